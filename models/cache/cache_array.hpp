@@ -1,0 +1,47 @@
+// Tags, state and (optionally) bytes of one set-associative cache slice. Plain C++.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "common/time.hpp"
+#include "l2_config.hpp"
+
+namespace dvp::cache {
+
+class CacheArray {
+ public:
+  CacheArray(std::uint32_t sets, std::uint32_t ways, std::uint32_t line_bytes, Replacement policy,
+             std::uint64_t seed, bool with_data);
+
+  struct Line {
+    std::uint64_t line_addr = 0;  // full line address (addr >> line bits): no reconstruction needed
+    Tick ready = 0;               // when the fill that brought it in completes
+    std::uint64_t stamp = 0;      // LRU: last use; FIFO: fill order
+    bool valid = false, dirty = false;
+  };
+
+  // Index of the way holding `line_addr` in `set`, or -1.
+  int lookup(std::uint32_t set, std::uint64_t line_addr) const;
+  // Marks a use (for LRU).
+  void touch(std::uint32_t set, int way);
+  // Chooses the way to fill: an invalid one if any, else by the replacement policy.
+  int victim(std::uint32_t set);
+  // Installs line_addr into (set, way); the old content must have been written back.
+  void fill(std::uint32_t set, int way, std::uint64_t line_addr, Tick ready);
+
+  Line& line(std::uint32_t set, int way) { return lines_[std::size_t(set) * ways_ + way]; }
+  std::uint8_t* data(std::uint32_t set, int way) {
+    return data_.empty() ? nullptr : &data_[(std::size_t(set) * ways_ + way) * line_bytes_];
+  }
+  bool has_data() const { return !data_.empty(); }
+
+ private:
+  std::uint32_t sets_, ways_, line_bytes_;
+  Replacement policy_;
+  std::uint64_t rng_;
+  std::uint64_t clock_ = 0;
+  std::vector<Line> lines_;
+  std::vector<std::uint8_t> data_;
+};
+
+}  // namespace dvp::cache

@@ -1,0 +1,163 @@
+#include "l2_slice.hpp"
+
+#include <cstring>
+
+#include "common/error.hpp"
+#include "common/payload.hpp"
+
+namespace dvp::cache {
+
+L2Slice::L2Slice(sc_core::sc_module_name name, const L2Config& cfg, unsigned index, bool functional)
+    : sc_module(name),
+      target("target"),
+      memory("memory"),
+      cfg_(cfg),
+      hash_(cfg.slices, cfg.line_bytes),
+      index_(index),
+      array_(cfg.sets_per_slice(), cfg.ways, cfg.line_bytes, cfg.replacement, cfg.seed + index, functional),
+      scratch_(cfg.line_bytes),
+      stats_(this->name()),
+      reads_(stats_.counter("reads", "read requests")),
+      writes_(stats_.counter("writes", "write requests")),
+      hits_(stats_.counter("hits", "requests that found their line")),
+      misses_(stats_.counter("misses", "requests that had to allocate a line")),
+      evictions_(stats_.counter("evictions", "valid lines replaced")),
+      writebacks_(stats_.counter("writebacks", "dirty lines written to DRAM")),
+      fill_wait_(stats_.counter("hits_on_pending_fill", "hits that waited for a fill still in flight")),
+      mshr_stall_ps_(stats_.counter("mshr_stall_ps", "time misses waited for a free MSHR, ps")),
+      wb_stall_ps_(stats_.counter("writeback_stall_ps", "time misses waited for a free write-back buffer, ps")) {
+  target.register_b_transport(this, &L2Slice::b_transport);
+  target.register_transport_dbg(this, &L2Slice::transport_dbg);
+  for (std::uint32_t i = 0; i < cfg.mshrs; ++i) mshr_free_.push(0);
+  for (std::uint32_t i = 0; i < cfg.writeback_buffers; ++i) wb_free_.push(0);
+  stats_.formula("hit_rate", "hits / requests", [this] {
+    double n = double(hits_ + misses_);
+    return n ? double(hits_) / n : 0.0;
+  });
+  stats_.formula("port_busy_fraction", "fraction of time the data port moved data", [this] {
+    Tick now = now_tick();
+    return now ? double(port_.busy_total()) / double(now) : 0.0;
+  });
+  mem_req_.set_streaming_width(cfg.line_bytes);
+}
+
+Tick L2Slice::memory_access(bool write, std::uint64_t line_addr, std::uint8_t* data, Tick at, bool timing_only) {
+  static TimingOnly timing_only_ext;
+  mem_req_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  mem_req_.set_address(line_addr << hash_.line_bits());
+  mem_req_.set_data_length(cfg_.line_bytes);
+  mem_req_.set_streaming_width(cfg_.line_bytes);
+  mem_req_.set_data_ptr(data ? data : scratch_.data());
+  mem_req_.set_byte_enable_ptr(nullptr);
+  mem_req_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  if (timing_only) mem_req_.set_extension(&timing_only_ext);
+  sc_core::sc_time d = to_sc(at - now_tick());
+  memory->b_transport(mem_req_, d);
+  if (timing_only) mem_req_.clear_extension(&timing_only_ext);
+  if (mem_req_.get_response_status() != tlm::TLM_OK_RESPONSE)
+    throw Error(std::string(name()) + ": memory " + (write ? "write-back" : "fill") + " of line " +
+                hex(line_addr << hash_.line_bits()) + " failed: " + mem_req_.get_response_string());
+  const Tick done = now_tick() + to_tick(d);
+  last_memory_done_ = std::max(last_memory_done_, done);
+  return done;
+}
+
+void L2Slice::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+  const std::uint64_t addr = p.get_address();
+  const unsigned len = p.get_data_length();
+  const std::uint64_t line_addr = addr >> hash_.line_bits();
+  const unsigned offset = unsigned(addr & (cfg_.line_bytes - 1));
+  if (len == 0 || offset + len > cfg_.line_bytes) {
+    // Requesters split their traffic at line boundaries; a request across lines is a bug.
+    p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return;
+  }
+  const bool write = p.is_write();
+  const bool timing_only = is_timing_only(p) || !array_.has_data();
+  const Clock& clk = cfg_.clock;
+  const Tick arrival = clk.align_up(now_tick() + to_tick(delay));
+  const Tick xfer = clk.cycles((len + cfg_.bytes_per_cycle - 1) / cfg_.bytes_per_cycle);
+  const std::uint32_t set = std::uint32_t(hash_.slice_local_line(addr) & (cfg_.sets_per_slice() - 1));
+  if (write) ++writes_; else ++reads_;
+
+  Tick done;
+  int way = array_.lookup(set, line_addr);
+  if (way >= 0) {
+    ++hits_;
+    CacheArray::Line& l = array_.line(set, way);
+    Tick tag = arrival + clk.cycles(cfg_.hit_cycles);
+    if (l.ready > tag) {
+      ++fill_wait_;
+      tag = l.ready;
+    }
+    done = port_.reserve(tag - xfer < arrival ? arrival : tag - xfer, xfer) + xfer;
+    if (done < tag) done = tag;
+    array_.touch(set, way);
+  } else {
+    ++misses_;
+    // An MSHR tracks the miss from tag lookup to fill.
+    Tick mshr = mshr_free_.top();
+    mshr_free_.pop();
+    Tick start = arrival + clk.cycles(cfg_.hit_cycles);
+    if (mshr > start) {
+      mshr_stall_ps_ += mshr - start;
+      start = mshr;
+    }
+    way = array_.victim(set);
+    CacheArray::Line& l = array_.line(set, way);
+    if (l.valid) {
+      ++evictions_;
+      if (l.dirty) {
+        ++writebacks_;
+        // The victim moves to a write-back buffer (waiting for one if all are busy) and goes to
+        // DRAM as a posted write: the miss does not wait for DRAM, only for the buffer.
+        Tick wb = wb_free_.top();
+        wb_free_.pop();
+        start = std::max(start, l.ready);
+        if (wb > start) {
+          wb_stall_ps_ += wb - start;
+          start = wb;
+        }
+        wb_free_.push(memory_access(true, l.line_addr, array_.data(set, way), start, timing_only));
+      }
+    }
+    Tick filled = start;
+    const bool full_line_write = write && len == cfg_.line_bytes;
+    if (!full_line_write) filled = memory_access(false, line_addr, array_.data(set, way), start, timing_only);
+    array_.fill(set, way, line_addr, filled);
+    mshr_free_.push(filled);
+    done = port_.reserve(filled, xfer) + xfer;
+  }
+  CacheArray::Line& l = array_.line(set, way);
+  if (write) l.dirty = true;
+  if (!timing_only && !is_timing_only(p)) {
+    std::uint8_t* bytes = array_.data(set, way) + offset;
+    if (write)
+      std::memcpy(bytes, p.get_data_ptr(), len);
+    else
+      std::memcpy(p.get_data_ptr(), bytes, len);
+  }
+  delay = to_sc(done - now_tick());
+  p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned L2Slice::transport_dbg(tlm::tlm_generic_payload& p) {
+  // Debug access sees the coherent value: the cached line if present, else memory.
+  const std::uint64_t addr = p.get_address();
+  const unsigned len = p.get_data_length();
+  const std::uint64_t line_addr = addr >> hash_.line_bits();
+  const unsigned offset = unsigned(addr & (cfg_.line_bytes - 1));
+  if (offset + len > cfg_.line_bytes || !array_.has_data()) return memory->transport_dbg(p);
+  const std::uint32_t set = std::uint32_t(hash_.slice_local_line(addr) & (cfg_.sets_per_slice() - 1));
+  int way = array_.lookup(set, line_addr);
+  if (way < 0) return memory->transport_dbg(p);
+  std::uint8_t* bytes = array_.data(set, way) + offset;
+  if (p.is_write())
+    std::memcpy(bytes, p.get_data_ptr(), len);
+  else
+    std::memcpy(p.get_data_ptr(), bytes, len);
+  p.set_response_status(tlm::TLM_OK_RESPONSE);
+  return len;
+}
+
+}  // namespace dvp::cache

@@ -1,0 +1,62 @@
+// One L2 slice, a home node: a TLM target for requests from the ring and a TLM initiator
+// toward memory (through the ring) for fills and dirty write-backs. Write-back,
+// write-allocate; a full-line write miss allocates without reading memory.
+//
+// Timing: the slice's data port is a timeline (bytes_per_cycle); a hit costs hit_cycles plus
+// the port transfer; a miss takes an MSHR (the earliest free one when all are busy), looks up
+// the tag (hit_cycles), fetches the line through the ring, and returns the data. A later
+// request to a line whose fill is still in flight waits for that fill.
+#pragma once
+#include <queue>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "cache_array.hpp"
+#include "common/stats.hpp"
+#include "common/timeline.hpp"
+#include "l2_config.hpp"
+
+namespace dvp::cache {
+
+class L2Slice : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<L2Slice> target;        // from the ring (requests)
+  tlm_utils::simple_initiator_socket<L2Slice> memory;     // to the ring (fills, write-backs)
+
+  L2Slice(sc_core::sc_module_name name, const L2Config& cfg, unsigned index, bool functional);
+
+  std::uint64_t hits() const { return hits_; }
+  std::uint64_t misses() const { return misses_; }
+  std::uint64_t evictions() const { return evictions_; }
+  std::uint64_t writebacks() const { return writebacks_; }
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  unsigned transport_dbg(tlm::tlm_generic_payload& p);
+  // Memory access of one line at time `at`; returns its completion time.
+  Tick memory_access(bool write, std::uint64_t line_addr, std::uint8_t* data, Tick at, bool timing_only);
+
+  L2Config cfg_;
+  SliceHash hash_;
+  unsigned index_;
+  CacheArray array_;
+  Timeline port_;
+  using FreeTimes = std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>>;
+  FreeTimes mshr_free_;       // when each MSHR frees
+  FreeTimes wb_free_;         // when each write-back buffer frees
+  tlm::tlm_generic_payload mem_req_;
+  std::vector<std::uint8_t> scratch_;
+  stats::Group stats_;
+  std::uint64_t &reads_, &writes_, &hits_, &misses_, &evictions_, &writebacks_, &fill_wait_, &mshr_stall_ps_, &wb_stall_ps_;
+  Tick last_memory_done_ = 0;
+
+ public:
+  // Completion of the last memory access this slice issued (write-backs are posted).
+  Tick last_memory_done() const { return last_memory_done_; }
+};
+
+}  // namespace dvp::cache

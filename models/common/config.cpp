@@ -1,0 +1,560 @@
+#include "config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace dvp::cfg {
+
+std::string Origin::str() const {
+  if (line > 0) return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+  return file.empty() ? std::string("<unknown>") : file;
+}
+
+ConfigError::ConfigError(const Origin& where, const std::string& path, const std::string& msg)
+    : Error(where.str() + ": " + (path.empty() ? std::string() : "key '" + path + "': ") + msg) {}
+
+// ---------------------------------------------------------------------------------------
+// Node
+
+Node Node::scalar(std::string text, Origin o, std::string path) {
+  Node n;
+  n.kind_ = Kind::Scalar;
+  n.text_ = std::move(text);
+  n.origin_ = std::move(o);
+  n.path_ = std::move(path);
+  return n;
+}
+
+Node Node::map(Origin o, std::string path) {
+  Node n;
+  n.kind_ = Kind::Map;
+  n.origin_ = std::move(o);
+  n.path_ = std::move(path);
+  return n;
+}
+
+const Node* Node::find(const std::string& key) const {
+  for (auto& kv : map_)
+    if (kv.first == key) return &kv.second;
+  return nullptr;
+}
+
+Node* Node::find(const std::string& key) {
+  for (auto& kv : map_)
+    if (kv.first == key) return &kv.second;
+  return nullptr;
+}
+
+const Node& Node::at(const std::string& key) const {
+  if (kind_ != Kind::Map) fail("expected a map containing '" + key + "'");
+  const Node* n = find(key);
+  if (!n) throw ConfigError(origin_, path_, "missing required key '" + key + "'");
+  return *n;
+}
+
+static std::string join(const std::string& a, const std::string& b) {
+  return a.empty() ? b : a + "." + b;
+}
+
+Node& Node::set(const std::string& key, Node value) {
+  if (kind_ == Kind::Null) kind_ = Kind::Map;
+  value.repath(join(path_, key));
+  for (auto& kv : map_)
+    if (kv.first == key) return kv.second = std::move(value);
+  map_.emplace_back(key, std::move(value));
+  return map_.back().second;
+}
+
+bool Node::erase(const std::string& key) {
+  for (auto it = map_.begin(); it != map_.end(); ++it)
+    if (it->first == key) {
+      map_.erase(it);
+      return true;
+    }
+  return false;
+}
+
+void Node::push(Node n) {
+  if (kind_ == Kind::Null) kind_ = Kind::Seq;
+  n.repath(path_ + "[" + std::to_string(seq_.size()) + "]");
+  seq_.push_back(std::move(n));
+}
+
+void Node::repath(const std::string& path) {
+  path_ = path;
+  for (auto& kv : map_) kv.second.repath(join(path, kv.first));
+  for (std::size_t i = 0; i < seq_.size(); ++i) seq_[i].repath(path + "[" + std::to_string(i) + "]");
+}
+
+void Node::retag(const Origin& o) {
+  origin_ = o;
+  for (auto& kv : map_) kv.second.retag(o);
+  for (auto& it : seq_) it.retag(o);
+}
+
+void Node::fail(const std::string& msg) const { throw ConfigError(origin_, path_, msg); }
+
+static bool parse_int(const std::string& s, std::int64_t& out) {
+  if (s.empty()) return false;
+  std::string t;
+  for (char c : s)
+    if (c != '_') t += c;  // 1_000_000 reads as a number
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(t.c_str(), &end, 0);
+  if (errno || !end || *end) {
+    // Allow integers written with an exponent, e.g. 1e6, when exact.
+    char* e2 = nullptr;
+    double d = std::strtod(t.c_str(), &e2);
+    if (!e2 || *e2 || d != std::floor(d) || std::fabs(d) > 9.0e18) return false;
+    v = (long long)d;
+  }
+  out = v;
+  return true;
+}
+
+std::int64_t Node::as_int() const {
+  if (kind_ != Kind::Scalar) fail("expected an integer");
+  std::int64_t v;
+  if (!parse_int(text_, v)) fail("expected an integer, got '" + text_ + "'");
+  return v;
+}
+
+std::uint64_t Node::as_uint() const {
+  std::int64_t v = as_int();
+  if (v < 0) fail("expected a non-negative integer, got '" + text_ + "'");
+  return std::uint64_t(v);
+}
+
+double Node::as_double() const {
+  if (kind_ != Kind::Scalar) fail("expected a number");
+  errno = 0;
+  char* end = nullptr;
+  double v = std::strtod(text_.c_str(), &end);
+  if (errno || !end || *end || text_.empty() || !std::isfinite(v))
+    fail("expected a number, got '" + text_ + "'");
+  return v;
+}
+
+bool Node::as_bool() const {
+  if (kind_ == Kind::Scalar) {
+    if (text_ == "true" || text_ == "yes" || text_ == "on") return true;
+    if (text_ == "false" || text_ == "no" || text_ == "off") return false;
+  }
+  fail("expected true or false, got '" + text_ + "'");
+}
+
+const std::string& Node::as_string() const {
+  if (kind_ != Kind::Scalar) fail("expected a string");
+  return text_;
+}
+
+std::vector<std::uint64_t> Node::get_uint_list(const std::string& key) const {
+  const Node& n = at(key);
+  if (!n.is_seq()) n.fail("expected a list of integers");
+  std::vector<std::uint64_t> out;
+  for (auto& it : n.items()) out.push_back(it.as_uint());
+  return out;
+}
+
+std::vector<std::string> Node::get_string_list(const std::string& key) const {
+  const Node& n = at(key);
+  if (!n.is_seq()) n.fail("expected a list of strings");
+  std::vector<std::string> out;
+  for (auto& it : n.items()) out.push_back(it.as_string());
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// YAML
+
+struct NodeBuilder {
+  static Node build(const YAML::Node& y, const std::string& file, const std::string& path) {
+    Origin o{file, y.Mark().line + 1, y.Mark().column + 1};
+    Node n;
+    n.origin_ = o;
+    n.path_ = path;
+    switch (y.Type()) {
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        n.kind_ = Node::Kind::Null;
+        break;
+      case YAML::NodeType::Scalar:
+        n.kind_ = Node::Kind::Scalar;
+        n.text_ = y.Scalar();
+        break;
+      case YAML::NodeType::Sequence:
+        n.kind_ = Node::Kind::Seq;
+        for (std::size_t i = 0; i < y.size(); ++i)
+          n.seq_.push_back(build(y[i], file, path + "[" + std::to_string(i) + "]"));
+        break;
+      case YAML::NodeType::Map:
+        n.kind_ = Node::Kind::Map;
+        for (auto it = y.begin(); it != y.end(); ++it) {
+          std::string key = it->first.Scalar();
+          if (n.find(key)) {
+            Origin ko{file, it->first.Mark().line + 1, it->first.Mark().column + 1};
+            throw ConfigError(ko, join(path, key), "duplicate key");
+          }
+          n.map_.emplace_back(key, build(it->second, file, join(path, key)));
+        }
+        break;
+    }
+    return n;
+  }
+};
+
+Node from_yaml_text(const std::string& text, const std::string& file_name) {
+  YAML::Node y;
+  try {
+    y = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    Origin o{file_name, e.mark.line + 1, e.mark.column + 1};
+    throw ConfigError(o, "", "YAML syntax error: " + e.msg);
+  }
+  return NodeBuilder::build(y, file_name, "");
+}
+
+Node load_file(const std::string& path, const std::string& root_path) {
+  std::ifstream f(path);
+  if (!f) throw ConfigError(Origin{path, 0, 0}, "", "cannot open file");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  Node n = from_yaml_text(ss.str(), path);
+  if (!root_path.empty()) n.repath(root_path);
+  return n;
+}
+
+void merge(Node& base, const Node& over) {
+  if (base.is_map() && over.is_map()) {
+    for (auto& kv : over.entries()) {
+      Node* b = base.find(kv.first);
+      if (b && b->is_map() && kv.second.is_map())
+        merge(*b, kv.second);
+      else
+        base.set(kv.first, kv.second);
+    }
+    return;
+  }
+  std::string p = base.path();
+  base = over;
+  base.repath(p);
+}
+
+void set_dotted(Node& root, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  Origin o{"--set " + assignment, 0, 0};
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError(o, "", "expected --set dotted.key=value");
+  std::string key = assignment.substr(0, eq);
+  std::string value = assignment.substr(eq + 1);
+  Node v = from_yaml_text(value, "--set " + assignment);
+  // A --set value has no file line; every node in it gets the --set origin.
+  v.retag(o);
+  Node* cur = &root;
+  std::size_t start = 0;
+  while (true) {
+    auto dot = key.find('.', start);
+    std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty()) throw ConfigError(o, key, "empty key component");
+    if (dot == std::string::npos) {
+      Node* existing = cur->find(part);
+      if (existing && existing->is_map() && v.is_map())
+        merge(*existing, v);
+      else
+        cur->set(part, v);
+      return;
+    }
+    Node* next = cur->find(part);
+    if (!next) next = &cur->set(part, Node::map(o, ""));
+    if (!next->is_map()) throw ConfigError(o, next->path(), "is not a section; cannot set '" + key + "'");
+    cur = next;
+    start = dot + 1;
+  }
+}
+
+static void dump_rec(const Node& n, int indent, bool origins, std::ostringstream& os) {
+  std::string pad(indent, ' ');
+  auto scalar_text = [](const Node& s) {
+    const std::string& t = s.text();
+    bool plain = !t.empty() && t.find_first_of(":#{}[],&*!|>'\"%@`") == std::string::npos &&
+                 t.front() != ' ' && t.back() != ' ' && t.front() != '-';
+    return plain ? t : "\"" + t + "\"";
+  };
+  auto origin_comment = [&](const Node& s) {
+    return origins ? "  # " + s.origin().str() : std::string();
+  };
+  if (n.is_map()) {
+    for (auto& kv : n.entries()) {
+      const Node& c = kv.second;
+      if (c.is_scalar()) {
+        os << pad << kv.first << ": " << scalar_text(c) << origin_comment(c) << "\n";
+      } else if (c.is_null()) {
+        os << pad << kv.first << ": ~\n";
+      } else if (c.is_seq() && !c.items().empty() && c.items().front().is_scalar()) {
+        os << pad << kv.first << ": [";
+        for (std::size_t i = 0; i < c.items().size(); ++i)
+          os << (i ? ", " : "") << scalar_text(c.items()[i]);
+        os << "]" << origin_comment(c.items().front()) << "\n";
+      } else if (c.is_seq() && c.items().empty()) {
+        os << pad << kv.first << ": []\n";
+      } else {
+        os << pad << kv.first << ":\n";
+        dump_rec(c, indent + 2, origins, os);
+      }
+    }
+  } else if (n.is_seq()) {
+    for (auto& it : n.items()) {
+      if (it.is_scalar()) {
+        os << pad << "- " << scalar_text(it) << origin_comment(it) << "\n";
+      } else {
+        std::ostringstream inner;
+        dump_rec(it, indent + 2, origins, inner);
+        std::string s = inner.str();
+        // Put the first line after the dash.
+        os << pad << "- " << s.substr(indent + 2);
+      }
+    }
+  } else if (n.is_scalar()) {
+    os << pad << scalar_text(n) << origin_comment(n) << "\n";
+  }
+}
+
+std::string dump(const Node& n, bool with_origins) {
+  std::ostringstream os;
+  dump_rec(n, 0, with_origins, os);
+  return os.str();
+}
+
+// ---------------------------------------------------------------------------------------
+// Spec
+
+Spec::Spec(std::string name, Type type, std::string doc)
+    : name_(std::move(name)), type_(type), doc_(std::move(doc)) {}
+
+Spec& Spec::section(const std::string& name, const std::string& doc) {
+  if (Spec* existing = child_mut(name)) return *existing;
+  children_.push_back(std::make_unique<Spec>(name, Type::Section, doc));
+  return *children_.back();
+}
+
+Spec& Spec::object_list(const std::string& name, const std::string& doc) {
+  children_.push_back(std::make_unique<Spec>(name, Type::ObjectList, doc));
+  Spec& list = *children_.back();
+  list.children_.push_back(std::make_unique<Spec>("[]", Type::Section, doc));
+  return *list.children_.back();
+}
+
+Spec& Spec::param(const std::string& name, Type type, const std::string& doc) {
+  children_.push_back(std::make_unique<Spec>(name, type, doc));
+  return *children_.back();
+}
+
+const Spec* Spec::child(const std::string& name) const {
+  for (auto& c : children_)
+    if (c->name_ == name) return c.get();
+  return nullptr;
+}
+
+Spec* Spec::child_mut(const std::string& name) {
+  for (auto& c : children_)
+    if (c->name_ == name) return c.get();
+  return nullptr;
+}
+
+std::string Spec::type_name() const {
+  switch (type_) {
+    case Type::Int: return "integer";
+    case Type::Float: return "number";
+    case Type::Bool: return "bool";
+    case Type::String: return "string";
+    case Type::Enum: return "one of";
+    case Type::IntList: return "list of integers";
+    case Type::StringList: return "list of strings";
+    case Type::Section: return "section";
+    case Type::ObjectList: return "list of sections";
+  }
+  return "?";
+}
+
+static std::string fmt_num(double v) {
+  std::ostringstream os;
+  if (v == std::floor(v) && std::fabs(v) < 1e15)
+    os << (long long)v;
+  else
+    os << v;
+  return os.str();
+}
+
+void Spec::check_scalar(const Node& n, std::vector<std::string>& errors) const {
+  auto err = [&](const std::string& m) { errors.push_back(ConfigError(n.origin(), n.path(), m).what()); };
+  auto check_range = [&](double v) {
+    if (min_ && v < *min_) err("value " + fmt_num(v) + " is below the minimum " + fmt_num(*min_));
+    else if (max_ && v > *max_) err("value " + fmt_num(v) + " is above the maximum " + fmt_num(*max_));
+  };
+  try {
+    switch (type_) {
+      case Type::Int: {
+        std::int64_t v = n.as_int();
+        check_range(double(v));
+        if (pow2_ && (v <= 0 || (v & (v - 1)))) err("must be a power of two, got " + n.text());
+        break;
+      }
+      case Type::Float:
+        check_range(n.as_double());
+        break;
+      case Type::Bool:
+        n.as_bool();
+        break;
+      case Type::String:
+        n.as_string();
+        break;
+      case Type::Enum: {
+        const std::string& s = n.as_string();
+        bool ok = false;
+        for (auto& c : choices_) ok |= (c == s);
+        if (!ok) {
+          std::string list;
+          for (auto& c : choices_) list += (list.empty() ? "" : ", ") + c;
+          err("'" + s + "' is not one of: " + list);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  } catch (const ConfigError& e) {
+    errors.push_back(e.what());
+  }
+}
+
+void Spec::validate(Node& n, std::vector<std::string>& errors) const {
+  auto err = [&](const Node& at, const std::string& m) {
+    errors.push_back(ConfigError(at.origin(), at.path(), m).what());
+  };
+  switch (type_) {
+    case Type::Section: {
+      if (n.is_null()) n = Node::map(n.origin(), n.path());
+      if (!n.is_map()) return err(n, "expected a section (a map of keys)");
+      if (open_) return;
+      for (auto& kv : n.entries()) {
+        if (!child(kv.first)) {
+          std::string known;
+          for (auto& c : children_) known += (known.empty() ? "" : ", ") + c->name_;
+          err(kv.second, "unknown key '" + kv.first + "'" +
+                             (known.empty() ? "" : " (known keys here: " + known + ")"));
+        }
+      }
+      for (auto& c : children_) {
+        Node* v = n.find(c->name_);
+        if (!v) {
+          if (c->default_) {
+            Node d = Node::scalar(*c->default_, Origin{"default", 0, 0}, "");
+            if (c->type_ == Type::IntList || c->type_ == Type::StringList)
+              d = from_yaml_text(*c->default_, "default");
+            n.set(c->name_, d);
+          } else if (c->type_ == Type::Section) {
+            Node& s = n.set(c->name_, Node::map(n.origin(), ""));
+            c->validate(s, errors);
+            if (s.entries().empty() && c->optional_) n.erase(c->name_);
+          } else if (!c->optional_) {
+            err(n, "missing required key '" + c->name_ + "' (" + c->doc_ + ")");
+          }
+          continue;
+        }
+        c->validate(*v, errors);
+      }
+      return;
+    }
+    case Type::ObjectList: {
+      if (n.is_null()) return;
+      if (!n.is_seq()) return err(n, "expected a list");
+      for (auto& it : n.items_mut()) children_.front()->validate(it, errors);
+      return;
+    }
+    case Type::IntList:
+    case Type::StringList: {
+      if (!n.is_seq()) return err(n, std::string("expected a ") + type_name());
+      for (auto& it : n.items()) {
+        if (type_ == Type::IntList) {
+          try {
+            std::int64_t v = it.as_int();
+            if (min_ && double(v) < *min_) err(it, "value " + it.text() + " is below the minimum " + fmt_num(*min_));
+            if (max_ && double(v) > *max_) err(it, "value " + it.text() + " is above the maximum " + fmt_num(*max_));
+          } catch (const ConfigError& e) {
+            errors.push_back(e.what());
+          }
+        } else {
+          if (!it.is_scalar()) err(it, "expected a string");
+          else if (!choices_.empty()) {
+            bool ok = false;
+            for (auto& c : choices_) ok |= (it.text() == c) || (it.text().rfind(c + ":", 0) == 0);
+            if (!ok) err(it, "'" + it.text() + "' is not an allowed entry");
+          }
+        }
+      }
+      return;
+    }
+    default:
+      if (!n.is_scalar()) return err(n, "expected a single " + type_name() + " value");
+      check_scalar(n, errors);
+  }
+}
+
+std::string Spec::markdown(const std::string& prefix) const {
+  std::ostringstream os;
+  std::string here = prefix.empty() ? name_ : (name_.empty() ? prefix : prefix + "." + name_);
+  if (type_ == Type::Section || type_ == Type::ObjectList) {
+    const Spec* body = this;
+    if (type_ == Type::ObjectList) {
+      here += "[]";
+      body = children_.front().get();
+    }
+    bool has_params = false;
+    for (auto& c : body->children_)
+      has_params |= (c->type_ != Type::Section && c->type_ != Type::ObjectList);
+    if (!here.empty()) {
+      os << "\n### `" << here << "`\n\n" << doc_ << "\n";
+      if (body->open_) os << "\nFree-form: the keys below it belong to a part not described here.\n";
+    }
+    if (has_params) {
+      os << "\n| key | type | unit | range | default | meaning |\n|---|---|---|---|---|---|\n";
+      for (auto& c : body->children_) {
+        if (c->type_ == Type::Section || c->type_ == Type::ObjectList) continue;
+        std::string type = c->type_name();
+        if (c->type_ == Type::Enum || (!c->choices_.empty())) {
+          std::string list;
+          for (auto& ch : c->choices_) list += (list.empty() ? "" : ", ") + ch;
+          type += " " + list;
+        }
+        std::string range;
+        if (c->min_ && c->max_) range = fmt_num(*c->min_) + " .. " + fmt_num(*c->max_);
+        else if (c->min_) range = ">= " + fmt_num(*c->min_);
+        if (c->pow2_) range += (range.empty() ? "" : ", ") + std::string("power of 2");
+        std::string def = c->default_ ? "`" + *c->default_ + "`" : (c->optional_ ? "(none)" : "required");
+        os << "| `" << c->name_ << "` | " << type << " | " << c->unit_ << " | " << range << " | " << def
+           << " | " << c->doc_ << " |\n";
+      }
+    }
+    for (auto& c : body->children_)
+      if (c->type_ == Type::Section || c->type_ == Type::ObjectList) os << c->markdown(here);
+  }
+  return os.str();
+}
+
+void validate_or_throw(const Spec& spec, Node& root) {
+  std::vector<std::string> errors;
+  spec.validate(root, errors);
+  if (errors.empty()) return;
+  std::string msg = "invalid configuration (" + std::to_string(errors.size()) + " problem" +
+                    (errors.size() > 1 ? "s" : "") + "):";
+  for (auto& e : errors) msg += "\n  " + e;
+  throw Error(msg);
+}
+
+}  // namespace dvp::cfg

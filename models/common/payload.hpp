@@ -1,0 +1,18 @@
+// Helpers on the TLM generic payload shared by all models.
+#pragma once
+#include <tlm>
+
+namespace dvp {
+
+// Marks a transaction as timing-only: targets account its time and traffic but move no
+// data (fast what-if sweeps). Ignorable: a target that does not know it just moves data.
+struct TimingOnly : tlm::tlm_extension<TimingOnly> {
+  tlm::tlm_extension_base* clone() const override { return new TimingOnly; }
+  void copy_from(const tlm::tlm_extension_base&) override {}
+};
+
+inline bool is_timing_only(const tlm::tlm_generic_payload& p) {
+  return p.get_extension<TimingOnly>() != nullptr;
+}
+
+}  // namespace dvp

@@ -1,0 +1,40 @@
+// Simulated time as integer picoseconds. SystemC's default resolution is 1 ps, so a Tick is
+// exactly sc_time::value(); all timeline arithmetic stays in integers and is deterministic.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <systemc>
+
+namespace dvp {
+
+using Tick = std::uint64_t;  // picoseconds
+constexpr Tick kTickMax = ~Tick(0);
+
+inline Tick to_tick(const sc_core::sc_time& t) { return t.value(); }
+inline sc_core::sc_time to_sc(Tick t) { return sc_core::sc_time::from_value(t); }
+inline Tick now_tick() { return sc_core::sc_time_stamp().value(); }
+
+// A clock domain: converts cycles to picoseconds. The period is rounded to a whole picosecond
+// once, at construction, and every duration is an exact multiple of it; peak-rate figures
+// are computed from the same rounded period so achieved never exceeds peak.
+class Clock {
+ public:
+  Clock() = default;
+  explicit Clock(double mhz);
+  static Clock from_period_ps(Tick period_ps);
+
+  Tick period() const { return period_ps_; }
+  double mhz() const { return 1e6 / double(period_ps_); }
+  Tick cycles(std::uint64_t n) const { return n * period_ps_; }
+  // First clock edge at or after t.
+  Tick align_up(Tick t) const { return (t + period_ps_ - 1) / period_ps_ * period_ps_; }
+  std::uint64_t to_cycles_floor(Tick t) const { return t / period_ps_; }
+
+ private:
+  Tick period_ps_ = 1000;
+};
+
+std::string format_ns(Tick t);
+
+}  // namespace dvp

@@ -1,0 +1,72 @@
+#include "address_map.hpp"
+
+namespace dvp::dram {
+
+static unsigned log2u(std::uint64_t v) {
+  unsigned b = 0;
+  while ((std::uint64_t(1) << b) < v) ++b;
+  return b;
+}
+
+AddressMapper::AddressMapper(const Geometry& g, const std::vector<std::string>& mapping, const cfg::Node* where) {
+  auto fail = [&](const std::string& msg) {
+    if (where) where->fail(msg);
+    throw Error("dram address_mapping: " + msg);
+  };
+  const char* names[kFields] = {"channel", "rank", "bank_group", "bank", "row", "column"};
+  unsigned need[kFields] = {log2u(g.channels), log2u(g.ranks), log2u(g.bank_groups),
+                            log2u(g.banks_per_group), log2u(g.rows), log2u(g.bursts_per_row())};
+  unsigned used[kFields] = {0, 0, 0, 0, 0, 0};
+  bool seen[kFields] = {false, false, false, false, false, false};
+  burst_bits_ = log2u(g.burst_bytes());
+  unsigned shift = burst_bits_;
+  for (const auto& entry : mapping) {
+    auto colon = entry.find(':');
+    std::string name = entry.substr(0, colon);
+    int f = -1;
+    for (int i = 0; i < kFields; ++i)
+      if (name == names[i]) f = i;
+    if (f < 0) fail("unknown field '" + name + "'");
+    unsigned left = need[f] - used[f];
+    unsigned bits = left;
+    if (colon != std::string::npos) {
+      try {
+        bits = unsigned(std::stoul(entry.substr(colon + 1)));
+      } catch (...) {
+        fail("bad bit count in '" + entry + "'");
+      }
+      if (bits > left)
+        fail("'" + entry + "' takes more bits than " + name + " has left (" + std::to_string(left) + ")");
+    }
+    seen[f] = true;
+    if (bits == 0) continue;
+    if (f == kChannel && shift < channel_low_bit_) channel_low_bit_ = shift;
+    slices_.push_back(Slice{Field(f), shift, bits, used[f]});
+    used[f] += bits;
+    shift += bits;
+  }
+  for (int i = 0; i < kFields; ++i) {
+    if (!seen[i] && need[i] > 0) fail(std::string("field '") + names[i] + "' is missing");
+    if (used[i] != need[i])
+      fail(std::string("field '") + names[i] + "' gets " + std::to_string(used[i]) + " bits, needs " +
+           std::to_string(need[i]));
+  }
+  if (channel_low_bit_ == 64) channel_low_bit_ = shift;  // one channel: granule is everything
+}
+
+DramAddress AddressMapper::decode(std::uint64_t offset) const {
+  std::uint32_t v[kFields] = {0, 0, 0, 0, 0, 0};
+  for (const Slice& s : slices_)
+    v[s.field] |= std::uint32_t((offset >> s.addr_shift) & ((1u << s.bits) - 1)) << s.field_shift;
+  return DramAddress{v[kChannel], v[kRank], v[kBankGroup], v[kBank], v[kRow], v[kColumn]};
+}
+
+std::uint64_t AddressMapper::encode(const DramAddress& a) const {
+  std::uint32_t v[kFields] = {a.channel, a.rank, a.bank_group, a.bank, a.row, a.column};
+  std::uint64_t off = 0;
+  for (const Slice& s : slices_)
+    off |= std::uint64_t((v[s.field] >> s.field_shift) & ((1u << s.bits) - 1)) << s.addr_shift;
+  return off;
+}
+
+}  // namespace dvp::dram

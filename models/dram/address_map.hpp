@@ -1,0 +1,37 @@
+// Maps a byte offset into the DRAM space onto channel / rank / bank group / bank / row /
+// column (burst index within the row), as configured by platform.dram.address_mapping.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dram_config.hpp"
+
+namespace dvp::dram {
+
+struct DramAddress {
+  std::uint32_t channel, rank, bank_group, bank, row, column;
+};
+
+class AddressMapper {
+ public:
+  // Throws ConfigError (naming the mapping key via `where`) on a bad mapping.
+  AddressMapper(const Geometry& g, const std::vector<std::string>& mapping, const cfg::Node* where = nullptr);
+  DramAddress decode(std::uint64_t offset) const;
+  std::uint64_t encode(const DramAddress& a) const;  // start of that burst
+  // log2 of the largest aligned block that always lies in one channel.
+  unsigned channel_granule_bits() const { return channel_low_bit_; }
+  unsigned burst_bits() const { return burst_bits_; }
+
+ private:
+  enum Field { kChannel, kRank, kBankGroup, kBank, kRow, kColumn, kFields };
+  struct Slice {
+    Field field;
+    unsigned addr_shift, bits, field_shift;
+  };
+  std::vector<Slice> slices_;
+  unsigned burst_bits_ = 0;
+  unsigned channel_low_bit_ = 64;
+};
+
+}  // namespace dvp::dram

@@ -1,0 +1,154 @@
+#include "controller.hpp"
+
+#include <cstring>
+
+#include "common/payload.hpp"
+
+namespace dvp::dram {
+
+Controller::Controller(sc_core::sc_module_name name, const Config& cfg, const AddressMapper& map, Storage& storage,
+                       std::uint64_t base, unsigned index)
+    : sc_module(name),
+      socket("socket"),
+      cfg_(cfg),
+      map_(map),
+      storage_(storage),
+      base_(base),
+      first_channel_(index * cfg.channels_per_controller),
+      stats_(this->name()),
+      requests_(stats_.counter("requests", "requests served")),
+      bytes_read_(stats_.counter("bytes_read", "bytes read")),
+      bytes_written_(stats_.counter("bytes_written", "bytes written")),
+      latency_ps_total_(stats_.counter("latency_ps_total", "sum of request latencies (arrival to last data), ps")) {
+  socket.register_b_transport(this, &Controller::b_transport);
+  socket.register_transport_dbg(this, &Controller::transport_dbg);
+  socket.register_get_direct_mem_ptr(this, &Controller::get_direct_mem_ptr);
+  for (unsigned i = 0; i < cfg.channels_per_controller; ++i) {
+    channels_.push_back(std::make_unique<Channel>(cfg));
+    Channel* ch = channels_.back().get();
+    auto g = std::make_unique<stats::Group>(std::string(this->name()) + ".ch" + std::to_string(first_channel_ + i));
+    ch_bytes_read_.push_back(&g->counter("bytes_read", "bytes read on this channel"));
+    ch_bytes_written_.push_back(&g->counter("bytes_written", "bytes written on this channel"));
+    std::uint64_t* br = ch_bytes_read_.back();
+    std::uint64_t* bw = ch_bytes_written_.back();
+    g->formula("reads", "read bursts", [ch] { return double(ch->reads); });
+    g->formula("writes", "write bursts", [ch] { return double(ch->writes); });
+    g->formula("row_hits", "bursts to the open row", [ch] { return double(ch->row_hits); });
+    g->formula("row_misses", "bursts to a closed bank (ACT needed)", [ch] { return double(ch->row_misses); });
+    g->formula("row_conflicts", "bursts to another row than the open one (PRE + ACT)",
+               [ch] { return double(ch->row_conflicts); });
+    g->formula("row_hit_rate", "row hits / bursts", [ch] {
+      double n = double(ch->reads + ch->writes);
+      return n ? double(ch->row_hits) / n : 0.0;
+    });
+    g->formula("refreshes", "all-bank refreshes", [ch] { return double(ch->refreshes); });
+    g->formula("data_bus_busy_fraction", "fraction of simulated time the data bus carried data", [ch] {
+      Tick now = now_tick();
+      return now ? double(ch->data_busy()) / double(now) : 0.0;
+    });
+    g->formula("achieved_GBps", "bytes moved / simulated time", [br, bw] {
+      Tick now = now_tick();
+      return now ? double(*br + *bw) / double(now) * 1000.0 : 0.0;
+    });
+    g->json("banks", "per bank (rank-major): row hits, misses, conflicts", [ch] {
+      nlohmann::json a = nlohmann::json::array();
+      for (auto& b : ch->bank_counters()) a.push_back({{"hits", b.hits}, {"misses", b.misses}, {"conflicts", b.conflicts}});
+      return a;
+    });
+    channel_stats_.push_back(std::move(g));
+    lanes_.push_back(Tracer::instance().lane("dram", std::string(this->name()) + ".ch" + std::to_string(first_channel_ + i)));
+  }
+  stats_.formula("avg_latency_ns", "mean request latency at this controller",
+                 [this] { return requests_ ? double(latency_ps_total_) / double(requests_) / 1000.0 : 0.0; });
+}
+
+void Controller::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+  const std::uint64_t addr = p.get_address();
+  const unsigned len = p.get_data_length();
+  if (addr < base_ || addr + len > base_ + storage_.size() || len == 0) {
+    p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  if (p.get_byte_enable_ptr()) {
+    p.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    return;
+  }
+  const bool write = p.is_write();
+  const Tick arrival = now_tick() + to_tick(delay);
+  const Tick start = arrival + cfg_.clock.cycles(cfg_.frontend_cycles);
+  const std::uint64_t off = addr - base_;
+  const unsigned bb = map_.burst_bits();
+  const std::uint64_t first = off >> bb, last = (off + len - 1) >> bb;
+  Tick done = start;
+  DramAddress a = map_.decode(first << bb);
+  for (std::uint64_t burst = first; burst <= last; ++burst) {
+    DramAddress next = burst < last ? map_.decode((burst + 1) << bb) : DramAddress{};
+    if (a.channel < first_channel_ || a.channel >= first_channel_ + channels_.size()) {
+      // The ring routed a request here whose bytes live on another controller's channel.
+      throw Error(std::string(name()) + ": address " + hex(addr) + " maps to channel " + std::to_string(a.channel) +
+                  ", which this controller does not own (ring routing and DRAM address mapping disagree)");
+    }
+    const unsigned local = a.channel - first_channel_;
+    // Closed page: precharge after the last burst of this request to this row.
+    bool close = cfg_.page == PagePolicy::Closed &&
+                 (burst == last || next.channel != a.channel || next.rank != a.rank ||
+                  next.bank_group != a.bank_group || next.bank != a.bank || next.row != a.row);
+    Channel::Result r = channels_[local]->access(write, a.rank, a.bank_group, a.bank, a.row, start, close);
+    done = std::max(done, r.done);
+    Tracer::instance().slice(lanes_[local], write ? "write" : "read", r.data_start, r.done);
+    a = next;
+  }
+  // Bytes per channel: a request lies in one channel whenever the channel granule is at least
+  // the request size (the platform checks this against the L2 line).
+  const unsigned ch0 = map_.decode(off).channel - first_channel_;
+  if (write) {
+    bytes_written_ += len;
+    *ch_bytes_written_[ch0 < channels_.size() ? ch0 : 0] += len;
+  } else {
+    bytes_read_ += len;
+    *ch_bytes_read_[ch0 < channels_.size() ? ch0 : 0] += len;
+  }
+  ++requests_;
+  latency_ps_total_ += done - arrival;
+  if (!is_timing_only(p)) {
+    std::uint8_t* mem = storage_.data() + off;
+    if (write)
+      std::memcpy(mem, p.get_data_ptr(), len);
+    else
+      std::memcpy(p.get_data_ptr(), mem, len);
+  }
+  first_arrival_ = std::min(first_arrival_, arrival);
+  last_done_ = std::max(last_done_, done);
+  delay = to_sc(done - now_tick());
+  p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned Controller::transport_dbg(tlm::tlm_generic_payload& p) {
+  const std::uint64_t addr = p.get_address();
+  const unsigned len = p.get_data_length();
+  if (addr < base_ || addr + len > base_ + storage_.size()) return 0;
+  std::uint8_t* mem = storage_.data() + (addr - base_);
+  if (p.is_write())
+    std::memcpy(mem, p.get_data_ptr(), len);
+  else
+    std::memcpy(p.get_data_ptr(), mem, len);
+  p.set_response_status(tlm::TLM_OK_RESPONSE);
+  return len;
+}
+
+bool Controller::get_direct_mem_ptr(tlm::tlm_generic_payload& p, tlm::tlm_dmi& dmi) {
+  // DMI covers the whole DRAM space; the bytes are shared by all controllers.
+  dmi.allow_read_write();
+  dmi.set_dmi_ptr(storage_.data());
+  dmi.set_start_address(base_);
+  dmi.set_end_address(base_ + storage_.size() - 1);
+  dmi.set_read_latency(sc_core::sc_time::from_value(cfg_.clock.cycles(cfg_.frontend_cycles + cfg_.t.tRCD + cfg_.t.tRL)));
+  dmi.set_write_latency(sc_core::sc_time::from_value(cfg_.clock.cycles(cfg_.frontend_cycles + cfg_.t.tWL)));
+  return true;
+}
+
+void Controller::finish(Tick end) {
+  for (auto& ch : channels_) ch->finish(end);
+}
+
+}  // namespace dvp::dram

@@ -1,0 +1,57 @@
+// Parameters of the DRAM subsystem (platform.dram), read once and validated.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/config.hpp"
+#include "common/time.hpp"
+
+namespace dvp::dram {
+
+enum class PagePolicy { Open, Closed };
+enum class SchedulerPolicy { Fcfs, FrFcfs };
+
+// JEDEC-style timing, all in DRAM clock cycles (tCK).
+struct Timing {
+  std::uint32_t tRCD, tRP, tRAS, tRC, tRL, tWL, tCCD_S, tCCD_L, tRRD_S, tRRD_L, tFAW, tWR, tWTR,
+      tRTP, tRFC, tREFI, tRTW;
+};
+
+struct Geometry {
+  std::uint32_t channels;  // total, over all controllers
+  std::uint32_t ranks, bank_groups, banks_per_group, rows, columns;
+  std::uint32_t bus_width_bits, burst_length;
+  std::uint32_t banks() const { return bank_groups * banks_per_group; }
+  std::uint32_t bus_bytes() const { return bus_width_bits / 8; }
+  std::uint32_t burst_bytes() const { return bus_bytes() * burst_length; }
+  std::uint32_t bursts_per_row() const { return columns / burst_length; }
+  std::uint64_t row_bytes() const { return std::uint64_t(columns) * bus_bytes(); }
+  std::uint64_t channel_bytes() const { return std::uint64_t(ranks) * banks() * rows * row_bytes(); }
+  std::uint64_t capacity() const { return channel_bytes() * channels; }
+};
+
+struct Config {
+  std::string type;  // lpddr4 | hbm2
+  std::uint32_t controllers = 1;
+  std::uint32_t channels_per_controller = 1;
+  Geometry geo{};
+  Timing t{};
+  std::uint32_t data_rate_mtps = 0;
+  Clock clock;  // tCK = 2 / data rate (double data rate)
+  std::uint32_t frontend_cycles = 0;
+  PagePolicy page = PagePolicy::Open;
+  SchedulerPolicy scheduler = SchedulerPolicy::FrFcfs;
+  bool refresh = true;
+  std::vector<std::string> mapping;  // LSB first, after the burst offset
+
+  static void describe(cfg::Spec& s);
+  static Config from(const cfg::Node& n);  // validates cross-field rules, names the key
+
+  double peak_bytes_per_ps() const {  // whole subsystem
+    return double(geo.channels) * geo.bus_bytes() * 2.0 / double(clock.period());
+  }
+  double peak_GBps() const { return peak_bytes_per_ps() * 1000.0; }
+};
+
+}  // namespace dvp::dram

@@ -1,0 +1,75 @@
+#include "ring_timing.hpp"
+
+namespace dvp::ring {
+
+using cfg::Type;
+
+void RingConfig::describe(cfg::Spec& s) {
+  s.param("stops", Type::Int, "ring stops; every requester, home node and memory node sits on one").range(1, 256);
+  s.param("bidirectional", Type::Bool, "two rings in opposite directions; each transfer takes the shorter way");
+  s.param("clock_mhz", Type::Float, "ring clock").unit("MHz").range(1, 10000);
+  s.param("link_bytes_per_cycle", Type::Int, "width of one link, per channel").unit("B/cycle").range(1, 4096);
+  s.param("hop_cycles", Type::Int, "latency of one hop (stop to next stop)").unit("cycles").range(1, 1000);
+  s.param("header_bytes", Type::Int, "size of a request or response message without data").unit("B").range(1, 256);
+  s.param("home_node_stops", Type::IntList, "stop of each L2 slice (home node); empty: spread evenly")
+      .defaults("[]").min(0);
+  s.param("memory_node_stops", Type::IntList, "stop of each DRAM controller (memory node); empty: spread evenly")
+      .defaults("[]").min(0);
+}
+
+RingConfig RingConfig::from(const cfg::Node& n) {
+  RingConfig c;
+  c.stops = std::uint32_t(n.get_uint("stops"));
+  c.bidirectional = n.get_bool("bidirectional");
+  c.clock = Clock(n.get_double("clock_mhz"));
+  c.link_bytes_per_cycle = std::uint32_t(n.get_uint("link_bytes_per_cycle"));
+  c.hop_cycles = std::uint32_t(n.get_uint("hop_cycles"));
+  c.header_bytes = std::uint32_t(n.get_uint("header_bytes"));
+  for (auto v : n.get_uint_list("home_node_stops")) c.home_node_stops.push_back(std::uint32_t(v));
+  for (auto v : n.get_uint_list("memory_node_stops")) c.memory_node_stops.push_back(std::uint32_t(v));
+  for (auto* list : {&c.home_node_stops, &c.memory_node_stops})
+    for (std::size_t i = 0; i < list->size(); ++i)
+      if ((*list)[i] >= c.stops)
+        n.at(list == &c.home_node_stops ? "home_node_stops" : "memory_node_stops")
+            .items()[i]
+            .fail("stop " + std::to_string((*list)[i]) + " does not exist (the ring has " + std::to_string(c.stops) +
+                  " stops)");
+  return c;
+}
+
+RingTiming::RingTiming(const RingConfig& c) : cfg_(c) {
+  std::size_t n = std::size_t(c.stops) * (c.bidirectional ? 2 : 1);
+  timelines_.resize(n * kChannels);
+  stats_.resize(n);
+}
+
+RingTiming::Route RingTiming::route(std::uint32_t src, std::uint32_t dst) const {
+  const std::uint32_t n = cfg_.stops;
+  std::uint32_t cw = (dst + n - src) % n;
+  if (!cfg_.bidirectional) return Route{cw, 0};
+  std::uint32_t ccw = (src + n - dst) % n;
+  if (cw < ccw) return Route{cw, 0};
+  if (ccw < cw) return Route{ccw, 1};
+  return Route{cw, src & 1u};  // a tie alternates by source stop, so halfway traffic splits evenly
+}
+
+Tick RingTiming::transfer(std::uint32_t src, std::uint32_t dst, Channel ch, std::uint32_t bytes, Tick t) {
+  Route r = route(src, dst);
+  if (r.hops == 0) return t;  // same stop: the local port, no link
+  const Clock& clk = cfg_.clock;
+  const Tick ser = clk.cycles((bytes + cfg_.link_bytes_per_cycle - 1) / cfg_.link_bytes_per_cycle);
+  const Tick hop = clk.cycles(cfg_.hop_cycles);
+  const std::uint32_t n = cfg_.stops;
+  Tick enter = clk.align_up(t);
+  std::uint32_t stop = src;
+  for (std::uint32_t i = 0; i < r.hops; ++i) {
+    std::size_t link = std::size_t(r.dir) * n + stop;
+    enter = timelines_[link * kChannels + ch].reserve(enter, ser);
+    stats_[link].bytes[ch] += bytes;
+    enter += hop;  // head reaches the next stop
+    stop = r.dir == 0 ? (stop + 1) % n : (stop + n - 1) % n;
+  }
+  return enter + ser;  // tail arrives ser after the head
+}
+
+}  // namespace dvp::ring

@@ -1,0 +1,232 @@
+#include "run.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "common/stats.hpp"
+#include "common/trace.hpp"
+
+namespace dvp::platform {
+
+namespace fs = std::filesystem;
+
+nlohmann::json summarize(Soc& soc, double host_seconds) {
+  const Tick end = now_tick();
+  for (auto& mc : soc.controllers()) mc->finish(end);
+  std::uint64_t rd = 0, wr = 0, hits = 0, misses = 0, wbs = 0, row_hits = 0, bursts = 0, refreshes = 0;
+  for (auto& mc : soc.controllers()) {
+    rd += mc->bytes_read();
+    wr += mc->bytes_written();
+    for (unsigned c = 0; c < mc->config().channels_per_controller; ++c) {
+      auto& ch = mc->channel(c);
+      row_hits += ch.row_hits;
+      bursts += ch.reads + ch.writes;
+      refreshes += ch.refreshes;
+    }
+  }
+  for (auto& s : soc.l2_slices()) {
+    hits += s->hits();
+    misses += s->misses();
+    wbs += s->writebacks();
+  }
+  std::uint64_t tx = 0, verify_errors = 0, lat_sum = 0;
+  for (auto& g : soc.requesters()) {
+    tx += g->transactions();
+    verify_errors += g->verify_errors();
+    lat_sum += g->latency_ps_total();
+  }
+  const double ns = double(end) / 1000.0;
+  nlohmann::json j;
+  j["simulated_ns"] = ns;
+  j["host_seconds"] = host_seconds;
+  j["timing_only"] = soc.timing_only();
+  j["dram_type"] = soc.dram_config().type;
+  j["dram_bytes_read"] = rd;
+  j["dram_bytes_written"] = wr;
+  j["dram_achieved_GBps"] = ns > 0 ? double(rd + wr) / ns : 0.0;
+  j["dram_peak_GBps"] = soc.dram_config().peak_GBps();
+  j["dram_efficiency"] = ns > 0 ? double(rd + wr) / ns / soc.dram_config().peak_GBps() : 0.0;
+  j["dram_row_hit_rate"] = bursts ? double(row_hits) / double(bursts) : 0.0;
+  j["dram_refreshes"] = refreshes;
+  j["l2_hits"] = hits;
+  j["l2_misses"] = misses;
+  j["l2_writebacks"] = wbs;
+  j["l2_hit_rate"] = (hits + misses) ? double(hits) / double(hits + misses) : 0.0;
+  j["ring_max_link_busy"] = soc.ring().max_link_busy_fraction();
+  j["requester_transactions"] = tx;
+  j["requester_avg_latency_ns"] = tx ? double(lat_sum) / double(tx) / 1000.0 : 0.0;
+  j["transactions_per_host_second"] = host_seconds > 0 ? double(tx) / host_seconds : 0.0;
+  j["verify_errors"] = verify_errors;
+  return j;
+}
+
+bool lookup_metric(const nlohmann::json& stats, const std::string& metric, double& value) {
+  // Module names contain dots, so try every split point: "<module>.<key>".
+  for (std::size_t dot = metric.rfind('.'); dot != std::string::npos && dot > 0; dot = metric.rfind('.', dot - 1)) {
+    std::string group = metric.substr(0, dot), key = metric.substr(dot + 1);
+    auto g = stats.find(group);
+    if (g != stats.end() && g->is_object()) {
+      auto v = g->find(key);
+      if (v != g->end() && v->is_number()) {
+        value = v->get<double>();
+        return true;
+      }
+    }
+    if (dot == 0) break;
+  }
+  return false;
+}
+
+static std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+static std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum,
+                                 const std::vector<std::string>& check_lines, const std::string& status) {
+  std::ostringstream os;
+  auto row = [&](const std::string& k, const std::string& v) {
+    os << "  " << k << std::string(k.size() < 34 ? 34 - k.size() : 1, ' ') << v << "\n";
+  };
+  os << "scenario  " << s.root.get_string("name") << "   (" << s.file << ")\n";
+  os << "platform  " << s.root.at("platform").get_string("name")
+     << (s.preset.empty() ? "" : "   preset " + s.preset) << (soc.timing_only() ? "   timing-only" : "") << "\n";
+  os << "result    " << status << "\n\n";
+  os << "time\n";
+  row("simulated", fmt("%.3f us", sum["simulated_ns"].get<double>() / 1000.0));
+  row("host", fmt("%.3f s", sum["host_seconds"].get<double>()));
+  row("transactions / host second", fmt("%.0f", sum["transactions_per_host_second"].get<double>()));
+  os << "\nDRAM (" << soc.dram_config().type << ", " << soc.dram_config().geo.channels << " channels)\n";
+  row("achieved / peak", fmt("%.2f", sum["dram_achieved_GBps"].get<double>()) + " / " +
+                             fmt("%.2f GB/s", sum["dram_peak_GBps"].get<double>()) + "  (" +
+                             fmt("%.1f%%", 100.0 * sum["dram_efficiency"].get<double>()) + ")");
+  row("bytes read / written", std::to_string(sum["dram_bytes_read"].get<std::uint64_t>()) + " / " +
+                                  std::to_string(sum["dram_bytes_written"].get<std::uint64_t>()));
+  row("row-buffer hit rate", fmt("%.1f%%", 100.0 * sum["dram_row_hit_rate"].get<double>()));
+  row("refreshes", std::to_string(sum["dram_refreshes"].get<std::uint64_t>()));
+  os << "\nL2 (" << soc.l2_config().slices << " slices, " << soc.l2_config().size_bytes / 1024 << " KiB, "
+     << soc.l2_config().line_bytes << " B lines)\n";
+  row("hit rate", fmt("%.1f%%", 100.0 * sum["l2_hit_rate"].get<double>()) + "  (" +
+                      std::to_string(sum["l2_hits"].get<std::uint64_t>()) + " hits, " +
+                      std::to_string(sum["l2_misses"].get<std::uint64_t>()) + " misses)");
+  row("write-backs", std::to_string(sum["l2_writebacks"].get<std::uint64_t>()));
+  os << "\nring (" << soc.ring_config().stops << " stops" << (soc.ring_config().bidirectional ? ", bidirectional" : "")
+     << ")\n";
+  row("busiest link channel", fmt("%.1f%% busy", 100.0 * sum["ring_max_link_busy"].get<double>()));
+  os << "\nrequesters\n";
+  os << "  name                      transactions     GB/s   avg lat ns   max lat ns   verify\n";
+  for (auto& g : soc.requesters()) {
+    const stats::Group* grp = stats::Registry::instance().find(g->name());
+    nlohmann::json gj = grp ? grp->to_json() : nlohmann::json::object();
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-24s %13llu %8.2f %12.1f %12.1f   %s\n", g->name(),
+                  (unsigned long long)g->transactions(), gj.value("achieved_GBps", 0.0),
+                  gj.value("avg_latency_ns", 0.0), gj.value("max_latency_ps", 0.0) / 1000.0,
+                  soc.timing_only() ? "n/a" : (g->verify_errors() ? "FAIL" : "ok"));
+    os << line;
+  }
+  if (!check_lines.empty()) {
+    os << "\nchecks\n";
+    for (auto& l : check_lines) os << "  " << l << "\n";
+  }
+  return os.str();
+}
+
+RunResult run_scenario(const Scenario& s, const RunOptions& o) {
+  using clock = std::chrono::steady_clock;
+  const cfg::Node& run = s.root.at("run");
+  const cfg::Node& plat = s.root.at("platform");
+  const std::string out = o.out_dir.empty() ? "out/" + s.root.get_string("name") : o.out_dir;
+  const bool trace = run.get_bool("trace");
+  Tracer::instance().configure(trace, run.get_uint("trace_max_slices_per_lane"), 0);
+  tlm::tlm_global_quantum::instance().set(
+      sc_core::sc_time::from_value(Tick(plat.at("sim").get_double("quantum_ns") * 1000.0 + 0.5)));
+
+  Soc soc("soc", s);
+  const auto t0 = clock::now();
+  const double max_wall = run.has("max_wall_seconds") ? run.get_double("max_wall_seconds") : 0.0;
+  const Tick max_sim = run.has("max_sim_ns") ? Tick(run.get_double("max_sim_ns") * 1000.0) : kTickMax;
+  std::string limit_error;
+  // Run in slices of simulated time so the limits are checked without a host thread.
+  const sc_core::sc_time slice = sc_core::sc_time(10, sc_core::SC_US);
+  while (true) {
+    sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);
+    bool all_done = true;
+    for (auto& g : soc.requesters()) all_done &= g->done();
+    if (all_done || !sc_core::sc_pending_activity()) break;
+    if (now_tick() >= max_sim) {
+      limit_error = "simulated-time limit run.max_sim_ns reached at " + format_ns(now_tick());
+      break;
+    }
+    double wall = std::chrono::duration<double>(clock::now() - t0).count();
+    if (max_wall > 0 && wall >= max_wall) {
+      limit_error = "wall-clock limit run.max_wall_seconds (" + fmt("%.1f s", max_wall) + ") reached at simulated " +
+                    format_ns(now_tick());
+      break;
+    }
+  }
+  // Posted write-backs may still be on their way to DRAM: the run ends when they land.
+  Tick drained = now_tick();
+  for (auto& hn : soc.l2_slices()) drained = std::max(drained, hn->last_memory_done());
+  if (limit_error.empty() && drained > now_tick()) sc_core::sc_start(to_sc(drained - now_tick()));
+  const double host = std::chrono::duration<double>(clock::now() - t0).count();
+
+  RunResult r;
+  nlohmann::json sum = summarize(soc, host);
+  r.stats = stats::Registry::instance().to_json();
+  r.stats["summary"] = sum;
+  r.stats["trace_dropped_slices"] = Tracer::instance().dropped();
+
+  std::vector<std::string> check_lines;
+  bool failed = false;
+  for (auto& g : soc.requesters())
+    if (g->verify_errors()) {
+      failed = true;
+      check_lines.push_back("FAIL data: " + std::to_string(g->verify_errors()) + " bytes differ; first: " + g->first_error());
+    }
+  if (const cfg::Node* checks = s.root.find("checks"); checks && checks->is_seq()) {
+    for (auto& c : checks->items()) {
+      const std::string& m = c.get_string("metric");
+      double v;
+      if (!lookup_metric(r.stats, m, v))
+        c.at("metric").fail("no metric '" + m + "' in the results (see stats.json for names)");
+      bool ok = true;
+      std::string bounds;
+      if (c.has("min")) {
+        ok &= v >= c.get_double("min");
+        bounds += fmt(">= %g", c.get_double("min"));
+      }
+      if (c.has("max")) {
+        ok &= v <= c.get_double("max");
+        bounds += std::string(bounds.empty() ? "" : ", ") + fmt("<= %g", c.get_double("max"));
+      }
+      failed |= !ok;
+      check_lines.push_back(std::string(ok ? "ok   " : "FAIL ") + m + " = " + fmt("%.6g", v) + "  (want " + bounds + ")");
+    }
+  }
+  std::string status = !limit_error.empty() ? "STOPPED: " + limit_error : failed ? "FAILED" : "passed";
+  r.summary = summary_text(s, soc, sum, check_lines, status);
+  r.exit_code = !limit_error.empty() ? kExitSimError : failed ? kExitCheckFailed : kExitOk;
+
+  fs::create_directories(out);
+  {
+    std::ofstream f(out + "/stats.json");
+    f << r.stats.dump(1) << "\n";
+  }
+  {
+    std::ofstream f(out + "/summary.txt");
+    f << r.summary;
+  }
+  if (trace) Tracer::instance().write(out + "/trace.json");
+  if (!o.quiet) std::cout << r.summary << "\noutputs in " << out << "/\n";
+  if (!limit_error.empty()) std::cerr << "dvp: error: " << limit_error << "\n";
+  return r;
+}
+
+}  // namespace dvp::platform

@@ -1,0 +1,92 @@
+#include "scenario.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "schema.hpp"
+
+namespace dvp::platform {
+
+namespace fs = std::filesystem;
+
+std::string preset_dir() {
+  if (const char* e = std::getenv("DVP_PRESETS")) return e;
+  return DVP_SOURCE_DIR "/scenarios/presets";
+}
+
+static const cfg::Node* find_path(const cfg::Node& root, const std::string& dotted) {
+  const cfg::Node* n = &root;
+  std::size_t start = 0;
+  while (n) {
+    auto dot = dotted.find('.', start);
+    std::string part = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    n = n->is_map() ? n->find(part) : nullptr;
+    if (dot == std::string::npos) return n;
+    start = dot + 1;
+  }
+  return nullptr;
+}
+
+Scenario load_scenario(const std::string& path, const Overrides& o) {
+  Scenario s;
+  s.file = path;
+  s.dir = fs::path(path).parent_path().string();
+  if (s.dir.empty()) s.dir = ".";
+  cfg::Node scen = cfg::load_file(path);
+  if (!scen.is_map()) throw cfg::ConfigError(scen.origin(), "", "a scenario must be a map of keys");
+
+  // --set applies to the scenario before the preset is chosen, so --set platform.preset=x works.
+  cfg::Node sets = cfg::Node::map(cfg::Origin{"--set", 0, 0}, "");
+  for (auto& a : o.sets) cfg::set_dotted(sets, a);
+
+  std::string preset = o.preset;
+  cfg::Origin preset_origin{"--preset " + o.preset, 0, 0};
+  if (preset.empty()) {
+    const cfg::Node* pn = find_path(sets, "platform.preset");
+    if (!pn) pn = find_path(scen, "platform.preset");
+    if (pn) {
+      preset = pn->as_string();
+      preset_origin = pn->origin();
+    }
+  }
+  cfg::Node root = cfg::Node::map(scen.origin(), "");
+  if (!preset.empty()) {
+    if (preset.find('/') != std::string::npos || preset.find("..") != std::string::npos)
+      throw cfg::ConfigError(preset_origin, "platform.preset", "preset names a file, not a path: '" + preset + "'");
+    s.preset_file = preset_dir() + "/" + preset + ".yaml";
+    if (!fs::exists(s.preset_file)) {
+      std::string known;
+      if (fs::is_directory(preset_dir()))
+        for (auto& e : fs::directory_iterator(preset_dir()))
+          if (e.path().extension() == ".yaml") known += (known.empty() ? "" : ", ") + e.path().stem().string();
+      throw cfg::ConfigError(preset_origin, "platform.preset",
+                             "no preset '" + preset + "' in " + preset_dir() + " (known: " + known + ")");
+    }
+    cfg::Node p = cfg::load_file(s.preset_file);
+    const cfg::Node* plat = p.is_map() ? p.find("platform") : nullptr;
+    if (!plat) throw cfg::ConfigError(p.origin(), "", "a preset file holds one top-level key, platform:");
+    root.set("platform", *plat);
+  }
+  s.preset = preset;
+  cfg::merge(root, scen);
+  cfg::merge(root, sets);
+  if (cfg::Node* plat = root.find("platform")) {
+    plat->erase("preset");
+    if (!preset.empty()) plat->set("preset", cfg::Node::scalar(preset, preset_origin, ""));
+  }
+  if (o.timing_only) {
+    cfg::Node& run = root.find("run") ? *root.find("run") : root.set("run", cfg::Node::map(cfg::Origin{"--timing-only", 0, 0}, ""));
+    run.set("timing_only", cfg::Node::scalar("true", cfg::Origin{"--timing-only", 0, 0}, ""));
+  }
+
+  for (const NotBuilt& nb : not_built_parts())
+    if (const cfg::Node* n = find_path(root, nb.key))
+      throw Error(n->origin().str() + ": key '" + nb.key + "' asks for " + nb.part +
+                  ", which this build of davinci-vp does not model yet. Remove the key, or run it with a build "
+                  "that has that part.");
+  cfg::validate_or_throw(scenario_schema(), root);
+  s.root = std::move(root);
+  return s;
+}
+
+}  // namespace dvp::platform

@@ -1,0 +1,29 @@
+// Loading a scenario: preset, then the scenario's own keys, then --preset / --set from the
+// command line; validated against the schema with every error naming its file and line.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "common/config.hpp"
+
+namespace dvp::platform {
+
+struct Overrides {
+  std::string preset;             // --preset NAME (wins over the scenario's)
+  std::vector<std::string> sets;  // --set a.b=c, in order
+  bool timing_only = false;       // --timing-only
+};
+
+struct Scenario {
+  cfg::Node root;        // resolved and validated
+  std::string file;      // scenario path
+  std::string dir;       // its directory (for relative paths inside)
+  std::string preset;    // preset name used
+  std::string preset_file;
+};
+
+// Where presets live: $DVP_PRESETS if set, else the source tree's scenarios/presets.
+std::string preset_dir();
+Scenario load_scenario(const std::string& path, const Overrides& o);
+
+}  // namespace dvp::platform

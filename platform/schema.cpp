@@ -1,0 +1,67 @@
+#include "schema.hpp"
+
+#include "cache/l2_config.hpp"
+#include "dram/dram_config.hpp"
+#include "ring/ring_timing.hpp"
+#include "tgen/tgen.hpp"
+
+namespace dvp::platform {
+
+using cfg::Type;
+
+static cfg::Spec build() {
+  cfg::Spec root("", Type::Section, "A scenario file.");
+  root.param("name", Type::String, "scenario name; outputs go to out/<name> by default");
+  root.param("description", Type::String, "one paragraph on what the scenario shows").optional();
+
+  cfg::Spec& p = root.section("platform", "The SoC: a preset, then any key below overridden.");
+  p.param("preset", Type::String, "preset to start from (scenarios/presets/<preset>.yaml)").optional();
+  p.param("name", Type::String, "name of the SoC this configuration describes");
+  cfg::Spec& sim = p.section("sim", "Simulation kernel settings");
+  sim.param("quantum_ns", Type::Float, "temporal-decoupling quantum: how far an initiator may run ahead")
+      .unit("ns").range(0.001, 1e9);
+  cfg::Spec& mem = p.section("memory", "Address map");
+  mem.param("dram_base", Type::Int, "address of the first DRAM byte").unit("B").min(0);
+  ring::RingConfig::describe(p.section("ring", "Ring interconnect (CHI-like: requesters, home nodes, memory nodes)"));
+  cache::L2Config::describe(p.section("l2", "L2 / last-level cache; its slices are the ring's home nodes"));
+  dram::Config::describe(p.section("dram", "DRAM controllers, channels and devices (LPDDR4 / HBM2)"));
+
+  tgen::TgenConfig::describe(root.object_list("traffic", "Traffic generators (requesters on the ring)"));
+
+  cfg::Spec& chk = root.object_list("checks", "Pass/fail conditions on results; dvp run exits 1 if one fails");
+  chk.param("metric", Type::String,
+            "summary.<key>, or <module>.<counter> as in stats.json (e.g. soc.l2.hn0.hit_rate)");
+  chk.param("min", Type::Float, "lowest passing value").optional();
+  chk.param("max", Type::Float, "highest passing value").optional();
+
+  cfg::Spec& run = root.section("run", "How to run");
+  run.param("timing_only", Type::Bool, "move no data: timing and traffic only").defaults("false");
+  run.param("max_sim_ns", Type::Float, "stop with an error when simulated time passes this").unit("ns")
+      .optional().range(1, 1e15);
+  run.param("max_wall_seconds", Type::Float, "stop with an error when host time passes this").unit("s")
+      .optional().range(0.001, 1e7);
+  run.param("trace", Type::Bool, "write trace.json").defaults("true");
+  run.param("trace_max_slices_per_lane", Type::Int, "cap on slices per trace lane").defaults("20000").min(1);
+  return root;
+}
+
+const cfg::Spec& scenario_schema() {
+  static const cfg::Spec s = build();
+  return s;
+}
+
+const std::vector<NotBuilt>& not_built_parts() {
+  static const std::vector<NotBuilt> v = {
+      {"platform.aicore", "the AI Cores (Da Vinci cube/vector/scalar units)"},
+      {"kernels", "AI Core kernel launches"},
+      {"platform.cpu", "the control CPU and AI CPU clusters"},
+      {"firmware", "firmware images for the Arm CPUs"},
+      {"tasks", "the task scheduler"},
+      {"platform.ts", "the task scheduler"},
+      {"platform.dvpp", "the DVPP media engines"},
+      {"dvpp", "the DVPP media engines"},
+  };
+  return v;
+}
+
+}  // namespace dvp::platform

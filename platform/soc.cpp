@@ -1,0 +1,152 @@
+#include "soc.hpp"
+
+#include <filesystem>
+
+#include "common/error.hpp"
+
+namespace dvp::platform {
+
+static std::uint32_t spread(std::uint32_t i, std::uint32_t count, std::uint32_t stops) {
+  return std::uint32_t((std::uint64_t(i) * stops) / count);
+}
+
+Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
+  const cfg::Node& plat = s.root.at("platform");
+  dram_cfg_ = dram::Config::from(plat.at("dram"));
+  l2_cfg_ = cache::L2Config::from(plat.at("l2"));
+  ring_cfg_ = ring::RingConfig::from(plat.at("ring"));
+  dram_base_ = plat.at("memory").get_uint("dram_base");
+  timing_only_ = s.root.at("run").get_bool("timing_only");
+  mapper_ = std::make_unique<dram::AddressMapper>(dram_cfg_.geo, dram_cfg_.mapping, &plat.at("dram").at("address_mapping"));
+  hash_ = cache::SliceHash(l2_cfg_.slices, l2_cfg_.line_bytes);
+
+  // Cross-model rules, checked here because they join two models' parameters.
+  if ((1ull << mapper_->channel_granule_bits()) < l2_cfg_.line_bytes)
+    plat.at("dram").at("address_mapping").fail(
+        "channels interleave every " + std::to_string(1ull << mapper_->channel_granule_bits()) +
+        " bytes, less than an L2 line (" + std::to_string(l2_cfg_.line_bytes) +
+        " B): a line fill would span controllers. Put more column bits below 'channel'.");
+  if (dram_base_ % l2_cfg_.line_bytes)
+    plat.at("memory").at("dram_base").fail("must be aligned to the L2 line size");
+  auto check_stops = [&](const std::vector<std::uint32_t>& v, std::size_t want, const char* key) {
+    if (!v.empty() && v.size() != want)
+      plat.at("ring").at(key).fail("lists " + std::to_string(v.size()) + " stops for " + std::to_string(want) +
+                                   (std::string(key) == "home_node_stops" ? " L2 slices" : " DRAM controllers"));
+  };
+  check_stops(ring_cfg_.home_node_stops, l2_cfg_.slices, "home_node_stops");
+  check_stops(ring_cfg_.memory_node_stops, dram_cfg_.controllers, "memory_node_stops");
+
+  storage_ = std::make_unique<dram::Storage>(dram_cfg_.geo.capacity());
+  ring_ = std::make_unique<ring::Ring>("ring", ring_cfg_);
+  ring_->set_router([this](std::uint64_t a, unsigned src) { return route(a, src); });
+  l2_level_ = std::make_unique<Level>("l2", [&] {
+    for (std::uint32_t i = 0; i < l2_cfg_.slices; ++i) {
+      std::uint32_t stop = ring_cfg_.home_node_stops.empty() ? spread(i, l2_cfg_.slices, ring_cfg_.stops)
+                                                             : ring_cfg_.home_node_stops[i];
+      auto slice = std::make_unique<cache::L2Slice>(("hn" + std::to_string(i)).c_str(), l2_cfg_, i, !timing_only_);
+      hn_dst_.push_back(int(ring_->connect_target(slice->target, stop, slice->name())));
+      unsigned src = ring_->connect_initiator(slice->memory, stop, slice->name());
+      src_is_hn_.resize(src + 1, false);
+      src_is_hn_[src] = true;
+      placement_.push_back({slice->name(), stop, "home node (L2 slice)"});
+      l2_.push_back(std::move(slice));
+    }
+  });
+  dram_level_ = std::make_unique<Level>("dram", [&] {
+    for (std::uint32_t i = 0; i < dram_cfg_.controllers; ++i) {
+      std::uint32_t stop = ring_cfg_.memory_node_stops.empty() ? spread(i, dram_cfg_.controllers, ring_cfg_.stops)
+                                                               : ring_cfg_.memory_node_stops[i];
+      auto mc = std::make_unique<dram::Controller>(("mc" + std::to_string(i)).c_str(), dram_cfg_, *mapper_,
+                                                   *storage_, dram_base_, i);
+      mn_dst_.push_back(int(ring_->connect_target(mc->socket, stop, mc->name())));
+      placement_.push_back({mc->name(), stop, "memory node (DRAM controller)"});
+      mcs_.push_back(std::move(mc));
+    }
+  });
+  // Requesters.
+  const cfg::Node* traffic = s.root.find("traffic");
+  std::uint32_t total = 0;
+  if (traffic && traffic->is_seq())
+    for (auto& t : traffic->items()) total += std::uint32_t(t.get_uint("instances"));
+  std::uint32_t k = 0;
+  req_level_ = std::make_unique<Level>("requesters", [&] {
+    if (!traffic || !traffic->is_seq()) return;
+    for (auto& t : traffic->items()) {
+      tgen::TgenConfig base;
+      base.name = t.get_string("name");
+      const std::string& pat = t.get_string("pattern");
+      base.pattern = pat == "sequential" ? tgen::Pattern::Sequential
+                     : pat == "strided"  ? tgen::Pattern::Strided
+                     : pat == "random"   ? tgen::Pattern::Random
+                                         : tgen::Pattern::Trace;
+      base.region_bytes = t.get_uint("region_bytes");
+      base.access_bytes = std::uint32_t(t.get_uint("access_bytes"));
+      base.stride_bytes = t.get_uint("stride_bytes");
+      base.count = t.get_uint("count");
+      base.read_fraction = t.get_double("read_fraction");
+      base.outstanding = std::uint32_t(t.get_uint("outstanding"));
+      base.issue_cycles = std::uint32_t(t.get_uint("issue_cycles"));
+      base.clock = Clock(t.get_double("clock_mhz"));
+      base.start = Tick(t.get_double("start_ns") * 1000.0 + 0.5);
+      base.seed = t.get_uint("seed");
+      base.verify = t.get_bool("verify");
+      if (base.pattern == tgen::Pattern::Trace) {
+        if (!t.has("trace_file")) t.fail("pattern trace needs trace_file");
+        std::filesystem::path tf = t.get_string("trace_file");
+        if (tf.is_relative()) tf = std::filesystem::path(s.dir) / tf;
+        base.trace = tgen::load_trace(tf.string());
+      }
+      if (base.pattern == tgen::Pattern::Strided && base.stride_bytes == 0)
+        t.at("stride_bytes").fail("pattern strided needs a non-zero stride_bytes");
+      if (base.region_bytes < base.access_bytes)
+        t.at("region_bytes").fail("region is smaller than one access (" + std::to_string(base.access_bytes) + " B)");
+      const std::uint64_t inst_stride = t.has("instance_stride_bytes") ? t.get_uint("instance_stride_bytes") : base.region_bytes;
+      const std::uint64_t region_offset = t.get_uint("region_offset");
+      const std::uint32_t n = std::uint32_t(t.get_uint("instances"));
+      std::vector<std::uint64_t> stops = t.get_uint_list("stops");
+      for (std::uint64_t st : stops)
+        if (st >= ring_cfg_.stops) t.at("stops").fail("stop " + std::to_string(st) + " does not exist");
+      for (std::uint32_t i = 0; i < n; ++i, ++k) {
+        tgen::TgenConfig c = base;
+        c.seed = base.seed + i;
+        c.region_base = dram_base_ + region_offset + inst_stride * i;
+        if (c.pattern != tgen::Pattern::Trace &&
+            c.region_base + c.region_bytes > dram_base_ + dram_cfg_.geo.capacity())
+          t.at("region_bytes").fail("instance " + std::to_string(i) + " region ends at " +
+                                    hex(c.region_base + c.region_bytes) + ", past the end of DRAM (" +
+                                    hex(dram_base_ + dram_cfg_.geo.capacity()) + ")");
+        std::uint32_t stop = stops.empty() ? spread(k, total, ring_cfg_.stops) : std::uint32_t(stops[i % stops.size()]);
+        std::string nm = base.name + std::to_string(i);
+        c.name = nm;
+        auto g = std::make_unique<tgen::TrafficGenerator>(nm.c_str(), c, l2_cfg_.line_bytes, timing_only_);
+        unsigned src = ring_->connect_initiator(g->socket, stop, g->name());
+        src_is_hn_.resize(src + 1, false);
+        placement_.push_back({g->name(), stop, "requester"});
+        gens_.push_back(std::move(g));
+      }
+    }
+  });
+}
+
+int Soc::route(std::uint64_t addr, unsigned src) const {
+  if (addr >= dram_base_ && addr - dram_base_ < storage_->size()) {
+    if (src_is_hn_[src]) {
+      std::uint32_t ch = mapper_->decode(addr - dram_base_).channel;
+      return mn_dst_[ch / dram_cfg_.channels_per_controller];
+    }
+    return hn_dst_[hash_.slice(addr)];
+  }
+  return -1;
+}
+
+std::vector<AddressRegion> Soc::address_map() const {
+  std::vector<AddressRegion> m;
+  m.push_back({"dram", dram_base_, dram_cfg_.geo.capacity(),
+               std::to_string(l2_cfg_.slices) + " L2 slices (hash of the line address) -> " +
+                   std::to_string(dram_cfg_.controllers) + " " + dram_cfg_.type + " controllers x " +
+                   std::to_string(dram_cfg_.channels_per_controller) + " channels",
+               true});
+  return m;
+}
+
+}  // namespace dvp::platform

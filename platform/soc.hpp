@@ -1,0 +1,84 @@
+// The netlist: builds the SoC from a resolved scenario. Requesters, the ring, the L2 slices
+// (home nodes) and the DRAM controllers (memory nodes) are sc_modules with TLM-2.0 sockets;
+// the SoC binds them through the ring and tells it where each one sits and how to route.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "cache/l2_slice.hpp"
+#include "dram/controller.hpp"
+#include "ring/ring.hpp"
+#include "scenario.hpp"
+#include "tgen/tgen.hpp"
+
+namespace dvp::platform {
+
+// A plain level of the SystemC hierarchy (soc.l2, soc.dram, soc.requesters). SystemC parents
+// a module to the one whose constructor is running, so the children are built by `build`
+// inside this constructor.
+struct Level : sc_core::sc_module {
+  template <typename Build>
+  Level(sc_core::sc_module_name n, Build build) : sc_module(n) {
+    build();
+  }
+};
+
+struct AddressRegion {
+  std::string name;
+  std::uint64_t base, size;
+  std::string target;  // what serves it
+  bool built;
+};
+
+class Soc : public sc_core::sc_module {
+ public:
+  Soc(sc_core::sc_module_name name, const Scenario& s);
+
+  const dram::Config& dram_config() const { return dram_cfg_; }
+  const cache::L2Config& l2_config() const { return l2_cfg_; }
+  const ring::RingConfig& ring_config() const { return ring_cfg_; }
+  std::uint64_t dram_base() const { return dram_base_; }
+  bool timing_only() const { return timing_only_; }
+
+  ring::Ring& ring() { return *ring_; }
+  const std::vector<std::unique_ptr<cache::L2Slice>>& l2_slices() const { return l2_; }
+  const std::vector<std::unique_ptr<dram::Controller>>& controllers() const { return mcs_; }
+  const std::vector<std::unique_ptr<tgen::TrafficGenerator>>& requesters() const { return gens_; }
+  dram::Storage& storage() { return *storage_; }
+
+  std::vector<AddressRegion> address_map() const;
+  // Ring placement, for `dvp map`.
+  struct Placement {
+    std::string who;
+    std::uint32_t stop;
+    std::string role;
+  };
+  const std::vector<Placement>& placement() const { return placement_; }
+
+ private:
+  int route(std::uint64_t addr, unsigned src) const;
+
+  dram::Config dram_cfg_;
+  cache::L2Config l2_cfg_;
+  ring::RingConfig ring_cfg_;
+  std::uint64_t dram_base_;
+  bool timing_only_;
+  std::unique_ptr<dram::AddressMapper> mapper_;
+  std::unique_ptr<dram::Storage> storage_;
+  cache::SliceHash hash_;
+
+  std::unique_ptr<ring::Ring> ring_;
+  std::unique_ptr<Level> l2_level_, dram_level_, req_level_;
+  std::vector<std::unique_ptr<cache::L2Slice>> l2_;
+  std::vector<std::unique_ptr<dram::Controller>> mcs_;
+  std::vector<std::unique_ptr<tgen::TrafficGenerator>> gens_;
+
+  std::vector<int> hn_dst_, mn_dst_;  // ring destination index of each slice / controller
+  std::vector<bool> src_is_hn_;
+  std::vector<Placement> placement_;
+};
+
+}  // namespace dvp::platform
