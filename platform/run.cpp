@@ -153,17 +153,18 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   const double max_wall = run.has("max_wall_seconds") ? run.get_double("max_wall_seconds") : 0.0;
   const Tick max_sim = run.has("max_sim_ns") ? Tick(run.get_double("max_sim_ns") * 1000.0) : kTickMax;
   std::string limit_error;
-  // Run in slices of simulated time so the limits are checked without a host thread.
-  const sc_core::sc_time slice = sc_core::sc_time(10, sc_core::SC_US);
-  while (true) {
-    sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);
-    bool all_done = true;
-    for (auto& g : soc.requesters()) all_done &= g->done();
-    if (all_done || !sc_core::sc_pending_activity()) break;
-    if (now_tick() >= max_sim) {
-      limit_error = "simulated-time limit run.max_sim_ns reached at " + format_ns(now_tick());
+  // Run in slices of simulated time so the limits are checked without a host thread. Each
+  // slice reaches at least the next pending event, so the loop always makes progress.
+  const Tick slice = 10 * 1000 * 1000;  // 10 us
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate and start every process
+  while (sc_core::sc_pending_activity()) {
+    const Tick next = now_tick() + to_tick(sc_core::sc_time_to_pending_activity());
+    if (next > max_sim) {
+      limit_error = "simulated-time limit run.max_sim_ns (" + format_ns(max_sim) + ") reached";
       break;
     }
+    const Tick until = std::min(max_sim, std::max(now_tick() + slice, next));
+    sc_core::sc_start(to_sc(until - now_tick()), sc_core::SC_EXIT_ON_STARVATION);
     double wall = std::chrono::duration<double>(clock::now() - t0).count();
     if (max_wall > 0 && wall >= max_wall) {
       limit_error = "wall-clock limit run.max_wall_seconds (" + fmt("%.1f s", max_wall) + ") reached at simulated " +
@@ -171,6 +172,9 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
       break;
     }
   }
+  if (limit_error.empty())
+    for (auto& g : soc.requesters())
+      if (!g->done()) limit_error = std::string(g->name()) + " did not finish";
   // Posted write-backs may still be on their way to DRAM: the run ends when they land.
   Tick drained = now_tick();
   for (auto& hn : soc.l2_slices()) drained = std::max(drained, hn->last_memory_done());

@@ -85,13 +85,15 @@ void L2Slice::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   if (way >= 0) {
     ++hits_;
     CacheArray::Line& l = array_.line(set, way);
-    Tick tag = arrival + clk.cycles(cfg_.hit_cycles);
-    if (l.ready > tag) {
+    // The data leaves through the port in the last cycles of the hit latency, or as soon as a
+    // fill still in flight brings the line.
+    const Tick hit_done = arrival + clk.cycles(cfg_.hit_cycles);
+    Tick data_at = hit_done > arrival + xfer ? hit_done - xfer : arrival;
+    if (l.ready > data_at) {
       ++fill_wait_;
-      tag = l.ready;
+      data_at = l.ready;
     }
-    done = port_.reserve(tag - xfer < arrival ? arrival : tag - xfer, xfer) + xfer;
-    if (done < tag) done = tag;
+    done = std::max(port_.reserve(data_at, xfer) + xfer, hit_done);
     array_.touch(set, way);
   } else {
     ++misses_;

@@ -201,7 +201,10 @@ struct NodeBuilder {
             Origin ko{file, it->first.Mark().line + 1, it->first.Mark().column + 1};
             throw ConfigError(ko, join(path, key), "duplicate key");
           }
-          n.map_.emplace_back(key, build(it->second, file, join(path, key)));
+          Node child = build(it->second, file, join(path, key));
+          // Errors about a key's value point at the key: the line a user scans for.
+          child.origin_ = Origin{file, it->first.Mark().line + 1, it->first.Mark().column + 1};
+          n.map_.emplace_back(key, std::move(child));
         }
         break;
     }
@@ -462,7 +465,7 @@ void Spec::validate(Node& n, std::vector<std::string>& errors) const {
             Node& s = n.set(c->name_, Node::map(n.origin(), ""));
             c->validate(s, errors);
             if (s.entries().empty() && c->optional_) n.erase(c->name_);
-          } else if (!c->optional_) {
+          } else if (!c->optional_ && c->type_ != Type::ObjectList) {
             err(n, "missing required key '" + c->name_ + "' (" + c->doc_ + ")");
           }
           continue;

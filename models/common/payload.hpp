@@ -6,9 +6,13 @@ namespace dvp {
 
 // Marks a transaction as timing-only: targets account its time and traffic but move no
 // data (fast what-if sweeps). Ignorable: a target that does not know it just moves data.
+// Instances belong to the module that attaches them (usually one static object), never to a
+// payload: a payload's destructor calls free() on what is still attached, so free() must not
+// delete.
 struct TimingOnly : tlm::tlm_extension<TimingOnly> {
   tlm::tlm_extension_base* clone() const override { return new TimingOnly; }
   void copy_from(const tlm::tlm_extension_base&) override {}
+  void free() override {}
 };
 
 inline bool is_timing_only(const tlm::tlm_generic_payload& p) {

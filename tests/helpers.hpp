@@ -1,0 +1,17 @@
+// Test helpers: presets and scenarios from text, run in-process.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "scenario.hpp"
+
+namespace dvp::test {
+
+// Writes `yaml` to a fresh file under the build tree and returns its path.
+std::string write_temp(const std::string& name, const std::string& yaml);
+// Loads a scenario given as text (with --set overrides).
+platform::Scenario scenario(const std::string& yaml, const std::vector<std::string>& sets = {});
+// The resolved platform section of a preset, with overrides.
+cfg::Node preset_platform(const std::string& preset, const std::vector<std::string>& sets = {});
+
+}  // namespace dvp::test

@@ -1,0 +1,115 @@
+// The configuration tree and schema: origins, merging, overrides, errors.
+#include <gtest/gtest.h>
+
+#include "common/config.hpp"
+#include "helpers.hpp"
+#include "schema.hpp"
+
+#include <fstream>
+
+using namespace dvp;
+using namespace dvp::cfg;
+
+TEST(ConfigTree, RemembersFileLineAndPath) {
+  Node n = from_yaml_text("a:\n  b: 3\n  c: [1, 2]\n", "f.yaml");
+  const Node& b = n.at("a").at("b");
+  EXPECT_EQ(b.origin().str(), "f.yaml:2:3");  // the key
+  EXPECT_EQ(b.path(), "a.b");
+  EXPECT_EQ(b.as_int(), 3);
+  EXPECT_EQ(n.at("a").get_uint_list("c"), (std::vector<std::uint64_t>{1, 2}));
+}
+
+TEST(ConfigTree, NumbersInHexWithUnderscoresAndExponent) {
+  Node n = from_yaml_text("a: 0x8000_0000\nb: 1e6\nc: 1.5\n", "f");
+  EXPECT_EQ(n.get_uint("a"), 0x80000000u);
+  EXPECT_EQ(n.get_uint("b"), 1000000u);
+  EXPECT_THROW(n.get_int("c"), ConfigError);
+  EXPECT_DOUBLE_EQ(n.get_double("c"), 1.5);
+}
+
+TEST(ConfigTree, MergeOverridesLeavesAndKeepsTheRest) {
+  Node base = from_yaml_text("x: {a: 1, b: 2}\ny: 5\n", "base.yaml");
+  Node over = from_yaml_text("x: {b: 3}\n", "over.yaml");
+  merge(base, over);
+  EXPECT_EQ(base.at("x").get_int("a"), 1);
+  EXPECT_EQ(base.at("x").get_int("b"), 3);
+  EXPECT_EQ(base.at("x").at("b").origin().file, "over.yaml");
+  EXPECT_EQ(base.at("x").at("b").path(), "x.b");
+  EXPECT_EQ(base.get_int("y"), 5);
+}
+
+TEST(ConfigTree, SetDottedCreatesAndReplacesWithItsOrigin) {
+  Node n = from_yaml_text("p: {q: 1}\n", "f");
+  set_dotted(n, "p.q=7");
+  set_dotted(n, "p.r.s=[1, 2, 3]");
+  EXPECT_EQ(n.at("p").get_int("q"), 7);
+  EXPECT_EQ(n.at("p").at("q").origin().file, "--set p.q=7");
+  EXPECT_EQ(n.at("p").at("r").get_uint_list("s").size(), 3u);
+  EXPECT_THROW(set_dotted(n, "novalue"), ConfigError);
+  EXPECT_THROW(set_dotted(n, "p.q.z=1"), ConfigError);  // q is a value, not a section
+}
+
+TEST(ConfigTree, DuplicateKeyIsAnError) {
+  try {
+    from_yaml_text("a: 1\nb: 2\na: 3\n", "dup.yaml");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("dup.yaml:3:1: key 'a': duplicate key"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Schema, ReportsEveryProblemWithItsPlace) {
+  Spec s("", Type::Section, "root");
+  Spec& sec = s.section("dram", "d");
+  sec.param("banks", Type::Int, "").range(1, 16).power_of_two();
+  sec.param("policy", Type::Enum, "").choices({"open", "closed"});
+  sec.param("rate", Type::Float, "").defaults("2.5");
+  Node n = from_yaml_text("dram:\n  banks: 6\n  policy: ajar\n  color: red\n", "x.yaml");
+  std::vector<std::string> errors;
+  s.validate(n, errors);
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_NE(errors[0].find("x.yaml:4:3: key 'dram.color': unknown key 'color'"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("x.yaml:2:3: key 'dram.banks': must be a power of two"), std::string::npos) << errors[1];
+  EXPECT_NE(errors[2].find("key 'dram.policy': 'ajar' is not one of: open, closed"), std::string::npos) << errors[2];
+  // The default was filled in, marked as such.
+  EXPECT_EQ(n.at("dram").at("rate").origin().file, "default");
+}
+
+TEST(Scenario, PresetThenScenarioThenCommandLine) {
+  auto s = test::scenario("name: t\nplatform:\n  preset: ascend310\n  l2: {ways: 8}\n",
+                          {"platform.l2.hit_cycles=99"});
+  const Node& l2 = s.root.at("platform").at("l2");
+  EXPECT_EQ(l2.get_uint("ways"), 8u);                                   // scenario
+  EXPECT_EQ(l2.get_uint("hit_cycles"), 99u);                            // --set
+  EXPECT_EQ(l2.get_uint("size_kib"), 8192u);                            // preset
+  EXPECT_NE(l2.at("size_kib").origin().file.find("ascend310.yaml"), std::string::npos);
+  EXPECT_EQ(s.root.at("run").at("timing_only").origin().file, "default");
+}
+
+TEST(Scenario, CommandLinePresetWins) {
+  auto s = dvp::platform::load_scenario(test::write_temp("p.yaml", "name: t\nplatform: {preset: ascend310}\n"),
+                                        dvp::platform::Overrides{"ascend910", {}, false});
+  EXPECT_EQ(s.root.at("platform").get_string("name"), "ascend910");
+  EXPECT_EQ(s.preset, "ascend910");
+}
+
+TEST(Scenario, EveryPresetValueCarriesASourceComment) {
+  // hardware-facts.md asks that every preset number say where it came from: a comment on its
+  // line, or a comment block right above it.
+  for (const char* p : {"ascend310", "ascend910"}) {
+    std::ifstream f(std::string(DVP_SOURCE_DIR) + "/scenarios/presets/" + p + ".yaml");
+    std::string line;
+    bool comment_above = false;
+    for (int n = 1; std::getline(f, line); ++n) {
+      const std::size_t first = line.find_first_not_of(' ');
+      const bool is_comment = first != std::string::npos && line[first] == '#';
+      const std::size_t colon = line.find(':');
+      const std::size_t value = colon == std::string::npos ? std::string::npos : line.find_first_not_of(' ', colon + 1);
+      const bool has_value = !is_comment && value != std::string::npos && line[value] != '#';
+      if (has_value && line.find("name:") == std::string::npos)
+        EXPECT_TRUE(line.find('#') != std::string::npos || comment_above)
+            << p << ".yaml:" << n << ": value without a source: " << line;
+      comment_above = is_comment;
+    }
+  }
+}

@@ -1,0 +1,191 @@
+// DRAM channel and controller timing, worked out by hand from the ascend310 preset.
+#include <gtest/gtest.h>
+
+#include "dram/address_map.hpp"
+#include "dram/channel.hpp"
+#include "dram/controller.hpp"
+#include "helpers.hpp"
+#include "stimulus.hpp"
+
+using namespace dvp;
+using namespace dvp::dram;
+
+namespace {
+
+Config preset_dram(const std::vector<std::string>& sets = {}) {
+  return Config::from(test::preset_platform("ascend310", sets).at("dram"));
+}
+
+}  // namespace
+
+TEST(DramChannel, RowMissHitAndConflictCostTheirTimingSums) {
+  Config c = preset_dram({"platform.dram.refresh=false"});
+  const Timing& t = c.t;
+  const Tick tck = c.clock.period();
+  const Tick burst = tck * (c.geo.burst_length / 2);
+  Channel ch(c);
+  // Idle bank, no row open: ACT, tRCD, READ, tRL, data.
+  auto miss = ch.access(false, 0, 0, 0, 5, 0, false);
+  EXPECT_EQ(miss.outcome, RowOutcome::Miss);
+  EXPECT_EQ(miss.done, tck * (t.tRCD + t.tRL) + burst);
+  // Same row, long after: READ, tRL, data.
+  const Tick t1 = tck * 1000;
+  auto hit = ch.access(false, 0, 0, 0, 5, t1, false);
+  EXPECT_EQ(hit.outcome, RowOutcome::Hit);
+  EXPECT_EQ(hit.done - t1, tck * t.tRL + burst);
+  // Another row, long after (tRAS and tRTP long satisfied): PRE, tRP, ACT, tRCD, READ, tRL.
+  const Tick t2 = tck * 2000;
+  auto conflict = ch.access(false, 0, 0, 0, 9, t2, false);
+  EXPECT_EQ(conflict.outcome, RowOutcome::Conflict);
+  EXPECT_EQ(conflict.done - t2, tck * (t.tRP + t.tRCD + t.tRL) + burst);
+  EXPECT_EQ(ch.row_hits, 1u);
+  EXPECT_EQ(ch.row_misses, 1u);
+  EXPECT_EQ(ch.row_conflicts, 1u);
+}
+
+TEST(DramChannel, ConflictRightAfterActivateWaitsForTRAS) {
+  Config c = preset_dram({"platform.dram.refresh=false"});
+  const Timing& t = c.t;
+  const Tick tck = c.clock.period();
+  Channel ch(c);
+  ch.access(false, 0, 0, 0, 1, 0, false);               // ACT at 0
+  auto r = ch.access(false, 0, 0, 0, 2, 0, false);      // PRE no earlier than tRAS
+  EXPECT_EQ(r.cas, tck * (t.tRAS + t.tRP + t.tRCD));
+}
+
+TEST(DramChannel, BackToBackHitsStreamAtFullBusRate) {
+  Config c = preset_dram({"platform.dram.refresh=false"});
+  const Tick tck = c.clock.period();
+  const Tick burst = tck * (c.geo.burst_length / 2);
+  Channel ch(c);
+  Tick last = 0;
+  for (int i = 0; i < 64; ++i) last = ch.access(false, 0, 0, 0, 3, 0, false).done;
+  // One ACT, then 64 bursts with no gap on the data bus.
+  EXPECT_EQ(last, tck * (c.t.tRCD + c.t.tRL) + 64 * burst);
+  EXPECT_EQ(ch.data_busy(), 64 * burst);
+}
+
+TEST(DramChannel, FourActivateWindow) {
+  Config c = preset_dram({"platform.dram.refresh=false"});
+  const Timing& t = c.t;
+  const Tick tck = c.clock.period();
+  Channel ch(c);
+  // Five activates to five banks at time 0: tRRD apart, and the fifth no earlier than tFAW
+  // after the first.
+  Tick cas[5];
+  for (unsigned b = 0; b < 5; ++b) cas[b] = ch.access(false, 0, 0, b, 1, 0, false).cas;
+  for (unsigned b = 1; b < 4; ++b) EXPECT_EQ(cas[b] - cas[b - 1], tck * t.tRRD_S) << "bank " << b;
+  EXPECT_EQ(cas[4] - cas[0], tck * std::max<Tick>(t.tFAW, 4 * t.tRRD_S));
+}
+
+TEST(DramChannel, RefreshBlocksTheRankForTRFC) {
+  Config c = preset_dram();
+  const Timing& t = c.t;
+  const Tick tck = c.clock.period();
+  Channel ch(c);
+  // A request arriving exactly when the first refresh is due: no row open, so the refresh
+  // starts at once and the ACT waits tRFC.
+  const Tick due = tck * t.tREFI;
+  auto r = ch.access(false, 0, 0, 0, 1, due, false);
+  EXPECT_EQ(r.cas, due + tck * (t.tRFC + t.tRCD));
+  EXPECT_EQ(ch.refreshes, 1u);
+  ch.finish(tck * t.tREFI * 10);
+  EXPECT_EQ(ch.refreshes, 10u);
+}
+
+TEST(DramChannel, ReadAfterWriteWaitsForTWTR) {
+  Config c = preset_dram({"platform.dram.refresh=false"});
+  const Timing& t = c.t;
+  const Tick tck = c.clock.period();
+  const Tick burst = tck * (c.geo.burst_length / 2);
+  Channel ch(c);
+  auto w = ch.access(true, 0, 0, 0, 1, 0, false);
+  EXPECT_EQ(w.done, tck * (t.tRCD + t.tWL) + burst);
+  auto r = ch.access(false, 0, 0, 0, 1, 0, false);
+  // The READ may issue tWTR after the end of the write data.
+  EXPECT_EQ(r.cas, w.done + tck * t.tWTR);
+}
+
+TEST(DramChannel, FrFcfsLetsAReadyBankOvertakeAWaitingOne) {
+  // Bank 0 has row 1 open; a request for row 2 must wait tRAS + tRP + tRCD. A row hit to bank
+  // 1, handed in after it, goes first under frfcfs and after it under fcfs.
+  for (const char* policy : {"frfcfs", "fcfs"}) {
+    Config c = preset_dram({"platform.dram.refresh=false", std::string("platform.dram.scheduler=") + policy});
+    Channel ch(c);
+    ch.access(false, 0, 0, 0, 1, 0, false);
+    ch.access(false, 0, 0, 1, 7, 0, false);
+    auto conflict = ch.access(false, 0, 0, 0, 2, 0, false);
+    auto hit = ch.access(false, 0, 0, 1, 7, 0, false);
+    EXPECT_EQ(hit.outcome, RowOutcome::Hit);
+    if (std::string(policy) == "frfcfs")
+      EXPECT_LT(hit.done, conflict.done) << policy;
+    else
+      EXPECT_GT(hit.done, conflict.done) << policy;
+  }
+}
+
+TEST(DramChannel, ClosedPagePrechargesAfterEachRequest) {
+  Config c = preset_dram({"platform.dram.refresh=false", "platform.dram.page_policy=closed"});
+  const Tick tck = c.clock.period();
+  Channel ch(c);
+  ch.access(false, 0, 0, 0, 1, 0, true);
+  auto again = ch.access(false, 0, 0, 0, 1, tck * 1000, true);
+  EXPECT_EQ(again.outcome, RowOutcome::Miss);  // closed, not a hit and not a conflict
+  EXPECT_EQ(again.done - tck * 1000, tck * (c.t.tRCD + c.t.tRL + c.geo.burst_length / 2));
+}
+
+TEST(DramAddressMap, FieldsFollowTheConfiguredOrder) {
+  Config c = preset_dram();  // [column:2, channel, bank, column, row], 32 B bursts
+  AddressMapper m(c.geo, c.mapping);
+  EXPECT_EQ(m.burst_bits(), 5u);
+  EXPECT_EQ(m.channel_granule_bits(), 7u);  // 4 bursts = 128 B per channel
+  DramAddress a = m.decode(0);
+  EXPECT_EQ(a.channel, 0u);
+  EXPECT_EQ(m.decode(128).channel, 1u);
+  EXPECT_EQ(m.decode(96).column, 3u);
+  EXPECT_EQ(m.decode(512).bank, 1u);             // after 4 channels x 128 B
+  EXPECT_EQ(m.decode(4096).column, 4u);          // after 8 banks: the next column group
+  EXPECT_EQ(m.decode(std::uint64_t(64) * 1024).row, 1u);
+  for (std::uint64_t off : {0ull, 32ull, 4096ull + 160, 123456789ull * 32})
+    EXPECT_EQ(m.encode(m.decode(off)), off & ~std::uint64_t(31)) << off;
+}
+
+TEST(DramAddressMap, RejectsAMappingThatDoesNotCoverEveryField) {
+  Config c = preset_dram();
+  EXPECT_THROW(AddressMapper(c.geo, {"column", "channel", "row"}), Error);
+  EXPECT_THROW(AddressMapper(c.geo, {"column:9", "channel", "bank", "row"}), Error);
+  EXPECT_THROW(AddressMapper(c.geo, {"column", "channel", "bank", "row", "lane"}), Error);
+}
+
+// --- The controller as a TLM target, driven by a stimulus module (exact simulated times).
+
+TEST(DramController, LineReadCostsFrontEndPlusMissPlusFourBursts) {
+  Config c = preset_dram({"platform.dram.refresh=false"});
+  AddressMapper map(c.geo, c.mapping);
+  Storage mem(c.geo.capacity());
+  const std::uint64_t base = 0x80000000;
+  Controller mc("mc0", c, map, mem, base, 0);
+  test::Stimulus st("st");
+  st.socket.bind(mc.socket);
+  const Tick tck = c.clock.period();
+  st.align = tck;
+  const Tick burst = tck * (c.geo.burst_length / 2);
+  std::vector<std::uint8_t> w(128), r(128);
+  for (int i = 0; i < 128; ++i) w[i] = std::uint8_t(i * 7 + 1);
+  Tick write_lat = 0, miss_lat = 0, hit_lat = 0;
+  st.body = [&](test::Stimulus& s) {
+    write_lat = s.access(true, base + 0x1000, w.data(), 128);
+    s.pause(1000 * 1000);
+    hit_lat = s.access(false, base + 0x1000, r.data(), 128);
+    s.pause(1000 * 1000);
+    miss_lat = s.access(false, base + 0x1000 + std::uint64_t(64) * 1024 * 2, r.data(), 128);  // bank 0, row 2
+  };
+  sc_core::sc_start();
+  // 128 B = 4 bursts in one channel and row: front end, ACT, tRCD, WRITE, tWL, 4 bursts.
+  EXPECT_EQ(write_lat, tck * (c.frontend_cycles + c.t.tRCD + c.t.tWL) + 4 * burst);
+  EXPECT_EQ(hit_lat, tck * (c.frontend_cycles + c.t.tRL) + 4 * burst);
+  EXPECT_EQ(miss_lat, tck * (c.frontend_cycles + c.t.tRP + c.t.tRCD + c.t.tRL) + 4 * burst);
+  EXPECT_EQ(w, std::vector<std::uint8_t>(mem.data() + 0x1000, mem.data() + 0x1000 + 128));
+  EXPECT_EQ(mc.bytes_written(), 128u);
+  EXPECT_EQ(mc.bytes_read(), 256u);
+}

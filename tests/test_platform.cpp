@@ -1,0 +1,162 @@
+// The whole memory system: data integrity through ring + L2 + DRAM, timing-only runs,
+// determinism, and statistics documented in docs/models.md.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "common/stats.hpp"
+#include "helpers.hpp"
+#include "run.hpp"
+#include "soc.hpp"
+
+using namespace dvp;
+
+namespace {
+
+// A small L2 (64 KiB) in front of a random read/write mix over 1 MiB: lines are evicted dirty
+// and read back from DRAM many times.
+const char* kIntegrity = R"(
+name: integrity
+platform: {preset: ascend310}
+traffic:
+  - name: rw
+    instances: 2
+    pattern: random
+    access_bytes: 256
+    region_bytes: 1048576
+    count: 6000
+    read_fraction: 0.5
+    outstanding: 8
+    verify: true
+)";
+
+std::vector<std::string> small_l2() { return {"platform.l2.size_kib=64", "platform.l2.ways=4"}; }
+
+}  // namespace
+
+TEST(Integrity, RandomDataThroughRingL2AndDramReadsBackIdentical) {
+  auto s = test::scenario(kIntegrity, small_l2());
+  platform::Soc soc("soc", s);
+  sc_core::sc_start();
+  std::uint64_t wb = 0, verified = 0, errors = 0;
+  for (auto& hn : soc.l2_slices()) wb += hn->writebacks();
+  for (auto& g : soc.requesters()) {
+    errors += g->verify_errors();
+    EXPECT_TRUE(g->done());
+  }
+  auto j = stats::Registry::instance().to_json();
+  for (auto& g : soc.requesters()) verified += j[g->name()]["verified_bytes"].get<std::uint64_t>();
+  EXPECT_GT(wb, 1000u) << "evictions did not happen: the test would not exercise DRAM";
+  EXPECT_GT(verified, 100000u);
+  EXPECT_EQ(errors, 0u);
+}
+
+namespace {
+// Overwrites all of DRAM behind the caches' back at `when`.
+struct Corrupter : sc_core::sc_module {
+  dram::Storage& mem;
+  Tick when;
+  Corrupter(sc_core::sc_module_name n, dram::Storage& m, Tick w) : sc_module(n), mem(m), when(w) {
+    SC_HAS_PROCESS(Corrupter);
+    SC_THREAD(run);
+  }
+  void run() {
+    wait(to_sc(when));
+    std::memset(mem.data(), 0x5A, 2 << 20);
+  }
+};
+}  // namespace
+
+TEST(Integrity, TheCheckCatchesCorruptedMemory) {
+  // Negative control for the test above: the same run with DRAM overwritten half-way must
+  // report mismatches.
+  auto s = test::scenario(kIntegrity, small_l2());
+  platform::Soc soc("soc", s);
+  Corrupter c("corrupter", soc.storage(), 20 * 1000 * 1000);  // 20 us
+  sc_core::sc_start();
+  std::uint64_t errors = 0;
+  for (auto& g : soc.requesters()) errors += g->verify_errors();
+  EXPECT_GT(errors, 0u);
+  EXPECT_NE(soc.requesters()[0]->first_error().find("returned 0x5a"), std::string::npos)
+      << soc.requesters()[0]->first_error();
+}
+
+TEST(Integrity, TimingOnlyRunTakesTheSameTimeAsAFunctionalOne) {
+  // Moving data must not change timing: run functional here and timing-only in a child dvp.
+  auto s = test::scenario(kIntegrity, small_l2());
+  platform::RunOptions o{std::string(DVP_BIN_DIR) + "/../test-out/integrity-functional", true};
+  auto r = platform::run_scenario(s, o);
+  EXPECT_EQ(r.exit_code, 0);
+  std::string path = test::write_temp("integrity.yaml", kIntegrity);
+  std::string out = std::string(DVP_BIN_DIR) + "/../test-out/integrity-timing-only";
+  std::string cmd = std::string(DVP_BIN_DIR) + "/dvp run " + path +
+                    " --set platform.l2.size_kib=64 --set platform.l2.ways=4 --timing-only --quiet --out " + out;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream f(out + "/stats.json");
+  auto t = nlohmann::json::parse(f);
+  EXPECT_EQ(t["summary"]["simulated_ns"], r.stats["summary"]["simulated_ns"]);
+  EXPECT_EQ(t["summary"]["dram_bytes_read"], r.stats["summary"]["dram_bytes_read"]);
+  EXPECT_EQ(t["summary"]["timing_only"], true);
+}
+
+TEST(Determinism, SameScenarioSameCyclesAndBytes) {
+  std::string scen = std::string(DVP_SOURCE_DIR) + "/scenarios/memory/mixed.yaml";
+  std::string base = std::string(DVP_BIN_DIR) + "/../test-out/determinism-";
+  nlohmann::json runs[2];
+  for (int i = 0; i < 2; ++i) {
+    std::string cmd = std::string(DVP_BIN_DIR) + "/dvp run " + scen + " --quiet --out " + base + std::to_string(i);
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    std::ifstream f(base + std::to_string(i) + "/stats.json");
+    runs[i] = nlohmann::json::parse(f);
+    for (const char* k : {"host_seconds", "transactions_per_host_second"}) runs[i]["summary"].erase(k);
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+  std::ifstream t0(base + "0/trace.json"), t1(base + "1/trace.json");
+  std::string a((std::istreambuf_iterator<char>(t0)), {}), b((std::istreambuf_iterator<char>(t1)), {});
+  EXPECT_EQ(a, b);
+  EXPECT_GT(a.size(), 1000u);
+}
+
+TEST(Docs, EveryStatisticIsDocumentedInModelsMd) {
+  auto s = test::scenario(kIntegrity);
+  platform::Soc soc("soc", s);
+  std::ifstream f(std::string(DVP_SOURCE_DIR) + "/docs/models.md");
+  std::string doc((std::istreambuf_iterator<char>(f)), {});
+  ASSERT_FALSE(doc.empty());
+  std::set<std::string> missing;
+  for (auto* g : stats::Registry::instance().groups())
+    for (auto& [key, what] : g->describe()) {
+      EXPECT_FALSE(what.empty()) << g->name() << "." << key << " has no description";
+      if (doc.find("`" + key + "`") == std::string::npos) missing.insert(key);
+    }
+  for (auto& k : missing) ADD_FAILURE() << "statistic `" << k << "` is not described in docs/models.md";
+  // And the summary keys, in docs/outputs.md.
+  std::ifstream o(std::string(DVP_SOURCE_DIR) + "/docs/outputs.md");
+  std::string out((std::istreambuf_iterator<char>(o)), {});
+  auto sum = platform::summarize(soc, 1.0);
+  for (auto& [k, v] : sum.items())
+    EXPECT_NE(out.find("`" + k + "`"), std::string::npos) << "summary key `" << k << "` not in docs/outputs.md";
+}
+
+TEST(Platform, BothPresetsElaborateWithTheirPublishedSizes) {
+  {
+    auto s = test::scenario("name: t\nplatform: {preset: ascend910}\n");
+    platform::Soc soc("soc", s);
+    EXPECT_EQ(soc.l2_config().size_bytes, 32ull << 20);           // 32 MB L2
+    EXPECT_EQ(soc.dram_config().geo.capacity(), 32ull << 30);     // 32 GB HBM2
+    EXPECT_NEAR(soc.dram_config().peak_GBps(), 1228.8, 1.0);     // ~1.2 TB/s
+    EXPECT_EQ(soc.dram_config().geo.channels, 64u);
+  }
+}
+
+TEST(Platform, Ascend310Sizes) {
+  auto s = test::scenario("name: t\nplatform: {preset: ascend310}\n");
+  platform::Soc soc("soc", s);
+  EXPECT_EQ(soc.l2_config().size_bytes, 8ull << 20);  // 8 MiB L2
+  EXPECT_NEAR(soc.dram_config().peak_GBps(), 34.1, 0.1);
+}
