@@ -51,7 +51,12 @@ void Timeline::reserve_at(Tick start, Tick duration, std::uint8_t kind) {
 }
 
 void Timeline::maybe_prune() {
-  if (busy_.size() > 48) prune(now_tick());
+  // Amortised: prune only when the vector has doubled since the last prune. A resource booked
+  // far into the future keeps many live intervals, and pruning on every insert would shift
+  // them all each time.
+  if (busy_.size() < prune_at_) return;
+  prune(now_tick());
+  prune_at_ = std::max<std::size_t>(64, 2 * busy_.size());
 }
 
 void Timeline::prune(Tick t) {

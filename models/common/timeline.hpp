@@ -54,6 +54,7 @@ class Timeline {
 
   std::vector<Interval> busy_;  // sorted by start, non-overlapping
   Tick turn_[2][2] = {{0, 0}, {0, 0}};
+  std::size_t prune_at_ = 64;
   Tick busy_total_ = 0;
   Tick last_end_ = 0;
 };
