@@ -41,6 +41,9 @@ class CacheArray {
   std::uint64_t rng_;
   std::uint64_t clock_ = 0;
   std::vector<Line> lines_;
+  // Tags packed apart from the line state so a lookup reads 8 bytes per way: line address + 1,
+  // 0 for an invalid way.
+  std::vector<std::uint64_t> tags_;
   std::vector<std::uint8_t> data_;
 };
 

@@ -15,6 +15,7 @@ L2Slice::L2Slice(sc_core::sc_module_name name, const L2Config& cfg, unsigned ind
       hash_(cfg.slices, cfg.line_bytes),
       index_(index),
       array_(cfg.sets_per_slice(), cfg.ways, cfg.line_bytes, cfg.replacement, cfg.seed + index, functional),
+      port_(cfg.clock.period()),
       scratch_(cfg.line_bytes),
       stats_(this->name()),
       reads_(stats_.counter("reads", "read requests")),

@@ -13,7 +13,12 @@ constexpr Tick kTickMax = ~Tick(0);
 
 inline Tick to_tick(const sc_core::sc_time& t) { return t.value(); }
 inline sc_core::sc_time to_sc(Tick t) { return sc_core::sc_time::from_value(t); }
-inline Tick now_tick() { return sc_core::sc_time_stamp().value(); }
+// sc_time_stamp() returns a reference to the kernel's current time, which lives as long as
+// the simulation context; holding it avoids a library call on every timeline access.
+inline Tick now_tick() {
+  static const sc_core::sc_time& now = sc_core::sc_time_stamp();
+  return now.value();
+}
 
 // A clock domain: converts cycles to picoseconds. The period is rounded to a whole picosecond
 // once, at construction, and every duration is an exact multiple of it; peak-rate figures

@@ -2,68 +2,160 @@
 
 #include <algorithm>
 
+#include "error.hpp"
+
 namespace dvp {
 
-Tick Timeline::find(Tick earliest, Tick duration, std::uint8_t kind) const {
-  // First interval that ends after `earliest` (all before it cannot collide, except for the
-  // turnaround to the one just before).
-  auto it = std::upper_bound(busy_.begin(), busy_.end(), earliest,
-                             [](Tick t, const Interval& iv) { return t < iv.end; });
-  Tick start = earliest;
-  if (it != busy_.begin()) {
-    const Interval& prev = *(it - 1);
-    start = std::max(start, prev.end + gap(prev.kind, kind));
+namespace {
+constexpr std::size_t kInitialUnits = 4096;  // grows as needed
+constexpr std::size_t kMaxUnits = std::size_t(1) << 30;
+}  // namespace
+
+Timeline::Timeline(Tick unit) : unit_(unit ? unit : 1) {
+  mask_ = kInitialUnits - 1;
+  busy_.assign(kInitialUnits / 64, 0);
+}
+
+void Timeline::set_turnaround(Tick zero_to_one, Tick one_to_zero) {
+  turn01_ = (zero_to_one + unit_ - 1) / unit_;
+  turn10_ = (one_to_zero + unit_ - 1) / unit_;
+  kind1_.assign(busy_.size(), 0);
+}
+
+bool Timeline::any(const std::vector<std::uint64_t>& bits, Unit from, Unit to) const {
+  // Outside the window nothing is reserved (ensure() keeps every reservation inside it).
+  from = std::max(from, base_);
+  to = std::min<Unit>(to, base_ + mask_ + 1);
+  while (from < to) {
+    const std::size_t pos = from & mask_;
+    const unsigned bit = pos & 63;
+    const Unit n = std::min<Unit>(to - from, 64 - bit);
+    const std::uint64_t m = (n == 64 ? ~0ull : ((1ull << n) - 1)) << bit;
+    if (bits[pos >> 6] & m) return true;
+    from += n;
   }
-  for (; it != busy_.end(); ++it) {
-    // Candidate [start, start+duration) must end, plus turnaround, before *it starts.
-    if (start + duration + gap(kind, it->kind) <= it->start) return start;
-    start = std::max(start, it->end + gap(it->kind, kind));
+  return false;
+}
+
+void Timeline::set(std::vector<std::uint64_t>& bits, Unit from, Unit to) {
+  while (from < to) {
+    const std::size_t pos = from & mask_;
+    const unsigned bit = pos & 63;
+    const Unit n = std::min<Unit>(to - from, 64 - bit);
+    bits[pos >> 6] |= (n == 64 ? ~0ull : ((1ull << n) - 1)) << bit;
+    from += n;
   }
-  return start;
+}
+
+void Timeline::advance() {
+  // Units before global time can never be asked for again: clear them and move the window.
+  const Unit now = now_tick() / unit_;
+  if (now <= base_) return;
+  const Unit size = mask_ + 1;
+  if (now - base_ >= size) {
+    std::fill(busy_.begin(), busy_.end(), 0);
+    std::fill(kind1_.begin(), kind1_.end(), 0);
+  } else {
+    // Keep the turnaround distance before `now` readable: clear only what lies beyond it.
+    const Unit keep = std::max(turn01_, turn10_);
+    const Unit clear_to = now > base_ + keep ? now - keep : base_;
+    for (Unit u = base_; u < clear_to;) {
+      const std::size_t pos = u & mask_;
+      const unsigned bit = pos & 63;
+      const Unit n = std::min<Unit>(clear_to - u, 64 - bit);
+      const std::uint64_t m = ~((n == 64 ? ~0ull : ((1ull << n) - 1)) << bit);
+      busy_[pos >> 6] &= m;
+      if (!kind1_.empty()) kind1_[pos >> 6] &= m;
+      u += n;
+    }
+    base_ = clear_to;
+    return;
+  }
+  base_ = now;
+}
+
+void Timeline::grow(Unit end) {
+  const Unit need = end - base_;
+  std::size_t size = mask_ + 1;
+  while (size < need) size *= 2;
+  if (size > kMaxUnits)
+    throw Error("timeline: a reservation " + std::to_string(need) +
+                " cycles ahead of simulated time; a resource is booked unreasonably far into the future");
+  // Re-lay the live window [base_, base_ + old size) into the larger circle.
+  std::vector<std::uint64_t> nb(size / 64, 0), nk(kind1_.empty() ? 0 : size / 64, 0);
+  const std::size_t old_mask = mask_;
+  for (Unit u = base_; u < base_ + old_mask + 1; ++u) {
+    const std::size_t op = u & old_mask, np = u & (size - 1);
+    if (busy_[op >> 6] >> (op & 63) & 1) nb[np >> 6] |= 1ull << (np & 63);
+    if (!kind1_.empty() && (kind1_[op >> 6] >> (op & 63) & 1)) nk[np >> 6] |= 1ull << (np & 63);
+  }
+  busy_.swap(nb);
+  kind1_.swap(nk);
+  mask_ = size - 1;
+}
+
+Timeline::Unit Timeline::next_free(Unit from) const {
+  // Scans whole words for the first clear bit at or after `from`; past the window all is free.
+  const Unit end = base_ + mask_ + 1;
+  while (from < end) {
+    const std::size_t pos = from & mask_;
+    const unsigned bit = pos & 63;
+    const Unit n = std::min<Unit>(64 - bit, end - from);
+    const std::uint64_t in_range = n == 64 ? ~0ull : (1ull << n) - 1;
+    const std::uint64_t free_bits = ~(busy_[pos >> 6] >> bit) & in_range;
+    if (free_bits) return from + Unit(__builtin_ctzll(free_bits));
+    from += n;
+  }
+  return from;
+}
+
+bool Timeline::fits(Unit s, Unit d, std::uint8_t kind) const {
+  if (any(busy_, s, s + d)) return false;
+  if (kind1_.empty()) return true;
+  // Kind-0 bits are busy & ~kind1; check the turnaround distance on both sides.
+  if (kind == 0) {
+    if (turn10_ && any(kind1_, s > turn10_ ? s - turn10_ : 0, s)) return false;
+    if (turn01_ && any(kind1_, s + d, s + d + turn01_)) return false;
+    return true;
+  }
+  auto any_kind0 = [&](Unit from, Unit to) {
+    from = std::max(from, base_);
+    to = std::min<Unit>(to, base_ + mask_ + 1);
+    for (Unit u = from; u < to; ++u) {
+      const std::size_t p = u & mask_;
+      if ((busy_[p >> 6] & ~kind1_[p >> 6]) >> (p & 63) & 1) return true;
+    }
+    return false;
+  };
+  if (turn01_ && any_kind0(s > turn01_ ? s - turn01_ : 0, s)) return false;
+  if (turn10_ && any_kind0(s + d, s + d + turn10_)) return false;
+  return true;
+}
+
+Tick Timeline::find(Tick earliest, Tick duration, std::uint8_t kind) {
+  advance();
+  const Unit d = (duration + unit_ - 1) / unit_;
+  // The first clock edge at or after `earliest` (a fill may land between two edges).
+  Unit s = std::max<Unit>((earliest + unit_ - 1) / unit_, base_);
+  if (d == 0) return s * unit_;
+  for (;;) {
+    ensure(s + d + std::max(turn01_, turn10_) + 1);
+    s = next_free(s);
+    ensure(s + d + std::max(turn01_, turn10_) + 1);
+    if (fits(s, d, kind)) return s * unit_;
+    ++s;
+  }
 }
 
 void Timeline::reserve_at(Tick start, Tick duration, std::uint8_t kind) {
-  if (duration == 0) return;
-  Tick end = start + duration;
-  busy_total_ += duration;
-  last_end_ = std::max(last_end_, end);
-  auto it = std::upper_bound(busy_.begin(), busy_.end(), start,
-                             [](Tick t, const Interval& iv) { return t < iv.start; });
-  // Merge with a touching neighbour of the same kind to keep the vector short: a stream of
-  // back-to-back bursts stays one interval.
-  if (it != busy_.begin()) {
-    Interval& prev = *(it - 1);
-    if (prev.end == start && prev.kind == kind) {
-      prev.end = end;
-      if (it != busy_.end() && it->start == end && it->kind == kind) {
-        prev.end = it->end;
-        busy_.erase(it);
-      }
-      return;
-    }
-  }
-  if (it != busy_.end() && it->start == end && it->kind == kind) {
-    it->start = start;
-    return;
-  }
-  busy_.insert(it, Interval{start, end, kind});
-  maybe_prune();
-}
-
-void Timeline::maybe_prune() {
-  // Amortised: prune only when the vector has doubled since the last prune. A resource booked
-  // far into the future keeps many live intervals, and pruning on every insert would shift
-  // them all each time.
-  if (busy_.size() < prune_at_) return;
-  prune(now_tick());
-  prune_at_ = std::max<std::size_t>(64, 2 * busy_.size());
-}
-
-void Timeline::prune(Tick t) {
-  // Keep the last interval ending before t: its turnaround may still constrain a start at t.
-  auto it = std::upper_bound(busy_.begin(), busy_.end(), t,
-                             [](Tick tt, const Interval& iv) { return tt < iv.end; });
-  if (it - busy_.begin() > 1) busy_.erase(busy_.begin(), it - 1);
+  const Unit d = (duration + unit_ - 1) / unit_;
+  if (d == 0) return;
+  const Unit s = start / unit_;
+  ensure(s + d);
+  set(busy_, s, s + d);
+  if (kind == 1 && !kind1_.empty()) set(kind1_, s, s + d);
+  busy_units_ += d;
+  last_end_units_ = std::max(last_end_units_, s + d);
 }
 
 }  // namespace dvp

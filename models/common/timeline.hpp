@@ -1,13 +1,15 @@
-// The busy intervals of one shared resource (a ring link, a DRAM data bus, an L2 port).
+// The busy time of one shared resource (a ring link channel, a DRAM data bus, an L2 port).
 //
 // With temporal decoupling, initiators reach a resource out of time order: one may have run
 // ahead by a quantum before another asks for an earlier slot. A plain busy-until counter
-// would push the earlier request behind the later one; this timeline instead keeps the
-// reserved intervals and places each request in the earliest gap that fits. Intervals that
-// end before global simulated time can never be asked for again and are pruned.
+// would push the earlier request behind the later one; this timeline instead keeps what is
+// reserved and places each request in the earliest gap that fits.
 //
-// Two kinds of use (0 and 1, e.g. read and write on a DRAM data bus) may need a turnaround
-// gap between them; the gap is enforced on both sides of a placed interval.
+// Every user is clocked, so time is kept in whole cycles of `unit` picoseconds: one bit per
+// cycle in a circular window that starts at global simulated time (nothing can be asked for
+// before it) and grows to cover the furthest reservation. Finding a gap is a scan over 64-bit
+// words. Two kinds of use (0 and 1, e.g. read and write on a DRAM data bus) may need a
+// turnaround gap between them, enforced on both sides of a placed interval.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -18,20 +20,14 @@ namespace dvp {
 
 class Timeline {
  public:
-  struct Interval {
-    Tick start;
-    Tick end;
-    std::uint8_t kind;
-  };
+  // `unit`: the resource's clock period; all times passed in must be multiples of it.
+  explicit Timeline(Tick unit = 1);
 
   // Gap required between an interval of kind a followed by one of kind b.
-  void set_turnaround(Tick zero_to_one, Tick one_to_zero) {
-    turn_[0][1] = zero_to_one;
-    turn_[1][0] = one_to_zero;
-  }
+  void set_turnaround(Tick zero_to_one, Tick one_to_zero);
 
   // Earliest start >= earliest where [start, start+duration) fits. Does not reserve.
-  Tick find(Tick earliest, Tick duration, std::uint8_t kind = 0) const;
+  Tick find(Tick earliest, Tick duration, std::uint8_t kind = 0);
   // Reserves [start, start+duration); start must come from find() with the same arguments.
   void reserve_at(Tick start, Tick duration, std::uint8_t kind = 0);
   // find + reserve_at.
@@ -41,22 +37,30 @@ class Timeline {
     return s;
   }
 
-  // Drops intervals that end at or before t (no later request can start before t).
-  void prune(Tick t);
-
-  Tick busy_total() const { return busy_total_; }
-  Tick last_end() const { return last_end_; }
-  std::size_t size() const { return busy_.size(); }
+  Tick busy_total() const { return busy_units_ * unit_; }
+  Tick last_end() const { return last_end_units_ * unit_; }
+  Tick unit() const { return unit_; }
 
  private:
-  Tick gap(std::uint8_t a, std::uint8_t b) const { return turn_[a & 1][b & 1]; }
-  void maybe_prune();
+  using Unit = std::uint64_t;
+  bool any(const std::vector<std::uint64_t>& bits, Unit from, Unit to) const;  // a set bit in [from, to)
+  void set(std::vector<std::uint64_t>& bits, Unit from, Unit to);
+  void advance();                 // moves the window start up to global time
+  void ensure(Unit end) {         // grows the window to hold [base_, end)
+    if (end - base_ > mask_ + 1) grow(end);
+  }
+  void grow(Unit end);
+  bool fits(Unit s, Unit d, std::uint8_t kind) const;
+  Unit next_free(Unit from) const;  // first unit >= from that is not busy
 
-  std::vector<Interval> busy_;  // sorted by start, non-overlapping
-  Tick turn_[2][2] = {{0, 0}, {0, 0}};
-  std::size_t prune_at_ = 64;
-  Tick busy_total_ = 0;
-  Tick last_end_ = 0;
+  Tick unit_;
+  Unit base_ = 0;                     // first unit in the window
+  std::size_t mask_ = 0;              // window size in units - 1 (a power of two)
+  std::vector<std::uint64_t> busy_;   // any kind
+  std::vector<std::uint64_t> kind1_;  // kind 1 only (allocated when turnarounds are set)
+  Unit turn01_ = 0, turn10_ = 0;
+  Unit busy_units_ = 0;
+  Unit last_end_units_ = 0;
 };
 
 }  // namespace dvp

@@ -13,7 +13,8 @@ Channel::Channel(const Config& c) : cfg_(c), clock_(c.clock) {
     r.last_act_bg.assign(g.bank_groups, 0);
     r.next_refresh = cyc(c.t.tREFI);
   }
-  cas_bg_.resize(std::size_t(g.ranks) * g.bank_groups);
+  cas_bg_.assign(std::size_t(g.ranks) * g.bank_groups, Timeline(clock_.period()));
+  bus_ = Timeline(clock_.period());
   // Data bus occupancy of one burst: BL/2 clocks (double data rate), or tCCD_S if longer.
   burst_ticks_ = cyc(std::max<std::uint32_t>(g.burst_length / 2, c.t.tCCD_S));
   // Turnarounds on the data bus: read data -> write data needs tRTW clocks between them;

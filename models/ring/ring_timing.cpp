@@ -39,7 +39,7 @@ RingConfig RingConfig::from(const cfg::Node& n) {
 
 RingTiming::RingTiming(const RingConfig& c) : cfg_(c) {
   std::size_t n = std::size_t(c.stops) * (c.bidirectional ? 2 : 1);
-  timelines_.resize(n * kChannels);
+  timelines_.assign(n * kChannels, Timeline(c.clock.period()));
   stats_.resize(n);
 }
 
