@@ -67,7 +67,8 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
 
 bool lookup_metric(const nlohmann::json& stats, const std::string& metric, double& value) {
   // Module names contain dots, so try every split point: "<module>.<key>".
-  for (std::size_t dot = metric.rfind('.'); dot != std::string::npos && dot > 0; dot = metric.rfind('.', dot - 1)) {
+  for (std::size_t dot = metric.rfind('.'); dot != std::string::npos && dot > 0;
+       dot = metric.rfind('.', dot - 1)) {
     std::string group = metric.substr(0, dot), key = metric.substr(dot + 1);
     auto g = stats.find(group);
     if (g != stats.end() && g->is_object()) {
@@ -77,7 +78,6 @@ bool lookup_metric(const nlohmann::json& stats, const std::string& metric, doubl
         return true;
       }
     }
-    if (dot == 0) break;
   }
   return false;
 }

@@ -1,7 +1,5 @@
 #include "soc.hpp"
 
-#include <filesystem>
-
 #include "common/error.hpp"
 
 namespace dvp::platform {
@@ -72,44 +70,16 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
   req_level_ = std::make_unique<Level>("requesters", [&] {
     if (!traffic || !traffic->is_seq()) return;
     for (auto& t : traffic->items()) {
-      tgen::TgenConfig base;
-      base.name = t.get_string("name");
-      const std::string& pat = t.get_string("pattern");
-      base.pattern = pat == "sequential" ? tgen::Pattern::Sequential
-                     : pat == "strided"  ? tgen::Pattern::Strided
-                     : pat == "random"   ? tgen::Pattern::Random
-                                         : tgen::Pattern::Trace;
-      base.region_bytes = t.get_uint("region_bytes");
-      base.access_bytes = std::uint32_t(t.get_uint("access_bytes"));
-      base.stride_bytes = t.get_uint("stride_bytes");
-      base.count = t.get_uint("count");
-      base.read_fraction = t.get_double("read_fraction");
-      base.outstanding = std::uint32_t(t.get_uint("outstanding"));
-      base.issue_cycles = std::uint32_t(t.get_uint("issue_cycles"));
-      base.clock = Clock(t.get_double("clock_mhz"));
-      base.start = Tick(t.get_double("start_ns") * 1000.0 + 0.5);
-      base.seed = t.get_uint("seed");
-      base.verify = t.get_bool("verify");
-      if (base.pattern == tgen::Pattern::Trace) {
-        if (!t.has("trace_file")) t.fail("pattern trace needs trace_file");
-        std::filesystem::path tf = t.get_string("trace_file");
-        if (tf.is_relative()) tf = std::filesystem::path(s.dir) / tf;
-        base.trace = tgen::load_trace(tf.string());
-      }
-      if (base.pattern == tgen::Pattern::Strided && base.stride_bytes == 0)
-        t.at("stride_bytes").fail("pattern strided needs a non-zero stride_bytes");
-      if (base.region_bytes < base.access_bytes)
-        t.at("region_bytes").fail("region is smaller than one access (" + std::to_string(base.access_bytes) + " B)");
-      const std::uint64_t inst_stride = t.has("instance_stride_bytes") ? t.get_uint("instance_stride_bytes") : base.region_bytes;
-      const std::uint64_t region_offset = t.get_uint("region_offset");
-      const std::uint32_t n = std::uint32_t(t.get_uint("instances"));
-      std::vector<std::uint64_t> stops = t.get_uint_list("stops");
+      const tgen::TgenGroup group = tgen::TgenGroup::from(t, s.dir);
+      const tgen::TgenConfig& base = group.base;
+      const std::uint32_t n = group.instances;
+      const std::vector<std::uint64_t>& stops = group.stops;
       for (std::uint64_t st : stops)
         if (st >= ring_cfg_.stops) t.at("stops").fail("stop " + std::to_string(st) + " does not exist");
       for (std::uint32_t i = 0; i < n; ++i, ++k) {
         tgen::TgenConfig c = base;
         c.seed = base.seed + i;
-        c.region_base = dram_base_ + region_offset + inst_stride * i;
+        c.region_base = dram_base_ + group.region_offset + group.instance_stride * i;
         if (c.pattern != tgen::Pattern::Trace &&
             c.region_base + c.region_bytes > dram_base_ + dram_cfg_.geo.capacity())
           t.at("region_bytes").fail("instance " + std::to_string(i) + " region ends at " +

@@ -113,3 +113,13 @@ TEST(Scenario, EveryPresetValueCarriesASourceComment) {
     }
   }
 }
+
+TEST(Scenario, ResolvedConfigDumpIsYamlThatReadsBackTheSame) {
+  // `dvp config` output can be saved and run as a scenario of its own.
+  auto s = dvp::platform::load_scenario(std::string(DVP_SOURCE_DIR) + "/scenarios/memory/mixed.yaml", {});
+  std::string once = dump(s.root, false);
+  Node again = from_yaml_text(once, "dump.yaml");
+  EXPECT_EQ(dump(again, false), once);
+  EXPECT_EQ(again.at("traffic").items().size(), 2u);
+  EXPECT_EQ(again.at("platform").at("dram").get_string_list("address_mapping").front(), "column:2");
+}

@@ -78,36 +78,29 @@ void Controller::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& dela
   const Tick start = arrival + cfg_.clock.cycles(cfg_.frontend_cycles);
   const std::uint64_t off = addr - base_;
   const unsigned bb = map_.burst_bits();
+  const std::uint64_t burst_bytes = std::uint64_t(1) << bb;
   const std::uint64_t first = off >> bb, last = (off + len - 1) >> bb;
   Tick done = start;
   DramAddress a = map_.decode(first << bb);
   for (std::uint64_t burst = first; burst <= last; ++burst) {
     DramAddress next = burst < last ? map_.decode((burst + 1) << bb) : DramAddress{};
-    if (a.channel < first_channel_ || a.channel >= first_channel_ + channels_.size()) {
-      // The ring routed a request here whose bytes live on another controller's channel.
+    if (a.channel < first_channel_ || a.channel >= first_channel_ + channels_.size())
       throw Error(std::string(name()) + ": address " + hex(addr) + " maps to channel " + std::to_string(a.channel) +
                   ", which this controller does not own (ring routing and DRAM address mapping disagree)");
-    }
     const unsigned local = a.channel - first_channel_;
     // Closed page: precharge after the last burst of this request to this row.
-    bool close = cfg_.page == PagePolicy::Closed &&
-                 (burst == last || next.channel != a.channel || next.rank != a.rank ||
-                  next.bank_group != a.bank_group || next.bank != a.bank || next.row != a.row);
+    const bool close = cfg_.page == PagePolicy::Closed &&
+                       (burst == last || next.channel != a.channel || next.rank != a.rank ||
+                        next.bank_group != a.bank_group || next.bank != a.bank || next.row != a.row);
     Channel::Result r = channels_[local]->access(write, a.rank, a.bank_group, a.bank, a.row, start, close);
     done = std::max(done, r.done);
     Tracer::instance().slice(lanes_[local], write ? "write" : "read", r.data_start, r.done);
+    // The bytes of the request that fall in this burst.
+    const std::uint64_t lo = std::max(off, burst << bb), hi = std::min(off + len, (burst << bb) + burst_bytes);
+    *(write ? ch_bytes_written_ : ch_bytes_read_)[local] += hi - lo;
     a = next;
   }
-  // Bytes per channel: a request lies in one channel whenever the channel granule is at least
-  // the request size (the platform checks this against the L2 line).
-  const unsigned ch0 = map_.decode(off).channel - first_channel_;
-  if (write) {
-    bytes_written_ += len;
-    *ch_bytes_written_[ch0 < channels_.size() ? ch0 : 0] += len;
-  } else {
-    bytes_read_ += len;
-    *ch_bytes_read_[ch0 < channels_.size() ? ch0 : 0] += len;
-  }
+  (write ? bytes_written_ : bytes_read_) += len;
   ++requests_;
   latency_ps_total_ += done - arrival;
   if (!is_timing_only(p)) {
@@ -117,8 +110,6 @@ void Controller::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& dela
     else
       std::memcpy(p.get_data_ptr(), mem, len);
   }
-  first_arrival_ = std::min(first_arrival_, arrival);
-  last_done_ = std::max(last_done_, done);
   delay = to_sc(done - now_tick());
   p.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -54,7 +54,6 @@ class Controller : public sc_core::sc_module {
   std::uint64_t& bytes_written_;
   std::uint64_t& latency_ps_total_;
   std::vector<std::uint64_t*> ch_bytes_read_, ch_bytes_written_;
-  Tick first_arrival_ = kTickMax, last_done_ = 0;
 };
 
 }  // namespace dvp::dram

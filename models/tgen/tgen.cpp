@@ -3,6 +3,7 @@
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -37,6 +38,43 @@ void TgenConfig::describe(cfg::Spec& s) {
   s.param("seed", Type::Int, "seed of the random pattern and read/write choice").defaults("1").range(0, 9.0e18);
   s.param("verify", Type::Bool, "compare read data with what was written").defaults("false");
   s.param("trace_file", Type::String, "trace to replay (pattern trace), relative to the scenario file").optional();
+}
+
+TgenGroup TgenGroup::from(const cfg::Node& t, const std::string& dir) {
+  TgenGroup g;
+  TgenConfig& c = g.base;
+  c.name = t.get_string("name");
+  const std::string& pat = t.get_string("pattern");
+  c.pattern = pat == "sequential" ? Pattern::Sequential
+              : pat == "strided"  ? Pattern::Strided
+              : pat == "random"   ? Pattern::Random
+                                  : Pattern::Trace;
+  c.region_bytes = t.get_uint("region_bytes");
+  c.access_bytes = std::uint32_t(t.get_uint("access_bytes"));
+  c.stride_bytes = t.get_uint("stride_bytes");
+  c.count = t.get_uint("count");
+  c.read_fraction = t.get_double("read_fraction");
+  c.outstanding = std::uint32_t(t.get_uint("outstanding"));
+  c.issue_cycles = std::uint32_t(t.get_uint("issue_cycles"));
+  c.clock = Clock(t.get_double("clock_mhz"));
+  c.start = Tick(t.get_double("start_ns") * 1000.0 + 0.5);
+  c.seed = t.get_uint("seed");
+  c.verify = t.get_bool("verify");
+  if (c.pattern == Pattern::Trace) {
+    if (!t.has("trace_file")) t.fail("pattern trace needs trace_file");
+    std::filesystem::path tf = t.get_string("trace_file");
+    if (tf.is_relative()) tf = std::filesystem::path(dir) / tf;
+    c.trace = load_trace(tf.string());
+  }
+  if (c.pattern == Pattern::Strided && c.stride_bytes == 0)
+    t.at("stride_bytes").fail("pattern strided needs a non-zero stride_bytes");
+  if (c.region_bytes < c.access_bytes)
+    t.at("region_bytes").fail("region is smaller than one access (" + std::to_string(c.access_bytes) + " B)");
+  g.instances = std::uint32_t(t.get_uint("instances"));
+  g.region_offset = t.get_uint("region_offset");
+  g.instance_stride = t.has("instance_stride_bytes") ? t.get_uint("instance_stride_bytes") : c.region_bytes;
+  g.stops = t.get_uint_list("stops");
+  return g;
 }
 
 std::uint8_t pattern_byte(std::uint64_t addr) {

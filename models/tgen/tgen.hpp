@@ -57,6 +57,19 @@ struct TgenConfig {
   static void describe(cfg::Spec& s);
 };
 
+// One entry of a scenario's `traffic:` list: the configuration every instance shares, and how
+// instances differ (region, seed, stop). Read and checked once, naming the key at fault.
+struct TgenGroup {
+  TgenConfig base;  // region_base relative to the DRAM base is region_offset
+  std::uint32_t instances = 1;
+  std::uint64_t region_offset = 0;
+  std::uint64_t instance_stride = 0;
+  std::vector<std::uint64_t> stops;  // empty: spread over the ring
+
+  // `dir`: the scenario's directory, for a relative trace_file.
+  static TgenGroup from(const cfg::Node& t, const std::string& dir);
+};
+
 std::uint8_t pattern_byte(std::uint64_t addr);
 
 class TrafficGenerator : public sc_core::sc_module {
