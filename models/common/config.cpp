@@ -285,9 +285,18 @@ static void dump_rec(const Node& n, int indent, bool origins, std::ostringstream
   std::string pad(indent, ' ');
   auto scalar_text = [](const Node& s) {
     const std::string& t = s.text();
-    bool plain = !t.empty() && t.find_first_of(":#{}[],&*!|>'\"%@`") == std::string::npos &&
+    bool plain = !t.empty() && t.find_first_of(":#{}[],&*!|>'\"%@`\n\t\\") == std::string::npos &&
                  t.front() != ' ' && t.back() != ' ' && t.front() != '-';
-    return plain ? t : "\"" + t + "\"";
+    if (plain) return t;
+    // A double-quoted YAML scalar, escaped so it reads back byte for byte.
+    std::string q = "\"";
+    for (char c : t) {
+      if (c == '"' || c == '\\') q += '\\', q += c;
+      else if (c == '\n') q += "\\n";
+      else if (c == '\t') q += "\\t";
+      else q += c;
+    }
+    return q + "\"";
   };
   auto origin_comment = [&](const Node& s) {
     return origins ? "  # " + s.origin().str() : std::string();
