@@ -1,0 +1,455 @@
+#include "assembler.hpp"
+
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/error.hpp"
+
+namespace dvp::aicore {
+
+// --- image ------------------------------------------------------------------------------------
+
+std::vector<std::uint8_t> Image::bytes() const {
+  std::vector<std::uint8_t> b(32 + code.size() * 8, 0);
+  std::memcpy(b.data(), "DVK1", 4);
+  auto put32 = [&](std::size_t at, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) b[at + i] = std::uint8_t(v >> (8 * i));
+  };
+  put32(4, 1);
+  put32(8, entry);
+  put32(12, std::uint32_t(code.size() * 8));
+  for (std::size_t i = 0; i < code.size(); ++i)
+    for (int k = 0; k < 8; ++k) b[32 + i * 8 + k] = std::uint8_t(code[i] >> (8 * k));
+  return b;
+}
+
+Image Image::from_bytes(const std::vector<std::uint8_t>& b, const std::string& name) {
+  auto get32 = [&](std::size_t at) {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= std::uint32_t(b[at + i]) << (8 * i);
+    return v;
+  };
+  if (b.size() < 32 || std::memcmp(b.data(), "DVK1", 4) != 0)
+    throw Error(name + ": not a DV kernel image (no DVK1 header)");
+  if (get32(4) != 1) throw Error(name + ": kernel image version " + std::to_string(get32(4)) + ", expected 1");
+  const std::uint32_t n = get32(12);
+  if (n % 8 || 32 + std::size_t(n) != b.size())
+    throw Error(name + ": code size " + std::to_string(n) + " does not match the file (" + std::to_string(b.size()) +
+                " bytes)");
+  Image img;
+  img.entry = get32(8);
+  if (img.entry % 8 || img.entry >= n) throw Error(name + ": entry " + hex(img.entry) + " is not an instruction");
+  img.code.resize(n / 8);
+  for (std::size_t i = 0; i < img.code.size(); ++i)
+    for (int k = 0; k < 8; ++k) img.code[i] |= std::uint64_t(b[32 + i * 8 + k]) << (8 * k);
+  return img;
+}
+
+Image Image::load(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(path + ": cannot open");
+  std::vector<std::uint8_t> b((std::istreambuf_iterator<char>(f)), {});
+  return from_bytes(b, path);
+}
+
+void Image::save(const std::string& path) const {
+  std::ofstream f(path, std::ios::binary);
+  auto b = bytes();
+  f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  if (!f) throw Error(path + ": cannot write");
+}
+
+// --- assembler --------------------------------------------------------------------------------
+
+namespace {
+
+std::string trim(const std::string& s) {
+  std::size_t a = s.find_first_not_of(" \t\r"), b = s.find_last_not_of(" \t\r");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(trim(cur));
+  return out;
+}
+
+bool is_ident(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+struct Line {
+  int number;
+  std::string mnemonic;               // lower case, with suffixes
+  std::vector<std::string> operands;
+  std::uint64_t pc;
+};
+
+class Assembler {
+ public:
+  Assembler(const std::string& file) : file_(file) {}
+
+  Image run(const std::string& text) {
+    parse(text);
+    Image img;
+    for (const Line& l : lines_) emit(l, img.code);
+    if (!entry_label_.empty()) img.entry = std::uint32_t(label(entry_label_, entry_line_));
+    if (img.code.empty()) fail(0, "no instructions");
+    return img;
+  }
+
+ private:
+  [[noreturn]] void fail(int line, const std::string& msg) const {
+    throw Error(file_ + ":" + std::to_string(line) + ": " + msg);
+  }
+
+  void parse(const std::string& text) {
+    std::istringstream in(text);
+    std::string raw;
+    std::uint64_t pc = 0;
+    for (int n = 1; std::getline(in, raw); ++n) {
+      std::string s = raw;
+      for (const char* c : {"#", ";", "//"}) {
+        auto p = s.find(c);
+        if (p != std::string::npos) s.resize(p);
+      }
+      s = trim(s);
+      // Labels, possibly several, before an instruction.
+      for (auto colon = s.find(':'); colon != std::string::npos && is_ident(trim(s.substr(0, colon)));
+           colon = s.find(':')) {
+        std::string name = trim(s.substr(0, colon));
+        if (labels_.count(name) || equs_.count(name)) fail(n, "'" + name + "' is defined twice");
+        labels_[name] = pc;
+        s = trim(s.substr(colon + 1));
+      }
+      if (s.empty()) continue;
+      auto sp = s.find_first_of(" \t");
+      std::string head = s.substr(0, sp);
+      for (auto& c : head) c = char(std::tolower(static_cast<unsigned char>(c)));
+      std::string rest = sp == std::string::npos ? "" : trim(s.substr(sp));
+      std::vector<std::string> ops = rest.empty() ? std::vector<std::string>{} : split(rest, ',');
+      if (head == ".equ") {
+        if (ops.size() != 2 || !is_ident(ops[0])) fail(n, "expected .equ NAME, value");
+        if (labels_.count(ops[0]) || equs_.count(ops[0])) fail(n, "'" + ops[0] + "' is defined twice");
+        equs_[ops[0]] = value(ops[1], n);
+        continue;
+      }
+      if (head == ".entry") {
+        if (ops.size() != 1) fail(n, "expected .entry label");
+        entry_label_ = ops[0];
+        entry_line_ = n;
+        continue;
+      }
+      if (head[0] == '.') fail(n, "unknown directive '" + head + "'");
+      lines_.push_back(Line{n, head, ops, pc});
+      pc += (head == "li64" ? 16 : 8);
+    }
+  }
+
+  // A number, an .equ name, or terms joined by + and -.
+  std::int64_t value(const std::string& expr, int line) const {
+    std::int64_t total = 0;
+    std::string term;
+    int sign = 1;
+    auto flush = [&]() {
+      std::string t = trim(term);
+      if (t.empty()) fail(line, "missing value in '" + expr + "'");
+      std::int64_t v;
+      if (std::isdigit(static_cast<unsigned char>(t[0]))) {
+        try {
+          std::size_t used;
+          v = std::int64_t(std::stoull(t, &used, 0));
+          if (used != t.size()) throw std::invalid_argument(t);
+        } catch (const std::exception&) {
+          fail(line, "bad number '" + t + "'");
+        }
+      } else if (equs_.count(t)) {
+        v = equs_.at(t);
+      } else {
+        fail(line, "unknown name '" + t + "'");
+      }
+      total += sign * v;
+      term.clear();
+    };
+    std::string e = trim(expr);
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      char c = e[i];
+      if ((c == '+' || c == '-') && trim(term).empty() && i == 0) {
+        sign = c == '-' ? -1 : 1;
+      } else if ((c == '+' || c == '-') && !trim(term).empty()) {
+        flush();
+        sign = c == '-' ? -1 : 1;
+      } else {
+        term += c;
+      }
+    }
+    flush();
+    return total;
+  }
+
+  std::uint64_t label(const std::string& name, int line) const {
+    auto it = labels_.find(trim(name));
+    if (it == labels_.end()) fail(line, "undefined label '" + trim(name) + "'");
+    return it->second;
+  }
+
+  std::uint8_t reg(const std::string& s, int line) const {
+    std::string t = trim(s);
+    if (t == "zero") return 0;
+    if (t.size() >= 2 && t[0] == 'x') {
+      try {
+        std::size_t used;
+        unsigned long r = std::stoul(t.substr(1), &used, 10);
+        if (used == t.size() - 1 && r < 32) return std::uint8_t(r);
+      } catch (const std::exception&) {
+      }
+    }
+    fail(line, "expected a register x0..x31, got '" + t + "'");
+  }
+
+  std::int32_t imm32(const std::string& s, int line, std::int64_t lo, std::int64_t hi) const {
+    std::int64_t v = value(s, line);
+    if (v < lo || v > hi) fail(line, "immediate " + std::to_string(v) + " out of range " + std::to_string(lo) + ".." +
+                                         std::to_string(hi));
+    return std::int32_t(std::uint32_t(std::uint64_t(v)));
+  }
+
+  Pipe pipe(const std::string& s, int line) const {
+    std::string t = trim(s);
+    for (auto& c : t) c = char(std::tolower(static_cast<unsigned char>(c)));
+    static const std::map<std::string, Pipe> aliases = {{"scalar", Pipe::S}, {"cube", Pipe::M}, {"vector", Pipe::V},
+                                                        {"fixp", Pipe::FIX}, {"fixpipe", Pipe::FIX}};
+    if (auto a = aliases.find(t); a != aliases.end()) return a->second;
+    if (auto p = pipe_from(t)) return *p;
+    fail(line, "expected a pipe (s, mte1, mte2, mte3, m, v, fix), got '" + trim(s) + "'");
+  }
+
+  void need(const Line& l, std::size_t n, const char* what) const {
+    if (l.operands.size() != n)
+      fail(l.number, l.mnemonic + " takes " + std::to_string(n) + " operand" + (n == 1 ? "" : "s") + " (" + what +
+                         "), got " + std::to_string(l.operands.size()));
+  }
+
+  void emit(const Line& l, std::vector<std::uint64_t>& code) {
+    const int n = l.number;
+    if (l.mnemonic == "li64") {  // pseudo: li + lih
+      need(l, 2, "rd, imm64");
+      std::uint64_t v = std::uint64_t(value(l.operands[1], n));
+      Instr lo, hi;
+      lo.op = *find_opcode("li");
+      lo.a = reg(l.operands[0], n);
+      lo.imm = std::int32_t(std::uint32_t(v));
+      hi.op = *find_opcode("lih");
+      hi.a = lo.a;
+      hi.imm = std::int32_t(std::uint32_t(v >> 32));
+      code.push_back(encode(lo));
+      code.push_back(encode(hi));
+      return;
+    }
+    // The mnemonic is the longest dotted prefix found in the table; the rest are suffixes.
+    std::vector<std::string> parts = split(l.mnemonic, '.');
+    std::optional<std::uint8_t> op;
+    std::size_t used = 0;
+    for (std::size_t k = parts.size(); k >= 1 && !op; --k) {
+      std::string m = parts[0];
+      for (std::size_t j = 1; j < k; ++j) m += "." + parts[j];
+      if ((op = find_opcode(m))) used = k;
+    }
+    if (!op) fail(n, "unknown instruction '" + l.mnemonic + "'");
+    Instr i;
+    i.op = *op;
+    const OpInfo& info = i.info();
+    std::vector<std::string> suffixes(parts.begin() + std::ptrdiff_t(used), parts.end());
+    if (info.format != Format::X && !suffixes.empty())
+      fail(n, std::string(info.mnemonic) + " takes no suffix ('." + suffixes[0] + "')");
+    const auto& o = l.operands;
+    const std::int64_t s32lo = -(std::int64_t(1) << 31), s32hi = (std::int64_t(1) << 31) - 1;
+    const std::int64_t u32hi = (std::int64_t(1) << 32) - 1;
+    auto branch_offset = [&](const std::string& target) {
+      std::int64_t d = (std::int64_t(label(target, n)) - std::int64_t(l.pc)) / 8;
+      return std::int32_t(d);
+    };
+    switch (info.format) {
+      case Format::None: need(l, 0, ""); break;
+      case Format::R3:
+        need(l, 3, info.operands);
+        i.a = reg(o[0], n), i.b = reg(o[1], n), i.c = reg(o[2], n);
+        break;
+      case Format::RI: {
+        need(l, 3, info.operands);
+        i.a = reg(o[0], n), i.b = reg(o[1], n);
+        const std::string m = info.mnemonic;
+        const bool shift = m == "shli" || m == "shri" || m == "srai";
+        const bool zext = m == "ori" || m == "xori";
+        i.imm = shift ? imm32(o[2], n, 0, 63) : imm32(o[2], n, s32lo, zext ? u32hi : s32hi);
+        break;
+      }
+      case Format::LI:
+        need(l, 2, info.operands);
+        i.a = reg(o[0], n);
+        if (std::string(info.mnemonic) == "li") {
+          std::int64_t v = value(o[1], n);
+          if (v < s32lo || v > s32hi)
+            fail(n, "li takes a signed 32-bit immediate; " + std::to_string(v) + " needs li64");
+          i.imm = std::int32_t(v);
+        } else {
+          i.imm = imm32(o[1], n, s32lo, u32hi);
+        }
+        break;
+      case Format::Load:
+      case Format::Store: {
+        need(l, 2, info.operands);
+        const std::string& m = o[1];
+        auto lp = m.find('('), rp = m.rfind(')');
+        if (lp == std::string::npos || rp == std::string::npos || rp < lp || trim(m.substr(rp + 1)) != "")
+          fail(n, "expected imm(rs1), got '" + m + "'");
+        std::string off = trim(m.substr(0, lp));
+        i.imm = off.empty() ? 0 : imm32(off, n, s32lo, s32hi);
+        i.b = reg(m.substr(lp + 1, rp - lp - 1), n);
+        (info.format == Format::Load ? i.a : i.c) = reg(o[0], n);
+        break;
+      }
+      case Format::Branch:
+        need(l, 3, info.operands);
+        i.b = reg(o[0], n), i.c = reg(o[1], n);
+        i.imm = branch_offset(o[2]);
+        break;
+      case Format::Jump:
+        need(l, 1, info.operands);
+        i.imm = branch_offset(o[0]);
+        break;
+      case Format::JumpLink:
+        need(l, 2, info.operands);
+        i.a = reg(o[0], n);
+        i.imm = branch_offset(o[1]);
+        break;
+      case Format::R1:
+        need(l, 1, info.operands);
+        i.b = reg(o[0], n);
+        break;
+      case Format::Mfspr:
+      case Format::Mtspr: {
+        need(l, 2, info.operands);
+        const bool from = info.format == Format::Mfspr;
+        auto spr = spr_from(trim(o[from ? 1 : 0]));
+        if (!spr) fail(n, "unknown special register '" + trim(o[from ? 1 : 0]) + "'");
+        i.imm = std::int32_t(*spr);
+        (from ? i.a : i.b) = reg(o[from ? 0 : 1], n);
+        break;
+      }
+      case Format::Flag: {
+        need(l, 3, info.operands);
+        Pipe src = pipe(o[0], n), dst = pipe(o[1], n);
+        std::int32_t ev = imm32(o[2], n, 0, 7);
+        if (src == dst) fail(n, "a flag joins two different pipes");
+        i.imm = std::int32_t(src) | std::int32_t(dst) << 4 | ev << 8;
+        break;
+      }
+      case Format::Barrier:
+        need(l, 1, info.operands);
+        i.imm = std::int32_t(pipe(o[0], n));
+        if (Pipe(i.imm) == Pipe::S) fail(n, "barrier on the scalar pipe is not allowed");
+        break;
+      case Format::X: {
+        need(l, info.regs, info.operands);
+        std::uint8_t* r[5] = {&i.a, &i.b, &i.c, &i.d, &i.e};
+        for (unsigned k = 0; k < info.regs; ++k) *r[k] = reg(o[k], n);
+        std::size_t s = 0;
+        for (unsigned k = 0; k < info.dtypes; ++k, ++s) {
+          if (s >= suffixes.size())
+            fail(n, std::string(info.mnemonic) + " needs " + std::to_string(info.dtypes) + " data type suffix" +
+                        (info.dtypes > 1 ? "es" : "") + ", e.g. ." + (info.dtypes > 1 ? "f32.f16" : "f16"));
+          auto t = dtype_from(suffixes[s]);
+          if (!t) fail(n, "unknown data type '." + suffixes[s] + "'");
+          (k == 0 ? i.dt1 : i.dt2) = *t;
+        }
+        bool has_cmp = false;
+        for (; s < suffixes.size(); ++s) {
+          const std::string& x = suffixes[s];
+          static const char* rounds[] = {"rint", "floor", "ceil", "round", "trunc", "odd"};
+          static const char* cmps[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+          bool ok = false;
+          for (int k = 0; k < 6 && !ok; ++k)
+            if (x == rounds[k] && (info.suffixes & kSufRound)) i.mode = std::uint8_t((i.mode & ~mode::kRoundMask) | (k + 1)), ok = true;
+          for (int k = 0; k < 6 && !ok; ++k)
+            if (x == cmps[k] && (info.suffixes & kSufCmp)) i.mode |= std::uint8_t(k << mode::kCmpShift), ok = has_cmp = true;
+          if (!ok && x == "relu" && (info.suffixes & kSufRelu)) i.mode |= mode::kRelu, ok = true;
+          if (!ok && x == "t" && (info.suffixes & kSufTranspose)) i.mode |= mode::kTranspose, ok = true;
+          if (!ok) fail(n, std::string(info.mnemonic) + " does not take the suffix '." + x + "'");
+        }
+        if ((info.suffixes & kSufCmp) && !has_cmp) fail(n, std::string(info.mnemonic) + " needs a compare suffix (.eq .ne .lt .le .gt .ge)");
+        break;
+      }
+    }
+    code.push_back(encode(i));
+  }
+
+  std::string file_;
+  std::vector<Line> lines_;
+  std::map<std::string, std::uint64_t> labels_;
+  std::map<std::string, std::int64_t> equs_;
+  std::string entry_label_;
+  int entry_line_ = 0;
+};
+
+}  // namespace
+
+Image assemble(const std::string& text, const std::string& file) { return Assembler(file).run(text); }
+
+std::string disassemble(const Image& img) {
+  std::vector<Instr> ins;
+  std::set<std::uint64_t> targets;
+  for (std::size_t k = 0; k < img.code.size(); ++k) {
+    Instr i;
+    try {
+      i = decode(img.code[k]);
+    } catch (const Error& e) {
+      throw Error("offset " + hex(k * 8) + ": " + e.what());
+    }
+    Format f = i.info().format;
+    if (f == Format::Branch || f == Format::Jump || f == Format::JumpLink)
+      targets.insert(std::uint64_t(std::int64_t(k * 8) + std::int64_t(i.imm) * 8));
+    ins.push_back(i);
+  }
+  if (img.entry) targets.insert(img.entry);
+  auto name = [](std::uint64_t pc) {
+    char b[24];
+    std::snprintf(b, sizeof b, "L%04llx", (unsigned long long)pc);
+    return std::string(b);
+  };
+  std::ostringstream os;
+  os << "# " << img.code.size() << " instructions\n";
+  if (img.entry) os << ".entry " << name(img.entry) << "\n";
+  for (std::size_t k = 0; k < ins.size(); ++k) {
+    const std::uint64_t pc = k * 8;
+    if (targets.count(pc)) os << name(pc) << ":\n";
+    Format f = ins[k].info().format;
+    std::string tgt;
+    if (f == Format::Branch || f == Format::Jump || f == Format::JumpLink)
+      tgt = name(std::uint64_t(std::int64_t(pc) + std::int64_t(ins[k].imm) * 8));
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "  # %04llx", (unsigned long long)pc);
+    os << "    " << format_instr(ins[k], pc, tgt) << addr << "\n";
+  }
+  for (auto t : targets)
+    if (t >= img.code.size() * 8) os << name(t) << ":   # past the end of the image\n";
+  return os.str();
+}
+
+}  // namespace dvp::aicore

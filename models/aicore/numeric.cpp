@@ -1,0 +1,134 @@
+#include "numeric.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace dvp::aicore::num {
+
+std::uint32_t round_to_format(double x, int mant_bits, int exp_bits, Round mode) {
+  const int bias = (1 << (exp_bits - 1)) - 1;
+  const std::uint32_t exp_all = (1u << exp_bits) - 1;
+  const std::uint32_t sign_bit = 1u << (exp_bits + mant_bits);
+  const std::uint32_t max_finite = ((exp_all - 1) << mant_bits) | ((1u << mant_bits) - 1);
+  const std::uint32_t inf = exp_all << mant_bits;
+  if (std::isnan(x)) return inf | (1u << (mant_bits - 1));
+  const bool neg = std::signbit(x);
+  const std::uint32_t sign = neg ? sign_bit : 0;
+  if (std::isinf(x)) return sign | inf;
+  const double a = std::fabs(x);
+  if (a == 0.0) return sign;
+  if (mode == Round::None) mode = Round::Rint;
+
+  int E;
+  std::frexp(a, &E);  // a = f * 2^E, f in [0.5, 1)
+  const int emin = 1 - bias;
+  int e = std::max(E - 1, emin);
+  // The value in units of the last place of the target at exponent e: exact in a double.
+  const double m = std::ldexp(a, mant_bits - e);
+  const double ip = std::floor(m);
+  const double frac = m - ip;
+  std::uint64_t q = std::uint64_t(ip);
+  switch (mode) {
+    case Round::Rint: if (frac > 0.5 || (frac == 0.5 && (q & 1))) ++q; break;
+    case Round::Round: if (frac >= 0.5) ++q; break;
+    case Round::Trunc: break;
+    case Round::Floor: if (frac > 0 && neg) ++q; break;
+    case Round::Ceil: if (frac > 0 && !neg) ++q; break;
+    case Round::Odd: if (frac > 0) q |= 1; break;
+    case Round::None: break;
+  }
+  if (q >> (mant_bits + 1)) {  // carried into the next binade
+    q >>= 1;
+    ++e;
+  }
+  const bool normal = (q >> mant_bits) != 0;
+  if (normal && e > bias) {
+    // Overflow: to infinity, or to the largest finite value for the modes that never round
+    // away from zero in this direction.
+    const bool to_max = mode == Round::Trunc || mode == Round::Odd || (mode == Round::Floor && !neg) ||
+                        (mode == Round::Ceil && neg);
+    return sign | (to_max ? max_finite : inf);
+  }
+  const std::uint32_t biased = normal ? std::uint32_t(e + bias) : 0;
+  return sign | (biased << mant_bits) | std::uint32_t(q & ((1u << mant_bits) - 1));
+}
+
+double from_format(std::uint32_t bits, int mant_bits, int exp_bits) {
+  const int bias = (1 << (exp_bits - 1)) - 1;
+  const std::uint32_t exp_all = (1u << exp_bits) - 1;
+  const bool neg = (bits >> (exp_bits + mant_bits)) & 1;
+  const std::uint32_t ex = (bits >> mant_bits) & exp_all;
+  const std::uint32_t man = bits & ((1u << mant_bits) - 1);
+  double v;
+  if (ex == exp_all) v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  else if (ex == 0) v = std::ldexp(double(man), 1 - bias - mant_bits);
+  else v = std::ldexp(double(man | (1u << mant_bits)), int(ex) - bias - mant_bits);
+  return neg ? -v : v;
+}
+
+std::uint32_t to_f32(double x, Round r) { return round_to_format(x, 23, 8, r); }
+
+double f32(std::uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return double(f);
+}
+
+std::int64_t to_int(double x, Round r, std::int64_t lo, std::int64_t hi) {
+  if (std::isnan(x)) return 0;
+  double v = x;
+  switch (r) {
+    case Round::None:
+    case Round::Rint: v = std::nearbyint(x); break;  // the default environment rounds to nearest even
+    case Round::Floor: v = std::floor(x); break;
+    case Round::Ceil: v = std::ceil(x); break;
+    case Round::Round: v = std::round(x); break;
+    case Round::Trunc: v = std::trunc(x); break;
+    case Round::Odd: {
+      v = std::trunc(x);
+      if (v != x && std::fmod(v, 2.0) == 0.0) v += x > 0 ? 1.0 : -1.0;
+      break;
+    }
+  }
+  if (v <= double(lo)) return lo;
+  if (v >= double(hi)) return hi;
+  return std::int64_t(v);
+}
+
+double load(const std::uint8_t* p, DType t) {
+  std::uint32_t u = 0;
+  std::memcpy(&u, p, dtype_bytes(t));
+  switch (t) {
+    case DType::F16: return f16(std::uint16_t(u));
+    case DType::BF16: return bf16(std::uint16_t(u));
+    case DType::F32: return f32(u);
+    case DType::S8: return double(std::int8_t(u));
+    case DType::U8: return double(std::uint8_t(u));
+    case DType::S16: return double(std::int16_t(u));
+    case DType::U16: return double(std::uint16_t(u));
+    case DType::S32: return double(std::int32_t(u));
+    case DType::U32: return double(u);
+    case DType::None: break;
+  }
+  return 0.0;
+}
+
+void store(std::uint8_t* p, DType t, double v, Round r) {
+  std::uint32_t u = 0;
+  switch (t) {
+    case DType::F16: u = to_f16(v, r); break;
+    case DType::BF16: u = to_bf16(v, r); break;
+    case DType::F32: u = to_f32(v, r); break;
+    case DType::S8: u = std::uint32_t(to_int(v, r, -128, 127)); break;
+    case DType::U8: u = std::uint32_t(to_int(v, r, 0, 255)); break;
+    case DType::S16: u = std::uint32_t(to_int(v, r, -32768, 32767)); break;
+    case DType::U16: u = std::uint32_t(to_int(v, r, 0, 65535)); break;
+    case DType::S32: u = std::uint32_t(to_int(v, r, INT32_MIN, INT32_MAX)); break;
+    case DType::U32: u = std::uint32_t(to_int(v, r, 0, UINT32_MAX)); break;
+    case DType::None: return;
+  }
+  std::memcpy(p, &u, dtype_bytes(t));
+}
+
+}  // namespace dvp::aicore::num

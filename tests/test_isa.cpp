@@ -1,0 +1,167 @@
+// The DV ISA: encoding, assembler, disassembler, configuration words.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "aicore/assembler.hpp"
+#include "common/error.hpp"
+
+using namespace dvp;
+using namespace dvp::aicore;
+
+TEST(Isa, EveryOpcodeEncodesAndDecodesItsFields) {
+  std::mt19937_64 rng(1);
+  for (std::size_t op = 0; op < op_table().size(); ++op) {
+    for (int k = 0; k < 50; ++k) {
+      Instr i;
+      i.op = std::uint8_t(op);
+      i.a = rng() % 32, i.b = rng() % 32, i.c = rng() % 32, i.d = rng() % 32;
+      if (op_table()[op].format == Format::X) {
+        i.e = rng() % 32;
+        i.dt1 = DType(rng() % 10), i.dt2 = DType(rng() % 10);
+        i.mode = std::uint8_t(rng());
+      } else {
+        i.imm = std::int32_t(rng());
+      }
+      EXPECT_EQ(decode(encode(i)), i) << op_table()[op].mnemonic;
+    }
+  }
+  EXPECT_THROW(decode(std::uint64_t(0xFF) << 56), Error);
+}
+
+TEST(Isa, ConfigurationWordsKeepEveryFieldAtItsLimits) {
+  DataCopyCfg d{4095, 65535, 65535, 65535};
+  EXPECT_EQ(DataCopyCfg::unpack(d.pack()).block_count, 4095u);
+  EXPECT_EQ(DataCopyCfg::unpack(d.pack()).dst_gap, 65535u);
+  DataCopyCfg d2{1, 2, 3, 4};
+  auto u = DataCopyCfg::unpack(d2.pack());
+  EXPECT_EQ(std::tie(u.block_count, u.block_len, u.src_gap, u.dst_gap), std::make_tuple(1u, 2u, 3u, 4u));
+  VecCfg v{255, 1, 2, 3, 250, 251, 252};
+  auto vu = VecCfg::unpack(v.pack());
+  EXPECT_EQ(std::tie(vu.repeat, vu.dst_blk, vu.src0_blk, vu.src1_blk, vu.dst_rep, vu.src0_rep, vu.src1_rep),
+            std::make_tuple(255u, 1u, 2u, 3u, 250u, 251u, 252u));
+  MmadCfg m{4095, 17, 4000, false};
+  auto mu = MmadCfg::unpack(m.pack());
+  EXPECT_EQ(std::tie(mu.m, mu.k, mu.n, mu.init), std::make_tuple(4095u, 17u, 4000u, false));
+  Load3dCfg l{3, 5, 2, 1, 2, 1, 64, 10, 288, 32, 1024};
+  auto lu = Load3dCfg::unpack(l.pack1(), l.pack2());
+  EXPECT_EQ(std::tie(lu.kh, lu.kw, lu.stride_h, lu.channels, lu.k_ext, lu.m_ext), std::make_tuple(3u, 5u, 2u, 64u, 288u, 1024u));
+  Fmatrix f{224, 224, 1, 2, 3, 4};
+  auto fu = Fmatrix::unpack(f.pack());
+  EXPECT_EQ(std::tie(fu.w, fu.h, fu.pad_l, fu.pad_b), std::make_tuple(224u, 224u, 1u, 4u));
+}
+
+namespace {
+// One line of every format, with every kind of operand and suffix.
+const char* kProgram = R"(
+# every format once
+.equ N, 128
+.entry start
+helper:
+    add  x1, x2, x3
+    jr   x31
+start:
+    nop
+    li   x4, -5
+    li   x5, N
+    li64 x6, 0x123456789abc
+    lih  x7, 0xffffffff
+    ori  x8, x8, 0xfffff000
+    shli x9, x9, 63
+    ld.w x10, -16(x11)
+    st.d x12, 8(x13)
+    ld.ub x14, 0(x15)
+    mfspr x16, blockid
+    mtspr mask0, x17
+    setmaskn x18
+loop:
+    addi x5, x5, -1
+    bne  x5, zero, loop
+    jal  x31, helper
+    copy.gm2ub x1, x2, x3
+    nd2nz.gm2l1.f16 x1, x2, x3, x4
+    load2d.l0b.f16.t x1, x2, x3
+    load3d.l0a.f16 x1, x2, x3, x4
+    mmad.f32.f16 x1, x2, x3, x4
+    fixp.l0c2gm.f16.f32.relu x1, x2, x3, x4
+    fixp.l0c2gm.s8.s32.round x1, x2, x3, x4
+    vadd.f16 x1, x2, x3, x4
+    vconv.s32.f32.floor x1, x2, x3
+    vcmp.f32.ge x1, x2, x3, x4
+    vsel.f16 x1, x2, x3, x4, x5
+    vtranspose.f16 x1, x2
+    setflag mte2, v, 7
+    waitflag mte2, v, 7
+    barrier cube
+    beq x0, x0, done
+done:
+    end
+)";
+}  // namespace
+
+TEST(Assembler, DisassemblyAssemblesBackToTheSameImage) {
+  Image a = assemble(kProgram, "prog.s");
+  EXPECT_EQ(a.entry, 2u * 8);
+  std::string text = disassemble(a);
+  Image b = assemble(text, "dis.s");
+  EXPECT_EQ(a.code, b.code) << text;
+  EXPECT_EQ(a.entry, b.entry);
+  EXPECT_EQ(a.bytes(), Image::from_bytes(a.bytes(), "x").bytes());
+  // A few encodings checked field by field.
+  Instr li64lo = decode(a.code[5]), li64hi = decode(a.code[6]);
+  EXPECT_EQ(std::uint32_t(li64lo.imm), 0x56789abcu);
+  EXPECT_EQ(std::uint32_t(li64hi.imm), 0x1234u);
+  Instr fix = decode(b.code[24]);  // words: helper 0-1, start 2, li64 5-6, loop 16
+  EXPECT_STREQ(fix.info().mnemonic, "fixp.l0c2gm");
+  EXPECT_EQ(fix.dt1, DType::F16);
+  EXPECT_EQ(fix.dt2, DType::F32);
+  EXPECT_TRUE(fix.mode & mode::kRelu);
+  Instr br = decode(a.code[17]);  // bne x5, zero, loop: one instruction back
+  EXPECT_EQ(br.imm, -1);
+}
+
+namespace {
+void expect_error(const std::string& src, const std::string& what) {
+  try {
+    assemble(src, "k.s");
+    ADD_FAILURE() << "no error for: " << src;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+}  // namespace
+
+TEST(Assembler, ErrorsNameFileAndLine) {
+  expect_error("nop\n\n  frob x1, x2\n", "k.s:3: unknown instruction 'frob'");
+  expect_error("add x1, x2\n", "k.s:1: add takes 3 operands (rd, rs1, rs2), got 2");
+  expect_error("add x1, x2, x32\n", "k.s:1: expected a register x0..x31, got 'x32'");
+  expect_error("beq x1, x2, nowhere\n", "k.s:1: undefined label 'nowhere'");
+  expect_error("a:\na:\nend\n", "k.s:2: 'a' is defined twice");
+  expect_error("li x1, 0x80000000\n", "k.s:1: li takes a signed 32-bit immediate; 2147483648 needs li64");
+  expect_error("vadd x1, x2, x3, x4\n", "k.s:1: vadd needs 1 data type suffix, e.g. .f16");
+  expect_error("vadd.f16.relu x1, x2, x3, x4\n", "k.s:1: vadd does not take the suffix '.relu'");
+  expect_error("vadd.f17 x1, x2, x3, x4\n", "k.s:1: unknown data type '.f17'");
+  expect_error("vcmp.f16 x1, x2, x3, x4\n", "needs a compare suffix");
+  expect_error("barrier s\n", "k.s:1: barrier on the scalar pipe is not allowed");
+  expect_error("setflag v, v, 0\n", "k.s:1: a flag joins two different pipes");
+  expect_error("setflag mte2, v, 8\n", "k.s:1: immediate 8 out of range 0..7");
+  expect_error("mfspr x1, banana\n", "k.s:1: unknown special register 'banana'");
+  expect_error("ld.w x1, x2\n", "k.s:1: expected imm(rs1), got 'x2'");
+  expect_error("add.f16 x1, x2, x3\n", "k.s:1: add takes no suffix ('.f16')");
+  expect_error("# nothing\n", "k.s:0: no instructions");
+}
+
+TEST(Image, MalformedImagesAreRejectedWithTheirName) {
+  Image a = assemble("end\n", "e.s");
+  auto b = a.bytes();
+  b[0] = 'X';
+  EXPECT_THROW(Image::from_bytes(b, "bad.dvk"), Error);
+  b = a.bytes();
+  b.pop_back();
+  try {
+    Image::from_bytes(b, "short.dvk");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("short.dvk: code size 8 does not match"), std::string::npos) << e.what();
+  }
+}

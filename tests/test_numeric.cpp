@@ -1,0 +1,164 @@
+// AI Core number formats against independent references: GCC's _Float16 for round-to-nearest-
+// even, the classic bf16 bit formula, and the definitions of the directed modes checked with
+// the bit-adjacent neighbours of each result.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "aicore/numeric.hpp"
+
+using namespace dvp::aicore;
+using namespace dvp::aicore::num;
+
+namespace {
+
+float bits_to_float(std::uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+std::uint16_t gcc_f16(float x) {
+  _Float16 h = static_cast<_Float16>(x);
+  std::uint16_t b;
+  std::memcpy(&b, &h, 2);
+  return b;
+}
+
+// Random floats over the whole range, plus the cases that matter for fp16.
+std::vector<float> samples() {
+  std::vector<float> v;
+  std::mt19937 rng(7);
+  for (int i = 0; i < 200000; ++i) {
+    float f = bits_to_float(rng());
+    if (!std::isnan(f)) v.push_back(f);
+  }
+  // Dense around the fp16 range, including subnormals and the overflow threshold.
+  for (int i = 0; i < 200000; ++i) {
+    std::uniform_real_distribution<float> d(-70000.0f, 70000.0f);
+    std::uniform_real_distribution<float> s(-1e-4f, 1e-4f);
+    v.push_back(i % 2 ? d(rng) : s(rng));
+  }
+  for (float f : {0.0f, -0.0f, 1.0f, 65504.0f, 65519.99f, 65520.0f, 65536.0f, 5.96e-8f, 2.98e-8f, 2.99e-8f,
+                  6.1035e-5f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, INFINITY, -INFINITY})
+    v.push_back(f);
+  return v;
+}
+
+// The value of an fp16 bit pattern's neighbour one step away from zero / toward zero.
+double f16_next_up(std::uint16_t b) {  // next toward +inf
+  if (b == 0x8000) return f16(0x0001);
+  return (b & 0x8000) ? f16(std::uint16_t(b - 1)) : f16(std::uint16_t(b + 1));
+}
+double f16_next_down(std::uint16_t b) {  // next toward -inf
+  if (b == 0x0000) return -f16(0x0001);
+  return (b & 0x8000) ? f16(std::uint16_t(b + 1)) : f16(std::uint16_t(b - 1));
+}
+
+}  // namespace
+
+TEST(Numeric, F16NearestEvenMatchesGcc) {
+  for (float x : samples()) ASSERT_EQ(to_f16(x, Round::Rint), gcc_f16(x)) << x;
+  EXPECT_EQ(to_f16(std::nan(""), Round::Rint) & 0x7e00, 0x7e00);
+}
+
+TEST(Numeric, F16ToDoubleIsExact) {
+  for (std::uint32_t b = 0; b < 0x10000; ++b) {
+    _Float16 h;
+    std::uint16_t s = std::uint16_t(b);
+    std::memcpy(&h, &s, 2);
+    double ref = double(static_cast<float>(h));
+    double got = f16(s);
+    if (std::isnan(ref)) {
+      ASSERT_TRUE(std::isnan(got)) << b;
+    } else {
+      ASSERT_EQ(got, ref) << b;
+    }
+    // And back, exactly.
+    if (!std::isnan(ref)) {
+      ASSERT_EQ(to_f16(got, Round::Rint), s) << b;
+    }
+  }
+}
+
+TEST(Numeric, Bf16NearestEvenMatchesTheBitFormula) {
+  for (float x : samples()) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, 4);
+    std::uint16_t ref = std::uint16_t((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+    ASSERT_EQ(to_bf16(x, Round::Rint), ref) << x;
+  }
+}
+
+TEST(Numeric, DirectedModesFollowTheirDefinitions) {
+  for (float xf : samples()) {
+    const double x = xf;
+    if (std::isinf(x) || std::fabs(x) > 65504.0) continue;  // overflow has its own test
+    std::uint16_t fl = to_f16(x, Round::Floor), ce = to_f16(x, Round::Ceil);
+    std::uint16_t tr = to_f16(x, Round::Trunc), ro = to_f16(x, Round::Round), od = to_f16(x, Round::Odd);
+    // floor: the largest value <= x; ceil: the smallest >= x.
+    ASSERT_LE(f16(fl), x);
+    ASSERT_GT(f16_next_up(fl), x) << x;
+    ASSERT_GE(f16(ce), x);
+    ASSERT_LT(f16_next_down(ce), x) << x;
+    // trunc: toward zero.
+    ASSERT_EQ(tr, x >= 0 ? fl : ce) << x;
+    // round: nearest, ties away from zero.
+    const double dl = x - f16(fl), dc = f16(ce) - x;
+    const std::uint16_t away = x >= 0 ? ce : fl, toward = x >= 0 ? fl : ce;
+    ASSERT_EQ(ro, dl == dc ? away : (dl < dc ? fl : ce)) << x;
+    (void)toward;
+    // odd: exact stays, otherwise whichever neighbour has an odd last bit.
+    if (fl == ce || f16(fl) == x) {
+      ASSERT_EQ(f16(od), x == 0 ? f16(od) : x) << x;
+    } else {
+      ASSERT_TRUE((od == fl || od == ce) && (od & 1)) << x;
+    }
+  }
+}
+
+TEST(Numeric, OverflowGoesToInfinityOrTheLargestFinite) {
+  EXPECT_EQ(to_f16(70000.0, Round::Rint), 0x7c00);
+  EXPECT_EQ(to_f16(65519.0, Round::Rint), 0x7bff);   // below the halfway point to 65536
+  EXPECT_EQ(to_f16(65520.0, Round::Rint), 0x7c00);   // the tie rounds to even: infinity
+  EXPECT_EQ(to_f16(70000.0, Round::Trunc), 0x7bff);
+  EXPECT_EQ(to_f16(70000.0, Round::Floor), 0x7bff);
+  EXPECT_EQ(to_f16(-70000.0, Round::Floor), 0xfc00);
+  EXPECT_EQ(to_f16(70000.0, Round::Ceil), 0x7c00);
+  EXPECT_EQ(to_f16(-70000.0, Round::Ceil), 0xfbff);
+  EXPECT_EQ(to_f16(1e9, Round::Odd), 0x7bff);
+  EXPECT_EQ(to_bf16(3.5e38, Round::Rint), 0x7f80);
+}
+
+TEST(Numeric, IntegerConversionsRoundThenSaturate) {
+  EXPECT_EQ(to_int(2.5, Round::Rint, -128, 127), 2);
+  EXPECT_EQ(to_int(3.5, Round::Rint, -128, 127), 4);
+  EXPECT_EQ(to_int(-2.5, Round::Round, -128, 127), -3);
+  EXPECT_EQ(to_int(-2.5, Round::Floor, -128, 127), -3);
+  EXPECT_EQ(to_int(-2.5, Round::Ceil, -128, 127), -2);
+  EXPECT_EQ(to_int(-2.7, Round::Trunc, -128, 127), -2);
+  EXPECT_EQ(to_int(2.2, Round::Odd, -128, 127), 3);
+  EXPECT_EQ(to_int(3.2, Round::Odd, -128, 127), 3);
+  EXPECT_EQ(to_int(300.0, Round::Rint, -128, 127), 127);
+  EXPECT_EQ(to_int(-300.0, Round::Rint, -128, 127), -128);
+  EXPECT_EQ(to_int(std::nan(""), Round::Rint, -128, 127), 0);
+  EXPECT_EQ(to_int(5e9, Round::Trunc, INT32_MIN, INT32_MAX), INT32_MAX);
+}
+
+TEST(Numeric, LoadAndStoreEveryType) {
+  std::uint8_t buf[4];
+  const DType types[] = {DType::F16, DType::BF16, DType::F32, DType::S8, DType::U8,
+                         DType::S16, DType::U16, DType::S32, DType::U32};
+  for (DType t : types) {
+    store(buf, t, 100.0);
+    EXPECT_EQ(load(buf, t), 100.0) << dtype_name(t);
+  }
+  store(buf, DType::U8, -3.0);
+  EXPECT_EQ(load(buf, DType::U8), 0.0);
+  store(buf, DType::F32, 0.1);
+  EXPECT_EQ(load(buf, DType::F32), double(0.1f));
+  store(buf, DType::BF16, 1.00390625 + 1e-9);
+  EXPECT_EQ(load(buf, DType::BF16), 1.0078125);  // above the halfway point: rounds up
+}
