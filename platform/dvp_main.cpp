@@ -46,6 +46,8 @@ static int print_map(const platform::Scenario& s) {
 }
 
 int sc_main(int argc, char* argv[]) {
+  // The kernel's own info messages ("Simulation stopped by user") are not the user's business.
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   std::vector<std::string> sets;
   std::string cmd, scenario, preset, out;
   po::options_description opts("options");

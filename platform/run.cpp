@@ -62,6 +62,21 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
   j["requester_avg_latency_ns"] = tx ? double(lat_sum) / double(tx) / 1000.0 : 0.0;
   j["transactions_per_host_second"] = host_seconds > 0 ? double(tx) / host_seconds : 0.0;
   j["verify_errors"] = verify_errors;
+  // AI Cores: pipe busy fractions averaged over cores, and the cube's achieved vs peak rate.
+  const auto& cores = soc.aicores();
+  double cube = 0, vec = 0, mte2 = 0;
+  for (auto& c : cores) {
+    cube += ns > 0 ? double(c->pipe_busy(aicore::Pipe::M)) / double(end) : 0.0;
+    vec += ns > 0 ? double(c->pipe_busy(aicore::Pipe::V)) / double(end) : 0.0;
+    mte2 += ns > 0 ? double(c->pipe_busy(aicore::Pipe::MTE2)) / double(end) : 0.0;
+  }
+  const double n = cores.empty() ? 1.0 : double(cores.size());
+  j["aicore_cube_busy"] = cube / n;
+  j["aicore_vector_busy"] = vec / n;
+  j["aicore_mte2_busy"] = mte2 / n;
+  j["achieved_tflops"] = 0.0;  // the cube is not modelled yet: no cube FLOPs are executed
+  j["peak_tflops"] = soc.aicore_config() ? soc.aicore_config()->peak_flops() / 1e12 : 0.0;
+  j["kernel_checks_failed"] = soc.launcher() ? soc.launcher()->checks_failed() : 0;
   return j;
 }
 
@@ -101,7 +116,8 @@ static std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::jso
   os << "time\n";
   row("simulated", fmt("%.3f us", sum["simulated_ns"].get<double>() / 1000.0));
   row("host", fmt("%.3f s", sum["host_seconds"].get<double>()));
-  row("transactions / host second", fmt("%.0f", sum["transactions_per_host_second"].get<double>()));
+  if (!soc.requesters().empty())
+    row("transactions / host second", fmt("%.0f", sum["transactions_per_host_second"].get<double>()));
   os << "\nDRAM (" << soc.dram_config().type << ", " << soc.dram_config().geo.channels << " channels)\n";
   row("achieved / peak", fmt("%.2f", sum["dram_achieved_GBps"].get<double>()) + " / " +
                              fmt("%.2f GB/s", sum["dram_peak_GBps"].get<double>()) + "  (" +
@@ -119,6 +135,25 @@ static std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::jso
   os << "\nring (" << soc.ring_config().stops << " stops" << (soc.ring_config().bidirectional ? ", bidirectional" : "")
      << ")\n";
   row("busiest link channel", fmt("%.1f%% busy", 100.0 * sum["ring_max_link_busy"].get<double>()));
+  if (const aicore::AiCoreConfig* ac = soc.aicore_config()) {
+    os << "\nAI Cores (" << ac->cores << " at " << fmt("%.0f MHz", ac->clock.mhz()) << ", peak "
+       << fmt("%.1f TFLOPS fp16", sum["peak_tflops"].get<double>()) << ")\n";
+    const char* names[] = {"SCALAR", "MTE1", "MTE2", "MTE3", "CUBE", "VECTOR", "FIXP"};
+    std::string line;
+    for (int p = 0; p < aicore::kPipes; ++p) {
+      double b = 0;
+      for (auto& c : soc.aicores()) b += double(c->pipe_busy(aicore::Pipe(p)));
+      const double end = sum["simulated_ns"].get<double>() * 1000.0;
+      line += std::string(p ? "  " : "") + names[p] + " " +
+              fmt("%.1f%%", end > 0 ? 100.0 * b / end / double(soc.aicores().size()) : 0.0);
+    }
+    row("pipe busy (mean over cores)", line);
+    if (KernelLauncher* l = soc.launcher())
+      for (auto& k : l->results())
+        row("kernel " + k.name, std::to_string(k.blocks) + " blocks on " + std::to_string(k.cores) + " cores, " +
+                                    fmt("%.3f us", double(k.end - k.start) / 1e6));
+  }
+  if (!soc.requesters().empty()) {
   os << "\nrequesters\n";
   os << "  name                      transactions     GB/s   avg lat ns   max lat ns   verify\n";
   for (auto& g : soc.requesters()) {
@@ -130,6 +165,7 @@ static std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::jso
                   gj.value("avg_latency_ns", 0.0), gj.value("max_latency_ps", 0.0) / 1000.0,
                   soc.timing_only() ? "n/a" : (g->verify_errors() ? "FAIL" : "ok"));
     os << line;
+  }
   }
   if (!check_lines.empty()) {
     os << "\nchecks\n";
@@ -157,7 +193,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   // slice reaches at least the next pending event, so the loop always makes progress.
   const Tick slice = 10 * 1000 * 1000;  // 10 us
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate and start every process
-  while (sc_core::sc_pending_activity()) {
+  while (sc_core::sc_pending_activity() && sc_core::sc_get_status() != sc_core::SC_STOPPED) {
     const Tick next = now_tick() + to_tick(sc_core::sc_time_to_pending_activity());
     if (next > max_sim) {
       limit_error = "simulated-time limit run.max_sim_ns (" + format_ns(max_sim) + ") reached";
@@ -172,13 +208,17 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
       break;
     }
   }
-  if (limit_error.empty())
+  if (soc.launcher() && !soc.launcher()->fault().empty()) limit_error = "AI Core fault: " + soc.launcher()->fault();
+  if (limit_error.empty()) {
     for (auto& g : soc.requesters())
       if (!g->done()) limit_error = std::string(g->name()) + " did not finish";
+    if (soc.launcher() && !soc.launcher()->done()) limit_error = "the kernels did not finish";
+  }
   // Posted write-backs may still be on their way to DRAM: the run ends when they land.
   Tick drained = now_tick();
   for (auto& hn : soc.l2_slices()) drained = std::max(drained, hn->last_memory_done());
-  if (limit_error.empty() && drained > now_tick()) sc_core::sc_start(to_sc(drained - now_tick()));
+  if (limit_error.empty() && drained > now_tick() && sc_core::sc_get_status() != sc_core::SC_STOPPED)
+    sc_core::sc_start(to_sc(drained - now_tick()));
   const double host = std::chrono::duration<double>(clock::now() - t0).count();
 
   RunResult r;
@@ -214,6 +254,12 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
       check_lines.push_back(std::string(ok ? "ok   " : "FAIL ") + m + " = " + fmt("%.6g", v) + "  (want " + bounds + ")");
     }
   }
+  if (KernelLauncher* l = soc.launcher())
+    for (auto& k : l->results())
+      if (k.checked) {
+        failed |= !k.passed;
+        check_lines.push_back(std::string(k.passed ? "ok   " : "FAIL ") + "kernel " + k.name + ": " + k.detail);
+      }
   std::string status = !limit_error.empty() ? "STOPPED: " + limit_error : failed ? "FAILED" : "passed";
   r.summary = summary_text(s, soc, sum, check_lines, status);
   r.exit_code = !limit_error.empty() ? kExitSimError : failed ? kExitCheckFailed : kExitOk;
@@ -228,6 +274,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
     f << r.summary;
   }
   if (trace) Tracer::instance().write(out + "/trace.json");
+  for (auto& c : soc.aicores())
+    if (c->blocks_done()) std::ofstream(out + "/aicore" + std::to_string(c->id()) + "-instructions.csv") << c->instruction_csv();
   if (!o.quiet) std::cout << r.summary << "\noutputs in " << out << "/\n";
   if (!limit_error.empty()) std::cerr << "dvp: error: " << limit_error << "\n";
   return r;

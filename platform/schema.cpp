@@ -1,8 +1,10 @@
 #include "schema.hpp"
 
+#include "aicore/aicore_config.hpp"
 #include "cache/l2_config.hpp"
 #include "dram/dram_config.hpp"
 #include "ring/ring_timing.hpp"
+#include "launcher.hpp"
 #include "tgen/tgen.hpp"
 
 namespace dvp::platform {
@@ -25,8 +27,13 @@ static cfg::Spec build() {
   ring::RingConfig::describe(p.section("ring", "Ring interconnect (CHI-like: requesters, home nodes, memory nodes)"));
   cache::L2Config::describe(p.section("l2", "L2 / last-level cache; its slices are the ring's home nodes"));
   dram::Config::describe(p.section("dram", "DRAM controllers, channels and devices (LPDDR4 / HBM2)"));
+  aicore::AiCoreConfig::describe(
+      p.section("aicore", "AI Cores (Da Vinci): pipes, buffers, caches and rates; requesters on the ring").optional());
 
   tgen::TgenConfig::describe(root.object_list("traffic", "Traffic generators (requesters on the ring)"));
+
+  KernelLauncher::describe(root.object_list(
+      "kernels", "AI Core kernels run in bare mode (no CPUs): image, tensors, arguments, reference check"));
 
   cfg::Spec& chk = root.object_list("checks", "Pass/fail conditions on results; dvp run exits 1 if one fails");
   chk.param("metric", Type::String,
@@ -52,8 +59,6 @@ const cfg::Spec& scenario_schema() {
 
 const std::vector<NotBuilt>& not_built_parts() {
   static const std::vector<NotBuilt> v = {
-      {"platform.aicore", "the AI Cores (Da Vinci cube/vector/scalar units)"},
-      {"kernels", "AI Core kernel launches"},
       {"platform.cpu", "the control CPU and AI CPU clusters"},
       {"firmware", "firmware images for the Arm CPUs"},
       {"tasks", "the task scheduler"},

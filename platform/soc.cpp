@@ -61,6 +61,35 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
       mcs_.push_back(std::move(mc));
     }
   });
+  // AI Cores: requesters on the ring.
+  if (const cfg::Node* ac = plat.find("aicore")) {
+    has_aicore_ = true;
+    aicore_cfg_ = aicore::AiCoreConfig::from(*ac);
+    for (std::uint64_t st : aicore_cfg_.stops)
+      if (st >= ring_cfg_.stops) ac->at("stops").fail("stop " + std::to_string(st) + " does not exist");
+    aicore_level_ = std::make_unique<Level>("aicore", [&] {
+      for (std::uint32_t i = 0; i < aicore_cfg_.cores; ++i) {
+        std::uint32_t stop = aicore_cfg_.stops.empty() ? spread(i, aicore_cfg_.cores, ring_cfg_.stops)
+                                                       : std::uint32_t(aicore_cfg_.stops[i % aicore_cfg_.stops.size()]);
+        auto core = std::make_unique<aicore::AiCore>(("core" + std::to_string(i)).c_str(), aicore_cfg_, i,
+                                                     l2_cfg_.line_bytes, !timing_only_);
+        unsigned src = ring_->connect_initiator(core->bus, stop, core->name());
+        src_is_hn_.resize(src + 1, false);
+        placement_.push_back({core->name(), stop, "requester (AI Core)"});
+        cores_.push_back(std::move(core));
+      }
+    });
+  }
+  if (const cfg::Node* kernels = s.root.find("kernels"); kernels && kernels->is_seq() && !kernels->items().empty()) {
+    if (!has_aicore_)
+      kernels->fail("the scenario runs kernels but the platform has no platform.aicore section");
+    std::vector<aicore::AiCore*> cores;
+    for (auto& c : cores_) cores.push_back(c.get());
+    launcher_ = std::make_unique<KernelLauncher>("launcher", *kernels, s.dir, cores, *storage_, dram_base_);
+    unsigned src = ring_->connect_initiator(launcher_->socket, 0, launcher_->name());
+    src_is_hn_.resize(src + 1, false);
+  }
+
   // Requesters.
   const cfg::Node* traffic = s.root.find("traffic");
   std::uint32_t total = 0;

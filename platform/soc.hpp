@@ -8,8 +8,10 @@
 
 #include <systemc>
 
+#include "aicore/aicore.hpp"
 #include "cache/l2_slice.hpp"
 #include "dram/controller.hpp"
+#include "launcher.hpp"
 #include "ring/ring.hpp"
 #include "scenario.hpp"
 #include "tgen/tgen.hpp"
@@ -48,6 +50,9 @@ class Soc : public sc_core::sc_module {
   const std::vector<std::unique_ptr<dram::Controller>>& controllers() const { return mcs_; }
   const std::vector<std::unique_ptr<tgen::TrafficGenerator>>& requesters() const { return gens_; }
   dram::Storage& storage() { return *storage_; }
+  const std::vector<std::unique_ptr<aicore::AiCore>>& aicores() const { return cores_; }
+  const aicore::AiCoreConfig* aicore_config() const { return has_aicore_ ? &aicore_cfg_ : nullptr; }
+  KernelLauncher* launcher() { return launcher_.get(); }
 
   std::vector<AddressRegion> address_map() const;
   // Ring placement, for `dvp map`.
@@ -71,7 +76,11 @@ class Soc : public sc_core::sc_module {
   cache::SliceHash hash_;
 
   std::unique_ptr<ring::Ring> ring_;
-  std::unique_ptr<Level> l2_level_, dram_level_, req_level_;
+  std::unique_ptr<Level> l2_level_, dram_level_, req_level_, aicore_level_;
+  aicore::AiCoreConfig aicore_cfg_;
+  bool has_aicore_ = false;
+  std::vector<std::unique_ptr<aicore::AiCore>> cores_;
+  std::unique_ptr<KernelLauncher> launcher_;
   std::vector<std::unique_ptr<cache::L2Slice>> l2_;
   std::vector<std::unique_ptr<dram::Controller>> mcs_;
   std::vector<std::unique_ptr<tgen::TrafficGenerator>> gens_;

@@ -470,10 +470,9 @@ void Spec::validate(Node& n, std::vector<std::string>& errors) const {
             if (c->type_ == Type::IntList || c->type_ == Type::StringList)
               d = from_yaml_text(*c->default_, "default");
             n.set(c->name_, d);
-          } else if (c->type_ == Type::Section) {
+          } else if (c->type_ == Type::Section && !c->optional_) {
             Node& s = n.set(c->name_, Node::map(n.origin(), ""));
             c->validate(s, errors);
-            if (s.entries().empty() && c->optional_) n.erase(c->name_);
           } else if (!c->optional_ && c->type_ != Type::ObjectList) {
             err(n, "missing required key '" + c->name_ + "' (" + c->doc_ + ")");
           }

@@ -1,0 +1,156 @@
+// One Da Vinci AI Core (coupled mode): a scalar unit that fetches DV ISA instructions through
+// an instruction cache, executes scalar instructions and issues the others into per-pipe
+// in-order queues; one SystemC thread per pipe (MTE1, MTE2, MTE3, M, V, FIX) executes its
+// queue; SetFlag / WaitFlag and PipeBarrier order the pipes; L1, L0A, L0B, L0C and UB are
+// real byte arrays with the hardware's alignment and range rules. GM traffic goes through the
+// `bus` initiator socket (into the ring, L2 and DRAM).
+//
+// Faults (bad access, double SetFlag, undefined instruction, a deadlock between pipes) stop
+// the core with a report naming core, pc, instruction and reason.
+#pragma once
+#include <array>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "aicore_config.hpp"
+#include "common/stats.hpp"
+#include "common/trace.hpp"
+#include "isa.hpp"
+
+namespace dvp::aicore {
+
+struct Launch {
+  std::uint64_t image_base = 0;  // GM address of the code (the image's code section)
+  std::uint64_t code_bytes = 0;
+  std::uint32_t entry = 0;       // byte offset of the first instruction
+  std::uint32_t block_id = 0, block_dim = 1;
+  std::uint64_t arg_base = 0;
+};
+
+struct Fault {
+  unsigned core = 0;
+  std::uint64_t pc = 0;
+  std::string instr;
+  std::string reason;
+  std::string str() const;
+};
+
+class AiCore : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<AiCore> bus;
+
+  // `line_bytes`: the largest request the bus takes (the L2 line); `functional`: move data.
+  AiCore(sc_core::sc_module_name name, const AiCoreConfig& cfg, unsigned id, std::uint32_t line_bytes,
+         bool functional);
+
+  // Starts a block at the current simulated time; the core must be idle.
+  void start(const Launch& l);
+  bool busy() const { return busy_; }
+  sc_core::sc_event& finished() { return finished_ev_; }
+  const std::optional<Fault>& fault() const { return fault_; }
+  // Called on a fault; by default the run stops with the report.
+  void set_fault_handler(std::function<void(const Fault&)> h) { on_fault_ = std::move(h); }
+
+  unsigned id() const { return id_; }
+  const Launch& launched() const { return launch_; }
+  std::uint8_t* buffer(Buffer b) { return buf_[b].data(); }
+  std::uint64_t reg(unsigned r) const { return x_[r]; }
+  Tick pipe_busy(Pipe p) const { return pipe_busy_[int(p)]; }
+  std::uint64_t blocks_done() const { return blocks_; }
+  // The per-instruction profile: instruction, pc, pipe, count, total cycles.
+  std::string instruction_csv() const;
+
+ private:
+  struct Issued {
+    Instr in;
+    std::uint64_t pc;
+    std::uint64_t v[5];  // register operands, read at issue
+  };
+  enum class PState { Idle, Busy, WaitFlag };
+  enum class SState { Stopped, Running, WaitQueue, Draining };
+
+  void scalar_thread();
+  void pipe_thread(int p);
+  void run_block();
+  bool fetch(std::uint64_t pc, std::uint64_t& word, Tick& t);
+  bool exec_scalar(const Instr& in, std::uint64_t pc, std::uint64_t& next, Tick& t);
+  Tick exec_issued(int p, const Issued& e);  // returns when it finishes; 0 on fault
+  void raise(std::uint64_t pc, const Instr* in, const std::string& reason);
+  bool check_deadlock();
+  std::string pipe_report() const;
+
+  // GM access through the bus: reads or writes `len` bytes at `addr` starting at `t`, in
+  // line-sized pieces, `rate` bytes per cycle at most and gm_outstanding in flight; returns
+  // the completion time. Syncs with SystemC time so other initiators keep up.
+  // `pc` and `in` name the instruction responsible, for a fault report.
+  Tick gm_access(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len, Tick t, std::uint32_t rate,
+                 std::uint64_t pc, const Instr* in);
+  bool local_range(Buffer b, std::uint64_t addr, std::uint64_t len, const Issued& e, const char* what);
+  Tick mte_copy(const Issued& e);
+  Tick vector_op(const Issued& e);
+  // dCache for scalar loads and stores (write-back, fully associative LRU).
+  bool dcache(bool write, std::uint64_t addr, unsigned size, std::uint64_t& value, Tick& t, std::uint64_t pc,
+              const Instr& in);
+  void dcache_flush(Tick& t);
+
+  AiCoreConfig cfg_;
+  unsigned id_;
+  std::uint32_t line_bytes_;
+  bool functional_;
+  std::array<std::vector<std::uint8_t>, kBuffers> buf_;
+
+  // Architectural state.
+  std::array<std::uint64_t, 32> x_{};
+  std::uint64_t mask_[2] = {~0ull, ~0ull};
+  std::uint64_t fmatrix_ = 0, padvalue_ = 0;
+  Launch launch_;
+  std::uint64_t pc_ = 0;  // the scalar unit's pc, for reports
+  bool flag_[kPipes][kPipes][8] = {};
+
+  // Pipes.
+  std::deque<Issued> q_[kPipes];
+  PState pstate_[kPipes] = {};
+  SState sstate_ = SState::Stopped;
+  int sstate_pipe_ = 0;
+  sc_core::sc_event push_ev_[kPipes], pop_ev_[kPipes], flag_ev_, idle_ev_, start_ev_, stop_ev_, finished_ev_;
+  bool busy_ = false, stopping_ = false;
+  std::optional<Fault> fault_;
+  std::function<void(const Fault&)> on_fault_;
+  Tick start_time_ = 0;
+
+  // Caches.
+  struct CacheLine {
+    std::uint64_t tag;
+    std::uint64_t stamp;
+    bool dirty;
+    std::vector<std::uint8_t> data;
+  };
+  std::vector<CacheLine> icache_, dcache_;
+  // The line holding `tag` (hit), or the least recently used one (miss: the caller writes the
+  // victim back if it must, then refills and retags it).
+  CacheLine& lru_line(std::vector<CacheLine>& cache, std::uint64_t tag, bool& hit);
+  std::uint64_t cache_clock_ = 0;
+
+  // Statistics and trace.
+  Tick pipe_busy_[kPipes] = {};
+  struct Profile {
+    std::uint64_t count = 0, cycles = 0;
+    std::uint8_t op = 0;
+  };
+  std::map<std::uint64_t, Profile> profile_;
+  Tracer::Lane lane_[kPipes];
+  tlm::tlm_generic_payload gm_req_;
+  stats::Group stats_;
+  std::uint64_t &blocks_, &scalar_instrs_, &issued_instrs_, &icache_misses_, &icache_hits_, &dcache_misses_,
+      &dcache_hits_, &gm_bytes_read_, &gm_bytes_written_, &issue_stall_ps_;
+};
+
+}  // namespace dvp::aicore

@@ -1,0 +1,44 @@
+// Parameters of the AI Cores (platform.aicore), read once and validated.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "common/config.hpp"
+#include "common/time.hpp"
+#include "isa.hpp"
+
+namespace dvp::aicore {
+
+enum Buffer : std::uint8_t { kL1, kL0A, kL0B, kL0C, kUB, kBuffers };
+const char* buffer_name(Buffer b);
+
+struct AiCoreConfig {
+  std::uint32_t cores = 1;
+  Clock clock;
+  std::vector<std::uint64_t> stops;  // ring stop per core; empty: spread
+  std::uint32_t queue_depth = 16;
+  std::uint64_t size[kBuffers] = {0, 0, 0, 0, 0};  // bytes
+  std::uint32_t align[kBuffers] = {32, 512, 512, 64, 32};
+  std::uint32_t icache_bytes = 0, icache_fill_bytes = 2048;
+  std::uint32_t dcache_bytes = 0, dcache_line_bytes = 64;
+  std::uint32_t scalar_cycles = 1;
+  std::uint32_t issue_cycles = 1;
+  std::uint32_t vector_cycles_per_repeat = 1;
+  std::uint32_t vector_complex_cycles_per_repeat = 4;
+  std::uint32_t vector_startup_cycles = 0;
+  std::uint32_t mte_startup_cycles = 0;
+  std::uint32_t gm_read_bytes_per_cycle = 64;   // MTE2 GM -> local
+  std::uint32_t gm_write_bytes_per_cycle = 64;  // MTE3 UB -> GM
+  std::uint32_t l1_to_ub_bytes_per_cycle = 128;
+  std::uint32_t ub_to_l1_bytes_per_cycle = 128;
+  std::uint32_t gm_outstanding = 16;            // bus requests in flight per MTE
+  std::uint32_t cube_m = 16, cube_k = 16, cube_n = 16;  // fp16 fractal step per cycle
+
+  // Peak fp16 throughput of all cores, in FLOP per second (2 per multiply-add).
+  double peak_flops() const { return 2.0 * cores * cube_m * cube_k * cube_n * (1e12 / double(clock.period())); }
+
+  static void describe(cfg::Spec& s);
+  static AiCoreConfig from(const cfg::Node& n);
+};
+
+}  // namespace dvp::aicore

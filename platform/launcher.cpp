@@ -1,0 +1,281 @@
+#include "launcher.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "aicore/assembler.hpp"
+#include "aicore/numeric.hpp"
+#include "common/error.hpp"
+
+namespace dvp::platform {
+
+using cfg::Type;
+namespace fs = std::filesystem;
+
+void KernelLauncher::describe(cfg::Spec& k) {
+  k.param("name", Type::String, "kernel name, for reports");
+  k.param("source", Type::String, "DV assembly file, assembled at load (relative to the scenario)").optional();
+  k.param("image", Type::String, "kernel image built by dvas (relative to the scenario)").optional();
+  k.param("cores", Type::Int, "cores to run on (default: all)").optional().range(1, 256);
+  k.param("blocks", Type::Int, "task blocks (block ids 0..blocks-1; default: cores); more blocks than cores run in waves")
+      .optional().range(1, 65535);
+  cfg::Spec& t = k.object_list("tensors", "Tensors placed in DRAM before the launch");
+  t.param("name", Type::String, "tensor name, used in args and check");
+  t.param("dtype", Type::Enum, "element type").choices({"f16", "bf16", "f32", "s8", "u8", "s16", "u16", "s32", "u32"});
+  t.param("elements", Type::Int, "number of elements").range(1, 1ull << 34);
+  t.param("init", Type::Enum, "initial contents").choices({"zeros", "random", "arange"}).defaults("zeros");
+  t.param("seed", Type::Int, "seed of init: random").defaults("1").range(0, 9.0e18);
+  t.param("min", Type::Float, "lowest value of init: random").defaults("-1");
+  t.param("max", Type::Float, "highest value of init: random").defaults("1");
+  k.param("args", Type::StringList,
+          "the argument table at argbase, 8 bytes each: a tensor name gives its GM address, a number its value");
+  cfg::Spec& c = k.section("check", "Compare an output tensor with a C++ reference computed from the inputs");
+  c.optional();
+  c.param("op", Type::Enum, "element-wise reference: out[i] = op(in0[i], in1[i])")
+      .choices({"add", "sub", "mul", "max", "min", "relu", "copy", "exp"});
+  c.param("inputs", Type::StringList, "input tensor names (one or two)");
+  c.param("output", Type::String, "output tensor name");
+  c.param("atol", Type::Float, "absolute tolerance").defaults("0").min(0);
+  c.param("rtol", Type::Float, "relative tolerance").defaults("0").min(0);
+}
+
+struct KernelLauncher::Kernel {
+  std::string name;
+  aicore::Image image;
+  unsigned cores = 1, blocks = 1;
+  struct TensorSpec {
+    Tensor t;
+    std::string init;
+    std::uint64_t seed;
+    double lo, hi;
+  };
+  std::vector<TensorSpec> tensors;
+  std::vector<std::pair<int, std::uint64_t>> args;  // (tensor index or -1, value)
+  bool check = false;
+  std::string op;
+  std::vector<int> inputs;
+  int output = -1;
+  double atol = 0, rtol = 0;
+};
+
+KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
+                               std::vector<aicore::AiCore*> cores, dram::Storage& dram, std::uint64_t dram_base)
+    : sc_module(n), socket("socket"), cores_(std::move(cores)), dram_(dram), base_(dram_base), next_(0),
+      stats_(this->name()) {
+  for (const cfg::Node& k : kernels.items()) {
+    auto* K = new Kernel;
+    kernels_.push_back(K);
+    K->name = k.get_string("name");
+    auto path = [&](const char* key) {
+      fs::path p = k.get_string(key);
+      return (p.is_relative() ? fs::path(dir) / p : p).string();
+    };
+    if (k.has("source") == k.has("image")) k.fail("give exactly one of source (assembly) or image (dvas output)");
+    if (k.has("source")) {
+      std::ifstream f(path("source"));
+      if (!f) k.at("source").fail("cannot open " + path("source"));
+      std::stringstream ss;
+      ss << f.rdbuf();
+      K->image = aicore::assemble(ss.str(), path("source"));
+    } else {
+      K->image = aicore::Image::load(path("image"));
+    }
+    K->cores = k.has("cores") ? unsigned(k.get_uint("cores")) : unsigned(cores_.size());
+    if (K->cores > cores_.size())
+      k.at("cores").fail("asks for " + std::to_string(K->cores) + " cores; the SoC has " + std::to_string(cores_.size()));
+    K->blocks = k.has("blocks") ? unsigned(k.get_uint("blocks")) : K->cores;
+    auto find = [&](const std::string& name, const cfg::Node& where) {
+      for (std::size_t i = 0; i < K->tensors.size(); ++i)
+        if (K->tensors[i].t.name == name) return int(i);
+      where.fail("no tensor named '" + name + "'");
+    };
+    if (const cfg::Node* ts = k.find("tensors"))
+      for (const cfg::Node& t : ts->items()) {
+        Kernel::TensorSpec s;
+        s.t.name = t.get_string("name");
+        s.t.dtype = *aicore::dtype_from(t.get_string("dtype"));
+        s.t.elems = t.get_uint("elements");
+        s.init = t.get_string("init");
+        s.seed = t.get_uint("seed");
+        s.lo = t.get_double("min");
+        s.hi = t.get_double("max");
+        K->tensors.push_back(s);
+      }
+    const cfg::Node& args = k.at("args");
+    for (const cfg::Node& a : args.items()) {
+      const std::string& s = a.as_string();
+      if (!s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-'))
+        K->args.push_back({-1, std::uint64_t(a.as_int())});
+      else
+        K->args.push_back({find(s, a), 0});
+    }
+    if (const cfg::Node* c = k.find("check")) {
+      K->check = true;
+      K->op = c->get_string("op");
+      for (const cfg::Node& i : c->at("inputs").items()) K->inputs.push_back(find(i.as_string(), i));
+      const bool unary = K->op == "relu" || K->op == "copy" || K->op == "exp";
+      if (K->inputs.size() != (unary ? 1u : 2u))
+        c->at("inputs").fail(K->op + " takes " + (unary ? "one input" : "two inputs"));
+      K->output = find(c->get_string("output"), c->at("output"));
+      K->atol = c->get_double("atol");
+      K->rtol = c->get_double("rtol");
+    }
+  }
+  stats_.json("kernels", "per kernel: blocks, cores, start and end (ns), result of the check", [this] {
+    nlohmann::json a = nlohmann::json::array();
+    for (auto& r : results_)
+      a.push_back({{"name", r.name}, {"blocks", r.blocks}, {"cores", r.cores}, {"start_ns", double(r.start) / 1000.0},
+                   {"end_ns", double(r.end) / 1000.0}, {"checked", r.checked}, {"passed", r.passed},
+                   {"detail", r.detail}});
+    return a;
+  });
+  // A fault stops the run with a report naming the kernel, the block and the core.
+  for (aicore::AiCore* c : cores_)
+    c->set_fault_handler([this, c](const aicore::Fault& f) {
+      if (!fault_.empty()) return;
+      fault_ = "kernel " + current_ + ", block " + std::to_string(c->launched().block_id) + ": " + f.str();
+      sc_core::sc_stop();
+    });
+  SC_HAS_PROCESS(KernelLauncher);
+  SC_THREAD(run);
+}
+
+std::uint64_t KernelLauncher::alloc(std::uint64_t bytes) {
+  const std::uint64_t at = next_;
+  next_ = (next_ + bytes + 4095) & ~std::uint64_t(4095);
+  if (next_ > dram_.size()) throw Error(std::string(name()) + ": kernel tensors do not fit in DRAM");
+  return at;
+}
+
+std::vector<std::uint8_t> KernelLauncher::read_back(std::uint64_t addr, std::uint64_t len) {
+  std::vector<std::uint8_t> out(len);
+  tlm::tlm_generic_payload p;
+  for (std::uint64_t off = 0; off < len;) {
+    // Debug reads through the ring reach the L2 slice that may hold the line dirty.
+    const std::uint64_t chunk = std::min<std::uint64_t>(len - off, 128 - (addr + off) % 128);
+    p.set_command(tlm::TLM_READ_COMMAND);
+    p.set_address(addr + off);
+    p.set_data_ptr(out.data() + off);
+    p.set_data_length(unsigned(chunk));
+    p.set_streaming_width(unsigned(chunk));
+    if (socket->transport_dbg(p) != chunk) throw Error(std::string(name()) + ": cannot read back " + hex(addr + off));
+    off += chunk;
+  }
+  return out;
+}
+
+void KernelLauncher::run() {
+  for (Kernel* K : kernels_) {
+    current_ = K->name;
+    // Image, tensors and argument table, written straight into DRAM before the launch.
+    const auto code = K->image.bytes();
+    const std::uint64_t image = alloc(code.size());
+    std::memcpy(dram_.data() + image, code.data() + 32, code.size() - 32);
+    for (auto& s : K->tensors) {
+      const unsigned eb = aicore::dtype_bytes(s.t.dtype);
+      s.t.addr = alloc(s.t.elems * eb);
+      std::uint8_t* p = dram_.data() + s.t.addr;
+      std::uint64_t z = s.seed * 0x9E3779B97F4A7C15ull + 1;
+      for (std::uint64_t i = 0; i < s.t.elems; ++i) {
+        double v = 0;
+        if (s.init == "arange") v = double(i % 2048);
+        if (s.init == "random") {
+          z ^= z << 13, z ^= z >> 7, z ^= z << 17;
+          v = s.lo + (s.hi - s.lo) * double(z >> 11) * 0x1.0p-53;
+        }
+        aicore::num::store(p + i * eb, s.t.dtype, v);
+      }
+    }
+    const std::uint64_t argtab = alloc(8 * K->args.size() + 8);
+    for (std::size_t i = 0; i < K->args.size(); ++i) {
+      std::uint64_t v = K->args[i].first >= 0 ? base_ + K->tensors[K->args[i].first].t.addr : K->args[i].second;
+      std::memcpy(dram_.data() + argtab + 8 * i, &v, 8);
+    }
+    Result r;
+    r.name = K->name;
+    r.blocks = K->blocks;
+    r.cores = K->cores;
+    r.start = now_tick();
+    // Blocks go onto free cores in order of block id: the first `cores` at once, then each
+    // next block onto the first core to finish.
+    unsigned next_block = 0;
+    while (next_block < K->blocks || std::any_of(cores_.begin(), cores_.begin() + K->cores,
+                                                 [](aicore::AiCore* c) { return c->busy(); })) {
+      for (unsigned c = 0; c < K->cores && next_block < K->blocks; ++c)
+        if (!cores_[c]->busy()) {
+          aicore::Launch l;
+          l.image_base = base_ + image;
+          l.code_bytes = code.size() - 32;
+          l.entry = K->image.entry;
+          l.block_id = next_block++;
+          l.block_dim = K->blocks;
+          l.arg_base = base_ + argtab;
+          cores_[c]->start(l);
+        }
+      sc_core::sc_event_or_list any;
+      for (unsigned c = 0; c < K->cores; ++c) any |= cores_[c]->finished();
+      wait(any);
+    }
+    r.end = now_tick();
+    if (K->check) {
+      r.checked = true;
+      const Tensor& out = K->tensors[K->output].t;
+      const unsigned ob = aicore::dtype_bytes(out.dtype);
+      auto got = read_back(base_ + out.addr, out.elems * ob);
+      std::vector<std::vector<std::uint8_t>> in;
+      for (int i : K->inputs) {
+        const Tensor& t = K->tensors[i].t;
+        in.push_back(read_back(base_ + t.addr, t.elems * aicore::dtype_bytes(t.dtype)));
+      }
+      std::uint64_t bad = 0;
+      for (std::uint64_t i = 0; i < out.elems; ++i) {
+        const Tensor& t0 = K->tensors[K->inputs[0]].t;
+        const double a = aicore::num::load(in[0].data() + i * aicore::dtype_bytes(t0.dtype), t0.dtype);
+        double b = 0;
+        if (in.size() > 1) {
+          const Tensor& t1 = K->tensors[K->inputs[1]].t;
+          b = aicore::num::load(in[1].data() + i * aicore::dtype_bytes(t1.dtype), t1.dtype);
+        }
+        double v = 0;
+        if (K->op == "add") v = a + b;
+        else if (K->op == "sub") v = a - b;
+        else if (K->op == "mul") v = a * b;
+        else if (K->op == "max") v = std::max(a, b);
+        else if (K->op == "min") v = std::min(a, b);
+        else if (K->op == "relu") v = a > 0 ? a : 0.0;
+        else if (K->op == "copy") v = a;
+        else if (K->op == "exp") v = std::exp(a);
+        std::uint8_t ref[8];
+        aicore::num::store(ref, out.dtype, v);  // the reference, rounded once to the output type
+        const double want = aicore::num::load(ref, out.dtype);
+        const double have = aicore::num::load(got.data() + i * ob, out.dtype);
+        const bool ok = (std::isnan(want) && std::isnan(have)) ||
+                        std::fabs(have - want) <= K->atol + K->rtol * std::fabs(want);
+        if (!ok) {
+          if (!bad) {
+            std::ostringstream os;
+            os << out.name << "[" << i << "] = " << have << ", reference " << want;
+            r.detail = os.str();
+          }
+          ++bad;
+        }
+      }
+      r.passed = bad == 0;
+      if (bad) {
+        r.detail = std::to_string(bad) + " of " + std::to_string(out.elems) + " elements differ; first: " + r.detail;
+        ++failed_;
+      } else {
+        r.detail = std::to_string(out.elems) + " elements match the reference";
+      }
+    }
+    results_.push_back(r);
+  }
+  done_ = true;
+  for (Kernel* K : kernels_) delete K;
+  kernels_.clear();
+}
+
+}  // namespace dvp::platform

@@ -1,0 +1,67 @@
+// Bare mode: runs AI Core kernels straight from a scenario, before (and without) the CPUs and
+// the task scheduler. For each entry of `kernels:` it places the kernel image, the tensors
+// and the argument table in DRAM, runs the blocks on the cores (in waves when there are more
+// blocks than cores), reads the outputs back through the cache hierarchy and compares them
+// with a plain C++ reference.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "aicore/aicore.hpp"
+#include "common/config.hpp"
+#include "common/stats.hpp"
+#include "dram/storage.hpp"
+
+namespace dvp::platform {
+
+class KernelLauncher : public sc_core::sc_module {
+ public:
+  // A ring requester: reads results through L2 (debug transport) so dirty lines are seen.
+  tlm_utils::simple_initiator_socket<KernelLauncher> socket;
+
+  KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& scenario_dir,
+                 std::vector<aicore::AiCore*> cores, dram::Storage& dram, std::uint64_t dram_base);
+
+  static void describe(cfg::Spec& kernel_entry);
+
+  bool done() const { return done_; }
+  // The first AI Core fault, naming kernel, block and core; the run stops at it.
+  const std::string& fault() const { return fault_; }
+  unsigned checks_failed() const { return failed_; }
+  struct Result {
+    std::string name;
+    unsigned blocks = 0, cores = 0;
+    Tick start = 0, end = 0;
+    bool checked = false, passed = true;
+    std::string detail;
+  };
+  const std::vector<Result>& results() const { return results_; }
+
+ private:
+  struct Tensor {
+    std::string name;
+    aicore::DType dtype;
+    std::uint64_t elems, addr;
+  };
+  struct Kernel;
+  void run();
+  std::uint64_t alloc(std::uint64_t bytes);
+  std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);
+
+  std::vector<Kernel*> kernels_;
+  std::vector<aicore::AiCore*> cores_;
+  dram::Storage& dram_;
+  std::uint64_t base_, next_;
+  bool done_ = false;
+  std::string fault_;
+  std::string current_;  // kernel running
+  unsigned failed_ = 0;
+  std::vector<Result> results_;
+  stats::Group stats_;
+};
+
+}  // namespace dvp::platform

@@ -1,0 +1,378 @@
+// The AI Core model: scalar unit, pipes, flags, deadlock detection, buffer rules, DataCopy
+// and vector timing, and the vector unit's values against plain C++ loops.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "aicore/aicore.hpp"
+#include "aicore/assembler.hpp"
+#include "aicore/numeric.hpp"
+#include "helpers.hpp"
+#include "stimulus.hpp"
+
+using namespace dvp;
+using namespace dvp::aicore;
+
+namespace {
+
+constexpr std::uint64_t kImage = 0x1000, kArgs = 0x8000;
+constexpr Tick kMemLat = 100 * 1000;  // 100 ns
+
+AiCoreConfig core_config(const std::vector<std::string>& sets = {}) {
+  return AiCoreConfig::from(test::preset_platform("ascend310", sets).at("aicore"));
+}
+
+// One core on a fixed-latency memory; runs one assembly program as block 0 of 1.
+struct Bench {
+  AiCoreConfig cfg;
+  test::FixedMemory mem{"mem", kMemLat};
+  AiCore core;
+  std::optional<Fault> fault;
+  bool started = false;
+  struct Starter : sc_core::sc_module {
+    std::function<void()> body;
+    explicit Starter(sc_core::sc_module_name n) : sc_module(n) {
+      SC_HAS_PROCESS(Starter);
+      SC_THREAD(run);
+    }
+    void run() { body(); }
+  } starter{"starter"};
+
+  explicit Bench(const std::vector<std::string>& sets = {})
+      : cfg(core_config(sets)), core("core0", cfg, 0, 128, true) {
+    core.bus.bind(mem.socket);
+    core.set_fault_handler([this](const Fault& f) { fault = f; });
+  }
+  void poke(std::uint64_t addr, const void* data, std::size_t len) {
+    for (std::size_t i = 0; i < len; ++i) mem.bytes[addr + i] = static_cast<const std::uint8_t*>(data)[i];
+  }
+  std::uint64_t peek64(std::uint64_t addr) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= std::uint64_t(mem.bytes[addr + i]) << (8 * i);
+    return v;
+  }
+  void run(const std::string& program, const std::vector<std::uint64_t>& args = {}) {
+    Image img = assemble(program, "test.s");
+    auto b = img.bytes();
+    poke(kImage, b.data() + 32, b.size() - 32);
+    poke(kArgs, args.data(), args.size() * 8);
+    Launch l;
+    l.image_base = kImage;
+    l.code_bytes = b.size() - 32;
+    l.entry = img.entry;
+    l.arg_base = kArgs;
+    fault.reset();
+    // The first launch comes from a thread (processes start with the simulation); later ones
+    // find the scalar unit waiting for its start event and can be made from here.
+    if (!started) {
+      starter.body = [this, l] { core.start(l); };
+      started = true;
+    } else {
+      core.start(l);
+    }
+    sc_core::sc_start();
+  }
+  std::uint8_t* ub() { return core.buffer(kUB); }
+};
+
+}  // namespace
+
+TEST(AiCoreScalar, ArithmeticBranchesLoadsAndStores) {
+  Bench b;
+  // sum 1..10 in a loop, a few ALU results, and a store through the dCache to GM.
+  b.run(R"(
+    mfspr x1, argbase
+    ld.d  x2, 0(x1)          # where to store
+    li    x3, 10
+    li    x4, 0
+loop:
+    add   x4, x4, x3
+    addi  x3, x3, -1
+    bne   x3, zero, loop
+    st.d  x4, 0(x2)          # 55
+    li    x5, -7
+    li    x6, 2
+    div   x7, x5, x6         # -3
+    rem   x8, x5, x6         # -1
+    srai  x9, x5, 1          # -4
+    shri  x10, x5, 60        # 15
+    li64  x11, 0x123456789
+    st.d  x7, 8(x2)
+    st.d  x8, 16(x2)
+    st.d  x9, 24(x2)
+    st.d  x10, 32(x2)
+    st.d  x11, 40(x2)
+    li    x12, 77
+    st.ub x12, 64(zero)
+    ld.ub x13, 64(zero)
+    st.d  x13, 48(x2)
+    mfspr x14, blockdim
+    st.d  x14, 56(x2)
+    end
+)",
+        {0x20000});
+  ASSERT_FALSE(b.fault) << b.fault->str();
+  EXPECT_EQ(b.peek64(0x20000), 55u);
+  EXPECT_EQ(std::int64_t(b.peek64(0x20008)), -3);
+  EXPECT_EQ(std::int64_t(b.peek64(0x20010)), -1);
+  EXPECT_EQ(std::int64_t(b.peek64(0x20018)), -4);
+  EXPECT_EQ(b.peek64(0x20020), 15u);
+  EXPECT_EQ(b.peek64(0x20028), 0x123456789u);
+  EXPECT_EQ(b.peek64(0x20030), 77u);
+  EXPECT_EQ(b.peek64(0x20038), 1u);
+  EXPECT_EQ(b.core.blocks_done(), 1u);
+}
+
+TEST(AiCoreScalar, DivisionByZeroStopsTheCoreWithItsPc) {
+  Bench b;
+  b.run("li x1, 5\nli x2, 0\ndiv x3, x1, x2\nend\n");
+  ASSERT_TRUE(b.fault);
+  EXPECT_EQ(b.fault->pc, 16u);
+  EXPECT_EQ(b.fault->str(), "aicore0 pc 0x10 (div x3, x1, x2): division by zero");
+}
+
+TEST(AiCoreSync, AMissingSetFlagIsReportedAsADeadlockWithEveryPipe) {
+  Bench b;
+  b.run(R"(
+    li x1, 0
+    li64 x2, 0x0008080801010101
+    waitflag mte2, v, 3        # nobody sets it
+    vadd.f16 x1, x1, x1, x2
+    end
+)");
+  ASSERT_TRUE(b.fault);
+  const std::string r = b.fault->reason;
+  EXPECT_NE(r.find("deadlock: no pipe can make progress"), std::string::npos) << r;
+  EXPECT_NE(r.find("SCALAR: reached end, waiting for the pipes to drain"), std::string::npos) << r;
+  EXPECT_NE(r.find("V: head 0x18 waitflag mte2, v, 3 -- waiting for flag (MTE2 -> V, event 3), which no one will set"),
+            std::string::npos) << r;
+  EXPECT_NE(r.find("MTE2: idle, queue empty"), std::string::npos) << r;
+}
+
+TEST(AiCoreSync, SettingASetFlagIsAnError) {
+  Bench b;
+  b.run("setflag mte2, v, 1\nsetflag mte2, v, 1\nend\n");
+  ASSERT_TRUE(b.fault);
+  EXPECT_EQ(b.fault->pc, 8u);
+  EXPECT_NE(b.fault->reason.find("SetFlag on a flag that is already set"), std::string::npos) << b.fault->reason;
+}
+
+TEST(AiCoreSync, FlagsOrderPipesAndAFullQueueStallsIssue) {
+  Bench b({"platform.aicore.queue_depth=2"});
+  // Four vector ops behind a flag that MTE2 sets only after a long copy: the V queue fills
+  // and the scalar unit stalls; the copy's data is what the vector ops then see.
+  std::vector<std::uint16_t> x(128);
+  for (int i = 0; i < 128; ++i) x[i] = num::to_f16(i);
+  b.poke(0x30000, x.data(), 256);
+  b.run(R"(
+    li x1, 0x30000
+    li x2, 0
+    li x3, 0x8001              # DataCopyCfg: 1 block of 8 x 32 B = 256 B
+    li x4, 256
+    li64 x5, 0x0008080801010101   # VecCfg: 1 repeat
+    copy.gm2ub x2, x1, x3
+    setflag mte2, v, 0
+    waitflag mte2, v, 0
+    vadd.f16 x4, x2, x2, x5
+    vadd.f16 x4, x4, x4, x5
+    vadd.f16 x4, x4, x4, x5
+    vadd.f16 x4, x4, x4, x5
+    end
+)");
+  ASSERT_FALSE(b.fault) << b.fault->str();
+  auto j = stats::Registry::instance().find("core0")->to_json();
+  EXPECT_GT(j["issue_stall_ps"].get<std::uint64_t>(), 0u);
+  std::uint16_t out[128];
+  std::memcpy(out, b.ub() + 256, 256);
+  for (int i = 0; i < 128; ++i) ASSERT_EQ(num::f16(out[i]), 16.0 * i) << i;  // x*2, then doubled 3 times
+}
+
+TEST(AiCoreBuffers, AMisalignedUbAddressStopsTheCoreWithCorePcAndAddress) {
+  Bench b;
+  b.run("li x1, 16\nli x2, 0x40000\nli x3, 0x1001\ncopy.gm2ub x1, x2, x3\nend\n");
+  ASSERT_TRUE(b.fault);
+  EXPECT_EQ(b.fault->str(),
+            "aicore0 pc 0x18 (copy.gm2ub x1, x2, x3): destination UB address 0x10 is not aligned to 32 bytes");
+}
+
+TEST(AiCoreBuffers, AnAccessPastTheBufferEnd) {
+  Bench b;
+  b.run("li x1, 0x3ff20\nli x2, 0x40000\nli x3, 0x8001\ncopy.gm2ub x1, x2, x3\nend\n");  // 256 B, 224 fit
+  ASSERT_TRUE(b.fault);
+  EXPECT_NE(b.fault->reason.find("destination UB range 0x3ff20..0x40020 is outside UB (262144 bytes)"),
+            std::string::npos) << b.fault->reason;
+}
+
+TEST(AiCoreTiming, DataCopyCostsItsRateAndTheMemoryLatency) {
+  Bench b;
+  // 4096 B from GM: 32 line-sized requests, one every ceil(128 / 67) = 2 cycles, all in flight
+  // (32 outstanding); the last returns 100 ns after it left.
+  b.run("li x1, 0\nli x2, 0x40000\nli x3, 0x80001\ncopy.gm2ub x1, x2, x3\nend\n");
+  ASSERT_FALSE(b.fault) << b.fault->str();
+  const Tick cyc = b.cfg.clock.period();
+  EXPECT_EQ(b.core.pipe_busy(Pipe::MTE2), cyc * (b.cfg.mte_startup_cycles + 31 * 2) + kMemLat);
+}
+
+TEST(AiCoreTiming, VectorCostsStartupPlusCyclesPerRepeat) {
+  Bench b;
+  b.run("li x1, 0\nli64 x2, 0x000808080101010a\nvadd.f16 x1, x1, x1, x2\nvexp.f16 x1, x1, x2\nend\n");
+  ASSERT_FALSE(b.fault) << b.fault->str();
+  const Tick cyc = b.cfg.clock.period();
+  // 10 repeats each: simple at 1 cycle, exp at 4.
+  EXPECT_EQ(b.core.pipe_busy(Pipe::V), cyc * (2 * b.cfg.vector_startup_cycles + 10 * b.cfg.vector_cycles_per_repeat +
+                                              10 * b.cfg.vector_complex_cycles_per_repeat));
+}
+
+TEST(AiCoreTiming, UnmodelledInstructionsSayTheyAreNotModelledYet) {
+  Bench b;
+  b.run("mmad.f32.f16 x1, x2, x3, x4\nend\n");
+  ASSERT_TRUE(b.fault);
+  EXPECT_NE(b.fault->reason.find("mmad is not modelled yet"), std::string::npos) << b.fault->reason;
+}
+
+// --- vector values against plain loops --------------------------------------------------------
+
+namespace {
+
+// Runs one vector instruction on UB contents set up by `init`; UB layout: src0 at 0, src1 at
+// 0x8000, dst at 0x10000, selection bits at 0x18000.
+void vec(Bench& b, const std::string& instr, std::uint64_t cfg, std::uint64_t scalar = 0, unsigned maskn = 128,
+         std::uint64_t mask_lo = 0, std::uint64_t mask_hi = 0) {
+  std::string mask = mask_lo || mask_hi ? "li64 x10, " + std::to_string(mask_lo) + "\nmtspr mask0, x10\nli64 x10, " +
+                                               std::to_string(mask_hi) + "\nmtspr mask1, x10\n"
+                                         : "li x10, " + std::to_string(maskn) + "\nsetmaskn x10\n";
+  b.run("li x1, 0x10000\nli x2, 0\nli x3, 0x8000\nli64 x4, " + std::to_string(cfg) + "\nli64 x5, " +
+        std::to_string(scalar) + "\nli x6, 0x18000\n" + mask + instr + "\nend\n");
+  ASSERT_FALSE(b.fault) << b.fault->str();
+}
+
+void fill_f16(std::uint8_t* p, int n, std::uint64_t seed, double lo, double hi) {
+  std::mt19937_64 r(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  for (int i = 0; i < n; ++i) num::store(p + 2 * i, DType::F16, d(r));
+}
+
+}  // namespace
+
+TEST(AiCoreVector, AddWithPartialMaskAndStridesMatchesALoop) {
+  Bench b;
+  fill_f16(b.ub(), 8192, 1, -100, 100);
+  fill_f16(b.ub() + 0x8000, 8192, 2, -100, 100);
+  std::vector<std::uint8_t> before(b.ub() + 0x10000, b.ub() + 0x18000);
+  // 3 repeats, mask of the first 37 elements; dst block stride 2, src0 repeat stride 16.
+  VecCfg c{3, 2, 1, 1, 20, 16, 8};
+  vec(b, "vadd.f16 x1, x2, x3, x4", c.pack(), 0, 37);
+  for (unsigned r = 0; r < 3; ++r)
+    for (unsigned i = 0; i < 128; ++i) {
+      const unsigned blk = i / 16, in = i % 16;
+      const std::uint64_t d = 0x10000 + r * 20 * 32 + blk * 2 * 32 + in * 2;
+      const std::uint64_t s0 = r * 16 * 32 + blk * 32 + in * 2, s1 = 0x8000 + r * 8 * 32 + blk * 32 + in * 2;
+      std::uint16_t got;
+      std::memcpy(&got, b.ub() + d, 2);
+      if (i < 37) {
+        double want = num::f16(*reinterpret_cast<std::uint16_t*>(b.ub() + s0)) +
+                      num::f16(*reinterpret_cast<std::uint16_t*>(b.ub() + s1));
+        ASSERT_EQ(got, num::to_f16(want)) << r << "," << i;
+      } else {
+        std::uint16_t old;
+        std::memcpy(&old, before.data() + (d - 0x10000), 2);
+        ASSERT_EQ(got, old) << "masked-off element " << i << " was written";
+      }
+    }
+}
+
+TEST(AiCoreVector, BitMaskSelectsScatteredElementsOf32BitTypes) {
+  Bench b;
+  for (int i = 0; i < 64; ++i) num::store(b.ub() + 4 * i, DType::F32, i * 0.5);
+  // f32: 64 elements per repeat; mask0 bits 0, 5 and 63.
+  vec(b, "vmuls.f32 x1, x2, x5, x4", VecCfg{}.pack(), num::to_f32(3.0), 0, 1ull | 1ull << 5 | 1ull << 63, 0);
+  EXPECT_EQ(num::load(b.ub() + 0x10000 + 0, DType::F32), 0.0);
+  EXPECT_EQ(num::load(b.ub() + 0x10000 + 20, DType::F32), 7.5);
+  EXPECT_EQ(num::load(b.ub() + 0x10000 + 252, DType::F32), 94.5);
+  EXPECT_EQ(num::load(b.ub() + 0x10000 + 4, DType::F32), 0.0);  // element 1 not written (UB starts zeroed)
+}
+
+TEST(AiCoreVector, ConversionsInEveryRoundingMode) {
+  const char* modes[] = {"rint", "floor", "ceil", "round", "trunc", "odd"};
+  Bench b;
+  for (int m = 0; m < 6; ++m) {
+    std::mt19937 r(m);
+    std::uniform_real_distribution<float> d(-1000, 1000);
+    for (int i = 0; i < 64; ++i) num::store(b.ub() + 4 * i, DType::F32, d(r));
+    // f32 -> f16: a repeat covers 256 B of the wider type (64 elements); f16 dst blocks are
+    // 16 elements, so the dst block stride 1 packs them.
+    vec(b, std::string("vconv.f16.f32.") + modes[m] + " x1, x2, x4", VecCfg{1, 1, 1, 1, 8, 8, 8}.pack());
+    for (int i = 0; i < 64; ++i) {
+      const double x = num::load(b.ub() + 4 * i, DType::F32);
+      std::uint16_t got;
+      std::memcpy(&got, b.ub() + 0x10000 + 2 * i, 2);
+      ASSERT_EQ(got, num::to_f16(x, Round(m + 1))) << modes[m] << " " << x;
+    }
+    // and f32 -> s8, saturating
+    for (int i = 0; i < 64; ++i) num::store(b.ub() + 4 * i, DType::F32, (i - 32) * 7.25);
+    vec(b, std::string("vconv.s8.f32.") + modes[m] + " x1, x2, x4", VecCfg{}.pack());
+    for (int i = 0; i < 64; ++i)
+      ASSERT_EQ(std::int8_t(b.ub()[0x10000 + i]), num::to_int((i - 32) * 7.25, Round(m + 1), -128, 127)) << i;
+  }
+}
+
+TEST(AiCoreVector, CompareThenSelect) {
+  Bench b;
+  fill_f16(b.ub(), 256, 3, -1, 1);
+  fill_f16(b.ub() + 0x8000, 256, 4, -1, 1);
+  vec(b, "vcmp.f16.gt x6, x2, x3, x4", VecCfg{2, 1, 1, 1, 8, 8, 8}.pack());
+  for (int i = 0; i < 256; ++i) {
+    const bool gt = num::load(b.ub() + 2 * i, DType::F16) > num::load(b.ub() + 0x8000 + 2 * i, DType::F16);
+    ASSERT_EQ((b.ub()[0x18000 + i / 8] >> (i % 8)) & 1, gt ? 1 : 0) << i;
+  }
+  // The selection picks the larger of the two: an element-wise max.
+  b.run("li x1, 0x10000\nli x2, 0\nli x3, 0x8000\nli x6, 0x18000\nli64 x4, " +
+        std::to_string(VecCfg{2, 1, 1, 1, 8, 8, 8}.pack()) + "\nvsel.f16 x1, x2, x3, x6, x4\nend\n");
+  for (int i = 0; i < 256; ++i)
+    ASSERT_EQ(num::load(b.ub() + 0x10000 + 2 * i, DType::F16),
+              std::max(num::load(b.ub() + 2 * i, DType::F16), num::load(b.ub() + 0x8000 + 2 * i, DType::F16)));
+}
+
+TEST(AiCoreVector, ReductionsWithinAndAcrossRepeats) {
+  Bench b;
+  for (int i = 0; i < 192; ++i) num::store(b.ub() + 4 * i, DType::F32, std::sin(i) * 10);
+  vec(b, "vcadd.f32 x1, x2, x4", VecCfg{3, 1, 1, 1, 8, 8, 8}.pack());
+  for (int r = 0; r < 3; ++r) {
+    double s = 0;
+    for (int i = 0; i < 64; ++i) s += num::load(b.ub() + 4 * (64 * r + i), DType::F32);
+    EXPECT_EQ(num::load(b.ub() + 0x10000 + 4 * r, DType::F32), double(float(s))) << r;
+  }
+  b.run("li x1, 0x10000\nli x2, 0\nli64 x4, " + std::to_string(VecCfg{3, 1, 1, 1, 8, 8, 8}.pack()) +
+        "\nvredmax.f32 x1, x2, x4\nend\n");
+  int best = 0;
+  for (int i = 1; i < 192; ++i)
+    if (num::load(b.ub() + 4 * i, DType::F32) > num::load(b.ub() + 4 * best, DType::F32)) best = i;
+  EXPECT_EQ(num::load(b.ub() + 0x10000, DType::F32), num::load(b.ub() + 4 * best, DType::F32));
+  std::uint32_t idx;
+  std::memcpy(&idx, b.ub() + 0x10004, 4);
+  EXPECT_EQ(int(idx), best);
+}
+
+TEST(AiCoreVector, UnaryOpsDupAndTranspose) {
+  Bench b;
+  for (int i = 0; i < 64; ++i) num::store(b.ub() + 4 * i, DType::F32, 0.25 + i);
+  vec(b, "vsqrt.f32 x1, x2, x4", VecCfg{}.pack());
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(num::load(b.ub() + 0x10000 + 4 * i, DType::F32), double(std::sqrt(float(0.25 + i))));
+  b.run("li x1, 0x10000\nli x5, 0x4248\nli64 x4, " + std::to_string(VecCfg{}.pack()) + "\nvdup.f16 x1, x5, x4\nend\n");
+  for (int i = 0; i < 128; ++i) ASSERT_EQ(num::load(b.ub() + 0x10000 + 2 * i, DType::F16), 3.140625);
+  for (int i = 0; i < 256; ++i) num::store(b.ub() + 2 * i, DType::S16, i);
+  b.run("li x1, 0x10000\nli x2, 0\nvtranspose.s16 x1, x2\nend\n");
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 16; ++c) ASSERT_EQ(num::load(b.ub() + 0x10000 + 2 * (r * 16 + c), DType::S16), c * 16 + r);
+}
+
+TEST(AiCoreVector, IntegerArithmeticWraps) {
+  Bench b;
+  for (int i = 0; i < 64; ++i) num::store(b.ub() + 4 * i, DType::S32, INT32_MAX - i);
+  vec(b, "vadds.s32 x1, x2, x5, x4", VecCfg{}.pack(), 100);
+  for (int i = 0; i < 64; ++i)
+    ASSERT_EQ(std::int32_t(num::load(b.ub() + 0x10000 + 4 * i, DType::S32)),
+              std::int32_t(std::uint32_t(INT32_MAX - i) + 100u)) << i;
+}
