@@ -123,6 +123,13 @@ loop:
   EXPECT_EQ(b.peek64(0x20030), 77u);
   EXPECT_EQ(b.peek64(0x20038), 1u);
   EXPECT_EQ(b.core.blocks_done(), 1u);
+  // The program sits in one 2 KiB fill unit: one miss, every other fetch hits (the loop
+  // body runs 10 times).
+  auto j = stats::Registry::instance().find("core0")->to_json();
+  EXPECT_EQ(j["icache_misses"].get<std::uint64_t>(), 1u);
+  EXPECT_EQ(j["icache_hits"].get<std::uint64_t>(), j["scalar_instructions"].get<std::uint64_t>() - 1);
+  // And the stores went through the dCache: the first store to each 64 B line misses.
+  EXPECT_EQ(j["dcache_misses"].get<std::uint64_t>(), 2u);  // argbase line, result line
 }
 
 TEST(AiCoreScalar, DivisionByZeroStopsTheCoreWithItsPc) {
