@@ -34,8 +34,11 @@ void KernelLauncher::describe(cfg::Spec& k) {
           "the argument table at argbase, 8 bytes each: a tensor name gives its GM address, a number its value");
   cfg::Spec& c = k.section("check", "Compare an output tensor with a C++ reference computed from the inputs");
   c.optional();
-  c.param("op", Type::Enum, "element-wise reference: out[i] = op(in0[i], in1[i])")
-      .choices({"add", "sub", "mul", "max", "min", "relu", "copy", "exp"});
+  c.param("op", Type::Enum, "reference: element-wise out[i] = op(in0[i], in1[i]), or gemm out = in0 x in1")
+      .choices({"add", "sub", "mul", "max", "min", "relu", "copy", "exp", "gemm"});
+  c.param("m", Type::Int, "gemm: rows of in0 and out").optional().range(1, 1 << 20);
+  c.param("k", Type::Int, "gemm: columns of in0, rows of in1").optional().range(1, 1 << 20);
+  c.param("n", Type::Int, "gemm: columns of in1 and out").optional().range(1, 1 << 20);
   c.param("inputs", Type::StringList, "input tensor names (one or two)");
   c.param("output", Type::String, "output tensor name");
   c.param("atol", Type::Float, "absolute tolerance").defaults("0").min(0);
@@ -59,6 +62,7 @@ struct KernelLauncher::Kernel {
   std::vector<int> inputs;
   int output = -1;
   double atol = 0, rtol = 0;
+  std::uint64_t m = 0, k = 0, n = 0;  // gemm
 };
 
 KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
@@ -116,12 +120,30 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       K->check = true;
       K->op = c->get_string("op");
       for (const cfg::Node& i : c->at("inputs").items()) K->inputs.push_back(find(i.as_string(), i));
-      const bool unary = K->op == "relu" || K->op == "copy" || K->op == "exp";
+      const bool unary = K->op == "relu" || K->op == "copy" || K->op == "exp";  // gemm takes two
       if (K->inputs.size() != (unary ? 1u : 2u))
         c->at("inputs").fail(K->op + " takes " + (unary ? "one input" : "two inputs"));
       K->output = find(c->get_string("output"), c->at("output"));
       K->atol = c->get_double("atol");
       K->rtol = c->get_double("rtol");
+      if (K->op == "gemm") {
+        for (const char* key : {"m", "k", "n"})
+          if (!c->has(key)) c->fail(std::string("gemm needs ") + key);
+        K->m = c->get_uint("m"), K->k = c->get_uint("k"), K->n = c->get_uint("n");
+        auto need = [&](int t, std::uint64_t elems, const char* what) {
+          if (K->tensors[t].t.elems < elems)
+            c->fail(std::string(what) + " '" + K->tensors[t].t.name + "' has " + std::to_string(K->tensors[t].t.elems) +
+                    " elements, gemm needs " + std::to_string(elems));
+        };
+        need(K->inputs[0], K->m * K->k, "input");
+        need(K->inputs[1], K->k * K->n, "input");
+        need(K->output, K->m * K->n, "output");
+      } else {
+        for (int i : K->inputs)
+          if (K->tensors[i].t.elems < K->tensors[K->output].t.elems)
+            c->at("inputs").fail("input '" + K->tensors[i].t.name + "' has fewer elements than the output '" +
+                                 K->tensors[K->output].t.name + "'");
+      }
     }
   }
   stats_.json("kernels", "per kernel: blocks, cores, start and end (ns), result of the check", [this] {
@@ -231,16 +253,28 @@ void KernelLauncher::run() {
         in.push_back(read_back(base_ + t.addr, t.elems * aicore::dtype_bytes(t.dtype)));
       }
       std::uint64_t bad = 0;
-      for (std::uint64_t i = 0; i < out.elems; ++i) {
+      const std::uint64_t count = K->op == "gemm" ? K->m * K->n : out.elems;
+      const bool gemm = K->op == "gemm";
+      for (std::uint64_t i = 0; i < count; ++i) {
         const Tensor& t0 = K->tensors[K->inputs[0]].t;
-        const double a = aicore::num::load(in[0].data() + i * aicore::dtype_bytes(t0.dtype), t0.dtype);
-        double b = 0;
-        if (in.size() > 1) {
-          const Tensor& t1 = K->tensors[K->inputs[1]].t;
-          b = aicore::num::load(in[1].data() + i * aicore::dtype_bytes(t1.dtype), t1.dtype);
+        double a = 0, b = 0;
+        if (!gemm) {
+          a = aicore::num::load(in[0].data() + i * aicore::dtype_bytes(t0.dtype), t0.dtype);
+          if (in.size() > 1) {
+            const Tensor& t1 = K->tensors[K->inputs[1]].t;
+            b = aicore::num::load(in[1].data() + i * aicore::dtype_bytes(t1.dtype), t1.dtype);
+          }
         }
         double v = 0;
-        if (K->op == "add") v = a + b;
+        if (gemm) {
+          // A plain loop: out[r][c] = sum over k of in0[r][k] * in1[k][c], row-major.
+          const Tensor& t0 = K->tensors[K->inputs[0]].t;
+          const Tensor& t1 = K->tensors[K->inputs[1]].t;
+          const std::uint64_t r = i / K->n, col = i % K->n;
+          for (std::uint64_t kk = 0; kk < K->k; ++kk)
+            v += aicore::num::load(in[0].data() + (r * K->k + kk) * aicore::dtype_bytes(t0.dtype), t0.dtype) *
+                 aicore::num::load(in[1].data() + (kk * K->n + col) * aicore::dtype_bytes(t1.dtype), t1.dtype);
+        } else if (K->op == "add") v = a + b;
         else if (K->op == "sub") v = a - b;
         else if (K->op == "mul") v = a * b;
         else if (K->op == "max") v = std::max(a, b);
@@ -265,10 +299,10 @@ void KernelLauncher::run() {
       }
       r.passed = bad == 0;
       if (bad) {
-        r.detail = std::to_string(bad) + " of " + std::to_string(out.elems) + " elements differ; first: " + r.detail;
+        r.detail = std::to_string(bad) + " of " + std::to_string(count) + " elements differ; first: " + r.detail;
         ++failed_;
       } else {
-        r.detail = std::to_string(out.elems) + " elements match the reference";
+        r.detail = std::to_string(count) + " elements match the reference";
       }
     }
     results_.push_back(r);

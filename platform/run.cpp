@@ -74,7 +74,9 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
   j["aicore_cube_busy"] = cube / n;
   j["aicore_vector_busy"] = vec / n;
   j["aicore_mte2_busy"] = mte2 / n;
-  j["achieved_tflops"] = 0.0;  // the cube is not modelled yet: no cube FLOPs are executed
+  double flops = 0;
+  for (auto& c : cores) flops += c->cube_flops();
+  j["achieved_tflops"] = ns > 0 ? flops / (ns * 1e-9) / 1e12 : 0.0;
   j["peak_tflops"] = soc.aicore_config() ? soc.aicore_config()->peak_flops() / 1e12 : 0.0;
   j["kernel_checks_failed"] = soc.launcher() ? soc.launcher()->checks_failed() : 0;
   return j;

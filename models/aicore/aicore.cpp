@@ -535,9 +535,12 @@ Tick AiCore::exec_issued(int p, const Issued& e) {
   const std::string m = e.in.info().mnemonic;
   if (m.rfind("copy.", 0) == 0) return mte_copy(e);
   if (Pipe(p) == Pipe::V) return vector_op(e);
+  if (m == "nd2nz.gm2l1") return nd2nz_op(e);
+  if (m.rfind("load2d.", 0) == 0) return load2d_op(e);
+  if (m == "mmad") return mmad_op(e);
+  if (m.rfind("fixp.", 0) == 0) return fixp_op(e);
   raise(e.pc, &e.in, std::string(e.in.info().mnemonic) +
-                         " is not modelled yet in this build of davinci-vp (the cube, MTE1 load2d/load3d, "
-                         "ND-to-Nz and FixPipe instructions come next)");
+                         " is not modelled yet in this build of davinci-vp (load3d, the img2col load, comes next)");
   return now_tick();
 }
 

@@ -65,6 +65,7 @@ class AiCore : public sc_core::sc_module {
   std::uint64_t reg(unsigned r) const { return x_[r]; }
   Tick pipe_busy(Pipe p) const { return pipe_busy_[int(p)]; }
   std::uint64_t blocks_done() const { return blocks_; }
+  double cube_flops() const { return cube_flops_; }
   // The per-instruction profile: instruction, pc, pipe, count, total cycles.
   std::string instruction_csv() const;
 
@@ -96,6 +97,10 @@ class AiCore : public sc_core::sc_module {
   bool local_range(Buffer b, std::uint64_t addr, std::uint64_t len, const Issued& e, const char* what);
   Tick mte_copy(const Issued& e);
   Tick vector_op(const Issued& e);
+  Tick nd2nz_op(const Issued& e);   // MTE2: GM ND -> L1 Nz
+  Tick load2d_op(const Issued& e);  // MTE1: L1 -> L0A / L0B fractals
+  Tick mmad_op(const Issued& e);    // M: the cube
+  Tick fixp_op(const Issued& e);    // FIX: L0C Nz -> GM / L1 ND
   // dCache for scalar loads and stores (write-back, fully associative LRU).
   bool dcache(bool write, std::uint64_t addr, unsigned size, std::uint64_t& value, Tick& t, std::uint64_t pc,
               const Instr& in);
@@ -141,6 +146,7 @@ class AiCore : public sc_core::sc_module {
 
   // Statistics and trace.
   Tick pipe_busy_[kPipes] = {};
+  double cube_flops_ = 0;  // multiply-adds x 2 executed by the cube
   struct Profile {
     std::uint64_t count = 0, cycles = 0;
     std::uint8_t op = 0;

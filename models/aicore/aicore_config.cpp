@@ -43,6 +43,14 @@ void AiCoreConfig::describe(cfg::Spec& s) {
   s.param("cube_m", Type::Int, "cube: rows of A per fp16 fractal step (one step per cycle)").range(1, 256);
   s.param("cube_k", Type::Int, "cube: reduction depth per fp16 step (int8 doubles it)").range(1, 256);
   s.param("cube_n", Type::Int, "cube: columns of B per fp16 step").range(1, 256);
+  s.param("cube_cycles_per_step", Type::Int,
+          "cube: cycles per fractal step (16 rows x 32 bytes of k x 16 columns: fp16 16x16x16, int8 16x32x16)")
+      .unit("cycles").range(1, 1000);
+  s.param("cube_startup_cycles", Type::Int, "cube: fixed cycles per mmad").unit("cycles").range(0, 10000);
+  s.param("l1_to_l0a_bytes_per_cycle", Type::Int, "MTE1 L1 -> L0A rate").unit("B/cycle").range(1, 4096);
+  s.param("l1_to_l0b_bytes_per_cycle", Type::Int, "MTE1 L1 -> L0B rate").unit("B/cycle").range(1, 4096);
+  s.param("fixp_bytes_per_cycle", Type::Int, "FixPipe: L0C bytes read and converted per cycle").unit("B/cycle")
+      .range(1, 4096);
 }
 
 AiCoreConfig AiCoreConfig::from(const cfg::Node& n) {
@@ -72,6 +80,11 @@ AiCoreConfig AiCoreConfig::from(const cfg::Node& n) {
   c.cube_m = u32("cube_m");
   c.cube_k = u32("cube_k");
   c.cube_n = u32("cube_n");
+  c.cube_cycles_per_step = u32("cube_cycles_per_step");
+  c.cube_startup_cycles = u32("cube_startup_cycles");
+  c.l1_to_l0a_bytes_per_cycle = u32("l1_to_l0a_bytes_per_cycle");
+  c.l1_to_l0b_bytes_per_cycle = u32("l1_to_l0b_bytes_per_cycle");
+  c.fixp_bytes_per_cycle = u32("fixp_bytes_per_cycle");
   if (c.icache_bytes < c.icache_fill_bytes)
     n.at("icache_kib").fail("the instruction cache must hold at least one fill unit (" +
                             std::to_string(c.icache_fill_bytes) + " B)");

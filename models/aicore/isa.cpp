@@ -406,6 +406,19 @@ std::string isa_markdown() {
         "rounding, `.relu`, `.t`, compare.\n\n"
         "## Special registers\n\n| spr | meaning |\n|---|---|\n";
   for (int s = 0; s < int(Spr::Count_); ++s) os << "| `" << spr_name(Spr(s)) << "` | " << spr_doc(Spr(s)) << " |\n";
+  os << "\n## Matrix formats\n\n"
+        "k0 = 32 bytes / element size (fp16 and bf16 16, int8 32, fp32 8). A fractal is 16 rows x k0\n"
+        "columns (512 bytes) for cube inputs, 16 x 16 of the accumulator type (1024 bytes) in L0C.\n\n"
+        "| where | layout |\n|---|---|\n"
+        "| GM | ND: row-major, `src_stride` elements between rows |\n"
+        "| L1 (`nd2nz`) | Nz: a matrix of R rows (padded to `dst_rows`) x C columns (padded to a multiple of k0); fractal (rb, cb) at byte (cb x dst_rows/16 + rb) x 512, row-major inside |\n"
+        "| L0A | A (m x k) as zZ: fractal (i, j) covering rows 16i.. and k k0 j.. at (i x kf + j) x 512, row-major inside |\n"
+        "| L0B | B (k x n) as zN, held as fractals of B transposed: fractal (l, j) covering n 16l.. and k k0 j.. at (l x kf + j) x 512, 16 (n) x k0 (k) row-major inside |\n"
+        "| L0C | C (m x n) as Nz: fractal (i, l) at (l x mf + i) x 1024, 16 x 16 row-major inside |\n\n"
+        "kf = ceil(k / k0), mf = ceil(m / 16), nf = ceil(n / 16). An fp16 B stored row-major (k x n) in GM\n"
+        "reaches L0B's order through `nd2nz` (rows = k) and one `load2d.l0b.t`; A reaches zZ with one\n"
+        "`load2d.l0a` per row of fractals (src_stride = dst_rows / 16). `mmad` adds the exact dot products\n"
+        "of its m x k x n to L0C, rounded once to the accumulator type (int32 wraps).\n";
   os << "\n## Configuration words\n\n"
         "Issued instructions take their shape from 64-bit configuration words in registers.\n\n"
         "| word | fields (bit ranges) |\n|---|---|\n"
