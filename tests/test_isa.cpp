@@ -4,6 +4,7 @@
 #include <random>
 
 #include "aicore/assembler.hpp"
+#include "aicore/kernel_builder.hpp"
 #include "common/error.hpp"
 
 using namespace dvp;
@@ -164,4 +165,58 @@ TEST(Image, MalformedImagesAreRejectedWithTheirName) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("short.dvk: code size 8 does not match"), std::string::npos) << e.what();
   }
+}
+
+TEST(KernelBuilder, EmitsTheSameImageAsTheAssemblerForTheSameProgram) {
+  KernelBuilder k;  // x1 and x2 are its scratch registers for configuration words
+  Reg base = k.reg(), a = k.reg();
+  k.GetSpr(base, Spr::ArgBase);
+  k.LoadGm(a, base, 0);
+  Reg n = k.Const(5);
+  k.Loop(n, [&] {
+    k.DataCopy(Pos::UB, KernelBuilder::zero(), Pos::GM, a, DataCopyCfg{1, 8, 0, 0});
+    k.SetFlag(Pipe::MTE2, Pipe::V, 0);
+    k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
+    k.Add(DType::F16, KernelBuilder::zero(), KernelBuilder::zero(), KernelBuilder::zero(), VecCfg{});
+    k.PipeBarrier(Pipe::V);
+  });
+  k.Mmad(DType::F32, DType::F16, a, a, a, MmadCfg{16, 16, 16, true});
+  k.Fixpipe(Pos::GM, DType::F16, DType::F32, a, a, FixpCfg{16, 16, 16}, KernelBuilder::zero(), true, Round::Rint);
+  k.End();
+  Image built = k.Build();
+  Image text = assemble(R"(
+    mfspr x3, argbase
+    ld.d  x4, 0(x3)
+    li    x5, 5
+    beq   x5, x0, out
+top:
+    li    x1, 0x8001
+    copy.gm2ub x0, x4, x1
+    setflag mte2, v, 0
+    waitflag mte2, v, 0
+    li64  x2, 0x0008080801010101
+    vadd.f16 x0, x0, x0, x2
+    barrier v
+    addi  x5, x5, -1
+    bne   x5, x0, top
+out:
+    li64  x1, 0x1010010010
+    mmad.f32.f16 x4, x4, x4, x1
+    li64  x2, 0x0000001000100010
+    fixp.l0c2gm.f16.f32.rint.relu x4, x4, x2, x0
+    end
+)", "same.s");
+  EXPECT_EQ(built.code, text.code) << disassemble(built);
+}
+
+TEST(KernelBuilder, RejectsMisuse) {
+  KernelBuilder k;
+  EXPECT_THROW(k.PipeBarrier(Pipe::S), Error);
+  EXPECT_THROW(k.DataCopy(Pos::L0A, k.zero(), Pos::UB, k.zero(), DataCopyCfg{}), Error);
+  EXPECT_THROW(k.Vector("add", DType::F16, {k.zero()}, VecCfg{}), Error);
+  Label never = k.NewLabel();
+  k.Jump(never);
+  EXPECT_THROW(k.Build(), Error);
+  for (int i = 0; i < 29; ++i) k.reg();
+  EXPECT_THROW(k.reg(), Error);
 }

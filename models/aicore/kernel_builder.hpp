@@ -1,0 +1,100 @@
+// The C++ kernel builder: writes DV ISA kernels with functions named after the vendor's
+// primitives (DataCopy, LoadData, Mmad, Fixpipe, vector ops with repeat parameters, SetFlag /
+// WaitFlag, PipeBarrier) and scalar control flow, and produces the same binary image the
+// assembler would for the same instructions. The kernel library is written with it, so its
+// tiling can be computed from the core's configuration when the kernel is built.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "assembler.hpp"
+#include "isa.hpp"
+
+namespace dvp::aicore {
+
+struct Reg {
+  std::uint8_t n = 0;
+};
+struct Label {
+  int id = -1;
+};
+// Where a DataCopy reads or writes.
+enum class Pos : std::uint8_t { GM, L1, L0A, L0B, UB };
+
+class KernelBuilder {
+ public:
+  KernelBuilder();
+
+  // --- registers and constants ---------------------------------------------------------------
+  Reg reg();                                   // a free register (x1..x31); throws when none is left
+  void release(Reg r);
+  static Reg zero() { return Reg{0}; }
+  void Li(Reg d, std::int64_t v);              // li, or li + lih when it does not fit 32 bits
+  Reg Const(std::int64_t v);                   // a new register holding v
+
+  // --- scalar ----------------------------------------------------------------------------------
+  void Op(const char* mnemonic, Reg d, Reg a, Reg b);      // add, sub, mul, divu, and, ... (R3)
+  void OpI(const char* mnemonic, Reg d, Reg a, std::int32_t imm);  // addi, shli, ... (RI)
+  void Add(Reg d, Reg a, Reg b) { Op("add", d, a, b); }
+  void Mul(Reg d, Reg a, Reg b) { Op("mul", d, a, b); }
+  void Addi(Reg d, Reg a, std::int32_t i) { OpI("addi", d, a, i); }
+  void LoadGm(Reg d, Reg base, std::int32_t off);           // ld.d through the dCache
+  void StoreGm(Reg v, Reg base, std::int32_t off);          // st.d
+  void GetSpr(Reg d, Spr s);                                // mfspr
+  void SetSpr(Spr s, Reg v);                                // mtspr
+  void SetMaskCount(Reg n);                                 // continuous mask: first n elements
+  Label NewLabel();
+  void Bind(Label l);
+  void Branch(const char* mnemonic, Reg a, Reg b, Label l); // beq, bne, blt, bge, bltu, bgeu
+  void Jump(Label l);
+  // Runs `body` `count` times (count held in a register, which the loop counts down; a count
+  // of 0 skips the body).
+  template <typename Body>
+  void Loop(Reg count, Body body) {
+    Label top = NewLabel(), out = NewLabel();
+    Branch("beq", count, zero(), out);
+    Bind(top);
+    body();
+    Addi(count, count, -1);
+    Branch("bne", count, zero(), top);
+    Bind(out);
+  }
+
+  // --- vendor primitives ----------------------------------------------------------------------
+  void DataCopy(Pos dst, Reg dst_addr, Pos src, Reg src_addr, const DataCopyCfg& p);
+  void Nd2Nz(DType t, Reg dst_l1, Reg src_gm, const Nd2NzCfg& p, Reg pad = zero());
+  void LoadData(Pos dst, DType t, Reg dst_addr, Reg src_l1, const Load2dCfg& p, bool transpose = false);
+  void Mmad(DType acc, DType in, Reg c, Reg a, Reg b, const MmadCfg& p);
+  void Fixpipe(Pos dst, DType out, DType acc, Reg dst_addr, Reg src_l0c, const FixpCfg& p, Reg scale = zero(),
+               bool relu = false, Round round = Round::None);
+  // Vector: `op` is the mnemonic without the v (Add, Exp, ...: "add", "exp"); operands as the
+  // ISA lists them, the VecCfg last.
+  void Vector(const char* op, DType t, std::vector<Reg> operands, const VecCfg& p);
+  void Add(DType t, Reg dst, Reg a, Reg b, const VecCfg& p) { Vector("add", t, {dst, a, b}, p); }
+  void Mul(DType t, Reg dst, Reg a, Reg b, const VecCfg& p) { Vector("mul", t, {dst, a, b}, p); }
+  void Cast(DType to, DType from, Reg dst, Reg src, const VecCfg& p, Round r = Round::Rint);
+  void SetFlag(Pipe src, Pipe dst, int event);
+  void WaitFlag(Pipe src, Pipe dst, int event);
+  void PipeBarrier(Pipe p);
+  void End();
+
+  // Resolves labels; the builder can be used only once.
+  Image Build();
+  std::size_t size() const { return code_.size(); }
+
+ private:
+  void emit(const Instr& i) { code_.push_back(i); }
+  Instr x(const char* mnemonic, std::vector<Reg> regs, DType dt1 = DType::None, DType dt2 = DType::None,
+          std::uint8_t mode = 0);
+  Reg cfg_reg(std::uint64_t value);  // a scratch register holding a configuration word
+
+  std::vector<Instr> code_;
+  std::vector<int> label_pos_;                       // instruction index, -1 while unbound
+  std::vector<std::pair<std::size_t, int>> fixups_;  // (instruction, label)
+  std::uint32_t used_ = 1;                           // bit mask of allocated registers (x0 always)
+  Reg scratch_[2];
+  int next_scratch_ = 0;
+};
+
+}  // namespace dvp::aicore
