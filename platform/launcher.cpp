@@ -8,6 +8,7 @@
 
 #include "aicore/assembler.hpp"
 #include "aicore/numeric.hpp"
+#include "kernels/library/gemm.hpp"
 #include "common/error.hpp"
 
 namespace dvp::platform {
@@ -19,6 +20,14 @@ void KernelLauncher::describe(cfg::Spec& k) {
   k.param("name", Type::String, "kernel name, for reports");
   k.param("source", Type::String, "DV assembly file, assembled at load (relative to the scenario)").optional();
   k.param("image", Type::String, "kernel image built by dvas (relative to the scenario)").optional();
+  k.param("library", Type::Enum, "a kernel of the kernel library, built (tiled) for the configured core")
+      .choices({"gemm"}).optional();
+  cfg::Spec& sh = k.section("shape", "Problem shape of a library kernel");
+  sh.optional();
+  sh.param("m", Type::Int, "gemm: rows of A and C (a multiple of 16)").range(16, 1 << 20);
+  sh.param("k", Type::Int, "gemm: columns of A, rows of B (a multiple of 16)").range(16, 1 << 20);
+  sh.param("n", Type::Int, "gemm: columns of B and C (a multiple of 16)").range(16, 1 << 20);
+  sh.param("out", Type::Enum, "gemm: type of C").choices({"f32", "f16"}).defaults("f32");
   k.param("cores", Type::Int, "cores to run on (default: all)").optional().range(1, 256);
   k.param("blocks", Type::Int, "task blocks (block ids 0..blocks-1; default: cores); more blocks than cores run in waves")
       .optional().range(1, 65535);
@@ -47,6 +56,7 @@ void KernelLauncher::describe(cfg::Spec& k) {
 
 struct KernelLauncher::Kernel {
   std::string name;
+  std::string tiling;
   aicore::Image image;
   unsigned cores = 1, blocks = 1;
   struct TensorSpec {
@@ -66,7 +76,8 @@ struct KernelLauncher::Kernel {
 };
 
 KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
-                               std::vector<aicore::AiCore*> cores, dram::Storage& dram, std::uint64_t dram_base)
+                               std::vector<aicore::AiCore*> cores, const aicore::AiCoreConfig& core_cfg,
+                               dram::Storage& dram, std::uint64_t dram_base)
     : sc_module(n), socket("socket"), cores_(std::move(cores)), dram_(dram), base_(dram_base), next_(0),
       stats_(this->name()) {
   for (const cfg::Node& k : kernels.items()) {
@@ -77,8 +88,20 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       fs::path p = k.get_string(key);
       return (p.is_relative() ? fs::path(dir) / p : p).string();
     };
-    if (k.has("source") == k.has("image")) k.fail("give exactly one of source (assembly) or image (dvas output)");
-    if (k.has("source")) {
+    if (int(k.has("source")) + int(k.has("image")) + int(k.has("library")) != 1)
+      k.fail("give exactly one of source (assembly), image (dvas output) or library (a library kernel)");
+    if (k.has("library")) {
+      if (!k.has("shape")) k.fail("a library kernel needs its shape:");
+      const cfg::Node& sh = k.at("shape");
+      kernels::GemmShape g{std::uint32_t(sh.get_uint("m")), std::uint32_t(sh.get_uint("k")),
+                           std::uint32_t(sh.get_uint("n")), *aicore::dtype_from(sh.get_string("out"))};
+      try {
+        K->tiling = kernels::gemm_tiling(core_cfg, g).str();
+        K->image = kernels::gemm_kernel(core_cfg, g);
+      } catch (const Error& e) {
+        sh.fail(e.what());
+      }
+    } else if (k.has("source")) {
       std::ifstream f(path("source"));
       if (!f) k.at("source").fail("cannot open " + path("source"));
       std::stringstream ss;
@@ -151,7 +174,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
     for (auto& r : results_)
       a.push_back({{"name", r.name}, {"blocks", r.blocks}, {"cores", r.cores}, {"start_ns", double(r.start) / 1000.0},
                    {"end_ns", double(r.end) / 1000.0}, {"checked", r.checked}, {"passed", r.passed},
-                   {"detail", r.detail}});
+                   {"detail", r.detail}, {"tiling", r.tiling}});
     return a;
   });
   // A fault stops the run with a report naming the kernel, the block and the core.
@@ -220,6 +243,7 @@ void KernelLauncher::run() {
     r.name = K->name;
     r.blocks = K->blocks;
     r.cores = K->cores;
+    r.tiling = K->tiling;
     r.start = now_tick();
     // Blocks go onto free cores in order of block id: the first `cores` at once, then each
     // next block onto the first core to finish.

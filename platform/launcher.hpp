@@ -23,8 +23,10 @@ class KernelLauncher : public sc_core::sc_module {
   // A ring requester: reads results through L2 (debug transport) so dirty lines are seen.
   tlm_utils::simple_initiator_socket<KernelLauncher> socket;
 
+  // `core_cfg`: library kernels are built (tiled) for this core configuration.
   KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& scenario_dir,
-                 std::vector<aicore::AiCore*> cores, dram::Storage& dram, std::uint64_t dram_base);
+                 std::vector<aicore::AiCore*> cores, const aicore::AiCoreConfig& core_cfg, dram::Storage& dram,
+                 std::uint64_t dram_base);
 
   static void describe(cfg::Spec& kernel_entry);
 
@@ -38,6 +40,7 @@ class KernelLauncher : public sc_core::sc_module {
     Tick start = 0, end = 0;
     bool checked = false, passed = true;
     std::string detail;
+    std::string tiling;  // library kernels: the tiling chosen for this configuration
   };
   const std::vector<Result>& results() const { return results_; }
 

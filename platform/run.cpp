@@ -153,7 +153,14 @@ static std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::jso
     if (KernelLauncher* l = soc.launcher())
       for (auto& k : l->results())
         row("kernel " + k.name, std::to_string(k.blocks) + " blocks on " + std::to_string(k.cores) + " cores, " +
-                                    fmt("%.3f us", double(k.end - k.start) / 1e6));
+                                    fmt("%.3f us", double(k.end - k.start) / 1e6) +
+                                    (k.tiling.empty() ? "" : ", " + k.tiling));
+    row("cube: achieved / peak", fmt("%.2f", sum["achieved_tflops"].get<double>()) + " / " +
+                                     fmt("%.1f TFLOPS", sum["peak_tflops"].get<double>()) + "  (" +
+                                     fmt("%.1f%%", sum["peak_tflops"].get<double>() > 0
+                                                       ? 100.0 * sum["achieved_tflops"].get<double>() /
+                                                             sum["peak_tflops"].get<double>()
+                                                       : 0.0) + ")");
   }
   if (!soc.requesters().empty()) {
   os << "\nrequesters\n";

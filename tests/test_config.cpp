@@ -106,9 +106,10 @@ TEST(Scenario, EveryPresetValueCarriesASourceComment) {
       const std::size_t colon = line.find(':');
       const std::size_t value = colon == std::string::npos ? std::string::npos : line.find_first_not_of(' ', colon + 1);
       const bool has_value = !is_comment && value != std::string::npos && line[value] != '#';
-      if (has_value && line.find("name:") == std::string::npos)
+      if (has_value && line.find("name:") == std::string::npos) {
         EXPECT_TRUE(line.find('#') != std::string::npos || comment_above)
             << p << ".yaml:" << n << ": value without a source: " << line;
+      }
       comment_above = is_comment;
     }
   }

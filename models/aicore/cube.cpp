@@ -127,11 +127,19 @@ Tick AiCore::mmad_op(const Issued& e) {
         }
     } else {
       // Products of two fp16/bf16 values are exact in a double, and so are the sums up to
-      // the k of one mmad; the result is rounded once to f32 and added to L0C.
+      // the k of one mmad; the result is added to L0C and rounded once to f32. The operands
+      // are decoded once, not once per multiply.
+      std::vector<double> a(std::size_t(c.m) * c.k), bt(std::size_t(c.n) * c.k);
+      for (std::uint64_t r = 0; r < c.m; ++r)
+        for (std::uint64_t k = 0; k < c.k; ++k) a[r * c.k + k] = num::load(a_at(r, k), in_t);
+      for (std::uint64_t n = 0; n < c.n; ++n)
+        for (std::uint64_t k = 0; k < c.k; ++k) bt[n * c.k + k] = num::load(b_at(k, n), in_t);
       for (std::uint64_t r = 0; r < c.m; ++r)
         for (std::uint64_t n = 0; n < c.n; ++n) {
+          const double* ar = &a[r * c.k];
+          const double* bn = &bt[n * c.k];
           double s = 0;
-          for (std::uint64_t k = 0; k < c.k; ++k) s += num::load(a_at(r, k), in_t) * num::load(b_at(k, n), in_t);
+          for (std::uint64_t k = 0; k < c.k; ++k) s += ar[k] * bn[k];
           const double cur = c.init ? 0.0 : num::load(c_at(r, n), DType::F32);
           num::store(c_at(r, n), DType::F32, c.init ? s : cur + s);
         }

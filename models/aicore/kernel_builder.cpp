@@ -171,6 +171,8 @@ void KernelBuilder::Mmad(DType acc, DType in, Reg c, Reg a, Reg b, const MmadCfg
   emit(x("mmad", {c, a, b, cfg}, acc, in));
 }
 
+void KernelBuilder::Mmad(DType acc, DType in, Reg c, Reg a, Reg b, Reg cfg) { emit(x("mmad", {c, a, b, cfg}, acc, in)); }
+
 void KernelBuilder::Fixpipe(Pos dst, DType out, DType acc, Reg d, Reg s, const FixpCfg& p, Reg scale, bool relu,
                             Round round) {
   if (dst != Pos::GM && dst != Pos::L1) throw Error("kernel builder: Fixpipe goes to GM or L1");

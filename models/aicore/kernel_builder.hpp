@@ -66,6 +66,7 @@ class KernelBuilder {
   void Nd2Nz(DType t, Reg dst_l1, Reg src_gm, const Nd2NzCfg& p, Reg pad = zero());
   void LoadData(Pos dst, DType t, Reg dst_addr, Reg src_l1, const Load2dCfg& p, bool transpose = false);
   void Mmad(DType acc, DType in, Reg c, Reg a, Reg b, const MmadCfg& p);
+  void Mmad(DType acc, DType in, Reg c, Reg a, Reg b, Reg cfg);  // configuration computed at run time
   void Fixpipe(Pos dst, DType out, DType acc, Reg dst_addr, Reg src_l0c, const FixpCfg& p, Reg scale = zero(),
                bool relu = false, Round round = Round::None);
   // Vector: `op` is the mnemonic without the v (Add, Exp, ...: "add", "exp"); operands as the

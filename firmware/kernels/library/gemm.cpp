@@ -1,0 +1,158 @@
+#include "gemm.hpp"
+
+#include "aicore/kernel_builder.hpp"
+#include "common/error.hpp"
+
+namespace dvp::kernels {
+
+using namespace aicore;
+
+std::string GemmTiling::str() const {
+  return std::to_string(mt) + " x " + std::to_string(nt) + " tiles, k in chunks of " + std::to_string(kt);
+}
+
+GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
+  if (s.m % 16 || s.n % 16 || s.k % 16 || !s.m || !s.n || !s.k)
+    throw Error("gemm: m, k and n must be positive multiples of 16 (got " + std::to_string(s.m) + " x " +
+                std::to_string(s.k) + " x " + std::to_string(s.n) + ")");
+  GemmTiling t;
+  for (std::uint32_t kt : {64u, 32u, 16u})  // the largest chunk up to 64 that divides k
+    if (s.k % kt == 0) {
+      t.kt = kt;
+      break;
+    }
+  const std::uint64_t l0a = cfg.size[kL0A], l0b = cfg.size[kL0B], l0c = cfg.size[kL0C], l1 = cfg.size[kL1];
+  // The largest tiles (by area) that divide m and n and fit: L0A and L0B hold two chunks each,
+  // L0C one output tile, L1 two chunks of A and of B; one transposing load moves a B chunk.
+  std::uint64_t best = 0;
+  for (std::uint32_t mt = 16; mt <= 256; mt *= 2)
+    for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
+      if (s.m % mt || s.n % nt) continue;
+      const bool fits = 2ull * mt * t.kt * 2 <= l0a && 2ull * t.kt * nt * 2 <= l0b &&
+                        std::uint64_t(mt) * nt * 4 <= l0c && (t.kt / 16) * (nt / 16) <= 255 &&
+                        2ull * (std::uint64_t(mt) * t.kt + std::uint64_t(t.kt) * nt) * 2 <= l1;
+      if (fits && std::uint64_t(mt) * nt > best) best = std::uint64_t(mt) * nt, t.mt = mt, t.nt = nt;
+    }
+  if (!best)
+    throw Error("gemm: no tile of 16..256 that divides m and n fits L0A (" + std::to_string(l0a) + " B), L0B (" +
+                std::to_string(l0b) + " B), L0C (" + std::to_string(l0c) + " B) and L1");
+  return t;
+}
+
+Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
+  const GemmTiling t = gemm_tiling(cfg, s);
+  const std::uint32_t mf = t.mt / 16, nf = t.nt / 16, kf = t.kt / 16;
+  const std::uint32_t chunks = s.k / t.kt;
+  const std::uint32_t tiles_n = s.n / t.nt, tiles = (s.m / t.mt) * tiles_n;
+  const unsigned ob = dtype_bytes(s.out);
+  // Two of each buffer: chunk i uses buffer i % 2.
+  const std::uint64_t a_bytes = std::uint64_t(t.mt) * t.kt * 2, b_bytes = std::uint64_t(t.kt) * t.nt * 2;
+  const std::uint64_t l1a[2] = {0, a_bytes}, l1b[2] = {2 * a_bytes, 2 * a_bytes + b_bytes};
+  const std::uint64_t l0a[2] = {0, a_bytes}, l0b[2] = {0, b_bytes};
+
+  KernelBuilder k;
+  const Reg zero = KernelBuilder::zero();
+  Reg arg = k.reg(), A = k.reg(), B = k.reg(), C = k.reg();
+  k.GetSpr(arg, Spr::ArgBase);
+  k.LoadGm(A, arg, 0);
+  k.LoadGm(B, arg, 8);
+  k.LoadGm(C, arg, 16);
+  Reg tile = k.reg(), dim = k.reg(), ntiles = k.Const(tiles), ntn = k.Const(tiles_n);
+  k.GetSpr(tile, Spr::BlockId);
+  k.GetSpr(dim, Spr::BlockDim);
+  Reg a_ptr = k.reg(), b_ptr = k.reg(), c_ptr = k.reg(), tmp = k.reg(), init = k.reg(), dst = k.reg(), src = k.reg();
+  Reg row = k.reg(), col = k.reg(), count = k.reg();
+
+  // Prologue: every buffer starts free.
+  for (int b = 0; b < 2; ++b) {
+    k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);  // L1 buffer b
+    k.SetFlag(Pipe::M, Pipe::MTE1, b);     // L0A / L0B buffer b
+  }
+  k.SetFlag(Pipe::FIX, Pipe::M, 0);  // L0C
+
+  // One k chunk on buffer b; a_ptr and b_ptr advance to the next chunk.
+  auto chunk = [&](int b) {
+    k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
+    k.Li(dst, std::int64_t(l1a[b]));
+    k.Nd2Nz(DType::F16, dst, a_ptr, Nd2NzCfg{t.mt, t.kt, s.k, t.mt});
+    k.Li(dst, std::int64_t(l1b[b]));
+    k.Nd2Nz(DType::F16, dst, b_ptr, Nd2NzCfg{t.kt, t.nt, s.n, t.kt});
+    k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
+    k.Addi(a_ptr, a_ptr, std::int32_t(t.kt * 2));
+    k.Li(tmp, std::int64_t(t.kt) * s.n * 2);
+    k.Add(b_ptr, b_ptr, tmp);
+
+    k.WaitFlag(Pipe::MTE2, Pipe::MTE1, b);
+    k.WaitFlag(Pipe::M, Pipe::MTE1, b);
+    // A: one load per row of fractals (its kf fractals sit mf apart in Nz) into zZ order.
+    for (std::uint32_t i = 0; i < mf; ++i) {
+      k.Li(dst, std::int64_t(l0a[b] + std::uint64_t(i) * kf * 512));
+      k.Li(src, std::int64_t(l1a[b] + std::uint64_t(i) * 512));
+      k.LoadData(Pos::L0A, DType::F16, dst, src, Load2dCfg{kf, mf, 0});
+    }
+    // B: Nz fractal order is B^T's zN order already; transpose inside each fractal.
+    k.Li(dst, std::int64_t(l0b[b]));
+    k.Li(src, std::int64_t(l1b[b]));
+    k.LoadData(Pos::L0B, DType::F16, dst, src, Load2dCfg{kf * nf, 1, 0}, true);
+    k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);
+    k.SetFlag(Pipe::MTE1, Pipe::M, b);
+
+    k.WaitFlag(Pipe::MTE1, Pipe::M, b);
+    // C (+)= A x B; `init` holds the init bit for a tile's first chunk, then 0.
+    k.Li(tmp, std::int64_t(MmadCfg{t.mt, t.kt, t.nt, false}.pack()));
+    k.Op("or", tmp, tmp, init);
+    k.Li(dst, std::int64_t(l0a[b]));
+    k.Li(src, std::int64_t(l0b[b]));
+    k.Mmad(DType::F32, DType::F16, zero, dst, src, tmp);
+    k.Li(init, 0);
+    k.SetFlag(Pipe::M, Pipe::MTE1, b);
+  };
+
+  // Output tiles round-robin over the blocks: tile, tile + blockdim, ...
+  Label next = k.NewLabel(), done = k.NewLabel();
+  k.Bind(next);
+  k.Branch("bgeu", tile, ntiles, done);
+  // Tile (row, col) of the tiles_n-wide grid.
+  k.Op("divu", row, tile, ntn);
+  k.Op("rem", col, tile, ntn);
+  // a_ptr = A + row * mt * k * 2; b_ptr = B + col * nt * 2; c_ptr = C + (row * mt * n + col * nt) * ob
+  k.Li(tmp, std::int64_t(t.mt) * s.k * 2);
+  k.Mul(a_ptr, row, tmp);
+  k.Add(a_ptr, a_ptr, A);
+  k.Li(tmp, std::int64_t(t.nt) * 2);
+  k.Mul(b_ptr, col, tmp);
+  k.Add(b_ptr, b_ptr, B);
+  k.Li(tmp, std::int64_t(t.mt) * s.n * ob);
+  k.Mul(c_ptr, row, tmp);
+  k.Li(tmp, std::int64_t(t.nt) * ob);
+  k.Mul(tmp, col, tmp);
+  k.Add(c_ptr, c_ptr, tmp);
+  k.Add(c_ptr, c_ptr, C);
+  k.Li(init, std::int64_t(1) << 36);  // MmadCfg.init
+  // The cube may overwrite L0C once FixPipe has read the previous tile.
+  k.WaitFlag(Pipe::FIX, Pipe::M, 0);
+  // k chunks, two per iteration (buffers 0 and 1: event ids are immediates), then an odd one.
+  k.Li(count, chunks / 2);
+  k.Loop(count, [&] {
+    chunk(0);
+    chunk(1);
+  });
+  if (chunks % 2) chunk(0);
+  k.SetFlag(Pipe::M, Pipe::FIX, 0);
+  k.WaitFlag(Pipe::M, Pipe::FIX, 0);
+  k.Fixpipe(Pos::GM, s.out, DType::F32, c_ptr, zero, FixpCfg{t.mt, t.nt, s.n});
+  k.SetFlag(Pipe::FIX, Pipe::M, 0);
+  k.Add(tile, tile, dim);
+  k.Jump(next);
+  k.Bind(done);
+  // Epilogue: take back the free flags so every flag is clear when the block ends.
+  for (int b = 0; b < 2; ++b) {
+    k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
+    k.WaitFlag(Pipe::M, Pipe::MTE1, b);
+  }
+  k.WaitFlag(Pipe::FIX, Pipe::M, 0);
+  k.End();
+  return k.Build();
+}
+
+}  // namespace dvp::kernels
