@@ -26,7 +26,7 @@ class KernelLauncher : public sc_core::sc_module {
   // `core_cfg`: library kernels are built (tiled) for this core configuration.
   KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& scenario_dir,
                  std::vector<aicore::AiCore*> cores, const aicore::AiCoreConfig& core_cfg, dram::Storage& dram,
-                 std::uint64_t dram_base);
+                 std::uint64_t dram_base, bool functional);
 
   static void describe(cfg::Spec& kernel_entry);
 
@@ -59,6 +59,7 @@ class KernelLauncher : public sc_core::sc_module {
   std::vector<aicore::AiCore*> cores_;
   dram::Storage& dram_;
   std::uint64_t base_, next_;
+  bool functional_;
   bool done_ = false;
   std::string fault_;
   std::string current_;  // kernel running

@@ -263,12 +263,16 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
       check_lines.push_back(std::string(ok ? "ok   " : "FAIL ") + m + " = " + fmt("%.6g", v) + "  (want " + bounds + ")");
     }
   }
-  if (KernelLauncher* l = soc.launcher())
-    for (auto& k : l->results())
+  if (KernelLauncher* l = soc.launcher()) {
+    for (auto& k : l->results()) {
       if (k.checked) {
         failed |= !k.passed;
         check_lines.push_back(std::string(k.passed ? "ok   " : "FAIL ") + "kernel " + k.name + ": " + k.detail);
+      } else if (!k.detail.empty()) {
+        check_lines.push_back("n/a  kernel " + k.name + ": " + k.detail);
       }
+    }
+  }
   std::string status = !limit_error.empty() ? "STOPPED: " + limit_error : failed ? "FAILED" : "passed";
   r.summary = summary_text(s, soc, sum, check_lines, status);
   r.exit_code = !limit_error.empty() ? kExitSimError : failed ? kExitCheckFailed : kExitOk;

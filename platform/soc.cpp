@@ -85,7 +85,8 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
       kernels->fail("the scenario runs kernels but the platform has no platform.aicore section");
     std::vector<aicore::AiCore*> cores;
     for (auto& c : cores_) cores.push_back(c.get());
-    launcher_ = std::make_unique<KernelLauncher>("launcher", *kernels, s.dir, cores, aicore_cfg_, *storage_, dram_base_);
+    launcher_ = std::make_unique<KernelLauncher>("launcher", *kernels, s.dir, cores, aicore_cfg_, *storage_, dram_base_,
+                                                 !timing_only_);
     unsigned src = ring_->connect_initiator(launcher_->socket, 0, launcher_->name());
     src_is_hn_.resize(src + 1, false);
   }

@@ -104,6 +104,25 @@ TEST(Integrity, TimingOnlyRunTakesTheSameTimeAsAFunctionalOne) {
   EXPECT_EQ(t["summary"]["timing_only"], true);
 }
 
+TEST(Integrity, TimingOnlyKernelRunTakesTheSameTime) {
+  // The AI Cores skip the arithmetic and the bulk data in a timing-only run; the time must not
+  // change, and the run must not pretend to have checked the output.
+  std::string scen = std::string(DVP_SOURCE_DIR) + "/scenarios/kernels/gemm-fp16.yaml";
+  std::string base = std::string(DVP_BIN_DIR) + "/../test-out/gemm-timing-";
+  nlohmann::json runs[2];
+  for (int i = 0; i < 2; ++i) {
+    std::string cmd = std::string(DVP_BIN_DIR) + "/dvp run " + scen + " --quiet --no-trace --out " + base +
+                      std::to_string(i) + (i ? " --timing-only" : "");
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    std::ifstream f(base + std::to_string(i) + "/stats.json");
+    runs[i] = nlohmann::json::parse(f);
+  }
+  EXPECT_EQ(runs[0]["summary"]["simulated_ns"], runs[1]["summary"]["simulated_ns"]);
+  EXPECT_EQ(runs[0]["summary"]["achieved_tflops"], runs[1]["summary"]["achieved_tflops"]);
+  EXPECT_EQ(runs[0]["soc.launcher"]["kernels"][0]["passed"], true);
+  EXPECT_EQ(runs[1]["soc.launcher"]["kernels"][0]["checked"], false);
+}
+
 TEST(Determinism, SameScenarioSameCyclesAndBytes) {
   std::string scen = std::string(DVP_SOURCE_DIR) + "/scenarios/memory/mixed.yaml";
   std::string base = std::string(DVP_BIN_DIR) + "/../test-out/determinism-";

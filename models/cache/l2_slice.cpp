@@ -133,7 +133,12 @@ void L2Slice::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   }
   CacheArray::Line& l = array_.line(set, way);
   if (write) l.dirty = true;
-  if (!timing_only && !is_timing_only(p)) {
+  if (!is_timing_only(p) && !array_.has_data()) {
+    // A slice built for a timing-only run holds no bytes; the few accesses that must carry
+    // data even then (instruction fetches, scalar loads) are served from memory.
+    if (memory->transport_dbg(p) != len)
+      throw Error(std::string(name()) + ": cannot move data for " + hex(addr) + " from memory");
+  } else if (!timing_only && !is_timing_only(p)) {
     std::uint8_t* bytes = array_.data(set, way) + offset;
     if (write)
       std::memcpy(bytes, p.get_data_ptr(), len);
