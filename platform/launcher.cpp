@@ -27,7 +27,10 @@ void KernelLauncher::describe(cfg::Spec& k) {
   sh.param("m", Type::Int, "gemm: rows of A and C (a multiple of 16)").range(16, 1 << 20);
   sh.param("k", Type::Int, "gemm: columns of A, rows of B (a multiple of 16)").range(16, 1 << 20);
   sh.param("n", Type::Int, "gemm: columns of B and C (a multiple of 16)").range(16, 1 << 20);
-  sh.param("out", Type::Enum, "gemm: type of C").choices({"f32", "f16"}).defaults("f32");
+  sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "s8"}).defaults("f16");
+  sh.param("out", Type::Enum, "gemm: type of C (f16 inputs: f32 or f16; s8 inputs: s32)")
+      .choices({"f32", "f16", "s32"}).defaults("f32");
+  sh.param("b_transposed", Type::Bool, "gemm: B is stored transposed, n x k (required for s8)").defaults("false");
   k.param("cores", Type::Int, "cores to run on (default: all)").optional().range(1, 256);
   k.param("blocks", Type::Int, "task blocks (block ids 0..blocks-1; default: cores); more blocks than cores run in waves")
       .optional().range(1, 65535);
@@ -48,6 +51,7 @@ void KernelLauncher::describe(cfg::Spec& k) {
   c.param("m", Type::Int, "gemm: rows of in0 and out").optional().range(1, 1 << 20);
   c.param("k", Type::Int, "gemm: columns of in0, rows of in1").optional().range(1, 1 << 20);
   c.param("n", Type::Int, "gemm: columns of in1 and out").optional().range(1, 1 << 20);
+  c.param("b_transposed", Type::Bool, "gemm: in1 is stored n x k").defaults("false");
   c.param("inputs", Type::StringList, "input tensor names (one or two)");
   c.param("output", Type::String, "output tensor name");
   c.param("atol", Type::Float, "absolute tolerance").defaults("0").min(0);
@@ -73,6 +77,7 @@ struct KernelLauncher::Kernel {
   int output = -1;
   double atol = 0, rtol = 0;
   std::uint64_t m = 0, k = 0, n = 0;  // gemm
+  bool b_transposed = false;
 };
 
 KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
@@ -95,7 +100,8 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       if (!k.has("shape")) k.fail("a library kernel needs its shape:");
       const cfg::Node& sh = k.at("shape");
       kernels::GemmShape g{std::uint32_t(sh.get_uint("m")), std::uint32_t(sh.get_uint("k")),
-                           std::uint32_t(sh.get_uint("n")), *aicore::dtype_from(sh.get_string("out"))};
+                           std::uint32_t(sh.get_uint("n")), *aicore::dtype_from(sh.get_string("out")),
+                           *aicore::dtype_from(sh.get_string("in")), sh.get_bool("b_transposed")};
       try {
         K->tiling = kernels::gemm_tiling(core_cfg, g).str();
         K->image = kernels::gemm_kernel(core_cfg, g);
@@ -154,6 +160,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
         for (const char* key : {"m", "k", "n"})
           if (!c->has(key)) c->fail(std::string("gemm needs ") + key);
         K->m = c->get_uint("m"), K->k = c->get_uint("k"), K->n = c->get_uint("n");
+        K->b_transposed = c->get_bool("b_transposed");
         auto need = [&](int t, std::uint64_t elems, const char* what) {
           if (K->tensors[t].t.elems < elems)
             c->fail(std::string(what) + " '" + K->tensors[t].t.name + "' has " + std::to_string(K->tensors[t].t.elems) +
@@ -300,7 +307,9 @@ void KernelLauncher::run() {
           const std::uint64_t r = i / K->n, col = i % K->n;
           for (std::uint64_t kk = 0; kk < K->k; ++kk)
             v += aicore::num::load(in[0].data() + (r * K->k + kk) * aicore::dtype_bytes(t0.dtype), t0.dtype) *
-                 aicore::num::load(in[1].data() + (kk * K->n + col) * aicore::dtype_bytes(t1.dtype), t1.dtype);
+                 aicore::num::load(in[1].data() + (K->b_transposed ? col * K->k + kk : kk * K->n + col) *
+                                                       aicore::dtype_bytes(t1.dtype),
+                                   t1.dtype);
         } else if (K->op == "add") v = a + b;
         else if (K->op == "sub") v = a - b;
         else if (K->op == "mul") v = a * b;

@@ -74,10 +74,13 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
   j["aicore_cube_busy"] = cube / n;
   j["aicore_vector_busy"] = vec / n;
   j["aicore_mte2_busy"] = mte2 / n;
-  double flops = 0;
-  for (auto& c : cores) flops += c->cube_flops();
+  double flops = 0, int_ops = 0;
+  for (auto& c : cores) flops += c->cube_flops(), int_ops += c->cube_int_ops();
   j["achieved_tflops"] = ns > 0 ? flops / (ns * 1e-9) / 1e12 : 0.0;
   j["peak_tflops"] = soc.aicore_config() ? soc.aicore_config()->peak_flops() / 1e12 : 0.0;
+  // int8 steps cover twice the k of fp16: twice the operations per cycle.
+  j["achieved_tops_int8"] = ns > 0 ? int_ops / (ns * 1e-9) / 1e12 : 0.0;
+  j["peak_tops_int8"] = 2.0 * j["peak_tflops"].get<double>();
   j["kernel_checks_failed"] = soc.launcher() ? soc.launcher()->checks_failed() : 0;
   return j;
 }
@@ -155,12 +158,15 @@ static std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::jso
         row("kernel " + k.name, std::to_string(k.blocks) + " blocks on " + std::to_string(k.cores) + " cores, " +
                                     fmt("%.3f us", double(k.end - k.start) / 1e6) +
                                     (k.tiling.empty() ? "" : ", " + k.tiling));
-    row("cube: achieved / peak", fmt("%.2f", sum["achieved_tflops"].get<double>()) + " / " +
-                                     fmt("%.1f TFLOPS", sum["peak_tflops"].get<double>()) + "  (" +
-                                     fmt("%.1f%%", sum["peak_tflops"].get<double>() > 0
-                                                       ? 100.0 * sum["achieved_tflops"].get<double>() /
-                                                             sum["peak_tflops"].get<double>()
-                                                       : 0.0) + ")");
+    auto ratio = [&](const char* a, const char* p) {
+      const double peak = sum[p].get<double>();
+      return fmt("%.2f", sum[a].get<double>()) + " / " + fmt("%.1f", peak) + "  (" +
+             fmt("%.1f%%", peak > 0 ? 100.0 * sum[a].get<double>() / peak : 0.0) + ")";
+    };
+    if (sum["achieved_tflops"].get<double>() > 0 || sum["achieved_tops_int8"].get<double>() == 0)
+      row("cube fp: achieved / peak TFLOPS", ratio("achieved_tflops", "peak_tflops"));
+    if (sum["achieved_tops_int8"].get<double>() > 0)
+      row("cube int8: achieved / peak TOPS", ratio("achieved_tops_int8", "peak_tops_int8"));
   }
   if (!soc.requesters().empty()) {
   os << "\nrequesters\n";

@@ -66,6 +66,7 @@ class AiCore : public sc_core::sc_module {
   Tick pipe_busy(Pipe p) const { return pipe_busy_[int(p)]; }
   std::uint64_t blocks_done() const { return blocks_; }
   double cube_flops() const { return cube_flops_; }
+  double cube_int_ops() const { return cube_int_ops_; }
   // The per-instruction profile: instruction, pc, pipe, count, total cycles.
   std::string instruction_csv() const;
 
@@ -146,7 +147,8 @@ class AiCore : public sc_core::sc_module {
 
   // Statistics and trace.
   Tick pipe_busy_[kPipes] = {};
-  double cube_flops_ = 0;  // multiply-adds x 2 executed by the cube
+  double cube_flops_ = 0;    // floating-point multiply-adds x 2 executed by the cube
+  double cube_int_ops_ = 0;  // int8 multiply-adds x 2
   struct Profile {
     std::uint64_t count = 0, cycles = 0;
     std::uint8_t op = 0;

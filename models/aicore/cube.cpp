@@ -145,7 +145,7 @@ Tick AiCore::mmad_op(const Issued& e) {
         }
     }
   }
-  cube_flops_ += 2.0 * double(c.m) * double(c.k) * double(c.n);
+  (acc_t == DType::S32 ? cube_int_ops_ : cube_flops_) += 2.0 * double(c.m) * double(c.k) * double(c.n);
   return now + cfg_.clock.cycles(cfg_.cube_startup_cycles + mf * kf * nf * cfg_.cube_cycles_per_step);
 }
 

@@ -12,15 +12,22 @@ std::string GemmTiling::str() const {
 }
 
 GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
-  if (s.m % 16 || s.n % 16 || s.k % 16 || !s.m || !s.n || !s.k)
-    throw Error("gemm: m, k and n must be positive multiples of 16 (got " + std::to_string(s.m) + " x " +
-                std::to_string(s.k) + " x " + std::to_string(s.n) + ")");
+  const bool int8 = s.in == DType::S8;
+  if (s.in != DType::F16 && !int8) throw Error("gemm: inputs are f16 or s8");
+  if (int8 && !s.b_transposed) throw Error("gemm: an int8 B must be given transposed (n x k): set b_transposed");
+  if (int8 && s.out != DType::S32) throw Error("gemm: int8 inputs give an s32 output");
+  if (!int8 && s.out != DType::F32 && s.out != DType::F16) throw Error("gemm: f16 inputs give an f32 or f16 output");
+  const std::uint32_t k0 = 32 / dtype_bytes(s.in);
+  if (s.m % 16 || s.n % 16 || s.k % k0 || !s.m || !s.n || !s.k)
+    throw Error("gemm: m and n must be positive multiples of 16 and k of " + std::to_string(k0) + " (got " +
+                std::to_string(s.m) + " x " + std::to_string(s.k) + " x " + std::to_string(s.n) + ")");
   GemmTiling t;
   for (std::uint32_t kt : {64u, 32u, 16u})  // the largest chunk up to 64 that divides k
-    if (s.k % kt == 0) {
+    if (s.k % kt == 0 && kt % k0 == 0) {
       t.kt = kt;
       break;
     }
+  const unsigned eb = dtype_bytes(s.in);
   const std::uint64_t l0a = cfg.size[kL0A], l0b = cfg.size[kL0B], l0c = cfg.size[kL0C], l1 = cfg.size[kL1];
   // The largest tiles (by area) that divide m and n and fit: L0A and L0B hold two chunks each,
   // L0C one output tile, L1 two chunks of A and of B; one transposing load moves a B chunk.
@@ -28,9 +35,9 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
   for (std::uint32_t mt = 16; mt <= 256; mt *= 2)
     for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
       if (s.m % mt || s.n % nt) continue;
-      const bool fits = 2ull * mt * t.kt * 2 <= l0a && 2ull * t.kt * nt * 2 <= l0b &&
-                        std::uint64_t(mt) * nt * 4 <= l0c && (t.kt / 16) * (nt / 16) <= 255 &&
-                        2ull * (std::uint64_t(mt) * t.kt + std::uint64_t(t.kt) * nt) * 2 <= l1;
+      const bool fits = 2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b &&
+                        std::uint64_t(mt) * nt * 4 <= l0c && (t.kt / k0) * (nt / 16) <= 255 &&
+                        2ull * (std::uint64_t(mt) * t.kt + std::uint64_t(t.kt) * nt) * eb <= l1;
       if (fits && std::uint64_t(mt) * nt > best) best = std::uint64_t(mt) * nt, t.mt = mt, t.nt = nt;
     }
   if (!best)
@@ -41,12 +48,15 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
 
 Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
   const GemmTiling t = gemm_tiling(cfg, s);
-  const std::uint32_t mf = t.mt / 16, nf = t.nt / 16, kf = t.kt / 16;
+  const DType in = s.in, acc = in == DType::S8 ? DType::S32 : DType::F32;
+  const unsigned eb = dtype_bytes(in);
+  const std::uint32_t k0 = 32 / eb;
+  const std::uint32_t mf = t.mt / 16, nf = t.nt / 16, kf = t.kt / k0;
   const std::uint32_t chunks = s.k / t.kt;
   const std::uint32_t tiles_n = s.n / t.nt, tiles = (s.m / t.mt) * tiles_n;
   const unsigned ob = dtype_bytes(s.out);
   // Two of each buffer: chunk i uses buffer i % 2.
-  const std::uint64_t a_bytes = std::uint64_t(t.mt) * t.kt * 2, b_bytes = std::uint64_t(t.kt) * t.nt * 2;
+  const std::uint64_t a_bytes = std::uint64_t(t.mt) * t.kt * eb, b_bytes = std::uint64_t(t.kt) * t.nt * eb;
   const std::uint64_t l1a[2] = {0, a_bytes}, l1b[2] = {2 * a_bytes, 2 * a_bytes + b_bytes};
   const std::uint64_t l0a[2] = {0, a_bytes}, l0b[2] = {0, b_bytes};
 
@@ -74,13 +84,18 @@ Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
   auto chunk = [&](int b) {
     k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
     k.Li(dst, std::int64_t(l1a[b]));
-    k.Nd2Nz(DType::F16, dst, a_ptr, Nd2NzCfg{t.mt, t.kt, s.k, t.mt});
+    k.Nd2Nz(in, dst, a_ptr, Nd2NzCfg{t.mt, t.kt, s.k, t.mt});
     k.Li(dst, std::int64_t(l1b[b]));
-    k.Nd2Nz(DType::F16, dst, b_ptr, Nd2NzCfg{t.kt, t.nt, s.n, t.kt});
+    if (s.b_transposed) {  // B^T chunk: nt rows of n, kt columns of k
+      k.Nd2Nz(in, dst, b_ptr, Nd2NzCfg{t.nt, t.kt, s.k, t.nt});
+      k.Addi(b_ptr, b_ptr, std::int32_t(t.kt * eb));
+    } else {
+      k.Nd2Nz(in, dst, b_ptr, Nd2NzCfg{t.kt, t.nt, s.n, t.kt});
+      k.Li(tmp, std::int64_t(t.kt) * s.n * eb);
+      k.Add(b_ptr, b_ptr, tmp);
+    }
     k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
-    k.Addi(a_ptr, a_ptr, std::int32_t(t.kt * 2));
-    k.Li(tmp, std::int64_t(t.kt) * s.n * 2);
-    k.Add(b_ptr, b_ptr, tmp);
+    k.Addi(a_ptr, a_ptr, std::int32_t(t.kt * eb));
 
     k.WaitFlag(Pipe::MTE2, Pipe::MTE1, b);
     k.WaitFlag(Pipe::M, Pipe::MTE1, b);
@@ -88,12 +103,21 @@ Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
     for (std::uint32_t i = 0; i < mf; ++i) {
       k.Li(dst, std::int64_t(l0a[b] + std::uint64_t(i) * kf * 512));
       k.Li(src, std::int64_t(l1a[b] + std::uint64_t(i) * 512));
-      k.LoadData(Pos::L0A, DType::F16, dst, src, Load2dCfg{kf, mf, 0});
+      k.LoadData(Pos::L0A, in, dst, src, Load2dCfg{kf, mf, 0});
     }
-    // B: Nz fractal order is B^T's zN order already; transpose inside each fractal.
-    k.Li(dst, std::int64_t(l0b[b]));
-    k.Li(src, std::int64_t(l1b[b]));
-    k.LoadData(Pos::L0B, DType::F16, dst, src, Load2dCfg{kf * nf, 1, 0}, true);
+    if (s.b_transposed) {
+      // B^T in Nz: its fractals are already B^T's; one load per row of fractals, as for A.
+      for (std::uint32_t l = 0; l < nf; ++l) {
+        k.Li(dst, std::int64_t(l0b[b] + std::uint64_t(l) * kf * 512));
+        k.Li(src, std::int64_t(l1b[b] + std::uint64_t(l) * 512));
+        k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{kf, nf, 0});
+      }
+    } else {
+      // B in Nz: its fractal order is B^T's zN order already; transpose inside each fractal.
+      k.Li(dst, std::int64_t(l0b[b]));
+      k.Li(src, std::int64_t(l1b[b]));
+      k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{kf * nf, 1, 0}, true);
+    }
     k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);
     k.SetFlag(Pipe::MTE1, Pipe::M, b);
 
@@ -103,7 +127,7 @@ Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
     k.Op("or", tmp, tmp, init);
     k.Li(dst, std::int64_t(l0a[b]));
     k.Li(src, std::int64_t(l0b[b]));
-    k.Mmad(DType::F32, DType::F16, zero, dst, src, tmp);
+    k.Mmad(acc, in, zero, dst, src, tmp);
     k.Li(init, 0);
     k.SetFlag(Pipe::M, Pipe::MTE1, b);
   };
@@ -116,10 +140,10 @@ Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
   k.Op("divu", row, tile, ntn);
   k.Op("rem", col, tile, ntn);
   // a_ptr = A + row * mt * k * 2; b_ptr = B + col * nt * 2; c_ptr = C + (row * mt * n + col * nt) * ob
-  k.Li(tmp, std::int64_t(t.mt) * s.k * 2);
+  k.Li(tmp, std::int64_t(t.mt) * s.k * eb);
   k.Mul(a_ptr, row, tmp);
   k.Add(a_ptr, a_ptr, A);
-  k.Li(tmp, std::int64_t(t.nt) * 2);
+  k.Li(tmp, s.b_transposed ? std::int64_t(t.nt) * s.k * eb : std::int64_t(t.nt) * eb);
   k.Mul(b_ptr, col, tmp);
   k.Add(b_ptr, b_ptr, B);
   k.Li(tmp, std::int64_t(t.mt) * s.n * ob);
@@ -140,7 +164,7 @@ Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
   if (chunks % 2) chunk(0);
   k.SetFlag(Pipe::M, Pipe::FIX, 0);
   k.WaitFlag(Pipe::M, Pipe::FIX, 0);
-  k.Fixpipe(Pos::GM, s.out, DType::F32, c_ptr, zero, FixpCfg{t.mt, t.nt, s.n});
+  k.Fixpipe(Pos::GM, s.out, acc, c_ptr, zero, FixpCfg{t.mt, t.nt, s.n});
   k.SetFlag(Pipe::FIX, Pipe::M, 0);
   k.Add(tile, tile, dim);
   k.Jump(next);

@@ -1,6 +1,7 @@
-// Kernel library: GEMM. C (m x n) = A (m x k) x B (k x n), all row-major in GM; A and B fp16,
-// C f32 or f16. The tiling comes from the core's buffer sizes, so a what-if on L0A / L0B / L0C
-// needs no kernel edit.
+// Kernel library: GEMM. C (m x n) = A (m x k) x B (k x n), row-major in GM. fp16 inputs give
+// f32 or f16 C; int8 inputs give int32 C. B may be stored transposed (n x k, as inference
+// weights usually are: [out features, in features]); for int8 it must be. The tiling comes
+// from the core's buffer sizes, so a what-if on L0A / L0B / L0C needs no kernel edit.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -13,6 +14,8 @@ namespace dvp::kernels {
 struct GemmShape {
   std::uint32_t m = 0, k = 0, n = 0;
   aicore::DType out = aicore::DType::F32;
+  aicore::DType in = aicore::DType::F16;  // F16 or S8
+  bool b_transposed = false;              // B given as n x k
 };
 
 struct GemmTiling {
