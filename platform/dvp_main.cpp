@@ -54,7 +54,8 @@ int sc_main(int argc, char* argv[]) {
   opts.add_options()("help,h", "this help")("preset", po::value(&preset), "preset to use instead of the scenario's")(
       "set", po::value(&sets)->composing(), "override a key: dotted.key=value (repeatable)")(
       "out", po::value(&out), "output directory (default out/<scenario name>)")("timing-only", "move no data")(
-      "no-trace", "do not write trace.json")("quiet", "print only errors")("origins",
+      "no-trace", "do not write trace.json")("check", po::value<std::vector<std::string>>()->composing(),
+                                           "add a check: metric>=value or metric<=value (repeatable)")("quiet", "print only errors")("origins",
                                                                          "config: show where each value came from");
   po::options_description hidden;
   hidden.add_options()("command", po::value(&cmd))("scenario", po::value(&scenario));
@@ -89,7 +90,8 @@ int sc_main(int argc, char* argv[]) {
       std::cerr << "dvp: " << cmd << " needs a scenario file\n" << kUsage;
       return kExitConfig;
     }
-    platform::Overrides ov{preset, sets, vm.count("timing-only") > 0};
+    platform::Overrides ov{preset, sets, vm.count("timing-only") > 0,
+                           vm.count("check") ? vm["check"].as<std::vector<std::string>>() : std::vector<std::string>{}};
     platform::Scenario s;
     try {
       s = platform::load_scenario(scenario, ov);

@@ -8,6 +8,7 @@
 
 #include "aicore/assembler.hpp"
 #include "aicore/numeric.hpp"
+#include "kernels/library/elementwise.hpp"
 #include "kernels/library/gemm.hpp"
 #include "common/error.hpp"
 
@@ -21,12 +22,15 @@ void KernelLauncher::describe(cfg::Spec& k) {
   k.param("source", Type::String, "DV assembly file, assembled at load (relative to the scenario)").optional();
   k.param("image", Type::String, "kernel image built by dvas (relative to the scenario)").optional();
   k.param("library", Type::Enum, "a kernel of the kernel library, built (tiled) for the configured core")
-      .choices({"gemm"}).optional();
+      .choices({"gemm", "elementwise"}).optional();
   cfg::Spec& sh = k.section("shape", "Problem shape of a library kernel");
   sh.optional();
-  sh.param("m", Type::Int, "gemm: rows of A and C (a multiple of 16)").range(16, 1 << 20);
-  sh.param("k", Type::Int, "gemm: columns of A, rows of B (a multiple of 16)").range(16, 1 << 20);
-  sh.param("n", Type::Int, "gemm: columns of B and C (a multiple of 16)").range(16, 1 << 20);
+  sh.param("m", Type::Int, "gemm: rows of A and C (a multiple of 16)").optional().range(16, 1 << 20);
+  sh.param("k", Type::Int, "gemm: columns of A, rows of B (a multiple of 16)").optional().range(16, 1 << 20);
+  sh.param("n", Type::Int, "gemm: columns of B and C; elementwise: elements").optional().range(16, 1ull << 34);
+  sh.param("op", Type::Enum, "elementwise: the operation")
+      .choices({"add", "sub", "mul", "max", "min", "relu", "exp", "abs", "sqrt"}).optional();
+  sh.param("dtype", Type::Enum, "elementwise: element type").choices({"f16", "f32"}).defaults("f16");
   sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "s8"}).defaults("f16");
   sh.param("out", Type::Enum, "gemm: type of C (f16 inputs: f32 or f16; s8 inputs: s32)")
       .choices({"f32", "f16", "s32"}).defaults("f32");
@@ -99,12 +103,21 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
     if (k.has("library")) {
       if (!k.has("shape")) k.fail("a library kernel needs its shape:");
       const cfg::Node& sh = k.at("shape");
-      kernels::GemmShape g{std::uint32_t(sh.get_uint("m")), std::uint32_t(sh.get_uint("k")),
-                           std::uint32_t(sh.get_uint("n")), *aicore::dtype_from(sh.get_string("out")),
-                           *aicore::dtype_from(sh.get_string("in")), sh.get_bool("b_transposed")};
+      const std::string lib = k.get_string("library");
+      for (const char* key : lib == "gemm" ? std::vector<const char*>{"m", "k", "n"} : std::vector<const char*>{"op", "n"})
+        if (!sh.has(key)) sh.fail(lib + " needs shape." + key);
       try {
-        K->tiling = kernels::gemm_tiling(core_cfg, g).str();
-        K->image = kernels::gemm_kernel(core_cfg, g);
+        if (lib == "gemm") {
+          kernels::GemmShape g{std::uint32_t(sh.get_uint("m")), std::uint32_t(sh.get_uint("k")),
+                               std::uint32_t(sh.get_uint("n")), *aicore::dtype_from(sh.get_string("out")),
+                               *aicore::dtype_from(sh.get_string("in")), sh.get_bool("b_transposed")};
+          K->tiling = kernels::gemm_tiling(core_cfg, g).str();
+          K->image = kernels::gemm_kernel(core_cfg, g);
+        } else {
+          kernels::ElementwiseShape e{sh.get_string("op"), *aicore::dtype_from(sh.get_string("dtype")), sh.get_uint("n")};
+          K->tiling = std::to_string(kernels::elementwise_tile_bytes(core_cfg, e)) + " B tiles";
+          K->image = kernels::elementwise_kernel(core_cfg, e);
+        }
       } catch (const Error& e) {
         sh.fail(e.what());
       }

@@ -140,7 +140,8 @@ static std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::jso
   os << "\nring (" << soc.ring_config().stops << " stops" << (soc.ring_config().bidirectional ? ", bidirectional" : "")
      << ")\n";
   row("busiest link channel", fmt("%.1f%% busy", 100.0 * sum["ring_max_link_busy"].get<double>()));
-  if (const aicore::AiCoreConfig* ac = soc.aicore_config()) {
+  const aicore::AiCoreConfig* ac = soc.launcher() ? soc.aicore_config() : nullptr;
+  if (ac) {
     os << "\nAI Cores (" << ac->cores << " at " << fmt("%.0f MHz", ac->clock.mhz()) << ", peak "
        << fmt("%.1f TFLOPS fp16", sum["peak_tflops"].get<double>()) << ")\n";
     const char* names[] = {"SCALAR", "MTE1", "MTE2", "MTE3", "CUBE", "VECTOR", "FIXP"};
@@ -232,6 +233,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   // Posted write-backs may still be on their way to DRAM: the run ends when they land.
   Tick drained = now_tick();
   for (auto& hn : soc.l2_slices()) drained = std::max(drained, hn->last_memory_done());
+  for (auto& mc : soc.controllers()) drained = std::max(drained, mc->drain_writes(drained));
   if (limit_error.empty() && drained > now_tick() && sc_core::sc_get_status() != sc_core::SC_STOPPED)
     sc_core::sc_start(to_sc(drained - now_tick()));
   const double host = std::chrono::duration<double>(clock::now() - t0).count();

@@ -79,6 +79,20 @@ Scenario load_scenario(const std::string& path, const Overrides& o) {
     run.set("timing_only", cfg::Node::scalar("true", cfg::Origin{"--timing-only", 0, 0}, ""));
   }
 
+  // --check metric>=value: one more entry of checks:, from the command line.
+  for (const std::string& c : o.checks) {
+    cfg::Origin co{"--check " + c, 0, 0};
+    auto ge = c.find(">="), le = c.find("<=");
+    auto at = ge != std::string::npos ? ge : le;
+    if (at == std::string::npos || at == 0) throw cfg::ConfigError(co, "", "expected --check metric>=value or metric<=value");
+    cfg::Node entry = cfg::Node::map(co, "");
+    entry.set("metric", cfg::Node::scalar(c.substr(0, at), co, ""));
+    entry.set(ge != std::string::npos ? "min" : "max", cfg::Node::scalar(c.substr(at + 2), co, ""));
+    cfg::Node* checks = root.find("checks");
+    if (!checks || !checks->is_seq()) checks = &root.set("checks", cfg::Node());
+    checks->push(entry);
+  }
+
   for (const NotBuilt& nb : not_built_parts())
     if (const cfg::Node* n = find_path(root, nb.key))
       throw Error(n->origin().str() + ": key '" + nb.key + "' asks for " + nb.part +

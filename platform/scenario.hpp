@@ -12,6 +12,7 @@ struct Overrides {
   std::string preset;             // --preset NAME (wins over the scenario's)
   std::vector<std::string> sets;  // --set a.b=c, in order
   bool timing_only = false;       // --timing-only
+  std::vector<std::string> checks;  // --check metric>=value / metric<=value
 };
 
 struct Scenario {

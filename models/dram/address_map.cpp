@@ -8,7 +8,9 @@ static unsigned log2u(std::uint64_t v) {
   return b;
 }
 
-AddressMapper::AddressMapper(const Geometry& g, const std::vector<std::string>& mapping, const cfg::Node* where) {
+AddressMapper::AddressMapper(const Geometry& g, const std::vector<std::string>& mapping, const cfg::Node* where,
+                             bool bank_xor)
+    : bank_xor_(bank_xor) {
   auto fail = [&](const std::string& msg) {
     if (where) where->fail(msg);
     throw Error("dram address_mapping: " + msg);
@@ -52,17 +54,27 @@ AddressMapper::AddressMapper(const Geometry& g, const std::vector<std::string>& 
            std::to_string(need[i]));
   }
   if (channel_low_bit_ == 64) channel_low_bit_ = shift;  // one channel: granule is everything
+  bank_bits_ = need[kBank];
+}
+
+std::uint32_t AddressMapper::bank_hash(std::uint32_t row) const {
+  // XOR-fold of the row to the bank width: rows a large power of two apart differ in some
+  // group of bits, so their streams land in different banks.
+  if (!bank_xor_ || bank_bits_ == 0) return 0;
+  std::uint32_t h = 0;
+  for (std::uint32_t r = row; r; r >>= bank_bits_) h ^= r;
+  return h & ((1u << bank_bits_) - 1);
 }
 
 DramAddress AddressMapper::decode(std::uint64_t offset) const {
   std::uint32_t v[kFields] = {0, 0, 0, 0, 0, 0};
   for (const Slice& s : slices_)
     v[s.field] |= std::uint32_t((offset >> s.addr_shift) & ((1u << s.bits) - 1)) << s.field_shift;
-  return DramAddress{v[kChannel], v[kRank], v[kBankGroup], v[kBank], v[kRow], v[kColumn]};
+  return DramAddress{v[kChannel], v[kRank], v[kBankGroup], v[kBank] ^ bank_hash(v[kRow]), v[kRow], v[kColumn]};
 }
 
 std::uint64_t AddressMapper::encode(const DramAddress& a) const {
-  std::uint32_t v[kFields] = {a.channel, a.rank, a.bank_group, a.bank, a.row, a.column};
+  std::uint32_t v[kFields] = {a.channel, a.rank, a.bank_group, a.bank ^ bank_hash(a.row), a.row, a.column};
   std::uint64_t off = 0;
   for (const Slice& s : slices_)
     off |= std::uint64_t((v[s.field] >> s.field_shift) & ((1u << s.bits) - 1)) << s.addr_shift;

@@ -16,7 +16,8 @@ struct DramAddress {
 class AddressMapper {
  public:
   // Throws ConfigError (naming the mapping key via `where`) on a bad mapping.
-  AddressMapper(const Geometry& g, const std::vector<std::string>& mapping, const cfg::Node* where = nullptr);
+  AddressMapper(const Geometry& g, const std::vector<std::string>& mapping, const cfg::Node* where = nullptr,
+                bool bank_xor = false);
   DramAddress decode(std::uint64_t offset) const;
   std::uint64_t encode(const DramAddress& a) const;  // start of that burst
   // log2 of the largest aligned block that always lies in one channel.
@@ -29,7 +30,10 @@ class AddressMapper {
     Field field;
     unsigned addr_shift, bits, field_shift;
   };
+  std::uint32_t bank_hash(std::uint32_t row) const;
   std::vector<Slice> slices_;
+  bool bank_xor_ = false;
+  unsigned bank_bits_ = 0;
   unsigned burst_bits_ = 0;
   unsigned channel_low_bit_ = 64;
 };

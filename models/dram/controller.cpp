@@ -1,6 +1,8 @@
 #include "controller.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "common/payload.hpp"
 
@@ -19,7 +21,10 @@ Controller::Controller(sc_core::sc_module_name name, const Config& cfg, const Ad
       requests_(stats_.counter("requests", "requests served")),
       bytes_read_(stats_.counter("bytes_read", "bytes read")),
       bytes_written_(stats_.counter("bytes_written", "bytes written")),
-      latency_ps_total_(stats_.counter("latency_ps_total", "sum of request latencies (arrival to last data), ps")) {
+      latency_ps_total_(stats_.counter("latency_ps_total", "sum of request latencies (arrival to last data), ps")),
+      write_drains_(stats_.counter("write_drains", "times a channel's write queue was drained")) {
+  write_q_.resize(cfg.channels_per_controller);
+  for (auto& q : write_q_) q.done.assign(cfg.write_queue, 0);
   socket.register_b_transport(this, &Controller::b_transport);
   socket.register_transport_dbg(this, &Controller::transport_dbg);
   socket.register_get_direct_mem_ptr(this, &Controller::get_direct_mem_ptr);
@@ -92,9 +97,20 @@ void Controller::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& dela
     const bool close = cfg_.page == PagePolicy::Closed &&
                        (burst == last || next.channel != a.channel || next.rank != a.rank ||
                         next.bank_group != a.bank_group || next.bank != a.bank || next.row != a.row);
-    Channel::Result r = channels_[local]->access(write, a.rank, a.bank_group, a.bank, a.row, start, close);
-    done = std::max(done, r.done);
-    Tracer::instance().slice(lanes_[local], write ? "write" : "read", r.data_start, r.done);
+    if (write && cfg_.write_queue) {
+      // Posted: the burst enters the write queue once it has a free entry (write seq - size has
+      // left for DRAM) and the request is done when it is in; a full queue drains at once.
+      WriteQueue& q = write_q_[local];
+      const std::uint64_t seq = q.seq++;
+      const Tick in = seq >= cfg_.write_queue ? std::max(start, q.done[seq % cfg_.write_queue]) : start;
+      done = std::max(done, in);
+      q.pending.push_back(QueuedWrite{a, in, close, seq});
+      if (q.pending.size() >= cfg_.write_queue) drain(local, in);
+    } else {
+      Channel::Result r = channels_[local]->access(write, a.rank, a.bank_group, a.bank, a.row, start, close);
+      done = std::max(done, r.done);
+      Tracer::instance().slice(lanes_[local], write ? "write" : "read", r.data_start, r.done);
+    }
     // The bytes of the request that fall in this burst.
     const std::uint64_t lo = std::max(off, burst << bb), hi = std::min(off + len, (burst << bb) + burst_bytes);
     *(write ? ch_bytes_written_ : ch_bytes_read_)[local] += hi - lo;
@@ -136,6 +152,37 @@ bool Controller::get_direct_mem_ptr(tlm::tlm_generic_payload& p, tlm::tlm_dmi& d
   dmi.set_read_latency(sc_core::sc_time::from_value(cfg_.clock.cycles(cfg_.frontend_cycles + cfg_.t.tRCD + cfg_.t.tRL)));
   dmi.set_write_latency(sc_core::sc_time::from_value(cfg_.clock.cycles(cfg_.frontend_cycles + cfg_.t.tWL)));
   return true;
+}
+
+Tick Controller::drain(unsigned local, Tick at) {
+  // All queued writes of the channel at once, grouped by bank and row (in order of arrival
+  // within a group) so each open row takes all its writes: the write half of FR-FCFS.
+  WriteQueue& wq = write_q_[local];
+  auto& q = wq.pending;
+  std::stable_sort(q.begin(), q.end(), [](const QueuedWrite& x, const QueuedWrite& y) {
+    return std::tie(x.a.rank, x.a.bank_group, x.a.bank, x.a.row) < std::tie(y.a.rank, y.a.bank_group, y.a.bank, y.a.row);
+  });
+  Tick last = at;
+  for (const QueuedWrite& w : q) {
+    Channel::Result r =
+        channels_[local]->access(true, w.a.rank, w.a.bank_group, w.a.bank, w.a.row, std::max(at, w.arrival), w.close);
+    last = std::max(last, r.done);
+    wq.done[w.seq % cfg_.write_queue] = r.done;
+    Tracer::instance().slice(lanes_[local], "write", r.data_start, r.done);
+  }
+  q.clear();
+  wq.last_done = std::max(wq.last_done, last);
+  ++write_drains_;
+  return last;
+}
+
+Tick Controller::drain_writes(Tick now) {
+  Tick last = now;
+  for (unsigned i = 0; i < write_q_.size(); ++i) {
+    if (!write_q_[i].pending.empty()) drain(i, now);
+    last = std::max(last, write_q_[i].last_done);
+  }
+  return last;
 }
 
 void Controller::finish(Tick end) {

@@ -32,6 +32,8 @@ class Controller : public sc_core::sc_module {
   Channel& channel(unsigned local) { return *channels_[local]; }
   std::uint64_t bytes_read() const { return bytes_read_; }
   std::uint64_t bytes_written() const { return bytes_written_; }
+  // Drains the write queues at `now`; returns when the last queued write completes.
+  Tick drain_writes(Tick now);
   // Closes the books at the end of a run: idle refreshes up to `end`.
   void finish(Tick end);
 
@@ -54,6 +56,21 @@ class Controller : public sc_core::sc_module {
   std::uint64_t& bytes_written_;
   std::uint64_t& latency_ps_total_;
   std::vector<std::uint64_t*> ch_bytes_read_, ch_bytes_written_;
+  struct QueuedWrite {
+    DramAddress a;
+    Tick arrival;
+    bool close;
+    std::uint64_t seq;  // this write's number on its channel
+  };
+  struct WriteQueue {
+    std::vector<QueuedWrite> pending;
+    std::vector<Tick> done;  // ring: when write seq left the queue for DRAM (index seq % size)
+    std::uint64_t seq = 0;
+    Tick last_done = 0;
+  };
+  std::vector<WriteQueue> write_q_;  // per local channel
+  std::uint64_t& write_drains_;
+  Tick drain(unsigned local, Tick at);
 };
 
 }  // namespace dvp::dram

@@ -27,6 +27,13 @@ void Config::describe(cfg::Spec& s) {
           "fcfs: strictly in arrival order; frfcfs: ready (row-hit) bursts of other banks overtake waiting ones")
       .choices({"fcfs", "frfcfs"}).defaults("frfcfs");
   s.param("refresh", Type::Bool, "periodic all-bank refresh every tREFI").defaults("true");
+  s.param("bank_hash", Type::Enum,
+          "xor: the bank index is XORed with the row folded to its width, so streams a large power of two apart "
+          "fall in different banks; none: the mapping alone")
+      .choices({"none", "xor"}).defaults("none");
+  s.param("write_queue", Type::Int,
+          "write bursts a channel buffers (acknowledged after the front end) before draining them all, grouped "
+          "by bank and row; 0: every write is scheduled when it arrives").defaults("0").range(0, 4096);
   s.param("address_mapping", Type::StringList,
           "address bits to DRAM fields, least significant first, after the burst offset; "
           "'field:n' takes n bits of that field, a bare 'field' the rest")
@@ -64,6 +71,8 @@ Config Config::from(const cfg::Node& n) {
   c.page = n.get_string("page_policy") == "open" ? PagePolicy::Open : PagePolicy::Closed;
   c.scheduler = n.get_string("scheduler") == "fcfs" ? SchedulerPolicy::Fcfs : SchedulerPolicy::FrFcfs;
   c.refresh = n.get_bool("refresh");
+  c.bank_xor = n.get_string("bank_hash") == "xor";
+  c.write_queue = std::uint32_t(n.get_uint("write_queue"));
   c.mapping = n.get_string_list("address_mapping");
 
   const cfg::Node& t = n.at("timing");

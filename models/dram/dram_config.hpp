@@ -43,6 +43,8 @@ struct Config {
   PagePolicy page = PagePolicy::Open;
   SchedulerPolicy scheduler = SchedulerPolicy::FrFcfs;
   bool refresh = true;
+  bool bank_xor = false;
+  std::uint32_t write_queue = 0;     // write bursts buffered before a drain; 0: no buffering             // bank index ^= XOR-fold of the row (bank_hash: xor)
   std::vector<std::string> mapping;  // LSB first, after the burst offset
 
   static void describe(cfg::Spec& s);

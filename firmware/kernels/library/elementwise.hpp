@@ -1,0 +1,26 @@
+// Kernel library: element-wise operations on vectors in GM, z = x op y (add, sub, mul, max, min)
+// or z = op(x) (relu, exp, abs, sqrt), fp16 or fp32. Tiles sized from the UB go round-robin
+// to the blocks; MTE2 (GM -> UB), the vector unit and MTE3 (UB -> GM) overlap on two buffers.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "aicore/aicore_config.hpp"
+#include "aicore/assembler.hpp"
+
+namespace dvp::kernels {
+
+struct ElementwiseShape {
+  std::string op;  // add, sub, mul, max, min, relu, exp, abs, sqrt
+  aicore::DType dtype = aicore::DType::F16;
+  std::uint64_t n = 0;  // elements
+};
+
+bool elementwise_binary(const std::string& op);
+// Bytes of one operand tile: the largest power of two such that two buffers of each operand
+// fit the UB and one vector instruction (255 repeats of 256 B) covers it.
+std::uint32_t elementwise_tile_bytes(const aicore::AiCoreConfig& cfg, const ElementwiseShape& s);
+// Arguments at argbase: x, y (binary ops only), z.
+aicore::Image elementwise_kernel(const aicore::AiCoreConfig& cfg, const ElementwiseShape& s);
+
+}  // namespace dvp::kernels
