@@ -161,16 +161,28 @@ TEST(DramAddressMap, RejectsAMappingThatDoesNotCoverEveryField) {
 
 // --- The controller as a TLM target, driven by a stimulus module (exact simulated times).
 
+namespace {
+// One controller with its backing store and a stimulus that issues on DRAM clock edges.
+struct ControllerBench {
+  Config c;
+  AddressMapper map;
+  Storage mem;
+  Controller mc;
+  test::Stimulus st;
+  static constexpr std::uint64_t base = 0x80000000;
+  explicit ControllerBench(const std::vector<std::string>& sets)
+      : c(preset_dram(sets)), map(c.geo, c.mapping), mem(c.geo.capacity()), mc("mc0", c, map, mem, base, 0), st("st") {
+    st.socket.bind(mc.socket);
+    st.align = c.clock.period();
+  }
+};
+}  // namespace
+
 TEST(DramController, LineReadCostsFrontEndPlusMissPlusFourBursts) {
-  Config c = preset_dram({"platform.dram.refresh=false"});
-  AddressMapper map(c.geo, c.mapping);
-  Storage mem(c.geo.capacity());
-  const std::uint64_t base = 0x80000000;
-  Controller mc("mc0", c, map, mem, base, 0);
-  test::Stimulus st("st");
-  st.socket.bind(mc.socket);
+  ControllerBench b({"platform.dram.refresh=false"});
+  auto& [c, map, mem, mc, st] = b;
+  const std::uint64_t base = b.base;
   const Tick tck = c.clock.period();
-  st.align = tck;
   const Tick burst = tck * (c.geo.burst_length / 2);
   std::vector<std::uint8_t> w(128), r(128);
   for (int i = 0; i < 128; ++i) w[i] = std::uint8_t(i * 7 + 1);
@@ -193,15 +205,10 @@ TEST(DramController, LineReadCostsFrontEndPlusMissPlusFourBursts) {
 }
 
 TEST(DramController, QueuedWritesAreAcknowledgedAtOnceAndDrainedByRow) {
-  Config c = preset_dram({"platform.dram.refresh=false", "platform.dram.write_queue=8"});
-  AddressMapper map(c.geo, c.mapping);
-  Storage mem(c.geo.capacity());
-  const std::uint64_t base = 0x80000000;
-  Controller mc("mc0", c, map, mem, base, 0);
-  test::Stimulus st("st");
-  st.socket.bind(mc.socket);
+  ControllerBench b({"platform.dram.refresh=false", "platform.dram.write_queue=8"});
+  auto& [c, map, mem, mc, st] = b;
+  const std::uint64_t base = b.base;
   const Tick tck = c.clock.period();
-  st.align = tck;
   std::vector<std::uint8_t> w(32, 0xAB);
   Tick first = 0;
   Tick drained = 0;
