@@ -2,6 +2,8 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "aicore.hpp"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cstring>
 #include <queue>
@@ -72,6 +74,10 @@ AiCore::AiCore(sc_core::sc_module_name name, const AiCoreConfig& cfg, unsigned i
       gm_bytes_read_(stats_.counter("gm_bytes_read", "bytes read from GM (MTE2, fetch, dCache)")),
       gm_bytes_written_(stats_.counter("gm_bytes_written", "bytes written to GM (MTE3, dCache)")),
       issue_stall_ps_(stats_.counter("issue_stall_ps", "time the scalar unit waited for a full pipe queue, ps")) {
+  // The cube's arithmetic runs inside a SystemC thread: BLAS threads would only compete with
+  // the simulator for the host's cores.
+  static const bool one_thread = (openblas_set_num_threads(1), true);
+  (void)one_thread;
   for (int b = 0; b < kBuffers; ++b) buf_[b].assign(cfg.size[b], 0);
   icache_.resize(cfg.icache_bytes / cfg.icache_fill_bytes);
   for (auto& l : icache_) l = CacheLine{~0ull, 0, false, std::vector<std::uint8_t>(cfg.icache_fill_bytes)};

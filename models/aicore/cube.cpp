@@ -7,6 +7,8 @@
 //   L0B (zN)   B, k x n, held as B^T fractals: (l, j) (n 16l.., k k0*j..) at (l * kf + j) * 512,
 //              16 (n) x k0 (k) row-major.
 //   L0C (Nz)   C, m x n, accumulator type: fractal (i, l) at (l * mf + i) * 16*16*4, 16 x 16 row-major.
+#include <cblas.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -134,12 +136,13 @@ Tick AiCore::mmad_op(const Issued& e) {
         for (std::uint64_t k = 0; k < c.k; ++k) a[r * c.k + k] = num::load(a_at(r, k), in_t);
       for (std::uint64_t n = 0; n < c.n; ++n)
         for (std::uint64_t k = 0; k < c.k; ++k) bt[n * c.k + k] = num::load(b_at(k, n), in_t);
+      // The dot products in double precision by BLAS (exact products; sums in double).
+      std::vector<double> prod(std::size_t(c.m) * c.n);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(c.m), int(c.n), int(c.k), 1.0, a.data(), int(c.k),
+                  bt.data(), int(c.k), 0.0, prod.data(), int(c.n));
       for (std::uint64_t r = 0; r < c.m; ++r)
         for (std::uint64_t n = 0; n < c.n; ++n) {
-          const double* ar = &a[r * c.k];
-          const double* bn = &bt[n * c.k];
-          double s = 0;
-          for (std::uint64_t k = 0; k < c.k; ++k) s += ar[k] * bn[k];
+          const double s = prod[r * c.n + n];
           const double cur = c.init ? 0.0 : num::load(c_at(r, n), DType::F32);
           num::store(c_at(r, n), DType::F32, c.init ? s : cur + s);
         }
