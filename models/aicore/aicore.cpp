@@ -268,11 +268,8 @@ bool AiCore::fetch(std::uint64_t pc, std::uint64_t& word, Tick& t) {
     ++icache_misses_;
     line.tag = tag;
     // Instructions are always fetched with their bytes, even in a timing-only run.
-    const bool saved = functional_;
-    functional_ = true;
     t = gm_access(false, tag * cfg_.icache_fill_bytes, line.data.data(), cfg_.icache_fill_bytes, t,
-                  cfg_.gm_read_bytes_per_cycle, pc, nullptr);
-    functional_ = saved;
+                  cfg_.gm_read_bytes_per_cycle, true, pc, nullptr);
     if (stopping_) return false;
   }
   std::memcpy(&word, line.data.data() + (addr % cfg_.icache_fill_bytes), 8);
@@ -306,14 +303,12 @@ bool AiCore::dcache(bool write, std::uint64_t addr, unsigned size, std::uint64_t
     ++dcache_hits_;
   } else {
     ++dcache_misses_;
-    const bool saved = functional_;
-    functional_ = true;  // scalar data is always real: control flow depends on it
+    // Scalar data is always real, even in a timing-only run: control flow depends on it.
     if (hit->dirty && hit->tag != ~0ull)
-      t = gm_access(true, hit->tag * line, hit->data.data(), line, t, cfg_.gm_write_bytes_per_cycle, pc, &in);
+      t = gm_access(true, hit->tag * line, hit->data.data(), line, t, cfg_.gm_write_bytes_per_cycle, true, pc, &in);
     hit->tag = tag;
     hit->dirty = false;
-    t = gm_access(false, tag * line, hit->data.data(), line, t, cfg_.gm_read_bytes_per_cycle, pc, &in);
-    functional_ = saved;
+    t = gm_access(false, tag * line, hit->data.data(), line, t, cfg_.gm_read_bytes_per_cycle, true, pc, &in);
     if (stopping_) return false;
   }
   std::uint8_t* p = hit->data.data() + addr % line;
@@ -328,16 +323,13 @@ bool AiCore::dcache(bool write, std::uint64_t addr, unsigned size, std::uint64_t
 }
 
 void AiCore::dcache_flush(Tick& t) {
-  const bool saved = functional_;
-  functional_ = true;
   for (auto& l : dcache_)
     if (l.dirty) {
       t = gm_access(true, l.tag * cfg_.dcache_line_bytes, l.data.data(), cfg_.dcache_line_bytes, t,
-                    cfg_.gm_write_bytes_per_cycle, 0, nullptr);
+                    cfg_.gm_write_bytes_per_cycle, true, 0, nullptr);
       l.dirty = false;
     }
   for (auto& l : dcache_) l.tag = ~0ull;
-  functional_ = saved;
 }
 
 bool AiCore::exec_scalar(const Instr& in, std::uint64_t pc, std::uint64_t& next, Tick& t) {
@@ -617,14 +609,15 @@ std::string AiCore::pipe_report() const {
 // --- memory transfer engines ------------------------------------------------------------------
 
 Tick AiCore::gm_access(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len, Tick t,
-                       std::uint32_t rate, std::uint64_t pc, const Instr* in) {
+                       std::uint32_t rate, bool functional, std::uint64_t pc, const Instr* in) {
   static TimingOnly timing_only_ext;
   const Clock& clk = cfg_.clock;
   const Tick quantum = to_tick(tlm::tlm_global_quantum::instance().get());
   std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> in_flight;
   Tick issue = std::max(t, now_tick()), done = issue;
-  tlm::tlm_generic_payload& p = gm_req_;
-  if (!functional_) p.set_extension(&timing_only_ext);
+  // Its own payload: the scalar unit and the pipes call this concurrently (it may wait).
+  tlm::tlm_generic_payload p;
+  if (!functional) p.set_extension(&timing_only_ext);
   for (std::uint64_t off = 0; off < len;) {
     const std::uint64_t a = addr + off;
     const std::uint32_t piece = std::uint32_t(std::min<std::uint64_t>(len - off, line_bytes_ - a % line_bytes_));
@@ -643,7 +636,6 @@ Tick AiCore::gm_access(bool write, std::uint64_t addr, std::uint8_t* data, std::
     sc_core::sc_time d = to_sc(issue - now_tick());
     bus->b_transport(p, d);
     if (p.get_response_status() != tlm::TLM_OK_RESPONSE) {
-      if (!functional_) p.clear_extension(&timing_only_ext);
       raise(pc, in, std::string("GM ") + (write ? "write" : "read") + " of " + std::to_string(piece) +
                             " bytes at " + hex(a) + " failed: " + p.get_response_string() +
                             (p.get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE
@@ -657,7 +649,6 @@ Tick AiCore::gm_access(bool write, std::uint64_t addr, std::uint8_t* data, std::
     issue += clk.cycles((piece + rate - 1) / rate);
     off += piece;
   }
-  if (!functional_) p.clear_extension(&timing_only_ext);
   (write ? gm_bytes_written_ : gm_bytes_read_) += len;
   return std::max(done, issue);
 }
@@ -711,7 +702,7 @@ Tick AiCore::mte_copy(const Issued& e) {
     for (std::uint64_t i = 0; i < n; ++i) {
       std::uint8_t* local = write ? buf_[path->src].data() + src + i * src_step : buf_[path->dst].data() + dst + i * dst_step;
       const std::uint64_t gm = write ? dst + i * dst_step : src + i * src_step;
-      end = std::max(end, gm_access(write, gm, local, block, t, rate, e.pc, &e.in));
+      end = std::max(end, gm_access(write, gm, local, block, t, rate, functional_, e.pc, &e.in));
       if (stopping_) return now_tick();
       t += clk.cycles((block + rate - 1) / rate);  // the next block issues once this one has been sent
     }

@@ -92,9 +92,10 @@ class AiCore : public sc_core::sc_module {
   // GM access through the bus: reads or writes `len` bytes at `addr` starting at `t`, in
   // line-sized pieces, `rate` bytes per cycle at most and gm_outstanding in flight; returns
   // the completion time. Syncs with SystemC time so other initiators keep up.
-  // `pc` and `in` name the instruction responsible, for a fault report.
+  // `functional`: move the bytes (instruction fetches and scalar data always do, even in a
+  // timing-only run). `pc` and `in` name the instruction responsible, for a fault report.
   Tick gm_access(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len, Tick t, std::uint32_t rate,
-                 std::uint64_t pc, const Instr* in);
+                 bool functional, std::uint64_t pc, const Instr* in);
   bool local_range(Buffer b, std::uint64_t addr, std::uint64_t len, const Issued& e, const char* what);
   Tick mte_copy(const Issued& e);
   Tick vector_op(const Issued& e);
@@ -110,7 +111,7 @@ class AiCore : public sc_core::sc_module {
   AiCoreConfig cfg_;
   unsigned id_;
   std::uint32_t line_bytes_;
-  bool functional_;
+  const bool functional_;
   std::array<std::vector<std::uint8_t>, kBuffers> buf_;
 
   // Architectural state.
@@ -155,7 +156,6 @@ class AiCore : public sc_core::sc_module {
   };
   std::map<std::uint64_t, Profile> profile_;
   Tracer::Lane lane_[kPipes];
-  tlm::tlm_generic_payload gm_req_;
   stats::Group stats_;
   std::uint64_t &blocks_, &scalar_instrs_, &issued_instrs_, &icache_misses_, &icache_hits_, &dcache_misses_,
       &dcache_hits_, &gm_bytes_read_, &gm_bytes_written_, &issue_stall_ps_;

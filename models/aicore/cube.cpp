@@ -53,7 +53,7 @@ Tick AiCore::nd2nz_op(const Issued& e) {
   }
   for (std::uint64_t r = 0; r < c.rows; ++r) {
     end = std::max(end, gm_access(false, e.v[1] + r * c.src_stride * eb, row.data(), row.size(), t0,
-                                  cfg_.gm_read_bytes_per_cycle, e.pc, &e.in));
+                                  cfg_.gm_read_bytes_per_cycle, functional_, e.pc, &e.in));
     if (stopping_) return now_tick();
     if (functional_)
       for (std::uint64_t cb = 0; cb < cblocks; ++cb) {
@@ -192,7 +192,7 @@ Tick AiCore::fixp_op(const Issued& e) {
     t += clk.cycles(ceil_div(std::uint64_t(c.n) * 4, cfg_.fixp_bytes_per_cycle));
     if (to_gm) {
       end = std::max(end, gm_access(true, e.v[0] + r * std::uint64_t(c.dst_stride) * ob, row.data(), row_bytes, t,
-                                    cfg_.gm_write_bytes_per_cycle, e.pc, &e.in));
+                                    cfg_.gm_write_bytes_per_cycle, functional_, e.pc, &e.in));
       if (stopping_) return now_tick();
     } else if (functional_) {
       std::memcpy(buf_[kL1].data() + e.v[0] + r * std::uint64_t(c.dst_stride) * ob, row.data(), row_bytes);

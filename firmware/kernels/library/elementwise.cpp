@@ -37,7 +37,6 @@ Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
   auto ub = [&](int operand, int b) { return std::int64_t(tile) * (2 * operand + b); };
 
   KernelBuilder k;
-  const Reg zero = KernelBuilder::zero();
   Reg arg = k.reg(), X = k.reg(), Y = k.reg(), Z = k.reg();
   k.GetSpr(arg, Spr::ArgBase);
   k.LoadGm(X, arg, 0);
@@ -103,7 +102,6 @@ Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
     k.WaitFlag(Pipe::MTE3, Pipe::V, b);
   }
   k.End();
-  (void)zero;
   return k.Build();
 }
 
