@@ -10,6 +10,7 @@
 #include "aicore/numeric.hpp"
 #include "kernels/library/elementwise.hpp"
 #include "kernels/library/gemm.hpp"
+#include "kernels/library/softmax.hpp"
 #include "common/error.hpp"
 
 namespace dvp::platform {
@@ -22,7 +23,7 @@ void KernelLauncher::describe(cfg::Spec& k) {
   k.param("source", Type::String, "DV assembly file, assembled at load (relative to the scenario)").optional();
   k.param("image", Type::String, "kernel image built by dvas (relative to the scenario)").optional();
   k.param("library", Type::Enum, "a kernel of the kernel library, built (tiled) for the configured core")
-      .choices({"gemm", "elementwise"}).optional();
+      .choices({"gemm", "elementwise", "softmax"}).optional();
   cfg::Spec& sh = k.section("shape", "Problem shape of a library kernel");
   sh.optional();
   sh.param("m", Type::Int, "gemm: rows of A and C (a multiple of 16)").optional().range(16, 1 << 20);
@@ -30,7 +31,9 @@ void KernelLauncher::describe(cfg::Spec& k) {
   sh.param("n", Type::Int, "gemm: columns of B and C; elementwise: elements").optional().range(16, 1ull << 34);
   sh.param("op", Type::Enum, "elementwise: the operation")
       .choices({"add", "sub", "mul", "max", "min", "relu", "exp", "abs", "sqrt"}).optional();
-  sh.param("dtype", Type::Enum, "elementwise: element type").choices({"f16", "f32"}).defaults("f16");
+  sh.param("dtype", Type::Enum, "elementwise, softmax: element type").choices({"f16", "f32"}).defaults("f16");
+  sh.param("rows", Type::Int, "softmax: rows").optional().range(1, 1 << 24);
+  sh.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
   sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "s8"}).defaults("f16");
   sh.param("out", Type::Enum, "gemm: type of C (f16 inputs: f32 or f16; s8 inputs: s32)")
       .choices({"f32", "f16", "s32"}).defaults("f32");
@@ -51,7 +54,8 @@ void KernelLauncher::describe(cfg::Spec& k) {
   cfg::Spec& c = k.section("check", "Compare an output tensor with a C++ reference computed from the inputs");
   c.optional();
   c.param("op", Type::Enum, "reference: element-wise out[i] = op(in0[i], in1[i]), or gemm out = in0 x in1")
-      .choices({"add", "sub", "mul", "max", "min", "relu", "copy", "exp", "gemm"});
+      .choices({"add", "sub", "mul", "max", "min", "relu", "copy", "exp", "gemm", "softmax"});
+  c.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
   c.param("m", Type::Int, "gemm: rows of in0 and out").optional().range(1, 1 << 20);
   c.param("k", Type::Int, "gemm: columns of in0, rows of in1").optional().range(1, 1 << 20);
   c.param("n", Type::Int, "gemm: columns of in1 and out").optional().range(1, 1 << 20);
@@ -82,6 +86,7 @@ struct KernelLauncher::Kernel {
   double atol = 0, rtol = 0;
   std::uint64_t m = 0, k = 0, n = 0;  // gemm
   bool b_transposed = false;
+  std::uint64_t cols = 0;  // softmax
 };
 
 KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
@@ -104,7 +109,10 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       if (!k.has("shape")) k.fail("a library kernel needs its shape:");
       const cfg::Node& sh = k.at("shape");
       const std::string lib = k.get_string("library");
-      for (const char* key : lib == "gemm" ? std::vector<const char*>{"m", "k", "n"} : std::vector<const char*>{"op", "n"})
+      const std::vector<const char*> keys = lib == "gemm"      ? std::vector<const char*>{"m", "k", "n"}
+                                            : lib == "softmax" ? std::vector<const char*>{"rows", "cols"}
+                                                               : std::vector<const char*>{"op", "n"};
+      for (const char* key : keys)
         if (!sh.has(key)) sh.fail(lib + " needs shape." + key);
       try {
         if (lib == "gemm") {
@@ -113,6 +121,11 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
                                *aicore::dtype_from(sh.get_string("in")), sh.get_bool("b_transposed")};
           K->tiling = kernels::gemm_tiling(core_cfg, g).str();
           K->image = kernels::gemm_kernel(core_cfg, g);
+        } else if (lib == "softmax") {
+          kernels::SoftmaxShape sm{*aicore::dtype_from(sh.get_string("dtype")), std::uint32_t(sh.get_uint("rows")),
+                                   std::uint32_t(sh.get_uint("cols"))};
+          K->tiling = "one row at a time";
+          K->image = kernels::softmax_kernel(core_cfg, sm);
         } else {
           kernels::ElementwiseShape e{sh.get_string("op"), *aicore::dtype_from(sh.get_string("dtype")), sh.get_uint("n")};
           K->tiling = std::to_string(kernels::elementwise_tile_bytes(core_cfg, e)) + " B tiles";
@@ -163,12 +176,16 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       K->check = true;
       K->op = c->get_string("op");
       for (const cfg::Node& i : c->at("inputs").items()) K->inputs.push_back(find(i.as_string(), i));
-      const bool unary = K->op == "relu" || K->op == "copy" || K->op == "exp";  // gemm takes two
+      const bool unary = K->op == "relu" || K->op == "copy" || K->op == "exp" || K->op == "softmax";  // gemm: two
       if (K->inputs.size() != (unary ? 1u : 2u))
         c->at("inputs").fail(K->op + " takes " + (unary ? "one input" : "two inputs"));
       K->output = find(c->get_string("output"), c->at("output"));
       K->atol = c->get_double("atol");
       K->rtol = c->get_double("rtol");
+      if (K->op == "softmax") {
+        if (!c->has("cols")) c->fail("softmax needs cols");
+        K->cols = c->get_uint("cols");
+      }
       if (K->op == "gemm") {
         for (const char* key : {"m", "k", "n"})
           if (!c->has(key)) c->fail(std::string("gemm needs ") + key);
@@ -302,6 +319,7 @@ void KernelLauncher::run() {
       std::uint64_t bad = 0;
       const std::uint64_t count = K->op == "gemm" ? K->m * K->n : out.elems;
       const bool gemm = K->op == "gemm";
+      double row_max = 0, row_sum = 0;  // softmax
       for (std::uint64_t i = 0; i < count; ++i) {
         const Tensor& t0 = K->tensors[K->inputs[0]].t;
         double a = 0, b = 0;
@@ -313,7 +331,19 @@ void KernelLauncher::run() {
           }
         }
         double v = 0;
-        if (gemm) {
+        if (K->op == "softmax") {
+          // A plain loop over the element's row (once per row): max, exp of the differences, sum.
+          const std::uint64_t r0 = i / K->cols * K->cols;
+          if (i == r0) {
+            const unsigned eb0 = aicore::dtype_bytes(t0.dtype);
+            row_max = -INFINITY, row_sum = 0;
+            for (std::uint64_t c = 0; c < K->cols; ++c)
+              row_max = std::max(row_max, aicore::num::load(in[0].data() + (r0 + c) * eb0, t0.dtype));
+            for (std::uint64_t c = 0; c < K->cols; ++c)
+              row_sum += std::exp(aicore::num::load(in[0].data() + (r0 + c) * eb0, t0.dtype) - row_max);
+          }
+          v = std::exp(a - row_max) / row_sum;
+        } else if (gemm) {
           // A plain loop: out[r][c] = sum over k of in0[r][k] * in1[k][c], row-major.
           const Tensor& t0 = K->tensors[K->inputs[0]].t;
           const Tensor& t1 = K->tensors[K->inputs[1]].t;

@@ -80,6 +80,13 @@ void KernelBuilder::LoadGm(Reg d, Reg base, std::int32_t off) {
   emit(i);
 }
 
+void KernelBuilder::LoadUb(Reg d, Reg base, std::int32_t off) {
+  Instr i;
+  i.op = op("ld.ub");
+  i.a = d.n, i.b = base.n, i.imm = off;
+  emit(i);
+}
+
 void KernelBuilder::StoreGm(Reg v, Reg base, std::int32_t off) {
   Instr i;
   i.op = op("st.d");

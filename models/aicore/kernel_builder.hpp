@@ -41,6 +41,7 @@ class KernelBuilder {
   void Addi(Reg d, Reg a, std::int32_t i) { OpI("addi", d, a, i); }
   void LoadGm(Reg d, Reg base, std::int32_t off);           // ld.d through the dCache
   void StoreGm(Reg v, Reg base, std::int32_t off);          // st.d
+  void LoadUb(Reg d, Reg base, std::int32_t off);           // ld.ub: 64 bits from UB
   void GetSpr(Reg d, Spr s);                                // mfspr
   void SetSpr(Spr s, Reg v);                                // mtspr
   void SetMaskCount(Reg n);                                 // continuous mask: first n elements
