@@ -232,11 +232,34 @@ TEST(AiCoreTiming, VectorCostsStartupPlusCyclesPerRepeat) {
                                               10 * b.cfg.vector_complex_cycles_per_repeat));
 }
 
-TEST(AiCoreTiming, UnmodelledInstructionsSayTheyAreNotModelledYet) {
+TEST(AiCoreCube, Load3dIsImg2colWithStrideDilationAndPadding) {
   Bench b;
-  b.run("load3d.l0a.f16 x1, x2, x3, x4\nend\n");
-  ASSERT_TRUE(b.fault);
-  EXPECT_NE(b.fault->reason.find("load3d.l0a is not modelled yet"), std::string::npos) << b.fault->reason;
+  // A 32-channel (C1 = 2, C0 = 16) 7 x 6 fp16 feature map, 3 x 2 filter, stride 2 x 1,
+  // dilation 1 x 2, padding l 1 r 0 t 2 b 1: Ho = (7 + 3 - 3) / 2 + 1 = 4, Wo = (6 + 1 - 3) / 1 + 1 = 5.
+  const int H = 7, W = 6, C1 = 2;
+  std::uint8_t* l1 = b.core.buffer(kL1);
+  for (int c1 = 0; c1 < C1; ++c1)
+    for (int h = 0; h < H; ++h)
+      for (int w = 0; w < W; ++w)
+        for (int c = 0; c < 16; ++c) num::store(l1 + (((c1 * H + h) * W + w) * 16 + c) * 2, DType::F16, c1 * 1000 + h * 100 + w * 10 + c % 10);
+  Load3dCfg cfg{3, 2, 2, 1, 1, 2, 32, 32, 96, 0, 32};  // kh kw sh sw dh dw C, k 32.. (96 wide), rows 0..31
+  Fmatrix f{W, H, 1, 0, 2, 1};
+  b.run("li64 x1, " + std::to_string(f.pack()) + "\nmtspr fmatrix, x1\nli x2, " + std::to_string(num::to_f16(-7)) +
+        "\nmtspr padvalue, x2\nli x3, 0\nli x4, 0\nli64 x5, " + std::to_string(cfg.pack1()) + "\nli64 x6, " +
+        std::to_string(cfg.pack2()) + "\nload3d.l0a.f16 x3, x4, x5, x6\nend\n");
+  ASSERT_FALSE(b.fault) << b.fault->str();
+  const int Wo = 5, Ho = 4, kf = 96 / 16;
+  for (int p = 0; p < 32; ++p)
+    for (int kk = 0; kk < 96; ++kk) {
+      const int k = 32 + kk, c = k % 16, j = (k / 16) % 2, i = (k / 16 / 2) % 3, c1 = k / 16 / 6;
+      const int oh = p / Wo, ow = p % Wo, h = oh * 2 - 2 + i * 1, w = ow * 1 - 1 + j * 2;
+      double want;
+      if (oh >= Ho) want = 0;
+      else if (h < 0 || w < 0 || h >= H || w >= W) want = -7;
+      else want = c1 * 1000 + h * 100 + w * 10 + c % 10;
+      const double got = num::load(b.core.buffer(kL0A) + ((p / 16) * kf + kk / 16) * 512 + (p % 16) * 32 + (kk % 16) * 2, DType::F16);
+      ASSERT_EQ(got, want) << "p " << p << " k " << k;
+    }
 }
 
 // --- vector values against plain loops --------------------------------------------------------

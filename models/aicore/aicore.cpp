@@ -535,10 +535,10 @@ Tick AiCore::exec_issued(int p, const Issued& e) {
   if (Pipe(p) == Pipe::V) return vector_op(e);
   if (m == "nd2nz.gm2l1") return nd2nz_op(e);
   if (m.rfind("load2d.", 0) == 0) return load2d_op(e);
+  if (m.rfind("load3d.", 0) == 0) return load3d_op(e);
   if (m == "mmad") return mmad_op(e);
   if (m.rfind("fixp.", 0) == 0) return fixp_op(e);
-  raise(e.pc, &e.in, std::string(e.in.info().mnemonic) +
-                         " is not modelled yet in this build of davinci-vp (load3d, the img2col load, comes next)");
+  raise(e.pc, &e.in, std::string(e.in.info().mnemonic) + " has no model");
   return now_tick();
 }
 

@@ -101,6 +101,7 @@ class AiCore : public sc_core::sc_module {
   Tick vector_op(const Issued& e);
   Tick nd2nz_op(const Issued& e);   // MTE2: GM ND -> L1 Nz
   Tick load2d_op(const Issued& e);  // MTE1: L1 -> L0A / L0B fractals
+  Tick load3d_op(const Issued& e);  // MTE1: img2col of a feature map in L1
   Tick mmad_op(const Issued& e);    // M: the cube
   Tick fixp_op(const Issued& e);    // FIX: L0C Nz -> GM / L1 ND
   // dCache for scalar loads and stores (write-back, fully associative LRU).

@@ -96,6 +96,59 @@ Tick AiCore::load2d_op(const Issued& e) {
   return now + cfg_.clock.cycles(cfg_.mte_startup_cycles + ceil_div(n * 512, rate));
 }
 
+Tick AiCore::load3d_op(const Issued& e) {
+  // img2col. The feature map in L1 is C1 x H x W x C0 (C0 = k0); fmatrix gives W, H and the
+  // padding. Column k of the matrix is ((c1 * kh + i) * kw + j) * C0 + c0, row p is the output
+  // position ho * Wo + wo; element (p, k) is the input at h = ho * stride_h - pad_t + i * dil_h,
+  // w = wo * stride_w - pad_l + j * dil_w, or padvalue outside the map (and 0 for rows past
+  // Ho x Wo). Rows m_start.. and columns k_start.. of it go to L0A / L0B in 16 x k0 fractals.
+  const Load3dCfg c = Load3dCfg::unpack(e.v[2], e.v[3]);
+  const Fmatrix f = Fmatrix::unpack(fmatrix_);
+  const DType t = e.in.dt1;
+  const Tick now = now_tick();
+  if (t == DType::None) return raise(e.pc, &e.in, "needs a data type"), now;
+  const unsigned eb = dtype_bytes(t), c0 = k0_of(t);
+  const Buffer dst = std::string(e.in.info().mnemonic) == "load3d.l0a" ? kL0A : kL0B;
+  if (c.channels == 0 || c.channels % c0) return raise(e.pc, &e.in, "channels must be a multiple of " + std::to_string(c0)), now;
+  if (!c.kh || !c.kw || !c.stride_h || !c.stride_w || !c.dil_h || !c.dil_w)
+    return raise(e.pc, &e.in, "filter size, stride and dilation must be at least 1"), now;
+  if (!f.w || !f.h) return raise(e.pc, &e.in, "fmatrix holds no feature map (W and H are 0)"), now;
+  const std::int64_t eh = std::int64_t(c.dil_h) * (c.kh - 1) + 1, ew = std::int64_t(c.dil_w) * (c.kw - 1) + 1;
+  const std::int64_t ho = (std::int64_t(f.h) + f.pad_t + f.pad_b - eh) / c.stride_h + 1;
+  const std::int64_t wo = (std::int64_t(f.w) + f.pad_l + f.pad_r - ew) / c.stride_w + 1;
+  if (ho < 1 || wo < 1) return raise(e.pc, &e.in, "the filter is larger than the padded feature map"), now;
+  if (c.m_start % 16 || c.m_ext % 16 || c.k_start % c0 || c.k_ext % c0 || !c.m_ext || !c.k_ext)
+    return raise(e.pc, &e.in, "m_start and m_ext must be multiples of 16, k_start and k_ext of " + std::to_string(c0)), now;
+  const std::uint64_t K = std::uint64_t(c.channels) * c.kh * c.kw;
+  if (c.k_start + c.k_ext > K) return raise(e.pc, &e.in, "columns past K = channels x kh x kw = " + std::to_string(K)), now;
+  const std::uint64_t c1n = c.channels / c0;
+  if (!local_range(kL1, e.v[1], c1n * f.h * f.w * 32, e, "feature map")) return now;
+  const std::uint64_t mf = c.m_ext / 16, kf = c.k_ext / c0;
+  if (!local_range(dst, e.v[0], mf * kf * 512, e, "destination")) return now;
+  if (functional_) {
+    const std::uint8_t* fm = buf_[kL1].data() + e.v[1];
+    std::uint8_t* out = buf_[dst].data() + e.v[0];
+    std::uint8_t pad[4];
+    std::memcpy(pad, &padvalue_, 4);
+    for (std::uint64_t r = 0; r < c.m_ext; ++r) {
+      const std::uint64_t p = c.m_start + r;
+      const std::int64_t oh = std::int64_t(p) / wo, ow = std::int64_t(p) % wo;
+      for (std::uint64_t kk = 0; kk < c.k_ext; ++kk) {
+        const std::uint64_t k = c.k_start + kk;
+        const std::uint64_t cc = k % c0, j = (k / c0) % c.kw, i = (k / c0 / c.kw) % c.kh, c1 = k / c0 / c.kw / c.kh;
+        std::uint8_t* d = out + ((r / 16) * kf + kk / c0) * 512 + (r % 16) * 32 + (kk % c0) * eb;
+        const std::int64_t h = oh * c.stride_h - f.pad_t + std::int64_t(i) * c.dil_h;
+        const std::int64_t w = ow * c.stride_w - f.pad_l + std::int64_t(j) * c.dil_w;
+        if (oh >= ho) std::memset(d, 0, eb);  // rows past the output
+        else if (h < 0 || w < 0 || h >= f.h || w >= f.w) std::memcpy(d, pad, eb);
+        else std::memcpy(d, fm + ((c1 * f.h + std::uint64_t(h)) * f.w + std::uint64_t(w)) * 32 + cc * eb, eb);
+      }
+    }
+  }
+  const std::uint32_t rate = dst == kL0A ? cfg_.l1_to_l0a_bytes_per_cycle : cfg_.l1_to_l0b_bytes_per_cycle;
+  return now + cfg_.clock.cycles(cfg_.mte_startup_cycles + ceil_div(mf * kf * 512, rate));
+}
+
 Tick AiCore::mmad_op(const Issued& e) {
   const MmadCfg c = MmadCfg::unpack(e.v[3]);
   const DType acc_t = e.in.dt1, in_t = e.in.dt2;

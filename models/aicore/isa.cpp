@@ -412,6 +412,7 @@ std::string isa_markdown() {
         "| where | layout |\n|---|---|\n"
         "| GM | ND: row-major, `src_stride` elements between rows |\n"
         "| L1 (`nd2nz`) | Nz: a matrix of R rows (padded to `dst_rows`) x C columns (padded to a multiple of k0); fractal (rb, cb) at byte (cb x dst_rows/16 + rb) x 512, row-major inside |\n"
+        "| L1 (`load3d`) | a feature map as C1 x H x W x C0 (C0 = k0): element (c, h, w) at ((c / C0 x H + h) x W + w) x 32 + (c mod C0) x size; img2col column k = ((c1 x kh + i) x kw + j) x C0 + c0, row p = ho x Wo + wo |\n"
         "| L0A | A (m x k) as zZ: fractal (i, j) covering rows 16i.. and k k0 j.. at (i x kf + j) x 512, row-major inside |\n"
         "| L0B | B (k x n) as zN, held as fractals of B transposed: fractal (l, j) covering n 16l.. and k k0 j.. at (l x kf + j) x 512, 16 (n) x k0 (k) row-major inside |\n"
         "| L0C | C (m x n) as Nz: fractal (i, l) at (l x mf + i) x 1024, 16 x 16 row-major inside |\n\n"
