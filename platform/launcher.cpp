@@ -23,7 +23,7 @@ void KernelLauncher::describe(cfg::Spec& k) {
   k.param("source", Type::String, "DV assembly file, assembled at load (relative to the scenario)").optional();
   k.param("image", Type::String, "kernel image built by dvas (relative to the scenario)").optional();
   k.param("library", Type::Enum, "a kernel of the kernel library, built (tiled) for the configured core")
-      .choices({"gemm", "elementwise", "softmax"}).optional();
+      .choices({"gemm", "elementwise", "softmax", "conv2d"}).optional();
   cfg::Spec& sh = k.section("shape", "Problem shape of a library kernel");
   sh.optional();
   sh.param("m", Type::Int, "gemm: rows of A and C (a multiple of 16)").optional().range(16, 1 << 20);
@@ -33,6 +33,12 @@ void KernelLauncher::describe(cfg::Spec& k) {
       .choices({"add", "sub", "mul", "max", "min", "relu", "exp", "abs", "sqrt"}).optional();
   sh.param("dtype", Type::Enum, "elementwise, softmax: element type").choices({"f16", "f32"}).defaults("f16");
   sh.param("rows", Type::Int, "softmax: rows").optional().range(1, 1 << 24);
+  for (const char* key : {"h", "w", "c", "cout"})
+    sh.param(key, Type::Int, "conv2d: input height, width, channels (x16), output channels (x16)").optional().range(1, 65535);
+  for (const char* key : {"kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w"})
+    sh.param(key, Type::Int, "conv2d: filter size, stride, dilation").defaults("1").range(1, 255);
+  for (const char* key : {"pad_t", "pad_b", "pad_l", "pad_r"})
+    sh.param(key, Type::Int, "conv2d: zero padding").defaults("0").range(0, 255);
   sh.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
   sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "s8"}).defaults("f16");
   sh.param("out", Type::Enum, "gemm: type of C (f16 inputs: f32 or f16; s8 inputs: s32)")
@@ -54,7 +60,7 @@ void KernelLauncher::describe(cfg::Spec& k) {
   cfg::Spec& c = k.section("check", "Compare an output tensor with a C++ reference computed from the inputs");
   c.optional();
   c.param("op", Type::Enum, "reference: element-wise out[i] = op(in0[i], in1[i]), or gemm out = in0 x in1")
-      .choices({"add", "sub", "mul", "max", "min", "relu", "copy", "exp", "gemm", "softmax"});
+      .choices({"add", "sub", "mul", "max", "min", "relu", "copy", "exp", "gemm", "softmax", "conv2d"});
   c.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
   c.param("m", Type::Int, "gemm: rows of in0 and out").optional().range(1, 1 << 20);
   c.param("k", Type::Int, "gemm: columns of in0, rows of in1").optional().range(1, 1 << 20);
@@ -87,6 +93,8 @@ struct KernelLauncher::Kernel {
   std::uint64_t m = 0, k = 0, n = 0;  // gemm
   bool b_transposed = false;
   std::uint64_t cols = 0;  // softmax
+  kernels::ConvShape conv;  // conv2d (its shape is the check's too)
+  bool is_conv = false;
 };
 
 KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
@@ -111,6 +119,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       const std::string lib = k.get_string("library");
       const std::vector<const char*> keys = lib == "gemm"      ? std::vector<const char*>{"m", "k", "n"}
                                             : lib == "softmax" ? std::vector<const char*>{"rows", "cols"}
+                                            : lib == "conv2d"  ? std::vector<const char*>{"h", "w", "c", "cout"}
                                                                : std::vector<const char*>{"op", "n"};
       for (const char* key : keys)
         if (!sh.has(key)) sh.fail(lib + " needs shape." + key);
@@ -121,6 +130,13 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
                                *aicore::dtype_from(sh.get_string("in")), sh.get_bool("b_transposed")};
           K->tiling = kernels::gemm_tiling(core_cfg, g).str();
           K->image = kernels::gemm_kernel(core_cfg, g);
+        } else if (lib == "conv2d") {
+          auto u = [&](const char* key) { return std::uint32_t(sh.get_uint(key)); };
+          K->conv = kernels::ConvShape{u("h"), u("w"), u("c"), u("cout"), u("kh"), u("kw"), u("stride_h"), u("stride_w"),
+                                       u("dil_h"), u("dil_w"), u("pad_t"), u("pad_b"), u("pad_l"), u("pad_r")};
+          K->is_conv = true;
+          K->tiling = kernels::gemm_tiling(core_cfg, kernels::conv2d_gemm_shape(K->conv)).str() + " (img2col)";
+          K->image = kernels::conv2d_kernel(core_cfg, K->conv);
         } else if (lib == "softmax") {
           kernels::SoftmaxShape sm{*aicore::dtype_from(sh.get_string("dtype")), std::uint32_t(sh.get_uint("rows")),
                                    std::uint32_t(sh.get_uint("cols"))};
@@ -176,7 +192,8 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       K->check = true;
       K->op = c->get_string("op");
       for (const cfg::Node& i : c->at("inputs").items()) K->inputs.push_back(find(i.as_string(), i));
-      const bool unary = K->op == "relu" || K->op == "copy" || K->op == "exp" || K->op == "softmax";  // gemm: two
+      const bool unary = K->op == "relu" || K->op == "copy" || K->op == "exp" || K->op == "softmax";  // gemm, conv2d: two
+      if (K->op == "conv2d" && !K->is_conv) c->fail("check op conv2d needs a library: conv2d kernel (it uses its shape)");
       if (K->inputs.size() != (unary ? 1u : 2u))
         c->at("inputs").fail(K->op + " takes " + (unary ? "one input" : "two inputs"));
       K->output = find(c->get_string("output"), c->at("output"));
@@ -199,7 +216,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
         need(K->inputs[0], K->m * K->k, "input");
         need(K->inputs[1], K->k * K->n, "input");
         need(K->output, K->m * K->n, "output");
-      } else {
+      } else if (K->op != "conv2d" && K->op != "softmax") {
         for (int i : K->inputs)
           if (K->tensors[i].t.elems < K->tensors[K->output].t.elems)
             c->at("inputs").fail("input '" + K->tensors[i].t.name + "' has fewer elements than the output '" +
@@ -317,13 +334,16 @@ void KernelLauncher::run() {
         in.push_back(read_back(base_ + t.addr, t.elems * aicore::dtype_bytes(t.dtype)));
       }
       std::uint64_t bad = 0;
-      const std::uint64_t count = K->op == "gemm" ? K->m * K->n : out.elems;
+      const std::uint64_t count = K->op == "gemm"     ? K->m * K->n
+                                  : K->op == "conv2d" ? std::uint64_t(K->conv.ho()) * K->conv.wo() * K->conv.cout
+                                                      : out.elems;
       const bool gemm = K->op == "gemm";
+      const bool conv = K->op == "conv2d";
       double row_max = 0, row_sum = 0;  // softmax
       for (std::uint64_t i = 0; i < count; ++i) {
         const Tensor& t0 = K->tensors[K->inputs[0]].t;
         double a = 0, b = 0;
-        if (!gemm) {
+        if (!gemm && !conv) {
           a = aicore::num::load(in[0].data() + i * aicore::dtype_bytes(t0.dtype), t0.dtype);
           if (in.size() > 1) {
             const Tensor& t1 = K->tensors[K->inputs[1]].t;
@@ -331,7 +351,25 @@ void KernelLauncher::run() {
           }
         }
         double v = 0;
-        if (K->op == "softmax") {
+        if (conv) {
+          // A plain window loop: y[p][co] = sum over c, i, j of x[c][h][w] * wt[co][k], x in NC1HWC0,
+          // k = ((c / 16 * kh + i) * kw + j) * 16 + c % 16, zero outside the input.
+          const kernels::ConvShape& cv = K->conv;
+          const std::uint64_t p = i / cv.cout, co = i % cv.cout;
+          const std::int64_t oh = std::int64_t(p / cv.wo()), ow = std::int64_t(p % cv.wo());
+          const Tensor& tw = K->tensors[K->inputs[1]].t;
+          for (std::uint32_t ch = 0; ch < cv.c; ++ch)
+            for (std::uint32_t fi = 0; fi < cv.kh; ++fi)
+              for (std::uint32_t fj = 0; fj < cv.kw; ++fj) {
+                const std::int64_t h = oh * cv.stride_h - cv.pad_t + std::int64_t(fi) * cv.dil_h;
+                const std::int64_t w = ow * cv.stride_w - cv.pad_l + std::int64_t(fj) * cv.dil_w;
+                if (h < 0 || w < 0 || h >= cv.h || w >= cv.w) continue;
+                const std::uint64_t xi = ((ch / 16 * cv.h + std::uint64_t(h)) * cv.w + std::uint64_t(w)) * 16 + ch % 16;
+                const std::uint64_t k = ((ch / 16 * cv.kh + fi) * cv.kw + fj) * 16 + ch % 16;
+                v += aicore::num::load(in[0].data() + xi * 2, t0.dtype) *
+                     aicore::num::load(in[1].data() + (co * cv.k() + k) * 2, tw.dtype);
+              }
+        } else if (K->op == "softmax") {
           // A plain loop over the element's row (once per row): max, exp of the differences, sum.
           const std::uint64_t r0 = i / K->cols * K->cols;
           if (i == r0) {

@@ -173,6 +173,12 @@ void KernelBuilder::LoadData(Pos dst, DType t, Reg d, Reg s, const Load2dCfg& p,
   emit(x(dst == Pos::L0A ? "load2d.l0a" : "load2d.l0b", {d, s, c}, t, DType::None, transpose ? mode::kTranspose : 0));
 }
 
+void KernelBuilder::LoadData3D(Pos dst, DType t, Reg d, Reg s, const Load3dCfg& filter, Reg window) {
+  if (dst != Pos::L0A && dst != Pos::L0B) throw Error("kernel builder: LoadData3D goes to L0A or L0B");
+  Reg c = cfg_reg(filter.pack1());
+  emit(x(dst == Pos::L0A ? "load3d.l0a" : "load3d.l0b", {d, s, c, window}, t));
+}
+
 void KernelBuilder::Mmad(DType acc, DType in, Reg c, Reg a, Reg b, const MmadCfg& p) {
   Reg cfg = cfg_reg(p.pack());
   emit(x("mmad", {c, a, b, cfg}, acc, in));

@@ -66,6 +66,8 @@ class KernelBuilder {
   void DataCopy(Pos dst, Reg dst_addr, Pos src, Reg src_addr, const DataCopyCfg& p);
   void Nd2Nz(DType t, Reg dst_l1, Reg src_gm, const Nd2NzCfg& p, Reg pad = zero());
   void LoadData(Pos dst, DType t, Reg dst_addr, Reg src_l1, const Load2dCfg& p, bool transpose = false);
+  // img2col: the filter (word 1) fixed, the window of the matrix (word 2) in a register.
+  void LoadData3D(Pos dst, DType t, Reg dst_addr, Reg src_l1, const Load3dCfg& filter, Reg window);
   void Mmad(DType acc, DType in, Reg c, Reg a, Reg b, const MmadCfg& p);
   void Mmad(DType acc, DType in, Reg c, Reg a, Reg b, Reg cfg);  // configuration computed at run time
   void Fixpipe(Pos dst, DType out, DType acc, Reg dst_addr, Reg src_l0c, const FixpCfg& p, Reg scale = zero(),

@@ -46,7 +46,9 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
   return t;
 }
 
-Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
+namespace {
+
+Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) {
   const GemmTiling t = gemm_tiling(cfg, s);
   const DType in = s.in, acc = in == DType::S8 ? DType::S32 : DType::F32;
   const unsigned eb = dtype_bytes(in);
@@ -57,7 +59,12 @@ Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
   const unsigned ob = dtype_bytes(s.out);
   // Two of each buffer: chunk i uses buffer i % 2.
   const std::uint64_t a_bytes = std::uint64_t(t.mt) * t.kt * eb, b_bytes = std::uint64_t(t.kt) * t.nt * eb;
-  const std::uint64_t l1a[2] = {0, a_bytes}, l1b[2] = {2 * a_bytes, 2 * a_bytes + b_bytes};
+  // A conv keeps its whole feature map in L1 instead of two A chunks.
+  const std::uint64_t fm_bytes = conv ? std::uint64_t(conv->c) * conv->h * conv->w * 2 : 0;
+  const std::uint64_t a_area = conv ? (fm_bytes + 511) / 512 * 512 : 2 * a_bytes;
+  if (conv && a_area + 2 * b_bytes > cfg.size[kL1])
+    throw Error("conv2d: the feature map (" + std::to_string(fm_bytes) + " B) and two weight chunks do not fit L1");
+  const std::uint64_t l1a[2] = {0, a_bytes}, l1b[2] = {a_area, a_area + b_bytes};
   const std::uint64_t l0a[2] = {0, a_bytes}, l0b[2] = {0, b_bytes};
 
   KernelBuilder k;
@@ -71,7 +78,21 @@ Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
   k.GetSpr(tile, Spr::BlockId);
   k.GetSpr(dim, Spr::BlockDim);
   Reg a_ptr = k.reg(), b_ptr = k.reg(), c_ptr = k.reg(), tmp = k.reg(), init = k.reg(), dst = k.reg(), src = k.reg();
-  Reg row = k.reg(), col = k.reg(), count = k.reg();
+  Reg row = k.reg(), col = k.reg(), count = k.reg(), kstart = k.reg(), window = k.reg();
+  Load3dCfg filter;
+  if (conv)
+    filter = Load3dCfg{conv->kh, conv->kw, conv->stride_h, conv->stride_w, conv->dil_h, conv->dil_w, conv->c};
+
+  if (conv) {
+    // The feature map goes into L1 once; MTE1 waits for it before its first img2col.
+    k.Li(tmp, std::int64_t(Fmatrix{conv->w, conv->h, conv->pad_l, conv->pad_r, conv->pad_t, conv->pad_b}.pack()));
+    k.SetSpr(Spr::Fmatrix, tmp);
+    k.SetSpr(Spr::PadValue, zero);
+    k.Li(dst, 0);
+    k.DataCopy(Pos::L1, dst, Pos::GM, A, DataCopyCfg{1, std::uint32_t(fm_bytes / 32), 0, 0});
+    k.SetFlag(Pipe::MTE2, Pipe::MTE1, 2);
+    k.WaitFlag(Pipe::MTE2, Pipe::MTE1, 2);
+  }
 
   // Prologue: every buffer starts free.
   for (int b = 0; b < 2; ++b) {
@@ -83,8 +104,10 @@ Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
   // One k chunk on buffer b; a_ptr and b_ptr advance to the next chunk.
   auto chunk = [&](int b) {
     k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
-    k.Li(dst, std::int64_t(l1a[b]));
-    k.Nd2Nz(in, dst, a_ptr, Nd2NzCfg{t.mt, t.kt, s.k, t.mt});
+    if (!conv) {
+      k.Li(dst, std::int64_t(l1a[b]));
+      k.Nd2Nz(in, dst, a_ptr, Nd2NzCfg{t.mt, t.kt, s.k, t.mt});
+    }
     k.Li(dst, std::int64_t(l1b[b]));
     if (s.b_transposed) {  // B^T chunk: nt rows of n, kt columns of k
       k.Nd2Nz(in, dst, b_ptr, Nd2NzCfg{t.nt, t.kt, s.k, t.nt});
@@ -95,15 +118,23 @@ Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
       k.Add(b_ptr, b_ptr, tmp);
     }
     k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
-    k.Addi(a_ptr, a_ptr, std::int32_t(t.kt * eb));
+    if (!conv) k.Addi(a_ptr, a_ptr, std::int32_t(t.kt * eb));
 
     k.WaitFlag(Pipe::MTE2, Pipe::MTE1, b);
     k.WaitFlag(Pipe::M, Pipe::MTE1, b);
-    // A: one load per row of fractals (its kf fractals sit mf apart in Nz) into zZ order.
-    for (std::uint32_t i = 0; i < mf; ++i) {
-      k.Li(dst, std::int64_t(l0a[b] + std::uint64_t(i) * kf * 512));
-      k.Li(src, std::int64_t(l1a[b] + std::uint64_t(i) * 512));
-      k.LoadData(Pos::L0A, in, dst, src, Load2dCfg{kf, mf, 0});
+    if (conv) {
+      // A: the img2col window of this tile's rows and this chunk's columns.
+      k.Op("or", window, kstart, a_ptr);  // a_ptr holds (m_start << 32) | (kt << 16) | (mt << 48)
+      k.Li(dst, std::int64_t(l0a[b]));
+      k.LoadData3D(Pos::L0A, in, dst, zero, filter, window);
+      k.Addi(kstart, kstart, std::int32_t(t.kt));
+    } else {
+      // A: one load per row of fractals (its kf fractals sit mf apart in Nz) into zZ order.
+      for (std::uint32_t i = 0; i < mf; ++i) {
+        k.Li(dst, std::int64_t(l0a[b] + std::uint64_t(i) * kf * 512));
+        k.Li(src, std::int64_t(l1a[b] + std::uint64_t(i) * 512));
+        k.LoadData(Pos::L0A, in, dst, src, Load2dCfg{kf, mf, 0});
+      }
     }
     if (s.b_transposed) {
       // B^T in Nz: its fractals are already B^T's; one load per row of fractals, as for A.
@@ -140,9 +171,20 @@ Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
   k.Op("divu", row, tile, ntn);
   k.Op("rem", col, tile, ntn);
   // a_ptr = A + row * mt * k * 2; b_ptr = B + col * nt * 2; c_ptr = C + (row * mt * n + col * nt) * ob
-  k.Li(tmp, std::int64_t(t.mt) * s.k * eb);
-  k.Mul(a_ptr, row, tmp);
-  k.Add(a_ptr, a_ptr, A);
+  if (conv) {
+    // For load3d: (m_start << 32) | (kt << 16) | (mt << 48), with m_start = row x mt; k_start
+    // (bits 15:0) counts up per chunk from 0.
+    k.Li(tmp, std::int64_t(t.mt));
+    k.Mul(a_ptr, row, tmp);
+    k.OpI("shli", a_ptr, a_ptr, 32);
+    k.Li(tmp, std::int64_t(std::uint64_t(t.kt) << 16 | std::uint64_t(t.mt) << 48));
+    k.Op("or", a_ptr, a_ptr, tmp);
+    k.Li(kstart, 0);
+  } else {
+    k.Li(tmp, std::int64_t(t.mt) * s.k * eb);
+    k.Mul(a_ptr, row, tmp);
+    k.Add(a_ptr, a_ptr, A);
+  }
   k.Li(tmp, s.b_transposed ? std::int64_t(t.nt) * s.k * eb : std::int64_t(t.nt) * eb);
   k.Mul(b_ptr, col, tmp);
   k.Add(b_ptr, b_ptr, B);
@@ -177,6 +219,27 @@ Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) {
   k.WaitFlag(Pipe::FIX, Pipe::M, 0);
   k.End();
   return k.Build();
+}
+
+}  // namespace
+
+Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) { return build(cfg, s, nullptr); }
+
+GemmShape conv2d_gemm_shape(const ConvShape& c) {
+  // C (ho x wo, cout) = A (ho x wo, c x kh x kw) x B (c x kh x kw, cout), with B given as B^T.
+  return GemmShape{c.ho() * c.wo(), c.k(), c.cout, DType::F32, DType::F16, true};
+}
+
+Image conv2d_kernel(const AiCoreConfig& cfg, const ConvShape& c) {
+  if (c.c == 0 || c.c % 16 || c.cout == 0 || c.cout % 16)
+    throw Error("conv2d: c and cout must be positive multiples of 16");
+  if (!c.kh || !c.kw || !c.stride_h || !c.stride_w || !c.dil_h || !c.dil_w)
+    throw Error("conv2d: filter size, stride and dilation must be at least 1");
+  if (c.h + c.pad_t + c.pad_b < c.dil_h * (c.kh - 1) + 1 || c.w + c.pad_l + c.pad_r < c.dil_w * (c.kw - 1) + 1)
+    throw Error("conv2d: the filter is larger than the padded input");
+  const GemmShape g = conv2d_gemm_shape(c);
+  if (g.m % 16) throw Error("conv2d: ho x wo = " + std::to_string(g.m) + " must be a multiple of 16");
+  return build(cfg, g, &c);
 }
 
 }  // namespace dvp::kernels

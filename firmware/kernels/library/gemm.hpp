@@ -18,6 +18,17 @@ struct GemmShape {
   bool b_transposed = false;              // B given as n x k
 };
 
+// A convolution run as a GEMM: A is the img2col of the input (via load3d), B^T the weights.
+struct ConvShape {
+  std::uint32_t h = 0, w = 0, c = 0;   // input: c channels (a multiple of 16) of h x w, stored NC1HWC0
+  std::uint32_t cout = 0;              // output channels (a multiple of 16)
+  std::uint32_t kh = 1, kw = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
+  std::uint32_t pad_t = 0, pad_b = 0, pad_l = 0, pad_r = 0;
+  std::uint32_t ho() const { return (h + pad_t + pad_b - dil_h * (kh - 1) - 1) / stride_h + 1; }
+  std::uint32_t wo() const { return (w + pad_l + pad_r - dil_w * (kw - 1) - 1) / stride_w + 1; }
+  std::uint32_t k() const { return c * kh * kw; }
+};
+
 struct GemmTiling {
   std::uint32_t mt = 0, nt = 0, kt = 0;  // output tile mt x nt, k in chunks of kt
   std::string str() const;
@@ -31,5 +42,11 @@ GemmTiling gemm_tiling(const aicore::AiCoreConfig& cfg, const GemmShape& s);
 // block id; within a block, MTE2 (GM -> L1), MTE1 (L1 -> L0A / L0B) and the cube overlap on
 // two buffers each, and FixPipe writes each finished tile.
 aicore::Image gemm_kernel(const aicore::AiCoreConfig& cfg, const GemmShape& s);
+
+// Conv2D (fp16, one image, f32 out): x (NC1HWC0) and weights (cout x k, k in img2col order:
+// ((c1 x kh + i) x kw + j) x 16 + c0) -> y (ho x wo rows of cout, NHWC). The feature map is
+// kept in L1; each k chunk of A comes from load3d. Arguments at argbase: x, weights, y.
+aicore::Image conv2d_kernel(const aicore::AiCoreConfig& cfg, const ConvShape& c);
+GemmShape conv2d_gemm_shape(const ConvShape& c);
 
 }  // namespace dvp::kernels
