@@ -514,3 +514,60 @@ TEST(AiCoreCube, TransposingLoad2dAndFixpipeQuantReluToGm) {
       ASSERT_EQ(std::int8_t(b.mem.bytes[0x50000 + r * 40 + c]), num::to_int(v, Round::Round, -128, 127)) << r << "," << c;
     }
 }
+
+TEST(AiCoreCube, MmadBf16AndF32IntoF32) {
+  // bf16 (k0 16) and f32 (k0 8) inputs; values exact in both formats, so the plain loop's
+  // double result is the reference.
+  Bench b;
+  for (DType t : {DType::BF16, DType::F32}) {
+    const Tick busy_before = b.core.pipe_busy(Pipe::M);
+    const int m = 32, k = 24, n = 16, k0 = 32 / int(dtype_bytes(t));
+    std::mt19937 r(7);
+    std::uniform_int_distribution<int> d(-16, 16);
+    std::vector<double> A(m * k), B(k * n);
+    for (auto& v : A) v = d(r) / 8.0;
+    for (auto& v : B) v = d(r) / 4.0;
+    place_ab(b.core.buffer(kL0A), b.core.buffer(kL0B), A, B, m, k, n, k0, t);
+    b.run("li x1, 0\nli64 x4, " + std::to_string(MmadCfg{m, k, n, true}.pack()) + "\nmmad.f32." + dtype_name(t) +
+          " x1, x1, x1, x4\nend\n");
+    ASSERT_FALSE(b.fault) << b.fault->str();
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double s = 0;
+        for (int kk = 0; kk < k; ++kk) s += A[i * k + kk] * B[kk * n + j];
+        ASSERT_EQ(c_at(b.core.buffer(kL0C), 2, i, j, DType::F32), s) << dtype_name(t) << " " << i << "," << j;
+      }
+    // f32 steps cover 8 of k: kf = 3 (f32) or 2 (bf16), mf = 2, nf = 1.
+    const Tick steps = 2 * ((k + k0 - 1) / k0) * 1;
+    EXPECT_EQ(b.core.pipe_busy(Pipe::M) - busy_before, b.cfg.clock.period() * (b.cfg.cube_startup_cycles + steps))
+        << dtype_name(t);
+  }
+}
+
+TEST(AiCoreVector, ConversionsBetweenEveryTypePair) {
+  // Each pair, on values chosen to exercise rounding, saturation and sign; the reference is
+  // the element converted by itself (num::store, checked against GCC in test_numeric).
+  const DType types[] = {DType::F16, DType::BF16, DType::F32, DType::S8, DType::U8, DType::S16, DType::U16, DType::S32};
+  Bench b;
+  for (DType from : types)
+    for (DType to : types) {
+      if (from == to) continue;
+      const unsigned wide = std::max(dtype_bytes(from), dtype_bytes(to)), elems = 256 / wide;
+      std::vector<double> src(elems);
+      for (unsigned i = 0; i < elems; ++i) {
+        src[i] = (double(i) - elems / 2.0) * 3.37;
+        num::store(b.ub() + i * dtype_bytes(from), from, src[i], Round::Trunc);
+      }
+      // Block strides of 1 on both sides pack each operand's elements: 32 B blocks of its own type.
+      b.run("li x1, 0x10000\nli x2, 0\nli64 x4, " + std::to_string(VecCfg{1, 1, 1, 1, 8, 8, 8}.pack()) +
+            "\nli x10, " + std::to_string(std::min(elems, 128u)) + "\nsetmaskn x10\nvconv." + dtype_name(to) + "." +
+            dtype_name(from) + ".round x1, x2, x4\nend\n");
+      ASSERT_FALSE(b.fault) << b.fault->str();
+      for (unsigned i = 0; i < elems; ++i) {
+        std::uint8_t want[4] = {};
+        num::store(want, to, num::load(b.ub() + i * dtype_bytes(from), from), Round::Round);
+        ASSERT_EQ(0, std::memcmp(want, b.ub() + 0x10000 + i * dtype_bytes(to), dtype_bytes(to)))
+            << dtype_name(from) << " -> " << dtype_name(to) << " element " << i;
+      }
+    }
+}
