@@ -64,7 +64,7 @@ TEST(Numeric, F16NearestEvenMatchesGcc) {
   EXPECT_EQ(to_f16(std::nan(""), Round::Rint) & 0x7e00, 0x7e00);
 }
 
-TEST(Numeric, F16ToDoubleIsExact) {
+TEST(Numeric, EveryF16ValueIsExactInADouble) {
   for (std::uint32_t b = 0; b < 0x10000; ++b) {
     _Float16 h;
     std::uint16_t s = std::uint16_t(b);

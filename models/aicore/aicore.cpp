@@ -22,7 +22,7 @@ enum SOp : std::uint8_t {
   kNotScalar, kNop, kEnd, kAdd, kSub, kMul, kDiv, kDivu, kRem, kAnd, kOr, kXor, kShl, kShr, kSra, kSlt, kSltu, kMin,
   kMax, kAddi, kMuli, kAndi, kOri, kXori, kShli, kShri, kSrai, kSlti, kLi, kLih, kLdB, kLdBu, kLdH, kLdHu, kLdW, kLdWu,
   kLdD, kStB, kStH, kStW, kStD, kBeq, kBne, kBlt, kBge, kBltu, kBgeu, kJmp, kJal, kJr, kMfspr, kMtspr, kSetmaskn,
-  kSetflag, kWaitflag, kBarrier, kLdUb, kStUb
+  kSetflag, kWaitflag, kBarrier, kLoadUb, kStoreUb
 };
 
 const std::array<SOp, 256>& scalar_ops() {
@@ -38,7 +38,7 @@ const std::array<SOp, 256>& scalar_ops() {
         {"st.w", kStW}, {"st.d", kStD}, {"beq", kBeq}, {"bne", kBne}, {"blt", kBlt}, {"bge", kBge},
         {"bltu", kBltu}, {"bgeu", kBgeu}, {"jmp", kJmp}, {"jal", kJal}, {"jr", kJr}, {"mfspr", kMfspr},
         {"mtspr", kMtspr}, {"setmaskn", kSetmaskn}, {"setflag", kSetflag}, {"waitflag", kWaitflag},
-        {"barrier", kBarrier}, {"ld.ub", kLdUb}, {"st.ub", kStUb}};
+        {"barrier", kBarrier}, {"ld.ub", kLoadUb}, {"st.ub", kStoreUb}};
     for (auto& [m, op] : names) t[*find_opcode(m)] = op;
     return t;
   }();
@@ -404,15 +404,15 @@ bool AiCore::exec_scalar(const Instr& in, std::uint64_t pc, std::uint64_t& next,
     case kStH: if (!store(2)) return false; break;
     case kStW: if (!store(4)) return false; break;
     case kStD: if (!store(8)) return false; break;
-    case kLdUb:
-    case kStUb: {
+    case kLoadUb:
+    case kStoreUb: {
       const std::uint64_t addr = a + std::uint64_t(imm);
       if (addr % 8 || addr + 8 > cfg_.size[kUB]) {
         raise(pc, &in, "UB address " + hex(addr) + (addr % 8 ? " is not 8-byte aligned" : " is outside UB (" +
                                                        std::to_string(cfg_.size[kUB]) + " bytes)"));
         return false;
       }
-      if (scalar_ops()[in.op] == kLdUb) {
+      if (scalar_ops()[in.op] == kLoadUb) {
         std::memcpy(&r, buf_[kUB].data() + addr, 8);
       } else {
         write = false;
