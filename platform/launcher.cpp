@@ -40,9 +40,10 @@ void KernelLauncher::describe(cfg::Spec& k) {
   for (const char* key : {"pad_t", "pad_b", "pad_l", "pad_r"})
     sh.param(key, Type::Int, "conv2d: zero padding").defaults("0").range(0, 255);
   sh.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
-  sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "s8"}).defaults("f16");
-  sh.param("out", Type::Enum, "gemm: type of C (f16 inputs: f32 or f16; s8 inputs: s32)")
-      .choices({"f32", "f16", "s32"}).defaults("f32");
+  sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "bf16", "s8"}).defaults("f16");
+  sh.param("out", Type::Enum, "gemm: type of C (f16 / bf16 inputs: f32, f16 or bf16; s8 inputs: s32)")
+      .choices({"f32", "f16", "bf16", "s32"}).defaults("f32");
+  sh.param("relu", Type::Bool, "gemm: negative results become 0").defaults("false");
   sh.param("b_transposed", Type::Bool, "gemm: B is stored transposed, n x k (required for s8)").defaults("false");
   k.param("cores", Type::Int, "cores to run on (default: all)").optional().range(1, 256);
   k.param("blocks", Type::Int, "task blocks (block ids 0..blocks-1; default: cores); more blocks than cores run in waves")
@@ -66,6 +67,7 @@ void KernelLauncher::describe(cfg::Spec& k) {
   c.param("k", Type::Int, "gemm: columns of in0, rows of in1").optional().range(1, 1 << 20);
   c.param("n", Type::Int, "gemm: columns of in1 and out").optional().range(1, 1 << 20);
   c.param("b_transposed", Type::Bool, "gemm: in1 is stored n x k").defaults("false");
+  c.param("relu", Type::Bool, "gemm: the reference goes through ReLU").defaults("false");
   c.param("inputs", Type::StringList, "input tensor names (one or two)");
   c.param("output", Type::String, "output tensor name");
   c.param("atol", Type::Float, "absolute tolerance").defaults("0").min(0);
@@ -92,6 +94,7 @@ struct KernelLauncher::Kernel {
   double atol = 0, rtol = 0;
   std::uint64_t m = 0, k = 0, n = 0;  // gemm
   bool b_transposed = false;
+  bool relu = false;
   std::uint64_t cols = 0;  // softmax
   kernels::ConvShape conv;  // conv2d (its shape is the check's too)
   bool is_conv = false;
@@ -127,7 +130,8 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
         if (lib == "gemm") {
           kernels::GemmShape g{std::uint32_t(sh.get_uint("m")), std::uint32_t(sh.get_uint("k")),
                                std::uint32_t(sh.get_uint("n")), *aicore::dtype_from(sh.get_string("out")),
-                               *aicore::dtype_from(sh.get_string("in")), sh.get_bool("b_transposed")};
+                               *aicore::dtype_from(sh.get_string("in")), sh.get_bool("b_transposed"),
+                               sh.get_bool("relu")};
           K->tiling = kernels::gemm_tiling(core_cfg, g).str();
           K->image = kernels::gemm_kernel(core_cfg, g);
         } else if (lib == "conv2d") {
@@ -208,6 +212,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
           if (!c->has(key)) c->fail(std::string("gemm needs ") + key);
         K->m = c->get_uint("m"), K->k = c->get_uint("k"), K->n = c->get_uint("n");
         K->b_transposed = c->get_bool("b_transposed");
+        K->relu = c->get_bool("relu");
         auto need = [&](int t, std::uint64_t elems, const char* what) {
           if (K->tensors[t].t.elems < elems)
             c->fail(std::string(what) + " '" + K->tensors[t].t.name + "' has " + std::to_string(K->tensors[t].t.elems) +
@@ -399,6 +404,7 @@ void KernelLauncher::run() {
         else if (K->op == "relu") v = a > 0 ? a : 0.0;
         else if (K->op == "copy") v = a;
         else if (K->op == "exp") v = std::exp(a);
+        if (gemm && K->relu && v < 0) v = 0;
         std::uint8_t ref[8];
         aicore::num::store(ref, out.dtype, v);  // the reference, rounded once to the output type
         const double want = aicore::num::load(ref, out.dtype);

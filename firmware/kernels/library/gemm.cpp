@@ -13,10 +13,11 @@ std::string GemmTiling::str() const {
 
 GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
   const bool int8 = s.in == DType::S8;
-  if (s.in != DType::F16 && !int8) throw Error("gemm: inputs are f16 or s8");
+  if (s.in != DType::F16 && s.in != DType::BF16 && !int8) throw Error("gemm: inputs are f16, bf16 or s8");
   if (int8 && !s.b_transposed) throw Error("gemm: an int8 B must be given transposed (n x k): set b_transposed");
   if (int8 && s.out != DType::S32) throw Error("gemm: int8 inputs give an s32 output");
-  if (!int8 && s.out != DType::F32 && s.out != DType::F16) throw Error("gemm: f16 inputs give an f32 or f16 output");
+  if (!int8 && s.out != DType::F32 && s.out != DType::F16 && s.out != DType::BF16)
+    throw Error("gemm: f16 and bf16 inputs give an f32, f16 or bf16 output");
   const std::uint32_t k0 = 32 / dtype_bytes(s.in);
   if (s.m % 16 || s.n % 16 || s.k % k0 || !s.m || !s.n || !s.k)
     throw Error("gemm: m and n must be positive multiples of 16 and k of " + std::to_string(k0) + " (got " +
@@ -89,7 +90,7 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
     k.SetSpr(Spr::Fmatrix, tmp);
     k.SetSpr(Spr::PadValue, zero);
     k.Li(dst, 0);
-    k.DataCopy(Pos::L1, dst, Pos::GM, A, DataCopyCfg{1, std::uint32_t(fm_bytes / 32), 0, 0});
+    k.DataCopy(Pos::L1, dst, Pos::GM, A, DataCopyCfg{1, std::uint32_t(fm_bytes / 32), 0, 0});  // fp16 feature map
     k.SetFlag(Pipe::MTE2, Pipe::MTE1, 2);
     k.WaitFlag(Pipe::MTE2, Pipe::MTE1, 2);
   }
@@ -206,7 +207,7 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
   if (chunks % 2) chunk(0);
   k.SetFlag(Pipe::M, Pipe::FIX, 0);
   k.WaitFlag(Pipe::M, Pipe::FIX, 0);
-  k.Fixpipe(Pos::GM, s.out, acc, c_ptr, zero, FixpCfg{t.mt, t.nt, s.n});
+  k.Fixpipe(Pos::GM, s.out, acc, c_ptr, zero, FixpCfg{t.mt, t.nt, s.n}, zero, s.relu);
   k.SetFlag(Pipe::FIX, Pipe::M, 0);
   k.Add(tile, tile, dim);
   k.Jump(next);

@@ -1,5 +1,5 @@
-// Kernel library: GEMM. C (m x n) = A (m x k) x B (k x n), row-major in GM. fp16 inputs give
-// f32 or f16 C; int8 inputs give int32 C. B may be stored transposed (n x k, as inference
+// Kernel library: GEMM. C (m x n) = A (m x k) x B (k x n), row-major in GM, optionally through
+// ReLU. fp16 and bf16 inputs give f32, f16 or bf16 C; int8 inputs give int32 C. B may be stored transposed (n x k, as inference
 // weights usually are: [out features, in features]); for int8 it must be. The tiling comes
 // from the core's buffer sizes, so a what-if on L0A / L0B / L0C needs no kernel edit.
 #pragma once
@@ -14,8 +14,9 @@ namespace dvp::kernels {
 struct GemmShape {
   std::uint32_t m = 0, k = 0, n = 0;
   aicore::DType out = aicore::DType::F32;
-  aicore::DType in = aicore::DType::F16;  // F16 or S8
+  aicore::DType in = aicore::DType::F16;  // F16, BF16 or S8
   bool b_transposed = false;              // B given as n x k
+  bool relu = false;                      // FixPipe clamps negative results to 0
 };
 
 // A convolution run as a GEMM: A is the img2col of the input (via load3d), B^T the weights.
