@@ -571,3 +571,34 @@ TEST(AiCoreVector, ConversionsBetweenEveryTypePair) {
       }
     }
 }
+
+TEST(AiCoreVector, TheMaskIsReadAtIssue) {
+  // Two adds behind a flag that MTE2 sets late: the mask changes between their issues, while
+  // both still wait in the V queue. Each must use the mask it was issued with.
+  Bench b;
+  for (int i = 0; i < 128; ++i) num::store(b.ub() + 2 * i, DType::F16, 1.0);
+  b.run(R"(
+    li x1, 0x10000
+    li x2, 0
+    li64 x4, 0x0008080801010101
+    li x5, 0x40000
+    li x6, 0x1000
+    li x7, 0x200001
+    copy.gm2ub x6, x5, x7          # a slow copy (16 KiB) before the flag
+    setflag mte2, v, 0
+    waitflag mte2, v, 0
+    li x10, 3
+    setmaskn x10
+    vadd.f16 x1, x2, x2, x4        # elements 0..2: 2.0
+    li x10, 5
+    setmaskn x10
+    li x1, 0x10100
+    vadd.f16 x1, x2, x2, x4        # elements 0..4 of the second output
+    end
+)");
+  ASSERT_FALSE(b.fault) << b.fault->str();
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(num::load(b.ub() + 0x10000 + 2 * i, DType::F16), i < 3 ? 2.0 : 0.0) << i;
+    EXPECT_EQ(num::load(b.ub() + 0x10100 + 2 * i, DType::F16), i < 5 ? 2.0 : 0.0) << i;
+  }
+}

@@ -205,7 +205,7 @@ void AiCore::run_block() {
           t = std::max(t, now_tick());
         }
       } else {
-        Issued e{in, pc, {x_[in.a], x_[in.b], x_[in.c], x_[in.d], x_[in.e]}};
+        Issued e{in, pc, {x_[in.a], x_[in.b], x_[in.c], x_[in.d], x_[in.e]}, {mask_[0], mask_[1]}, fmatrix_, padvalue_};
         if (t > now_tick()) wait(to_sc(t - now_tick()));
         while (q_[p].size() >= cfg_.queue_depth && !stopping_) {
           sstate_ = SState::WaitQueue;

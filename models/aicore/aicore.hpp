@@ -75,6 +75,10 @@ class AiCore : public sc_core::sc_module {
     Instr in;
     std::uint64_t pc;
     std::uint64_t v[5];  // register operands, read at issue
+    // Special registers the pipes use, also read at issue: a later setmaskn / mtspr does not
+    // change an instruction already in a queue.
+    std::uint64_t mask[2];
+    std::uint64_t fmatrix, padvalue;
   };
   enum class PState { Idle, Busy, WaitFlag };
   enum class SState { Stopped, Running, WaitQueue, Draining };

@@ -103,7 +103,7 @@ Tick AiCore::load3d_op(const Issued& e) {
   // w = wo * stride_w - pad_l + j * dil_w, or padvalue outside the map (and 0 for rows past
   // Ho x Wo). Rows m_start.. and columns k_start.. of it go to L0A / L0B in 16 x k0 fractals.
   const Load3dCfg c = Load3dCfg::unpack(e.v[2], e.v[3]);
-  const Fmatrix f = Fmatrix::unpack(fmatrix_);
+  const Fmatrix f = Fmatrix::unpack(e.fmatrix);
   const DType t = e.in.dt1;
   const Tick now = now_tick();
   if (t == DType::None) return raise(e.pc, &e.in, "needs a data type"), now;
@@ -129,7 +129,7 @@ Tick AiCore::load3d_op(const Issued& e) {
     const std::uint8_t* fm = buf_[kL1].data() + e.v[1];
     std::uint8_t* out = buf_[dst].data() + e.v[0];
     std::uint8_t pad[4];
-    std::memcpy(pad, &padvalue_, 4);
+    std::memcpy(pad, &e.padvalue, 4);
     for (std::uint64_t r = 0; r < c.m_ext; ++r) {
       const std::uint64_t p = c.m_start + r;
       const std::int64_t oh = std::int64_t(p) / wo, ow = std::int64_t(p) % wo;

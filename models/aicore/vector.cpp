@@ -109,7 +109,7 @@ Tick AiCore::vector_op(const Issued& e) {
                                                                         : cfg_.vector_cycles_per_repeat));
   if (!functional_) return done;
 
-  auto on = [&](unsigned i) { return ((i < 64 ? mask_[0] >> i : mask_[1] >> (i - 64)) & 1) != 0; };
+  auto on = [&](unsigned i) { return ((i < 64 ? e.mask[0] >> i : e.mask[1] >> (i - 64)) & 1) != 0; };
   const bool fl = is_float(t);
   const Round round = Round(in.mode & mode::kRoundMask);
   const double scal = scalar_form || dup ? scalar_value(e.v[dup ? 1 : 2], t) : 0.0;
