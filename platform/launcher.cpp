@@ -10,6 +10,7 @@
 #include "aicore/numeric.hpp"
 #include "kernels/library/elementwise.hpp"
 #include "kernels/library/gemm.hpp"
+#include "kernels/library/pool.hpp"
 #include "kernels/library/softmax.hpp"
 #include "common/error.hpp"
 
@@ -23,7 +24,7 @@ void KernelLauncher::describe(cfg::Spec& k) {
   k.param("source", Type::String, "DV assembly file, assembled at load (relative to the scenario)").optional();
   k.param("image", Type::String, "kernel image built by dvas (relative to the scenario)").optional();
   k.param("library", Type::Enum, "a kernel of the kernel library, built (tiled) for the configured core")
-      .choices({"gemm", "elementwise", "softmax", "conv2d"}).optional();
+      .choices({"gemm", "elementwise", "softmax", "conv2d", "pool"}).optional();
   cfg::Spec& sh = k.section("shape", "Problem shape of a library kernel");
   sh.optional();
   sh.param("m", Type::Int, "gemm: rows of A and C (a multiple of 16)").optional().range(16, 1 << 20);
@@ -37,6 +38,7 @@ void KernelLauncher::describe(cfg::Spec& k) {
     sh.param(key, Type::Int, "conv2d: input height, width, channels (x16), output channels (x16)").optional().range(1, 65535);
   for (const char* key : {"kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w"})
     sh.param(key, Type::Int, "conv2d: filter size, stride, dilation").defaults("1").range(1, 255);
+  sh.param("pool", Type::Enum, "pool: max or avg").choices({"max", "avg"}).optional();
   for (const char* key : {"pad_t", "pad_b", "pad_l", "pad_r"})
     sh.param(key, Type::Int, "conv2d: zero padding").defaults("0").range(0, 255);
   sh.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
@@ -61,7 +63,7 @@ void KernelLauncher::describe(cfg::Spec& k) {
   cfg::Spec& c = k.section("check", "Compare an output tensor with a C++ reference computed from the inputs");
   c.optional();
   c.param("op", Type::Enum, "reference: element-wise out[i] = op(in0[i], in1[i]), or gemm out = in0 x in1")
-      .choices({"add", "sub", "mul", "max", "min", "relu", "copy", "exp", "gemm", "softmax", "conv2d"});
+      .choices({"add", "sub", "mul", "max", "min", "relu", "copy", "exp", "gemm", "softmax", "conv2d", "pool"});
   c.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
   c.param("m", Type::Int, "gemm: rows of in0 and out").optional().range(1, 1 << 20);
   c.param("k", Type::Int, "gemm: columns of in0, rows of in1").optional().range(1, 1 << 20);
@@ -98,6 +100,8 @@ struct KernelLauncher::Kernel {
   std::uint64_t cols = 0;  // softmax
   kernels::ConvShape conv;  // conv2d (its shape is the check's too)
   bool is_conv = false;
+  kernels::PoolShape pool;  // pool (likewise)
+  bool is_pool = false;
 };
 
 KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
@@ -123,6 +127,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       const std::vector<const char*> keys = lib == "gemm"      ? std::vector<const char*>{"m", "k", "n"}
                                             : lib == "softmax" ? std::vector<const char*>{"rows", "cols"}
                                             : lib == "conv2d"  ? std::vector<const char*>{"h", "w", "c", "cout"}
+                                            : lib == "pool"    ? std::vector<const char*>{"pool", "h", "w", "c"}
                                                                : std::vector<const char*>{"op", "n"};
       for (const char* key : keys)
         if (!sh.has(key)) sh.fail(lib + " needs shape." + key);
@@ -141,6 +146,13 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
           K->is_conv = true;
           K->tiling = kernels::gemm_tiling(core_cfg, kernels::conv2d_gemm_shape(K->conv)).str() + " (img2col)";
           K->image = kernels::conv2d_kernel(core_cfg, K->conv);
+        } else if (lib == "pool") {
+          auto u = [&](const char* key) { return std::uint32_t(sh.get_uint(key)); };
+          K->pool = kernels::PoolShape{sh.get_string("pool"), u("h"), u("w"), u("c"), u("kh"), u("kw"), u("stride_h"),
+                                       u("stride_w")};
+          K->is_pool = true;
+          K->tiling = "one channel group (16) per turn";
+          K->image = kernels::pool_kernel(core_cfg, K->pool);
         } else if (lib == "softmax") {
           kernels::SoftmaxShape sm{*aicore::dtype_from(sh.get_string("dtype")), std::uint32_t(sh.get_uint("rows")),
                                    std::uint32_t(sh.get_uint("cols"))};
@@ -196,8 +208,9 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       K->check = true;
       K->op = c->get_string("op");
       for (const cfg::Node& i : c->at("inputs").items()) K->inputs.push_back(find(i.as_string(), i));
-      const bool unary = K->op == "relu" || K->op == "copy" || K->op == "exp" || K->op == "softmax";  // gemm, conv2d: two
+      const bool unary = K->op == "relu" || K->op == "copy" || K->op == "exp" || K->op == "softmax" || K->op == "pool";
       if (K->op == "conv2d" && !K->is_conv) c->fail("check op conv2d needs a library: conv2d kernel (it uses its shape)");
+      if (K->op == "pool" && !K->is_pool) c->fail("check op pool needs a library: pool kernel (it uses its shape)");
       if (K->inputs.size() != (unary ? 1u : 2u))
         c->at("inputs").fail(K->op + " takes " + (unary ? "one input" : "two inputs"));
       K->output = find(c->get_string("output"), c->at("output"));
@@ -221,7 +234,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
         need(K->inputs[0], K->m * K->k, "input");
         need(K->inputs[1], K->k * K->n, "input");
         need(K->output, K->m * K->n, "output");
-      } else if (K->op != "conv2d" && K->op != "softmax") {
+      } else if (K->op != "conv2d" && K->op != "softmax" && K->op != "pool") {
         for (int i : K->inputs)
           if (K->tensors[i].t.elems < K->tensors[K->output].t.elems)
             c->at("inputs").fail("input '" + K->tensors[i].t.name + "' has fewer elements than the output '" +
@@ -341,6 +354,7 @@ void KernelLauncher::run() {
       std::uint64_t bad = 0;
       const std::uint64_t count = K->op == "gemm"     ? K->m * K->n
                                   : K->op == "conv2d" ? std::uint64_t(K->conv.ho()) * K->conv.wo() * K->conv.cout
+                                  : K->op == "pool"   ? std::uint64_t(K->pool.c) * K->pool.ho() * K->pool.wo()
                                                       : out.elems;
       const bool gemm = K->op == "gemm";
       const bool conv = K->op == "conv2d";
@@ -348,7 +362,8 @@ void KernelLauncher::run() {
       for (std::uint64_t i = 0; i < count; ++i) {
         const Tensor& t0 = K->tensors[K->inputs[0]].t;
         double a = 0, b = 0;
-        if (!gemm && !conv) {
+        const bool pool = K->op == "pool";
+        if (!gemm && !conv && !pool) {
           a = aicore::num::load(in[0].data() + i * aicore::dtype_bytes(t0.dtype), t0.dtype);
           if (in.size() > 1) {
             const Tensor& t1 = K->tensors[K->inputs[1]].t;
@@ -356,7 +371,19 @@ void KernelLauncher::run() {
           }
         }
         double v = 0;
-        if (conv) {
+        if (pool) {
+          // A plain window loop over NC1HWC0: element i is (c1, oh, ow, c0) of the output.
+          const kernels::PoolShape& ps = K->pool;
+          const std::uint64_t c0 = i % 16, ow = i / 16 % ps.wo(), oh = i / 16 / ps.wo() % ps.ho(), c1 = i / 16 / ps.wo() / ps.ho();
+          double acc = ps.mode == "max" ? -INFINITY : 0.0;
+          for (std::uint32_t fi = 0; fi < ps.kh; ++fi)
+            for (std::uint32_t fj = 0; fj < ps.kw; ++fj) {
+              const std::uint64_t h = oh * ps.stride_h + fi, w = ow * ps.stride_w + fj;
+              const double x = aicore::num::load(in[0].data() + (((c1 * ps.h + h) * ps.w + w) * 16 + c0) * 2, t0.dtype);
+              acc = ps.mode == "max" ? std::max(acc, x) : acc + x;
+            }
+          v = ps.mode == "max" ? acc : acc / double(ps.kh * ps.kw);
+        } else if (conv) {
           // A plain window loop: y[p][co] = sum over c, i, j of x[c][h][w] * wt[co][k], x in NC1HWC0,
           // k = ((c / 16 * kh + i) * kw + j) * 16 + c % 16, zero outside the input.
           const kernels::ConvShape& cv = K->conv;
