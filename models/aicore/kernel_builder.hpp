@@ -62,6 +62,19 @@ class KernelBuilder {
     Bind(out);
   }
 
+  // Work shared out by block id: runs `body` for item = first, first + step, ... while
+  // item < end (unsigned); `item` advances by `step` after each body.
+  template <typename Body>
+  void RoundRobin(Reg item, Reg end, Reg step, Body body) {
+    Label top = NewLabel(), out = NewLabel();
+    Bind(top);
+    Branch("bgeu", item, end, out);
+    body();
+    Add(item, item, step);
+    Jump(top);
+    Bind(out);
+  }
+
   // --- vendor primitives ----------------------------------------------------------------------
   void DataCopy(Pos dst, Reg dst_addr, Pos src, Reg src_addr, const DataCopyCfg& p);
   void Nd2Nz(DType t, Reg dst_l1, Reg src_gm, const Nd2NzCfg& p, Reg pad = zero());

@@ -81,8 +81,7 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
   Reg a_ptr = k.reg(), b_ptr = k.reg(), c_ptr = k.reg(), tmp = k.reg(), init = k.reg(), dst = k.reg(), src = k.reg();
   Reg row = k.reg(), col = k.reg(), count = k.reg(), kstart = k.reg(), window = k.reg();
   Load3dCfg filter;
-  if (conv)
-    filter = Load3dCfg{conv->kh, conv->kw, conv->stride_h, conv->stride_w, conv->dil_h, conv->dil_w, conv->c};
+  if (conv) filter = Load3dCfg{conv->kh, conv->kw, conv->stride_h, conv->stride_w, conv->dil_h, conv->dil_w, conv->c};
 
   if (conv) {
     // The feature map goes into L1 once; MTE1 waits for it before its first img2col.
@@ -165,53 +164,49 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
   };
 
   // Output tiles round-robin over the blocks: tile, tile + blockdim, ...
-  Label next = k.NewLabel(), done = k.NewLabel();
-  k.Bind(next);
-  k.Branch("bgeu", tile, ntiles, done);
-  // Tile (row, col) of the tiles_n-wide grid.
-  k.Op("divu", row, tile, ntn);
-  k.Op("rem", col, tile, ntn);
-  // a_ptr = A + row * mt * k * 2; b_ptr = B + col * nt * 2; c_ptr = C + (row * mt * n + col * nt) * ob
-  if (conv) {
-    // For load3d: (m_start << 32) | (kt << 16) | (mt << 48), with m_start = row x mt; k_start
-    // (bits 15:0) counts up per chunk from 0.
-    k.Li(tmp, std::int64_t(t.mt));
-    k.Mul(a_ptr, row, tmp);
-    k.OpI("shli", a_ptr, a_ptr, 32);
-    k.Li(tmp, std::int64_t(std::uint64_t(t.kt) << 16 | std::uint64_t(t.mt) << 48));
-    k.Op("or", a_ptr, a_ptr, tmp);
-    k.Li(kstart, 0);
-  } else {
-    k.Li(tmp, std::int64_t(t.mt) * s.k * eb);
-    k.Mul(a_ptr, row, tmp);
-    k.Add(a_ptr, a_ptr, A);
-  }
-  k.Li(tmp, s.b_transposed ? std::int64_t(t.nt) * s.k * eb : std::int64_t(t.nt) * eb);
-  k.Mul(b_ptr, col, tmp);
-  k.Add(b_ptr, b_ptr, B);
-  k.Li(tmp, std::int64_t(t.mt) * s.n * ob);
-  k.Mul(c_ptr, row, tmp);
-  k.Li(tmp, std::int64_t(t.nt) * ob);
-  k.Mul(tmp, col, tmp);
-  k.Add(c_ptr, c_ptr, tmp);
-  k.Add(c_ptr, c_ptr, C);
-  k.Li(init, std::int64_t(1) << 36);  // MmadCfg.init
-  // The cube may overwrite L0C once FixPipe has read the previous tile.
-  k.WaitFlag(Pipe::FIX, Pipe::M, 0);
-  // k chunks, two per iteration (buffers 0 and 1: event ids are immediates), then an odd one.
-  k.Li(count, chunks / 2);
-  k.Loop(count, [&] {
-    chunk(0);
-    chunk(1);
+  k.RoundRobin(tile, ntiles, dim, [&] {
+    // Tile (row, col) of the tiles_n-wide grid.
+    k.Op("divu", row, tile, ntn);
+    k.Op("rem", col, tile, ntn);
+    // a_ptr = A + row * mt * k * 2; b_ptr = B + col * nt * 2; c_ptr = C + (row * mt * n + col * nt) * ob
+    if (conv) {
+      // For load3d: (m_start << 32) | (kt << 16) | (mt << 48), with m_start = row x mt; k_start
+      // (bits 15:0) counts up per chunk from 0.
+      k.Li(tmp, std::int64_t(t.mt));
+      k.Mul(a_ptr, row, tmp);
+      k.OpI("shli", a_ptr, a_ptr, 32);
+      k.Li(tmp, std::int64_t(std::uint64_t(t.kt) << 16 | std::uint64_t(t.mt) << 48));
+      k.Op("or", a_ptr, a_ptr, tmp);
+      k.Li(kstart, 0);
+    } else {
+      k.Li(tmp, std::int64_t(t.mt) * s.k * eb);
+      k.Mul(a_ptr, row, tmp);
+      k.Add(a_ptr, a_ptr, A);
+    }
+    k.Li(tmp, s.b_transposed ? std::int64_t(t.nt) * s.k * eb : std::int64_t(t.nt) * eb);
+    k.Mul(b_ptr, col, tmp);
+    k.Add(b_ptr, b_ptr, B);
+    k.Li(tmp, std::int64_t(t.mt) * s.n * ob);
+    k.Mul(c_ptr, row, tmp);
+    k.Li(tmp, std::int64_t(t.nt) * ob);
+    k.Mul(tmp, col, tmp);
+    k.Add(c_ptr, c_ptr, tmp);
+    k.Add(c_ptr, c_ptr, C);
+    k.Li(init, std::int64_t(1) << 36);  // MmadCfg.init
+    // The cube may overwrite L0C once FixPipe has read the previous tile.
+    k.WaitFlag(Pipe::FIX, Pipe::M, 0);
+    // k chunks, two per iteration (buffers 0 and 1: event ids are immediates), then an odd one.
+    k.Li(count, chunks / 2);
+    k.Loop(count, [&] {
+      chunk(0);
+      chunk(1);
+    });
+    if (chunks % 2) chunk(0);
+    k.SetFlag(Pipe::M, Pipe::FIX, 0);
+    k.WaitFlag(Pipe::M, Pipe::FIX, 0);
+    k.Fixpipe(Pos::GM, s.out, acc, c_ptr, zero, FixpCfg{t.mt, t.nt, s.n}, zero, s.relu);
+    k.SetFlag(Pipe::FIX, Pipe::M, 0);
   });
-  if (chunks % 2) chunk(0);
-  k.SetFlag(Pipe::M, Pipe::FIX, 0);
-  k.WaitFlag(Pipe::M, Pipe::FIX, 0);
-  k.Fixpipe(Pos::GM, s.out, acc, c_ptr, zero, FixpCfg{t.mt, t.nt, s.n}, zero, s.relu);
-  k.SetFlag(Pipe::FIX, Pipe::M, 0);
-  k.Add(tile, tile, dim);
-  k.Jump(next);
-  k.Bind(done);
   // Epilogue: take back the free flags so every flag is clear when the block ends.
   for (int b = 0; b < 2; ++b) {
     k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);

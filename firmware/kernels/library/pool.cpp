@@ -31,48 +31,48 @@ Image pool_kernel(const AiCoreConfig& cfg, const PoolShape& s) {
   k.GetSpr(g, Spr::BlockId);
   k.GetSpr(dim, Spr::BlockDim);
   k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);  // the UB is free
-  Label top = k.NewLabel(), done = k.NewLabel();
-  k.Bind(top);
-  k.Branch("bgeu", g, ngroups, done);
-  k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
-  k.Li(tmp, std::int64_t(plane));
-  k.Mul(gm, g, tmp);
-  k.Add(gm, gm, X);
-  k.DataCopy(Pos::UB, ub_in, Pos::GM, gm, DataCopyCfg{1, std::uint32_t(plane / 32), 0, 0});
-  k.SetFlag(Pipe::MTE2, Pipe::V, 0);
-  k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
-  // Each output row: `full` repeats of 8 positions, then a masked repeat for the rest.
-  for (std::uint32_t oh = 0; oh < s.ho(); ++oh) {
-    for (int part = 0; part < 2; ++part) {
-      const std::uint32_t reps = part == 0 ? full : (tail ? 1 : 0);
-      if (!reps) continue;
-      const std::uint32_t first_wo = part == 0 ? 0 : full * 8;
-      k.Li(n, part == 0 ? 128 : std::int64_t(tail) * 16);
-      k.SetMaskCount(n);
-      const VecCfg cfg_w{reps, 1, 1, s.stride_w, 8, 8, 8 * s.stride_w};
-      k.Li(d, std::int64_t(out_ub + (std::uint64_t(oh) * s.wo() + first_wo) * 32));
-      for (std::uint32_t i = 0; i < s.kh; ++i)
-        for (std::uint32_t j = 0; j < s.kw; ++j) {
-          const std::uint64_t at = ((std::uint64_t(oh) * s.stride_h + i) * s.w + std::uint64_t(first_wo) * s.stride_w + j) * 32;
-          k.Li(src, std::int64_t(at));
-          const bool first = i == 0 && j == 0;
-          // The first offset copies (max(v, v) = v); the others accumulate.
-          if (first) k.Vector("max", DType::F16, {d, src, src}, VecCfg{reps, 1, s.stride_w, s.stride_w, 8, 8 * s.stride_w, 8 * s.stride_w});
-          else k.Vector(s.mode == "max" ? "max" : "add", DType::F16, {d, d, src}, cfg_w);
-        }
-      if (s.mode == "avg") k.Vector("muls", DType::F16, {d, d, sc}, VecCfg{reps, 1, 1, 1, 8, 8, 8});
+  k.RoundRobin(g, ngroups, dim, [&] {
+    k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
+    k.Li(tmp, std::int64_t(plane));
+    k.Mul(gm, g, tmp);
+    k.Add(gm, gm, X);
+    k.DataCopy(Pos::UB, ub_in, Pos::GM, gm, DataCopyCfg{1, std::uint32_t(plane / 32), 0, 0});
+    k.SetFlag(Pipe::MTE2, Pipe::V, 0);
+    k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
+    // Each output row: `full` repeats of 8 positions, then a masked repeat for the rest.
+    for (std::uint32_t oh = 0; oh < s.ho(); ++oh) {
+      for (int part = 0; part < 2; ++part) {
+        const std::uint32_t reps = part == 0 ? full : (tail ? 1 : 0);
+        if (!reps) continue;
+        const std::uint32_t first_wo = part == 0 ? 0 : full * 8;
+        k.Li(n, part == 0 ? 128 : std::int64_t(tail) * 16);
+        k.SetMaskCount(n);
+        const VecCfg cfg_w{reps, 1, 1, s.stride_w, 8, 8, 8 * s.stride_w};
+        k.Li(d, std::int64_t(out_ub + (std::uint64_t(oh) * s.wo() + first_wo) * 32));
+        for (std::uint32_t i = 0; i < s.kh; ++i)
+          for (std::uint32_t j = 0; j < s.kw; ++j) {
+            const std::uint64_t at =
+                ((std::uint64_t(oh) * s.stride_h + i) * s.w + std::uint64_t(first_wo) * s.stride_w + j) * 32;
+            k.Li(src, std::int64_t(at));
+            const bool first = i == 0 && j == 0;
+            // The first offset copies (max(v, v) = v); the others accumulate.
+            if (first)
+              k.Vector("max", DType::F16, {d, src, src},
+                       VecCfg{reps, 1, s.stride_w, s.stride_w, 8, 8 * s.stride_w, 8 * s.stride_w});
+            else
+              k.Vector(s.mode == "max" ? "max" : "add", DType::F16, {d, d, src}, cfg_w);
+          }
+        if (s.mode == "avg") k.Vector("muls", DType::F16, {d, d, sc}, VecCfg{reps, 1, 1, 1, 8, 8, 8});
+      }
     }
-  }
-  k.SetFlag(Pipe::V, Pipe::MTE3, 0);
-  k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
-  k.Li(tmp, std::int64_t(out_plane));
-  k.Mul(gm, g, tmp);
-  k.Add(gm, gm, Y);
-  k.DataCopy(Pos::GM, gm, Pos::UB, ub_out, DataCopyCfg{1, std::uint32_t(out_plane / 32), 0, 0});
-  k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);
-  k.Add(g, g, dim);
-  k.Jump(top);
-  k.Bind(done);
+    k.SetFlag(Pipe::V, Pipe::MTE3, 0);
+    k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
+    k.Li(tmp, std::int64_t(out_plane));
+    k.Mul(gm, g, tmp);
+    k.Add(gm, gm, Y);
+    k.DataCopy(Pos::GM, gm, Pos::UB, ub_out, DataCopyCfg{1, std::uint32_t(out_plane / 32), 0, 0});
+    k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);
+  });
   k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
   k.End();
   return k.Build();

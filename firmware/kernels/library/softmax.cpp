@@ -27,46 +27,42 @@ Image softmax_kernel(const AiCoreConfig& cfg, const SoftmaxShape& s) {
   k.GetSpr(arg, Spr::ArgBase);
   k.LoadGm(X, arg, 0);
   k.LoadGm(O, arg, 8);
-  Reg row = k.reg(), dim = k.reg(), nrows = k.Const(s.rows), off = k.reg(), g = k.reg(), v = k.reg(),
-      ub_x = k.Const(0), ub_s = k.Const(std::int64_t(row_bytes)), ub_r = k.Const(std::int64_t(2 * row_bytes)),
-      n = k.Const(per_repeat), rb = k.Const(std::int64_t(row_bytes));
+  Reg row = k.reg(), dim = k.reg(), nrows = k.Const(s.rows), off = k.reg(), g = k.reg(), v = k.reg(), ub_x = k.Const(0),
+      ub_s = k.Const(std::int64_t(row_bytes)), ub_r = k.Const(std::int64_t(2 * row_bytes)), n = k.Const(per_repeat),
+      rb = k.Const(std::int64_t(row_bytes));
   k.GetSpr(row, Spr::BlockId);
   k.GetSpr(dim, Spr::BlockDim);
   k.SetMaskCount(n);
   k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);  // the UB row is free
-  Label top = k.NewLabel(), done = k.NewLabel();
-  k.Bind(top);
-  k.Branch("bgeu", row, nrows, done);
-  k.Mul(off, row, rb);
-  // x row -> UB
-  k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
-  k.Add(g, X, off);
-  k.DataCopy(Pos::UB, ub_x, Pos::GM, g, copy);
-  k.SetFlag(Pipe::MTE2, Pipe::V, 0);
-  k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
-  // max over the row, read by the scalar unit, negated, and subtracted
-  k.Vector("redmax", s.dtype, {ub_r, ub_x}, vec);
-  k.SetFlag(Pipe::V, Pipe::S, 0);
-  k.WaitFlag(Pipe::V, Pipe::S, 0);
-  k.LoadUb(v, ub_r, 0);  // the max's bits, in the low element width
-  k.OpI("xori", v, v, std::int32_t(sign));
-  k.Vector("adds", s.dtype, {ub_x, ub_x, v}, vec);
-  k.Vector("exp", s.dtype, {ub_x, ub_x}, vec);
-  // the sum, broadcast over a row, divides
-  k.Vector("redsum", s.dtype, {ub_r, ub_x}, vec);
-  k.SetFlag(Pipe::V, Pipe::S, 1);
-  k.WaitFlag(Pipe::V, Pipe::S, 1);
-  k.LoadUb(v, ub_r, 0);
-  k.Vector("dup", s.dtype, {ub_s, v}, vec);
-  k.Vector("div", s.dtype, {ub_x, ub_x, ub_s}, vec);
-  k.SetFlag(Pipe::V, Pipe::MTE3, 0);
-  k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
-  k.Add(g, O, off);
-  k.DataCopy(Pos::GM, g, Pos::UB, ub_x, copy);
-  k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);
-  k.Add(row, row, dim);
-  k.Jump(top);
-  k.Bind(done);
+  k.RoundRobin(row, nrows, dim, [&] {
+    k.Mul(off, row, rb);
+    // x row -> UB
+    k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
+    k.Add(g, X, off);
+    k.DataCopy(Pos::UB, ub_x, Pos::GM, g, copy);
+    k.SetFlag(Pipe::MTE2, Pipe::V, 0);
+    k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
+    // max over the row, read by the scalar unit, negated, and subtracted
+    k.Vector("redmax", s.dtype, {ub_r, ub_x}, vec);
+    k.SetFlag(Pipe::V, Pipe::S, 0);
+    k.WaitFlag(Pipe::V, Pipe::S, 0);
+    k.LoadUb(v, ub_r, 0);  // the max's bits, in the low element width
+    k.OpI("xori", v, v, std::int32_t(sign));
+    k.Vector("adds", s.dtype, {ub_x, ub_x, v}, vec);
+    k.Vector("exp", s.dtype, {ub_x, ub_x}, vec);
+    // the sum, broadcast over a row, divides
+    k.Vector("redsum", s.dtype, {ub_r, ub_x}, vec);
+    k.SetFlag(Pipe::V, Pipe::S, 1);
+    k.WaitFlag(Pipe::V, Pipe::S, 1);
+    k.LoadUb(v, ub_r, 0);
+    k.Vector("dup", s.dtype, {ub_s, v}, vec);
+    k.Vector("div", s.dtype, {ub_x, ub_x, ub_s}, vec);
+    k.SetFlag(Pipe::V, Pipe::MTE3, 0);
+    k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
+    k.Add(g, O, off);
+    k.DataCopy(Pos::GM, g, Pos::UB, ub_x, copy);
+    k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);
+  });
   k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
   k.End();
   return k.Build();
