@@ -1,5 +1,6 @@
 // Kernel library: element-wise operations on vectors in GM, z = x op y (add, sub, mul, max, min)
-// or z = op(x) (relu, exp, abs, sqrt), fp16 or fp32. Tiles sized from the UB go round-robin
+// or z = op(x) (relu, exp, abs, sqrt), fp16 or fp32, and z = cast(x) between fp16, bf16, fp32,
+// int8 and int32. Tiles sized from the UB go round-robin
 // to the blocks; MTE2 (GM -> UB), the vector unit and MTE3 (UB -> GM) overlap on two buffers.
 #pragma once
 #include <cstdint>
@@ -11,9 +12,10 @@
 namespace dvp::kernels {
 
 struct ElementwiseShape {
-  std::string op;  // add, sub, mul, max, min, relu, exp, abs, sqrt
-  aicore::DType dtype = aicore::DType::F16;
-  std::uint64_t n = 0;  // elements
+  std::string op;  // add, sub, mul, max, min, relu, exp, abs, sqrt, cast
+  aicore::DType dtype = aicore::DType::F16;  // of x (and y)
+  std::uint64_t n = 0;                       // elements
+  aicore::DType to = aicore::DType::None;    // cast: the type of z (rounded to nearest even)
 };
 
 bool elementwise_binary(const std::string& op);
