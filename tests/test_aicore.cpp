@@ -214,12 +214,14 @@ TEST(AiCoreBuffers, AnAccessPastTheBufferEnd) {
 
 TEST(AiCoreTiming, DataCopyCostsItsRateAndTheMemoryLatency) {
   Bench b;
-  // 4096 B from GM: 32 line-sized requests, one every ceil(128 / 67) = 2 cycles, all in flight
+  // 4096 B from GM: 32 line-sized requests, one every ceil(128 / rate) cycles, all in flight
   // (32 outstanding); the last returns 100 ns after it left.
   b.run("li x1, 0\nli x2, 0x40000\nli x3, 0x80001\ncopy.gm2ub x1, x2, x3\nend\n");
   ASSERT_FALSE(b.fault) << b.fault->str();
   const Tick cyc = b.cfg.clock.period();
-  EXPECT_EQ(b.core.pipe_busy(Pipe::MTE2), cyc * (b.cfg.mte_startup_cycles + 31 * 2) + kMemLat);
+  const Tick spacing = (128 + b.cfg.gm_read_bytes_per_cycle - 1) / b.cfg.gm_read_bytes_per_cycle;
+  ASSERT_GE(b.cfg.gm_outstanding, 32u);
+  EXPECT_EQ(b.core.pipe_busy(Pipe::MTE2), cyc * (b.cfg.mte_startup_cycles + 31 * spacing) + kMemLat);
 }
 
 TEST(AiCoreTiming, VectorCostsStartupPlusCyclesPerRepeat) {

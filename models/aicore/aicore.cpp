@@ -245,6 +245,7 @@ void AiCore::run_block() {
   }
   if (!stopping_) {
     Tick tf = now_tick();
+    for (int p = 1; p < kPipes; ++p) tf = std::max(tf, pending_[p]);  // transfers still landing
     dcache_flush(tf);
     if (tf > now_tick()) wait(to_sc(tf - now_tick()));
     ++blocks_;
@@ -492,9 +493,13 @@ void AiCore::pipe_thread(int p) {
     const Tick t0 = now_tick();
     const SOp sop = scalar_ops()[e.in.op];
     Tick done = t0;
+    if ((sop == kSetflag || sop == kBarrier) && pending_[p] > now_tick()) {
+      // Every earlier transfer of this pipe must have completed.
+      wait(to_sc(pending_[p] - now_tick()));
+      done = now_tick();
+    }
     if (sop == kSetflag) {
       const int src = e.in.imm & 15, dst = (e.in.imm >> 4) & 15, ev = (e.in.imm >> 8) & 15;
-      // Earlier instructions of this pipe have finished: the pipe runs one at a time.
       if (flag_[src][dst][ev]) raise(e.pc, &e.in, "SetFlag on a flag that is already set");
       flag_[src][dst][ev] = true;
       flag_ev_.notify(sc_core::SC_ZERO_TIME);
@@ -509,16 +514,23 @@ void AiCore::pipe_thread(int p) {
       pstate_[p] = PState::Busy;
       done = now_tick();
     } else if (sop == kBarrier) {
-      // In order and one at a time: everything before it has finished already.
+      // Everything before it has completed (waited for above).
     } else {
-      done = exec_issued(p, e);
-      if (done > now_tick()) wait(to_sc(done - now_tick()));
+      const Span sp = exec_issued(p, e);
+      done = sp.done;
+      pending_[p] = std::max(pending_[p], sp.done);
+      if (sp.free > now_tick()) wait(to_sc(sp.free - now_tick()));
     }
     if (stopping_) {
       q_[p].clear();
       continue;
     }
-    if (sop != kWaitflag) pipe_busy_[p] += done - t0;  // waiting for a flag is not work
+    // Busy: the union of instructions' start-to-completion spans (transfers overlap); waiting
+    // for a flag is not work.
+    if (sop != kWaitflag && done > std::max(t0, busy_until_[p])) {
+      pipe_busy_[p] += done - std::max(t0, busy_until_[p]);
+      busy_until_[p] = done;
+    }
     Profile& prof = profile_[e.pc];
     ++prof.count;
     prof.op = e.in.op;
@@ -529,17 +541,18 @@ void AiCore::pipe_thread(int p) {
   }
 }
 
-Tick AiCore::exec_issued(int p, const Issued& e) {
+AiCore::Span AiCore::exec_issued(int p, const Issued& e) {
   const std::string m = e.in.info().mnemonic;
+  auto whole = [](Tick t) { return Span{t, t}; };
   if (m.rfind("copy.", 0) == 0) return mte_copy(e);
-  if (Pipe(p) == Pipe::V) return vector_op(e);
+  if (Pipe(p) == Pipe::V) return whole(vector_op(e));
   if (m == "nd2nz.gm2l1") return nd2nz_op(e);
-  if (m.rfind("load2d.", 0) == 0) return load2d_op(e);
-  if (m.rfind("load3d.", 0) == 0) return load3d_op(e);
-  if (m == "mmad") return mmad_op(e);
+  if (m.rfind("load2d.", 0) == 0) return whole(load2d_op(e));
+  if (m.rfind("load3d.", 0) == 0) return whole(load3d_op(e));
+  if (m == "mmad") return whole(mmad_op(e));
   if (m.rfind("fixp.", 0) == 0) return fixp_op(e);
   raise(e.pc, &e.in, std::string(e.in.info().mnemonic) + " has no model");
-  return now_tick();
+  return whole(now_tick());
 }
 
 bool AiCore::check_deadlock() {
@@ -609,7 +622,7 @@ std::string AiCore::pipe_report() const {
 // --- memory transfer engines ------------------------------------------------------------------
 
 Tick AiCore::gm_access(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len, Tick t,
-                       std::uint32_t rate, bool functional, std::uint64_t pc, const Instr* in) {
+                       std::uint32_t rate, bool functional, std::uint64_t pc, const Instr* in, Tick* issued) {
   static TimingOnly timing_only_ext;
   const Clock& clk = cfg_.clock;
   const Tick quantum = to_tick(tlm::tlm_global_quantum::instance().get());
@@ -650,6 +663,7 @@ Tick AiCore::gm_access(bool write, std::uint64_t addr, std::uint8_t* data, std::
     off += piece;
   }
   (write ? gm_bytes_written_ : gm_bytes_read_) += len;
+  if (issued) *issued = issue;
   return std::max(done, issue);
 }
 
@@ -667,14 +681,14 @@ bool AiCore::local_range(Buffer b, std::uint64_t addr, std::uint64_t len, const 
   return true;
 }
 
-Tick AiCore::mte_copy(const Issued& e) {
+AiCore::Span AiCore::mte_copy(const Issued& e) {
   // DataCopy: block_count blocks of block_len x 32 bytes; gaps between blocks on each side.
   const std::string m = e.in.info().mnemonic;
   const DataCopyCfg c = DataCopyCfg::unpack(e.v[2]);
   if (c.block_count < 1 || c.block_len < 1) {
     raise(e.pc, &e.in, "DataCopy with block_count " + std::to_string(c.block_count) + " and block_len " +
                            std::to_string(c.block_len) + " (both must be at least 1)");
-    return now_tick();
+    return Span{now_tick(), now_tick()};
   }
   struct Path {
     const char* name;
@@ -690,8 +704,8 @@ Tick AiCore::mte_copy(const Issued& e) {
   const std::uint64_t src_step = block + std::uint64_t(c.src_gap) * 32, dst_step = block + std::uint64_t(c.dst_gap) * 32;
   const std::uint64_t dst = e.v[0], src = e.v[1], n = c.block_count;
   const std::uint64_t src_span = (n - 1) * src_step + block, dst_span = (n - 1) * dst_step + block;
-  if (path->src >= 0 && !local_range(Buffer(path->src), src, src_span, e, "source")) return now_tick();
-  if (path->dst >= 0 && !local_range(Buffer(path->dst), dst, dst_span, e, "destination")) return now_tick();
+  if (path->src >= 0 && !local_range(Buffer(path->src), src, src_span, e, "source")) return Span{now_tick(), now_tick()};
+  if (path->dst >= 0 && !local_range(Buffer(path->dst), dst, dst_span, e, "destination")) return Span{now_tick(), now_tick()};
   const Clock& clk = cfg_.clock;
   Tick t = now_tick() + clk.cycles(cfg_.mte_startup_cycles);
   if (path->src < 0 || path->dst < 0) {
@@ -702,18 +716,20 @@ Tick AiCore::mte_copy(const Issued& e) {
     for (std::uint64_t i = 0; i < n; ++i) {
       std::uint8_t* local = write ? buf_[path->src].data() + src + i * src_step : buf_[path->dst].data() + dst + i * dst_step;
       const std::uint64_t gm = write ? dst + i * dst_step : src + i * src_step;
-      end = std::max(end, gm_access(write, gm, local, block, t, rate, functional_, e.pc, &e.in));
-      if (stopping_) return now_tick();
-      t += clk.cycles((block + rate - 1) / rate);  // the next block issues once this one has been sent
+      Tick issued = t;
+      end = std::max(end, gm_access(write, gm, local, block, t, rate, functional_, e.pc, &e.in, &issued));
+      if (stopping_) return Span{now_tick(), now_tick()};
+      t = issued;  // the next block issues once this one has been sent
     }
-    return end;
+    return Span{t, end};
   }
   // Local to local.
   const std::uint32_t rate = path->src == kL1 ? cfg_.l1_to_ub_bytes_per_cycle : cfg_.ub_to_l1_bytes_per_cycle;
   if (functional_)
     for (std::uint64_t i = 0; i < n; ++i)
       std::memmove(buf_[path->dst].data() + dst + i * dst_step, buf_[path->src].data() + src + i * src_step, block);
-  return t + clk.cycles((n * block + rate - 1) / rate);
+  const Tick done = t + clk.cycles((n * block + rate - 1) / rate);
+  return Span{done, done};
 }
 
 std::string AiCore::instruction_csv() const {

@@ -88,7 +88,13 @@ class AiCore : public sc_core::sc_module {
   void run_block();
   bool fetch(std::uint64_t pc, std::uint64_t& word, Tick& t);
   bool exec_scalar(const Instr& in, std::uint64_t pc, std::uint64_t& next, Tick& t);
-  Tick exec_issued(int p, const Issued& e);  // returns when it finishes; 0 on fault
+  // When an instruction frees its pipe for the next one, and when its effects are complete.
+  // Transfers through the bus free the pipe once their last request has left (the engine
+  // pipelines), and complete when the last data has moved.
+  struct Span {
+    Tick free, done;
+  };
+  Span exec_issued(int p, const Issued& e);
   void raise(std::uint64_t pc, const Instr* in, const std::string& reason);
   bool check_deadlock();
   std::string pipe_report() const;
@@ -98,16 +104,17 @@ class AiCore : public sc_core::sc_module {
   // the completion time. Syncs with SystemC time so other initiators keep up.
   // `functional`: move the bytes (instruction fetches and scalar data always do, even in a
   // timing-only run). `pc` and `in` name the instruction responsible, for a fault report.
+  // Returns when the last data has moved; `issued`, if given, gets when the last request left.
   Tick gm_access(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len, Tick t, std::uint32_t rate,
-                 bool functional, std::uint64_t pc, const Instr* in);
+                 bool functional, std::uint64_t pc, const Instr* in, Tick* issued = nullptr);
   bool local_range(Buffer b, std::uint64_t addr, std::uint64_t len, const Issued& e, const char* what);
-  Tick mte_copy(const Issued& e);
+  Span mte_copy(const Issued& e);
   Tick vector_op(const Issued& e);
-  Tick nd2nz_op(const Issued& e);   // MTE2: GM ND -> L1 Nz
+  Span nd2nz_op(const Issued& e);   // MTE2: GM ND -> L1 Nz
   Tick load2d_op(const Issued& e);  // MTE1: L1 -> L0A / L0B fractals
   Tick load3d_op(const Issued& e);  // MTE1: img2col of a feature map in L1
   Tick mmad_op(const Issued& e);    // M: the cube
-  Tick fixp_op(const Issued& e);    // FIX: L0C Nz -> GM / L1 ND
+  Span fixp_op(const Issued& e);    // FIX: L0C Nz -> GM / L1 ND
   // dCache for scalar loads and stores (write-back, fully associative LRU).
   bool dcache(bool write, std::uint64_t addr, unsigned size, std::uint64_t& value, Tick& t, std::uint64_t pc,
               const Instr& in);
@@ -153,6 +160,8 @@ class AiCore : public sc_core::sc_module {
 
   // Statistics and trace.
   Tick pipe_busy_[kPipes] = {};
+  Tick busy_until_[kPipes] = {};  // end of the pipe's counted busy time (overlapping instructions)
+  Tick pending_[kPipes] = {};     // when the pipe's issued transfers have all completed
   double cube_flops_ = 0;    // floating-point multiply-adds x 2 executed by the cube
   double cube_int_ops_ = 0;  // int8 multiply-adds x 2
   struct Profile {

@@ -23,20 +23,20 @@ unsigned k0_of(DType t) { return 32 / dtype_bytes(t); }
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-Tick AiCore::nd2nz_op(const Issued& e) {
+AiCore::Span AiCore::nd2nz_op(const Issued& e) {
   const Nd2NzCfg c = Nd2NzCfg::unpack(e.v[2]);
   const DType t = e.in.dt1;
   const Tick now = now_tick();
-  if (t == DType::None) return raise(e.pc, &e.in, "needs a data type"), now;
+  if (t == DType::None) return raise(e.pc, &e.in, "needs a data type"), Span{now, now};
   const unsigned eb = dtype_bytes(t), c0 = k0_of(t);
-  if (c.rows == 0 || c.cols == 0) return raise(e.pc, &e.in, "an empty matrix (rows and cols must be at least 1)"), now;
+  if (c.rows == 0 || c.cols == 0) return raise(e.pc, &e.in, "an empty matrix (rows and cols must be at least 1)"), Span{now, now};
   if (c.dst_rows % 16 || c.dst_rows < c.rows)
     return raise(e.pc, &e.in, "dst_rows " + std::to_string(c.dst_rows) + " must be a multiple of 16 and at least rows (" +
-                                  std::to_string(c.rows) + ")"), now;
-  if (c.src_stride < c.cols) return raise(e.pc, &e.in, "src_stride is smaller than cols"), now;
+                                  std::to_string(c.rows) + ")"), Span{now, now};
+  if (c.src_stride < c.cols) return raise(e.pc, &e.in, "src_stride is smaller than cols"), Span{now, now};
   const std::uint64_t cblocks = ceil_div(c.cols, c0);
   const std::uint64_t span = cblocks * c.dst_rows * 32;
-  if (!local_range(kL1, e.v[0], span, e, "destination")) return now;
+  if (!local_range(kL1, e.v[0], span, e, "destination")) return Span{now, now};
   const Clock& clk = cfg_.clock;
   Tick t0 = now + clk.cycles(cfg_.mte_startup_cycles);
   Tick end = t0;
@@ -52,17 +52,18 @@ Tick AiCore::nd2nz_op(const Issued& e) {
           std::memcpy(l1 + ((col / c0) * c.dst_rows + r) * 32 + (col % c0) * eb, pad, eb);
   }
   for (std::uint64_t r = 0; r < c.rows; ++r) {
+    Tick issued = t0;
     end = std::max(end, gm_access(false, e.v[1] + r * c.src_stride * eb, row.data(), row.size(), t0,
-                                  cfg_.gm_read_bytes_per_cycle, functional_, e.pc, &e.in));
-    if (stopping_) return now_tick();
+                                  cfg_.gm_read_bytes_per_cycle, functional_, e.pc, &e.in, &issued));
+    if (stopping_) return Span{now_tick(), now_tick()};
     if (functional_)
       for (std::uint64_t cb = 0; cb < cblocks; ++cb) {
         const std::uint64_t n = std::min<std::uint64_t>(c0, c.cols - cb * c0);
         std::memcpy(l1 + (cb * c.dst_rows + r) * 32, row.data() + cb * c0 * eb, n * eb);
       }
-    t0 += clk.cycles(ceil_div(row.size(), cfg_.gm_read_bytes_per_cycle));
+    t0 = issued;  // the next row issues once this one has been sent
   }
-  return std::max(end, t0);
+  return Span{t0, std::max(end, t0)};
 }
 
 Tick AiCore::load2d_op(const Issued& e) {
@@ -205,21 +206,21 @@ Tick AiCore::mmad_op(const Issued& e) {
   return now + cfg_.clock.cycles(cfg_.cube_startup_cycles + mf * kf * nf * cfg_.cube_cycles_per_step);
 }
 
-Tick AiCore::fixp_op(const Issued& e) {
+AiCore::Span AiCore::fixp_op(const Issued& e) {
   const FixpCfg c = FixpCfg::unpack(e.v[2]);
   const DType out_t = e.in.dt1, acc_t = e.in.dt2;
   const Tick now = now_tick();
   if ((acc_t != DType::F32 && acc_t != DType::S32) || out_t == DType::None)
-    return raise(e.pc, &e.in, "takes .out.acc types with acc f32 or s32 (e.g. fixp.l0c2gm.f16.f32)"), now;
-  if (c.m == 0 || c.n == 0) return now;
-  if (c.dst_stride < c.n) return raise(e.pc, &e.in, "dst_stride is smaller than n"), now;
+    return raise(e.pc, &e.in, "takes .out.acc types with acc f32 or s32 (e.g. fixp.l0c2gm.f16.f32)"), Span{now, now};
+  if (c.m == 0 || c.n == 0) return Span{now, now};
+  if (c.dst_stride < c.n) return raise(e.pc, &e.in, "dst_stride is smaller than n"), Span{now, now};
   const std::uint64_t mf = ceil_div(c.m, 16), nf = ceil_div(c.n, 16);
-  if (!local_range(kL0C, e.v[1], mf * nf * 1024, e, "source")) return now;
+  if (!local_range(kL0C, e.v[1], mf * nf * 1024, e, "source")) return Span{now, now};
   const bool to_gm = std::string(e.in.info().mnemonic) == "fixp.l0c2gm";
   const unsigned ob = dtype_bytes(out_t);
   const std::uint64_t row_bytes = std::uint64_t(c.n) * ob;
   if (!to_gm && !local_range(kL1, e.v[0], (c.m - 1) * std::uint64_t(c.dst_stride) * ob + row_bytes, e, "destination"))
-    return now;
+    return Span{now, now};
   float scale_f;
   const std::uint32_t scale_bits = std::uint32_t(e.v[3]);
   std::memcpy(&scale_f, &scale_bits, 4);
@@ -244,14 +245,16 @@ Tick AiCore::fixp_op(const Issued& e) {
     }
     t += clk.cycles(ceil_div(std::uint64_t(c.n) * 4, cfg_.fixp_bytes_per_cycle));
     if (to_gm) {
+      Tick issued = t;
       end = std::max(end, gm_access(true, e.v[0] + r * std::uint64_t(c.dst_stride) * ob, row.data(), row_bytes, t,
-                                    cfg_.gm_write_bytes_per_cycle, functional_, e.pc, &e.in));
-      if (stopping_) return now_tick();
+                                    cfg_.gm_write_bytes_per_cycle, functional_, e.pc, &e.in, &issued));
+      if (stopping_) return Span{now_tick(), now_tick()};
+      t = std::max(t, issued);
     } else if (functional_) {
       std::memcpy(buf_[kL1].data() + e.v[0] + r * std::uint64_t(c.dst_stride) * ob, row.data(), row_bytes);
     }
   }
-  return std::max(end, t);
+  return Span{t, std::max(end, t)};
 }
 
 }  // namespace dvp::aicore

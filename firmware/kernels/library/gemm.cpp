@@ -58,14 +58,22 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
   const std::uint32_t chunks = s.k / t.kt;
   const std::uint32_t tiles_n = s.n / t.nt, tiles = (s.m / t.mt) * tiles_n;
   const unsigned ob = dtype_bytes(s.out);
-  // Two of each buffer: chunk i uses buffer i % 2.
+  // L1 holds nb chunks (four when they fit, to hide the memory latency; else two), L0A / L0B
+  // two: chunk i uses L1 buffer i % nb and L0 buffer i % 2.
   const std::uint64_t a_bytes = std::uint64_t(t.mt) * t.kt * eb, b_bytes = std::uint64_t(t.kt) * t.nt * eb;
-  // A conv keeps its whole feature map in L1 instead of two A chunks.
+  // A conv keeps its whole feature map in L1 instead of A chunks.
   const std::uint64_t fm_bytes = conv ? std::uint64_t(conv->c) * conv->h * conv->w * 2 : 0;
-  const std::uint64_t a_area = conv ? (fm_bytes + 511) / 512 * 512 : 2 * a_bytes;
-  if (conv && a_area + 2 * b_bytes > cfg.size[kL1])
-    throw Error("conv2d: the feature map (" + std::to_string(fm_bytes) + " B) and two weight chunks do not fit L1");
-  const std::uint64_t l1a[2] = {0, a_bytes}, l1b[2] = {a_area, a_area + b_bytes};
+  const std::uint64_t fm_area = (fm_bytes + 511) / 512 * 512;
+  auto l1_need = [&](int n) { return conv ? fm_area + n * b_bytes : n * (a_bytes + b_bytes); };
+  const int nb = l1_need(4) <= cfg.size[kL1] ? 4 : 2;
+  if (l1_need(nb) > cfg.size[kL1])
+    throw Error(conv ? "conv2d: the feature map (" + std::to_string(fm_bytes) + " B) and two weight chunks do not fit L1"
+                     : "gemm: two chunks of A and B do not fit L1");
+  std::uint64_t l1a[4], l1b[4];
+  for (int b = 0; b < nb; ++b) {
+    l1a[b] = std::uint64_t(b) * a_bytes;
+    l1b[b] = (conv ? fm_area : nb * a_bytes) + std::uint64_t(b) * b_bytes;
+  }
   const std::uint64_t l0a[2] = {0, a_bytes}, l0b[2] = {0, b_bytes};
 
   KernelBuilder k;
@@ -90,19 +98,18 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
     k.SetSpr(Spr::PadValue, zero);
     k.Li(dst, 0);
     k.DataCopy(Pos::L1, dst, Pos::GM, A, DataCopyCfg{1, std::uint32_t(fm_bytes / 32), 0, 0});  // fp16 feature map
-    k.SetFlag(Pipe::MTE2, Pipe::MTE1, 2);
-    k.WaitFlag(Pipe::MTE2, Pipe::MTE1, 2);
+    k.SetFlag(Pipe::MTE2, Pipe::MTE1, 7);  // event 7: the L1 buffers use 0..nb-1
+    k.WaitFlag(Pipe::MTE2, Pipe::MTE1, 7);
   }
 
   // Prologue: every buffer starts free.
-  for (int b = 0; b < 2; ++b) {
-    k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);  // L1 buffer b
-    k.SetFlag(Pipe::M, Pipe::MTE1, b);     // L0A / L0B buffer b
-  }
+  for (int b = 0; b < nb; ++b) k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);  // L1 buffer b
+  for (int b = 0; b < 2; ++b) k.SetFlag(Pipe::M, Pipe::MTE1, b);      // L0A / L0B buffer b
   k.SetFlag(Pipe::FIX, Pipe::M, 0);  // L0C
 
-  // One k chunk on buffer b; a_ptr and b_ptr advance to the next chunk.
+  // One k chunk on L1 buffer b (L0 buffer b % 2); a_ptr and b_ptr advance to the next chunk.
   auto chunk = [&](int b) {
+    const int l0 = b % 2;
     k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
     if (!conv) {
       k.Li(dst, std::int64_t(l1a[b]));
@@ -121,17 +128,17 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
     if (!conv) k.Addi(a_ptr, a_ptr, std::int32_t(t.kt * eb));
 
     k.WaitFlag(Pipe::MTE2, Pipe::MTE1, b);
-    k.WaitFlag(Pipe::M, Pipe::MTE1, b);
+    k.WaitFlag(Pipe::M, Pipe::MTE1, l0);
     if (conv) {
       // A: the img2col window of this tile's rows and this chunk's columns.
       k.Op("or", window, kstart, a_ptr);  // a_ptr holds (m_start << 32) | (kt << 16) | (mt << 48)
-      k.Li(dst, std::int64_t(l0a[b]));
+      k.Li(dst, std::int64_t(l0a[l0]));
       k.LoadData3D(Pos::L0A, in, dst, zero, filter, window);
       k.Addi(kstart, kstart, std::int32_t(t.kt));
     } else {
       // A: one load per row of fractals (its kf fractals sit mf apart in Nz) into zZ order.
       for (std::uint32_t i = 0; i < mf; ++i) {
-        k.Li(dst, std::int64_t(l0a[b] + std::uint64_t(i) * kf * 512));
+        k.Li(dst, std::int64_t(l0a[l0] + std::uint64_t(i) * kf * 512));
         k.Li(src, std::int64_t(l1a[b] + std::uint64_t(i) * 512));
         k.LoadData(Pos::L0A, in, dst, src, Load2dCfg{kf, mf, 0});
       }
@@ -139,28 +146,28 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
     if (s.b_transposed) {
       // B^T in Nz: its fractals are already B^T's; one load per row of fractals, as for A.
       for (std::uint32_t l = 0; l < nf; ++l) {
-        k.Li(dst, std::int64_t(l0b[b] + std::uint64_t(l) * kf * 512));
+        k.Li(dst, std::int64_t(l0b[l0] + std::uint64_t(l) * kf * 512));
         k.Li(src, std::int64_t(l1b[b] + std::uint64_t(l) * 512));
         k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{kf, nf, 0});
       }
     } else {
       // B in Nz: its fractal order is B^T's zN order already; transpose inside each fractal.
-      k.Li(dst, std::int64_t(l0b[b]));
+      k.Li(dst, std::int64_t(l0b[l0]));
       k.Li(src, std::int64_t(l1b[b]));
       k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{kf * nf, 1, 0}, true);
     }
     k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);
-    k.SetFlag(Pipe::MTE1, Pipe::M, b);
+    k.SetFlag(Pipe::MTE1, Pipe::M, l0);
 
-    k.WaitFlag(Pipe::MTE1, Pipe::M, b);
+    k.WaitFlag(Pipe::MTE1, Pipe::M, l0);
     // C (+)= A x B; `init` holds the init bit for a tile's first chunk, then 0.
     k.Li(tmp, std::int64_t(MmadCfg{t.mt, t.kt, t.nt, false}.pack()));
     k.Op("or", tmp, tmp, init);
-    k.Li(dst, std::int64_t(l0a[b]));
-    k.Li(src, std::int64_t(l0b[b]));
+    k.Li(dst, std::int64_t(l0a[l0]));
+    k.Li(src, std::int64_t(l0b[l0]));
     k.Mmad(acc, in, zero, dst, src, tmp);
     k.Li(init, 0);
-    k.SetFlag(Pipe::M, Pipe::MTE1, b);
+    k.SetFlag(Pipe::M, Pipe::MTE1, l0);
   };
 
   // Output tiles round-robin over the blocks: tile, tile + blockdim, ...
@@ -195,23 +202,20 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
     k.Li(init, std::int64_t(1) << 36);  // MmadCfg.init
     // The cube may overwrite L0C once FixPipe has read the previous tile.
     k.WaitFlag(Pipe::FIX, Pipe::M, 0);
-    // k chunks, two per iteration (buffers 0 and 1: event ids are immediates), then an odd one.
-    k.Li(count, chunks / 2);
+    // k chunks, nb per iteration (event ids are immediates, so buffers are unrolled), then the rest.
+    k.Li(count, chunks / nb);
     k.Loop(count, [&] {
-      chunk(0);
-      chunk(1);
+      for (int b = 0; b < nb; ++b) chunk(b);
     });
-    if (chunks % 2) chunk(0);
+    for (int b = 0; b < int(chunks % nb); ++b) chunk(b);
     k.SetFlag(Pipe::M, Pipe::FIX, 0);
     k.WaitFlag(Pipe::M, Pipe::FIX, 0);
     k.Fixpipe(Pos::GM, s.out, acc, c_ptr, zero, FixpCfg{t.mt, t.nt, s.n}, zero, s.relu);
     k.SetFlag(Pipe::FIX, Pipe::M, 0);
   });
   // Epilogue: take back the free flags so every flag is clear when the block ends.
-  for (int b = 0; b < 2; ++b) {
-    k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
-    k.WaitFlag(Pipe::M, Pipe::MTE1, b);
-  }
+  for (int b = 0; b < nb; ++b) k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
+  for (int b = 0; b < 2; ++b) k.WaitFlag(Pipe::M, Pipe::MTE1, b);
   k.WaitFlag(Pipe::FIX, Pipe::M, 0);
   k.End();
   return k.Build();
