@@ -12,6 +12,7 @@
 #include "kernels/library/gemm.hpp"
 #include "kernels/library/pool.hpp"
 #include "kernels/library/softmax.hpp"
+#include "reference.hpp"
 #include "common/error.hpp"
 
 namespace dvp::platform {
@@ -92,18 +93,11 @@ struct KernelLauncher::Kernel {
   std::vector<TensorSpec> tensors;
   std::vector<std::pair<int, std::uint64_t>> args;  // (tensor index or -1, value)
   bool check = false;
-  std::string op;
+  Reference ref;  // the check's reference; conv2d and pool share the kernel's shape with it
   std::vector<int> inputs;
   int output = -1;
   double atol = 0, rtol = 0;
-  std::uint64_t m = 0, k = 0, n = 0;  // gemm
-  bool b_transposed = false;
-  bool relu = false;
-  std::uint64_t cols = 0;  // softmax
-  kernels::ConvShape conv;  // conv2d (its shape is the check's too)
-  bool is_conv = false;
-  kernels::PoolShape pool;  // pool (likewise)
-  bool is_pool = false;
+  bool is_conv = false, is_pool = false;
 };
 
 KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
@@ -143,18 +137,18 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
           K->image = kernels::gemm_kernel(core_cfg, g);
         } else if (lib == "conv2d") {
           auto u = [&](const char* key) { return std::uint32_t(sh.get_uint(key)); };
-          K->conv = kernels::ConvShape{u("h"), u("w"), u("c"), u("cout"), u("kh"), u("kw"), u("stride_h"), u("stride_w"),
+          K->ref.conv = kernels::ConvShape{u("h"), u("w"), u("c"), u("cout"), u("kh"), u("kw"), u("stride_h"), u("stride_w"),
                                        u("dil_h"), u("dil_w"), u("pad_t"), u("pad_b"), u("pad_l"), u("pad_r")};
           K->is_conv = true;
-          K->tiling = kernels::gemm_tiling(core_cfg, kernels::conv2d_gemm_shape(K->conv)).str() + " (img2col)";
-          K->image = kernels::conv2d_kernel(core_cfg, K->conv);
+          K->tiling = kernels::gemm_tiling(core_cfg, kernels::conv2d_gemm_shape(K->ref.conv)).str() + " (img2col)";
+          K->image = kernels::conv2d_kernel(core_cfg, K->ref.conv);
         } else if (lib == "pool") {
           auto u = [&](const char* key) { return std::uint32_t(sh.get_uint(key)); };
-          K->pool = kernels::PoolShape{sh.get_string("pool"), u("h"), u("w"), u("c"), u("kh"), u("kw"), u("stride_h"),
+          K->ref.pool = kernels::PoolShape{sh.get_string("pool"), u("h"), u("w"), u("c"), u("kh"), u("kw"), u("stride_h"),
                                        u("stride_w")};
           K->is_pool = true;
           K->tiling = "one channel group (16) per turn";
-          K->image = kernels::pool_kernel(core_cfg, K->pool);
+          K->image = kernels::pool_kernel(core_cfg, K->ref.pool);
         } else if (lib == "softmax") {
           kernels::SoftmaxShape sm{*aicore::dtype_from(sh.get_string("dtype")), std::uint32_t(sh.get_uint("rows")),
                                    std::uint32_t(sh.get_uint("cols"))};
@@ -210,40 +204,48 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
     }
     if (const cfg::Node* c = k.find("check")) {
       K->check = true;
-      K->op = c->get_string("op");
+      Reference& R = K->ref;
+      R.op = c->get_string("op");
       for (const cfg::Node& i : c->at("inputs").items()) K->inputs.push_back(find(i.as_string(), i));
-      const bool unary = K->op == "relu" || K->op == "copy" || K->op == "exp" || K->op == "softmax" || K->op == "pool";
-      if (K->op == "conv2d" && !K->is_conv) c->fail("check op conv2d needs a library: conv2d kernel (it uses its shape)");
-      if (K->op == "pool" && !K->is_pool) c->fail("check op pool needs a library: pool kernel (it uses its shape)");
-      if (K->inputs.size() != (unary ? 1u : 2u))
-        c->at("inputs").fail(K->op + " takes " + (unary ? "one input" : "two inputs"));
+      if (K->inputs.size() != (R.unary() ? 1u : 2u))
+        c->at("inputs").fail(R.op + " takes " + (R.unary() ? "one input" : "two inputs"));
       K->output = find(c->get_string("output"), c->at("output"));
       K->atol = c->get_double("atol");
       K->rtol = c->get_double("rtol");
-      if (K->op == "softmax") {
+      if (R.op == "conv2d" && !K->is_conv) c->fail("check op conv2d needs a library: conv2d kernel (it uses its shape)");
+      if (R.op == "pool" && !K->is_pool) c->fail("check op pool needs a library: pool kernel (it uses its shape)");
+      if (R.op == "softmax") {
         if (!c->has("cols")) c->fail("softmax needs cols");
-        K->cols = c->get_uint("cols");
+        R.cols = c->get_uint("cols");
       }
-      if (K->op == "gemm") {
+      if (R.op == "gemm") {
         for (const char* key : {"m", "k", "n"})
           if (!c->has(key)) c->fail(std::string("gemm needs ") + key);
-        K->m = c->get_uint("m"), K->k = c->get_uint("k"), K->n = c->get_uint("n");
-        K->b_transposed = c->get_bool("b_transposed");
-        K->relu = c->get_bool("relu");
-        auto need = [&](int t, std::uint64_t elems, const char* what) {
-          if (K->tensors[t].t.elems < elems)
-            c->fail(std::string(what) + " '" + K->tensors[t].t.name + "' has " + std::to_string(K->tensors[t].t.elems) +
-                    " elements, gemm needs " + std::to_string(elems));
-        };
-        need(K->inputs[0], K->m * K->k, "input");
-        need(K->inputs[1], K->k * K->n, "input");
-        need(K->output, K->m * K->n, "output");
-      } else if (K->op != "conv2d" && K->op != "softmax" && K->op != "pool") {
-        for (int i : K->inputs)
-          if (K->tensors[i].t.elems < K->tensors[K->output].t.elems)
-            c->at("inputs").fail("input '" + K->tensors[i].t.name + "' has fewer elements than the output '" +
-                                 K->tensors[K->output].t.name + "'");
+        R.m = c->get_uint("m"), R.k = c->get_uint("k"), R.n = c->get_uint("n");
+        R.b_transposed = c->get_bool("b_transposed");
+        R.relu = c->get_bool("relu");
       }
+      // Every tensor the reference reads or compares must be large enough for its shape.
+      auto need = [&](int t, std::uint64_t elems, const char* what) {
+        if (K->tensors[t].t.elems < elems)
+          c->fail(std::string(what) + " '" + K->tensors[t].t.name + "' has " + std::to_string(K->tensors[t].t.elems) +
+                  " elements, " + R.op + " needs " + std::to_string(elems));
+      };
+      const std::uint64_t out_elems = K->tensors[K->output].t.elems;
+      if (R.op == "gemm") {
+        need(K->inputs[0], R.m * R.k, "input");
+        need(K->inputs[1], R.k * R.n, "input");
+      } else if (R.op == "conv2d") {
+        need(K->inputs[0], std::uint64_t(R.conv.c) * R.conv.h * R.conv.w, "input");
+        need(K->inputs[1], std::uint64_t(R.conv.cout) * R.conv.k(), "weights");
+      } else if (R.op == "pool") {
+        need(K->inputs[0], std::uint64_t(R.pool.c) * R.pool.h * R.pool.w, "input");
+      } else {
+        if (R.op == "softmax" && (R.cols == 0 || out_elems % R.cols))
+          c->at("cols").fail("the output's " + std::to_string(out_elems) + " elements are not whole rows");
+        for (int i : K->inputs) need(i, out_elems, "input");
+      }
+      need(K->output, R.count(out_elems), "output");
     }
   }
   stats_.json("kernels", "per kernel: blocks, cores, start and end (ns), result of the check", [this] {
@@ -355,90 +357,15 @@ void KernelLauncher::run() {
         const Tensor& t = K->tensors[i].t;
         in.push_back(read_back(base_ + t.addr, t.elems * aicore::dtype_bytes(t.dtype)));
       }
+      std::vector<TensorView> views;
+      for (std::size_t j = 0; j < in.size(); ++j) views.push_back(TensorView{in[j].data(), K->tensors[K->inputs[j]].t.dtype});
+      const std::uint64_t count = K->ref.count(out.elems);
+      const std::vector<double> ref = K->ref.compute(views, count);
       std::uint64_t bad = 0;
-      const std::uint64_t count = K->op == "gemm"     ? K->m * K->n
-                                  : K->op == "conv2d" ? std::uint64_t(K->conv.ho()) * K->conv.wo() * K->conv.cout
-                                  : K->op == "pool"   ? std::uint64_t(K->pool.c) * K->pool.ho() * K->pool.wo()
-                                                      : out.elems;
-      const bool gemm = K->op == "gemm";
-      const bool conv = K->op == "conv2d";
-      double row_max = 0, row_sum = 0;  // softmax
       for (std::uint64_t i = 0; i < count; ++i) {
-        const Tensor& t0 = K->tensors[K->inputs[0]].t;
-        double a = 0, b = 0;
-        const bool pool = K->op == "pool";
-        if (!gemm && !conv && !pool) {
-          a = aicore::num::load(in[0].data() + i * aicore::dtype_bytes(t0.dtype), t0.dtype);
-          if (in.size() > 1) {
-            const Tensor& t1 = K->tensors[K->inputs[1]].t;
-            b = aicore::num::load(in[1].data() + i * aicore::dtype_bytes(t1.dtype), t1.dtype);
-          }
-        }
-        double v = 0;
-        if (pool) {
-          // A plain window loop over NC1HWC0: element i is (c1, oh, ow, c0) of the output.
-          const kernels::PoolShape& ps = K->pool;
-          const std::uint64_t c0 = i % 16, ow = i / 16 % ps.wo(), oh = i / 16 / ps.wo() % ps.ho(), c1 = i / 16 / ps.wo() / ps.ho();
-          double acc = ps.mode == "max" ? -INFINITY : 0.0;
-          for (std::uint32_t fi = 0; fi < ps.kh; ++fi)
-            for (std::uint32_t fj = 0; fj < ps.kw; ++fj) {
-              const std::uint64_t h = oh * ps.stride_h + fi, w = ow * ps.stride_w + fj;
-              const double x = aicore::num::load(in[0].data() + (((c1 * ps.h + h) * ps.w + w) * 16 + c0) * 2, t0.dtype);
-              acc = ps.mode == "max" ? std::max(acc, x) : acc + x;
-            }
-          v = ps.mode == "max" ? acc : acc / double(ps.kh * ps.kw);
-        } else if (conv) {
-          // A plain window loop: y[p][co] = sum over c, i, j of x[c][h][w] * wt[co][k], x in NC1HWC0,
-          // k = ((c / 16 * kh + i) * kw + j) * 16 + c % 16, zero outside the input.
-          const kernels::ConvShape& cv = K->conv;
-          const std::uint64_t p = i / cv.cout, co = i % cv.cout;
-          const std::int64_t oh = std::int64_t(p / cv.wo()), ow = std::int64_t(p % cv.wo());
-          const Tensor& tw = K->tensors[K->inputs[1]].t;
-          for (std::uint32_t ch = 0; ch < cv.c; ++ch)
-            for (std::uint32_t fi = 0; fi < cv.kh; ++fi)
-              for (std::uint32_t fj = 0; fj < cv.kw; ++fj) {
-                const std::int64_t h = oh * cv.stride_h - cv.pad_t + std::int64_t(fi) * cv.dil_h;
-                const std::int64_t w = ow * cv.stride_w - cv.pad_l + std::int64_t(fj) * cv.dil_w;
-                if (h < 0 || w < 0 || h >= cv.h || w >= cv.w) continue;
-                const std::uint64_t xi = ((ch / 16 * cv.h + std::uint64_t(h)) * cv.w + std::uint64_t(w)) * 16 + ch % 16;
-                const std::uint64_t k = ((ch / 16 * cv.kh + fi) * cv.kw + fj) * 16 + ch % 16;
-                v += aicore::num::load(in[0].data() + xi * 2, t0.dtype) *
-                     aicore::num::load(in[1].data() + (co * cv.k() + k) * 2, tw.dtype);
-              }
-        } else if (K->op == "softmax") {
-          // A plain loop over the element's row (once per row): max, exp of the differences, sum.
-          const std::uint64_t r0 = i / K->cols * K->cols;
-          if (i == r0) {
-            const unsigned eb0 = aicore::dtype_bytes(t0.dtype);
-            row_max = -INFINITY, row_sum = 0;
-            for (std::uint64_t c = 0; c < K->cols; ++c)
-              row_max = std::max(row_max, aicore::num::load(in[0].data() + (r0 + c) * eb0, t0.dtype));
-            for (std::uint64_t c = 0; c < K->cols; ++c)
-              row_sum += std::exp(aicore::num::load(in[0].data() + (r0 + c) * eb0, t0.dtype) - row_max);
-          }
-          v = std::exp(a - row_max) / row_sum;
-        } else if (gemm) {
-          // A plain loop: out[r][c] = sum over k of in0[r][k] * in1[k][c], row-major.
-          const Tensor& t0 = K->tensors[K->inputs[0]].t;
-          const Tensor& t1 = K->tensors[K->inputs[1]].t;
-          const std::uint64_t r = i / K->n, col = i % K->n;
-          for (std::uint64_t kk = 0; kk < K->k; ++kk)
-            v += aicore::num::load(in[0].data() + (r * K->k + kk) * aicore::dtype_bytes(t0.dtype), t0.dtype) *
-                 aicore::num::load(in[1].data() + (K->b_transposed ? col * K->k + kk : kk * K->n + col) *
-                                                       aicore::dtype_bytes(t1.dtype),
-                                   t1.dtype);
-        } else if (K->op == "add") v = a + b;
-        else if (K->op == "sub") v = a - b;
-        else if (K->op == "mul") v = a * b;
-        else if (K->op == "max") v = std::max(a, b);
-        else if (K->op == "min") v = std::min(a, b);
-        else if (K->op == "relu") v = a > 0 ? a : 0.0;
-        else if (K->op == "copy") v = a;
-        else if (K->op == "exp") v = std::exp(a);
-        if (gemm && K->relu && v < 0) v = 0;
-        std::uint8_t ref[8];
-        aicore::num::store(ref, out.dtype, v);  // the reference, rounded once to the output type
-        const double want = aicore::num::load(ref, out.dtype);
+        std::uint8_t rounded[8];
+        aicore::num::store(rounded, out.dtype, ref[i]);  // the reference, rounded once to the output type
+        const double want = aicore::num::load(rounded, out.dtype);
         const double have = aicore::num::load(got.data() + i * ob, out.dtype);
         // Equal values pass first: infinities (an fp16 overflow) have no finite difference.
         const bool ok = have == want || (std::isnan(want) && std::isnan(have)) ||
