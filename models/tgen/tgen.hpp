@@ -79,6 +79,7 @@ class TrafficGenerator : public sc_core::sc_module {
   TrafficGenerator(sc_core::sc_module_name name, const TgenConfig& cfg, std::uint32_t line_bytes, bool timing_only);
 
   bool done() const { return finished_; }
+  bool verifying() const { return cfg_.verify && !timing_only_; }
   std::uint64_t verify_errors() const { return verify_errors_; }
   const std::string& first_error() const { return first_error_; }
   std::uint64_t transactions() const { return transactions_; }
