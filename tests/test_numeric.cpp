@@ -83,6 +83,17 @@ TEST(Numeric, EveryF16ValueIsExactInADouble) {
   }
 }
 
+TEST(Numeric, F32NearestEvenFastPathMatchesTheGeneralRounding) {
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 1000000; ++i) {
+    std::uint64_t bits = rng();
+    double x;
+    std::memcpy(&x, &bits, 8);
+    if (i % 2) x = std::ldexp(double(std::int64_t(rng()) >> 11), int(rng() % 300) - 200);  // near f32 range
+    ASSERT_EQ(to_f32(x, Round::Rint), round_to_format(x, 23, 8, Round::Rint)) << x;
+  }
+}
+
 TEST(Numeric, Bf16NearestEvenMatchesTheBitFormula) {
   for (float x : samples()) {
     std::uint32_t u;

@@ -186,10 +186,18 @@ Tick AiCore::mmad_op(const Issued& e) {
       // the k of one mmad; the result is added to L0C and rounded once to f32. The operands
       // are decoded once, not once per multiply.
       std::vector<double> a(std::size_t(c.m) * c.k), bt(std::size_t(c.n) * c.k);
+      // 16-bit inputs decode by table; a fractal row holds k0 consecutive elements of k.
+      const double* table = in_t == DType::F16 ? num::f16_table() : in_t == DType::BF16 ? num::bf16_table() : nullptr;
+      auto decode = [&](const std::uint8_t* p) {
+        if (!table) return num::load(p, in_t);
+        std::uint16_t b;
+        std::memcpy(&b, p, 2);
+        return table[b];
+      };
       for (std::uint64_t r = 0; r < c.m; ++r)
-        for (std::uint64_t k = 0; k < c.k; ++k) a[r * c.k + k] = num::load(a_at(r, k), in_t);
+        for (std::uint64_t k = 0; k < c.k; ++k) a[r * c.k + k] = decode(a_at(r, k));
       for (std::uint64_t n = 0; n < c.n; ++n)
-        for (std::uint64_t k = 0; k < c.k; ++k) bt[n * c.k + k] = num::load(b_at(k, n), in_t);
+        for (std::uint64_t k = 0; k < c.k; ++k) bt[n * c.k + k] = decode(b_at(k, n));
       // The dot products in double precision by BLAS (exact products; sums in double).
       std::vector<double> prod(std::size_t(c.m) * c.n);
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(c.m), int(c.n), int(c.k), 1.0, a.data(), int(c.k),

@@ -67,7 +67,42 @@ double from_format(std::uint32_t bits, int mant_bits, int exp_bits) {
   return neg ? -v : v;
 }
 
-std::uint32_t to_f32(double x, Round r) { return round_to_format(x, 23, 8, r); }
+std::uint32_t to_f32(double x, Round r) {
+  if (r == Round::Rint || r == Round::None) {
+    // The host's own double -> float conversion rounds to nearest even (the default mode the
+    // simulator runs in), subnormals and overflow included: the same result, much cheaper.
+    const float f = float(x);
+    std::uint32_t b;
+    std::memcpy(&b, &f, 4);
+    if (std::isnan(x)) return 0x7fc00000u;  // the canonical quiet NaN, as round_to_format gives
+    return b;
+  }
+  return round_to_format(x, 23, 8, r);
+}
+
+namespace {
+// All 65536 values of a 16-bit format: the functional cube and vector unit decode hundreds of
+// millions of elements, and a lookup is much cheaper than ldexp.
+struct Table16 {
+  std::vector<double> v;
+  Table16(int mant, int exp) : v(65536) {
+    for (std::uint32_t b = 0; b < 65536; ++b) v[b] = from_format(b, mant, exp);
+  }
+};
+}  // namespace
+
+const double* f16_table() {
+  static const Table16 t(10, 5);
+  return t.v.data();
+}
+
+const double* bf16_table() {
+  static const Table16 t(7, 8);
+  return t.v.data();
+}
+
+double f16(std::uint16_t b) { return f16_table()[b]; }
+double bf16(std::uint16_t b) { return bf16_table()[b]; }
 
 double f32(std::uint32_t b) {
   float f;

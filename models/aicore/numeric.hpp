@@ -21,8 +21,12 @@ double from_format(std::uint32_t bits, int mant_bits, int exp_bits);
 inline std::uint16_t to_f16(double x, Round r = Round::Rint) { return std::uint16_t(round_to_format(x, 10, 5, r)); }
 inline std::uint16_t to_bf16(double x, Round r = Round::Rint) { return std::uint16_t(round_to_format(x, 7, 8, r)); }
 std::uint32_t to_f32(double x, Round r = Round::Rint);
-inline double f16(std::uint16_t b) { return from_format(b, 10, 5); }
-inline double bf16(std::uint16_t b) { return from_format(b, 7, 8); }
+// Decoding by table: every 16-bit pattern's value, computed once by from_format.
+double f16(std::uint16_t b);
+double bf16(std::uint16_t b);
+// The tables themselves (65536 doubles), for loops that decode many elements of one type.
+const double* f16_table();
+const double* bf16_table();
 double f32(std::uint32_t b);
 
 // Integer conversions: rounded with `r` (None = Rint), then saturated to [lo, hi]; NaN -> 0.
