@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 nlohmann::json summarize(Soc& soc, double host_seconds) {
   const Tick end = now_tick();
   for (auto& mc : soc.controllers()) mc->finish(end);
-  std::uint64_t rd = 0, wr = 0, hits = 0, misses = 0, wbs = 0, row_hits = 0, bursts = 0, refreshes = 0;
+  std::uint64_t rd = 0, wr = 0, hits = 0, misses = 0, wbs = 0, evictions = 0, row_hits = 0, bursts = 0, refreshes = 0;
   for (auto& mc : soc.controllers()) {
     rd += mc->bytes_read();
     wr += mc->bytes_written();
@@ -33,6 +33,7 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
     hits += s->hits();
     misses += s->misses();
     wbs += s->writebacks();
+    evictions += s->evictions();
   }
   std::uint64_t tx = 0, verify_errors = 0, lat_sum = 0;
   for (auto& g : soc.requesters()) {
@@ -55,6 +56,7 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
   j["dram_refreshes"] = refreshes;
   j["l2_hits"] = hits;
   j["l2_misses"] = misses;
+  j["l2_evictions"] = evictions;
   j["l2_writebacks"] = wbs;
   j["l2_hit_rate"] = (hits + misses) ? double(hits) / double(hits + misses) : 0.0;
   j["ring_max_link_busy"] = soc.ring().max_link_busy_fraction();

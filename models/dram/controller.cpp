@@ -55,9 +55,12 @@ Controller::Controller(sc_core::sc_module_name name, const Config& cfg, const Ad
       Tick now = now_tick();
       return now ? double(*br + *bw) / double(now) * 1000.0 : 0.0;
     });
-    g->json("banks", "per bank (rank-major): row hits, misses, conflicts", [ch] {
+    const std::uint64_t burst_bytes = cfg.geo.burst_bytes();
+    g->json("banks", "per bank (rank-major): row hits, misses, conflicts, bytes", [ch, burst_bytes] {
       nlohmann::json a = nlohmann::json::array();
-      for (auto& b : ch->bank_counters()) a.push_back({{"hits", b.hits}, {"misses", b.misses}, {"conflicts", b.conflicts}});
+      for (auto& b : ch->bank_counters())
+        a.push_back({{"hits", b.hits}, {"misses", b.misses}, {"conflicts", b.conflicts},
+                     {"bytes", (b.hits + b.misses + b.conflicts) * burst_bytes}});
       return a;
     });
     channel_stats_.push_back(std::move(g));
