@@ -8,6 +8,7 @@
 #include <cstring>
 #include <queue>
 #include <sstream>
+#include <string_view>
 
 #include "common/error.hpp"
 #include "common/payload.hpp"
@@ -542,7 +543,7 @@ void AiCore::pipe_thread(int p) {
 }
 
 AiCore::Span AiCore::exec_issued(int p, const Issued& e) {
-  const std::string m = e.in.info().mnemonic;
+  const std::string_view m = e.in.info().mnemonic;
   auto whole = [](Tick t) { return Span{t, t}; };
   if (m.rfind("copy.", 0) == 0) return mte_copy(e);
   if (Pipe(p) == Pipe::V) return whole(vector_op(e));
@@ -683,7 +684,7 @@ bool AiCore::local_range(Buffer b, std::uint64_t addr, std::uint64_t len, const 
 
 AiCore::Span AiCore::mte_copy(const Issued& e) {
   // DataCopy: block_count blocks of block_len x 32 bytes; gaps between blocks on each side.
-  const std::string m = e.in.info().mnemonic;
+  const std::string_view m = e.in.info().mnemonic;
   const DataCopyCfg c = DataCopyCfg::unpack(e.v[2]);
   if (c.block_count < 1 || c.block_len < 1) {
     raise(e.pc, &e.in, "DataCopy with block_count " + std::to_string(c.block_count) + " and block_len " +

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include "aicore.hpp"
 #include "common/error.hpp"
@@ -68,7 +69,7 @@ AiCore::Span AiCore::nd2nz_op(const Issued& e) {
 
 Tick AiCore::load2d_op(const Issued& e) {
   const Load2dCfg c = Load2dCfg::unpack(e.v[2]);
-  const std::string m = e.in.info().mnemonic;
+  const std::string_view m = e.in.info().mnemonic;
   const Buffer dst = m == "load2d.l0a" ? kL0A : kL0B;
   const Tick now = now_tick();
   const bool transpose = e.in.mode & mode::kTranspose;

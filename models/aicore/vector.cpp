@@ -2,6 +2,8 @@
 // strides, computed element by element in the instruction's data type.
 #include <cmath>
 #include <cstring>
+#include <array>
+#include <utility>
 
 #include "aicore.hpp"
 #include "common/error.hpp"
@@ -35,17 +37,46 @@ struct Operand {
   }
 };
 
+// The vector operations, resolved from their opcodes once (as the scalar unit does) so that
+// the per-element loops compare small integers rather than mnemonics.
+enum class VOp : std::uint8_t {
+  None, Add, Sub, Mul, Div, Max, Min, And, Or, Adds, Muls, Maxs, Mins, Abs, Exp, Ln, Sqrt, Rsqrt, Rec, Relu,
+  Lrelu, Copy, Conv, Cmp, Sel, Cadd, Cmax, Cmin, Redsum, Redmax, Redmin, Dup, Transpose
+};
+
+const std::array<VOp, 256>& vector_ops() {
+  static const std::array<VOp, 256> table = [] {
+    std::array<VOp, 256> t{};
+    const std::pair<const char*, VOp> names[] = {
+        {"vadd", VOp::Add},     {"vsub", VOp::Sub},       {"vmul", VOp::Mul},       {"vdiv", VOp::Div},
+        {"vmax", VOp::Max},     {"vmin", VOp::Min},       {"vand", VOp::And},       {"vor", VOp::Or},
+        {"vadds", VOp::Adds},   {"vmuls", VOp::Muls},     {"vmaxs", VOp::Maxs},     {"vmins", VOp::Mins},
+        {"vabs", VOp::Abs},     {"vexp", VOp::Exp},       {"vln", VOp::Ln},         {"vsqrt", VOp::Sqrt},
+        {"vrsqrt", VOp::Rsqrt}, {"vrec", VOp::Rec},       {"vrelu", VOp::Relu},     {"vlrelu", VOp::Lrelu},
+        {"vcopy", VOp::Copy},   {"vconv", VOp::Conv},     {"vcmp", VOp::Cmp},       {"vsel", VOp::Sel},
+        {"vcadd", VOp::Cadd},   {"vcmax", VOp::Cmax},     {"vcmin", VOp::Cmin},     {"vredsum", VOp::Redsum},
+        {"vredmax", VOp::Redmax}, {"vredmin", VOp::Redmin}, {"vdup", VOp::Dup},     {"vtranspose", VOp::Transpose}};
+    for (auto& [m, op] : names) t[*find_opcode(m)] = op;
+    return t;
+  }();
+  return table;
+}
+
 }  // namespace
 
 Tick AiCore::vector_op(const Issued& e) {
   const Instr& in = e.in;
   const OpInfo& info = in.info();
-  const std::string m = info.mnemonic;
+  const VOp op = vector_ops()[in.op];
   const Tick now = now_tick();
   const Clock& clk = cfg_.clock;
   std::uint8_t* ub = buf_[kUB].data();
   const DType t = in.dt1;
-  if (t == DType::None || (m == "vconv" && in.dt2 == DType::None)) {
+  if (op == VOp::None) {
+    raise(e.pc, &in, "has no vector model");
+    return now;
+  }
+  if (t == DType::None || (op == VOp::Conv && in.dt2 == DType::None)) {
     raise(e.pc, &in, "needs a data type");
     return now;
   }
@@ -55,7 +86,7 @@ Tick AiCore::vector_op(const Issued& e) {
   };
   const unsigned eb = dtype_bytes(t);
 
-  if (m == "vtranspose") {
+  if (op == VOp::Transpose) {
     if (eb != 2) return fault("vtranspose works on 16-bit elements");
     if (!local_range(kUB, e.v[0], 512, e, "destination") || !local_range(kUB, e.v[1], 512, e, "source")) return now;
     if (functional_) {
@@ -72,17 +103,17 @@ Tick AiCore::vector_op(const Issued& e) {
   // The configuration word is the last register operand.
   const VecCfg c = VecCfg::unpack(e.v[info.regs - 1]);
   if (c.repeat < 1) return fault("repeat count 0 (must be 1..255)");
-  const bool conv = m == "vconv";
+  const bool conv = op == VOp::Conv;
   const unsigned sb = conv ? dtype_bytes(in.dt2) : eb;  // source element bytes
   const unsigned elems = 256 / std::max(eb, sb);        // per repeat
-  const bool scalar_form = m == "vadds" || m == "vmuls" || m == "vmaxs" || m == "vmins" || m == "vlrelu";
-  const bool binary = m == "vadd" || m == "vsub" || m == "vmul" || m == "vdiv" || m == "vmax" || m == "vmin" ||
-                      m == "vand" || m == "vor" || m == "vcmp" || m == "vsel";
-  const bool reduce = m == "vcadd" || m == "vcmax" || m == "vcmin" || m == "vredsum" || m == "vredmax" || m == "vredmin";
-  const bool dup = m == "vdup";
-  if ((m == "vand" || m == "vor") && is_float(t)) return fault(m + " works on integer types");
-  if ((m == "vexp" || m == "vln" || m == "vdiv" || m == "vsqrt" || m == "vrsqrt" || m == "vrec") && !is_float(t))
-    return fault(m + " works on floating types");
+  const bool scalar_form = op == VOp::Adds || op == VOp::Muls || op == VOp::Maxs || op == VOp::Mins || op == VOp::Lrelu;
+  const bool binary = op == VOp::Add || op == VOp::Sub || op == VOp::Mul || op == VOp::Div || op == VOp::Max || op == VOp::Min ||
+                      op == VOp::And || op == VOp::Or || op == VOp::Cmp || op == VOp::Sel;
+  const bool reduce = op == VOp::Cadd || op == VOp::Cmax || op == VOp::Cmin || op == VOp::Redsum || op == VOp::Redmax || op == VOp::Redmin;
+  const bool dup = op == VOp::Dup;
+  if ((op == VOp::And || op == VOp::Or) && is_float(t)) return fault(std::string(info.mnemonic) + " works on integer types");
+  if ((op == VOp::Exp || op == VOp::Ln || op == VOp::Div || op == VOp::Sqrt || op == VOp::Rsqrt || op == VOp::Rec) && !is_float(t))
+    return fault(std::string(info.mnemonic) + " works on floating types");
 
   Operand dst{e.v[0], eb, c.dst_blk, c.dst_rep};
   Operand src0{e.v[1], sb, c.src0_blk, c.src0_rep};
@@ -90,20 +121,20 @@ Tick AiCore::vector_op(const Issued& e) {
   const std::uint64_t sel_base = e.v[3];
   auto span = [&](const Operand& o) { return o.addr(c.repeat - 1, elems - 1) + o.eb - o.base; };
   // Range and alignment of every operand before anything moves.
-  if (m == "vcmp") {
+  if (op == VOp::Cmp) {
     if (!local_range(kUB, dst.base, std::uint64_t(c.repeat) * 16, e, "destination")) return now;
   } else if (reduce) {
-    const std::uint64_t n = (m == "vredsum") ? 1 : (m == "vredmax" || m == "vredmin") ? 2
-                            : (m == "vcadd") ? c.repeat : 2ull * c.repeat;
+    const std::uint64_t n = (op == VOp::Redsum) ? 1 : (op == VOp::Redmax || op == VOp::Redmin) ? 2
+                            : (op == VOp::Cadd) ? c.repeat : 2ull * c.repeat;
     if (!local_range(kUB, dst.base, n * eb, e, "destination")) return now;
   } else if (!local_range(kUB, dst.base, span(dst), e, "destination")) {
     return now;
   }
   if (!dup && !local_range(kUB, src0.base, span(src0), e, "source")) return now;
   if (binary && !local_range(kUB, src1.base, span(src1), e, "second source")) return now;
-  if (m == "vsel" && !local_range(kUB, sel_base, std::uint64_t(c.repeat) * 16, e, "selection")) return now;
+  if (op == VOp::Sel && !local_range(kUB, sel_base, std::uint64_t(c.repeat) * 16, e, "selection")) return now;
 
-  const bool complex = m == "vexp" || m == "vln" || m == "vsqrt" || m == "vrsqrt" || m == "vrec" || m == "vdiv";
+  const bool complex = op == VOp::Exp || op == VOp::Ln || op == VOp::Sqrt || op == VOp::Rsqrt || op == VOp::Rec || op == VOp::Div;
   const Tick done = now + clk.cycles(cfg_.vector_startup_cycles +
                                      std::uint64_t(c.repeat) * (complex ? cfg_.vector_complex_cycles_per_repeat
                                                                         : cfg_.vector_cycles_per_repeat));
@@ -117,9 +148,9 @@ Tick AiCore::vector_op(const Issued& e) {
 
   // Reductions.
   if (reduce) {
-    const bool sum = m == "vcadd" || m == "vredsum";
-    const bool want_max = m == "vcmax" || m == "vredmax";
-    const bool across = m.rfind("vred", 0) == 0;
+    const bool sum = op == VOp::Cadd || op == VOp::Redsum;
+    const bool want_max = op == VOp::Cmax || op == VOp::Redmax;
+    const bool across = op == VOp::Redsum || op == VOp::Redmax || op == VOp::Redmin;
     double acc = 0, best = 0;
     std::int64_t acc_i = 0;
     std::uint64_t best_idx = 0;
@@ -157,7 +188,7 @@ Tick AiCore::vector_op(const Issued& e) {
   }
 
   // Compare: one bit per element, 16 bytes per repeat.
-  if (m == "vcmp") {
+  if (op == VOp::Cmp) {
     const Cmp op = Cmp((in.mode >> mode::kCmpShift) % 6);
     for (unsigned r = 0; r < c.repeat; ++r) {
       std::uint8_t bits[16] = {};
@@ -194,12 +225,12 @@ Tick AiCore::vector_op(const Issued& e) {
         num::store(d, t, num::load(s0, in.dt2), round);
         continue;
       }
-      if (m == "vsel") {
+      if (op == VOp::Sel) {
         const bool pick = (ub[sel_base + std::uint64_t(r) * 16 + i / 8] >> (i % 8)) & 1;
         std::memcpy(d, pick ? s0 : ub + src1.addr(r, i), eb);
         continue;
       }
-      if (m == "vcopy") {
+      if (op == VOp::Copy) {
         std::memmove(d, s0, eb);
         continue;
       }
@@ -207,36 +238,36 @@ Tick AiCore::vector_op(const Issued& e) {
         // Integer arithmetic, wrapping.
         const std::int64_t a = load_int(s0, t), b = binary ? load_int(ub + src1.addr(r, i), t) : scal_i;
         std::int64_t v = 0;
-        if (m == "vadd" || m == "vadds") v = a + b;
-        else if (m == "vsub") v = a - b;
-        else if (m == "vmul" || m == "vmuls") v = a * b;
-        else if (m == "vmax" || m == "vmaxs") v = std::max(a, b);
-        else if (m == "vmin" || m == "vmins") v = std::min(a, b);
-        else if (m == "vand") v = a & b;
-        else if (m == "vor") v = a | b;
-        else if (m == "vabs") v = a < 0 ? -a : a;
-        else if (m == "vrelu") v = std::max<std::int64_t>(a, 0);
-        else if (m == "vlrelu") v = a >= 0 ? a : std::int64_t(std::nearbyint(double(a) * scal));
+        if (op == VOp::Add || op == VOp::Adds) v = a + b;
+        else if (op == VOp::Sub) v = a - b;
+        else if (op == VOp::Mul || op == VOp::Muls) v = a * b;
+        else if (op == VOp::Max || op == VOp::Maxs) v = std::max(a, b);
+        else if (op == VOp::Min || op == VOp::Mins) v = std::min(a, b);
+        else if (op == VOp::And) v = a & b;
+        else if (op == VOp::Or) v = a | b;
+        else if (op == VOp::Abs) v = a < 0 ? -a : a;
+        else if (op == VOp::Relu) v = std::max<std::int64_t>(a, 0);
+        else if (op == VOp::Lrelu) v = a >= 0 ? a : std::int64_t(std::nearbyint(double(a) * scal));
         store_wrapped(d, t, v);
         continue;
       }
       // Floating point: exact in a double, rounded once to the element type.
       const double a = num::load(s0, t), b = binary ? num::load(ub + src1.addr(r, i), t) : scal;
       double v = 0;
-      if (m == "vadd" || m == "vadds") v = a + b;
-      else if (m == "vsub") v = a - b;
-      else if (m == "vmul" || m == "vmuls") v = a * b;
-      else if (m == "vdiv") v = a / b;
-      else if (m == "vmax" || m == "vmaxs") v = std::fmax(a, b);
-      else if (m == "vmin" || m == "vmins") v = std::fmin(a, b);
-      else if (m == "vabs") v = std::fabs(a);
-      else if (m == "vexp") v = std::exp(a);
-      else if (m == "vln") v = std::log(a);
-      else if (m == "vsqrt") v = std::sqrt(a);
-      else if (m == "vrsqrt") v = 1.0 / std::sqrt(a);
-      else if (m == "vrec") v = 1.0 / a;
-      else if (m == "vrelu") v = a > 0 ? a : 0.0;
-      else if (m == "vlrelu") v = a >= 0 ? a : a * b;
+      if (op == VOp::Add || op == VOp::Adds) v = a + b;
+      else if (op == VOp::Sub) v = a - b;
+      else if (op == VOp::Mul || op == VOp::Muls) v = a * b;
+      else if (op == VOp::Div) v = a / b;
+      else if (op == VOp::Max || op == VOp::Maxs) v = std::fmax(a, b);
+      else if (op == VOp::Min || op == VOp::Mins) v = std::fmin(a, b);
+      else if (op == VOp::Abs) v = std::fabs(a);
+      else if (op == VOp::Exp) v = std::exp(a);
+      else if (op == VOp::Ln) v = std::log(a);
+      else if (op == VOp::Sqrt) v = std::sqrt(a);
+      else if (op == VOp::Rsqrt) v = 1.0 / std::sqrt(a);
+      else if (op == VOp::Rec) v = 1.0 / a;
+      else if (op == VOp::Relu) v = a > 0 ? a : 0.0;
+      else if (op == VOp::Lrelu) v = a >= 0 ? a : a * b;
       num::store(d, t, v);
     }
   }
