@@ -303,10 +303,11 @@ void KernelLauncher::run() {
       s.t.addr = alloc(s.t.elems * eb);
       std::uint8_t* p = dram_.data() + s.t.addr;
       std::uint64_t z = s.seed * 0x9E3779B97F4A7C15ull + 1;
+      const bool arange = s.init == "arange", random = s.init == "random";
       for (std::uint64_t i = 0; i < s.t.elems; ++i) {
         double v = 0;
-        if (s.init == "arange") v = double(i % 2048);
-        if (s.init == "random") {
+        if (arange) v = double(i % 2048);
+        if (random) {
           z ^= z << 13, z ^= z >> 7, z ^= z << 17;
           v = s.lo + (s.hi - s.lo) * double(z >> 11) * 0x1.0p-53;
         }
