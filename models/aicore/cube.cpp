@@ -195,10 +195,18 @@ Tick AiCore::mmad_op(const Issued& e) {
         std::memcpy(&b, p, 2);
         return table[b];
       };
-      for (std::uint64_t r = 0; r < c.m; ++r)
-        for (std::uint64_t k = 0; k < c.k; ++k) a[r * c.k + k] = decode(a_at(r, k));
-      for (std::uint64_t n = 0; n < c.n; ++n)
-        for (std::uint64_t k = 0; k < c.k; ++k) bt[n * c.k + k] = decode(b_at(k, n));
+      // A (rows m) and B (columns n) share one fractal layout; unpack each row of k by
+      // walking its fractals, k0 contiguous elements at a time.
+      auto unpack = [&](const std::uint8_t* base, std::uint64_t rows, std::vector<double>& out) {
+        for (std::uint64_t r = 0; r < rows; ++r) {
+          const std::uint8_t* row = base + (r / 16) * kf * 512 + (r % 16) * 32;
+          double* o = out.data() + r * c.k;
+          for (std::uint64_t k = 0; k < c.k; k += k0, row += 512)
+            for (std::uint64_t j = 0; j < k0 && k + j < c.k; ++j) o[k + j] = decode(row + j * ib);
+        }
+      };
+      unpack(A, c.m, a);
+      unpack(B, c.n, bt);
       // The dot products in double precision by BLAS (exact products; sums in double).
       std::vector<double> prod(std::size_t(c.m) * c.n);
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(c.m), int(c.n), int(c.k), 1.0, a.data(), int(c.k),
@@ -206,8 +214,11 @@ Tick AiCore::mmad_op(const Issued& e) {
       for (std::uint64_t r = 0; r < c.m; ++r)
         for (std::uint64_t n = 0; n < c.n; ++n) {
           const double s = prod[r * c.n + n];
-          const double cur = c.init ? 0.0 : num::load(c_at(r, n), DType::F32);
-          num::store(c_at(r, n), DType::F32, c.init ? s : cur + s);
+          std::uint8_t* p = c_at(r, n);
+          std::uint32_t bits = 0;
+          if (!c.init) std::memcpy(&bits, p, 4);
+          bits = num::to_f32(c.init ? s : num::f32(bits) + s);
+          std::memcpy(p, &bits, 4);
         }
     }
   }
