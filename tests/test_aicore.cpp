@@ -48,6 +48,12 @@ struct Bench {
   void poke(std::uint64_t addr, const void* data, std::size_t len) {
     for (std::size_t i = 0; i < len; ++i) mem.bytes[addr + i] = static_cast<const std::uint8_t*>(data)[i];
   }
+  // 128 fp16 values 0, 1, ..., 127 at `addr`.
+  void poke_f16_ramp(std::uint64_t addr) {
+    std::vector<std::uint16_t> x(128);
+    for (int i = 0; i < 128; ++i) x[i] = num::to_f16(i);
+    poke(addr, x.data(), 256);
+  }
   std::uint64_t peek64(std::uint64_t addr) {
     std::uint64_t v = 0;
     for (int i = 0; i < 8; ++i) v |= std::uint64_t(mem.bytes[addr + i]) << (8 * i);
@@ -170,9 +176,7 @@ TEST(AiCoreSync, FlagsOrderPipesAndAFullQueueStallsIssue) {
   Bench b({"platform.aicore.queue_depth=2"});
   // Four vector ops behind a flag that MTE2 sets only after a long copy: the V queue fills
   // and the scalar unit stalls; the copy's data is what the vector ops then see.
-  std::vector<std::uint16_t> x(128);
-  for (int i = 0; i < 128; ++i) x[i] = num::to_f16(i);
-  b.poke(0x30000, x.data(), 256);
+  b.poke_f16_ramp(0x30000);
   b.run(R"(
     li x1, 0x30000
     li x2, 0
@@ -222,6 +226,48 @@ TEST(AiCoreTiming, DataCopyCostsItsRateAndTheMemoryLatency) {
   const Tick spacing = (128 + b.cfg.gm_read_bytes_per_cycle - 1) / b.cfg.gm_read_bytes_per_cycle;
   ASSERT_GE(b.cfg.gm_outstanding, 32u);
   EXPECT_EQ(b.core.pipe_busy(Pipe::MTE2), cyc * (b.cfg.mte_startup_cycles + 31 * spacing) + kMemLat);
+}
+
+TEST(AiCoreSync, SetFlagIsPostedSoTheNextCopyOverlapsTheFirst) {
+  Bench b;
+  // Copy 1 (256 B), setflag, copy 2 (256 B): the flag sets when copy 1 completes, and MTE2
+  // goes on issuing copy 2 meanwhile, so both copies' memory latencies overlap. The vector
+  // op behind the flag sees copy 1's data.
+  b.poke_f16_ramp(0x30000);
+  b.run(R"(
+    li x1, 0x30000
+    li x2, 0
+    li x3, 0x8001              # 256 B
+    li x4, 512
+    li x6, 0x31000
+    li64 x5, 0x0008080801010101
+    copy.gm2ub x2, x1, x3
+    setflag mte2, v, 0
+    copy.gm2ub x4, x6, x3
+    waitflag mte2, v, 0
+    vadd.f16 x2, x2, x2, x5
+    end
+)");
+  ASSERT_FALSE(b.fault) << b.fault->str();
+  const Tick cyc = b.cfg.clock.period();
+  const Tick spacing = (128 + b.cfg.gm_read_bytes_per_cycle - 1) / b.cfg.gm_read_bytes_per_cycle;
+  const Tick startup = b.cfg.mte_startup_cycles;
+  // Copy 1 frees the pipe after its two requests; copy 2 starts then and completes last.
+  EXPECT_EQ(b.core.pipe_busy(Pipe::MTE2), cyc * (2 * startup + 3 * spacing) + kMemLat);
+  std::uint16_t out[128];
+  std::memcpy(out, b.ub(), 256);
+  for (int i = 0; i < 128; ++i) ASSERT_EQ(num::f16(out[i]), 2.0 * i) << i;
+}
+
+TEST(AiCoreTiming, GmOutstandingBoundsAnEngineAcrossInstructions) {
+  Bench b({"platform.aicore.gm_outstanding=1"});
+  // Two one-request copies: the second request waits for the first to complete, though it
+  // belongs to another instruction.
+  b.run("li x1, 0\nli x2, 0x40000\nli x3, 0x4001\nli x4, 512\ncopy.gm2ub x1, x2, x3\ncopy.gm2ub x4, x2, x3\nend\n");
+  ASSERT_FALSE(b.fault) << b.fault->str();
+  const Tick cyc = b.cfg.clock.period();
+  ASSERT_LT(cyc * (2 * b.cfg.mte_startup_cycles + 1), kMemLat);
+  EXPECT_EQ(b.core.pipe_busy(Pipe::MTE2), cyc * b.cfg.mte_startup_cycles + 2 * kMemLat);
 }
 
 TEST(AiCoreTiming, VectorCostsStartupPlusCyclesPerRepeat) {

@@ -138,7 +138,9 @@ void AiCore::run_block() {
   x_.fill(0);
   mask_[0] = mask_[1] = ~0ull;
   fmatrix_ = padvalue_ = 0;
-  std::memset(flag_, 0, sizeof flag_);
+  for (auto& a : flag_at_)
+    for (auto& b : a)
+      for (auto& f : b) f = kTickMax;
   stopping_ = false;
   fault_.reset();
   for (auto& l : icache_) l.tag = ~0ull;  // a new kernel may sit where the old one was
@@ -183,24 +185,18 @@ void AiCore::run_block() {
       t += clk.cycles(cfg_.issue_cycles);
       if (p == int(Pipe::S)) {
         // A flag the scalar unit sets (src s) or waits for (dst s): no queue, done in order.
-        const int src = in.imm & 15, dst = (in.imm >> 4) & 15, ev = (in.imm >> 8) & 15;
         if (t > now_tick()) wait(to_sc(t - now_tick()));
         if (sop == kSetflag) {
-          if (flag_[src][dst][ev]) {
-            raise(pc, &in, "SetFlag on a flag that is already set");
-            break;
-          }
-          flag_[src][dst][ev] = true;
-          flag_ev_.notify(sc_core::SC_ZERO_TIME);
+          if (!set_flag(in.imm, now_tick(), pc, in)) break;
         } else {
-          while (!flag_[src][dst][ev] && !stopping_) {
-            sstate_ = SState::WaitQueue;
-            sstate_pipe_ = -1 - (src | dst << 4 | ev << 8);
-            if (check_deadlock()) break;
-            wait(flag_ev_);
-          }
+          wait_flag(
+              in.imm,
+              [&] {
+                sstate_ = SState::WaitQueue;
+                sstate_pipe_ = -1 - int(in.imm & 0xfff);
+              },
+              [] {});
           if (stopping_) break;
-          flag_[src][dst][ev] = false;
           sstate_ = SState::Running;
           stalled += now_tick() > t ? now_tick() - t : 0;
           t = std::max(t, now_tick());
@@ -494,25 +490,16 @@ void AiCore::pipe_thread(int p) {
     const Tick t0 = now_tick();
     const SOp sop = scalar_ops()[e.in.op];
     Tick done = t0;
-    if ((sop == kSetflag || sop == kBarrier) && pending_[p] > now_tick()) {
+    if (sop == kBarrier && pending_[p] > now_tick()) {
       // Every earlier transfer of this pipe must have completed.
       wait(to_sc(pending_[p] - now_tick()));
       done = now_tick();
     }
     if (sop == kSetflag) {
-      const int src = e.in.imm & 15, dst = (e.in.imm >> 4) & 15, ev = (e.in.imm >> 8) & 15;
-      if (flag_[src][dst][ev]) raise(e.pc, &e.in, "SetFlag on a flag that is already set");
-      flag_[src][dst][ev] = true;
-      flag_ev_.notify(sc_core::SC_ZERO_TIME);
+      set_flag(e.in.imm, std::max(now_tick(), pending_[p]), e.pc, e.in);
     } else if (sop == kWaitflag) {
-      const int src = e.in.imm & 15, dst = (e.in.imm >> 4) & 15, ev = (e.in.imm >> 8) & 15;
-      while (!flag_[src][dst][ev] && !stopping_) {
-        pstate_[p] = PState::WaitFlag;
-        if (check_deadlock()) break;
-        wait(flag_ev_);
-      }
-      flag_[src][dst][ev] = false;
-      pstate_[p] = PState::Busy;
+      wait_flag(
+          e.in.imm, [&] { pstate_[p] = PState::WaitFlag; }, [&] { pstate_[p] = PState::Busy; });
       done = now_tick();
     } else if (sop == kBarrier) {
       // Everything before it has completed (waited for above).
@@ -556,10 +543,39 @@ AiCore::Span AiCore::exec_issued(int p, const Issued& e) {
   return whole(now_tick());
 }
 
+bool AiCore::set_flag(std::int64_t code, Tick when, std::uint64_t pc, const Instr& in) {
+  Tick& f = flag_at(code);
+  if (f != kTickMax) {
+    raise(pc, &in, "SetFlag on a flag that is already set");
+    return false;
+  }
+  f = when;
+  flag_ev_.notify(sc_core::SC_ZERO_TIME);
+  return true;
+}
+
+void AiCore::wait_flag(std::int64_t code, const std::function<void()>& blocked, const std::function<void()>& unblocked) {
+  for (;;) {
+    if (stopping_) return;
+    const Tick f = flag_at(code);
+    if (f <= now_tick()) break;
+    blocked();
+    if (f != kTickMax) {
+      wait(to_sc(f - now_tick()));  // posted: set once its pipe's transfers complete
+      continue;
+    }
+    if (check_deadlock()) return;
+    wait(flag_ev_);
+  }
+  flag_at(code) = kTickMax;
+  unblocked();
+}
+
 bool AiCore::check_deadlock() {
   // Exact, not a timeout: every party is blocked on a condition that is false right now and
   // no pipe is executing, so nothing can ever change.
-  auto flag_of = [&](int code) -> bool { return flag_[code & 15][(code >> 4) & 15][(code >> 8) & 15]; };
+  // A flag that is pending (set at a future time) will wake its waiter: not a deadlock.
+  auto flag_of = [&](int code) -> bool { return flag_at(code) != kTickMax; };
   bool scalar_blocked = false;
   switch (sstate_) {
     case SState::Running: return false;
@@ -578,8 +594,7 @@ bool AiCore::check_deadlock() {
         if (!q_[p].empty()) return false;
         break;
       case PState::WaitFlag: {
-        const Instr& in = q_[p].front().in;
-        if (flag_[in.imm & 15][(in.imm >> 4) & 15][(in.imm >> 8) & 15]) return false;
+        if (flag_of(int(q_[p].front().in.imm))) return false;
         waiting = true;
         break;
       }
@@ -627,7 +642,9 @@ Tick AiCore::gm_access(bool write, std::uint64_t addr, std::uint8_t* data, std::
   static TimingOnly timing_only_ext;
   const Clock& clk = cfg_.clock;
   const Tick quantum = to_tick(tlm::tlm_global_quantum::instance().get());
-  std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> in_flight;
+  // The engine's requests in flight, across its instructions: gm_outstanding bounds them, so a
+  // pipe that runs ahead of the memory system is held back by its completions.
+  auto& in_flight = in_flight_[in ? int(in->info().pipe) : int(Pipe::S)];
   Tick issue = std::max(t, now_tick()), done = issue;
   // Its own payload: the scalar unit and the pipes call this concurrently (it may wait).
   tlm::tlm_generic_payload p;

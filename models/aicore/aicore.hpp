@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -132,7 +133,16 @@ class AiCore : public sc_core::sc_module {
   std::uint64_t fmatrix_ = 0, padvalue_ = 0;
   Launch launch_;
   std::uint64_t pc_ = 0;  // the scalar unit's pc, for reports
-  bool flag_[kPipes][kPipes][8] = {};
+  // Flags: when each is (or will be) set, kTickMax while clear. A SetFlag in a pipe is posted:
+  // the flag sets when the pipe's earlier transfers have completed, and the pipe goes on
+  // issuing younger transfers meanwhile, as a DMA engine tracks completion.
+  Tick flag_at_[kPipes][kPipes][8];
+  Tick& flag_at(std::int64_t code) { return flag_at_[code & 15][(code >> 4) & 15][(code >> 8) & 15]; }
+  Tick flag_at(std::int64_t code) const { return flag_at_[code & 15][(code >> 4) & 15][(code >> 8) & 15]; }
+  // SetFlag at time `when`: false (after raising) if the flag is already set or pending.
+  bool set_flag(std::int64_t code, Tick when, std::uint64_t pc, const Instr& in);
+  // WaitFlag: returns once the flag is set and clears it; `state` is the waiter's report state.
+  void wait_flag(std::int64_t code, const std::function<void()>& blocked, const std::function<void()>& unblocked);
 
   // Pipes.
   std::deque<Issued> q_[kPipes];
@@ -140,6 +150,8 @@ class AiCore : public sc_core::sc_module {
   SState sstate_ = SState::Stopped;
   int sstate_pipe_ = 0;
   sc_core::sc_event push_ev_[kPipes], pop_ev_[kPipes], flag_ev_, idle_ev_, start_ev_, stop_ev_, finished_ev_;
+  // Per engine (the scalar unit's caches and each pipe): completion times of GM requests in flight.
+  std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> in_flight_[kPipes];
   bool busy_ = false, stopping_ = false;
   std::optional<Fault> fault_;
   std::function<void(const Fault&)> on_fault_;
