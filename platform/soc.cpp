@@ -16,7 +16,7 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
   dram_base_ = plat.at("memory").get_uint("dram_base");
   timing_only_ = s.root.at("run").get_bool("timing_only");
   mapper_ = std::make_unique<dram::AddressMapper>(dram_cfg_.geo, dram_cfg_.mapping, &plat.at("dram").at("address_mapping"),
-                                                  dram_cfg_.bank_xor);
+                                                  dram_cfg_.bank_xor, dram_cfg_.channel_xor);
   hash_ = cache::SliceHash(l2_cfg_.slices, l2_cfg_.line_bytes);
 
   // Cross-model rules, checked here because they join two models' parameters.

@@ -152,6 +152,20 @@ TEST(DramAddressMap, FieldsFollowTheConfiguredOrder) {
     EXPECT_EQ(m.encode(m.decode(off)), off & ~std::uint64_t(31)) << off;
 }
 
+TEST(DramAddressMap, ChannelHashSpreadsPowerOfTwoStridesAndStaysOneToOne) {
+  Config c = preset_dram();  // 4 channels interleaved every 128 B: a 512 B stride hits one channel
+  AddressMapper plain(c.geo, c.mapping), hashed(c.geo, c.mapping, nullptr, false, true);
+  int per_channel[4] = {0, 0, 0, 0};
+  for (std::uint64_t i = 0; i < 256; ++i) {
+    EXPECT_EQ(plain.decode(i * 512).channel, 0u);
+    ++per_channel[hashed.decode(i * 512).channel];
+  }
+  for (int ch = 0; ch < 4; ++ch) EXPECT_EQ(per_channel[ch], 64) << ch;
+  EXPECT_EQ(hashed.channel_granule_bits(), 7u);  // a 128 B block still lies in one channel
+  for (std::uint64_t off = 0; off < (1u << 22); off += 32 * 37)
+    ASSERT_EQ(hashed.encode(hashed.decode(off)), off & ~std::uint64_t(31)) << off;
+}
+
 TEST(DramAddressMap, RejectsAMappingThatDoesNotCoverEveryField) {
   Config c = preset_dram();
   EXPECT_THROW(AddressMapper(c.geo, {"column", "channel", "row"}), Error);

@@ -1,5 +1,7 @@
 #include "address_map.hpp"
 
+#include <algorithm>
+
 namespace dvp::dram {
 
 static unsigned log2u(std::uint64_t v) {
@@ -9,8 +11,8 @@ static unsigned log2u(std::uint64_t v) {
 }
 
 AddressMapper::AddressMapper(const Geometry& g, const std::vector<std::string>& mapping, const cfg::Node* where,
-                             bool bank_xor)
-    : bank_xor_(bank_xor) {
+                             bool bank_xor, bool channel_xor)
+    : bank_xor_(bank_xor), channel_xor_(channel_xor) {
   auto fail = [&](const std::string& msg) {
     if (where) where->fail(msg);
     throw Error("dram address_mapping: " + msg);
@@ -42,7 +44,10 @@ AddressMapper::AddressMapper(const Geometry& g, const std::vector<std::string>& 
     }
     seen[f] = true;
     if (bits == 0) continue;
-    if (f == kChannel && shift < channel_low_bit_) channel_low_bit_ = shift;
+    if (f == kChannel) {
+      channel_low_bit_ = std::min(channel_low_bit_, shift);
+      channel_high_bit_ = shift + bits;
+    }
     slices_.push_back(Slice{Field(f), shift, bits, used[f]});
     used[f] += bits;
     shift += bits;
@@ -55,6 +60,7 @@ AddressMapper::AddressMapper(const Geometry& g, const std::vector<std::string>& 
   }
   if (channel_low_bit_ == 64) channel_low_bit_ = shift;  // one channel: granule is everything
   bank_bits_ = need[kBank];
+  channel_bits_ = need[kChannel];
 }
 
 std::uint32_t AddressMapper::bank_hash(std::uint32_t row) const {
@@ -66,19 +72,35 @@ std::uint32_t AddressMapper::bank_hash(std::uint32_t row) const {
   return h & ((1u << bank_bits_) - 1);
 }
 
+std::uint32_t AddressMapper::channel_hash(std::uint64_t offset) const {
+  // XOR-fold of everything above the channel field: accesses a power of two apart (rows of a
+  // matrix, say) would otherwise queue at a few channels while the others idle.
+  if (!channel_xor_ || channel_bits_ == 0) return 0;
+  std::uint64_t h = 0;
+  for (std::uint64_t r = offset >> channel_high_bit_; r; r >>= channel_bits_) h ^= r;
+  return std::uint32_t(h & ((1u << channel_bits_) - 1));
+}
+
 DramAddress AddressMapper::decode(std::uint64_t offset) const {
   std::uint32_t v[kFields] = {0, 0, 0, 0, 0, 0};
   for (const Slice& s : slices_)
     v[s.field] |= std::uint32_t((offset >> s.addr_shift) & ((1u << s.bits) - 1)) << s.field_shift;
-  return DramAddress{v[kChannel], v[kRank], v[kBankGroup], v[kBank] ^ bank_hash(v[kRow]), v[kRow], v[kColumn]};
+  return DramAddress{v[kChannel] ^ channel_hash(offset), v[kRank], v[kBankGroup], v[kBank] ^ bank_hash(v[kRow]),
+                     v[kRow], v[kColumn]};
 }
 
 std::uint64_t AddressMapper::encode(const DramAddress& a) const {
-  std::uint32_t v[kFields] = {a.channel, a.rank, a.bank_group, a.bank ^ bank_hash(a.row), a.row, a.column};
-  std::uint64_t off = 0;
-  for (const Slice& s : slices_)
-    off |= std::uint64_t((v[s.field] >> s.field_shift) & ((1u << s.bits) - 1)) << s.addr_shift;
-  return off;
+  // Every field but the channel first: the channel hash reads only bits above the channel.
+  std::uint32_t v[kFields] = {0, a.rank, a.bank_group, a.bank ^ bank_hash(a.row), a.row, a.column};
+  auto place = [&](std::uint64_t off, Field only) {
+    for (const Slice& s : slices_)
+      if ((s.field == kChannel) == (only == kChannel))
+        off |= std::uint64_t((v[s.field] >> s.field_shift) & ((1u << s.bits) - 1)) << s.addr_shift;
+    return off;
+  };
+  std::uint64_t off = place(0, kRow);
+  v[kChannel] = a.channel ^ channel_hash(off);
+  return place(off, kChannel);
 }
 
 }  // namespace dvp::dram

@@ -15,9 +15,11 @@ struct DramAddress {
 
 class AddressMapper {
  public:
-  // Throws ConfigError (naming the mapping key via `where`) on a bad mapping.
+  // Throws ConfigError (naming the mapping key via `where`) on a bad mapping. `bank_xor`:
+  // bank ^= the row folded to the bank width; `channel_xor`: channel ^= the address bits above
+  // the channel field folded to its width (both keep the mapping one-to-one).
   AddressMapper(const Geometry& g, const std::vector<std::string>& mapping, const cfg::Node* where = nullptr,
-                bool bank_xor = false);
+                bool bank_xor = false, bool channel_xor = false);
   DramAddress decode(std::uint64_t offset) const;
   std::uint64_t encode(const DramAddress& a) const;  // start of that burst
   // log2 of the largest aligned block that always lies in one channel.
@@ -31,9 +33,11 @@ class AddressMapper {
     unsigned addr_shift, bits, field_shift;
   };
   std::uint32_t bank_hash(std::uint32_t row) const;
+  std::uint32_t channel_hash(std::uint64_t offset) const;
   std::vector<Slice> slices_;
-  bool bank_xor_ = false;
-  unsigned bank_bits_ = 0;
+  bool bank_xor_ = false, channel_xor_ = false;
+  unsigned bank_bits_ = 0, channel_bits_ = 0;
+  unsigned channel_high_bit_ = 0;  // the first address bit above every channel slice
   unsigned burst_bits_ = 0;
   unsigned channel_low_bit_ = 64;
 };

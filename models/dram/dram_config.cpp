@@ -31,6 +31,11 @@ void Config::describe(cfg::Spec& s) {
           "xor: the bank index is XORed with the row folded to its width, so streams a large power of two apart "
           "fall in different banks; none: the mapping alone")
       .choices({"none", "xor"}).defaults("none");
+  s.param("channel_hash", Type::Enum,
+          "xor: the channel index is XORed with the address bits above the channel field folded to its width, "
+          "so strided accesses (matrix rows a power of two apart) spread over every channel; none: the mapping "
+          "alone")
+      .choices({"none", "xor"}).defaults("none");
   s.param("write_queue", Type::Int,
           "write bursts a channel buffers (acknowledged after the front end) before draining them all, grouped "
           "by bank and row; 0: every write is scheduled when it arrives").defaults("0").range(0, 4096);
@@ -72,6 +77,7 @@ Config Config::from(const cfg::Node& n) {
   c.scheduler = n.get_string("scheduler") == "fcfs" ? SchedulerPolicy::Fcfs : SchedulerPolicy::FrFcfs;
   c.refresh = n.get_bool("refresh");
   c.bank_xor = n.get_string("bank_hash") == "xor";
+  c.channel_xor = n.get_string("channel_hash") == "xor";
   c.write_queue = std::uint32_t(n.get_uint("write_queue"));
   c.mapping = n.get_string_list("address_mapping");
 

@@ -43,8 +43,9 @@ struct Config {
   PagePolicy page = PagePolicy::Open;
   SchedulerPolicy scheduler = SchedulerPolicy::FrFcfs;
   bool refresh = true;
-  bool bank_xor = false;
-  std::uint32_t write_queue = 0;     // write bursts buffered before a drain; 0: no buffering             // bank index ^= XOR-fold of the row (bank_hash: xor)
+  bool bank_xor = false;             // bank index ^= XOR-fold of the row (bank_hash: xor)
+  bool channel_xor = false;          // channel ^= XOR-fold of the bits above it (channel_hash: xor)
+  std::uint32_t write_queue = 0;     // write bursts buffered before a drain; 0: no buffering
   std::vector<std::string> mapping;  // LSB first, after the burst offset
 
   static void describe(cfg::Spec& s);
