@@ -107,13 +107,14 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
   for (int b = 0; b < 2; ++b) k.SetFlag(Pipe::M, Pipe::MTE1, b);      // L0A / L0B buffer b
   k.SetFlag(Pipe::FIX, Pipe::M, 0);  // L0C
 
-  // One k chunk on L1 buffer b (L0 buffer b % 2); a_ptr and b_ptr advance to the next chunk.
-  auto chunk = [&](int b) {
-    const int l0 = b % 2;
+  // MTE2 half of k chunk c: GM -> L1 buffer c % nb; a_ptr and b_ptr advance to the next chunk.
+  auto load = [&](std::uint32_t c) {
+    const int b = int(c % nb);
     k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
     if (!conv) {
       k.Li(dst, std::int64_t(l1a[b]));
       k.Nd2Nz(in, dst, a_ptr, Nd2NzCfg{t.mt, t.kt, s.k, t.mt});
+      k.Addi(a_ptr, a_ptr, std::int32_t(t.kt * eb));
     }
     k.Li(dst, std::int64_t(l1b[b]));
     if (s.b_transposed) {  // B^T chunk: nt rows of n, kt columns of k
@@ -125,8 +126,11 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
       k.Add(b_ptr, b_ptr, tmp);
     }
     k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
-    if (!conv) k.Addi(a_ptr, a_ptr, std::int32_t(t.kt * eb));
+  };
 
+  // MTE1 and cube half of k chunk c: L1 buffer c % nb -> L0 buffer c % 2, then C (+)= A x B.
+  auto compute = [&](std::uint32_t c) {
+    const int b = int(c % nb), l0 = int(c % 2);
     k.WaitFlag(Pipe::MTE2, Pipe::MTE1, b);
     k.WaitFlag(Pipe::M, Pipe::MTE1, l0);
     if (conv) {
@@ -202,12 +206,24 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
     k.Li(init, std::int64_t(1) << 36);  // MmadCfg.init
     // The cube may overwrite L0C once FixPipe has read the previous tile.
     k.WaitFlag(Pipe::FIX, Pipe::M, 0);
-    // k chunks, nb per iteration (event ids are immediates, so buffers are unrolled), then the rest.
-    k.Li(count, chunks / nb);
-    k.Loop(count, [&] {
-      for (int b = 0; b < nb; ++b) chunk(b);
-    });
-    for (int b = 0; b < int(chunks % nb); ++b) chunk(b);
+    // Software pipelined: MTE2 runs nb - 1 chunks ahead of MTE1 and the cube in program order,
+    // so the scalar unit, which issues in order, never holds a load behind compute work that
+    // waits for an earlier load. Slot j loads chunk j and computes chunk j - ahead; buffers are
+    // immediates (event ids), so the steady state is unrolled nb slots per loop iteration.
+    const std::uint32_t ahead = std::min<std::uint32_t>(nb - 1, chunks);
+    auto slot = [&](std::uint32_t j) {
+      if (j < chunks) load(j);
+      if (j >= ahead) compute(j - ahead);
+    };
+    for (std::uint32_t j = 0; j < ahead; ++j) slot(j);
+    const std::uint32_t steady = chunks - ahead, iters = steady / nb;
+    if (iters) {
+      k.Li(count, iters);
+      k.Loop(count, [&] {
+        for (std::uint32_t j = ahead; j < ahead + nb; ++j) slot(j);  // the same buffers every iteration
+      });
+    }
+    for (std::uint32_t j = ahead + iters * nb; j < chunks + ahead; ++j) slot(j);
     k.SetFlag(Pipe::M, Pipe::FIX, 0);
     k.WaitFlag(Pipe::M, Pipe::FIX, 0);
     k.Fixpipe(Pos::GM, s.out, acc, c_ptr, zero, FixpCfg{t.mt, t.nt, s.n}, zero, s.relu);
