@@ -83,6 +83,10 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
   // int8 steps cover twice the k of fp16: twice the operations per cycle.
   j["achieved_tops_int8"] = ns > 0 ? int_ops / (ns * 1e-9) / 1e12 : 0.0;
   j["peak_tops_int8"] = 2.0 * j["peak_tflops"].get<double>();
+  // The fidelity figures: achieved / peak, fp and int8 (0 when the platform has no AI Core).
+  const double peak = j["peak_tflops"].get<double>();
+  j["cube_efficiency"] = peak > 0 ? j["achieved_tflops"].get<double>() / peak : 0.0;
+  j["cube_efficiency_int8"] = peak > 0 ? j["achieved_tops_int8"].get<double>() / (2 * peak) : 0.0;
   j["kernel_checks_failed"] = soc.launcher() ? soc.launcher()->checks_failed() : 0;
   return j;
 }

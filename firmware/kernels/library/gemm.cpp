@@ -1,5 +1,9 @@
 #include "gemm.hpp"
 
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
 #include "aicore/kernel_builder.hpp"
 #include "common/error.hpp"
 
@@ -49,6 +53,104 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
 
 namespace {
 
+// One action of the per-tile program. It holds only what is the same every time it runs
+// (buffer numbers, event ids, flags): equal actions emit equal instructions, so a run of
+// repeating actions can become a scalar loop.
+struct Act {
+  enum Kind : std::uint8_t { Load, NextTile, NextLoad, Step } kind = Step;
+  int buf = 0;                         // L1 buffer
+  int l0 = 0, part = 0;                // Step: L0A / L0B buffer; L0C part
+  bool first_use = false, last_use = false;  // Step: the chunk's first and last step
+  bool first = false, last = false;    // Step: the tile's first and last step into this part
+  int kdelta = 0;                      // Step (conv): chunks to move the img2col window by first
+  bool operator==(const Act& o) const {
+    return std::tie(kind, buf, l0, part, first_use, last_use, first, last, kdelta) ==
+           std::tie(o.kind, o.buf, o.l0, o.part, o.first_use, o.last_use, o.first, o.last, o.kdelta);
+  }
+};
+
+// The program of one output tile: `chunks` k chunks, chunk c in L1 buffer c % nb; the tile's
+// L0C in `parts` parts along n. The cube takes chunks in groups of `group`: all of a group's
+// steps into part 0, then into part 1, ... so the last part's final steps still run while
+// FixPipe drains the first part, and the next tile's first steps while it drains the last:
+// FixPipe overlaps the cube instead of stopping it. Loads are emitted in chunk order, each
+// after the step that frees its buffer; the last buffers freed take the next tile's first
+// chunks, so a tile starts with nb chunks loaded. (Running a block's first group chunk by
+// chunk instead, as it has nothing to overlap, was tried: the lead of `group` chunks that the
+// skew needs is then built up at the second group, for the same total.)
+std::vector<Act> tile_program(std::uint32_t chunks, int nb, std::uint32_t group, int parts) {
+  struct Pending {
+    bool next_tile;
+    std::uint32_t chunk;
+    long after;  // the chunk (of this tile) whose last step frees the way; -1: none
+  };
+  std::vector<Pending> loads;
+  for (std::uint32_t c = nb; c < chunks; ++c) loads.push_back({false, c, long(c) - nb});
+  for (std::uint32_t c = 0; c < std::min<std::uint32_t>(nb, chunks); ++c) {
+    long prev = -1;  // the last chunk of this tile in the same buffer
+    for (std::uint32_t p = c; p < chunks; p += nb) prev = long(p);
+    loads.push_back({true, c, prev});
+  }
+  std::vector<bool> released(chunks, false);
+  std::size_t next_load = 0;
+  std::vector<Act> acts;
+  int step = 0;
+  std::uint32_t k_at = 0;
+  auto add_step = [&](std::uint32_t c, int h) {
+    Act a;
+    a.buf = int(c % nb);
+    a.l0 = step++ % 2;
+    a.part = h;
+    a.first_use = h == 0;
+    a.last_use = h == parts - 1;
+    a.first = c == 0;
+    a.last = c == chunks - 1;
+    a.kdelta = int(c) - int(k_at);
+    k_at = c;
+    acts.push_back(a);
+    if (!a.last_use) return;
+    released[c] = true;
+    for (; next_load < loads.size(); ++next_load) {
+      const Pending& l = loads[next_load];
+      if (l.after >= 0 && !released[l.after]) break;
+      if (l.next_tile && l.chunk == 0) acts.push_back(Act{Act::NextTile});
+      acts.push_back(Act{l.next_tile ? Act::NextLoad : Act::Load, int(l.chunk % nb)});
+    }
+  };
+  for (std::uint32_t g0 = 0; g0 < chunks; g0 += group) {
+    const std::uint32_t g1 = std::min(chunks, g0 + group);
+    for (int h = 0; h < parts; ++h)
+      for (std::uint32_t c = g0; c < g1; ++c) add_step(c, h);
+  }
+  return acts;
+}
+
+// Emits `acts`, with the longest run of a repeating block as a loop: prefix, count x period,
+// suffix (the choice that emits the fewest actions).
+template <typename Emit, typename Loop>
+void emit_compressed(const std::vector<Act>& acts, Emit emit, Loop loop) {
+  const std::size_t n = acts.size();
+  std::size_t best_len = n, best_s = 0, best_p = 0, best_k = 0;
+  for (std::size_t p = 1; p <= n / 2; ++p)
+    for (std::size_t s0 = 0; s0 + 2 * p <= n; ++s0) {
+      std::size_t run = 0;  // acts[i] == acts[i + p] for i in [s0, s0 + run)
+      while (s0 + run + p < n && acts[s0 + run] == acts[s0 + run + p]) ++run;
+      const std::size_t reps = run / p + 1;
+      if (reps < 2) continue;
+      const std::size_t len = n - (reps - 1) * p;
+      if (len < best_len) best_len = len, best_s = s0, best_p = p, best_k = reps;
+    }
+  if (!best_p) {
+    for (const Act& a : acts) emit(a);
+    return;
+  }
+  for (std::size_t i = 0; i < best_s; ++i) emit(acts[i]);
+  loop(best_k, [&] {
+    for (std::size_t i = best_s; i < best_s + best_p; ++i) emit(acts[i]);
+  });
+  for (std::size_t i = best_s + best_k * best_p; i < n; ++i) emit(acts[i]);
+}
+
 Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) {
   const GemmTiling t = gemm_tiling(cfg, s);
   const DType in = s.in, acc = in == DType::S8 ? DType::S32 : DType::F32;
@@ -58,23 +160,31 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
   const std::uint32_t chunks = s.k / t.kt;
   const std::uint32_t tiles_n = s.n / t.nt, tiles = (s.m / t.mt) * tiles_n;
   const unsigned ob = dtype_bytes(s.out);
-  // L1 holds nb chunks (four when they fit, to hide the memory latency; else two), L0A / L0B
-  // two: chunk i uses L1 buffer i % nb and L0 buffer i % 2.
+  // L0C in two parts along n when the tile has an even number of fractal columns, so FixPipe
+  // overlaps the cube. Each part's steps load A again: cheap for a GEMM (load2d at 512 B per
+  // cycle), not for a conv, whose img2col costs more than the overlap saves (11.7% of peak on
+  // scenarios/kernels/conv2d.yaml with one part, 7.3% with two).
+  const int parts = (nf % 2 == 0 && !conv) ? 2 : 1;
+  const std::uint32_t nfp = nf / parts, ntp = t.nt / parts;
+  // L1 holds nb chunks: as many as fit up to eight (event ids 0..7; a conv keeps 7 for its
+  // feature map), so MTE2 runs a group or more ahead of the cube. L0A / L0B hold two steps.
   const std::uint64_t a_bytes = std::uint64_t(t.mt) * t.kt * eb, b_bytes = std::uint64_t(t.kt) * t.nt * eb;
   // A conv keeps its whole feature map in L1 instead of A chunks.
   const std::uint64_t fm_bytes = conv ? std::uint64_t(conv->c) * conv->h * conv->w * 2 : 0;
   const std::uint64_t fm_area = (fm_bytes + 511) / 512 * 512;
   auto l1_need = [&](int n) { return conv ? fm_area + n * b_bytes : n * (a_bytes + b_bytes); };
-  const int nb = l1_need(4) <= cfg.size[kL1] ? 4 : 2;
+  int nb = conv ? 6 : 8;
+  while (nb > 2 && l1_need(nb) > cfg.size[kL1]) nb -= 2;
   if (l1_need(nb) > cfg.size[kL1])
     throw Error(conv ? "conv2d: the feature map (" + std::to_string(fm_bytes) + " B) and two weight chunks do not fit L1"
                      : "gemm: two chunks of A and B do not fit L1");
-  std::uint64_t l1a[4], l1b[4];
+  const std::uint32_t group = std::uint32_t(nb / 2);
+  std::uint64_t l1a[8], l1b[8];
   for (int b = 0; b < nb; ++b) {
     l1a[b] = std::uint64_t(b) * a_bytes;
     l1b[b] = (conv ? fm_area : nb * a_bytes) + std::uint64_t(b) * b_bytes;
   }
-  const std::uint64_t l0a[2] = {0, a_bytes}, l0b[2] = {0, b_bytes};
+  const std::uint64_t l0a[2] = {0, a_bytes}, l0b[2] = {0, b_bytes / parts};
 
   KernelBuilder k;
   const Reg zero = KernelBuilder::zero();
@@ -86,8 +196,11 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
   Reg tile = k.reg(), dim = k.reg(), ntiles = k.Const(tiles), ntn = k.Const(tiles_n);
   k.GetSpr(tile, Spr::BlockId);
   k.GetSpr(dim, Spr::BlockDim);
-  Reg a_ptr = k.reg(), b_ptr = k.reg(), c_ptr = k.reg(), tmp = k.reg(), init = k.reg(), dst = k.reg(), src = k.reg();
-  Reg row = k.reg(), col = k.reg(), count = k.reg(), kstart = k.reg(), window = k.reg();
+  // Loads run ahead into the next tile: ld_tile, a_ptr and b_ptr are the load side's; tile,
+  // c_ptr, window and kstart the compute side's.
+  Reg ld_tile = k.reg(), a_ptr = k.reg(), b_ptr = k.reg(), c_ptr = k.reg(), tmp = k.reg(), dst = k.reg(),
+      src = k.reg();
+  Reg row = k.reg(), col = k.reg(), count = k.reg(), kstart = k.reg(), window = k.reg(), wbase = k.reg();
   Load3dCfg filter;
   if (conv) filter = Load3dCfg{conv->kh, conv->kw, conv->stride_h, conv->stride_w, conv->dil_h, conv->dil_w, conv->c};
 
@@ -105,11 +218,27 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
   // Prologue: every buffer starts free.
   for (int b = 0; b < nb; ++b) k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);  // L1 buffer b
   for (int b = 0; b < 2; ++b) k.SetFlag(Pipe::M, Pipe::MTE1, b);      // L0A / L0B buffer b
-  k.SetFlag(Pipe::FIX, Pipe::M, 0);  // L0C
+  for (int h = 0; h < parts; ++h) k.SetFlag(Pipe::FIX, Pipe::M, h);   // L0C part h
 
-  // MTE2 half of k chunk c: GM -> L1 buffer c % nb; a_ptr and b_ptr advance to the next chunk.
-  auto load = [&](std::uint32_t c) {
-    const int b = int(c % nb);
+  // (row, col) of tile `tr` in the tiles_n-wide grid.
+  auto row_col = [&](Reg tr) {
+    k.Op("divu", row, tr, ntn);
+    k.Op("rem", col, tr, ntn);
+  };
+  // Load side: a_ptr = A + row x mt x k x eb; b_ptr = B + col x nt x eb (B^T: col x nt x k x eb).
+  auto load_pointers = [&](Reg tr) {
+    row_col(tr);
+    if (!conv) {
+      k.Li(tmp, std::int64_t(t.mt) * s.k * eb);
+      k.Mul(a_ptr, row, tmp);
+      k.Add(a_ptr, a_ptr, A);
+    }
+    k.Li(tmp, s.b_transposed ? std::int64_t(t.nt) * s.k * eb : std::int64_t(t.nt) * eb);
+    k.Mul(b_ptr, col, tmp);
+    k.Add(b_ptr, b_ptr, B);
+  };
+  // MTE2: the next chunk of the load side into L1 buffer b.
+  auto load = [&](int b) {
     k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
     if (!conv) {
       k.Li(dst, std::int64_t(l1a[b]));
@@ -127,112 +256,118 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
     }
     k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
   };
-
-  // MTE1 and cube half of k chunk c: L1 buffer c % nb -> L0 buffer c % 2, then C (+)= A x B.
-  auto compute = [&](std::uint32_t c) {
-    const int b = int(c % nb), l0 = int(c % 2);
-    k.WaitFlag(Pipe::MTE2, Pipe::MTE1, b);
+  // MTE1 then cube: one chunk's A and part h of its B into L0 buffer l0; C part h (+)= A x B.
+  auto step = [&](const Act& a) {
+    const int b = a.buf, l0 = a.l0, h = a.part;
+    if (a.first_use) k.WaitFlag(Pipe::MTE2, Pipe::MTE1, b);
     k.WaitFlag(Pipe::M, Pipe::MTE1, l0);
     if (conv) {
       // A: the img2col window of this tile's rows and this chunk's columns.
-      k.Op("or", window, kstart, a_ptr);  // a_ptr holds (m_start << 32) | (kt << 16) | (mt << 48)
+      if (a.kdelta) k.Addi(kstart, kstart, a.kdelta * std::int32_t(t.kt));
+      k.Op("or", window, kstart, wbase);  // wbase: (m_start << 32) | (kt << 16) | (mt << 48)
       k.Li(dst, std::int64_t(l0a[l0]));
       k.LoadData3D(Pos::L0A, in, dst, zero, filter, window);
-      k.Addi(kstart, kstart, std::int32_t(t.kt));
     } else {
-      // A: one load per row of fractals (its kf fractals sit mf apart in Nz) into zZ order.
-      for (std::uint32_t i = 0; i < mf; ++i) {
-        k.Li(dst, std::int64_t(l0a[l0] + std::uint64_t(i) * kf * 512));
-        k.Li(src, std::int64_t(l1a[b] + std::uint64_t(i) * 512));
-        k.LoadData(Pos::L0A, in, dst, src, Load2dCfg{kf, mf, 0});
+      // A, Nz in L1 -> zZ in L0A: one load per column of fractals (mf apart in L1, kf in L0A).
+      for (std::uint32_t kk = 0; kk < kf; ++kk) {
+        k.Li(dst, std::int64_t(l0a[l0] + kk * 512));
+        k.Li(src, std::int64_t(l1a[b] + std::uint64_t(kk) * mf * 512));
+        k.LoadData(Pos::L0A, in, dst, src, Load2dCfg{mf, 1, kf - 1});
       }
     }
     if (s.b_transposed) {
-      // B^T in Nz: its fractals are already B^T's; one load per row of fractals, as for A.
-      for (std::uint32_t l = 0; l < nf; ++l) {
-        k.Li(dst, std::int64_t(l0b[l0] + std::uint64_t(l) * kf * 512));
-        k.Li(src, std::int64_t(l1b[b] + std::uint64_t(l) * 512));
-        k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{kf, nf, 0});
+      // B^T in Nz: its fractals are already B^T's; part h's columns of fractals, as for A.
+      for (std::uint32_t kk = 0; kk < kf; ++kk) {
+        k.Li(dst, std::int64_t(l0b[l0] + kk * 512));
+        k.Li(src, std::int64_t(l1b[b] + (std::uint64_t(kk) * nf + std::uint64_t(h) * nfp) * 512));
+        k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{nfp, 1, kf - 1});
       }
     } else {
       // B in Nz: its fractal order is B^T's zN order already; transpose inside each fractal.
       k.Li(dst, std::int64_t(l0b[l0]));
-      k.Li(src, std::int64_t(l1b[b]));
-      k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{kf * nf, 1, 0}, true);
+      k.Li(src, std::int64_t(l1b[b] + std::uint64_t(h) * nfp * kf * 512));
+      k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{kf * nfp, 1, 0}, true);
     }
-    k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);
+    if (a.last_use) k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);
     k.SetFlag(Pipe::MTE1, Pipe::M, l0);
 
     k.WaitFlag(Pipe::MTE1, Pipe::M, l0);
-    // C (+)= A x B; `init` holds the init bit for a tile's first chunk, then 0.
-    k.Li(tmp, std::int64_t(MmadCfg{t.mt, t.kt, t.nt, false}.pack()));
-    k.Op("or", tmp, tmp, init);
+    if (a.first) k.WaitFlag(Pipe::FIX, Pipe::M, h);  // FixPipe has read the part's previous tile
+    const std::uint64_t l0c = std::uint64_t(h) * nfp * mf * 1024;
+    k.Li(tmp, std::int64_t(l0c));
     k.Li(dst, std::int64_t(l0a[l0]));
     k.Li(src, std::int64_t(l0b[l0]));
-    k.Mmad(acc, in, zero, dst, src, tmp);
-    k.Li(init, 0);
+    k.Mmad(acc, in, tmp, dst, src, MmadCfg{t.mt, t.kt, ntp, a.first});
     k.SetFlag(Pipe::M, Pipe::MTE1, l0);
-  };
-
-  // Output tiles round-robin over the blocks: tile, tile + blockdim, ...
-  k.RoundRobin(tile, ntiles, dim, [&] {
-    // Tile (row, col) of the tiles_n-wide grid.
-    k.Op("divu", row, tile, ntn);
-    k.Op("rem", col, tile, ntn);
-    // a_ptr = A + row * mt * k * 2; b_ptr = B + col * nt * 2; c_ptr = C + (row * mt * n + col * nt) * ob
-    if (conv) {
-      // For load3d: (m_start << 32) | (kt << 16) | (mt << 48), with m_start = row x mt; k_start
-      // (bits 15:0) counts up per chunk from 0.
-      k.Li(tmp, std::int64_t(t.mt));
-      k.Mul(a_ptr, row, tmp);
-      k.OpI("shli", a_ptr, a_ptr, 32);
-      k.Li(tmp, std::int64_t(std::uint64_t(t.kt) << 16 | std::uint64_t(t.mt) << 48));
-      k.Op("or", a_ptr, a_ptr, tmp);
-      k.Li(kstart, 0);
-    } else {
-      k.Li(tmp, std::int64_t(t.mt) * s.k * eb);
-      k.Mul(a_ptr, row, tmp);
-      k.Add(a_ptr, a_ptr, A);
+    if (a.last) {
+      k.SetFlag(Pipe::M, Pipe::FIX, h);
+      k.WaitFlag(Pipe::M, Pipe::FIX, h);
+      k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
+      k.Li(src, std::int64_t(l0c));
+      k.Fixpipe(Pos::GM, s.out, acc, dst, src, FixpCfg{t.mt, ntp, s.n}, zero, s.relu);
+      k.SetFlag(Pipe::FIX, Pipe::M, h);
     }
-    k.Li(tmp, s.b_transposed ? std::int64_t(t.nt) * s.k * eb : std::int64_t(t.nt) * eb);
-    k.Mul(b_ptr, col, tmp);
-    k.Add(b_ptr, b_ptr, B);
+  };
+  auto emit = [&](const Act& a) {
+    switch (a.kind) {
+      case Act::Load: load(a.buf); break;
+      case Act::NextTile: {  // the load side moves to this block's next tile, if any
+        Label none = k.NewLabel();
+        k.Add(ld_tile, tile, dim);
+        k.Branch("bgeu", ld_tile, ntiles, none);
+        load_pointers(ld_tile);
+        k.Bind(none);
+        break;
+      }
+      case Act::NextLoad: {
+        Label none = k.NewLabel();
+        k.Branch("bgeu", ld_tile, ntiles, none);
+        load(a.buf);
+        k.Bind(none);
+        break;
+      }
+      case Act::Step: step(a); break;
+    }
+  };
+  // The compute side of a tile: c_ptr, and for a conv the img2col window, then its program.
+  auto run_tile = [&](const std::vector<Act>& program) {
+    row_col(tile);
+    // c_ptr = C + (row x mt x n + col x nt) x ob
     k.Li(tmp, std::int64_t(t.mt) * s.n * ob);
     k.Mul(c_ptr, row, tmp);
     k.Li(tmp, std::int64_t(t.nt) * ob);
     k.Mul(tmp, col, tmp);
     k.Add(c_ptr, c_ptr, tmp);
     k.Add(c_ptr, c_ptr, C);
-    k.Li(init, std::int64_t(1) << 36);  // MmadCfg.init
-    // The cube may overwrite L0C once FixPipe has read the previous tile.
-    k.WaitFlag(Pipe::FIX, Pipe::M, 0);
-    // Software pipelined: MTE2 runs nb - 1 chunks ahead of MTE1 and the cube in program order,
-    // so the scalar unit, which issues in order, never holds a load behind compute work that
-    // waits for an earlier load. Slot j loads chunk j and computes chunk j - ahead; buffers are
-    // immediates (event ids), so the steady state is unrolled nb slots per loop iteration.
-    const std::uint32_t ahead = std::min<std::uint32_t>(nb - 1, chunks);
-    auto slot = [&](std::uint32_t j) {
-      if (j < chunks) load(j);
-      if (j >= ahead) compute(j - ahead);
-    };
-    for (std::uint32_t j = 0; j < ahead; ++j) slot(j);
-    const std::uint32_t steady = chunks - ahead, iters = steady / nb;
-    if (iters) {
-      k.Li(count, iters);
-      k.Loop(count, [&] {
-        for (std::uint32_t j = ahead; j < ahead + nb; ++j) slot(j);  // the same buffers every iteration
-      });
+    if (conv) {
+      // For load3d: (m_start << 32) | (kt << 16) | (mt << 48), with m_start = row x mt;
+      // k_start (bits 15:0) is kstart, which the steps move.
+      k.Li(tmp, std::int64_t(t.mt));
+      k.Mul(wbase, row, tmp);
+      k.OpI("shli", wbase, wbase, 32);
+      k.Li(tmp, std::int64_t(std::uint64_t(t.kt) << 16 | std::uint64_t(t.mt) << 48));
+      k.Op("or", wbase, wbase, tmp);
+      k.Li(kstart, 0);
     }
-    for (std::uint32_t j = ahead + iters * nb; j < chunks + ahead; ++j) slot(j);
-    k.SetFlag(Pipe::M, Pipe::FIX, 0);
-    k.WaitFlag(Pipe::M, Pipe::FIX, 0);
-    k.Fixpipe(Pos::GM, s.out, acc, c_ptr, zero, FixpCfg{t.mt, t.nt, s.n}, zero, s.relu);
-    k.SetFlag(Pipe::FIX, Pipe::M, 0);
-  });
+    emit_compressed(program, emit, [&](std::size_t reps, auto body) {
+      k.Li(count, std::int64_t(reps));
+      k.Loop(count, body);
+    });
+  };
+
+  // The first tile's first chunks; then output tiles round-robin over the blocks: tile,
+  // tile + blockdim, ...
+  Label no_tiles = k.NewLabel();
+  k.Branch("bgeu", tile, ntiles, no_tiles);
+  load_pointers(tile);
+  for (std::uint32_t c = 0; c < std::min<std::uint32_t>(nb, chunks); ++c) load(int(c));
+  k.Bind(no_tiles);
+  const std::vector<Act> program = tile_program(chunks, nb, group, parts);
+  k.RoundRobin(tile, ntiles, dim, [&] { run_tile(program); });
   // Epilogue: take back the free flags so every flag is clear when the block ends.
   for (int b = 0; b < nb; ++b) k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
   for (int b = 0; b < 2; ++b) k.WaitFlag(Pipe::M, Pipe::MTE1, b);
-  k.WaitFlag(Pipe::FIX, Pipe::M, 0);
+  for (int h = 0; h < parts; ++h) k.WaitFlag(Pipe::FIX, Pipe::M, h);
   k.End();
   return k.Build();
 }
