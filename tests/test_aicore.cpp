@@ -563,6 +563,26 @@ TEST(AiCoreCube, TransposingLoad2dAndFixpipeQuantReluToGm) {
     }
 }
 
+TEST(AiCoreCube, FixpipeToUbWritesNdRowsAtTheStride) {
+  Bench b;
+  // L0C: a 32 x 16 f32 tile (two fractals down) -> UB as f16 rows 48 elements apart, at 0x100.
+  std::uint8_t* l0c = b.core.buffer(kL0C);
+  for (int r = 0; r < 32; ++r)
+    for (int c = 0; c < 16; ++c) num::store(l0c + (r / 16) * 1024 + (r % 16) * 64 + c * 4, DType::F32, r * 0.25 - c);
+  b.run("li x1, 0x100\nli x2, 0\nli64 x3, " + std::to_string(FixpCfg{32, 16, 48}.pack()) +
+        "\nfixp.l0c2ub.f16.f32 x1, x2, x3, x0\nend\n");
+  ASSERT_FALSE(b.fault) << b.fault->str();
+  for (int r = 0; r < 32; ++r)
+    for (int c = 0; c < 16; ++c)
+      ASSERT_EQ(num::load(b.ub() + 0x100 + (r * 48 + c) * 2, DType::F16), r * 0.25 - c) << r << "," << c;
+  // A misaligned UB destination is refused like any other UB access.
+  b.run("li x1, 0x110\nli x2, 0\nli64 x3, " + std::to_string(FixpCfg{16, 16, 16}.pack()) +
+        "\nfixp.l0c2ub.f32.f32 x1, x2, x3, x0\nend\n");
+  ASSERT_TRUE(b.fault);
+  EXPECT_NE(b.fault->reason.find("destination UB address 0x110 is not aligned to 32 bytes"), std::string::npos)
+      << b.fault->reason;
+}
+
 TEST(AiCoreCube, MmadBf16AndF32IntoF32) {
   // bf16 (k0 16) and f32 (k0 8) inputs; values exact in both formats, so the plain loop's
   // double result is the reference.

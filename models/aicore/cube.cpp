@@ -236,10 +236,12 @@ AiCore::Span AiCore::fixp_op(const Issued& e) {
   if (c.dst_stride < c.n) return raise(e.pc, &e.in, "dst_stride is smaller than n"), Span{now, now};
   const std::uint64_t mf = ceil_div(c.m, 16), nf = ceil_div(c.n, 16);
   if (!local_range(kL0C, e.v[1], mf * nf * 1024, e, "source")) return Span{now, now};
-  const bool to_gm = std::string(e.in.info().mnemonic) == "fixp.l0c2gm";
+  const std::string_view m = e.in.info().mnemonic;
+  const bool to_gm = m == "fixp.l0c2gm";
+  const Buffer dst = m == "fixp.l0c2ub" ? kUB : kL1;
   const unsigned ob = dtype_bytes(out_t);
   const std::uint64_t row_bytes = std::uint64_t(c.n) * ob;
-  if (!to_gm && !local_range(kL1, e.v[0], (c.m - 1) * std::uint64_t(c.dst_stride) * ob + row_bytes, e, "destination"))
+  if (!to_gm && !local_range(dst, e.v[0], (c.m - 1) * std::uint64_t(c.dst_stride) * ob + row_bytes, e, "destination"))
     return Span{now, now};
   float scale_f;
   const std::uint32_t scale_bits = std::uint32_t(e.v[3]);
@@ -271,7 +273,7 @@ AiCore::Span AiCore::fixp_op(const Issued& e) {
       if (stopping_) return Span{now_tick(), now_tick()};
       t = std::max(t, issued);
     } else if (functional_) {
-      std::memcpy(buf_[kL1].data() + e.v[0] + r * std::uint64_t(c.dst_stride) * ob, row.data(), row_bytes);
+      std::memcpy(buf_[dst].data() + e.v[0] + r * std::uint64_t(c.dst_stride) * ob, row.data(), row_bytes);
     }
   }
   return Span{t, std::max(end, t)};

@@ -102,11 +102,13 @@ const std::vector<OpInfo> kOps = {
     {"mmad", Pipe::M, F::X, 4, 2, 0, "xc, xa, xb, xcfg",
      "C (L0C, Nz, .dt1 = accumulator type) = or += A (L0A) x B (L0B) (.dt2 = input type); xcfg is an MmadCfg. "
      "Pairs: f32.f16, f32.bf16, s32.s8, f32.f32"},
-    // --- FIX: L0C -> GM / L1 --------------------------------------------------------------------
+    // --- FIX: L0C -> GM / L1 / UB ---------------------------------------------------------------
     {"fixp.l0c2gm", Pipe::FIX, F::X, 4, 2, L | R, "xdst, xsrc, xcfg, xscale",
      "L0C (Nz, .dt2) -> GM (ND rows, .dt1) with conversion; s32 -> s8/f16 multiply by the f32 in xscale first; "
      ".relu clamps negatives to 0; xcfg is a FixpCfg"},
     {"fixp.l0c2l1", Pipe::FIX, F::X, 4, 2, L | R, "xdst, xsrc, xcfg, xscale", "as fixp.l0c2gm, to L1"},
+    {"fixp.l0c2ub", Pipe::FIX, F::X, 4, 2, L | R, "xdst, xsrc, xcfg, xscale",
+     "as fixp.l0c2gm, to UB (the 310 / 910 path for epilogues on the vector unit: bias, activations)"},
     // --- V: vector, on UB -------------------------------------------------------------------------
     {"vadd", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc0, xsrc1, xcfg", "dst = src0 + src1 per element; xcfg is a VecCfg"},
     {"vsub", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc0, xsrc1, xcfg", "dst = src0 - src1"},

@@ -188,9 +188,9 @@ void KernelBuilder::Mmad(DType acc, DType in, Reg c, Reg a, Reg b, Reg cfg) { em
 
 void KernelBuilder::Fixpipe(Pos dst, DType out, DType acc, Reg d, Reg s, const FixpCfg& p, Reg scale, bool relu,
                             Round round) {
-  if (dst != Pos::GM && dst != Pos::L1) throw Error("kernel builder: Fixpipe goes to GM or L1");
+  if (dst != Pos::GM && dst != Pos::L1 && dst != Pos::UB) throw Error("kernel builder: Fixpipe goes to GM, L1 or UB");
   Reg c = cfg_reg(p.pack());
-  emit(x(dst == Pos::GM ? "fixp.l0c2gm" : "fixp.l0c2l1", {d, s, c, scale}, out, acc,
+  emit(x(dst == Pos::GM ? "fixp.l0c2gm" : dst == Pos::L1 ? "fixp.l0c2l1" : "fixp.l0c2ub", {d, s, c, scale}, out, acc,
          std::uint8_t(std::uint8_t(round) | (relu ? mode::kRelu : 0))));
 }
 
