@@ -50,6 +50,9 @@ void KernelLauncher::describe(cfg::Spec& k) {
       .choices({"f32", "f16", "bf16", "s32"}).defaults("f32");
   sh.param("relu", Type::Bool, "gemm: negative results become 0").defaults("false");
   sh.param("b_transposed", Type::Bool, "gemm: B is stored transposed, n x k (required for s8)").defaults("false");
+  sh.param("bias", Type::Bool,
+           "gemm: C = A x B + bias; a fourth argument, n values of the accumulator type (f32; s32 for s8)")
+      .defaults("false");
   k.param("cores", Type::Int, "cores to run on (default: all)").optional().range(1, 256);
   k.param("blocks", Type::Int, "task blocks (block ids 0..blocks-1; default: cores); more blocks than cores run in waves")
       .optional().range(1, 65535);
@@ -65,7 +68,8 @@ void KernelLauncher::describe(cfg::Spec& k) {
           "the argument table at argbase, 8 bytes each: a tensor name gives its GM address, a number its value");
   cfg::Spec& c = k.section("check", "Compare an output tensor with a C++ reference computed from the inputs");
   c.optional();
-  c.param("op", Type::Enum, "reference: element-wise out[i] = op(in0[i], in1[i]), or gemm out = in0 x in1")
+  c.param("op", Type::Enum,
+          "reference: element-wise out[i] = op(in0[i], in1[i]), or gemm out = in0 x in1 (+ in2, a bias row)")
       .choices({"add", "sub", "mul", "max", "min", "relu", "copy", "exp", "gemm", "softmax", "conv2d", "pool"});
   c.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
   c.param("m", Type::Int, "gemm: rows of in0 and out").optional().range(1, 1 << 20);
@@ -132,7 +136,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
           kernels::GemmShape g{std::uint32_t(sh.get_uint("m")), std::uint32_t(sh.get_uint("k")),
                                std::uint32_t(sh.get_uint("n")), *aicore::dtype_from(sh.get_string("out")),
                                *aicore::dtype_from(sh.get_string("in")), sh.get_bool("b_transposed"),
-                               sh.get_bool("relu")};
+                               sh.get_bool("relu"), sh.get_bool("bias")};
           K->tiling = kernels::gemm_tiling(core_cfg, g).str();
           K->image = kernels::gemm_kernel(core_cfg, g);
         } else if (lib == "conv2d") {
@@ -182,6 +186,16 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
         if (K->tensors[i].t.name == name) return int(i);
       where.fail("no tensor named '" + name + "'");
     };
+    if (k.has("library")) {
+      // A library kernel reads a fixed argument table (firmware/kernels/library/*.hpp).
+      const cfg::Node& sh = k.at("shape");
+      const std::string lib = k.get_string("library");
+      std::size_t want = lib == "gemm" ? 3 + sh.get_bool("bias") : lib == "conv2d" ? 3 : lib == "pool" || lib == "softmax" ? 2 : 0;
+      if (lib == "elementwise") want = kernels::elementwise_binary(sh.get_string("op")) ? 3 : 2;
+      if (want && k.at("args").items().size() != want)
+        k.at("args").fail("library " + lib + (lib == "gemm" && sh.get_bool("bias") ? " with a bias" : "") + " takes " +
+                          std::to_string(want) + " arguments, got " + std::to_string(k.at("args").items().size()));
+    }
     if (const cfg::Node* ts = k.find("tensors"))
       for (const cfg::Node& t : ts->items()) {
         Kernel::TensorSpec s;
@@ -207,8 +221,9 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       Reference& R = K->ref;
       R.op = c->get_string("op");
       for (const cfg::Node& i : c->at("inputs").items()) K->inputs.push_back(find(i.as_string(), i));
-      if (K->inputs.size() != (R.unary() ? 1u : 2u))
-        c->at("inputs").fail(R.op + " takes " + (R.unary() ? "one input" : "two inputs"));
+      const bool with_bias = R.op == "gemm" && K->inputs.size() == 3;
+      if (K->inputs.size() != (R.unary() ? 1u : 2u) && !with_bias)
+        c->at("inputs").fail(R.op + " takes " + (R.unary() ? "one input" : R.op == "gemm" ? "two inputs (three with a bias)" : "two inputs"));
       K->output = find(c->get_string("output"), c->at("output"));
       K->atol = c->get_double("atol");
       K->rtol = c->get_double("rtol");
@@ -224,6 +239,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
         R.m = c->get_uint("m"), R.k = c->get_uint("k"), R.n = c->get_uint("n");
         R.b_transposed = c->get_bool("b_transposed");
         R.relu = c->get_bool("relu");
+        R.bias = with_bias;
       }
       // Every tensor the reference reads or compares must be large enough for its shape.
       auto need = [&](int t, std::uint64_t elems, const char* what) {
@@ -235,6 +251,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       if (R.op == "gemm") {
         need(K->inputs[0], R.m * R.k, "input");
         need(K->inputs[1], R.k * R.n, "input");
+        if (R.bias) need(K->inputs[2], R.n, "bias");
       } else if (R.op == "conv2d") {
         need(K->inputs[0], std::uint64_t(R.conv.c) * R.conv.h * R.conv.w, "input");
         need(K->inputs[1], std::uint64_t(R.conv.cout) * R.conv.k(), "weights");

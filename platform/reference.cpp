@@ -20,11 +20,13 @@ std::uint64_t Reference::count(std::uint64_t out_elems) const {
 
 namespace {
 
-// out[r][c] = sum over k of a[r][k] * b[k][c] (b row-major k x n, or n x k when transposed).
-void gemm_ref(const Reference& R, const TensorView& a, const TensorView& b, std::vector<double>& out) {
+// out[r][c] = bias[c] + sum over k of a[r][k] * b[k][c] (b row-major k x n, or n x k when
+// transposed; bias 0 without one).
+void gemm_ref(const Reference& R, const TensorView& a, const TensorView& b, const TensorView* bias,
+              std::vector<double>& out) {
   for (std::uint64_t r = 0; r < R.m; ++r)
     for (std::uint64_t c = 0; c < R.n; ++c) {
-      double v = 0;
+      double v = bias ? bias->at(c) : 0.0;
       for (std::uint64_t k = 0; k < R.k; ++k) v += a.at(r * R.k + k) * b.at(R.b_transposed ? c * R.k + k : k * R.n + c);
       out[r * R.n + c] = R.relu && v < 0 ? 0.0 : v;
     }
@@ -80,7 +82,7 @@ void softmax_ref(std::uint64_t cols, const TensorView& x, std::vector<double>& o
 
 std::vector<double> Reference::compute(const std::vector<TensorView>& in, std::uint64_t n_out) const {
   std::vector<double> out(n_out);
-  if (op == "gemm") return gemm_ref(*this, in[0], in[1], out), out;
+  if (op == "gemm") return gemm_ref(*this, in[0], in[1], bias ? &in[2] : nullptr, out), out;
   if (op == "conv2d") return conv2d_ref(conv, in[0], in[1], out), out;
   if (op == "pool") return pool_ref(pool, in[0], out), out;
   if (op == "softmax") return softmax_ref(cols, in[0], out), out;

@@ -15,6 +15,22 @@ std::string GemmTiling::str() const {
   return std::to_string(mt) + " x " + std::to_string(nt) + " tiles, k in chunks of " + std::to_string(kt);
 }
 
+namespace {
+
+// L0C parts of an nt-wide GEMM tile: two when it has an even number of fractal columns.
+int gemm_parts(std::uint32_t nt) { return (nt / 16) % 2 == 0 ? 2 : 1; }
+
+// UB bytes of the bias epilogue with `slots` part buffers: each holds an mt x nt / parts
+// accumulator tile (and its cast, when C's type differs), plus the tile's bias row.
+std::uint64_t gemm_epilogue_ub(const GemmShape& s, std::uint32_t mt, std::uint32_t nt, int slots) {
+  const std::uint64_t ntp = nt / gemm_parts(nt);
+  const unsigned ob = dtype_bytes(s.out);
+  const bool cast = s.out != DType::F32 && s.out != DType::S32;
+  return slots * std::uint64_t(mt) * ntp * (4 + (cast ? ob : 0)) + std::uint64_t(nt) * 4;
+}
+
+}  // namespace
+
 GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
   const bool int8 = s.in == DType::S8;
   if (s.in != DType::F16 && s.in != DType::BF16 && !int8) throw Error("gemm: inputs are f16, bf16 or s8");
@@ -42,12 +58,14 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
       if (s.m % mt || s.n % nt) continue;
       const bool fits = 2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b &&
                         std::uint64_t(mt) * nt * 4 <= l0c && (t.kt / k0) * (nt / 16) <= 255 &&
-                        2ull * (std::uint64_t(mt) * t.kt + std::uint64_t(t.kt) * nt) * eb <= l1;
+                        2ull * (std::uint64_t(mt) * t.kt + std::uint64_t(t.kt) * nt) * eb <= l1 &&
+                        (!s.bias || gemm_epilogue_ub(s, mt, nt, 1) <= cfg.size[kUB]);
       if (fits && std::uint64_t(mt) * nt > best) best = std::uint64_t(mt) * nt, t.mt = mt, t.nt = nt;
     }
   if (!best)
     throw Error("gemm: no tile of 16..256 that divides m and n fits L0A (" + std::to_string(l0a) + " B), L0B (" +
-                std::to_string(l0b) + " B), L0C (" + std::to_string(l0c) + " B) and L1");
+                std::to_string(l0b) + " B), L0C (" + std::to_string(l0c) + " B) and L1" +
+                (s.bias ? " (and, with bias, UB (" + std::to_string(cfg.size[kUB]) + " B))" : std::string()));
   return t;
 }
 
@@ -164,7 +182,7 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
   // overlaps the cube. Each part's steps load A again: cheap for a GEMM (load2d at 512 B per
   // cycle), not for a conv, whose img2col costs more than the overlap saves (11.7% of peak on
   // scenarios/kernels/conv2d.yaml with one part, 7.3% with two).
-  const int parts = (nf % 2 == 0 && !conv) ? 2 : 1;
+  const int parts = conv ? 1 : gemm_parts(t.nt);
   const std::uint32_t nfp = nf / parts, ntp = t.nt / parts;
   // L1 holds nb chunks: as many as fit up to eight (event ids 0..7; a conv keeps 7 for its
   // feature map), so MTE2 runs a group or more ahead of the cube. L0A / L0B hold two steps.
@@ -185,14 +203,21 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
     l1b[b] = (conv ? fm_area : nb * a_bytes) + std::uint64_t(b) * b_bytes;
   }
   const std::uint64_t l0a[2] = {0, a_bytes}, l0b[2] = {0, b_bytes / parts};
+  // Bias epilogue in UB: nu slots (two when they fit, so part 1's FixPipe need not wait for
+  // part 0's MTE3) of the accumulator tile and its cast, then the bias row.
+  const bool cast = acc == DType::F32 && s.out != DType::F32;
+  const std::uint64_t slot_acc = std::uint64_t(t.mt) * ntp * 4, slot_bytes = slot_acc + (cast ? std::uint64_t(t.mt) * ntp * ob : 0);
+  const int nu = s.bias && gemm_epilogue_ub(s, t.mt, t.nt, 2) <= cfg.size[kUB] ? 2 : 1;
+  const std::uint64_t ub_bias = nu * slot_bytes;
 
   KernelBuilder k;
   const Reg zero = KernelBuilder::zero();
-  Reg arg = k.reg(), A = k.reg(), B = k.reg(), C = k.reg();
+  Reg arg = k.reg(), A = k.reg(), B = k.reg(), C = k.reg(), bias = k.reg();
   k.GetSpr(arg, Spr::ArgBase);
   k.LoadGm(A, arg, 0);
   k.LoadGm(B, arg, 8);
   k.LoadGm(C, arg, 16);
+  if (s.bias) k.LoadGm(bias, arg, 24);
   Reg tile = k.reg(), dim = k.reg(), ntiles = k.Const(tiles), ntn = k.Const(tiles_n);
   k.GetSpr(tile, Spr::BlockId);
   k.GetSpr(dim, Spr::BlockDim);
@@ -219,6 +244,15 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
   for (int b = 0; b < nb; ++b) k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);  // L1 buffer b
   for (int b = 0; b < 2; ++b) k.SetFlag(Pipe::M, Pipe::MTE1, b);      // L0A / L0B buffer b
   for (int h = 0; h < parts; ++h) k.SetFlag(Pipe::FIX, Pipe::M, h);   // L0C part h
+  if (s.bias) {
+    for (int u = 0; u < nu; ++u) k.SetFlag(Pipe::MTE3, Pipe::FIX, u);  // UB slot u
+    k.SetFlag(Pipe::V, Pipe::MTE2, 0);                                 // the UB bias row
+    // The epilogue's vector ops take one row segment of a part (up to 64 elements) per repeat.
+    if (ntp < 64) {
+      k.Li(tmp, ntp);
+      k.SetMaskCount(tmp);
+    }
+  }
 
   // (row, col) of tile `tr` in the tiles_n-wide grid.
   auto row_col = [&](Reg tr) {
@@ -255,6 +289,41 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
       k.Add(b_ptr, b_ptr, tmp);
     }
     k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
+  };
+  // The bias epilogue of L0C part h (at l0c_addr), on UB slot h % nu: FixPipe L0C -> UB
+  // (accumulator type), vadd of the bias row to every row, ReLU, cast to C's type, MTE3 -> GM.
+  auto epilogue = [&](int h, Reg l0c_addr) {
+    const int u = h % nu;
+    const std::uint64_t slot = std::uint64_t(u) * slot_bytes, cast_at = slot + slot_acc;
+    k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
+    k.Li(dst, std::int64_t(slot));
+    k.Fixpipe(Pos::UB, acc, acc, dst, l0c_addr, FixpCfg{t.mt, ntp, ntp});
+    k.SetFlag(Pipe::FIX, Pipe::M, h);
+    k.SetFlag(Pipe::FIX, Pipe::V, u);
+    k.WaitFlag(Pipe::FIX, Pipe::V, u);
+    if (h == 0) k.WaitFlag(Pipe::MTE2, Pipe::V, 0);  // this tile's bias row
+    const std::uint32_t seg = std::min<std::uint32_t>(64, ntp), row_blocks = ntp * 4 / 32;
+    for (std::uint32_t j = 0; j < ntp; j += seg)
+      for (std::uint32_t r0 = 0; r0 < t.mt; r0 += 255) {
+        const std::uint32_t rows = std::min<std::uint32_t>(255, t.mt - r0);
+        // One repeat per row: the row pitch is the repeat stride, the bias row's is 0.
+        const VecCfg vc{rows, 1, 1, 1, row_blocks, row_blocks, 0};
+        k.Li(dst, std::int64_t(slot + (std::uint64_t(r0) * ntp + j) * 4));
+        k.Li(src, std::int64_t(ub_bias + (std::uint64_t(h) * ntp + j) * 4));
+        k.Vector("add", acc, {dst, dst, src}, vc);
+        if (s.relu) k.Vector("relu", acc, {dst, dst}, vc);
+        if (cast) {
+          k.Li(src, std::int64_t(cast_at + (std::uint64_t(r0) * ntp + j) * ob));
+          k.Cast(s.out, acc, src, dst, VecCfg{rows, 1, 1, 1, ntp * ob / 32, row_blocks, 0});
+        }
+      }
+    if (h == parts - 1) k.SetFlag(Pipe::V, Pipe::MTE2, 0);  // the bias row may be replaced
+    k.SetFlag(Pipe::V, Pipe::MTE3, u);
+    k.WaitFlag(Pipe::V, Pipe::MTE3, u);
+    k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
+    k.Li(src, std::int64_t(cast ? cast_at : slot));
+    k.DataCopy(Pos::GM, dst, Pos::UB, src, DataCopyCfg{t.mt, ntp * ob / 32, 0, (s.n - ntp) * ob / 32});
+    k.SetFlag(Pipe::MTE3, Pipe::FIX, u);
   };
   // MTE1 then cube: one chunk's A and part h of its B into L0 buffer l0; C part h (+)= A x B.
   auto step = [&](const Act& a) {
@@ -302,10 +371,14 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
     if (a.last) {
       k.SetFlag(Pipe::M, Pipe::FIX, h);
       k.WaitFlag(Pipe::M, Pipe::FIX, h);
-      k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
       k.Li(src, std::int64_t(l0c));
-      k.Fixpipe(Pos::GM, s.out, acc, dst, src, FixpCfg{t.mt, ntp, s.n}, zero, s.relu);
-      k.SetFlag(Pipe::FIX, Pipe::M, h);
+      if (!s.bias) {
+        k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
+        k.Fixpipe(Pos::GM, s.out, acc, dst, src, FixpCfg{t.mt, ntp, s.n}, zero, s.relu);
+        k.SetFlag(Pipe::FIX, Pipe::M, h);
+      } else {
+        epilogue(h, src);
+      }
     }
   };
   auto emit = [&](const Act& a) {
@@ -339,6 +412,15 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
     k.Mul(tmp, col, tmp);
     k.Add(c_ptr, c_ptr, tmp);
     k.Add(c_ptr, c_ptr, C);
+    if (s.bias) {  // this tile's bias row: bias + col x nt x 4
+      k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
+      k.Li(tmp, std::int64_t(t.nt) * 4);
+      k.Mul(tmp, col, tmp);
+      k.Add(tmp, tmp, bias);
+      k.Li(dst, std::int64_t(ub_bias));
+      k.DataCopy(Pos::UB, dst, Pos::GM, tmp, DataCopyCfg{1, t.nt * 4 / 32, 0, 0});
+      k.SetFlag(Pipe::MTE2, Pipe::V, 0);
+    }
     if (conv) {
       // For load3d: (m_start << 32) | (kt << 16) | (mt << 48), with m_start = row x mt;
       // k_start (bits 15:0) is kstart, which the steps move.
@@ -368,6 +450,10 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
   for (int b = 0; b < nb; ++b) k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
   for (int b = 0; b < 2; ++b) k.WaitFlag(Pipe::M, Pipe::MTE1, b);
   for (int h = 0; h < parts; ++h) k.WaitFlag(Pipe::FIX, Pipe::M, h);
+  if (s.bias) {
+    for (int u = 0; u < nu; ++u) k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
+    k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
+  }
   k.End();
   return k.Build();
 }

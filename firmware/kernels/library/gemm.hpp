@@ -1,5 +1,5 @@
-// Kernel library: GEMM. C (m x n) = A (m x k) x B (k x n), row-major in GM, optionally through
-// ReLU. fp16 and bf16 inputs give f32, f16 or bf16 C; int8 inputs give int32 C. B may be stored transposed (n x k, as inference
+// Kernel library: GEMM. C (m x n) = A (m x k) x B (k x n) (+ bias), row-major in GM, optionally
+// through ReLU. fp16 and bf16 inputs give f32, f16 or bf16 C; int8 inputs give int32 C. B may be stored transposed (n x k, as inference
 // weights usually are: [out features, in features]); for int8 it must be. The tiling comes
 // from the core's buffer sizes, so a what-if on L0A / L0B / L0C needs no kernel edit.
 #pragma once
@@ -16,7 +16,11 @@ struct GemmShape {
   aicore::DType out = aicore::DType::F32;
   aicore::DType in = aicore::DType::F16;  // F16, BF16 or S8
   bool b_transposed = false;              // B given as n x k
-  bool relu = false;                      // FixPipe clamps negative results to 0
+  bool relu = false;                      // negative results become 0
+  // C = A x B + bias, bias n values of the accumulator type (f32, or s32 for int8) added to
+  // every row. As on the 310 / 910, which have no bias table, the epilogue runs on the vector
+  // unit: FixPipe L0C -> UB, vadd (then ReLU, cast), MTE3 UB -> GM.
+  bool bias = false;
 };
 
 // A convolution run as a GEMM: A is the img2col of the input (via load3d), B^T the weights.
@@ -39,7 +43,7 @@ struct GemmTiling {
 // throws dvp::Error naming the constraint when the shape cannot be tiled.
 GemmTiling gemm_tiling(const aicore::AiCoreConfig& cfg, const GemmShape& s);
 
-// Arguments at argbase: A, B, C (GM addresses). Output tiles go to blocks round-robin by
+// Arguments at argbase: A, B, C (GM addresses), and bias when the shape has one. Output tiles go to blocks round-robin by
 // block id; within a block, MTE2 (GM -> L1), MTE1 (L1 -> L0A / L0B) and the cube overlap on
 // two buffers each, and FixPipe writes each finished tile.
 aicore::Image gemm_kernel(const aicore::AiCoreConfig& cfg, const GemmShape& s);
