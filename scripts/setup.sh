@@ -13,6 +13,8 @@ PACKAGES="
   libgtest-dev libgmock-dev
   libbenchmark-dev
   libopenblas-dev
+  libunicorn-dev
+  gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
 "
 
 missing=""

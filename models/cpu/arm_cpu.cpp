@@ -1,0 +1,232 @@
+#include "arm_cpu.hpp"
+
+#include <cstring>
+
+#include "common/error.hpp"
+
+namespace dvp::cpu {
+
+namespace {
+
+constexpr std::uint32_t kWfi = 0xd503207f;
+constexpr std::uint64_t kNever = ~std::uint64_t(3);  // an end address emulation never reaches
+
+}  // namespace
+
+std::string CpuFault::str() const { return cpu + " pc " + hex(pc) + ": " + reason; }
+
+ArmCpu::ArmCpu(sc_core::sc_module_name name, const CpuConfig& cfg, unsigned index, std::uint8_t* dram,
+               std::uint64_t dram_base, std::uint64_t dram_size, irq::IrqController& irq)
+    : sc_module(name),
+      mmio("mmio"),
+      cfg_(cfg),
+      index_(index),
+      irq_(irq),
+      stats_(this->name()),
+      instructions_(stats_.counter("instructions", "instructions executed")),
+      idle_ps_(stats_.counter("idle_ps", "time spent in WFI waiting for an interrupt")),
+      irqs_(stats_.counter("interrupts", "interrupts taken (exception entries)")),
+      mmio_reads_(stats_.counter("mmio_reads", "peripheral register reads")),
+      mmio_writes_(stats_.counter("mmio_writes", "peripheral register writes")),
+      lane_(Tracer::instance().lane(this->name(), "CPU")) {
+  stats_.formula("idle_fraction", "idle_ps / simulated time", [this] {
+    const double t = double(now_tick());
+    return t > 0 ? double(idle_ps_) / t : 0.0;
+  });
+  auto check = [&](uc_err e, const char* what) {
+    if (e != UC_ERR_OK) throw Error(std::string(this->name()) + ": Unicorn " + what + ": " + uc_strerror(e));
+  };
+  check(uc_open(UC_ARCH_ARM64, UC_MODE_ARM, &uc_), "open");
+  check(uc_mem_map_ptr(uc_, dram_base, dram_size, UC_PROT_ALL, dram), "DRAM map");
+  // Everything from the peripherals' window up to DRAM is MMIO: what no device serves is an
+  // address error, reported with the pc.
+  if (cfg.mmio_base >= dram_base) throw Error(std::string(this->name()) + ": mmio_base must lie below DRAM");
+  check(uc_mmio_map(uc_, cfg.mmio_base, dram_base - cfg.mmio_base, on_mmio_read, this, on_mmio_write, this), "MMIO map");
+  uc_hook h;
+  check(uc_hook_add(uc_, &h, UC_HOOK_BLOCK, reinterpret_cast<void*>(on_block), this, 1, 0), "block hook");
+  check(uc_hook_add(uc_, &h, UC_HOOK_MEM_INVALID, reinterpret_cast<void*>(on_bad_access), this, 1, 0), "memory hook");
+  check(uc_hook_add(uc_, &h, UC_HOOK_INTR, reinterpret_cast<void*>(on_exception), this, 1, 0), "exception hook");
+  SC_HAS_PROCESS(ArmCpu);
+  SC_THREAD(run);
+}
+
+ArmCpu::~ArmCpu() {
+  if (uc_) uc_close(uc_);
+}
+
+void ArmCpu::start(std::uint64_t entry) {
+  entry_ = entry;
+  started_ = true;
+  start_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+std::uint64_t ArmCpu::pc() const {
+  std::uint64_t pc = 0;
+  uc_reg_read(uc_, UC_ARM64_REG_PC, &pc);
+  return pc;
+}
+
+Tick ArmCpu::local_time() const {
+  return cfg_.clock.cycles(std::uint64_t(double(executed_) * cfg_.cpi + 0.5)) + mmio_delay_;
+}
+
+void ArmCpu::trace_state(bool busy) {
+  // Merged lanes: one slice per stretch of running or of waiting for an interrupt.
+  const Tick now = now_tick();
+  if (busy == state_busy_) return;
+  if (now > state_since_) Tracer::instance().slice(lane_, state_busy_ ? "run" : "wfi", state_since_, now);
+  state_busy_ = busy;
+  state_since_ = now;
+}
+
+void ArmCpu::run() {
+  if (!started_) wait(start_ev_);
+  std::uint64_t pc = entry_, x0 = index_;
+  uc_reg_write(uc_, UC_ARM64_REG_PC, &pc);
+  uc_reg_write(uc_, UC_ARM64_REG_X0, &x0);  // the firmware learns its core number from x0
+  state_since_ = now_tick();
+  state_busy_ = true;
+  const Tick quantum_cycles = cfg_.quantum / cfg_.clock.period();
+  budget_ = std::max<std::uint64_t>(1, std::uint64_t(double(quantum_cycles) / cfg_.cpi));
+  for (;;) {
+    if (irq_.pending_for(index_) && take_interrupt()) halted_ = false;
+    if (halted_) {
+      trace_state(false);
+      const Tick w0 = now_tick();
+      wait(irq_.changed());
+      idle_ps_ += now_tick() - w0;
+      continue;
+    }
+    trace_state(true);
+    executed_ = 0;
+    mmio_delay_ = 0;
+    stop_requested_ = false;
+    pc = this->pc();
+    const uc_err e = uc_emu_start(uc_, pc, kNever, 0, 0);
+    instructions_ += executed_;
+    if (pending_fault_ || e != UC_ERR_OK) {
+      raise(this->pc(), pending_fault_ ? *pending_fault_ : std::string("Unicorn: ") + uc_strerror(e));
+      return;
+    }
+    if (!stop_requested_) {
+      // Emulation ends by itself only at WFI (QEMU halts the core there).
+      std::uint32_t insn = 0;
+      const std::uint64_t at = this->pc() - 4;
+      if (uc_mem_read(uc_, at, &insn, 4) == UC_ERR_OK && insn == kWfi) {
+        halted_ = true;
+      } else {
+        raise(this->pc(), "emulation stopped for no known reason");
+        return;
+      }
+    }
+    wait(to_sc(local_time()));
+  }
+}
+
+bool ArmCpu::take_interrupt() {
+  std::uint64_t pstate = 0, pc = 0, vbar = 0;
+  uc_reg_read(uc_, UC_ARM64_REG_PSTATE, &pstate);
+  pstate &= 0xffffffff;  // Unicorn 2.0.1 returns garbage above bit 31
+  if (pstate & 0x80) return false;  // PSTATE.I: IRQs masked
+  uc_reg_read(uc_, UC_ARM64_REG_PC, &pc);
+  if ((pstate & 0xf) != 0x5) {
+    raise(pc, "an interrupt arrived outside EL1h (PSTATE " + hex(pstate) + "); the firmware must run at EL1 on SP_EL1");
+    return false;
+  }
+  uc_reg_read(uc_, UC_ARM64_REG_VBAR_EL1, &vbar);
+  uc_reg_write(uc_, UC_ARM64_REG_ELR_EL1, &pc);
+  uc_arm64_cp_reg spsr{4, 0, 3, 0, 0, pstate};  // SPSR_EL1: op0 3, op1 0, CRn 4, CRm 0, op2 0
+  uc_reg_write(uc_, UC_ARM64_REG_CP_REG, &spsr);
+  std::uint64_t entry_state = (pstate & ~std::uint64_t(0xf)) | 0x3c5;  // EL1h, D A I F masked
+  uc_reg_write(uc_, UC_ARM64_REG_PSTATE, &entry_state);
+  const std::uint64_t vector = vbar + 0x280;  // current EL with SP_ELx, IRQ
+  uc_reg_write(uc_, UC_ARM64_REG_PC, &vector);
+  ++irqs_;
+  Tracer::instance().instant(lane_, "irq", now_tick());
+  return true;
+}
+
+void ArmCpu::raise(std::uint64_t pc, const std::string& reason) {
+  if (fault_) return;
+  fault_ = CpuFault{basename(), pc, reason};
+  trace_state(false);
+  if (on_fault_) on_fault_(*fault_);
+}
+
+std::uint64_t ArmCpu::mmio_access(bool write, std::uint64_t addr, unsigned size, std::uint64_t value) {
+  tlm::tlm_generic_payload p;
+  std::uint8_t data[8] = {};
+  std::memcpy(data, &value, std::min(size, 8u));
+  p.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  p.set_address(addr);
+  p.set_data_ptr(data);
+  p.set_data_length(size);
+  p.set_streaming_width(size);
+  p.set_byte_enable_ptr(nullptr);
+  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  const Tick before = local_time();
+  sc_core::sc_time d = to_sc(before);
+  mmio->b_transport(p, d);
+  mmio_delay_ += to_tick(d) - before;
+  ++(write ? mmio_writes_ : mmio_reads_);
+  if (p.get_response_status() != tlm::TLM_OK_RESPONSE && !pending_fault_) {
+    const std::string what = namer_ ? namer_(addr) : "";
+    std::string why = p.get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE ? "no device or register there"
+                      : p.get_response_status() == tlm::TLM_BURST_ERROR_RESPONSE
+                          ? "registers are 32 bits, accessed whole"
+                          : "the register is read-only";
+    // Unicorn 2.0.1 does not update the pc inside a translated block, so the pc reported is
+    // that of the block holding the access; the address and register are exact.
+    pending_fault_ = std::string(write ? "write" : "read") + " of " + std::to_string(size) + " bytes at " + hex(addr) +
+                     (what.empty() ? "" : " (" + what + ")") + " failed: " + why +
+                     " (the access is in the code block starting at this pc)";
+    uc_emu_stop(uc_);
+  }
+  std::uint64_t v = 0;
+  std::memcpy(&v, data, std::min(size, 8u));
+  return v;
+}
+
+void ArmCpu::on_block(uc_engine* uc, std::uint64_t, std::uint32_t size, void* self) {
+  auto* c = static_cast<ArmCpu*>(self);
+  c->executed_ += size / 4;
+  if (c->executed_ >= c->budget_ && !c->stop_requested_) {
+    c->stop_requested_ = true;
+    uc_emu_stop(uc);
+  }
+}
+
+std::uint64_t ArmCpu::on_mmio_read(uc_engine*, std::uint64_t off, unsigned size, void* self) {
+  auto* c = static_cast<ArmCpu*>(self);
+  return c->mmio_access(false, c->cfg_.mmio_base + off, size, 0);
+}
+
+void ArmCpu::on_mmio_write(uc_engine*, std::uint64_t off, unsigned size, std::uint64_t v, void* self) {
+  auto* c = static_cast<ArmCpu*>(self);
+  c->mmio_access(true, c->cfg_.mmio_base + off, size, v);
+}
+
+bool ArmCpu::on_bad_access(uc_engine*, uc_mem_type type, std::uint64_t addr, int size, std::int64_t, void* self) {
+  auto* c = static_cast<ArmCpu*>(self);
+  const char* what = type == UC_MEM_FETCH_UNMAPPED || type == UC_MEM_FETCH_PROT ? "instruction fetch"
+                     : type == UC_MEM_WRITE_UNMAPPED || type == UC_MEM_WRITE_PROT ? "write"
+                                                                                  : "read";
+  if (!c->pending_fault_)
+    c->pending_fault_ = std::string(what) + " of " + std::to_string(size) + " bytes at " + hex(addr) +
+                        ": no memory or device mapped there";
+  return false;
+}
+
+void ArmCpu::on_exception(uc_engine* uc, std::uint32_t intno, void* self) {
+  auto* c = static_cast<ArmCpu*>(self);
+  // QEMU's exception numbers: 1 undefined instruction, 2 SVC, 3 prefetch abort, 4 data
+  // abort, 7 breakpoint. The firmware model has no synchronous exception handling.
+  const char* what = intno == 1 ? "undefined instruction" : intno == 2 ? "SVC (no system calls)"
+                     : intno == 3 ? "prefetch abort" : intno == 4 ? "data abort" : intno == 7 ? "breakpoint"
+                                                                                         : nullptr;
+  if (!c->pending_fault_)
+    c->pending_fault_ = what ? std::string(what) : "exception " + std::to_string(intno);
+  uc_emu_stop(uc);
+}
+
+}  // namespace dvp::cpu

@@ -1,0 +1,98 @@
+// One AArch64 core run by Unicorn, as a TLM initiator. DRAM is mapped into the emulator by
+// direct pointer (DMI: no per-access timing); the MMIO window goes through `mmio`'s
+// b_transport with the core's local time as the annotated delay. The core runs in quanta of
+// simulated time (instructions counted with a block hook, each costing cpi cycles), syncs, and
+// at each quantum boundary takes a pending interrupt by exception entry (ELR_EL1, SPSR_EL1,
+// PSTATE to EL1h with DAIF masked, pc = VBAR_EL1 + 0x280). WFI idles the core until the
+// interrupt controller has something for it: idle time costs no host time.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <unicorn/unicorn.h>
+
+#include "common/stats.hpp"
+#include "common/trace.hpp"
+#include "cpu_config.hpp"
+#include "irq/irq_controller.hpp"
+
+namespace dvp::cpu {
+
+struct CpuFault {
+  std::string cpu;
+  std::uint64_t pc = 0;
+  std::string reason;
+  std::string str() const;
+};
+
+class ArmCpu : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<ArmCpu> mmio;
+
+  // `index`: the core's number (its interrupt controller interface; x0 at entry);
+  // `dram` (host memory of `dram_size` bytes) appears at `dram_base`.
+  ArmCpu(sc_core::sc_module_name name, const CpuConfig& cfg, unsigned index, std::uint8_t* dram,
+         std::uint64_t dram_base, std::uint64_t dram_size, irq::IrqController& irq);
+  ~ArmCpu() override;
+
+  // Starts executing at `entry` (EL1h, MMU off, interrupts masked, x0 = the core's index)
+  // when the simulation runs.
+  void start(std::uint64_t entry);
+  void set_fault_handler(std::function<void(const CpuFault&)> h) { on_fault_ = std::move(h); }
+  // Names an MMIO address for fault reports ("timer.CMP0_LO").
+  void set_mmio_namer(std::function<std::string(std::uint64_t)> f) { namer_ = std::move(f); }
+
+  std::uint64_t instructions() const { return instructions_; }
+  Tick idle() const { return idle_ps_; }
+  bool waiting_for_interrupt() const { return halted_; }
+  std::uint64_t pc() const;
+  const std::optional<CpuFault>& fault() const { return fault_; }
+
+ private:
+  void run();
+  bool take_interrupt();
+  void raise(std::uint64_t pc, const std::string& reason);
+  std::uint64_t mmio_access(bool write, std::uint64_t addr, unsigned size, std::uint64_t value);
+  Tick local_time() const;  // time spent in the current quantum so far
+  void trace_state(bool busy);
+
+  static void on_block(uc_engine* uc, std::uint64_t addr, std::uint32_t size, void* self);
+  static std::uint64_t on_mmio_read(uc_engine* uc, std::uint64_t off, unsigned size, void* self);
+  static void on_mmio_write(uc_engine* uc, std::uint64_t off, unsigned size, std::uint64_t v, void* self);
+  static bool on_bad_access(uc_engine* uc, uc_mem_type type, std::uint64_t addr, int size, std::int64_t v, void* self);
+  static void on_exception(uc_engine* uc, std::uint32_t intno, void* self);
+
+  CpuConfig cfg_;
+  unsigned index_;
+  irq::IrqController& irq_;
+  uc_engine* uc_ = nullptr;
+  std::uint64_t entry_ = 0;
+  bool started_ = false, halted_ = false;
+  sc_core::sc_event start_ev_;
+
+  // The current quantum.
+  std::uint64_t budget_ = 0, executed_ = 0;
+  Tick mmio_delay_ = 0;
+  bool stop_requested_ = false;
+  std::optional<std::string> pending_fault_;  // set in a callback, reported after the quantum
+
+  std::optional<CpuFault> fault_;
+  std::function<void(const CpuFault&)> on_fault_;
+  std::function<std::string(std::uint64_t)> namer_;
+
+  stats::Group stats_;
+  std::uint64_t& instructions_;
+  std::uint64_t& idle_ps_;
+  std::uint64_t& irqs_;
+  std::uint64_t& mmio_reads_;
+  std::uint64_t& mmio_writes_;
+  Tracer::Lane lane_;
+  Tick state_since_ = 0;
+  bool state_busy_ = false;
+};
+
+}  // namespace dvp::cpu

@@ -1,0 +1,74 @@
+#include "irq_controller.hpp"
+
+#include "common/error.hpp"
+
+namespace dvp::irq {
+
+IrqController::IrqController(sc_core::sc_module_name name, unsigned cpus, double access_ns)
+    : Device(name, 0x100 + 0x10 * cpus, access_ns),
+      cpus_(cpus),
+      enable_(*this, "ENABLE", 0x0, 0, "bit n: line n may be delivered"),
+      pending_(*this, "PENDING", 0x4, 0, "read: lines pending (driven high or set); write: bits set software pending"),
+      clear_(*this, "CLEAR", 0x8, 0, "write: bits clear software pending") {
+  if (cpus == 0 || cpus > 16) throw Error(std::string(name) + ": 1..16 CPUs");
+  enable_.on_write([this](std::uint32_t v) {
+    enable_.value = v;
+    update();
+  });
+  pending_.on_read([this] { return level_ | soft_; }).on_write([this](std::uint32_t v) {
+    soft_ |= v;
+    update();
+  });
+  clear_.on_read([] { return 0u; }).on_write([this](std::uint32_t v) {
+    soft_ &= ~v;
+    update();
+  });
+  for (unsigned l = 0; l < kLines; ++l) {
+    route_.push_back(std::make_unique<mmio::Register>(*this, "ROUTE" + std::to_string(l), 0x20 + 4 * l, 0,
+                                                      "the CPU that line " + std::to_string(l) + " goes to"));
+    mmio::Register& r = *route_.back();
+    r.on_write([this, &r](std::uint32_t v) {
+      r.value = v;
+      update();
+    });
+  }
+  for (unsigned c = 0; c < cpus; ++c) {
+    const std::string n = std::to_string(c);
+    ack_.push_back(std::make_unique<mmio::Register>(*this, "ACK" + n, 0x100 + 0x10 * c, 0,
+                                                    "CPU " + n + " reads the lowest deliverable line and makes it "
+                                                    "active (0xffffffff: none)"));
+    eoi_.push_back(std::make_unique<mmio::Register>(*this, "EOI" + n, 0x104 + 0x10 * c, 0,
+                                                    "CPU " + n + " writes a line it acknowledged: end of interrupt"));
+    ack_.back()->on_read([this, c] {
+      const std::uint32_t d = deliverable(c);
+      if (!d) return kNone;
+      const unsigned line = unsigned(__builtin_ctz(d));
+      active_ |= 1u << line;
+      soft_ &= ~(1u << line);  // a software-set line is consumed by its acknowledge
+      update();
+      return std::uint32_t(line);
+    }).read_only();
+    eoi_.back()->on_read([] { return 0u; }).on_write([this](std::uint32_t line) {
+      if (line < kLines) active_ &= ~(1u << line);
+      update();
+    });
+  }
+}
+
+void IrqController::set_line(unsigned line, bool level) {
+  const std::uint32_t bit = 1u << line;
+  const std::uint32_t before = level_;
+  level_ = level ? level_ | bit : level_ & ~bit;
+  if (level_ != before) update();
+}
+
+std::uint32_t IrqController::deliverable(unsigned cpu) const {
+  std::uint32_t d = (level_ | soft_) & enable_.value & ~active_;
+  for (unsigned l = 0; l < kLines; ++l)
+    if (route_[l]->value != cpu) d &= ~(1u << l);
+  return d;
+}
+
+bool IrqController::pending_for(unsigned cpu) const { return deliverable(cpu) != 0; }
+
+}  // namespace dvp::irq

@@ -1,0 +1,40 @@
+// Interrupt controller: up to 32 level-sensitive lines from the peripherals (plus software-set
+// pending bits), each enabled or not and routed to one CPU. A CPU acknowledges the lowest
+// deliverable line (it becomes active and is not delivered again until end-of-interrupt).
+// Register map: docs/peripherals.md.
+#pragma once
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "mmio/mmio.hpp"
+
+namespace dvp::irq {
+
+class IrqController : public mmio::Device {
+ public:
+  static constexpr unsigned kLines = 32;
+  static constexpr std::uint32_t kNone = 0xffffffff;  // ACK when nothing is deliverable
+
+  IrqController(sc_core::sc_module_name name, unsigned cpus, double access_ns);
+  std::string device_kind() const override { return "irq"; }
+
+  // A peripheral drives line `line` high or low.
+  void set_line(unsigned line, bool level);
+  // Whether CPU `cpu` has a deliverable line (enabled, pending, not active, routed to it).
+  bool pending_for(unsigned cpu) const;
+  // Notified whenever what is deliverable may have changed.
+  sc_core::sc_event& changed() { return changed_ev_; }
+
+ private:
+  std::uint32_t deliverable(unsigned cpu) const;
+  void update() { changed_ev_.notify(sc_core::SC_ZERO_TIME); }
+
+  unsigned cpus_;
+  std::uint32_t level_ = 0, soft_ = 0, active_ = 0;
+  sc_core::sc_event changed_ev_;
+  mmio::Register enable_, pending_, clear_;
+  std::vector<std::unique_ptr<mmio::Register>> route_, ack_, eoi_;
+};
+
+}  // namespace dvp::irq

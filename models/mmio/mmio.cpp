@@ -1,0 +1,85 @@
+#include "mmio.hpp"
+
+#include <cstring>
+
+#include "common/error.hpp"
+
+namespace dvp::mmio {
+
+Register::Register(Device& dev, std::string name, std::uint32_t offset, std::uint32_t reset, std::string doc)
+    : value(reset), name_(std::move(name)), offset_(offset), reset_(reset), doc_(std::move(doc)) {
+  dev.regs_.push_back(this);
+}
+
+Device::Device(sc_core::sc_module_name name, std::uint32_t size, double access_ns)
+    : sc_module(name), bus("bus"), size_(size), access_(access_ns, sc_core::SC_NS) {
+  bus.register_b_transport(this, &Device::b_transport);
+}
+
+void Device::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+  const std::uint64_t off = p.get_address();
+  Register* r = nullptr;
+  for (Register* x : regs_)
+    if (x->offset() == off) r = x;
+  // Registers are 32 bits wide and accessed whole.
+  if (!r || p.get_data_length() != 4 || p.get_byte_enable_ptr()) {
+    p.set_response_status(r ? tlm::TLM_BURST_ERROR_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  now_ = sc_core::sc_time_stamp() + delay;
+  std::uint32_t v = 0;
+  if (p.is_write()) {
+    std::memcpy(&v, p.get_data_ptr(), 4);
+    r->bad_write_ = false;
+    if (r->write_) r->write_(v);
+    else r->value = v;
+    if (r->bad_write_) {
+      p.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+      return;
+    }
+  } else {
+    v = r->read_ ? r->read_() : r->value;
+    std::memcpy(p.get_data_ptr(), &v, 4);
+  }
+  delay += access_;
+  p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+MmioBus::MmioBus(sc_core::sc_module_name name) : sc_module(name), cpus("cpus"), devices("devices") {
+  cpus.register_b_transport(this, &MmioBus::b_transport);
+}
+
+void MmioBus::attach(Device& d, std::uint64_t base) {
+  for (const Region& r : regions_)
+    if (base < r.base + r.size && r.base < base + d.size())
+      throw Error(std::string(d.name()) + " at " + std::to_string(base) + " overlaps " + r.dev->name());
+  regions_.push_back(Region{base, d.size(), &d});
+  devices.bind(d.bus);
+}
+
+std::string MmioBus::describe(std::uint64_t addr) const {
+  for (const Region& r : regions_)
+    if (addr >= r.base && addr < r.base + r.size) {
+      std::string s = r.dev->basename();
+      for (const Register* x : r.dev->registers())
+        if (x->offset() == addr - r.base) return s + "." + x->name();
+      return s + " (no register at offset " + std::to_string(addr - r.base) + ")";
+    }
+  return "";
+}
+
+void MmioBus::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+  const std::uint64_t addr = p.get_address();
+  for (std::size_t i = 0; i < regions_.size(); ++i) {
+    const Region& r = regions_[i];
+    if (addr >= r.base && addr < r.base + r.size) {
+      p.set_address(addr - r.base);
+      devices[int(i)]->b_transport(p, delay);
+      p.set_address(addr);
+      return;
+    }
+  }
+  p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+}
+
+}  // namespace dvp::mmio

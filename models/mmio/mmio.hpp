@@ -1,0 +1,100 @@
+// Memory-mapped peripherals, written the VCML way: each device declares its 32-bit registers as
+// members (name, offset, reset value) with small read / write handlers, and one TLM target
+// socket serves them. MmioBus decodes the MMIO window for the CPUs: an address maps to one
+// device and a device-relative offset, or to an address error.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+namespace dvp::mmio {
+
+class Device;
+
+// One 32-bit register. `read` returns its value (default: the stored value); `write` takes the
+// written value (default: store it). Handlers run at the access's simulated time,
+// sc_time_stamp() + the annotated delay, which `Device::now()` gives them.
+class Register {
+ public:
+  Register(Device& dev, std::string name, std::uint32_t offset, std::uint32_t reset, std::string doc);
+  Register& on_read(std::function<std::uint32_t()> f) {
+    read_ = std::move(f);
+    return *this;
+  }
+  Register& on_write(std::function<void(std::uint32_t)> f) {
+    write_ = std::move(f);
+    return *this;
+  }
+  Register& read_only() {
+    write_ = [this](std::uint32_t) { bad_write_ = true; };
+    return *this;
+  }
+  std::uint32_t value = 0;
+  const std::string& name() const { return name_; }
+  std::uint32_t offset() const { return offset_; }
+  std::uint32_t reset() const { return reset_; }
+  const std::string& doc() const { return doc_; }
+
+ private:
+  friend class Device;
+  std::string name_;
+  std::uint32_t offset_, reset_;
+  std::string doc_;
+  std::function<std::uint32_t()> read_;
+  std::function<void(std::uint32_t)> write_;
+  bool bad_write_ = false;
+};
+
+class Device : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<Device> bus;
+
+  // `access_ns`: what one register access costs the initiator.
+  Device(sc_core::sc_module_name name, std::uint32_t size, double access_ns);
+  std::uint32_t size() const { return size_; }
+  const std::vector<Register*>& registers() const { return regs_; }
+  virtual std::string device_kind() const = 0;  // "uart", "timer", ... for docs and headers
+
+ protected:
+  // The simulated time of the access being served (valid inside handlers).
+  sc_core::sc_time now() const { return now_; }
+
+ private:
+  friend class Register;
+  void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  std::uint32_t size_;
+  sc_core::sc_time access_;
+  sc_core::sc_time now_;
+  std::vector<Register*> regs_;
+};
+
+// Decodes the MMIO window: CPUs bind to `cpus`, devices are attached with their base address.
+class MmioBus : public sc_core::sc_module {
+ public:
+  tlm_utils::multi_passthrough_target_socket<MmioBus> cpus;
+  tlm_utils::multi_passthrough_initiator_socket<MmioBus> devices;
+
+  explicit MmioBus(sc_core::sc_module_name name);
+  // Throws dvp::Error when the range overlaps another device.
+  void attach(Device& d, std::uint64_t base);
+  struct Region {
+    std::uint64_t base, size;
+    Device* dev;
+  };
+  const std::vector<Region>& regions() const { return regions_; }
+  // The device and register at an address, for fault reports ("timer0.CMP0"), or "".
+  std::string describe(std::uint64_t addr) const;
+
+ private:
+  void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  std::vector<Region> regions_;
+};
+
+}  // namespace dvp::mmio

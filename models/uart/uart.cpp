@@ -1,0 +1,35 @@
+#include "uart.hpp"
+
+namespace dvp::uart {
+
+Uart::Uart(sc_core::sc_module_name name, std::string who, double access_ns)
+    : Device(name, 0x10, access_ns),
+      who_(std::move(who)),
+      data_(*this, "DATA", 0x0, 0, "write: transmit the low byte"),
+      status_(*this, "STATUS", 0x4, 1, "bit 0: ready to transmit (always: the model sends at once)") {
+  data_.on_read([] { return 0u; }).on_write([this](std::uint32_t v) { put(char(v & 0xff)); });
+  status_.read_only();
+}
+
+Uart::~Uart() {
+  if (!line_.empty() && log_) log_("[" + who_ + "] " + line_);
+}
+
+void Uart::connect(const std::string& dir, std::function<void(const std::string&)> log) {
+  file_.open(dir + "/uart-" + who_ + ".txt", std::ios::binary | std::ios::trunc);
+  file_ << all_;
+  log_ = std::move(log);
+}
+
+void Uart::put(char c) {
+  all_ += c;
+  if (file_.is_open()) file_.put(c).flush();
+  if (c == '\n') {
+    if (log_) log_("[" + who_ + "] " + line_);
+    line_.clear();
+  } else if (c != '\r') {
+    line_ += c;
+  }
+}
+
+}  // namespace dvp::uart

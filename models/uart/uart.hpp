@@ -1,0 +1,28 @@
+// UART (transmit side): each byte written to DATA goes to DIR/uart-<who>.txt, and each complete
+// line to the run log as "[<who>] text". Register map: docs/peripherals.md.
+#pragma once
+#include <fstream>
+#include <functional>
+
+#include "mmio/mmio.hpp"
+
+namespace dvp::uart {
+
+class Uart : public mmio::Device {
+ public:
+  Uart(sc_core::sc_module_name name, std::string who, double access_ns);
+  ~Uart() override;
+  std::string device_kind() const override { return "uart"; }
+  // Where the text goes: `dir`/uart-<who>.txt, and `log` for each line (may be empty).
+  void connect(const std::string& dir, std::function<void(const std::string&)> log);
+  const std::string& text() const { return all_; }  // everything written so far
+
+ private:
+  void put(char c);
+  std::string who_, line_, all_;
+  std::ofstream file_;
+  std::function<void(const std::string&)> log_;
+  mmio::Register data_, status_;
+};
+
+}  // namespace dvp::uart
