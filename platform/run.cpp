@@ -88,6 +88,20 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
   j["cube_efficiency"] = peak > 0 ? j["achieved_tflops"].get<double>() / peak : 0.0;
   j["cube_efficiency_int8"] = peak > 0 ? j["achieved_tops_int8"].get<double>() / (2 * peak) : 0.0;
   j["kernel_checks_failed"] = soc.launcher() ? soc.launcher()->checks_failed() : 0;
+  // The Arm cores: instructions, host speed, idle time in WFI.
+  std::uint64_t instr = 0;
+  double idle = 0;
+  unsigned ran = 0;
+  for (auto& c : soc.cpus()) {
+    if (!c->instructions()) continue;  // never started
+    ++ran;
+    instr += c->instructions();
+    idle += ns > 0 ? double(c->idle()) / double(end) : 0.0;
+  }
+  j["cpu_instructions"] = instr;
+  j["cpu_mips_host"] = host_seconds > 0 ? double(instr) / host_seconds / 1e6 : 0.0;
+  j["cpu_idle_fraction"] = ran ? idle / ran : 0.0;  // mean over the cores that ran
+  j["firmware_exit_code"] = soc.simctrl() && soc.simctrl()->exit_code() ? int(*soc.simctrl()->exit_code()) : -1;
   return j;
 }
 
@@ -146,6 +160,19 @@ static std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::jso
   os << "\nring (" << soc.ring_config().stops << " stops" << (soc.ring_config().bidirectional ? ", bidirectional" : "")
      << ")\n";
   row("busiest link channel", fmt("%.1f%% busy", 100.0 * sum["ring_max_link_busy"].get<double>()));
+  if (const cpu::CpuConfig* cc = soc.cpu_config()) {
+    os << "\nArm CPUs (" << cc->control_cores << " control, " << cc->aicpu_cores << " AI CPU, at "
+       << fmt("%.0f MHz", cc->clock.mhz()) << ")\n";
+    for (auto& c : soc.cpus())
+      if (c->instructions())
+        row(c->basename(), std::to_string(c->instructions()) + " instructions, " +
+                               fmt("%.1f%% idle in WFI", sum["simulated_ns"].get<double>() > 0
+                                                             ? 100.0 * double(c->idle()) /
+                                                                   (sum["simulated_ns"].get<double>() * 1000.0)
+                                                             : 0.0));
+    row("host speed", fmt("%.1f MIPS", sum["cpu_mips_host"].get<double>()));
+    if (sum["firmware_exit_code"].get<int>() >= 0) row("firmware exit code", std::to_string(sum["firmware_exit_code"].get<int>()));
+  }
   const aicore::AiCoreConfig* ac = soc.launcher() ? soc.aicore_config() : nullptr;
   if (ac) {
     os << "\nAI Cores (" << ac->cores << " at " << fmt("%.0f MHz", ac->clock.mhz()) << ", peak "
@@ -207,6 +234,11 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
       sc_core::sc_time::from_value(Tick(plat.at("sim").get_double("quantum_ns") * 1000.0 + 0.5)));
 
   Soc soc("soc", s);
+  fs::create_directories(out);
+  for (auto& u : soc.uarts())
+    u->connect(out, [quiet = o.quiet](const std::string& line) {
+      if (!quiet) std::cout << line << "\n" << std::flush;
+    });
   const auto t0 = clock::now();
   const double max_wall = run.has("max_wall_seconds") ? run.get_double("max_wall_seconds") : 0.0;
   const Tick max_sim = run.has("max_sim_ns") ? Tick(run.get_double("max_sim_ns") * 1000.0) : kTickMax;
@@ -231,6 +263,20 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
     }
   }
   if (soc.launcher() && !soc.launcher()->fault().empty()) limit_error = "AI Core fault: " + soc.launcher()->fault();
+  if (limit_error.empty() && !soc.cpu_fault().empty()) limit_error = "CPU fault: " + soc.cpu_fault();
+  bool firmware_started = false;
+  for (auto& c : soc.cpus()) firmware_started |= c->instructions() > 0;
+  if (limit_error.empty() && firmware_started && !(soc.simctrl() && soc.simctrl()->exit_code())) {
+    // Nothing left to happen and no exit written: every core waits for an interrupt that
+    // nothing will raise.
+    std::string where;
+    for (auto& c : soc.cpus())
+      if (c->instructions())
+        where += std::string(where.empty() ? "" : ", ") + c->basename() + " at pc " + hex(c->pc()) +
+                 (c->waiting_for_interrupt() ? " (WFI)" : "");
+    limit_error = "the firmware did not finish: no exit code written to simctrl.EXIT and nothing left to run (" +
+                  where + ")";
+  }
   if (limit_error.empty()) {
     for (auto& g : soc.requesters())
       if (!g->done()) limit_error = std::string(g->name()) + " did not finish";
@@ -287,11 +333,14 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
       }
     }
   }
+  if (soc.simctrl() && soc.simctrl()->exit_code() && *soc.simctrl()->exit_code() != 0) {
+    failed = true;
+    check_lines.push_back("FAIL firmware exit code " + std::to_string(*soc.simctrl()->exit_code()));
+  }
   std::string status = !limit_error.empty() ? "STOPPED: " + limit_error : failed ? "FAILED" : "passed";
   r.summary = summary_text(s, soc, sum, check_lines, status);
   r.exit_code = !limit_error.empty() ? kExitSimError : failed ? kExitCheckFailed : kExitOk;
 
-  fs::create_directories(out);
   {
     std::ofstream f(out + "/stats.json");
     f << r.stats.dump(1) << "\n";

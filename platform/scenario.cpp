@@ -14,6 +14,11 @@ std::string preset_dir() {
   return DVP_SOURCE_DIR "/scenarios/presets";
 }
 
+std::string firmware_dir() {
+  if (const char* e = std::getenv("DVP_FIRMWARE")) return e;
+  return DVP_BINARY_DIR "/firmware";
+}
+
 static const cfg::Node* find_path(const cfg::Node& root, const std::string& dotted) {
   const cfg::Node* n = &root;
   std::size_t start = 0;

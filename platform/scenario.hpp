@@ -25,6 +25,8 @@ struct Scenario {
 
 // Where presets live: $DVP_PRESETS if set, else the source tree's scenarios/presets.
 std::string preset_dir();
+// Where the project's firmware images are built (build/firmware; DVP_FIRMWARE overrides).
+std::string firmware_dir();
 Scenario load_scenario(const std::string& path, const Overrides& o);
 
 }  // namespace dvp::platform

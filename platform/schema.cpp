@@ -1,6 +1,7 @@
 #include "schema.hpp"
 
 #include "aicore/aicore_config.hpp"
+#include "cpu/cpu_config.hpp"
 #include "cache/l2_config.hpp"
 #include "dram/dram_config.hpp"
 #include "ring/ring_timing.hpp"
@@ -29,6 +30,18 @@ static cfg::Spec build() {
   dram::Config::describe(p.section("dram", "DRAM controllers, channels and devices (LPDDR4 / HBM2)"));
   aicore::AiCoreConfig::describe(
       p.section("aicore", "AI Cores (Da Vinci): pipes, buffers, caches and rates; requesters on the ring").optional());
+
+  cpu::CpuConfig::describe(
+      p.section("cpu", "Arm CPU clusters (control CPU and AI CPU, AArch64 on Unicorn) and their peripherals")
+          .optional());
+  cfg::Spec& fw = root.section("firmware", "A firmware image for the Arm CPUs, loaded into DRAM before the run");
+  fw.optional();
+  fw.param("image", Type::String,
+           "a name (a firmware the project builds: build/firmware/<name>.bin) or a path to a raw image, relative "
+           "to the scenario file");
+  fw.param("load", Type::Int, "address the image is loaded at and the cores start at (default: dram_base)")
+      .unit("B").optional().min(0);
+  fw.param("cores", Type::IntList, "the cores that start there (default: [0], the first control core)").optional();
 
   tgen::TgenConfig::describe(root.object_list("traffic", "Traffic generators (requesters on the ring)"));
 
@@ -59,8 +72,6 @@ const cfg::Spec& scenario_schema() {
 
 const std::vector<NotBuilt>& not_built_parts() {
   static const std::vector<NotBuilt> v = {
-      {"platform.cpu", "the control CPU and AI CPU clusters"},
-      {"firmware", "firmware images for the Arm CPUs"},
       {"tasks", "the task scheduler"},
       {"platform.ts", "the task scheduler"},
       {"platform.dvpp", "the DVPP media engines"},

@@ -1,6 +1,11 @@
 #include "soc.hpp"
 
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
 #include "common/error.hpp"
+#include "peripherals.hpp"
 
 namespace dvp::platform {
 
@@ -92,6 +97,10 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
     src_is_hn_.resize(src + 1, false);
   }
 
+  if (const cfg::Node* c = plat.find("cpu")) build_cpus(*c, s.root.find("firmware"), s);
+  else if (const cfg::Node* fw = s.root.find("firmware"))
+    fw->fail("the scenario runs firmware but the platform has no platform.cpu section");
+
   // Requesters.
   const cfg::Node* traffic = s.root.find("traffic");
   std::uint32_t total = 0;
@@ -127,6 +136,62 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
       }
     }
   });
+}
+
+void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s) {
+  cpu_cfg_ = cpu::CpuConfig::from(c);
+  if (cpu_cfg_.mmio_base + 0x10000 > dram_base_)
+    c.at("mmio_base").fail("the peripherals' window (64 KiB) must end below DRAM (" + hex(dram_base_) + ")");
+  const unsigned n = cpu_cfg_.cores();
+  const double acc = cpu_cfg_.mmio_access_ns;
+  auto role = [&](unsigned i) {
+    return i < cpu_cfg_.control_cores ? "ctrl" + std::to_string(i) : "aicpu" + std::to_string(i - cpu_cfg_.control_cores);
+  };
+  periph_level_ = std::make_unique<Level>("periph", [&] {
+    mmio_bus_ = std::make_unique<mmio::MmioBus>("bus");
+    irq_ = std::make_unique<irq::IrqController>("irq", n, acc);
+    timer_ = std::make_unique<timer::Timer>("timer", cpu_cfg_.timer_mhz, n, *irq_, kTimerFirstLine, acc);
+    simctrl_ = std::make_unique<simctrl::SimCtrl>("simctrl", acc);
+    mmio_bus_->attach(*irq_, cpu_cfg_.mmio_base + kIrqOffset);
+    mmio_bus_->attach(*timer_, cpu_cfg_.mmio_base + kTimerOffset);
+    mmio_bus_->attach(*simctrl_, cpu_cfg_.mmio_base + kSimctrlOffset);
+    for (unsigned i = 0; i < n; ++i) {
+      uarts_.push_back(std::make_unique<uart::Uart>(("uart" + std::to_string(i)).c_str(), "cpu" + std::to_string(i), acc));
+      mmio_bus_->attach(*uarts_.back(), cpu_cfg_.mmio_base + kUartOffset + kUartStride * i);
+    }
+  });
+  cpu_level_ = std::make_unique<Level>("cpu", [&] {
+    for (unsigned i = 0; i < n; ++i) {
+      cpus_.push_back(std::make_unique<cpu::ArmCpu>(role(i).c_str(), cpu_cfg_, i, storage_->data(), dram_base_,
+                                                    storage_->size(), *irq_));
+      cpu::ArmCpu& core = *cpus_.back();
+      core.mmio.bind(mmio_bus_->cpus);
+      core.set_mmio_namer([this](std::uint64_t a) { return mmio_bus_->describe(a); });
+      core.set_fault_handler([this](const cpu::CpuFault& f) {
+        if (cpu_fault_.empty()) cpu_fault_ = f.str();
+        sc_core::sc_stop();
+      });
+    }
+  });
+  if (!fw) return;
+  // The image goes into DRAM as it is; the listed cores start at its first byte.
+  const std::string img = fw->get_string("image");
+  std::string path = img.find('/') == std::string::npos ? firmware_dir() + "/" + img + ".bin" : s.dir + "/" + img;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fw->at("image").fail("cannot open " + path + (img.find('/') == std::string::npos
+                                                             ? " (a firmware the project builds: run scripts/build.sh)"
+                                                             : ""));
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::uint64_t load = fw->has("load") ? fw->get_uint("load") : dram_base_;
+  if (load < dram_base_ || load - dram_base_ + bytes.size() > storage_->size())
+    fw->at("load").fail("the image (" + std::to_string(bytes.size()) + " bytes at " + hex(load) + ") must lie in DRAM");
+  std::memcpy(storage_->data() + (load - dram_base_), bytes.data(), bytes.size());
+  std::vector<std::uint64_t> start = {0};
+  if (fw->has("cores")) start = fw->get_uint_list("cores");
+  for (std::uint64_t i : start) {
+    if (i >= n) fw->at("cores").fail("core " + std::to_string(i) + " does not exist (" + std::to_string(n) + " cores)");
+    cpus_[i]->start(load);
+  }
 }
 
 int Soc::route(std::uint64_t addr, unsigned src) const {

@@ -9,6 +9,10 @@
 #include <systemc>
 
 #include "aicore/aicore.hpp"
+#include "cpu/arm_cpu.hpp"
+#include "simctrl/simctrl.hpp"
+#include "timer/timer.hpp"
+#include "uart/uart.hpp"
 #include "cache/l2_slice.hpp"
 #include "dram/controller.hpp"
 #include "launcher.hpp"
@@ -53,6 +57,13 @@ class Soc : public sc_core::sc_module {
   const std::vector<std::unique_ptr<aicore::AiCore>>& aicores() const { return cores_; }
   const aicore::AiCoreConfig* aicore_config() const { return has_aicore_ ? &aicore_cfg_ : nullptr; }
   KernelLauncher* launcher() { return launcher_.get(); }
+  // The CPU subsystem (platform.cpu): cores, peripherals; empty without one.
+  const std::vector<std::unique_ptr<cpu::ArmCpu>>& cpus() const { return cpus_; }
+  const std::vector<std::unique_ptr<uart::Uart>>& uarts() const { return uarts_; }
+  simctrl::SimCtrl* simctrl() { return simctrl_.get(); }
+  const cpu::CpuConfig* cpu_config() const { return cpus_.empty() ? nullptr : &cpu_cfg_; }
+  // The first CPU fault, or "".
+  const std::string& cpu_fault() const { return cpu_fault_; }
 
   std::vector<AddressRegion> address_map() const;
   // Ring placement, for `dvp map`.
@@ -84,6 +95,17 @@ class Soc : public sc_core::sc_module {
   std::vector<std::unique_ptr<cache::L2Slice>> l2_;
   std::vector<std::unique_ptr<dram::Controller>> mcs_;
   std::vector<std::unique_ptr<tgen::TrafficGenerator>> gens_;
+
+  void build_cpus(const cfg::Node& cpu, const cfg::Node* firmware, const Scenario& s);
+  cpu::CpuConfig cpu_cfg_;
+  std::unique_ptr<Level> cpu_level_, periph_level_;
+  std::unique_ptr<mmio::MmioBus> mmio_bus_;
+  std::unique_ptr<irq::IrqController> irq_;
+  std::unique_ptr<timer::Timer> timer_;
+  std::unique_ptr<simctrl::SimCtrl> simctrl_;
+  std::vector<std::unique_ptr<uart::Uart>> uarts_;
+  std::vector<std::unique_ptr<cpu::ArmCpu>> cpus_;
+  std::string cpu_fault_;
 
   std::vector<int> hn_dst_, mn_dst_;  // ring destination index of each slice / controller
   std::vector<bool> src_is_hn_;

@@ -1,6 +1,8 @@
 #!/bin/sh
-# check-generated-doc.sh TOOL ARG DOC: DOC must be exactly what `TOOL ARG` prints.
-if ! "$1" "$2" | diff -u "$3" -; then
-  echo "$3 is out of date: regenerate it with: $1 $2 > $3"
+# check-generated-doc.sh DOC TOOL ARG...: DOC must be exactly what `TOOL ARG...` prints.
+doc=$1
+shift
+if ! "$@" | diff -u "$doc" -; then
+  echo "$doc is out of date: regenerate it with: $* > $doc"
   exit 1
 fi

@@ -1,0 +1,18 @@
+// The peripherals' window: where each device of the CPU subsystem sits relative to
+// platform.cpu.mmio_base, and the generated firmware header and register-map document.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace dvp::platform {
+
+constexpr std::uint64_t kIrqOffset = 0x0000, kTimerOffset = 0x1000, kSimctrlOffset = 0x2000;
+constexpr std::uint64_t kUartOffset = 0x3000, kUartStride = 0x100;
+constexpr unsigned kTimerFirstLine = 0;  // timer channel c: interrupt line c
+
+// firmware/bsp/soc_regs.h for a window at `mmio_base` (`dvp regs header`).
+std::string peripherals_header(std::uint64_t mmio_base);
+// docs/peripherals.md (`dvp regs markdown`).
+std::string peripherals_markdown();
+
+}  // namespace dvp::platform
