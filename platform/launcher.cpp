@@ -1,5 +1,9 @@
 #include "launcher.hpp"
 
+extern "C" {
+#include "dvp_abi.h"
+}
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +23,17 @@ namespace dvp::platform {
 
 using cfg::Type;
 namespace fs = std::filesystem;
+
+void KernelLauncher::describe_tasks(cfg::Spec& t) {
+  t.param("name", Type::String, "the task's name in reports (default: the kernel's name, or record / wait N)")
+      .optional();
+  t.param("stream", Type::Int, "the stream it is submitted to; tasks of one stream run in order")
+      .defaults("0").range(0, DVP_MAX_STREAMS - 1);
+  t.param("kernel", Type::String, "an AI Core kernel: the name of a kernels: entry (its blocks)").optional();
+  t.param("record", Type::Int, "set this event").optional().range(0, DVP_MAX_EVENTS - 1);
+  t.param("wait", Type::Int, "wait until this event is set, then clear it").optional().range(0, DVP_MAX_EVENTS - 1);
+  t.param("barrier", Type::Bool, "wait until every other stream has nothing queued or running").optional();
+}
 
 void KernelLauncher::describe(cfg::Spec& k) {
   k.param("name", Type::String, "kernel name, for reports");
@@ -61,6 +76,9 @@ void KernelLauncher::describe(cfg::Spec& k) {
   t.param("dtype", Type::Enum, "element type").choices({"f16", "bf16", "f32", "s8", "u8", "s16", "u16", "s32", "u32"});
   t.param("elements", Type::Int, "number of elements").range(1, 1ull << 34);
   t.param("init", Type::Enum, "initial contents").choices({"zeros", "random", "arange"}).defaults("zeros");
+  t.param("alias", Type::String,
+          "KERNEL.TENSOR: this tensor is an earlier kernel's tensor (same memory, not initialised): how one "
+          "kernel's output feeds the next").optional();
   t.param("seed", Type::Int, "seed of init: random").defaults("1").range(0, 9.0e18);
   t.param("min", Type::Float, "lowest value of init: random").defaults("-1");
   t.param("max", Type::Float, "highest value of init: random").defaults("1");
@@ -93,6 +111,7 @@ struct KernelLauncher::Kernel {
     std::string init;
     std::uint64_t seed;
     double lo, hi;
+    int alias_kernel = -1, alias_tensor = -1;  // another kernel's tensor (same memory)
   };
   std::vector<TensorSpec> tensors;
   std::vector<std::pair<int, std::uint64_t>> args;  // (tensor index or -1, value)
@@ -102,13 +121,16 @@ struct KernelLauncher::Kernel {
   int output = -1;
   double atol = 0, rtol = 0;
   bool is_conv = false, is_pool = false;
+  std::uint64_t image_addr = 0, code_bytes = 0, argtab = 0;  // DRAM offsets once placed
 };
 
 KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
                                std::vector<aicore::AiCore*> cores, const aicore::AiCoreConfig& core_cfg,
-                               dram::Storage& dram, std::uint64_t dram_base, bool functional)
-    : sc_module(n), socket("socket"), cores_(std::move(cores)), dram_(dram), base_(dram_base), next_(0),
+                               dram::Storage& dram, std::uint64_t dram_base, bool functional, const cfg::Node* tasks)
+    : sc_module(n), socket("socket"), cores_(std::move(cores)), dram_(dram), base_(dram_base),
+      next_(tasks ? 2 * DVP_JOB_TABLE_OFFSET : 0),  // with firmware: its 16 MiB, then the job table's
       functional_(functional),
+      firmware_mode_(tasks != nullptr),
       stats_(this->name()) {
   for (const cfg::Node& k : kernels.items()) {
     auto* K = new Kernel;
@@ -206,6 +228,22 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
         s.seed = t.get_uint("seed");
         s.lo = t.get_double("min");
         s.hi = t.get_double("max");
+        if (t.has("alias")) {
+          // An earlier kernel's tensor: found now, addressed when the kernels are placed.
+          const std::string a = t.get_string("alias");
+          const auto dot = a.find('.');
+          for (std::size_t ki = 0; dot != std::string::npos && ki + 1 < kernels_.size(); ++ki)
+            if (kernels_[ki]->name == a.substr(0, dot))
+              for (std::size_t ti = 0; ti < kernels_[ki]->tensors.size(); ++ti)
+                if (kernels_[ki]->tensors[ti].t.name == a.substr(dot + 1)) {
+                  s.alias_kernel = int(ki);
+                  s.alias_tensor = int(ti);
+                }
+          if (s.alias_kernel < 0) t.at("alias").fail("no tensor '" + a + "' in an earlier kernel (write KERNEL.TENSOR)");
+          const Tensor& o = kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t;
+          if (o.elems * aicore::dtype_bytes(o.dtype) < s.t.elems * aicore::dtype_bytes(s.t.dtype))
+            t.at("alias").fail("'" + a + "' is smaller than this tensor");
+        }
         K->tensors.push_back(s);
       }
     const cfg::Node& args = k.at("args");
@@ -273,6 +311,12 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
                    {"detail", r.detail}, {"tiling", r.tiling}});
     return a;
   });
+  if (tasks) {
+    write_job_table(*tasks);
+    SC_HAS_PROCESS(KernelLauncher);
+    SC_THREAD(run);
+    return;
+  }
   // A fault stops the run with a report naming the kernel, the block and the core.
   for (aicore::AiCore* c : cores_)
     c->set_fault_handler([this, c](const aicore::Fault& f) {
@@ -308,34 +352,135 @@ std::vector<std::uint8_t> KernelLauncher::read_back(std::uint64_t addr, std::uin
   return out;
 }
 
-void KernelLauncher::run() {
-  for (Kernel* K : kernels_) {
-    current_ = K->name;
-    // Image, tensors and argument table, written straight into DRAM before the launch.
-    const auto code = K->image.bytes();
-    const std::uint64_t image = alloc(code.size());
-    std::memcpy(dram_.data() + image, code.data() + 32, code.size() - 32);
-    for (auto& s : K->tensors) {
-      const unsigned eb = aicore::dtype_bytes(s.t.dtype);
-      s.t.addr = alloc(s.t.elems * eb);
-      std::uint8_t* p = dram_.data() + s.t.addr;
-      std::uint64_t z = s.seed * 0x9E3779B97F4A7C15ull + 1;
-      const bool arange = s.init == "arange", random = s.init == "random";
-      for (std::uint64_t i = 0; i < s.t.elems; ++i) {
-        double v = 0;
-        if (arange) v = double(i % 2048);
-        if (random) {
-          z ^= z << 13, z ^= z >> 7, z ^= z << 17;
-          v = s.lo + (s.hi - s.lo) * double(z >> 11) * 0x1.0p-53;
+void KernelLauncher::write_job_table(const cfg::Node& tasks) {
+  // Every kernel goes into DRAM now; the table lists the tasks in scenario order.
+  for (Kernel* K : kernels_) place(K);
+  std::vector<dvp_task> table;
+  std::uint64_t streams = 1;
+  for (const cfg::Node& t : tasks.items()) {
+    dvp_task d{};
+    d.stream = std::uint32_t(t.get_uint("stream"));
+    streams = std::max<std::uint64_t>(streams, d.stream + 1);
+    const int kinds = int(t.has("kernel")) + int(t.has("record")) + int(t.has("wait")) + int(t.has("barrier"));
+    if (kinds != 1) t.fail("a task is exactly one of kernel: NAME, record: EVENT, wait: EVENT or barrier: true");
+    std::string name;
+    if (t.has("kernel")) {
+      const std::string k = t.get_string("kernel");
+      Kernel* K = nullptr;
+      for (Kernel* x : kernels_)
+        if (x->name == k) K = x;
+      if (!K) t.at("kernel").fail("no kernel named '" + k + "' in kernels:");
+      d.type = DVP_TASK_KERNEL;
+      d.image = base_ + K->image_addr;
+      d.code_bytes = K->code_bytes;
+      d.entry = K->image.entry;
+      d.blocks = K->blocks;
+      d.args = base_ + K->argtab;
+      name = k;
+    } else if (t.has("barrier")) {
+      d.type = DVP_TASK_BARRIER;
+      name = "barrier";
+    } else {
+      const bool rec = t.has("record");
+      d.type = rec ? DVP_TASK_RECORD : DVP_TASK_WAIT;
+      d.event = std::uint32_t(t.get_uint(rec ? "record" : "wait"));
+      name = std::string(rec ? "record " : "wait ") + std::to_string(d.event);
+    }
+    if (t.has("name")) name = t.get_string("name");
+    std::strncpy(d.name, name.c_str(), sizeof d.name - 1);
+    d.id = std::uint32_t(table.size());
+    table.push_back(d);
+  }
+  dvp_job_table head{DVP_JOB_MAGIC, table.size(), streams, 0};
+  const std::uint64_t bytes = sizeof head + table.size() * sizeof(dvp_task);
+  if (DVP_JOB_TABLE_OFFSET + bytes > 2 * DVP_JOB_TABLE_OFFSET) tasks.fail("too many tasks for the job table's 16 MiB");
+  std::memcpy(dram_.data() + DVP_JOB_TABLE_OFFSET, &head, sizeof head);
+  std::memcpy(dram_.data() + DVP_JOB_TABLE_OFFSET + sizeof head, table.data(), table.size() * sizeof(dvp_task));
+}
+
+void KernelLauncher::place(Kernel* K) {
+  // Image, tensors and argument table, written straight into DRAM before the launch.
+  const auto code = K->image.bytes();
+  K->image_addr = alloc(code.size());
+  K->code_bytes = code.size() - 32;
+  std::memcpy(dram_.data() + K->image_addr, code.data() + 32, code.size() - 32);
+  for (auto& s : K->tensors) {
+    const unsigned eb = aicore::dtype_bytes(s.t.dtype);
+    if (s.alias_kernel >= 0) {
+      s.t.addr = kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t.addr;
+      continue;
+    }
+    s.t.addr = alloc(s.t.elems * eb);
+    std::uint8_t* p = dram_.data() + s.t.addr;
+    std::uint64_t z = s.seed * 0x9E3779B97F4A7C15ull + 1;
+    const bool arange = s.init == "arange", random = s.init == "random";
+    for (std::uint64_t i = 0; i < s.t.elems; ++i) {
+      double v = 0;
+      if (arange) v = double(i % 2048);
+      if (random) {
+        z ^= z << 13, z ^= z >> 7, z ^= z << 17;
+        v = s.lo + (s.hi - s.lo) * double(z >> 11) * 0x1.0p-53;
+      }
+      aicore::num::store(p + i * eb, s.t.dtype, v);
+    }
+  }
+  K->argtab = alloc(8 * K->args.size() + 8);
+  for (std::size_t i = 0; i < K->args.size(); ++i) {
+    std::uint64_t v = K->args[i].first >= 0 ? base_ + K->tensors[K->args[i].first].t.addr : K->args[i].second;
+    std::memcpy(dram_.data() + K->argtab + 8 * i, &v, 8);
+  }
+}
+
+void KernelLauncher::check(Kernel* K, Result& r) {
+  if (K->check && !functional_) {
+    r.detail = "not checked: a timing-only run moves no data";
+  } else if (K->check) {
+    r.checked = true;
+    const Tensor& out = K->tensors[K->output].t;
+    const unsigned ob = aicore::dtype_bytes(out.dtype);
+    auto got = read_back(base_ + out.addr, out.elems * ob);
+    std::vector<std::vector<std::uint8_t>> in;
+    for (int i : K->inputs) {
+      const Tensor& t = K->tensors[i].t;
+      in.push_back(read_back(base_ + t.addr, t.elems * aicore::dtype_bytes(t.dtype)));
+    }
+    std::vector<TensorView> views;
+    for (std::size_t j = 0; j < in.size(); ++j) views.push_back(TensorView{in[j].data(), K->tensors[K->inputs[j]].t.dtype});
+    const std::uint64_t count = K->ref.count(out.elems);
+    const std::vector<double> ref = K->ref.compute(views, count);
+    std::uint64_t bad = 0;
+    for (std::uint64_t i = 0; i < count; ++i) {
+      std::uint8_t rounded[8];
+      aicore::num::store(rounded, out.dtype, ref[i]);  // the reference, rounded once to the output type
+      const double want = aicore::num::load(rounded, out.dtype);
+      const double have = aicore::num::load(got.data() + i * ob, out.dtype);
+      // Equal values pass first: infinities (an fp16 overflow) have no finite difference.
+      const bool ok = have == want || (std::isnan(want) && std::isnan(have)) ||
+                      std::fabs(have - want) <= K->atol + K->rtol * std::fabs(want);
+      if (!ok) {
+        if (!bad) {
+          std::ostringstream os;
+          os << out.name << "[" << i << "] = " << have << ", reference " << want;
+          r.detail = os.str();
         }
-        aicore::num::store(p + i * eb, s.t.dtype, v);
+        ++bad;
       }
     }
-    const std::uint64_t argtab = alloc(8 * K->args.size() + 8);
-    for (std::size_t i = 0; i < K->args.size(); ++i) {
-      std::uint64_t v = K->args[i].first >= 0 ? base_ + K->tensors[K->args[i].first].t.addr : K->args[i].second;
-      std::memcpy(dram_.data() + argtab + 8 * i, &v, 8);
+    r.passed = bad == 0;
+    if (bad) {
+      r.detail = std::to_string(bad) + " of " + std::to_string(count) + " elements differ; first: " + r.detail;
+      ++failed_;
+    } else {
+      r.detail = std::to_string(count) + " elements match the reference";
     }
+  }
+}
+
+void KernelLauncher::run() {
+  if (firmware_mode_) return;  // the firmware runs the kernels through the task scheduler
+  for (Kernel* K : kernels_) {
+    current_ = K->name;
+    place(K);
     Result r;
     r.name = K->name;
     r.blocks = K->blocks;
@@ -350,12 +495,12 @@ void KernelLauncher::run() {
       for (unsigned c = 0; c < K->cores && next_block < K->blocks; ++c)
         if (!cores_[c]->busy()) {
           aicore::Launch l;
-          l.image_base = base_ + image;
-          l.code_bytes = code.size() - 32;
+          l.image_base = base_ + K->image_addr;
+          l.code_bytes = K->code_bytes;
           l.entry = K->image.entry;
           l.block_id = next_block++;
           l.block_dim = K->blocks;
-          l.arg_base = base_ + argtab;
+          l.arg_base = base_ + K->argtab;
           cores_[c]->start(l);
         }
       sc_core::sc_event_or_list any;
@@ -363,53 +508,29 @@ void KernelLauncher::run() {
       wait(any);
     }
     r.end = now_tick();
-    if (K->check && !functional_) {
-      r.detail = "not checked: a timing-only run moves no data";
-    } else if (K->check) {
-      r.checked = true;
-      const Tensor& out = K->tensors[K->output].t;
-      const unsigned ob = aicore::dtype_bytes(out.dtype);
-      auto got = read_back(base_ + out.addr, out.elems * ob);
-      std::vector<std::vector<std::uint8_t>> in;
-      for (int i : K->inputs) {
-        const Tensor& t = K->tensors[i].t;
-        in.push_back(read_back(base_ + t.addr, t.elems * aicore::dtype_bytes(t.dtype)));
-      }
-      std::vector<TensorView> views;
-      for (std::size_t j = 0; j < in.size(); ++j) views.push_back(TensorView{in[j].data(), K->tensors[K->inputs[j]].t.dtype});
-      const std::uint64_t count = K->ref.count(out.elems);
-      const std::vector<double> ref = K->ref.compute(views, count);
-      std::uint64_t bad = 0;
-      for (std::uint64_t i = 0; i < count; ++i) {
-        std::uint8_t rounded[8];
-        aicore::num::store(rounded, out.dtype, ref[i]);  // the reference, rounded once to the output type
-        const double want = aicore::num::load(rounded, out.dtype);
-        const double have = aicore::num::load(got.data() + i * ob, out.dtype);
-        // Equal values pass first: infinities (an fp16 overflow) have no finite difference.
-        const bool ok = have == want || (std::isnan(want) && std::isnan(have)) ||
-                        std::fabs(have - want) <= K->atol + K->rtol * std::fabs(want);
-        if (!ok) {
-          if (!bad) {
-            std::ostringstream os;
-            os << out.name << "[" << i << "] = " << have << ", reference " << want;
-            r.detail = os.str();
-          }
-          ++bad;
-        }
-      }
-      r.passed = bad == 0;
-      if (bad) {
-        r.detail = std::to_string(bad) + " of " + std::to_string(count) + " elements differ; first: " + r.detail;
-        ++failed_;
-      } else {
-        r.detail = std::to_string(count) + " elements match the reference";
-      }
-    }
+    check(K, r);
     results_.push_back(r);
   }
   done_ = true;
+}
+
+void KernelLauncher::check_after_firmware(const std::vector<std::pair<std::string, std::pair<Tick, Tick>>>& times) {
+  for (Kernel* K : kernels_) {
+    Result r;
+    r.name = K->name;
+    r.blocks = K->blocks;
+    r.cores = K->cores;
+    r.tiling = K->tiling;
+    for (auto& [name, t] : times)
+      if (name == K->name) r.start = t.first, r.end = t.second;
+    check(K, r);
+    results_.push_back(r);
+  }
+  done_ = true;
+}
+
+KernelLauncher::~KernelLauncher() {
   for (Kernel* K : kernels_) delete K;
-  kernels_.clear();
 }
 
 }  // namespace dvp::platform

@@ -26,9 +26,16 @@ class KernelLauncher : public sc_core::sc_module {
   // `core_cfg`: library kernels are built (tiled) for this core configuration.
   KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& scenario_dir,
                  std::vector<aicore::AiCore*> cores, const aicore::AiCoreConfig& core_cfg, dram::Storage& dram,
-                 std::uint64_t dram_base, bool functional);
+                 std::uint64_t dram_base, bool functional, const cfg::Node* tasks = nullptr);
+  ~KernelLauncher() override;
 
   static void describe(cfg::Spec& kernel_entry);
+  static void describe_tasks(cfg::Spec& task_entry);
+  // Firmware mode (the scenario has tasks:): the kernels are placed in DRAM and listed in the
+  // job table at construction; the firmware runs them; this checks their outputs afterwards,
+  // with each kernel's (start, end) from the task scheduler.
+  bool firmware_mode() const { return firmware_mode_; }
+  void check_after_firmware(const std::vector<std::pair<std::string, std::pair<Tick, Tick>>>& times);
 
   bool done() const { return done_; }
   // The first AI Core fault, naming kernel, block and core; the run stops at it.
@@ -52,6 +59,9 @@ class KernelLauncher : public sc_core::sc_module {
   };
   struct Kernel;
   void run();
+  void place(Kernel* K);
+  void check(Kernel* K, Result& r);
+  void write_job_table(const cfg::Node& tasks);
   std::uint64_t alloc(std::uint64_t bytes);
   std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);
 
@@ -60,6 +70,7 @@ class KernelLauncher : public sc_core::sc_module {
   dram::Storage& dram_;
   std::uint64_t base_, next_;
   bool functional_;
+  bool firmware_mode_;
   bool done_ = false;
   std::string fault_;
   std::string current_;  // kernel running

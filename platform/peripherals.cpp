@@ -10,6 +10,7 @@
 #include "irq/irq_controller.hpp"
 #include "simctrl/simctrl.hpp"
 #include "timer/timer.hpp"
+#include "ts/ts.hpp"
 #include "uart/uart.hpp"
 
 namespace dvp::platform {
@@ -58,10 +59,12 @@ void with_devices(F f) {
   timer::Timer timer("regs_timer", 100, 2, irq, kTimerFirstLine, 0);
   uart::Uart uart("regs_uart", "cpu0", 0);
   simctrl::SimCtrl sim("regs_simctrl", 0);
+  ts::TaskScheduler ts("regs_ts", ts::TsConfig{}, {}, nullptr, 0, 0, irq, kTsIrqLine, 0);
   f(static_cast<const mmio::Device&>(irq), "IRQ", kIrqOffset, "interrupt controller");
   f(static_cast<const mmio::Device&>(timer), "TIMER", kTimerOffset, "system timer");
   f(static_cast<const mmio::Device&>(sim), "SIMCTRL", kSimctrlOffset, "simulation control");
   f(static_cast<const mmio::Device&>(uart), "UART", kUartOffset, "UART (one per core)");
+  f(static_cast<const mmio::Device&>(ts), "TS", kTsOffset, "task scheduler");
 }
 
 }  // namespace
@@ -77,7 +80,9 @@ std::string peripherals_header(std::uint64_t mmio_base) {
      << "#define SOC_SIMCTRL_BASE (SOC_MMIO_BASE + " << hex(kSimctrlOffset) << ")\n"
      << "#define SOC_UART_BASE(core) (SOC_MMIO_BASE + " << hex(kUartOffset) << " + " << hex(kUartStride)
      << " * (core))\n"
-     << "#define SOC_TIMER_IRQ(channel) (" << kTimerFirstLine << " + (channel))\n";
+     << "#define SOC_TIMER_IRQ(channel) (" << kTimerFirstLine << " + (channel))\n"
+     << "#define SOC_TS_BASE (SOC_MMIO_BASE + " << hex(kTsOffset) << ")\n"
+     << "#define SOC_TS_IRQ " << kTsIrqLine << "\n";
   with_devices([&](const mmio::Device& d, const char* prefix, std::uint64_t, const char* what) {
     os << "\n// " << what << "\n";
     for (const RegDesc& r : describe(d)) {
@@ -112,7 +117,9 @@ std::string peripherals_markdown() {
      << "enabled and not active. Reading `ACK(core)` returns the lowest such line and makes it active (a\n"
      << "software-set line is consumed); writing it to `EOI(core)` ends it. Timer channel c drives line c\n"
      << "until its `STATUS` bit is cleared. The cores take an interrupt at their next quantum boundary\n"
-     << "(`platform.cpu.quantum_ns`), or at once when waiting in WFI.\n";
+     << "(`platform.cpu.quantum_ns`), or at once when waiting in WFI. The task scheduler drives line "
+     << kTsIrqLine << "\nwhile its completion queue holds entries the firmware has not consumed (`CQ_TAIL` != `CQ_HEAD`).\n"
+     << "Its queue entries are `struct dvp_task` and `struct dvp_completion` in `firmware/bsp/dvp_abi.h`.\n";
   return os.str();
 }
 

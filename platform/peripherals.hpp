@@ -7,8 +7,9 @@
 namespace dvp::platform {
 
 constexpr std::uint64_t kIrqOffset = 0x0000, kTimerOffset = 0x1000, kSimctrlOffset = 0x2000;
-constexpr std::uint64_t kUartOffset = 0x3000, kUartStride = 0x100;
+constexpr std::uint64_t kUartOffset = 0x3000, kUartStride = 0x100, kTsOffset = 0x4000;
 constexpr unsigned kTimerFirstLine = 0;  // timer channel c: interrupt line c
+constexpr unsigned kTsIrqLine = 16;      // the task scheduler's completions
 
 // firmware/bsp/soc_regs.h for a window at `mmio_base` (`dvp regs header`).
 std::string peripherals_header(std::uint64_t mmio_base);

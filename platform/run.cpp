@@ -173,6 +173,17 @@ static std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::jso
     row("host speed", fmt("%.1f MIPS", sum["cpu_mips_host"].get<double>()));
     if (sum["firmware_exit_code"].get<int>() >= 0) row("firmware exit code", std::to_string(sum["firmware_exit_code"].get<int>()));
   }
+  if (soc.ts() && !soc.ts()->records().empty()) {
+    os << "\ntasks (task scheduler)\n";
+    os << "  stream  task                      blocks   submit us    start us      end us    time us  result\n";
+    for (auto& r : soc.ts()->records()) {
+      char line[256];
+      std::snprintf(line, sizeof line, "  %6u  %-24s %7u %11.3f %11.3f %11.3f %10.3f  %s\n", r.stream, r.name.c_str(),
+                    r.blocks, double(r.submitted) / 1e6, double(r.start) / 1e6, double(r.end) / 1e6,
+                    double(r.end - r.start) / 1e6, r.fault ? ("FAULT " + r.fault_text).c_str() : "ok");
+      os << line;
+    }
+  }
   const aicore::AiCoreConfig* ac = soc.launcher() ? soc.aicore_config() : nullptr;
   if (ac) {
     os << "\nAI Cores (" << ac->cores << " at " << fmt("%.0f MHz", ac->clock.mhz()) << ", peak "
@@ -264,6 +275,13 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   }
   if (soc.launcher() && !soc.launcher()->fault().empty()) limit_error = "AI Core fault: " + soc.launcher()->fault();
   if (limit_error.empty() && !soc.cpu_fault().empty()) limit_error = "CPU fault: " + soc.cpu_fault();
+  if (limit_error.empty() && soc.ts() && !soc.ts()->error().empty()) limit_error = soc.ts()->error();
+  if (KernelLauncher* l = soc.launcher(); l && l->firmware_mode() && soc.ts()) {
+    // The firmware ran the kernels: check their outputs now, timed by their tasks.
+    std::vector<std::pair<std::string, std::pair<Tick, Tick>>> times;
+    for (auto& r : soc.ts()->records()) times.push_back({r.name, {r.start, r.end}});
+    l->check_after_firmware(times);
+  }
   bool firmware_started = false;
   for (auto& c : soc.cpus()) firmware_started |= c->instructions() > 0;
   if (limit_error.empty() && firmware_started && !(soc.simctrl() && soc.simctrl()->exit_code())) {
@@ -333,6 +351,12 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
       }
     }
   }
+  if (soc.ts())
+    for (auto& r : soc.ts()->records())
+      if (r.fault) {
+        failed = true;
+        check_lines.push_back("FAIL task " + r.name + " (stream " + std::to_string(r.stream) + "): " + r.fault_text);
+      }
   if (soc.simctrl() && soc.simctrl()->exit_code() && *soc.simctrl()->exit_code() != 0) {
     failed = true;
     check_lines.push_back("FAIL firmware exit code " + std::to_string(*soc.simctrl()->exit_code()));
@@ -354,6 +378,9 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
     if (c->blocks_done()) std::ofstream(out + "/aicore" + std::to_string(c->id()) + "-instructions.csv") << c->instruction_csv();
   if (!o.quiet) std::cout << r.summary << "\noutputs in " << out << "/\n";
   if (!limit_error.empty()) std::cerr << "dvp: error: " << limit_error << "\n";
+  else
+    for (auto& l : check_lines)
+      if (l.rfind("FAIL task ", 0) == 0) std::cerr << "dvp: " << l << "\n";
   return r;
 }
 

@@ -2,6 +2,7 @@
 
 #include "aicore/aicore_config.hpp"
 #include "cpu/cpu_config.hpp"
+#include "ts/ts.hpp"
 #include "cache/l2_config.hpp"
 #include "dram/dram_config.hpp"
 #include "ring/ring_timing.hpp"
@@ -34,6 +35,7 @@ static cfg::Spec build() {
   cpu::CpuConfig::describe(
       p.section("cpu", "Arm CPU clusters (control CPU and AI CPU, AArch64 on Unicorn) and their peripherals")
           .optional());
+  ts::TsConfig::describe(p.section("ts", "Task scheduler: streams, dispatch onto the AI Cores, completions").optional());
   cfg::Spec& fw = root.section("firmware", "A firmware image for the Arm CPUs, loaded into DRAM before the run");
   fw.optional();
   fw.param("image", Type::String,
@@ -47,6 +49,9 @@ static cfg::Spec build() {
 
   KernelLauncher::describe(root.object_list(
       "kernels", "AI Core kernels run in bare mode (no CPUs): image, tensors, arguments, reference check"));
+
+  KernelLauncher::describe_tasks(root.object_list(
+      "tasks", "Tasks the runtime firmware submits to the task scheduler (needs firmware: and kernels:)"));
 
   cfg::Spec& chk = root.object_list("checks", "Pass/fail conditions on results; dvp run exits 1 if one fails");
   chk.param("metric", Type::String,
@@ -72,8 +77,6 @@ const cfg::Spec& scenario_schema() {
 
 const std::vector<NotBuilt>& not_built_parts() {
   static const std::vector<NotBuilt> v = {
-      {"tasks", "the task scheduler"},
-      {"platform.ts", "the task scheduler"},
       {"platform.dvpp", "the DVPP media engines"},
       {"dvpp", "the DVPP media engines"},
   };

@@ -47,7 +47,11 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
     for (std::uint32_t i = 0; i < l2_cfg_.slices; ++i) {
       std::uint32_t stop = ring_cfg_.home_node_stops.empty() ? spread(i, l2_cfg_.slices, ring_cfg_.stops)
                                                              : ring_cfg_.home_node_stops[i];
-      auto slice = std::make_unique<cache::L2Slice>(("hn" + std::to_string(i)).c_str(), l2_cfg_, i, !timing_only_);
+      // With firmware on the Arm cores, the L2 keeps tags only and data stays in DRAM's backing
+      // store: the cores reach DRAM by direct pointer and must see what the AI Cores wrote (the
+      // hardware's L2 is coherent with them). Timing is the same either way.
+      auto slice = std::make_unique<cache::L2Slice>(("hn" + std::to_string(i)).c_str(), l2_cfg_, i,
+                                                    !timing_only_ && !s.root.find("firmware"));
       hn_dst_.push_back(int(ring_->connect_target(slice->target, stop, slice->name())));
       unsigned src = ring_->connect_initiator(slice->memory, stop, slice->name());
       src_is_hn_.resize(src + 1, false);
@@ -91,8 +95,11 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
       kernels->fail("the scenario runs kernels but the platform has no platform.aicore section");
     std::vector<aicore::AiCore*> cores;
     for (auto& c : cores_) cores.push_back(c.get());
+    const cfg::Node* tasks = s.root.find("tasks");
+    if (tasks && !s.root.find("firmware"))
+      tasks->fail("tasks are submitted by firmware: add a firmware: section (e.g. image: runtime)");
     launcher_ = std::make_unique<KernelLauncher>("launcher", *kernels, s.dir, cores, aicore_cfg_, *storage_, dram_base_,
-                                                 !timing_only_);
+                                                 !timing_only_, tasks);
     unsigned src = ring_->connect_initiator(launcher_->socket, 0, launcher_->name());
     src_is_hn_.resize(src + 1, false);
   }
@@ -155,6 +162,15 @@ void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s)
     mmio_bus_->attach(*irq_, cpu_cfg_.mmio_base + kIrqOffset);
     mmio_bus_->attach(*timer_, cpu_cfg_.mmio_base + kTimerOffset);
     mmio_bus_->attach(*simctrl_, cpu_cfg_.mmio_base + kSimctrlOffset);
+    if (has_aicore_) {
+      std::vector<aicore::AiCore*> cores;
+      for (auto& c : cores_) cores.push_back(c.get());
+      const cfg::Node* tsn = s.root.at("platform").find("ts");
+      if (!tsn) c.fail("a platform with CPUs and AI Cores needs a platform.ts section (the task scheduler)");
+      ts_ = std::make_unique<ts::TaskScheduler>("ts", ts::TsConfig::from(*tsn), cores, storage_->data(), dram_base_,
+                                                storage_->size(), *irq_, kTsIrqLine, acc);
+      mmio_bus_->attach(*ts_, cpu_cfg_.mmio_base + kTsOffset);
+    }
     for (unsigned i = 0; i < n; ++i) {
       uarts_.push_back(std::make_unique<uart::Uart>(("uart" + std::to_string(i)).c_str(), "cpu" + std::to_string(i), acc));
       mmio_bus_->attach(*uarts_.back(), cpu_cfg_.mmio_base + kUartOffset + kUartStride * i);

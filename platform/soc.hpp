@@ -12,6 +12,7 @@
 #include "cpu/arm_cpu.hpp"
 #include "simctrl/simctrl.hpp"
 #include "timer/timer.hpp"
+#include "ts/ts.hpp"
 #include "uart/uart.hpp"
 #include "cache/l2_slice.hpp"
 #include "dram/controller.hpp"
@@ -61,6 +62,7 @@ class Soc : public sc_core::sc_module {
   const std::vector<std::unique_ptr<cpu::ArmCpu>>& cpus() const { return cpus_; }
   const std::vector<std::unique_ptr<uart::Uart>>& uarts() const { return uarts_; }
   simctrl::SimCtrl* simctrl() { return simctrl_.get(); }
+  ts::TaskScheduler* ts() { return ts_.get(); }
   const cpu::CpuConfig* cpu_config() const { return cpus_.empty() ? nullptr : &cpu_cfg_; }
   // The first CPU fault, or "".
   const std::string& cpu_fault() const { return cpu_fault_; }
@@ -103,6 +105,7 @@ class Soc : public sc_core::sc_module {
   std::unique_ptr<irq::IrqController> irq_;
   std::unique_ptr<timer::Timer> timer_;
   std::unique_ptr<simctrl::SimCtrl> simctrl_;
+  std::unique_ptr<ts::TaskScheduler> ts_;
   std::vector<std::unique_ptr<uart::Uart>> uarts_;
   std::vector<std::unique_ptr<cpu::ArmCpu>> cpus_;
   std::string cpu_fault_;

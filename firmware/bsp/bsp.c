@@ -1,5 +1,5 @@
 // Firmware support library: console, time, exit, a small printf (d i u x X c s p, l / ll,
-// width and zero padding), and the handler of unexpected exceptions.
+// width, '-' and '0' flags), and the handler of unexpected exceptions.
 #include "bsp.h"
 
 static unsigned this_core;
@@ -57,7 +57,9 @@ int vsnprintf(char* out, unsigned long size, const char* f, va_list ap) {
     }
     ++f;
     char pad = ' ';
-    int width = 0, longs = 0;
+    int width = 0, longs = 0, left = 0;
+    const unsigned start = n;
+    if (*f == '-') left = 1, ++f;
     if (*f == '0') pad = '0', ++f;
     while (*f >= '0' && *f <= '9') width = width * 10 + (*f++ - '0');
     while (*f == 'l') ++longs, ++f;
@@ -104,6 +106,21 @@ int vsnprintf(char* out, unsigned long size, const char* f, va_list ap) {
       default:
         return -1;
     }
+    // Left-justified: pad after the field instead (numbers were padded before it: undo that).
+    if (left && *f != '%') {
+      unsigned len = n - start;
+      if (*f != 's' && *f != 'c') {  // strip the leading padding put_num added
+        unsigned lead = 0;
+        while (lead + 1 < len && start + lead < size && out[start + lead] == pad) ++lead;
+        for (unsigned i = start; i + lead < n && i + lead < size; ++i) out[i] = out[i + lead];
+        n -= lead;
+        len -= lead;
+      }
+      for (; (int)len < width; ++len) {
+        if (n + 1 < size) out[n] = ' ';
+        ++n;
+      }
+    }
   }
   if (size) out[n < size ? n : size - 1] = 0;
   return (int)n;
@@ -126,4 +143,18 @@ void unexpected_exception(uint64_t vector) {
   __asm__ volatile("mrs %0, elr_el1" : "=r"(elr));
   printf("unexpected exception: vector %u, ESR %x, ELR %lx\n", (unsigned)vector, (unsigned)esr, (unsigned long)elr);
   soc_exit(0xe0 + (int)vector);
+}
+
+// The C library functions a freestanding compiler may still call (struct copies, zeroing).
+void* memcpy(void* dst, const void* src, unsigned long n) {
+  unsigned char* d = dst;
+  const unsigned char* s = src;
+  while (n--) *d++ = *s++;
+  return dst;
+}
+
+void* memset(void* dst, int c, unsigned long n) {
+  unsigned char* d = dst;
+  while (n--) *d++ = (unsigned char)c;
+  return dst;
 }

@@ -8,6 +8,8 @@
 #define SOC_SIMCTRL_BASE (SOC_MMIO_BASE + 0x2000)
 #define SOC_UART_BASE(core) (SOC_MMIO_BASE + 0x3000 + 0x100 * (core))
 #define SOC_TIMER_IRQ(channel) (0 + (channel))
+#define SOC_TS_BASE (SOC_MMIO_BASE + 0x4000)
+#define SOC_TS_IRQ 16
 
 // interrupt controller
 #define IRQ_ENABLE 0x0
@@ -34,3 +36,17 @@
 // UART (one per core)
 #define UART_DATA 0x0
 #define UART_STATUS 0x4
+
+// task scheduler
+#define TS_CQ_BASE_LO 0x0
+#define TS_CQ_BASE_HI 0x4
+#define TS_CQ_SIZE 0x8
+#define TS_CQ_TAIL 0xc
+#define TS_CQ_HEAD 0x10
+#define TS_STATUS 0x14
+#define TS_CORES 0x18
+#define TS_SQ_BASE_LO(n) (0x100 + 0x40 * (n))
+#define TS_SQ_BASE_HI(n) (0x104 + 0x40 * (n))
+#define TS_SQ_SIZE(n) (0x108 + 0x40 * (n))
+#define TS_SQ_TAIL(n) (0x10c + 0x40 * (n))
+#define TS_SQ_HEAD(n) (0x110 + 0x40 * (n))

@@ -1,0 +1,249 @@
+#include "ts.hpp"
+
+#include <cstring>
+
+#include "common/error.hpp"
+
+namespace dvp::ts {
+
+using cfg::Type;
+
+void TsConfig::describe(cfg::Spec& s) {
+  s.param("dispatch_ns", Type::Float, "reading a task from its queue; starting one block on an AI Core")
+      .unit("ns").defaults("100").range(0, 1e9);
+  s.param("completion_ns", Type::Float, "from a task's end to its completion entry and interrupt")
+      .unit("ns").defaults("100").range(0, 1e9);
+  s.param("policy", Type::Enum, "which free AI Core takes the next block: round_robin (the next after the "
+                                "last one used) or first_free (the lowest-numbered)")
+      .choices({"round_robin", "first_free"}).defaults("round_robin");
+}
+
+TsConfig TsConfig::from(const cfg::Node& n) {
+  TsConfig c;
+  c.dispatch_ns = n.get_double("dispatch_ns");
+  c.completion_ns = n.get_double("completion_ns");
+  c.policy = n.get_string("policy") == "first_free" ? Policy::FirstFree : Policy::RoundRobin;
+  return c;
+}
+
+TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, std::vector<aicore::AiCore*> cores,
+                             std::uint8_t* dram, std::uint64_t dram_base, std::uint64_t dram_size,
+                             irq::IrqController& irq, unsigned irq_line, double access_ns)
+    : Device(name, 0x100 + 0x40 * DVP_MAX_STREAMS, access_ns),
+      cfg_(cfg),
+      cores_(std::move(cores)),
+      dram_(dram),
+      dram_base_(dram_base),
+      dram_size_(dram_size),
+      irq_(irq),
+      irq_line_(irq_line),
+      core_taken_(cores_.size(), false),
+      cq_base_lo_(*this, "CQ_BASE_LO", 0x0, 0, "completion queue address, low 32 bits"),
+      cq_base_hi_(*this, "CQ_BASE_HI", 0x4, 0, "completion queue address, high 32 bits"),
+      cq_size_(*this, "CQ_SIZE", 0x8, 0, "completion queue entries (struct dvp_completion)"),
+      cq_tail_(*this, "CQ_TAIL", 0xc, 0, "entries written by the scheduler (read-only, counts up)"),
+      cq_head_(*this, "CQ_HEAD", 0x10, 0, "entries the firmware has consumed (counts up); the interrupt "
+                                          "line is high while CQ_TAIL != CQ_HEAD"),
+      status_(*this, "STATUS", 0x14, 0, "bit 0: completions pending (CQ_TAIL != CQ_HEAD)"),
+      cores_reg_(*this, "CORES", 0x18, std::uint32_t(cores_.size()), "AI Cores the scheduler dispatches to"),
+      stats_(this->name()),
+      tasks_(stats_.counter("tasks", "tasks completed")),
+      blocks_(stats_.counter("blocks", "AI Core blocks dispatched")),
+      faults_(stats_.counter("faults", "tasks completed with an AI Core fault")) {
+  cq_tail_.read_only();
+  cores_reg_.read_only();
+  status_.on_read([this] { return std::uint32_t(cq_tail_.value != cq_head_.value); }).read_only();
+  cq_head_.on_write([this](std::uint32_t v) {
+    cq_head_.value = v;
+    update_irq();
+  });
+  for (unsigned s = 0; s < DVP_MAX_STREAMS; ++s) {
+    auto st = std::make_unique<Stream>();
+    const std::string n = std::to_string(s), b = "stream " + n + ": ";
+    const std::uint32_t off = 0x100 + 0x40 * s;
+    st->base_lo = std::make_unique<mmio::Register>(*this, "SQ" + n + "_BASE_LO", off, 0, b + "submission queue address, low 32 bits");
+    st->base_hi = std::make_unique<mmio::Register>(*this, "SQ" + n + "_BASE_HI", off + 4, 0, b + "submission queue address, high 32 bits");
+    st->size = std::make_unique<mmio::Register>(*this, "SQ" + n + "_SIZE", off + 8, 0, b + "submission queue entries (struct dvp_task)");
+    st->tail = std::make_unique<mmio::Register>(*this, "SQ" + n + "_TAIL", off + 12, 0,
+                                                b + "doorbell: tasks submitted (counts up); writing it wakes the stream");
+    st->head = std::make_unique<mmio::Register>(*this, "SQ" + n + "_HEAD", off + 16, 0, b + "tasks taken (read-only)");
+    st->head->read_only();
+    Stream* sp = st.get();
+    st->tail->on_write([sp](std::uint32_t v) {
+      sp->tail->value = v;
+      sp->doorbell.notify(sc_core::SC_ZERO_TIME);
+    });
+    st->lane = Tracer::instance().lane(this->name(), "stream " + n);
+    streams_.push_back(std::move(st));
+    sc_core::sc_spawn_options opt;
+    sc_core::sc_spawn([this, s] { stream_thread(s); }, ("stream" + n).c_str(), &opt);
+  }
+}
+
+std::uint8_t* TaskScheduler::at(std::uint64_t addr, std::uint64_t len, const std::string& what) {
+  if (addr < dram_base_ || addr - dram_base_ + len > dram_size_) {
+    fail(what + " at " + hex(addr) + " (" + std::to_string(len) + " bytes) is not in DRAM");
+    return nullptr;
+  }
+  return dram_ + (addr - dram_base_);
+}
+
+void TaskScheduler::fail(const std::string& msg) {
+  if (error_.empty()) error_ = std::string(name()) + ": " + msg;
+  sc_core::sc_stop();
+}
+
+void TaskScheduler::update_irq() { irq_.set_line(irq_line_, cq_tail_.value != cq_head_.value); }
+
+int TaskScheduler::claim_core() {
+  const unsigned n = unsigned(cores_.size());
+  for (unsigned i = 0; i < n; ++i) {
+    const unsigned c = cfg_.policy == Policy::RoundRobin ? (rr_next_ + i) % n : i;
+    if (!core_taken_[c]) {
+      core_taken_[c] = true;
+      rr_next_ = (c + 1) % n;
+      return int(c);
+    }
+  }
+  return -1;
+}
+
+void TaskScheduler::stream_thread(unsigned s) {
+  Stream& st = *streams_[s];
+  const sc_core::sc_time dispatch(cfg_.dispatch_ns, sc_core::SC_NS), completion(cfg_.completion_ns, sc_core::SC_NS);
+  for (;;) {
+    while (st.head->value == st.tail->value) {
+      st.busy = false;
+      stream_idle_.notify(sc_core::SC_ZERO_TIME);
+      wait(st.doorbell);
+    }
+    st.busy = true;
+    const Tick submitted = now_tick();
+    wait(dispatch);  // fetch the entry
+    const std::uint64_t base = std::uint64_t(st.base_hi->value) << 32 | st.base_lo->value;
+    if (!st.size->value) return fail("stream " + std::to_string(s) + " rang its doorbell with SQ" + std::to_string(s) + "_SIZE 0");
+    const std::uint64_t slot = st.head->value % st.size->value;
+    const std::uint8_t* p = at(base + slot * sizeof(dvp_task), sizeof(dvp_task), "stream " + std::to_string(s) + "'s queue entry");
+    if (!p) return;
+    dvp_task t;
+    std::memcpy(&t, p, sizeof t);
+    ++st.head->value;
+    TaskRecord rec;
+    rec.name = std::string(t.name, strnlen(t.name, sizeof t.name));
+    rec.stream = s;
+    rec.type = t.type;
+    rec.submitted = submitted;
+    rec.start = now_tick();
+    dvp_completion c{};
+    c.id = t.id;
+    c.start_ns = rec.start / 1000;
+    switch (t.type) {
+      case DVP_TASK_KERNEL:
+        run_kernel(t, rec, c);
+        break;
+      case DVP_TASK_RECORD:
+      case DVP_TASK_WAIT:
+        if (t.event >= DVP_MAX_EVENTS)
+          return fail("task '" + rec.name + "' names event " + std::to_string(t.event) + " (0.." +
+                      std::to_string(DVP_MAX_EVENTS - 1) + ")");
+        if (t.type == DVP_TASK_RECORD) {
+          events_[t.event] = true;
+          event_set_.notify(sc_core::SC_ZERO_TIME);
+        } else {
+          while (!events_[t.event]) wait(event_set_);
+          events_[t.event] = false;
+        }
+        break;
+      case DVP_TASK_BARRIER:
+        for (;;) {
+          bool others = false;
+          for (unsigned o = 0; o < DVP_MAX_STREAMS; ++o)
+            if (o != s && (streams_[o]->busy || streams_[o]->head->value != streams_[o]->tail->value)) others = true;
+          if (!others) break;
+          wait(stream_idle_);
+        }
+        break;
+      default:
+        return fail("task '" + rec.name + "' has type " + std::to_string(t.type) + " (1 kernel, 2 record, 3 wait, 4 barrier)");
+    }
+    wait(completion);
+    rec.end = now_tick();
+    c.end_ns = rec.end / 1000;
+    Tracer::instance().slice(st.lane, records_.size() < 100000 ? "task" : "task", rec.submitted, rec.end);
+    records_.push_back(rec);
+    ++tasks_;
+    complete(c);
+  }
+}
+
+void TaskScheduler::run_kernel(const dvp_task& t, TaskRecord& rec, dvp_completion& c) {
+  rec.blocks = t.blocks;
+  const sc_core::sc_time dispatch(cfg_.dispatch_ns, sc_core::SC_NS);
+  std::vector<int> mine;  // cores running this task's blocks
+  std::vector<unsigned> block_of(cores_.size());
+  unsigned next = 0, running = 0;
+  auto reap = [&] {
+    for (std::size_t i = 0; i < mine.size();) {
+      aicore::AiCore* core = cores_[unsigned(mine[i])];
+      if (core->busy()) {
+        ++i;
+        continue;
+      }
+      if (core->fault() && !rec.fault) {
+        rec.fault = true;
+        rec.fault_text = "block " + std::to_string(block_of[unsigned(mine[i])]) + ": " + core->fault()->str();
+        c.status = DVP_FAULT;
+        c.fault_core = core->id();
+        c.fault_block = block_of[unsigned(mine[i])];
+        c.fault_pc = core->fault()->pc;
+        std::strncpy(c.fault_reason, core->fault()->reason.c_str(), sizeof c.fault_reason - 1);
+      }
+      core_taken_[unsigned(mine[i])] = false;
+      core_freed_.notify(sc_core::SC_ZERO_TIME);
+      mine.erase(mine.begin() + long(i));
+      --running;
+    }
+  };
+  while (next < t.blocks || running) {
+    // Start blocks on free cores, one dispatch latency each.
+    for (int core; next < t.blocks && (core = claim_core()) >= 0;) {
+      wait(dispatch);
+      aicore::Launch l;
+      l.image_base = t.image;
+      l.code_bytes = t.code_bytes;
+      l.entry = t.entry;
+      l.block_id = next;
+      l.block_dim = t.blocks;
+      l.arg_base = t.args;
+      block_of[unsigned(core)] = next++;
+      // A fault ends the block; the task reports it (reap below) and the run goes on.
+      cores_[unsigned(core)]->set_fault_handler([](const aicore::Fault&) {});
+      cores_[unsigned(core)]->start(l);
+      mine.push_back(core);
+      ++running;
+      ++blocks_;
+    }
+    sc_core::sc_event_or_list any;
+    any |= core_freed_;
+    for (int m : mine) any |= cores_[unsigned(m)]->finished();
+    wait(any);
+    reap();
+  }
+  if (rec.fault) ++faults_;
+}
+
+void TaskScheduler::complete(const dvp_completion& c) {
+  const std::uint64_t base = std::uint64_t(cq_base_hi_.value) << 32 | cq_base_lo_.value;
+  if (!cq_size_.value) return fail("a task completed but CQ_SIZE is 0 (the firmware set up no completion queue)");
+  if (cq_tail_.value - cq_head_.value >= cq_size_.value)
+    return fail("the completion queue is full (" + std::to_string(cq_size_.value) +
+                " entries the firmware has not consumed): raise CQ_SIZE or consume faster");
+  std::uint8_t* p = at(base + (cq_tail_.value % cq_size_.value) * sizeof(dvp_completion), sizeof(dvp_completion),
+                       "the completion queue entry");
+  if (!p) return;
+  std::memcpy(p, &c, sizeof c);
+  ++cq_tail_.value;
+  update_irq();
+}
+
+}  // namespace dvp::ts

@@ -1,0 +1,87 @@
+// Task scheduler: streams of tasks in submission queues in DRAM, rung by doorbells; AI Core
+// kernels' blocks go onto free AI Cores (by policy), events order streams, completions go to a
+// completion queue in DRAM with an interrupt. Register map: docs/peripherals.md; the queue
+// entries: firmware/bsp/dvp_abi.h.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aicore/aicore.hpp"
+#include "common/config.hpp"
+#include "common/stats.hpp"
+#include "common/trace.hpp"
+#include "irq/irq_controller.hpp"
+#include "mmio/mmio.hpp"
+
+extern "C" {
+#include "dvp_abi.h"
+}
+
+namespace dvp::ts {
+
+enum class Policy { RoundRobin, FirstFree };
+
+struct TsConfig {
+  double dispatch_ns = 0;     // reading a task from its queue, and starting one block on a core
+  double completion_ns = 0;   // from a task's last block to its completion entry
+  Policy policy = Policy::RoundRobin;
+  static void describe(cfg::Spec& s);
+  static TsConfig from(const cfg::Node& n);
+};
+
+class TaskScheduler : public mmio::Device {
+ public:
+  // Its completion interrupt is line `irq_line`; queues live in `dram` (at `dram_base`).
+  TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, std::vector<aicore::AiCore*> cores,
+                std::uint8_t* dram, std::uint64_t dram_base, std::uint64_t dram_size, irq::IrqController& irq,
+                unsigned irq_line, double access_ns);
+  std::string device_kind() const override { return "ts"; }
+
+  struct TaskRecord {
+    std::string name;
+    unsigned stream = 0, type = 0, blocks = 0;
+    Tick submitted = 0, start = 0, end = 0;
+    bool fault = false;
+    std::string fault_text;
+  };
+  const std::vector<TaskRecord>& records() const { return records_; }
+  // A queue address the firmware gave that is not in DRAM, etc.: the run stops with it.
+  const std::string& error() const { return error_; }
+
+ private:
+  struct Stream {
+    std::unique_ptr<mmio::Register> base_lo, base_hi, size, tail, head;
+    sc_core::sc_event doorbell;
+    bool busy = false;  // a task is running
+    Tracer::Lane lane;
+  };
+  void stream_thread(unsigned s);
+  void run_kernel(const dvp_task& t, TaskRecord& rec, dvp_completion& c);
+  int claim_core();  // a free core by policy, or -1
+  std::uint8_t* at(std::uint64_t addr, std::uint64_t len, const std::string& what);
+  void complete(const dvp_completion& c);
+  void update_irq();
+  void fail(const std::string& msg);
+
+  TsConfig cfg_;
+  std::vector<aicore::AiCore*> cores_;
+  std::uint8_t* dram_;
+  std::uint64_t dram_base_, dram_size_;
+  irq::IrqController& irq_;
+  unsigned irq_line_;
+  unsigned rr_next_ = 0;
+  std::vector<bool> core_taken_;
+  sc_core::sc_event core_freed_, event_set_, stream_idle_;
+  bool events_[DVP_MAX_EVENTS] = {};
+  std::vector<std::unique_ptr<Stream>> streams_;
+  mmio::Register cq_base_lo_, cq_base_hi_, cq_size_, cq_tail_, cq_head_, status_, cores_reg_;
+  std::vector<TaskRecord> records_;
+  std::string error_;
+  stats::Group stats_;
+  std::uint64_t& tasks_;
+  std::uint64_t& blocks_;
+  std::uint64_t& faults_;
+};
+
+}  // namespace dvp::ts
