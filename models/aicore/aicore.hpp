@@ -66,6 +66,7 @@ class AiCore : public sc_core::sc_module {
   std::uint64_t reg(unsigned r) const { return x_[r]; }
   Tick pipe_busy(Pipe p) const { return pipe_busy_[int(p)]; }
   std::uint64_t blocks_done() const { return blocks_; }
+  Tick block_start() const { return start_time_; }  // when the current (or last) block started
   double cube_flops() const { return cube_flops_; }
   double cube_int_ops() const { return cube_int_ops_; }
   // The per-instruction profile: instruction, pc, pipe, count, total cycles.
