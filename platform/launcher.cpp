@@ -39,6 +39,10 @@ void KernelLauncher::describe(cfg::Spec& k) {
   k.param("name", Type::String, "kernel name, for reports");
   k.param("source", Type::String, "DV assembly file, assembled at load (relative to the scenario)").optional();
   k.param("image", Type::String, "kernel image built by dvas (relative to the scenario)").optional();
+  k.param("aicpu", Type::Enum,
+          "an AI CPU kernel of the runtime firmware (needs firmware: and tasks:); args: x (f32), rows, cols, k, "
+          "values (f32), indices (s32)")
+      .choices({"topk", "argmax"}).optional();
   k.param("library", Type::Enum, "a kernel of the kernel library, built (tiled) for the configured core")
       .choices({"gemm", "elementwise", "softmax", "conv2d", "pool"}).optional();
   cfg::Spec& sh = k.section("shape", "Problem shape of a library kernel");
@@ -87,11 +91,13 @@ void KernelLauncher::describe(cfg::Spec& k) {
   cfg::Spec& c = k.section("check", "Compare an output tensor with a C++ reference computed from the inputs");
   c.optional();
   c.param("op", Type::Enum,
-          "reference: element-wise out[i] = op(in0[i], in1[i]), or gemm out = in0 x in1 (+ in2, a bias row)")
-      .choices({"add", "sub", "mul", "max", "min", "relu", "copy", "exp", "gemm", "softmax", "conv2d", "pool"});
-  c.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
+          "reference: element-wise out[i] = op(in0[i], in1[i]), or gemm out = in0 x in1 (+ in2, a bias row); "
+          "topk / argmax: the indices of each row's k largest (ties: lower index first)")
+      .choices({"add", "sub", "mul", "max", "min", "relu", "copy", "exp", "gemm", "softmax", "conv2d", "pool", "topk",
+                "argmax"});
+  c.param("cols", Type::Int, "softmax, topk, argmax: elements per row").optional().range(1, 1 << 20);
   c.param("m", Type::Int, "gemm: rows of in0 and out").optional().range(1, 1 << 20);
-  c.param("k", Type::Int, "gemm: columns of in0, rows of in1").optional().range(1, 1 << 20);
+  c.param("k", Type::Int, "gemm: columns of in0, rows of in1; topk: how many").optional().range(1, 1 << 20);
   c.param("n", Type::Int, "gemm: columns of in1 and out").optional().range(1, 1 << 20);
   c.param("b_transposed", Type::Bool, "gemm: in1 is stored n x k").defaults("false");
   c.param("relu", Type::Bool, "gemm: the reference goes through ReLU").defaults("false");
@@ -122,6 +128,7 @@ struct KernelLauncher::Kernel {
   double atol = 0, rtol = 0;
   bool is_conv = false, is_pool = false;
   std::uint64_t image_addr = 0, code_bytes = 0, argtab = 0;  // DRAM offsets once placed
+  std::uint32_t aicpu_func = 0;  // an AI CPU kernel (enum dvp_aicpu_func): no image
 };
 
 KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
@@ -140,9 +147,14 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       fs::path p = k.get_string(key);
       return (p.is_relative() ? fs::path(dir) / p : p).string();
     };
-    if (int(k.has("source")) + int(k.has("image")) + int(k.has("library")) != 1)
-      k.fail("give exactly one of source (assembly), image (dvas output) or library (a library kernel)");
-    if (k.has("library")) {
+    if (int(k.has("source")) + int(k.has("image")) + int(k.has("library")) + int(k.has("aicpu")) != 1)
+      k.fail("give exactly one of source (assembly), image (dvas output), library (a library kernel) or aicpu (an "
+             "AI CPU kernel)");
+    if (k.has("aicpu")) {
+      if (!tasks) k.at("aicpu").fail("an AI CPU kernel runs on the AI CPU: the scenario needs firmware: {image: runtime} and tasks:");
+      K->aicpu_func = k.get_string("aicpu") == "topk" ? DVP_AICPU_TOPK : DVP_AICPU_ARGMAX;
+      K->tiling = "AI CPU";
+    } else if (k.has("library")) {
       if (!k.has("shape")) k.fail("a library kernel needs its shape:");
       const cfg::Node& sh = k.at("shape");
       const std::string lib = k.get_string("library");
@@ -267,9 +279,13 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       K->rtol = c->get_double("rtol");
       if (R.op == "conv2d" && !K->is_conv) c->fail("check op conv2d needs a library: conv2d kernel (it uses its shape)");
       if (R.op == "pool" && !K->is_pool) c->fail("check op pool needs a library: pool kernel (it uses its shape)");
-      if (R.op == "softmax") {
-        if (!c->has("cols")) c->fail("softmax needs cols");
+      if (R.op == "softmax" || R.op == "topk" || R.op == "argmax") {
+        if (!c->has("cols")) c->fail(R.op + " needs cols");
         R.cols = c->get_uint("cols");
+      }
+      if (R.op == "topk") {
+        if (!c->has("k")) c->fail("topk needs k");
+        R.k = c->get_uint("k");
       }
       if (R.op == "gemm") {
         for (const char* key : {"m", "k", "n"})
@@ -370,11 +386,12 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
       for (Kernel* x : kernels_)
         if (x->name == k) K = x;
       if (!K) t.at("kernel").fail("no kernel named '" + k + "' in kernels:");
-      d.type = DVP_TASK_KERNEL;
+      d.type = K->aicpu_func ? DVP_TASK_AICPU : DVP_TASK_KERNEL;
+      if (K->aicpu_func) d.entry = K->aicpu_func;
       d.image = base_ + K->image_addr;
       d.code_bytes = K->code_bytes;
-      d.entry = K->image.entry;
-      d.blocks = K->blocks;
+      if (!K->aicpu_func) d.entry = K->image.entry;
+      d.blocks = K->aicpu_func ? 1 : K->blocks;
       d.args = base_ + K->argtab;
       name = k;
     } else if (t.has("barrier")) {
@@ -400,10 +417,12 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
 
 void KernelLauncher::place(Kernel* K) {
   // Image, tensors and argument table, written straight into DRAM before the launch.
-  const auto code = K->image.bytes();
-  K->image_addr = alloc(code.size());
-  K->code_bytes = code.size() - 32;
-  std::memcpy(dram_.data() + K->image_addr, code.data() + 32, code.size() - 32);
+  if (!K->aicpu_func) {
+    const auto code = K->image.bytes();
+    K->image_addr = alloc(code.size());
+    K->code_bytes = code.size() - 32;
+    std::memcpy(dram_.data() + K->image_addr, code.data() + 32, code.size() - 32);
+  }
   for (auto& s : K->tensors) {
     const unsigned eb = aicore::dtype_bytes(s.t.dtype);
     if (s.alias_kernel >= 0) {

@@ -59,7 +59,7 @@ void with_devices(F f) {
   timer::Timer timer("regs_timer", 100, 2, irq, kTimerFirstLine, 0);
   uart::Uart uart("regs_uart", "cpu0", 0);
   simctrl::SimCtrl sim("regs_simctrl", 0);
-  ts::TaskScheduler ts("regs_ts", ts::TsConfig{}, {}, nullptr, 0, 0, irq, kTsIrqLine, 0);
+  ts::TaskScheduler ts("regs_ts", ts::TsConfig{}, {}, nullptr, 0, 0, irq, kTsIrqLine, 0, 2, kAicpuFirstLine);
   f(static_cast<const mmio::Device&>(irq), "IRQ", kIrqOffset, "interrupt controller");
   f(static_cast<const mmio::Device&>(timer), "TIMER", kTimerOffset, "system timer");
   f(static_cast<const mmio::Device&>(sim), "SIMCTRL", kSimctrlOffset, "simulation control");
@@ -82,7 +82,8 @@ std::string peripherals_header(std::uint64_t mmio_base) {
      << " * (core))\n"
      << "#define SOC_TIMER_IRQ(channel) (" << kTimerFirstLine << " + (channel))\n"
      << "#define SOC_TS_BASE (SOC_MMIO_BASE + " << hex(kTsOffset) << ")\n"
-     << "#define SOC_TS_IRQ " << kTsIrqLine << "\n";
+     << "#define SOC_TS_IRQ " << kTsIrqLine << "\n"
+     << "#define SOC_AICPU_IRQ(aicpu) (" << kAicpuFirstLine << " + (aicpu))\n";
   with_devices([&](const mmio::Device& d, const char* prefix, std::uint64_t, const char* what) {
     os << "\n// " << what << "\n";
     for (const RegDesc& r : describe(d)) {
@@ -119,7 +120,9 @@ std::string peripherals_markdown() {
      << "until its `STATUS` bit is cleared. The cores take an interrupt at their next quantum boundary\n"
      << "(`platform.cpu.quantum_ns`), or at once when waiting in WFI. The task scheduler drives line "
      << kTsIrqLine << "\nwhile its completion queue holds entries the firmware has not consumed (`CQ_TAIL` != `CQ_HEAD`).\n"
-     << "Its queue entries are `struct dvp_task` and `struct dvp_completion` in `firmware/bsp/dvp_abi.h`.\n";
+     << "Its queue entries are `struct dvp_task` and `struct dvp_completion` in `firmware/bsp/dvp_abi.h`.\n"
+     << "It gives AI CPU i its tasks through the `AICPU(n)` mailbox registers and line " << kAicpuFirstLine
+     << " + i, high\nfrom assignment until the AI CPU writes `AICPU_DONE(n)`.\n";
   return os.str();
 }
 

@@ -9,7 +9,10 @@ namespace dvp::platform {
 
 double TensorView::at(std::uint64_t i) const { return aicore::num::load(data + i * aicore::dtype_bytes(dtype), dtype); }
 
-bool Reference::unary() const { return op == "relu" || op == "copy" || op == "exp" || op == "softmax" || op == "pool"; }
+bool Reference::unary() const {
+  return op == "relu" || op == "copy" || op == "exp" || op == "softmax" || op == "pool" || op == "topk" ||
+         op == "argmax";
+}
 
 std::uint64_t Reference::count(std::uint64_t out_elems) const {
   if (op == "gemm") return m * n;
@@ -86,6 +89,18 @@ std::vector<double> Reference::compute(const std::vector<TensorView>& in, std::u
   if (op == "conv2d") return conv2d_ref(conv, in[0], in[1], out), out;
   if (op == "pool") return pool_ref(pool, in[0], out), out;
   if (op == "softmax") return softmax_ref(cols, in[0], out), out;
+  if (op == "topk" || op == "argmax") {
+    // Indices of the k largest of each row of `cols`, largest first, ties to the lower index.
+    const std::uint64_t kk = op == "argmax" ? 1 : k;
+    for (std::uint64_t r = 0; r * kk < n_out; ++r) {
+      std::vector<std::uint64_t> idx(cols);
+      for (std::uint64_t j = 0; j < cols; ++j) idx[j] = j;
+      std::stable_sort(idx.begin(), idx.end(),
+                       [&](std::uint64_t a, std::uint64_t b) { return in[0].at(r * cols + a) > in[0].at(r * cols + b); });
+      for (std::uint64_t m = 0; m < kk && r * kk + m < n_out; ++m) out[r * kk + m] = double(idx[m]);
+    }
+    return out;
+  }
   for (std::uint64_t i = 0; i < n_out; ++i) {
     const double a = in[0].at(i), b = in.size() > 1 ? in[1].at(i) : 0.0;
     double v = 0;

@@ -20,11 +20,11 @@ struct TensorView {
 };
 
 struct Reference {
-  std::string op;  // add sub mul max min relu copy exp | gemm | conv2d | pool | softmax
+  std::string op;  // add sub mul max min relu copy exp | gemm | conv2d | pool | softmax | topk | argmax
   std::uint64_t m = 0, k = 0, n = 0;  // gemm
   bool b_transposed = false, relu = false;
   bool bias = false;  // gemm: in2 holds n values added to every row (before ReLU)
-  std::uint64_t cols = 0;  // softmax
+  std::uint64_t cols = 0;  // softmax, topk, argmax: elements per row (topk: k is above)
   kernels::ConvShape conv;  // conv2d: the kernel's own shape
   kernels::PoolShape pool;  // pool: likewise
 

@@ -200,9 +200,11 @@ static std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::jso
     row("pipe busy (mean over cores)", line);
     if (KernelLauncher* l = soc.launcher())
       for (auto& k : l->results())
-        row("kernel " + k.name, std::to_string(k.blocks) + " blocks on " + std::to_string(k.cores) + " cores, " +
-                                    fmt("%.3f us", double(k.end - k.start) / 1e6) +
-                                    (k.tiling.empty() ? "" : ", " + k.tiling));
+        row("kernel " + k.name, k.tiling == "AI CPU"
+                                    ? "on an AI CPU core, " + fmt("%.3f us", double(k.end - k.start) / 1e6)
+                                    : std::to_string(k.blocks) + " blocks on " + std::to_string(k.cores) + " cores, " +
+                                          fmt("%.3f us", double(k.end - k.start) / 1e6) +
+                                          (k.tiling.empty() ? "" : ", " + k.tiling));
     auto ratio = [&](const char* a, const char* p) {
       const double peak = sum[p].get<double>();
       return fmt("%.2f", sum[a].get<double>()) + " / " + fmt("%.1f", peak) + "  (" +

@@ -1,5 +1,6 @@
 #include "soc.hpp"
 
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -168,7 +169,8 @@ void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s)
       const cfg::Node* tsn = s.root.at("platform").find("ts");
       if (!tsn) c.fail("a platform with CPUs and AI Cores needs a platform.ts section (the task scheduler)");
       ts_ = std::make_unique<ts::TaskScheduler>("ts", ts::TsConfig::from(*tsn), cores, storage_->data(), dram_base_,
-                                                storage_->size(), *irq_, kTsIrqLine, acc);
+                                                storage_->size(), *irq_, kTsIrqLine, acc, cpu_cfg_.aicpu_cores,
+                                                kAicpuFirstLine);
       mmio_bus_->attach(*ts_, cpu_cfg_.mmio_base + kTsOffset);
     }
     for (unsigned i = 0; i < n; ++i) {
@@ -189,6 +191,11 @@ void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s)
       });
     }
   });
+  if (launcher_ && launcher_->firmware_mode()) {
+    // The job table tells the runtime which cores are control CPUs.
+    const std::uint64_t cc = cpu_cfg_.control_cores;
+    std::memcpy(storage_->data() + DVP_JOB_TABLE_OFFSET + offsetof(dvp_job_table, control_cores), &cc, 8);
+  }
   if (!fw) return;
   // The image goes into DRAM as it is; the listed cores start at its first byte.
   const std::string img = fw->get_string("image");

@@ -2,12 +2,14 @@
 // width, '-' and '0' flags), and the handler of unexpected exceptions.
 #include "bsp.h"
 
-static unsigned this_core;
-unsigned core_id(void) { return this_core; }
+// Each core keeps its number in TPIDR_EL1 (start.S): memory is shared by all cores.
+unsigned core_id(void) {
+  uint64_t core;
+  __asm__ volatile("mrs %0, tpidr_el1" : "=r"(core));
+  return (unsigned)core;
+}
 
-void bsp_set_core(unsigned core) { this_core = core; }
-
-static void putc_uart(char c) { reg_write(SOC_UART_BASE(this_core) + UART_DATA, (uint8_t)c); }
+static void putc_uart(char c) { reg_write(SOC_UART_BASE(core_id()) + UART_DATA, (uint8_t)c); }
 
 uint64_t timer_count(void) {
   uint32_t hi, lo;

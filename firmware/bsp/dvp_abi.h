@@ -16,7 +16,12 @@ enum dvp_task_type {
   DVP_TASK_RECORD = 2,  /* set event `event` */
   DVP_TASK_WAIT = 3,    /* wait until event `event` is set, then clear it */
   DVP_TASK_BARRIER = 4, /* wait until every other stream has nothing queued or running */
+  DVP_TASK_AICPU = 5,   /* an AI CPU kernel: `entry` is its function, `args` its argument table */
 };
+
+/* AI CPU kernels (the firmware's function numbers). Argument table, 8 bytes each:
+   x (f32 rows x cols), rows, cols, k, values (f32 rows x k; argmax: unused), indices (s32). */
+enum dvp_aicpu_func { DVP_AICPU_TOPK = 1, DVP_AICPU_ARGMAX = 2 };
 
 /* One task: a job table entry, and (with `id` set by the firmware) a submission queue entry. */
 struct dvp_task {
@@ -36,7 +41,7 @@ struct dvp_job_table {
   uint64_t magic;
   uint64_t tasks;   /* entries that follow */
   uint64_t streams; /* streams used (1 + the highest stream number) */
-  uint64_t reserved;
+  uint64_t control_cores; /* cores 0 .. control_cores - 1 are control CPUs; the rest AI CPUs */
   struct dvp_task task[];
 };
 

@@ -10,6 +10,7 @@
 #define SOC_TIMER_IRQ(channel) (0 + (channel))
 #define SOC_TS_BASE (SOC_MMIO_BASE + 0x4000)
 #define SOC_TS_IRQ 16
+#define SOC_AICPU_IRQ(aicpu) (17 + (aicpu))
 
 // interrupt controller
 #define IRQ_ENABLE 0x0
@@ -45,6 +46,10 @@
 #define TS_CQ_HEAD 0x10
 #define TS_STATUS 0x14
 #define TS_CORES 0x18
+#define TS_AICPU_FUNC(n) (0x400 + 0x10 * (n))
+#define TS_AICPU_ARGS_LO(n) (0x404 + 0x10 * (n))
+#define TS_AICPU_ARGS_HI(n) (0x408 + 0x10 * (n))
+#define TS_AICPU_DONE(n) (0x40c + 0x10 * (n))
 #define TS_SQ_BASE_LO(n) (0x100 + 0x40 * (n))
 #define TS_SQ_BASE_HI(n) (0x104 + 0x40 * (n))
 #define TS_SQ_SIZE(n) (0x108 + 0x40 * (n))

@@ -4,6 +4,7 @@
     .global _start
 _start:
     mov     x19, x0
+    msr     tpidr_el1, x0           // the core number, per core (bsp.c: core_id)
     ldr     x1, =__stack_top
     lsl     x2, x19, #14
     sub     sp, x1, x2
@@ -18,8 +19,6 @@ _start:
     str     xzr, [x1], #8
     b       1b
 2:  mov     x0, x19
-    bl      bsp_set_core
-    mov     x0, x19
     bl      main
     bl      soc_exit
 3:  wfi

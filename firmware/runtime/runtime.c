@@ -1,9 +1,8 @@
-// Runtime firmware for the control CPU: reads the job table the scenario loader placed in DRAM,
-// submits its tasks to the task scheduler's streams, sleeps until completion interrupts,
+// Runtime firmware. On the first control CPU: reads the job table the scenario loader placed in
+// DRAM, submits its tasks to the task scheduler's streams, sleeps until completion interrupts,
 // checks each task's status, prints the per-task table on its UART and exits with the number
-// of tasks that failed (0: all ran).
-#include "bsp.h"
-#include "dvp_abi.h"
+// of tasks that failed (0: all ran). On an AI CPU core: runs AI CPU kernels (aicpu.c).
+#include "aicpu.h"
 
 #define SQ_ENTRIES 64
 #define CQ_ENTRIES 64
@@ -15,6 +14,8 @@ static struct dvp_completion done[MAX_TASKS];
 static volatile unsigned completed;
 static unsigned submitted[DVP_MAX_STREAMS];
 
+static const struct dvp_job_table* const jobs = (const struct dvp_job_table*)(0x80000000ull + DVP_JOB_TABLE_OFFSET);
+
 static void ts_write(uint32_t off, uint32_t v) { reg_write(SOC_TS_BASE + off, v); }
 static uint32_t ts_read(uint32_t off) { return reg_read(SOC_TS_BASE + off); }
 
@@ -22,7 +23,9 @@ static uint32_t ts_read(uint32_t off) { return reg_read(SOC_TS_BASE + off); }
 void irq_handler(void) {
   const unsigned core = core_id();
   const uint32_t line = reg_read(SOC_IRQ_BASE + IRQ_ACK(core));
-  if (line == SOC_TS_IRQ) {
+  if (core >= jobs->control_cores) {
+    aicpu_irq(core - (unsigned)jobs->control_cores);
+  } else if (line == SOC_TS_IRQ) {
     uint32_t head = ts_read(TS_CQ_HEAD);
     const uint32_t tail = ts_read(TS_CQ_TAIL);
     for (; head != tail; ++head) {
@@ -36,11 +39,11 @@ void irq_handler(void) {
 }
 
 int main(unsigned core) {
-  const struct dvp_job_table* jobs = (const struct dvp_job_table*)(0x80000000ull + DVP_JOB_TABLE_OFFSET);
   if (jobs->magic != DVP_JOB_MAGIC) {
     printf("runtime: no job table at %p\n", (const void*)jobs);
     return 100;
   }
+  if (core >= jobs->control_cores) aicpu_main(core, core - (unsigned)jobs->control_cores);
   const unsigned n = (unsigned)jobs->tasks;
   if (n > MAX_TASKS) {
     printf("runtime: %u tasks, at most %u\n", n, MAX_TASKS);
@@ -58,7 +61,7 @@ int main(unsigned core) {
     ts_write(TS_SQ_SIZE(s), SQ_ENTRIES);
   }
   reg_write(SOC_IRQ_BASE + IRQ_ROUTE(SOC_TS_IRQ), core);
-  reg_write(SOC_IRQ_BASE + IRQ_ENABLE, 1u << SOC_TS_IRQ);
+  reg_write(SOC_IRQ_BASE + IRQ_ENABLE, reg_read(SOC_IRQ_BASE + IRQ_ENABLE) | 1u << SOC_TS_IRQ);
   irq_unmask();
 
   // Submit in table order; a full ring waits for completions.

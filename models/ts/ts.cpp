@@ -28,8 +28,9 @@ TsConfig TsConfig::from(const cfg::Node& n) {
 
 TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, std::vector<aicore::AiCore*> cores,
                              std::uint8_t* dram, std::uint64_t dram_base, std::uint64_t dram_size,
-                             irq::IrqController& irq, unsigned irq_line, double access_ns)
-    : Device(name, 0x100 + 0x40 * DVP_MAX_STREAMS, access_ns),
+                             irq::IrqController& irq, unsigned irq_line, double access_ns, unsigned aicpus,
+                             unsigned aicpu_line)
+    : Device(name, 0x500, access_ns),
       cfg_(cfg),
       cores_(std::move(cores)),
       dram_(dram),
@@ -38,6 +39,7 @@ TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, 
       irq_(irq),
       irq_line_(irq_line),
       core_taken_(cores_.size(), false),
+      aicpu_line_(aicpu_line),
       cq_base_lo_(*this, "CQ_BASE_LO", 0x0, 0, "completion queue address, low 32 bits"),
       cq_base_hi_(*this, "CQ_BASE_HI", 0x4, 0, "completion queue address, high 32 bits"),
       cq_size_(*this, "CQ_SIZE", 0x8, 0, "completion queue entries (struct dvp_completion)"),
@@ -57,6 +59,28 @@ TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, 
     cq_head_.value = v;
     update_irq();
   });
+  if (aicpus > 15 || aicpu_line + aicpus > irq::IrqController::kLines)
+    throw Error(std::string(this->name()) + ": " + std::to_string(aicpus) + " AI CPUs do not fit the interrupt lines");
+  for (unsigned i = 0; i < aicpus; ++i) {
+    auto mb = std::make_unique<Mailbox>();
+    const std::string n = std::to_string(i), b = "AI CPU " + n + ": ";
+    const std::uint32_t off = 0x400 + 0x10 * i;
+    mb->func = std::make_unique<mmio::Register>(*this, "AICPU" + n + "_FUNC", off, 0, b + "the task's function (enum dvp_aicpu_func)");
+    mb->args_lo = std::make_unique<mmio::Register>(*this, "AICPU" + n + "_ARGS_LO", off + 4, 0, b + "its argument table, low 32 bits");
+    mb->args_hi = std::make_unique<mmio::Register>(*this, "AICPU" + n + "_ARGS_HI", off + 8, 0, b + "its argument table, high 32 bits");
+    mb->done = std::make_unique<mmio::Register>(*this, "AICPU" + n + "_DONE", off + 12, 0,
+                                                b + "write the task's status (0: ok) when it is done; lowers the line");
+    for (mmio::Register* r : {mb->func.get(), mb->args_lo.get(), mb->args_hi.get()}) r->read_only();
+    Mailbox* m = mb.get();
+    mb->done->on_read([] { return 0u; }).on_write([this, m, i](std::uint32_t v) {
+      if (!m->busy) return;  // nothing assigned: ignored
+      m->status = v;
+      m->finished = true;
+      irq_.set_line(aicpu_line_ + i, false);
+      m->done_ev.notify(sc_core::SC_ZERO_TIME);
+    });
+    aicpu_.push_back(std::move(mb));
+  }
   for (unsigned s = 0; s < DVP_MAX_STREAMS; ++s) {
     auto st = std::make_unique<Stream>();
     const std::string n = std::to_string(s), b = "stream " + n + ": ";
@@ -141,6 +165,10 @@ void TaskScheduler::stream_thread(unsigned s) {
       case DVP_TASK_KERNEL:
         run_kernel(t, rec, c);
         break;
+      case DVP_TASK_AICPU:
+        if (aicpu_.empty()) return fail("task '" + rec.name + "' is an AI CPU kernel, but the platform has no AI CPU cores");
+        run_aicpu(t, rec, c);
+        break;
       case DVP_TASK_RECORD:
       case DVP_TASK_WAIT:
         if (t.event >= DVP_MAX_EVENTS)
@@ -164,7 +192,8 @@ void TaskScheduler::stream_thread(unsigned s) {
         }
         break;
       default:
-        return fail("task '" + rec.name + "' has type " + std::to_string(t.type) + " (1 kernel, 2 record, 3 wait, 4 barrier)");
+        return fail("task '" + rec.name + "' has type " + std::to_string(t.type) +
+                    " (1 kernel, 2 record, 3 wait, 4 barrier, 5 AI CPU kernel)");
     }
     wait(completion);
     rec.end = now_tick();
@@ -230,6 +259,38 @@ void TaskScheduler::run_kernel(const dvp_task& t, TaskRecord& rec, dvp_completio
     reap();
   }
   if (rec.fault) ++faults_;
+}
+
+void TaskScheduler::run_aicpu(const dvp_task& t, TaskRecord& rec, dvp_completion& c) {
+  // The first free AI CPU takes it: its mailbox holds the task and its line goes high; the
+  // firmware there runs the function and writes DONE.
+  unsigned i = 0;
+  for (;;) {
+    for (i = 0; i < aicpu_.size() && aicpu_[i]->busy; ++i) {
+    }
+    if (i < aicpu_.size()) break;
+    wait(aicpu_freed_);
+  }
+  Mailbox& m = *aicpu_[i];
+  m.busy = true;
+  m.finished = false;
+  wait(sc_core::sc_time(cfg_.dispatch_ns, sc_core::SC_NS));
+  m.func->value = t.entry;
+  m.args_lo->value = std::uint32_t(t.args);
+  m.args_hi->value = std::uint32_t(t.args >> 32);
+  irq_.set_line(aicpu_line_ + i, true);
+  while (!m.finished) wait(m.done_ev);
+  rec.blocks = 1;
+  if (m.status) {
+    rec.fault = true;
+    rec.fault_text = "AI CPU " + std::to_string(i) + " returned status " + std::to_string(m.status);
+    c.status = DVP_FAULT;
+    c.fault_core = i;
+    std::strncpy(c.fault_reason, rec.fault_text.c_str(), sizeof c.fault_reason - 1);
+    ++faults_;
+  }
+  m.busy = false;
+  aicpu_freed_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void TaskScheduler::complete(const dvp_completion& c) {

@@ -32,10 +32,11 @@ struct TsConfig {
 
 class TaskScheduler : public mmio::Device {
  public:
-  // Its completion interrupt is line `irq_line`; queues live in `dram` (at `dram_base`).
+  // Its completion interrupt is line `irq_line`; queues live in `dram` (at `dram_base`). AI
+  // CPU i gets its tasks through mailbox registers and line `aicpu_line + i`.
   TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, std::vector<aicore::AiCore*> cores,
                 std::uint8_t* dram, std::uint64_t dram_base, std::uint64_t dram_size, irq::IrqController& irq,
-                unsigned irq_line, double access_ns);
+                unsigned irq_line, double access_ns, unsigned aicpus = 0, unsigned aicpu_line = 17);
   std::string device_kind() const override { return "ts"; }
 
   struct TaskRecord {
@@ -58,6 +59,7 @@ class TaskScheduler : public mmio::Device {
   };
   void stream_thread(unsigned s);
   void run_kernel(const dvp_task& t, TaskRecord& rec, dvp_completion& c);
+  void run_aicpu(const dvp_task& t, TaskRecord& rec, dvp_completion& c);
   int claim_core();  // a free core by policy, or -1
   std::uint8_t* at(std::uint64_t addr, std::uint64_t len, const std::string& what);
   void complete(const dvp_completion& c);
@@ -75,6 +77,16 @@ class TaskScheduler : public mmio::Device {
   sc_core::sc_event core_freed_, event_set_, stream_idle_;
   bool events_[DVP_MAX_EVENTS] = {};
   std::vector<std::unique_ptr<Stream>> streams_;
+  // AI CPU mailboxes: the task's function and argument table, and where its status comes back.
+  struct Mailbox {
+    std::unique_ptr<mmio::Register> func, args_lo, args_hi, done;
+    bool busy = false, finished = false;
+    std::uint32_t status = 0;
+    sc_core::sc_event done_ev;
+  };
+  std::vector<std::unique_ptr<Mailbox>> aicpu_;
+  unsigned aicpu_line_;
+  sc_core::sc_event aicpu_freed_;
   mmio::Register cq_base_lo_, cq_base_hi_, cq_size_, cq_tail_, cq_head_, status_, cores_reg_;
   std::vector<TaskRecord> records_;
   std::string error_;

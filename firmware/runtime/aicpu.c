@@ -1,0 +1,77 @@
+// AI CPU side of the runtime: each AI CPU core waits for its mailbox interrupt from the task
+// scheduler, runs the kernel named there on tensors in DRAM, and writes its status back.
+// Kernels: top-k and argmax over rows of f32 (integer comparisons on the bit patterns: the
+// firmware uses no floating-point registers). Ties go to the lower index.
+#include "aicpu.h"
+
+// Maps an f32 bit pattern to an unsigned key with the same order (NaNs aside).
+static uint32_t order_key(uint32_t bits) { return bits & 0x80000000u ? ~bits : bits | 0x80000000u; }
+
+static int topk(const uint64_t* a) {
+  const uint32_t* x = (const uint32_t*)a[0];
+  const uint64_t rows = a[1], cols = a[2], k = a[3];
+  uint32_t* values = (uint32_t*)a[4];
+  int32_t* indices = (int32_t*)a[5];
+  if (k == 0 || k > cols || k > 64) return 1;
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint32_t* row = x + r * cols;
+    int32_t best[64];
+    uint64_t have = 0;
+    // Insertion into a sorted list of at most k: descending value, then ascending index.
+    for (uint64_t j = 0; j < cols; ++j) {
+      const uint32_t key = order_key(row[j]);
+      uint64_t pos = have;
+      while (pos > 0 && order_key(row[best[pos - 1]]) < key) --pos;
+      if (pos >= k) continue;
+      for (uint64_t m = have < k ? have : k - 1; m > pos; --m) best[m] = best[m - 1];
+      best[pos] = (int32_t)j;
+      if (have < k) ++have;
+    }
+    for (uint64_t m = 0; m < k; ++m) {
+      indices[r * k + m] = best[m];
+      if (values) values[r * k + m] = row[best[m]];
+    }
+  }
+  return 0;
+}
+
+static int argmax(const uint64_t* a) {
+  const uint32_t* x = (const uint32_t*)a[0];
+  const uint64_t rows = a[1], cols = a[2];
+  int32_t* indices = (int32_t*)a[5];
+  if (cols == 0) return 1;
+  for (uint64_t r = 0; r < rows; ++r) {
+    uint64_t best = 0;
+    for (uint64_t j = 1; j < cols; ++j)
+      if (order_key(x[r * cols + j]) > order_key(x[r * cols + best])) best = j;
+    indices[r] = (int32_t)best;
+  }
+  return 0;
+}
+
+static volatile int mail;  // set by the interrupt handler, taken by the loop below
+
+void aicpu_irq(unsigned aicpu) {
+  (void)aicpu;
+  mail = 1;  // the line stays high until DONE: keep IRQs masked while the task runs
+}
+
+void aicpu_main(unsigned core, unsigned aicpu) {
+  reg_write(SOC_IRQ_BASE + IRQ_ROUTE(SOC_AICPU_IRQ(aicpu)), core);
+  reg_write(SOC_IRQ_BASE + IRQ_ENABLE, reg_read(SOC_IRQ_BASE + IRQ_ENABLE) | 1u << SOC_AICPU_IRQ(aicpu));
+  printf("aicpu%u: ready on core %u\n", aicpu, core);
+  for (;;) {
+    irq_unmask();
+    while (!mail) wfi();
+    irq_mask();
+    mail = 0;
+    const uint32_t func = reg_read(SOC_TS_BASE + TS_AICPU_FUNC(aicpu));
+    const uint64_t args = (uint64_t)reg_read(SOC_TS_BASE + TS_AICPU_ARGS_HI(aicpu)) << 32 |
+                          reg_read(SOC_TS_BASE + TS_AICPU_ARGS_LO(aicpu));
+    printf("aicpu%u: function %u, arguments at %lx\n", aicpu, func, (unsigned long)args);
+    int status = 99;  // unknown function
+    if (func == DVP_AICPU_TOPK) status = topk((const uint64_t*)args);
+    if (func == DVP_AICPU_ARGMAX) status = argmax((const uint64_t*)args);
+    reg_write(SOC_TS_BASE + TS_AICPU_DONE(aicpu), (uint32_t)status);
+  }
+}
