@@ -1,6 +1,6 @@
 // BSP self-test on the control CPU: console, an MMIO round trip, a timer interrupt delivered at
-// its compare time and returned from, and WFI through a long idle stretch. Exits 0 when all
-// hold; otherwise prints what failed and exits with its number.
+// its compare time and returned from, WFI through a long idle stretch, and WFI woken by a masked
+// interrupt. Exits 0 when all hold; otherwise prints what failed and exits with its number.
 #include "bsp.h"
 
 static volatile unsigned fired;
@@ -52,6 +52,18 @@ int main(unsigned core) {
   while (fired < 2) wfi();
   printf("timer interrupt 2: due %lu ns, handled at %lu ns\n", (unsigned long)due, (unsigned long)fired_ns);
   if (fired_ns < due || fired_ns > due + 500) return fail(3, "interrupt 2 not within 500 ns of its compare time");
+  // WFI with IRQs masked: the pending interrupt wakes the core without being taken; taken once
+  // unmasked.
+  irq_mask();
+  due = arm_timer(core, 500);
+  wfi();
+  const uint64_t woke = time_ns();
+  if (woke < due) return fail(4, "WFI with IRQs masked returned before the interrupt");
+  if (fired != 2) return fail(5, "a masked interrupt was taken");
+  irq_unmask();
+  while (fired < 3) {
+  }
+  printf("timer interrupt 3: due %lu ns, woke from WFI masked at %lu ns\n", (unsigned long)due, (unsigned long)woke);
   soc_marker(42);
   printf("selftest passed\n");
   return 0;

@@ -89,7 +89,13 @@ void ArmCpu::run() {
   const Tick quantum_cycles = cfg_.quantum / cfg_.clock.period();
   budget_ = std::max<std::uint64_t>(1, std::uint64_t(double(quantum_cycles) / cfg_.cpi));
   for (;;) {
-    if (irq_.pending_for(index_) && take_interrupt()) halted_ = false;
+    // A pending interrupt is taken when PSTATE.I allows; either way it ends a WFI, as on the
+    // hardware (a masked interrupt wakes the core without being taken).
+    if (irq_.pending_for(index_)) {
+      take_interrupt();
+      if (fault_) return;
+      halted_ = false;
+    }
     if (halted_) {
       trace_state(false);
       const Tick w0 = now_tick();

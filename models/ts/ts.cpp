@@ -198,7 +198,9 @@ void TaskScheduler::stream_thread(unsigned s) {
     wait(completion);
     rec.end = now_tick();
     c.end_ns = rec.end / 1000;
-    Tracer::instance().slice(st.lane, records_.size() < 100000 ? "task" : "task", rec.submitted, rec.end);
+    // The trace keeps the name's pointer: names live as long as the scheduler.
+    slice_names_.push_back(rec.name);
+    Tracer::instance().slice(st.lane, slice_names_.back().c_str(), rec.submitted, rec.end);
     records_.push_back(rec);
     ++tasks_;
     complete(c);

@@ -3,6 +3,7 @@
 // completion queue in DRAM with an interrupt. Register map: docs/peripherals.md; the queue
 // entries: firmware/bsp/dvp_abi.h.
 #pragma once
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,6 +90,7 @@ class TaskScheduler : public mmio::Device {
   sc_core::sc_event aicpu_freed_;
   mmio::Register cq_base_lo_, cq_base_hi_, cq_size_, cq_tail_, cq_head_, status_, cores_reg_;
   std::vector<TaskRecord> records_;
+  std::deque<std::string> slice_names_;
   std::string error_;
   stats::Group stats_;
   std::uint64_t& tasks_;
