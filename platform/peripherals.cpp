@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "aicore/aicore_ctrl.hpp"
 #include "common/error.hpp"
 #include "irq/irq_controller.hpp"
 #include "simctrl/simctrl.hpp"
@@ -59,12 +60,15 @@ void with_devices(F f) {
   timer::Timer timer("regs_timer", 100, 2, irq, kTimerFirstLine, 0);
   uart::Uart uart("regs_uart", "cpu0", 0);
   simctrl::SimCtrl sim("regs_simctrl", 0);
-  ts::TaskScheduler ts("regs_ts", ts::TsConfig{}, {}, nullptr, 0, 0, irq, kTsIrqLine, 0, 2, kAicpuFirstLine);
+  ts::TaskScheduler ts("regs_ts", ts::TsConfig{}, {}, nullptr, 0, 0, irq, kTsIrqLine, 0, 0, 0, 2, kAicpuFirstLine);
+  aicore::AiCore core("regs_aicore", aicore::AiCoreConfig{}, 0, 128, false);
+  aicore::AiCoreCtrl ctrl("regs_aicore_ctrl", core, 0);
   f(static_cast<const mmio::Device&>(irq), "IRQ", kIrqOffset, "interrupt controller");
   f(static_cast<const mmio::Device&>(timer), "TIMER", kTimerOffset, "system timer");
   f(static_cast<const mmio::Device&>(sim), "SIMCTRL", kSimctrlOffset, "simulation control");
   f(static_cast<const mmio::Device&>(uart), "UART", kUartOffset, "UART (one per core)");
   f(static_cast<const mmio::Device&>(ts), "TS", kTsOffset, "task scheduler");
+  f(static_cast<const mmio::Device&>(ctrl), "AICORE", kAicoreCtrlOffset, "AI Core control (one per AI Core)");
 }
 
 }  // namespace
@@ -83,7 +87,9 @@ std::string peripherals_header(std::uint64_t mmio_base) {
      << "#define SOC_TIMER_IRQ(channel) (" << kTimerFirstLine << " + (channel))\n"
      << "#define SOC_TS_BASE (SOC_MMIO_BASE + " << hex(kTsOffset) << ")\n"
      << "#define SOC_TS_IRQ " << kTsIrqLine << "\n"
-     << "#define SOC_AICPU_IRQ(aicpu) (" << kAicpuFirstLine << " + (aicpu))\n";
+     << "#define SOC_AICPU_IRQ(aicpu) (" << kAicpuFirstLine << " + (aicpu))\n"
+     << "#define SOC_AICORE_CTRL_BASE(core) (SOC_MMIO_BASE + " << hex(kAicoreCtrlOffset) << " + "
+     << hex(kAicoreCtrlStride) << " * (core))\n";
   with_devices([&](const mmio::Device& d, const char* prefix, std::uint64_t, const char* what) {
     os << "\n// " << what << "\n";
     for (const RegDesc& r : describe(d)) {
@@ -107,7 +113,10 @@ std::string peripherals_markdown() {
      << "Indexed registers (one per line, channel or core) are shown for index n at offset + stride x n.\n";
   with_devices([&](const mmio::Device& d, const char* prefix, std::uint64_t off, const char* what) {
     os << "\n## " << what << " (`" << prefix << "`, at mmio_base + " << hex(off)
-       << (std::string(prefix) == "UART" ? " + " + hex(kUartStride) + " x core" : std::string()) << ")\n\n"
+       << (std::string(prefix) == "UART"     ? " + " + hex(kUartStride) + " x core"
+           : std::string(prefix) == "AICORE" ? " + " + hex(kAicoreCtrlStride) + " x AI Core"
+                                             : std::string())
+       << ")\n\n"
        << "| register | offset | stride | doc |\n|---|---|---|---|\n";
     for (const RegDesc& r : describe(d))
       os << "| `" << r.name << (r.indexed ? "(n)" : "") << "` | " << hex(r.offset) << " | "

@@ -11,6 +11,7 @@ constexpr std::uint64_t kUartOffset = 0x3000, kUartStride = 0x100, kTsOffset = 0
 constexpr unsigned kTimerFirstLine = 0;  // timer channel c: interrupt line c
 constexpr unsigned kTsIrqLine = 16;      // the task scheduler's completions
 constexpr unsigned kAicpuFirstLine = 17; // AI CPU i's mailbox: line 17 + i
+constexpr std::uint64_t kAicoreCtrlOffset = 0x8000, kAicoreCtrlStride = 0x100;  // AI Core i's control block
 
 // firmware/bsp/soc_regs.h for a window at `mmio_base` (`dvp regs header`).
 std::string peripherals_header(std::uint64_t mmio_base);

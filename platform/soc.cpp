@@ -169,9 +169,18 @@ void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s)
       const cfg::Node* tsn = s.root.at("platform").find("ts");
       if (!tsn) c.fail("a platform with CPUs and AI Cores needs a platform.ts section (the task scheduler)");
       ts_ = std::make_unique<ts::TaskScheduler>("ts", ts::TsConfig::from(*tsn), cores, storage_->data(), dram_base_,
-                                                storage_->size(), *irq_, kTsIrqLine, acc, cpu_cfg_.aicpu_cores,
-                                                kAicpuFirstLine);
+                                                storage_->size(), *irq_, kTsIrqLine, acc,
+                                                cpu_cfg_.mmio_base + kAicoreCtrlOffset, kAicoreCtrlStride,
+                                                cpu_cfg_.aicpu_cores, kAicpuFirstLine);
       mmio_bus_->attach(*ts_, cpu_cfg_.mmio_base + kTsOffset);
+      // Each AI Core's control registers, where the scheduler (and the cores) reach them.
+      if (cores.size() * kAicoreCtrlStride > 0x8000)
+        c.fail("the peripherals' window has room for the control blocks of 128 AI Cores");
+      for (std::size_t i = 0; i < cores.size(); ++i) {
+        aicore_ctrl_.push_back(std::make_unique<aicore::AiCoreCtrl>(("aicore" + std::to_string(i)).c_str(), *cores[i], acc));
+        mmio_bus_->attach(*aicore_ctrl_.back(), cpu_cfg_.mmio_base + kAicoreCtrlOffset + kAicoreCtrlStride * i);
+      }
+      ts_->ctrl.bind(mmio_bus_->cpus);
     }
     for (unsigned i = 0; i < n; ++i) {
       uarts_.push_back(std::make_unique<uart::Uart>(("uart" + std::to_string(i)).c_str(), "cpu" + std::to_string(i), acc));

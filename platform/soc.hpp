@@ -9,6 +9,7 @@
 #include <systemc>
 
 #include "aicore/aicore.hpp"
+#include "aicore/aicore_ctrl.hpp"
 #include "cpu/arm_cpu.hpp"
 #include "simctrl/simctrl.hpp"
 #include "timer/timer.hpp"
@@ -106,6 +107,7 @@ class Soc : public sc_core::sc_module {
   std::unique_ptr<timer::Timer> timer_;
   std::unique_ptr<simctrl::SimCtrl> simctrl_;
   std::unique_ptr<ts::TaskScheduler> ts_;
+  std::vector<std::unique_ptr<aicore::AiCoreCtrl>> aicore_ctrl_;
   std::vector<std::unique_ptr<uart::Uart>> uarts_;
   std::vector<std::unique_ptr<cpu::ArmCpu>> cpus_;
   std::string cpu_fault_;

@@ -8,6 +8,7 @@
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
+#include "aicore/aicore_ctrl.hpp"
 #include "aicore/assembler.hpp"
 #include "helpers.hpp"
 #include "stimulus.hpp"
@@ -49,6 +50,8 @@ struct Bench {
   ts::TsConfig tcfg;
   SharedMemory mem{"mem"};
   std::vector<std::unique_ptr<aicore::AiCore>> cores;
+  std::vector<std::unique_ptr<aicore::AiCoreCtrl>> ctrls;  // their control registers, on `bus`
+  mmio::MmioBus bus{"bus"};
   irq::IrqController irq{"irq", 1, 0};
   std::vector<std::uint8_t> dram = std::vector<std::uint8_t>(1 << 20);
   std::unique_ptr<ts::TaskScheduler> ts;
@@ -67,7 +70,12 @@ struct Bench {
       cores.back()->bus.bind(mem.socket);
       raw.push_back(cores.back().get());
     }
-    ts = std::make_unique<ts::TaskScheduler>("ts", tcfg, raw, dram.data(), kDramBase, dram.size(), irq, 16, 0);
+    for (unsigned i = 0; i < n; ++i) {
+      ctrls.push_back(std::make_unique<aicore::AiCoreCtrl>(("ctrl" + std::to_string(i)).c_str(), *cores[i], 0));
+      bus.attach(*ctrls.back(), 0x100 * i);
+    }
+    ts = std::make_unique<ts::TaskScheduler>("ts", tcfg, raw, dram.data(), kDramBase, dram.size(), irq, 16, 0, 0, 0x100);
+    ts->ctrl.bind(bus.cpus);
     stim.socket.bind(ts->bus);
     irq_side.socket.bind(irq.bus);
     irq_side.body = [](test::Stimulus&) {};

@@ -11,6 +11,7 @@
 #define SOC_TS_BASE (SOC_MMIO_BASE + 0x4000)
 #define SOC_TS_IRQ 16
 #define SOC_AICPU_IRQ(aicpu) (17 + (aicpu))
+#define SOC_AICORE_CTRL_BASE(core) (SOC_MMIO_BASE + 0x8000 + 0x100 * (core))
 
 // interrupt controller
 #define IRQ_ENABLE 0x0
@@ -55,3 +56,17 @@
 #define TS_SQ_SIZE(n) (0x108 + 0x40 * (n))
 #define TS_SQ_TAIL(n) (0x10c + 0x40 * (n))
 #define TS_SQ_HEAD(n) (0x110 + 0x40 * (n))
+
+// AI Core control (one per AI Core)
+#define AICORE_IMAGE_LO 0x0
+#define AICORE_IMAGE_HI 0x4
+#define AICORE_CODE_BYTES 0x8
+#define AICORE_ENTRY 0xc
+#define AICORE_BLOCK_ID 0x10
+#define AICORE_BLOCK_DIM 0x14
+#define AICORE_ARGS_LO 0x18
+#define AICORE_ARGS_HI 0x1c
+#define AICORE_START 0x20
+#define AICORE_STATUS 0x24
+#define AICORE_FAULT_PC_LO 0x28
+#define AICORE_FAULT_PC_HI 0x2c

@@ -11,7 +11,7 @@ int main(unsigned core) {
   (void)core;
   printf("fault firmware %d\n", FAULT);
 #if FAULT == 1
-  return (int)reg_read(SOC_MMIO_BASE + 0x8000);
+  return (int)reg_read(SOC_MMIO_BASE + 0xf000);  // nothing is there
 #elif FAULT == 2
   for (;;) wfi();
 #else

@@ -180,7 +180,7 @@ std::uint64_t ArmCpu::mmio_access(bool write, std::uint64_t addr, unsigned size,
     std::string why = p.get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE ? "no device or register there"
                       : p.get_response_status() == tlm::TLM_BURST_ERROR_RESPONSE
                           ? "registers are 32 bits, accessed whole"
-                          : "the register is read-only";
+                          : "the register refused the write (read-only, or the device is busy)";
     // Unicorn 2.0.1 does not update the pc inside a translated block, so the pc reported is
     // that of the block holding the access; the address and register are exact.
     pending_fault_ = std::string(write ? "write" : "read") + " of " + std::to_string(size) + " bytes at " + hex(addr) +

@@ -36,6 +36,8 @@ class Register {
     write_ = [this](std::uint32_t) { bad_write_ = true; };
     return *this;
   }
+  // Called from a write handler: the write is refused (the initiator gets an error response).
+  void reject() { bad_write_ = true; }
   std::uint32_t value = 0;
   const std::string& name() const { return name_; }
   std::uint32_t offset() const { return offset_; }

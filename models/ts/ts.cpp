@@ -28,9 +28,10 @@ TsConfig TsConfig::from(const cfg::Node& n) {
 
 TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, std::vector<aicore::AiCore*> cores,
                              std::uint8_t* dram, std::uint64_t dram_base, std::uint64_t dram_size,
-                             irq::IrqController& irq, unsigned irq_line, double access_ns, unsigned aicpus,
-                             unsigned aicpu_line)
+                             irq::IrqController& irq, unsigned irq_line, double access_ns, std::uint64_t ctrl_base,
+                             std::uint64_t ctrl_stride, unsigned aicpus, unsigned aicpu_line)
     : Device(name, 0x500, access_ns),
+      ctrl("ctrl"),
       cfg_(cfg),
       cores_(std::move(cores)),
       dram_(dram),
@@ -38,6 +39,8 @@ TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, 
       dram_size_(dram_size),
       irq_(irq),
       irq_line_(irq_line),
+      ctrl_base_(ctrl_base),
+      ctrl_stride_(ctrl_stride),
       core_taken_(cores_.size(), false),
       aicpu_line_(aicpu_line),
       cq_base_lo_(*this, "CQ_BASE_LO", 0x0, 0, "completion queue address, low 32 bits"),
@@ -239,17 +242,24 @@ void TaskScheduler::run_kernel(const dvp_task& t, TaskRecord& rec, dvp_completio
     // Start blocks on free cores, one dispatch latency each.
     for (int core; next < t.blocks && (core = claim_core()) >= 0;) {
       wait(dispatch);
-      aicore::Launch l;
-      l.image_base = t.image;
-      l.code_bytes = t.code_bytes;
-      l.entry = t.entry;
-      l.block_id = next;
-      l.block_dim = t.blocks;
-      l.arg_base = t.args;
-      block_of[unsigned(core)] = next++;
+      // The block goes to the core through its control registers, then START.
+      const unsigned c = unsigned(core);
+      sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+      write_ctrl(c, 0x00, std::uint32_t(t.image), d);
+      write_ctrl(c, 0x04, std::uint32_t(t.image >> 32), d);
+      write_ctrl(c, 0x08, std::uint32_t(t.code_bytes), d);
+      write_ctrl(c, 0x0c, t.entry, d);
+      write_ctrl(c, 0x10, next, d);
+      write_ctrl(c, 0x14, t.blocks, d);
+      write_ctrl(c, 0x18, std::uint32_t(t.args), d);
+      write_ctrl(c, 0x1c, std::uint32_t(t.args >> 32), d);
       // A fault ends the block; the task reports it (reap below) and the run goes on.
-      cores_[unsigned(core)]->set_fault_handler([](const aicore::Fault&) {});
-      cores_[unsigned(core)]->start(l);
+      cores_[c]->set_fault_handler([](const aicore::Fault&) {});
+      if (d > sc_core::SC_ZERO_TIME) wait(d);
+      d = sc_core::SC_ZERO_TIME;
+      write_ctrl(c, 0x20, 1, d);
+      if (!error_.empty()) return;
+      block_of[c] = next++;
       mine.push_back(core);
       ++running;
       ++blocks_;
@@ -293,6 +303,21 @@ void TaskScheduler::run_aicpu(const dvp_task& t, TaskRecord& rec, dvp_completion
   }
   m.busy = false;
   aicpu_freed_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void TaskScheduler::write_ctrl(unsigned core, std::uint32_t offset, std::uint32_t value, sc_core::sc_time& delay) {
+  tlm::tlm_generic_payload p;
+  p.set_command(tlm::TLM_WRITE_COMMAND);
+  p.set_address(ctrl_base_ + core * ctrl_stride_ + offset);
+  p.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+  p.set_data_length(4);
+  p.set_streaming_width(4);
+  p.set_byte_enable_ptr(nullptr);
+  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  ctrl->b_transport(p, delay);
+  if (p.get_response_status() != tlm::TLM_OK_RESPONSE)
+    fail("writing AI Core " + std::to_string(core) + "'s control register at " + hex(p.get_address()) + " failed: " +
+         p.get_response_string());
 }
 
 void TaskScheduler::complete(const dvp_completion& c) {

@@ -15,6 +15,8 @@
 #include "irq/irq_controller.hpp"
 #include "mmio/mmio.hpp"
 
+#include <tlm_utils/simple_initiator_socket.h>
+
 extern "C" {
 #include "dvp_abi.h"
 }
@@ -33,11 +35,16 @@ struct TsConfig {
 
 class TaskScheduler : public mmio::Device {
  public:
+  // Where it writes the AI Cores' control registers (aicore/aicore_ctrl.hpp): bind to a bus
+  // that has core i's block at ctrl_base + i * ctrl_stride.
+  tlm_utils::simple_initiator_socket<TaskScheduler> ctrl;
+
   // Its completion interrupt is line `irq_line`; queues live in `dram` (at `dram_base`). AI
   // CPU i gets its tasks through mailbox registers and line `aicpu_line + i`.
   TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, std::vector<aicore::AiCore*> cores,
                 std::uint8_t* dram, std::uint64_t dram_base, std::uint64_t dram_size, irq::IrqController& irq,
-                unsigned irq_line, double access_ns, unsigned aicpus = 0, unsigned aicpu_line = 17);
+                unsigned irq_line, double access_ns, std::uint64_t ctrl_base, std::uint64_t ctrl_stride,
+                unsigned aicpus = 0, unsigned aicpu_line = 17);
   std::string device_kind() const override { return "ts"; }
 
   struct TaskRecord {
@@ -65,6 +72,7 @@ class TaskScheduler : public mmio::Device {
   std::uint8_t* at(std::uint64_t addr, std::uint64_t len, const std::string& what);
   void complete(const dvp_completion& c);
   void update_irq();
+  void write_ctrl(unsigned core, std::uint32_t offset, std::uint32_t value, sc_core::sc_time& delay);
   void fail(const std::string& msg);
 
   TsConfig cfg_;
@@ -73,6 +81,7 @@ class TaskScheduler : public mmio::Device {
   std::uint64_t dram_base_, dram_size_;
   irq::IrqController& irq_;
   unsigned irq_line_;
+  std::uint64_t ctrl_base_, ctrl_stride_;
   unsigned rr_next_ = 0;
   std::vector<bool> core_taken_;
   sc_core::sc_event core_freed_, event_set_, stream_idle_;
