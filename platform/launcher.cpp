@@ -387,6 +387,7 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
         if (x->name == k) K = x;
       if (!K) t.at("kernel").fail("no kernel named '" + k + "' in kernels:");
       d.type = K->aicpu_func ? DVP_TASK_AICPU : DVP_TASK_KERNEL;
+      aicpu_tasks_ |= K->aicpu_func != 0;
       if (K->aicpu_func) d.entry = K->aicpu_func;
       d.image = base_ + K->image_addr;
       d.code_bytes = K->code_bytes;

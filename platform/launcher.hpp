@@ -35,6 +35,7 @@ class KernelLauncher : public sc_core::sc_module {
   // job table at construction; the firmware runs them; this checks their outputs afterwards,
   // with each kernel's (start, end) from the task scheduler.
   bool firmware_mode() const { return firmware_mode_; }
+  bool has_aicpu_tasks() const { return aicpu_tasks_; }
   void check_after_firmware(const std::vector<std::pair<std::string, std::pair<Tick, Tick>>>& times);
 
   bool done() const { return done_; }
@@ -71,6 +72,7 @@ class KernelLauncher : public sc_core::sc_module {
   std::uint64_t base_, next_;
   bool functional_;
   bool firmware_mode_;
+  bool aicpu_tasks_ = false;
   bool done_ = false;
   std::string fault_;
   std::string current_;  // kernel running

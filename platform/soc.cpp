@@ -220,10 +220,15 @@ void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s)
   std::memcpy(storage_->data() + (load - dram_base_), bytes.data(), bytes.size());
   std::vector<std::uint64_t> start = {0};
   if (fw->has("cores")) start = fw->get_uint_list("cores");
+  bool aicpu_started = false;
   for (std::uint64_t i : start) {
     if (i >= n) fw->at("cores").fail("core " + std::to_string(i) + " does not exist (" + std::to_string(n) + " cores)");
     cpus_[i]->start(load);
+    aicpu_started |= i >= cpu_cfg_.control_cores;
   }
+  if (launcher_ && launcher_->has_aicpu_tasks() && !aicpu_started)
+    fw->fail("the tasks include AI CPU kernels, but firmware.cores starts no AI CPU core (cores " +
+             std::to_string(cpu_cfg_.control_cores) + ".." + std::to_string(n - 1) + " are AI CPUs)");
 }
 
 int Soc::route(std::uint64_t addr, unsigned src) const {
