@@ -308,6 +308,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   for (auto& mc : soc.controllers()) drained = std::max(drained, mc->drain_writes(drained));
   if (limit_error.empty() && drained > now_tick() && sc_core::sc_get_status() != sc_core::SC_STOPPED)
     sc_core::sc_start(to_sc(drained - now_tick()));
+  for (auto& c : soc.cpus()) c->close_trace();
   const double host = std::chrono::duration<double>(clock::now() - t0).count();
 
   RunResult r;

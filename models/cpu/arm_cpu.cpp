@@ -79,6 +79,13 @@ void ArmCpu::trace_state(bool busy) {
   state_since_ = now;
 }
 
+void ArmCpu::close_trace() {
+  if (!started_ || fault_) return;
+  const Tick now = now_tick();
+  if (now > state_since_) Tracer::instance().slice(lane_, state_busy_ ? "run" : "wfi", state_since_, now);
+  state_since_ = now;
+}
+
 void ArmCpu::run() {
   if (!started_) wait(start_ev_);
   std::uint64_t pc = entry_, x0 = index_;

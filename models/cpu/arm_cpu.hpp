@@ -51,6 +51,8 @@ class ArmCpu : public sc_core::sc_module {
   bool waiting_for_interrupt() const { return halted_; }
   std::uint64_t pc() const;
   const std::optional<CpuFault>& fault() const { return fault_; }
+  // Ends the trace lane's open slice at the current time (at the end of the run).
+  void close_trace();
 
  private:
   void run();
