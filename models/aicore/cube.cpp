@@ -211,14 +211,26 @@ Tick AiCore::mmad_op(const Issued& e) {
       std::vector<double> prod(std::size_t(c.m) * c.n);
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(c.m), int(c.n), int(c.k), 1.0, a.data(), int(c.k),
                   bt.data(), int(c.k), 0.0, prod.data(), int(c.n));
-      for (std::uint64_t r = 0; r < c.m; ++r)
-        for (std::uint64_t n = 0; n < c.n; ++n) {
-          const double s = prod[r * c.n + n];
-          std::uint8_t* p = c_at(r, n);
-          std::uint32_t bits = 0;
-          if (!c.init) std::memcpy(&bits, p, 4);
-          bits = num::to_f32(c.init ? s : num::f32(bits) + s);
-          std::memcpy(p, &bits, 4);
+      // Into L0C fractal by fractal (its own order), rounding once to f32 (host nearest-even,
+      // NaN canonical, as num::to_f32).
+      for (std::uint64_t nj = 0; nj < nf; ++nj)
+        for (std::uint64_t mi = 0; mi < mf; ++mi) {
+          std::uint8_t* frac = C + (nj * mf + mi) * 1024;
+          for (std::uint64_t rr = 0, r = mi * 16; rr < 16 && r < c.m; ++rr, ++r)
+            for (std::uint64_t cc = 0, n = nj * 16; cc < 16 && n < c.n; ++cc, ++n) {
+              std::uint8_t* p = frac + rr * 64 + cc * 4;
+              double v = prod[r * c.n + n];
+              if (!c.init) {
+                float cur;
+                std::memcpy(&cur, p, 4);
+                v += double(cur);
+              }
+              const float f = float(v);
+              std::uint32_t bits;
+              std::memcpy(&bits, &f, 4);
+              if (v != v) bits = 0x7fc00000u;
+              std::memcpy(p, &bits, 4);
+            }
         }
     }
   }
