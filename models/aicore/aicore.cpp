@@ -221,7 +221,7 @@ void AiCore::run_block() {
         push_ev_[p].notify(sc_core::SC_ZERO_TIME);
       }
     }
-    Profile& prof = profile_[pc];
+    Profile& prof = profile_at(pc);
     ++prof.count;
     prof.op = in.op;
     prof.cycles += clk.to_cycles_floor(t - t0);
@@ -519,7 +519,7 @@ void AiCore::pipe_thread(int p) {
       pipe_busy_[p] += done - std::max(t0, busy_until_[p]);
       busy_until_[p] = done;
     }
-    Profile& prof = profile_[e.pc];
+    Profile& prof = profile_at(e.pc);
     ++prof.count;
     prof.op = e.in.op;
     prof.cycles += cfg_.clock.to_cycles_floor(done - t0);
@@ -753,7 +753,10 @@ AiCore::Span AiCore::mte_copy(const Issued& e) {
 std::string AiCore::instruction_csv() const {
   std::ostringstream os;
   os << "instruction,pc,pipe,count,total_cycles\n";
-  for (auto& [pc, pr] : profile_) {
+  for (std::size_t i = 0; i < profile_.size(); ++i) {
+    const Profile& pr = profile_[i];
+    if (!pr.count) continue;
+    const std::uint64_t pc = std::uint64_t(i) * 8;
     const OpInfo& info = op_table()[pr.op];
     const SOp s = scalar_ops()[pr.op];
     const char* pipe = (s == kSetflag || s == kWaitflag || s == kBarrier) ? "SYNC" : pipe_name(info.pipe);

@@ -11,7 +11,6 @@
 #include <array>
 #include <deque>
 #include <functional>
-#include <map>
 #include <optional>
 #include <queue>
 #include <string>
@@ -181,7 +180,13 @@ class AiCore : public sc_core::sc_module {
     std::uint64_t count = 0, cycles = 0;
     std::uint8_t op = 0;
   };
-  std::map<std::uint64_t, Profile> profile_;
+  // Indexed by pc / 8 (instructions are 8 bytes): one lookup per instruction in the hot path.
+  std::vector<Profile> profile_;
+  Profile& profile_at(std::uint64_t pc) {
+    const std::size_t i = pc / 8;
+    if (i >= profile_.size()) profile_.resize(i + 1);
+    return profile_[i];
+  }
   Tracer::Lane lane_[kPipes];
   stats::Group stats_;
   std::uint64_t &blocks_, &scalar_instrs_, &issued_instrs_, &icache_misses_, &icache_hits_, &dcache_misses_,
