@@ -1,5 +1,6 @@
 #include "mmio.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -18,9 +19,11 @@ Device::Device(sc_core::sc_module_name name, std::uint32_t size, double access_n
 
 void Device::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const std::uint64_t off = p.get_address();
-  Register* r = nullptr;
-  for (Register* x : regs_)
-    if (x->offset() == off) r = x;
+  if (by_word_.empty()) {
+    by_word_.assign((size_ + 3) / 4, nullptr);
+    for (Register* x : regs_) by_word_[x->offset() / 4] = x;
+  }
+  Register* r = off % 4 == 0 && off / 4 < by_word_.size() ? by_word_[off / 4] : nullptr;
   // Registers are 32 bits wide and accessed whole.
   if (!r || p.get_data_length() != 4 || p.get_byte_enable_ptr()) {
     p.set_response_status(r ? tlm::TLM_BURST_ERROR_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE);
@@ -55,6 +58,8 @@ void MmioBus::attach(Device& d, std::uint64_t base) {
       throw Error(std::string(d.name()) + " at " + std::to_string(base) + " overlaps " + r.dev->name());
   regions_.push_back(Region{base, d.size(), &d});
   devices.bind(d.bus);
+  by_base_.push_back(regions_.size() - 1);
+  std::sort(by_base_.begin(), by_base_.end(), [this](std::size_t a, std::size_t b) { return regions_[a].base < regions_[b].base; });
 }
 
 std::string MmioBus::describe(std::uint64_t addr) const {
@@ -70,9 +75,13 @@ std::string MmioBus::describe(std::uint64_t addr) const {
 
 void MmioBus::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const std::uint64_t addr = p.get_address();
-  for (std::size_t i = 0; i < regions_.size(); ++i) {
+  // The last region starting at or below addr is the only one that can hold it (no overlaps).
+  auto it = std::upper_bound(by_base_.begin(), by_base_.end(), addr,
+                             [this](std::uint64_t a, std::size_t i) { return a < regions_[i].base; });
+  if (it != by_base_.begin()) {
+    const std::size_t i = *std::prev(it);
     const Region& r = regions_[i];
-    if (addr >= r.base && addr < r.base + r.size) {
+    if (addr < r.base + r.size) {
       p.set_address(addr - r.base);
       devices[int(i)]->b_transport(p, delay);
       p.set_address(addr);

@@ -75,6 +75,7 @@ class Device : public sc_core::sc_module {
   sc_core::sc_time access_;
   sc_core::sc_time now_;
   std::vector<Register*> regs_;
+  std::vector<Register*> by_word_;  // register at offset / 4, built at the first access
 };
 
 // Decodes the MMIO window: CPUs bind to `cpus`, devices are attached with their base address.
@@ -96,7 +97,8 @@ class MmioBus : public sc_core::sc_module {
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-  std::vector<Region> regions_;
+  std::vector<Region> regions_;  // in attach order: the index is the device's socket
+  std::vector<std::size_t> by_base_;  // indexes of regions_ sorted by base
 };
 
 }  // namespace dvp::mmio
