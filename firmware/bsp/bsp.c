@@ -65,6 +65,7 @@ int vsnprintf(char* out, unsigned long size, const char* f, va_list ap) {
     if (*f == '0') pad = '0', ++f;
     while (*f >= '0' && *f <= '9') width = width * 10 + (*f++ - '0');
     while (*f == 'l') ++longs, ++f;
+    const int num_width = left ? 0 : width;  // left-justified: padded after the field instead
     unsigned long long u;
     switch (*f) {
       case 'd':
@@ -77,17 +78,17 @@ int vsnprintf(char* out, unsigned long size, const char* f, va_list ap) {
         } else {
           u = (unsigned long long)v;
         }
-        n = put_num(out, size, n, u, 10, 0, width, pad);
+        n = put_num(out, size, n, u, 10, 0, num_width, pad);
         break;
       }
       case 'u':
       case 'x':
       case 'X':
         u = longs ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned);
-        n = put_num(out, size, n, u, *f == 'u' ? 10 : 16, *f == 'X', width, pad);
+        n = put_num(out, size, n, u, *f == 'u' ? 10 : 16, *f == 'X', num_width, pad);
         break;
       case 'p':
-        n = put_num(out, size, n, (unsigned long long)(uintptr_t)va_arg(ap, void*), 16, 0, width, pad);
+        n = put_num(out, size, n, (unsigned long long)(uintptr_t)va_arg(ap, void*), 16, 0, num_width, pad);
         break;
       case 'c':
         if (n + 1 < size) out[n] = (char)va_arg(ap, int);
@@ -108,21 +109,12 @@ int vsnprintf(char* out, unsigned long size, const char* f, va_list ap) {
       default:
         return -1;
     }
-    // Left-justified: pad after the field instead (numbers were padded before it: undo that).
-    if (left && *f != '%') {
-      unsigned len = n - start;
-      if (*f != 's' && *f != 'c') {  // strip the leading padding put_num added
-        unsigned lead = 0;
-        while (lead + 1 < len && start + lead < size && out[start + lead] == pad) ++lead;
-        for (unsigned i = start; i + lead < n && i + lead < size; ++i) out[i] = out[i + lead];
-        n -= lead;
-        len -= lead;
-      }
-      for (; (int)len < width; ++len) {
+    // Left-justified: spaces after the field up to its width.
+    if (left)
+      for (unsigned len = n - start; (int)len < width; ++len) {
         if (n + 1 < size) out[n] = ' ';
         ++n;
       }
-    }
   }
   if (size) out[n < size ? n : size - 1] = 0;
   return (int)n;
