@@ -1,9 +1,5 @@
 #include "launcher.hpp"
 
-extern "C" {
-#include "dvp_abi.h"
-}
-
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -12,12 +8,17 @@ extern "C" {
 
 #include "aicore/assembler.hpp"
 #include "aicore/numeric.hpp"
+#include "common/error.hpp"
+#include "common/payload.hpp"
 #include "kernels/library/elementwise.hpp"
 #include "kernels/library/gemm.hpp"
 #include "kernels/library/pool.hpp"
 #include "kernels/library/softmax.hpp"
 #include "reference.hpp"
-#include "common/error.hpp"
+
+extern "C" {
+#include "dvp_abi.h"  // the job table (shared with the firmware)
+}
 
 namespace dvp::platform {
 
@@ -357,11 +358,7 @@ std::vector<std::uint8_t> KernelLauncher::read_back(std::uint64_t addr, std::uin
   for (std::uint64_t off = 0; off < len;) {
     // Debug reads through the ring reach the L2 slice that may hold the line dirty.
     const std::uint64_t chunk = std::min<std::uint64_t>(len - off, 128 - (addr + off) % 128);
-    p.set_command(tlm::TLM_READ_COMMAND);
-    p.set_address(addr + off);
-    p.set_data_ptr(out.data() + off);
-    p.set_data_length(unsigned(chunk));
-    p.set_streaming_width(unsigned(chunk));
+    prepare(p, false, addr + off, out.data() + off, unsigned(chunk));
     if (socket->transport_dbg(p) != chunk) throw Error(std::string(name()) + ": cannot read back " + hex(addr + off));
     off += chunk;
   }

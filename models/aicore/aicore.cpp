@@ -657,13 +657,7 @@ Tick AiCore::gm_access(bool write, std::uint64_t addr, std::uint8_t* data, std::
       in_flight.pop();
     }
     if (issue >= now_tick() + quantum) wait(to_sc(issue - now_tick()));
-    p.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    p.set_address(a);
-    p.set_data_ptr(data + off);
-    p.set_data_length(piece);
-    p.set_streaming_width(piece);
-    p.set_byte_enable_ptr(nullptr);
-    p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    prepare(p, write, a, data + off, piece);
     sc_core::sc_time d = to_sc(issue - now_tick());
     bus->b_transport(p, d);
     if (p.get_response_status() != tlm::TLM_OK_RESPONSE) {

@@ -1,5 +1,7 @@
 // Helpers on the TLM generic payload shared by all models.
 #pragma once
+#include <cstdint>
+
 #include <tlm>
 
 namespace dvp {
@@ -17,6 +19,17 @@ struct TimingOnly : tlm::tlm_extension<TimingOnly> {
 
 inline bool is_timing_only(const tlm::tlm_generic_payload& p) {
   return p.get_extension<TimingOnly>() != nullptr;
+}
+
+// Readies `p` for one plain access (no byte enables, one streaming beat, response pending).
+inline void prepare(tlm::tlm_generic_payload& p, bool write, std::uint64_t addr, unsigned char* data, unsigned len) {
+  p.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  p.set_address(addr);
+  p.set_data_ptr(data);
+  p.set_data_length(len);
+  p.set_streaming_width(len);
+  p.set_byte_enable_ptr(nullptr);
+  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
 }
 
 }  // namespace dvp

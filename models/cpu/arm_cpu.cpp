@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/payload.hpp"
 
 namespace dvp::cpu {
 
@@ -170,13 +171,7 @@ std::uint64_t ArmCpu::mmio_access(bool write, std::uint64_t addr, unsigned size,
   tlm::tlm_generic_payload p;
   std::uint8_t data[8] = {};
   std::memcpy(data, &value, std::min(size, 8u));
-  p.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-  p.set_address(addr);
-  p.set_data_ptr(data);
-  p.set_data_length(size);
-  p.set_streaming_width(size);
-  p.set_byte_enable_ptr(nullptr);
-  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  prepare(p, write, addr, data, size);
   const Tick before = local_time();
   sc_core::sc_time d = to_sc(before);
   mmio->b_transport(p, d);

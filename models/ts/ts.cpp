@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/payload.hpp"
 
 namespace dvp::ts {
 
@@ -307,13 +308,7 @@ void TaskScheduler::run_aicpu(const dvp_task& t, TaskRecord& rec, dvp_completion
 
 void TaskScheduler::write_ctrl(unsigned core, std::uint32_t offset, std::uint32_t value, sc_core::sc_time& delay) {
   tlm::tlm_generic_payload p;
-  p.set_command(tlm::TLM_WRITE_COMMAND);
-  p.set_address(ctrl_base_ + core * ctrl_stride_ + offset);
-  p.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
-  p.set_data_length(4);
-  p.set_streaming_width(4);
-  p.set_byte_enable_ptr(nullptr);
-  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  prepare(p, true, ctrl_base_ + core * ctrl_stride_ + offset, reinterpret_cast<unsigned char*>(&value), 4);
   ctrl->b_transport(p, delay);
   if (p.get_response_status() != tlm::TLM_OK_RESPONSE)
     fail("writing AI Core " + std::to_string(core) + "'s control register at " + hex(p.get_address()) + " failed: " +
