@@ -1,6 +1,7 @@
 #include "launcher.hpp"
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -411,6 +412,11 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
   if (DVP_JOB_TABLE_OFFSET + bytes > 2 * DVP_JOB_TABLE_OFFSET) tasks.fail("too many tasks for the job table's 16 MiB");
   std::memcpy(dram_.data() + DVP_JOB_TABLE_OFFSET, &head, sizeof head);
   std::memcpy(dram_.data() + DVP_JOB_TABLE_OFFSET + sizeof head, table.data(), table.size() * sizeof(dvp_task));
+}
+
+void KernelLauncher::set_control_cores(unsigned n) {
+  const std::uint64_t v = n;
+  std::memcpy(dram_.data() + DVP_JOB_TABLE_OFFSET + offsetof(dvp_job_table, control_cores), &v, 8);
 }
 
 void KernelLauncher::place(Kernel* K) {

@@ -36,6 +36,8 @@ class KernelLauncher : public sc_core::sc_module {
   // with each kernel's (start, end) from the task scheduler.
   bool firmware_mode() const { return firmware_mode_; }
   bool has_aicpu_tasks() const { return aicpu_tasks_; }
+  // Tells the runtime (through the job table) which cores are control CPUs.
+  void set_control_cores(unsigned n);
   void check_after_firmware(const std::vector<std::pair<std::string, std::pair<Tick, Tick>>>& times);
 
   bool done() const { return done_; }

@@ -1,6 +1,5 @@
 #include "soc.hpp"
 
-#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -200,11 +199,7 @@ void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s)
       });
     }
   });
-  if (launcher_ && launcher_->firmware_mode()) {
-    // The job table tells the runtime which cores are control CPUs.
-    const std::uint64_t cc = cpu_cfg_.control_cores;
-    std::memcpy(storage_->data() + DVP_JOB_TABLE_OFFSET + offsetof(dvp_job_table, control_cores), &cc, 8);
-  }
+  if (launcher_ && launcher_->firmware_mode()) launcher_->set_control_cores(cpu_cfg_.control_cores);
   if (!fw) return;
   // The image goes into DRAM as it is; the listed cores start at its first byte.
   const std::string img = fw->get_string("image");
