@@ -57,7 +57,7 @@ std::vector<RegDesc> describe(const mmio::Device& d) {
 template <typename F>
 void with_devices(F f) {
   irq::IrqController irq("regs_irq", 2, 0);
-  timer::Timer timer("regs_timer", 100, 2, irq, kTimerFirstLine, 0);
+  timer::Timer timer("regs_timer", Clock(100), 2, irq, kTimerFirstLine, 0);
   uart::Uart uart("regs_uart", "cpu0", 0);
   simctrl::SimCtrl sim("regs_simctrl", 0);
   ts::TaskScheduler ts("regs_ts", ts::TsConfig{}, {}, nullptr, 0, 0, irq, kTsIrqLine, 0, 0, 0, 2, kAicpuFirstLine);

@@ -157,7 +157,7 @@ void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s)
   periph_level_ = std::make_unique<Level>("periph", [&] {
     mmio_bus_ = std::make_unique<mmio::MmioBus>("bus");
     irq_ = std::make_unique<irq::IrqController>("irq", n, acc);
-    timer_ = std::make_unique<timer::Timer>("timer", cpu_cfg_.timer_mhz, n, *irq_, kTimerFirstLine, acc);
+    timer_ = std::make_unique<timer::Timer>("timer", cpu_cfg_.counter, n, *irq_, kTimerFirstLine, acc);
     simctrl_ = std::make_unique<simctrl::SimCtrl>("simctrl", acc);
     mmio_bus_->attach(*irq_, cpu_cfg_.mmio_base + kIrqOffset);
     mmio_bus_->attach(*timer_, cpu_cfg_.mmio_base + kTimerOffset);

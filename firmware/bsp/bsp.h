@@ -11,6 +11,18 @@ static inline void irq_unmask(void) { __asm__ volatile("msr daifclr, #2" ::: "me
 static inline void irq_mask(void) { __asm__ volatile("msr daifset, #2" ::: "memory"); }
 static inline void wfi(void) { __asm__ volatile("wfi" ::: "memory"); }
 
+// The Arm generic timer: the system counter in simulated time. CNTFRQ_EL0 is its rate in Hz.
+static inline uint64_t cntfrq(void) {
+  uint64_t v;
+  __asm__ volatile("mrs %0, cntfrq_el0" : "=r"(v));
+  return v;
+}
+static inline uint64_t cntvct(void) {
+  uint64_t v;
+  __asm__ volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v)::"memory");
+  return v;
+}
+
 unsigned core_id(void);                 // this core's number
 uint64_t timer_count(void);             // system timer counter
 uint64_t time_ns(void);                 // simulated time (simctrl)

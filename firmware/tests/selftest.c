@@ -11,6 +11,9 @@ void irq_handler(void) {
   const uint32_t line = reg_read(SOC_IRQ_BASE + IRQ_ACK(core));
   if (line == SOC_TIMER_IRQ(core)) {
     fired_ns = time_ns();
+    // The channel's condition holds while the counter is past its compare value: disable it
+    // first, or clearing STATUS fires it again at once.
+    reg_write(SOC_TIMER_BASE + TIMER_CTRL(core), 0);
     reg_write(SOC_TIMER_BASE + TIMER_STATUS(core), 1);  // lowers the line
     ++fired;
   }
@@ -24,6 +27,9 @@ static int fail(int code, const char* what) {
 
 // Arms this core's timer channel `ticks` from now; returns the compare time in ns.
 static uint64_t arm_timer(unsigned core, uint64_t ticks) {
+  // Disabled while the two halves of the compare value change: a half-written value already
+  // reached would fire.
+  reg_write(SOC_TIMER_BASE + TIMER_CTRL(core), 0);
   const uint64_t cmp = timer_count() + ticks;
   reg_write(SOC_TIMER_BASE + TIMER_CMP_HI(core), (uint32_t)(cmp >> 32));
   reg_write(SOC_TIMER_BASE + TIMER_CMP_LO(core), (uint32_t)cmp);

@@ -1,5 +1,6 @@
 #include "arm_cpu.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -23,6 +24,7 @@ ArmCpu::ArmCpu(sc_core::sc_module_name name, const CpuConfig& cfg, unsigned inde
       cfg_(cfg),
       index_(index),
       irq_(irq),
+      arch_timer_(cfg.counter, index, irq),
       stats_(this->name()),
       instructions_(stats_.counter("instructions", "instructions executed")),
       idle_ps_(stats_.counter("idle_ps", "time spent in WFI waiting for an interrupt")),
@@ -47,6 +49,9 @@ ArmCpu::ArmCpu(sc_core::sc_module_name name, const CpuConfig& cfg, unsigned inde
   check(uc_hook_add(uc_, &h, UC_HOOK_BLOCK, reinterpret_cast<void*>(on_block), this, 1, 0), "block hook");
   check(uc_hook_add(uc_, &h, UC_HOOK_MEM_INVALID, reinterpret_cast<void*>(on_bad_access), this, 1, 0), "memory hook");
   check(uc_hook_add(uc_, &h, UC_HOOK_INTR, reinterpret_cast<void*>(on_exception), this, 1, 0), "exception hook");
+  // The generic timer's system registers read and write simulated time, not the host's.
+  check(uc_hook_add(uc_, &h, UC_HOOK_INSN, reinterpret_cast<void*>(on_mrs), this, 1, 0, UC_ARM64_INS_MRS), "MRS hook");
+  check(uc_hook_add(uc_, &h, UC_HOOK_INSN, reinterpret_cast<void*>(on_msr), this, 1, 0, UC_ARM64_INS_MSR), "MSR hook");
   SC_HAS_PROCESS(ArmCpu);
   SC_THREAD(run);
 }
@@ -69,6 +74,15 @@ std::uint64_t ArmCpu::pc() const {
 
 Tick ArmCpu::local_time() const {
   return cfg_.clock.cycles(std::uint64_t(double(executed_) * cfg_.cpi + 0.5)) + mmio_delay_;
+}
+
+void ArmCpu::limit_budget() {
+  const Tick due = arch_timer_.next_interrupt(), at = now_tick() + local_time();
+  if (due == kTickMax) return;
+  // Instructions until the local time reaches `due`, rounded up; at least one block runs.
+  const double cycles = due > at ? double(due - at) / double(cfg_.clock.period()) : 0.0;
+  const std::uint64_t more = std::uint64_t(std::ceil(cycles / cfg_.cpi));
+  budget_ = std::min(budget_, executed_ + std::max<std::uint64_t>(more, 1));
 }
 
 void ArmCpu::trace_state(bool busy) {
@@ -95,8 +109,9 @@ void ArmCpu::run() {
   state_since_ = now_tick();
   state_busy_ = true;
   const Tick quantum_cycles = cfg_.quantum / cfg_.clock.period();
-  budget_ = std::max<std::uint64_t>(1, std::uint64_t(double(quantum_cycles) / cfg_.cpi));
+  quantum_budget_ = std::max<std::uint64_t>(1, std::uint64_t(double(quantum_cycles) / cfg_.cpi));
   for (;;) {
+    arch_timer_.sync(now_tick());
     // A pending interrupt is taken when PSTATE.I allows; either way it ends a WFI, as on the
     // hardware (a masked interrupt wakes the core without being taken).
     if (irq_.pending_for(index_)) {
@@ -115,6 +130,8 @@ void ArmCpu::run() {
     executed_ = 0;
     mmio_delay_ = 0;
     stop_requested_ = false;
+    budget_ = quantum_budget_;
+    limit_budget();
     pc = this->pc();
     const uc_err e = uc_emu_start(uc_, pc, kNever, 0, 0);
     instructions_ += executed_;
@@ -197,11 +214,32 @@ std::uint64_t ArmCpu::mmio_access(bool write, std::uint64_t addr, unsigned size,
 
 void ArmCpu::on_block(uc_engine* uc, std::uint64_t, std::uint32_t size, void* self) {
   auto* c = static_cast<ArmCpu*>(self);
-  c->executed_ += size / 4;
-  if (c->executed_ >= c->budget_ && !c->stop_requested_) {
+  // A stop requested here ends emulation before this block runs; it runs (and is counted)
+  // in the next quantum. Counting it now as well made counts depend on the quantum.
+  if (c->stop_requested_) return;
+  if (c->executed_ >= c->budget_) {
     c->stop_requested_ = true;
     uc_emu_stop(uc);
+    return;
   }
+  c->executed_ += size / 4;
+}
+
+std::uint32_t ArmCpu::on_mrs(uc_engine* uc, uc_arm64_reg reg, const uc_arm64_cp_reg* cp, void* self) {
+  auto* c = static_cast<ArmCpu*>(self);
+  const auto v = c->arch_timer_.read({cp->op0, cp->op1, cp->crn, cp->crm, cp->op2}, now_tick() + c->local_time());
+  if (!v) return 0;  // not a generic-timer register: the emulator reads it
+  std::uint64_t value = *v;
+  uc_reg_write(uc, reg, &value);
+  return 1;
+}
+
+std::uint32_t ArmCpu::on_msr(uc_engine*, uc_arm64_reg, const uc_arm64_cp_reg* cp, void* self) {
+  auto* c = static_cast<ArmCpu*>(self);
+  if (!c->arch_timer_.write({cp->op0, cp->op1, cp->crn, cp->crm, cp->op2}, cp->val, now_tick() + c->local_time()))
+    return 0;
+  c->limit_budget();
+  return 1;
 }
 
 std::uint64_t ArmCpu::on_mmio_read(uc_engine*, std::uint64_t off, unsigned size, void* self) {

@@ -16,6 +16,7 @@
 #include <unicorn/unicorn.h>
 
 #include "common/stats.hpp"
+#include "arch_timer.hpp"
 #include "common/trace.hpp"
 #include "cpu_config.hpp"
 #include "irq/irq_controller.hpp"
@@ -60,6 +61,7 @@ class ArmCpu : public sc_core::sc_module {
   void raise(std::uint64_t pc, const std::string& reason);
   std::uint64_t mmio_access(bool write, std::uint64_t addr, unsigned size, std::uint64_t value);
   Tick local_time() const;  // time spent in the current quantum so far
+  void limit_budget();      // end the quantum where the generic timer will interrupt
   void trace_state(bool busy);
 
   static void on_block(uc_engine* uc, std::uint64_t addr, std::uint32_t size, void* self);
@@ -67,16 +69,20 @@ class ArmCpu : public sc_core::sc_module {
   static void on_mmio_write(uc_engine* uc, std::uint64_t off, unsigned size, std::uint64_t v, void* self);
   static bool on_bad_access(uc_engine* uc, uc_mem_type type, std::uint64_t addr, int size, std::int64_t v, void* self);
   static void on_exception(uc_engine* uc, std::uint32_t intno, void* self);
+  static std::uint32_t on_mrs(uc_engine* uc, uc_arm64_reg reg, const uc_arm64_cp_reg* cp, void* self);
+  static std::uint32_t on_msr(uc_engine* uc, uc_arm64_reg reg, const uc_arm64_cp_reg* cp, void* self);
 
   CpuConfig cfg_;
   unsigned index_;
   irq::IrqController& irq_;
+  ArchTimer arch_timer_;
   uc_engine* uc_ = nullptr;
   std::uint64_t entry_ = 0;
   bool started_ = false, halted_ = false;
   sc_core::sc_event start_ev_;
 
   // The current quantum.
+  std::uint64_t quantum_budget_ = 0;  // instructions in a quantum
   std::uint64_t budget_ = 0, executed_ = 0;
   Tick mmio_delay_ = 0;
   bool stop_requested_ = false;

@@ -13,7 +13,7 @@ void CpuConfig::describe(cfg::Spec& s) {
           "how far a core runs ahead of the rest of the SoC before it syncs and checks for interrupts")
       .unit("ns").defaults("1000").range(1, 1e6);
   s.param("mmio_access_ns", Type::Float, "one peripheral register access").unit("ns").defaults("20").range(0, 1e6);
-  s.param("timer_mhz", Type::Float, "system timer counter frequency").unit("MHz").defaults("100").range(0.001, 10000);
+  s.param("timer_mhz", Type::Float, "system counter frequency: the system timer's COUNT and the cores' generic timer (CNTFRQ_EL0, CNTVCT_EL0)").unit("MHz").defaults("100").range(0.001, 10000);
   s.param("mmio_base", Type::Int, "address of the peripherals' window (irq, timer, simctrl, uarts)")
       .unit("B").defaults("0x10000000").min(0);
 }
@@ -28,6 +28,7 @@ CpuConfig CpuConfig::from(const cfg::Node& n) {
   c.quantum = Tick(n.get_double("quantum_ns") * 1000.0 + 0.5);
   c.mmio_access_ns = n.get_double("mmio_access_ns");
   c.timer_mhz = n.get_double("timer_mhz");
+  c.counter = Clock(c.timer_mhz);
   c.mmio_base = n.get_uint("mmio_base");
   return c;
 }

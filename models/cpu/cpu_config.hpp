@@ -13,7 +13,8 @@ struct CpuConfig {
   double cpi = 1.0;               // cycles per instruction
   Tick quantum = 0;               // how far a CPU runs ahead of SystemC time
   double mmio_access_ns = 0;      // one peripheral register access
-  double timer_mhz = 0;           // system timer counter frequency
+  double timer_mhz = 0;           // system counter frequency (system timer and generic timer)
+  Clock counter;                  // the system counter's clock (from timer_mhz)
   std::uint64_t mmio_base = 0;    // the peripherals' window
   unsigned cores() const { return control_cores + aicpu_cores; }
 

@@ -2,6 +2,8 @@
 
 #include <deque>
 
+#include <sysc/kernel/sc_dynamic_processes.h>
+
 namespace dvp::simctrl {
 
 SimCtrl::SimCtrl(sc_core::sc_module_name name, double access_ns)
@@ -12,9 +14,17 @@ SimCtrl::SimCtrl(sc_core::sc_module_name name, double access_ns)
       time_lo_(*this, "TIME_LO", 0x8, 0, "simulated time in ns, low 32 bits"),
       time_hi_(*this, "TIME_HI", 0xc, 0, "simulated time in ns, high 32 bits") {
   exit_reg_.on_write([this](std::uint32_t v) {
-    if (!exit_) exit_ = v;
-    sc_core::sc_stop();
+    if (exit_) return;
+    exit_ = v;
+    // The run ends at the write's time (the core's local time): ending it at the core's
+    // quantum start made the run's length depend on the quantum.
+    stop_.notify(now() - sc_core::sc_time_stamp());
   });
+  sc_core::sc_spawn_options opt;
+  opt.spawn_method();
+  opt.dont_initialize();
+  opt.set_sensitivity(&stop_);
+  sc_core::sc_spawn([] { sc_core::sc_stop(); }, "stop", &opt);
   marker_.on_write([this](std::uint32_t v) {
     // The trace keeps the name's pointer: names live as long as the run.
     static std::deque<std::string> names;

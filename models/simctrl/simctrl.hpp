@@ -19,6 +19,7 @@ class SimCtrl : public mmio::Device {
 
  private:
   std::optional<std::uint32_t> exit_;
+  sc_core::sc_event stop_;  // at the EXIT write's own time, not the writer's quantum start
   std::function<void(const std::string&)> log_;
   Tracer::Lane lane_;
   mmio::Register exit_reg_, marker_, time_lo_, time_hi_;

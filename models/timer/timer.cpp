@@ -6,10 +6,10 @@
 
 namespace dvp::timer {
 
-Timer::Timer(sc_core::sc_module_name name, double freq_mhz, unsigned channels, irq::IrqController& irq,
+Timer::Timer(sc_core::sc_module_name name, const Clock& counter, unsigned channels, irq::IrqController& irq,
              unsigned first_line, double access_ns)
     : Device(name, 0x10 + 0x10 * channels, access_ns),
-      period_(1e6 / freq_mhz, sc_core::SC_PS),
+      period_(to_sc(counter.period())),
       irq_(irq),
       first_line_(first_line),
       count_lo_(*this, "COUNT_LO", 0x0, 0, "counter, low 32 bits (the counter runs from time 0)"),

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/time.hpp"
 #include "irq/irq_controller.hpp"
 #include "mmio/mmio.hpp"
 
@@ -14,7 +15,7 @@ namespace dvp::timer {
 class Timer : public mmio::Device {
  public:
   // Channel c drives interrupt line first_line + c.
-  Timer(sc_core::sc_module_name name, double freq_mhz, unsigned channels, irq::IrqController& irq,
+  Timer(sc_core::sc_module_name name, const Clock& counter, unsigned channels, irq::IrqController& irq,
         unsigned first_line, double access_ns);
   std::string device_kind() const override { return "timer"; }
   std::uint64_t count_at(const sc_core::sc_time& t) const;  // counter value at time t

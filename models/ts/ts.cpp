@@ -81,7 +81,7 @@ TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, 
       m->status = v;
       m->finished = true;
       irq_.set_line(aicpu_line_ + i, false);
-      m->done_ev.notify(sc_core::SC_ZERO_TIME);
+      m->done_ev.notify(now() - sc_core::sc_time_stamp());  // at the write's time, not the core's quantum start
     });
     aicpu_.push_back(std::move(mb));
   }
@@ -97,9 +97,9 @@ TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, 
     st->head = std::make_unique<mmio::Register>(*this, "SQ" + n + "_HEAD", off + 16, 0, b + "tasks taken (read-only)");
     st->head->read_only();
     Stream* sp = st.get();
-    st->tail->on_write([sp](std::uint32_t v) {
+    st->tail->on_write([this, sp](std::uint32_t v) {
       sp->tail->value = v;
-      sp->doorbell.notify(sc_core::SC_ZERO_TIME);
+      sp->doorbell.notify(now() - sc_core::sc_time_stamp());  // at the write's time, not the core's quantum start
     });
     st->lane = Tracer::instance().lane(this->name(), "stream " + n);
     streams_.push_back(std::move(st));
