@@ -191,8 +191,10 @@ std::optional<Pipe> pipe_from(const std::string& s) {
   return std::nullopt;
 }
 
-const char* dtype_name(DType t) { return kDTypes[int(t)]; }
-unsigned dtype_bytes(DType t) { return kDTypeBytes[int(t)]; }
+// Data types come from decoded (range-checked) words or the assembler's names; out of range is
+// a programming error, answered without reading past the tables.
+const char* dtype_name(DType t) { return unsigned(t) <= unsigned(DType::U32) ? kDTypes[int(t)] : "?"; }
+unsigned dtype_bytes(DType t) { return unsigned(t) <= unsigned(DType::U32) ? kDTypeBytes[int(t)] : 0; }
 
 std::optional<DType> dtype_from(const std::string& s) {
   for (int i = 1; i < int(sizeof kDTypes / sizeof *kDTypes); ++i)
@@ -231,6 +233,101 @@ std::uint64_t encode(const Instr& i) {
   return w;
 }
 
+namespace {
+
+// The operand fields each non-X format uses; every other field of the word must be zero, so
+// that a word decodes only if the assembler could have written it.
+struct FieldUse {
+  bool a, b, c, d, imm;
+};
+FieldUse field_use(Format f) {
+  switch (f) {
+    case Format::None: return {false, false, false, false, false};
+    case Format::R3: return {true, true, true, false, false};
+    case Format::RI: case Format::Load: return {true, true, false, false, true};
+    case Format::LI: case Format::JumpLink: case Format::Mfspr: return {true, false, false, false, true};
+    case Format::Store: case Format::Branch: return {false, true, true, false, true};
+    case Format::Jump: case Format::Flag: case Format::Barrier: return {false, false, false, false, true};
+    case Format::R1: return {false, true, false, false, false};
+    case Format::Mtspr: return {false, true, false, false, true};
+    case Format::X: break;
+  }
+  return {true, true, true, true, false};
+}
+
+[[noreturn]] void bad_field(const Instr& i, std::uint64_t w, const std::string& field, std::uint64_t v,
+                            const std::string& why) {
+  throw Error(std::string(i.info().mnemonic) + " word " + hex(w) + ": field " + field + " = " + std::to_string(v) +
+              ": " + why);
+}
+
+bool is_shift(std::uint8_t op) {
+  static const std::uint8_t kShifts[] = {*find_opcode("shli"), *find_opcode("shri"), *find_opcode("srai")};
+  return op == kShifts[0] || op == kShifts[1] || op == kShifts[2];
+}
+
+void check_immediate(const Instr& i, std::uint64_t w) {
+  const std::uint32_t u = std::uint32_t(i.imm);
+  switch (i.info().format) {
+    case Format::RI:
+      if (is_shift(i.op) && u > 63) bad_field(i, w, "imm", u, "shift amounts are 0..63");
+      break;
+    case Format::Mfspr: case Format::Mtspr:
+      if (u >= unsigned(Spr::Count_)) bad_field(i, w, "spr", u, "no such special register");
+      break;
+    case Format::Barrier:
+      if (u >= unsigned(kPipes)) bad_field(i, w, "pipe", u, "no such pipe (0..6)");
+      if (u == unsigned(Pipe::S)) bad_field(i, w, "pipe", u, "barrier on the scalar pipe is not allowed");
+      break;
+    case Format::Flag:
+      if ((u & 15) >= unsigned(kPipes)) bad_field(i, w, "src_pipe", u & 15, "no such pipe (0..6)");
+      if (((u >> 4) & 15) >= unsigned(kPipes)) bad_field(i, w, "dst_pipe", (u >> 4) & 15, "no such pipe (0..6)");
+      if (((u >> 8) & 15) >= 8) bad_field(i, w, "event", (u >> 8) & 15, "events are 0..7");
+      if (u >> 12) bad_field(i, w, "imm[31:12]", u >> 12, "unused bits must be zero");
+      if ((u & 15) == ((u >> 4) & 15)) bad_field(i, w, "dst_pipe", (u >> 4) & 15, "a flag joins two different pipes");
+      break;
+    default: break;
+  }
+}
+
+void check_x(const Instr& i, std::uint64_t w) {
+  const OpInfo& info = i.info();
+  const std::uint8_t regs[] = {i.a, i.b, i.c, i.d, i.e};
+  static const char* kRegNames[] = {"a", "b", "c", "d", "e"};
+  for (unsigned r = info.regs; r < 5; ++r)
+    if (regs[r]) bad_field(i, w, kRegNames[r], regs[r], "the instruction has " + std::to_string(info.regs) + " register operands");
+  const DType dts[] = {i.dt1, i.dt2};
+  for (unsigned k = 0; k < 2; ++k) {
+    const unsigned v = unsigned(dts[k]);
+    const std::string name = k ? "dt2" : "dt1";
+    if (k >= info.dtypes && v) bad_field(i, w, name, v, "the instruction takes " + std::to_string(info.dtypes) + " data types");
+    if (k < info.dtypes && (v == 0 || v > unsigned(DType::U32))) bad_field(i, w, name, v, "no such data type (1..9)");
+  }
+  const unsigned round = i.mode & mode::kRoundMask, cmp = i.mode >> mode::kCmpShift;
+  if (round && !(info.suffixes & kSufRound)) bad_field(i, w, "mode.round", round, "the instruction has no rounding mode");
+  if (round > unsigned(Round::Odd)) bad_field(i, w, "mode.round", round, "no such rounding mode (1..6)");
+  if ((i.mode & mode::kRelu) && !(info.suffixes & kSufRelu)) bad_field(i, w, "mode.relu", 1, "the instruction has no relu");
+  if ((i.mode & mode::kTranspose) && !(info.suffixes & kSufTranspose))
+    bad_field(i, w, "mode.transpose", 1, "the instruction has no transpose");
+  if (cmp && !(info.suffixes & kSufCmp)) bad_field(i, w, "mode.cmp", cmp, "the instruction has no comparison");
+  if (cmp > unsigned(Cmp::Ge)) bad_field(i, w, "mode.cmp", cmp, "no such comparison (0..5)");
+  if (w & 0x7fff) bad_field(i, w, "bits[14:0]", w & 0x7fff, "unused bits must be zero");
+}
+
+void check_fields(const Instr& i, std::uint64_t w) {
+  if (i.info().format == Format::X) return check_x(i, w);
+  const FieldUse u = field_use(i.info().format);
+  const std::pair<bool, std::uint8_t> regs[] = {{u.a, i.a}, {u.b, i.b}, {u.c, i.c}, {u.d, i.d}};
+  static const char* kRegNames[] = {"a", "b", "c", "d"};
+  for (unsigned r = 0; r < 4; ++r)
+    if (!regs[r].first && regs[r].second) bad_field(i, w, kRegNames[r], regs[r].second, "unused by this format: must be zero");
+  if (field(w, 32, 4)) bad_field(i, w, "bits[35:32]", field(w, 32, 4), "unused bits must be zero");
+  if (!u.imm && i.imm) bad_field(i, w, "imm", std::uint32_t(i.imm), "unused by this format: must be zero");
+  check_immediate(i, w);
+}
+
+}  // namespace
+
 Instr decode(std::uint64_t w) {
   Instr i;
   i.op = std::uint8_t(w >> 56);
@@ -247,6 +344,7 @@ Instr decode(std::uint64_t w) {
   } else {
     i.imm = std::int32_t(std::uint32_t(w));
   }
+  check_fields(i, w);
   return i;
 }
 

@@ -95,7 +95,9 @@ struct Instr {
 };
 
 std::uint64_t encode(const Instr& i);
-// Throws dvp::Error on an opcode outside the table.
+// Throws dvp::Error on an opcode outside the table or a field out of range (a data type, pipe,
+// event, special register, rounding mode or comparison that does not exist, or a non-zero field
+// the instruction does not use), naming the field and its value.
 Instr decode(std::uint64_t word);
 
 // Configuration words: the packed operands of the issued instructions, built by the scalar
