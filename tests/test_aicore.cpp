@@ -455,6 +455,43 @@ TEST(AiCoreVector, IntegerArithmeticWraps) {
               std::int32_t(std::uint32_t(INT32_MAX - i) + 100u)) << i;
 }
 
+TEST(AiCoreVector, IntegerMultiplyWrapsAtTheElementWidth) {
+  Bench b;
+  // Products past 64 bits too (u32 x u32 of large values); each wraps to 32 bits as a loop does.
+  std::mt19937_64 r(7);
+  std::vector<std::uint32_t> a(64), c(64);
+  for (int i = 0; i < 64; ++i) {
+    a[i] = std::uint32_t(r());
+    c[i] = std::uint32_t(r()) | 0x80000000u;
+    std::memcpy(b.ub() + 4 * i, &a[i], 4);
+    std::memcpy(b.ub() + 0x8000 + 4 * i, &c[i], 4);
+  }
+  vec(b, "vmul.s32 x1, x2, x3, x4", VecCfg{}.pack());
+  for (int i = 0; i < 64; ++i) {
+    std::uint32_t got;
+    std::memcpy(&got, b.ub() + 0x10000 + 4 * i, 4);
+    ASSERT_EQ(got, std::uint32_t(a[i] * c[i])) << i;
+  }
+}
+
+TEST(AiCoreVector, EightBitTypesHaveTwoElementsPerMaskBit) {
+  Bench b;
+  for (int i = 0; i < 256; ++i) b.ub()[i] = std::uint8_t(i);
+  // 256 s8 elements per repeat; mask bits 0, 70 and 127 cover elements 0-1, 140-141, 254-255.
+  vec(b, "vadds.s8 x1, x2, x5, x4", VecCfg{}.pack(), 1, 0, 1ull, 1ull << 6 | 1ull << 63);
+  for (int i = 0; i < 256; ++i) {
+    const bool on = i / 2 == 0 || i / 2 == 70 || i / 2 == 127;
+    ASSERT_EQ(b.ub()[0x10000 + i], on ? std::uint8_t(i + 1) : 0) << i;
+  }
+}
+
+TEST(AiCoreVector, CompareRefusesEightBitTypes) {
+  Bench b;
+  b.run("li x1, 0\nli64 x4, " + std::to_string(VecCfg{}.pack()) + "\nvcmp.s8.eq x1, x1, x1, x4\nend\n");
+  ASSERT_TRUE(b.fault);
+  EXPECT_NE(b.fault->str().find("vcmp works on 16- and 32-bit types"), std::string::npos) << b.fault->str();
+}
+
 // --- the matrix path ------------------------------------------------------------------------
 
 TEST(AiCoreCube, Nd2NzPlacesFractalsAndPads) {

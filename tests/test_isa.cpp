@@ -199,6 +199,7 @@ TEST(Assembler, ErrorsNameFileAndLine) {
   expect_error("ld.w x1, x2\n", "k.s:1: expected imm(rs1), got 'x2'");
   expect_error("add.f16 x1, x2, x3\n", "k.s:1: add takes no suffix ('.f16')");
   expect_error("# nothing\n", "k.s:0: no instructions");
+  expect_error(".equ A, 0x7fffffffffffffff + 1\nend\n", "k.s:1: '0x7fffffffffffffff + 1' overflows 64 bits");
 }
 
 TEST(Image, MalformedImagesAreRejectedWithTheirName) {

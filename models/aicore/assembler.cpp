@@ -184,7 +184,10 @@ class Assembler {
       } else {
         fail(line, "unknown name '" + t + "'");
       }
-      total += sign * v;
+      // Numbers are 64-bit patterns (0xffffffffffffffff is -1); a sum past 64 bits is an error,
+      // not a silent wrap.
+      const bool over = sign > 0 ? __builtin_add_overflow(total, v, &total) : __builtin_sub_overflow(total, v, &total);
+      if (over) fail(line, "'" + trim(expr) + "' overflows 64 bits");
       term.clear();
     };
     std::string e = trim(expr);

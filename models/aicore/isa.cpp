@@ -67,7 +67,7 @@ const std::vector<OpInfo> kOps = {
     {"mfspr", Pipe::S, F::Mfspr, 0, 0, 0, "rd, spr", "rd = special register"},
     {"mtspr", Pipe::S, F::Mtspr, 0, 0, 0, "spr, rs1", "special register = rs1 (read-only ones are an error)"},
     {"setmaskn", Pipe::S, F::R1, 0, 0, 0, "rs1",
-     "continuous vector mask: the first rs1 elements of a repeat on (mask0/mask1), the rest off; rs1 in 1..128"},
+     "continuous vector mask: the first rs1 elements of a repeat on (mask0/mask1), the rest off; rs1 in 1..128 (for an 8-bit type, 2*rs1 elements)"},
     // --- synchronisation ------------------------------------------------------------------
     {"setflag", Pipe::S, F::Flag, 0, 0, 0, "src_pipe, dst_pipe, event",
      "issued into src_pipe's queue: once every earlier instruction of src_pipe has finished, sets flag "
@@ -137,9 +137,9 @@ const std::vector<OpInfo> kOps = {
      "integers saturate. A repeat covers 256 bytes of the wider type"},
     {"vcmp", Pipe::V, F::X, 4, 1, C, "xdst, xsrc0, xsrc1, xcfg",
      "bit i of dst (UB, 16 bytes per repeat) = src0[i] <op> src1[i], op a suffix .eq .ne .lt .le .gt .ge; "
-     "masked-off elements give 0"},
+     "masked-off elements give 0; 16- and 32-bit types"},
     {"vsel", Pipe::V, F::X, 5, 1, 0, "xdst, xsrc0, xsrc1, xsel, xcfg",
-     "dst[i] = bit i of the selection bits at xsel (UB, 16 bytes per repeat) ? src0[i] : src1[i]"},
+     "dst[i] = bit i of the selection bits at xsel (UB, 16 bytes per repeat) ? src0[i] : src1[i]; 16- and 32-bit types"},
     {"vcadd", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg",
      "whole-repeat reduction: dst[r] = sum of the masked elements of repeat r"},
     {"vcmax", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg",
@@ -168,8 +168,8 @@ const char* kSprs[][2] = {
     {"blockdim", "number of blocks of the running kernel (read-only)"},
     {"argbase", "GM address of the kernel's argument table (read-only)"},
     {"status", "bit 0: a pipe fault is pending (read-only)"},
-    {"mask0", "vector mask, elements 0..63 of a repeat (bit i = element i)"},
-    {"mask1", "vector mask, elements 64..127"},
+    {"mask0", "vector mask, elements 0..63 of a repeat (bit i = element i; for 8-bit types bit i covers elements 2i and 2i+1)"},
+    {"mask1", "vector mask, elements 64..127 (8-bit types: 128..255)"},
     {"fmatrix", "load3d feature map: W[15:0] H[31:16] pad_l[39:32] pad_r[47:40] pad_t[55:48] pad_b[63:56]"},
     {"padvalue", "load3d padding value (low 16 bits)"},
     {"ctrl", "reserved, reads 0"},

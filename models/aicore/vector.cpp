@@ -2,6 +2,7 @@
 // strides, computed element by element in the instruction's data type.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <array>
 #include <utility>
 
@@ -19,6 +20,19 @@ bool is_float(DType t) { return t == DType::F16 || t == DType::BF16 || t == DTyp
 void store_wrapped(std::uint8_t* p, DType t, std::int64_t v) { std::memcpy(p, &v, dtype_bytes(t)); }
 
 std::int64_t load_int(const std::uint8_t* p, DType t) { return std::int64_t(num::load(p, t)); }
+
+// The integer ALU wraps in two's complement; C++ signed overflow is undefined, so the sums
+// and products are formed unsigned (u32 x u32 exceeds an int64).
+std::int64_t wrap_add(std::int64_t a, std::int64_t b) { return std::int64_t(std::uint64_t(a) + std::uint64_t(b)); }
+std::int64_t wrap_sub(std::int64_t a, std::int64_t b) { return std::int64_t(std::uint64_t(a) - std::uint64_t(b)); }
+std::int64_t wrap_mul(std::int64_t a, std::int64_t b) { return std::int64_t(std::uint64_t(a) * std::uint64_t(b)); }
+// A double as an integer operand: saturated, NaN as 0 (a cast out of range is undefined).
+std::int64_t to_int(double v) {
+  if (!(v == v)) return 0;
+  if (v >= 9.2e18) return std::numeric_limits<std::int64_t>::max();
+  if (v <= -9.2e18) return std::numeric_limits<std::int64_t>::min();
+  return std::int64_t(v);
+}
 
 // A scalar operand: the low element-width bits of a register, read as the element type.
 double scalar_value(std::uint64_t reg, DType t) {
@@ -111,6 +125,8 @@ Tick AiCore::vector_op(const Issued& e) {
                       op == VOp::And || op == VOp::Or || op == VOp::Cmp || op == VOp::Sel;
   const bool reduce = op == VOp::Cadd || op == VOp::Cmax || op == VOp::Cmin || op == VOp::Redsum || op == VOp::Redmax || op == VOp::Redmin;
   const bool dup = op == VOp::Dup;
+  if ((op == VOp::Cmp || op == VOp::Sel) && elems > 128)
+    return fault(std::string(info.mnemonic) + " works on 16- and 32-bit types (one selection bit per element, 128 per repeat)");
   if ((op == VOp::And || op == VOp::Or) && is_float(t)) return fault(std::string(info.mnemonic) + " works on integer types");
   if ((op == VOp::Exp || op == VOp::Ln || op == VOp::Div || op == VOp::Sqrt || op == VOp::Rsqrt || op == VOp::Rec) && !is_float(t))
     return fault(std::string(info.mnemonic) + " works on floating types");
@@ -140,11 +156,17 @@ Tick AiCore::vector_op(const Issued& e) {
                                                                         : cfg_.vector_cycles_per_repeat));
   if (!functional_) return done;
 
-  auto on = [&](unsigned i) { return ((i < 64 ? e.mask[0] >> i : e.mask[1] >> (i - 64)) & 1) != 0; };
+  // The mask has a bit per 16-bit lane (128 per repeat); 8-bit types (256 per repeat) have two
+  // elements per lane, both on or off.
+  const unsigned lane_shift = elems > 128 ? 1 : 0;
+  auto on = [&](unsigned i) {
+    const unsigned b = i >> lane_shift;
+    return ((b < 64 ? e.mask[0] >> b : e.mask[1] >> (b - 64)) & 1) != 0;
+  };
   const bool fl = is_float(t);
   const Round round = Round(in.mode & mode::kRoundMask);
   const double scal = scalar_form || dup ? scalar_value(e.v[dup ? 1 : 2], t) : 0.0;
-  const std::int64_t scal_i = std::int64_t(scal);
+  const std::int64_t scal_i = to_int(scal);
 
   // Reductions.
   if (reduce) {
@@ -162,7 +184,7 @@ Tick AiCore::vector_op(const Issued& e) {
         const double v = num::load(ub + src0.addr(r, i), t);
         if (sum) {
           acc += v;
-          acc_i += std::int64_t(v);
+          acc_i = wrap_add(acc_i, to_int(v));
         } else if (!have || (want_max ? v > best : v < best)) {
           best = v;
           best_idx = across ? std::uint64_t(r) * elems + i : i;
@@ -238,16 +260,16 @@ Tick AiCore::vector_op(const Issued& e) {
         // Integer arithmetic, wrapping.
         const std::int64_t a = load_int(s0, t), b = binary ? load_int(ub + src1.addr(r, i), t) : scal_i;
         std::int64_t v = 0;
-        if (op == VOp::Add || op == VOp::Adds) v = a + b;
-        else if (op == VOp::Sub) v = a - b;
-        else if (op == VOp::Mul || op == VOp::Muls) v = a * b;
+        if (op == VOp::Add || op == VOp::Adds) v = wrap_add(a, b);
+        else if (op == VOp::Sub) v = wrap_sub(a, b);
+        else if (op == VOp::Mul || op == VOp::Muls) v = wrap_mul(a, b);
         else if (op == VOp::Max || op == VOp::Maxs) v = std::max(a, b);
         else if (op == VOp::Min || op == VOp::Mins) v = std::min(a, b);
         else if (op == VOp::And) v = a & b;
         else if (op == VOp::Or) v = a | b;
-        else if (op == VOp::Abs) v = a < 0 ? -a : a;
+        else if (op == VOp::Abs) v = a < 0 ? wrap_sub(0, a) : a;
         else if (op == VOp::Relu) v = std::max<std::int64_t>(a, 0);
-        else if (op == VOp::Lrelu) v = a >= 0 ? a : std::int64_t(std::nearbyint(double(a) * scal));
+        else if (op == VOp::Lrelu) v = a >= 0 ? a : to_int(std::nearbyint(double(a) * scal));
         store_wrapped(d, t, v);
         continue;
       }
