@@ -138,6 +138,7 @@ class Spec {
 
   const std::string& name() const { return name_; }
   Type type() const { return type_; }
+  const std::string& unit_name() const { return unit_; }
   const Spec* child(const std::string& name) const;
   // For "did you mean": the key at this level a misspelled `name` most likely meant, or "".
   std::string closest_child(const std::string& name) const;
