@@ -4,10 +4,12 @@
 //   dvp map SCENARIO [--preset NAME] [--set k=v]...
 //   dvp schema            (the config reference, markdown)
 //   dvp regs header|markdown  (the peripherals' register maps)
+//   dvp help | --help | --version
 #include <systemc>
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -31,8 +33,25 @@ static const char* kUsage =
     "  schema            print the configuration reference (markdown)\n"
     "  regs header       print the peripherals' register header for the firmware (C)\n"
     "  regs markdown     print the peripherals' register maps (markdown)\n"
+    "  help              this help (also --help); --version prints the version\n"
     "exit codes: 0 ok, 1 a check failed, 2 bad config or command line, 3 simulation error or limit,\n"
     "            4 the scenario asks for a part not built yet\n";
+
+// The peripherals' window as the CPUs see it: each device, where it sits, what it is.
+static void print_mmio(const platform::Soc& soc) {
+  const mmio::MmioBus* bus = soc.mmio_bus();
+  if (!bus) {
+    std::printf("  MMIO: none (no CPU subsystem, platform.cpu); any other address gets an address error.\n");
+    return;
+  }
+  std::vector<mmio::MmioBus::Region> regions = bus->regions();
+  std::sort(regions.begin(), regions.end(), [](auto& a, auto& b) { return a.base < b.base; });
+  std::printf("\nMMIO devices (register maps: docs/peripherals.md); any other address gets an address error\n");
+  std::printf("  %-12s %-18s %-18s %s\n", "device", "base", "end", "kind");
+  for (auto& r : regions)
+    std::printf("  %-12s 0x%016llx 0x%016llx %s\n", r.dev->basename(), (unsigned long long)r.base,
+                (unsigned long long)(r.base + r.size - 1), r.dev->device_kind().c_str());
+}
 
 static int print_map(const platform::Scenario& s) {
   platform::Soc soc("soc", s);
@@ -41,32 +60,127 @@ static int print_map(const platform::Scenario& s) {
   for (auto& r : soc.address_map())
     std::printf("  0x%016llx 0x%016llx %-10s %s\n", (unsigned long long)r.base,
                 (unsigned long long)(r.base + r.size - 1), r.name.c_str(), r.target.c_str());
-  std::printf("  MMIO: none built yet (interrupt controller, UART, timers, sim-control and the task scheduler\n"
-              "        arrive with the CPU and task-scheduler models); any other address gets an address error.\n");
+  print_mmio(soc);
   std::printf("\nring placement (%u stops, %s)\n", soc.ring_config().stops,
               soc.ring_config().bidirectional ? "bidirectional" : "unidirectional");
   for (auto& p : soc.placement()) std::printf("  stop %3u  %-32s %s\n", p.stop, p.who.c_str(), p.role.c_str());
   return kExitOk;
 }
 
-int sc_main(int argc, char* argv[]) {
-  // The kernel's own info messages ("Simulation stopped by user") are not the user's business.
-  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  std::vector<std::string> sets;
-  std::string cmd, scenario, preset, out;
+// The rule the time keys follow (a unit test holds the schema to it); written into the reference.
+static const char* kUnitsRule =
+    "\nUnits of time: a simulated time or duration is a number of nanoseconds (a float, so\n"
+    "picoseconds can be given: `0.5` is 500 ps) and its key ends in `_ns` (`quantum_ns`, `start_ns`,\n"
+    "`max_sim_ns`, ...); host time is in seconds and its key ends in `_seconds`. Latencies of clocked\n"
+    "logic are counts of that clock (`_cycles`; the DRAM timings, named as JEDEC names them, in tCK).\n"
+    "No configuration key is in picoseconds: `_ps` names are found only in `stats.json`, for counters\n"
+    "that add up simulated time in the simulator's integer tick, 1 ps (`idle_ps`, `max_latency_ps`);\n"
+    "the figures derived from them and the summary are in ns.\n";
+
+// What each command takes: how many arguments (and what they are), and which options.
+struct Command {
+  const char* name;
+  std::size_t args;
+  const char* arg_doc;
+  std::vector<std::string> options;
+};
+static const std::vector<Command> kCommands = {
+    {"run", 1, "a scenario file", {"preset", "set", "out", "timing-only", "no-trace", "check", "quiet"}},
+    {"config", 1, "a scenario file", {"preset", "set", "timing-only", "check", "origins"}},
+    {"map", 1, "a scenario file", {"preset", "set"}},
+    {"schema", 0, "", {}},
+    {"regs", 1, "header or markdown", {}},
+    {"help", 0, "", {}},
+};
+
+// "" when the command line fits the command; else what is wrong, naming the stray word.
+static std::string misuse(const Command& c, const std::vector<std::string>& args, const po::variables_map& vm) {
+  if (args.size() > c.args)
+    return std::string(c.name) + (c.args ? " takes one argument (" + std::string(c.arg_doc) + ")" : " takes no argument") +
+           ", got '" + args[c.args] + "'";
+  for (auto& kv : vm)
+    if (kv.first != "command" && kv.first != "args" &&
+        std::find(c.options.begin(), c.options.end(), kv.first) == c.options.end())
+      return std::string(c.name) + " does not take --" + kv.first;
+  return "";
+}
+
+static po::options_description options(std::vector<std::string>& sets, std::string& preset, std::string& out) {
   po::options_description opts("options");
-  opts.add_options()("help,h", "this help")("preset", po::value(&preset), "preset to use instead of the scenario's")(
+  opts.add_options()("help,h", "this help")("version", "print the version")(
+      "preset", po::value(&preset), "preset to use instead of the scenario's")(
       "set", po::value(&sets)->composing(), "override a key: dotted.key=value (repeatable)")(
       "out", po::value(&out), "output directory (default out/<scenario name>)")("timing-only", "move no data")(
       "no-trace", "do not write trace.json")("check", po::value<std::vector<std::string>>()->composing(),
-                                           "add a check: metric>=value or metric<=value (repeatable)")("quiet", "print only errors")("origins",
-                                                                         "config: show where each value came from");
+                                           "add a check: metric>=value or metric<=value (repeatable)")(
+      "quiet", "print only errors")("origins", "config: show where each value came from");
+  return opts;
+}
+
+// run, config and map: load the scenario, then do the command.
+static int scenario_command(const std::string& cmd, const std::string& scenario, const po::variables_map& vm,
+                            const std::string& preset, const std::vector<std::string>& sets, const std::string& out) {
+  platform::Overrides ov{preset, sets, vm.count("timing-only") > 0,
+                         vm.count("check") ? vm["check"].as<std::vector<std::string>>() : std::vector<std::string>{}};
+  platform::Scenario s;
+  try {
+    s = platform::load_scenario(scenario, ov);
+  } catch (const Error& e) {
+    std::string m = e.what();
+    std::cerr << "dvp: " << m << "\n";
+    return m.find("does not model yet") != std::string::npos ? kExitNotBuilt : kExitConfig;
+  }
+  if (cmd == "config") {
+    std::cout << "# resolved configuration of " << scenario << (s.preset.empty() ? "" : " (preset " + s.preset + ")")
+              << "\n"
+              << cfg::dump(s.root, vm.count("origins") > 0);
+    return kExitOk;
+  }
+  if (vm.count("no-trace")) cfg::set_dotted(s.root, "run.trace=false");
+  if (cmd == "map") return print_map(s);
+  platform::RunOptions ro{out, vm.count("quiet") > 0};
+  return platform::run_scenario(s, ro).exit_code;
+}
+
+static int command(const Command& c, const std::vector<std::string>& args, const po::variables_map& vm,
+                   const std::string& preset, const std::vector<std::string>& sets, const std::string& out) {
+  const std::string cmd = c.name;
+  if (cmd == "schema") {
+    std::cout << "# Configuration reference\n\nGenerated by `dvp schema` from the keys each model declares; "
+                 "tests/ check that this file matches it.\n"
+              << kUnitsRule << platform::scenario_schema().markdown();
+    return kExitOk;
+  }
+  if (cmd == "regs") {
+    // The peripherals' register maps: a C header for the firmware, or the markdown document.
+    const std::string what = args.empty() ? "" : args[0];
+    if (what == "header") std::cout << platform::peripherals_header(0x10000000);
+    else if (what == "markdown") std::cout << platform::peripherals_markdown();
+    else {
+      std::cerr << "dvp: regs takes header or markdown\n" << kUsage;
+      return kExitConfig;
+    }
+    return kExitOk;
+  }
+  if (args.empty()) {
+    std::cerr << "dvp: " << cmd << " needs a scenario file\n" << kUsage;
+    return kExitConfig;
+  }
+  return scenario_command(cmd, args[0], vm, preset, sets, out);
+}
+
+int sc_main(int argc, char* argv[]) {
+  // The kernel's own info messages ("Simulation stopped by user") are not the user's business.
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  std::vector<std::string> sets, args;
+  std::string cmd, preset, out;
+  po::options_description opts = options(sets, preset, out);
   po::options_description hidden;
-  hidden.add_options()("command", po::value(&cmd))("scenario", po::value(&scenario));
+  hidden.add_options()("command", po::value(&cmd))("args", po::value(&args));
   po::options_description all;
   all.add(opts).add(hidden);
   po::positional_options_description pos;
-  pos.add("command", 1).add("scenario", 1);
+  pos.add("command", 1).add("args", -1);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
@@ -75,56 +189,29 @@ int sc_main(int argc, char* argv[]) {
     std::cerr << "dvp: " << e.what() << "\n" << kUsage << opts;
     return kExitConfig;
   }
+  if (vm.count("version")) {
+    std::cout << "dvp " DVP_VERSION "\n";
+    return kExitOk;
+  }
   if (vm.count("help") || cmd.empty()) {
     std::cout << kUsage << opts;
     return cmd.empty() && !vm.count("help") ? kExitConfig : kExitOk;
   }
+  auto c = std::find_if(kCommands.begin(), kCommands.end(), [&](const Command& k) { return cmd == k.name; });
+  if (c == kCommands.end()) {
+    std::cerr << "dvp: unknown command '" << cmd << "'\n" << kUsage;
+    return kExitConfig;
+  }
+  if (std::string m = misuse(*c, args, vm); !m.empty()) {
+    std::cerr << "dvp: " << m << "\n" << kUsage;
+    return kExitConfig;
+  }
+  if (cmd == "help") {
+    std::cout << kUsage << opts;
+    return kExitOk;
+  }
   try {
-    if (cmd == "schema") {
-      std::cout << "# Configuration reference\n\nGenerated by `dvp schema` from the keys each model declares; "
-                   "tests/ check that this file matches it.\n"
-                << platform::scenario_schema().markdown();
-      return kExitOk;
-    }
-    if (cmd == "regs") {
-      // The peripherals' register maps: a C header for the firmware, or the markdown document.
-      if (scenario == "header") std::cout << platform::peripherals_header(0x10000000);
-      else if (scenario == "markdown") std::cout << platform::peripherals_markdown();
-      else {
-        std::cerr << "dvp: regs takes header or markdown\n" << kUsage;
-        return kExitConfig;
-      }
-      return kExitOk;
-    }
-    if (cmd != "run" && cmd != "config" && cmd != "map") {
-      std::cerr << "dvp: unknown command '" << cmd << "'\n" << kUsage;
-      return kExitConfig;
-    }
-    if (scenario.empty()) {
-      std::cerr << "dvp: " << cmd << " needs a scenario file\n" << kUsage;
-      return kExitConfig;
-    }
-    platform::Overrides ov{preset, sets, vm.count("timing-only") > 0,
-                           vm.count("check") ? vm["check"].as<std::vector<std::string>>() : std::vector<std::string>{}};
-    platform::Scenario s;
-    try {
-      s = platform::load_scenario(scenario, ov);
-    } catch (const Error& e) {
-      std::string m = e.what();
-      std::cerr << "dvp: " << m << "\n";
-      return m.find("does not model yet") != std::string::npos ? kExitNotBuilt : kExitConfig;
-    }
-    if (cmd == "config") {
-      std::cout << "# resolved configuration of " << scenario << (s.preset.empty() ? "" : " (preset " + s.preset + ")")
-                << "\n"
-                << cfg::dump(s.root, vm.count("origins") > 0);
-      return kExitOk;
-    }
-    if (vm.count("no-trace"))
-      cfg::set_dotted(s.root, "run.trace=false");
-    if (cmd == "map") return print_map(s);
-    platform::RunOptions ro{out, vm.count("quiet") > 0};
-    return platform::run_scenario(s, ro).exit_code;
+    return command(*c, args, vm, preset, sets, out);
   } catch (const cfg::ConfigError& e) {
     std::cerr << "dvp: " << e.what() << "\n";
     return kExitConfig;

@@ -65,6 +65,8 @@ class Soc : public sc_core::sc_module {
   simctrl::SimCtrl* simctrl() { return simctrl_.get(); }
   ts::TaskScheduler* ts() { return ts_.get(); }
   const cpu::CpuConfig* cpu_config() const { return cpus_.empty() ? nullptr : &cpu_cfg_; }
+  // The peripherals' bus (its devices and their addresses), or null without CPUs.
+  const mmio::MmioBus* mmio_bus() const { return mmio_bus_.get(); }
   // The first CPU fault, or "".
   const std::string& cpu_fault() const { return cpu_fault_; }
 

@@ -124,3 +124,23 @@ TEST(Scenario, ResolvedConfigDumpIsYamlThatReadsBackTheSame) {
   EXPECT_EQ(again.at("traffic").items().size(), 2u);
   EXPECT_EQ(again.at("platform").at("dram").get_string_list("address_mapping").front(), "column:2");
 }
+
+// The rule docs/config-reference.md states: a time key says its unit in its name, simulated
+// time in ns and host time in seconds; no key is in ps.
+static void check_time_units(const Spec& s, const std::string& path) {
+  auto ends = [](const std::string& n, const std::string& tail) {
+    return n.size() >= tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  const std::string& n = s.name();
+  const std::string& u = s.unit_name();
+  EXPECT_FALSE(ends(n, "_ps") || u == "ps") << path << ": no configuration key is in picoseconds";
+  if (ends(n, "_ns") || u == "ns") {
+    EXPECT_TRUE(ends(n, "_ns") && u == "ns") << path << " (unit '" << u << "')";
+  }
+  if (ends(n, "_seconds") || u == "s") {
+    EXPECT_TRUE(ends(n, "_seconds") && u == "s") << path << " (unit '" << u << "')";
+  }
+  for (auto& c : s.children()) check_time_units(*c, path + "." + c->name());
+}
+
+TEST(Schema, TimeKeysNameTheirUnit) { check_time_units(dvp::platform::scenario_schema(), ""); }

@@ -1,4 +1,4 @@
-// dvas: DV assembly text -> kernel image.   dvas input.s -o output.dvk
+// dvas: DV assembly text -> kernel image.   dvas input.s -o output.dvk    dvas --help | --version
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -12,7 +12,11 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "-o" && i + 1 < argc) out = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::cout << "usage: dvas INPUT.s [-o OUTPUT.dvk]   (default output: INPUT with .dvk)\n";
+      std::cout << "usage: dvas INPUT.s [-o OUTPUT.dvk]   (default output: INPUT with .dvk)\n"
+                   "       dvas --version\n";
+      return 0;
+    } else if (a == "--version") {
+      std::cout << "dvas " DVP_VERSION "\n";
       return 0;
     } else if (in.empty()) in = a;
     else {

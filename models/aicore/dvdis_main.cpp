@@ -1,17 +1,31 @@
 // dvdis: kernel image -> DV assembly text (which dvas turns back into the same image).
-//   dvdis IMAGE.dvk        dvdis --isa   (the ISA reference, docs/isa.md)
+//   dvdis IMAGE.dvk        dvdis --isa   (the ISA reference, docs/isa.md)    dvdis --help | --version
 #include <iostream>
 
 #include "aicore/assembler.hpp"
 #include "common/error.hpp"
 
+static const char* kUsage =
+    "usage: dvdis IMAGE.dvk   print the kernel image as DV assembly (dvas takes it back)\n"
+    "       dvdis --isa       print the ISA reference (markdown)\n"
+    "       dvdis --version\n";
+
 int main(int argc, char** argv) {
-  if (argc == 2 && std::string(argv[1]) == "--isa") {
+  const std::string a = argc == 2 ? argv[1] : "";
+  if (a == "--isa") {
     std::cout << dvp::aicore::isa_markdown();
     return 0;
   }
+  if (a == "--help" || a == "-h") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (a == "--version") {
+    std::cout << "dvdis " DVP_VERSION "\n";
+    return 0;
+  }
   if (argc != 2 || argv[1][0] == '-') {
-    std::cerr << "usage: dvdis IMAGE.dvk | dvdis --isa\n";
+    std::cerr << (argc > 2 ? "dvdis: unexpected argument '" + std::string(argv[2]) + "'\n" : std::string()) << kUsage;
     return 2;
   }
   try {

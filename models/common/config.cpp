@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -373,6 +374,38 @@ const Spec* Spec::child(const std::string& name) const {
   return nullptr;
 }
 
+// Levenshtein distance: the typos people make (a letter doubled, dropped, swapped for another)
+// are one or two edits away from the key they meant.
+static std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The key at this level closest to `name`, if close enough to be a typo of it (at most a third
+// of its letters changed); "" otherwise. Ties go to the first declared.
+std::string Spec::closest_child(const std::string& name) const {
+  std::string best;
+  std::size_t best_d = std::max<std::size_t>(1, name.size() / 3) + 1;
+  for (auto& c : children_) {
+    const std::size_t d = edit_distance(name, c->name_);
+    if (d < best_d) {
+      best = c->name_;
+      best_d = d;
+    }
+  }
+  return best;
+}
+
 Spec* Spec::child_mut(const std::string& name) {
   for (auto& c : children_)
     if (c->name_ == name) return c.get();
@@ -458,8 +491,11 @@ void Spec::validate(Node& n, std::vector<std::string>& errors) const {
         if (!child(kv.first)) {
           std::string known;
           for (auto& c : children_) known += (known.empty() ? "" : ", ") + c->name_;
+          const std::string near = closest_child(kv.first);
           err(kv.second, "unknown key '" + kv.first + "'" +
-                             (known.empty() ? "" : " (known keys here: " + known + ")"));
+                             (!near.empty()    ? " (did you mean '" + near + "'?)"
+                              : known.empty() ? ""
+                                              : " (known keys here: " + known + ")"));
         }
       }
       for (auto& c : children_) {

@@ -138,7 +138,10 @@ class Spec {
 
   const std::string& name() const { return name_; }
   Type type() const { return type_; }
+  const std::string& unit_name() const { return unit_; }
   const Spec* child(const std::string& name) const;
+  // For "did you mean": the key at this level a misspelled `name` most likely meant, or "".
+  std::string closest_child(const std::string& name) const;
   Spec* child_mut(const std::string& name);
   const std::vector<std::unique_ptr<Spec>>& children() const { return children_; }
 

@@ -1,8 +1,10 @@
 #include "trace.hpp"
 
-#include <cinttypes>
-#include <cstdio>
+#include <algorithm>
+#include <fstream>
 #include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 namespace dvp {
 
@@ -24,36 +26,50 @@ Tracer::Lane Tracer::lane(const std::string& process, const std::string& thread)
   if (pid == processes_.size()) processes_.push_back(process);
   LaneData l;
   l.pid = pid + 1;
-  l.tid = std::uint32_t(lanes_.size() + 1);
   l.process = process;
   l.thread = thread;
   lanes_.push_back(std::move(l));
   return Lane(lanes_.size() - 1);
 }
 
-void Tracer::flush(LaneData& l) {
-  if (!l.open.name) return;
-  if (l.done.size() < cap_) {
-    l.done.push_back(l.open);
+void Tracer::flush(LaneData& l, Track& t) {
+  if (!t.open.name) return;
+  if (l.kept < cap_) {
+    t.done.push_back(t.open);
+    ++l.kept;
   } else {
     ++l.dropped;
     ++dropped_;
   }
-  l.open.name = nullptr;
+  t.open.name = nullptr;
+}
+
+Tracer::Track& Tracer::free_track(LaneData& l, Tick start) {
+  // A track is free once its last slice has ended; slices may arrive out of start order, so
+  // "ended" is against the latest end placed there, which keeps every track free of overlap.
+  for (Track& t : l.tracks)
+    if (t.free_at <= start) return t;
+  l.tracks.emplace_back();
+  return l.tracks.back();
 }
 
 void Tracer::slice(Lane lane, const char* name, Tick start, Tick end) {
   if (!enabled_) return;
   LaneData& l = lanes_[lane];
-  Slice& o = l.open;
-  // Same name pointer (names are string literals or stable strings) and touching: merge.
-  if (o.name == name && start >= o.start && start <= o.end + merge_gap_) {
-    if (end > o.end) o.end = end;
-    ++o.parts;
-    return;
+  // Same name pointer (names are string literals or stable strings) and touching: merge. The
+  // merged slice is its track's last, so growing it overlaps nothing.
+  for (Track& t : l.tracks) {
+    Slice& o = t.open;
+    if (o.name == name && start >= o.start && start <= o.end + merge_gap_) {
+      if (end > o.end) o.end = t.free_at = end;
+      ++o.parts;
+      return;
+    }
   }
-  flush(l);
-  l.open = Slice{name, start, end, 1};
+  Track& t = free_track(l, start);
+  flush(l, t);
+  t.open = Slice{name, start, end, 1};
+  t.free_at = end;
 }
 
 void Tracer::instant(Lane lane, const char* name, Tick t) {
@@ -63,67 +79,76 @@ void Tracer::instant(Lane lane, const char* name, Tick t) {
 
 std::uint64_t Tracer::slices() const {
   std::uint64_t n = 0;
-  for (auto& l : lanes_) n += l.done.size() + (l.open.name ? 1 : 0);
+  for (auto& l : lanes_) {
+    n += l.kept;
+    for (auto& t : l.tracks) n += t.open.name ? 1 : 0;
+  }
   return n;
 }
 
-static void put_json_string(std::FILE* f, const std::string& s) {
-  std::fputc('"', f);
-  for (char c : s) {
-    if (c == '"' || c == '\\') std::fputc('\\', f);
-    std::fputc(c, f);
-  }
-  std::fputc('"', f);
+std::string Tracer::track_name(const LaneData& l, std::size_t track) const {
+  return l.tracks.size() > 1 ? l.thread + " #" + std::to_string(track) : l.thread;
 }
 
+namespace {
+
+using nlohmann::json;
+
+// Timestamps are microseconds; a double holds picoseconds of any run exactly enough.
+double us(Tick t) { return double(t) / 1e6; }
+
+// One event per line. Names are the user's (task names, scenario names): nlohmann escapes
+// quotes, backslashes and control characters, and replaces bytes that are not UTF-8.
+void put_event(std::ostream& f, bool& first, const json& e) {
+  f << (first ? "" : ",\n") << e.dump(-1, ' ', false, json::error_handler_t::replace);
+  first = false;
+}
+
+json slice_event(std::uint32_t pid, std::uint32_t tid, const char* name, Tick start, Tick end, std::uint32_t parts) {
+  json e = {{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"ts", us(start)}, {"dur", us(end - start)}};
+  if (parts > 1) {
+    e["name"] = std::string(name) + " x" + std::to_string(parts);
+    e["args"] = {{"merged", parts}};
+  } else {
+    e["name"] = name;
+  }
+  return e;
+}
+
+json name_event(const char* what, std::uint32_t pid, std::uint32_t tid, const std::string& name) {
+  return {{"ph", "M"}, {"name", what}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}};
+}
+
+}  // namespace
+
 void Tracer::write(const std::string& path) {
-  for (auto& l : lanes_) flush(l);
-  std::FILE* f = std::fopen(path.c_str(), "w");
+  for (auto& l : lanes_)
+    for (auto& t : l.tracks) flush(l, t);
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) throw std::runtime_error("cannot write " + path);
-  std::fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"dropped_slices\":%" PRIu64 "},\n\"traceEvents\":[\n",
-               dropped_);
+  f << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << json{{"dropped_slices", dropped_}}.dump()
+    << ",\n\"traceEvents\":[\n";
   bool first = true;
-  auto sep = [&]() {
-    if (!first) std::fputs(",\n", f);
-    first = false;
-  };
-  for (std::size_t p = 0; p < processes_.size(); ++p) {
-    sep();
-    std::fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"tid\":0,\"args\":{\"name\":", p + 1);
-    put_json_string(f, processes_[p]);
-    std::fputs("}}", f);
-  }
+  for (std::size_t p = 0; p < processes_.size(); ++p)
+    put_event(f, first, name_event("process_name", std::uint32_t(p + 1), 0, processes_[p]));
+  // Thread ids in lane order, then track order: the same run gives the same file.
+  std::vector<std::uint32_t> first_tid;
+  std::uint32_t tid = 1;
   for (auto& l : lanes_) {
-    sep();
-    std::fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":", l.pid, l.tid);
-    put_json_string(f, l.thread);
-    std::fputs("}}", f);
+    first_tid.push_back(tid);
+    for (std::size_t k = 0; k < std::max<std::size_t>(1, l.tracks.size()); ++k)
+      put_event(f, first, name_event("thread_name", l.pid, tid++, track_name(l, k)));
   }
-  // Timestamps are microseconds; picosecond resolution needs six decimals.
-  for (auto& l : lanes_) {
-    for (auto& s : l.done) {
-      sep();
-      std::fprintf(f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.6f,\"dur\":%.6f,\"name\":", l.pid, l.tid,
-                   double(s.start) / 1e6, double(s.end - s.start) / 1e6);
-      if (s.parts > 1) {
-        put_json_string(f, std::string(s.name) + " x" + std::to_string(s.parts));
-        std::fprintf(f, ",\"args\":{\"merged\":%u}}", s.parts);
-      } else {
-        put_json_string(f, s.name);
-        std::fputc('}', f);
-      }
-    }
-  }
-  for (auto& i : instants_) {
-    const LaneData& l = lanes_[i.first];
-    sep();
-    std::fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,\"tid\":%u,\"ts\":%.6f,\"name\":", l.pid, l.tid,
-                 double(i.second.second) / 1e6);
-    put_json_string(f, i.second.first);
-    std::fputc('}', f);
-  }
-  std::fputs("\n]}\n", f);
-  std::fclose(f);
+  for (std::size_t i = 0; i < lanes_.size(); ++i)
+    for (std::size_t k = 0; k < lanes_[i].tracks.size(); ++k)
+      for (auto& s : lanes_[i].tracks[k].done)
+        put_event(f, first, slice_event(lanes_[i].pid, std::uint32_t(first_tid[i] + k), s.name, s.start, s.end, s.parts));
+  for (auto& i : instants_)
+    put_event(f, first,
+              {{"ph", "i"}, {"s", "t"}, {"pid", lanes_[i.first].pid}, {"tid", first_tid[i.first]},
+               {"ts", us(i.second.second)}, {"name", i.second.first}});
+  f << "\n]}\n";
+  if (!f) throw std::runtime_error("cannot write " + path);
 }
 
 void Tracer::clear() {

@@ -5,6 +5,12 @@
 // back-to-back DRAM bursts is one slice "read x512" instead of 512 slices; a per-lane event
 // cap keeps long runs bounded, and the number of dropped slices is written into the trace
 // metadata and the stats.
+//
+// Work that overlaps on one lane (a requester with many transactions outstanding, a pipe whose
+// transfers overlap) is what the hardware does, but a trace viewer draws a thread's slices as a
+// stack that must nest. So a lane is split into sub-tracks, one per outstanding slot: each
+// slice goes to the lowest-numbered sub-track free at its start ("rd0 #0", "rd0 #1", ...); a lane
+// that never overlaps keeps one track under its own name.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -39,14 +45,21 @@ class Tracer {
     Tick start, end;
     std::uint32_t parts;
   };
-  struct LaneData {
-    std::uint32_t pid, tid;
-    std::string process, thread;
+  // One outstanding slot of a lane: its slices follow one another without overlapping.
+  struct Track {
     std::vector<Slice> done;
-    Slice open{nullptr, 0, 0, 0};
-    std::uint64_t dropped = 0;
+    Slice open{nullptr, 0, 0, 0};  // the last slice, still growing by merges
+    Tick free_at = 0;              // where the last slice ends
   };
-  void flush(LaneData& l);
+  struct LaneData {
+    std::uint32_t pid;
+    std::string process, thread;
+    std::vector<Track> tracks;
+    std::uint64_t kept = 0, dropped = 0;
+  };
+  void flush(LaneData& l, Track& t);
+  Track& free_track(LaneData& l, Tick start);
+  std::string track_name(const LaneData& l, std::size_t track) const;
 
   bool enabled_ = false;
   std::uint64_t cap_ = 100000;

@@ -1,5 +1,7 @@
 #include "uart.hpp"
 
+#include <cstdio>
+
 namespace dvp::uart {
 
 Uart::Uart(sc_core::sc_module_name name, std::string who, double access_ns)
@@ -16,13 +18,17 @@ Uart::~Uart() {
 }
 
 void Uart::connect(const std::string& dir, std::function<void(const std::string&)> log) {
-  file_.open(dir + "/uart-" + who_ + ".txt", std::ios::binary | std::ios::trunc);
+  path_ = dir + "/uart-" + who_ + ".txt";
+  // A file from an earlier run into the same directory would pass for this run's output.
+  std::remove(path_.c_str());
+  if (!all_.empty()) file_.open(path_, std::ios::binary | std::ios::trunc);
   file_ << all_;
   log_ = std::move(log);
 }
 
 void Uart::put(char c) {
   all_ += c;
+  if (!file_.is_open() && !path_.empty()) file_.open(path_, std::ios::binary | std::ios::trunc);
   if (file_.is_open()) file_.put(c).flush();
   if (c == '\n') {
     if (log_) log_("[" + who_ + "] " + line_);

@@ -1,5 +1,6 @@
 // UART (transmit side): each byte written to DATA goes to DIR/uart-<who>.txt, and each complete
-// line to the run log as "[<who>] text". Register map: docs/peripherals.md.
+// line to the run log as "[<who>] text". Register map: docs/peripherals.md. The file is created
+// at the first byte: a core that never printed (or never ran) leaves no empty file behind.
 #pragma once
 #include <fstream>
 #include <functional>
@@ -19,7 +20,7 @@ class Uart : public mmio::Device {
 
  private:
   void put(char c);
-  std::string who_, line_, all_;
+  std::string who_, line_, all_, path_;
   std::ofstream file_;
   std::function<void(const std::string&)> log_;
   mmio::Register data_, status_;
