@@ -15,6 +15,7 @@ PACKAGES="
   libopenblas-dev
   libunicorn-dev
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
+  python3
 "
 
 missing=""
