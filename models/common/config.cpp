@@ -1,13 +1,18 @@
 #include "config.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace dvp::cfg {
 
@@ -174,9 +179,25 @@ std::vector<std::string> Node::get_string_list(const std::string& key) const {
 // ---------------------------------------------------------------------------------------
 // YAML
 
+// What a config file may ask of the loader. A YAML alias expands to a copy of its anchor, so a
+// few lines can stand for billions of nodes; the budget turns that into an error naming the
+// file instead of a run out of memory. A real scenario has a few thousand nodes and nests a
+// dozen levels; data belongs in tensor files, not YAML.
+constexpr std::size_t kMaxConfigBytes = 16u << 20;
+constexpr unsigned kMaxConfigDepth = 64;
+constexpr std::size_t kMaxConfigNodes = 1000000;
+
 struct NodeBuilder {
-  static Node build(const YAML::Node& y, const std::string& file, const std::string& path) {
+  const std::string& file;
+  std::size_t nodes = 0;
+
+  Node build(const YAML::Node& y, const std::string& path, unsigned depth) {
     Origin o{file, y.Mark().line + 1, y.Mark().column + 1};
+    if (depth > kMaxConfigDepth)
+      throw ConfigError(o, path, "nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
+    if (++nodes > kMaxConfigNodes)
+      throw ConfigError(o, path, "more than " + std::to_string(kMaxConfigNodes) +
+                                     " values (aliases count once per use); move bulk data to a tensor file");
     Node n;
     n.origin_ = o;
     n.path_ = path;
@@ -191,25 +212,27 @@ struct NodeBuilder {
         break;
       case YAML::NodeType::Sequence:
         n.kind_ = Node::Kind::Seq;
-        for (std::size_t i = 0; i < y.size(); ++i)
-          n.seq_.push_back(build(y[i], file, path + "[" + std::to_string(i) + "]"));
+        for (std::size_t i = 0; i < y.size(); ++i) n.seq_.push_back(build(y[i], path + "[" + std::to_string(i) + "]", depth + 1));
         break;
       case YAML::NodeType::Map:
-        n.kind_ = Node::Kind::Map;
-        for (auto it = y.begin(); it != y.end(); ++it) {
-          std::string key = it->first.Scalar();
-          if (n.find(key)) {
-            Origin ko{file, it->first.Mark().line + 1, it->first.Mark().column + 1};
-            throw ConfigError(ko, join(path, key), "duplicate key");
-          }
-          Node child = build(it->second, file, join(path, key));
-          // Errors about a key's value point at the key: the line a user scans for.
-          child.origin_ = Origin{file, it->first.Mark().line + 1, it->first.Mark().column + 1};
-          n.map_.emplace_back(key, std::move(child));
-        }
+        build_map(y, n, path, depth);
         break;
     }
     return n;
+  }
+
+  void build_map(const YAML::Node& y, Node& n, const std::string& path, unsigned depth) {
+    n.kind_ = Node::Kind::Map;
+    std::unordered_set<std::string> seen;  // a map of many keys stays linear
+    for (auto it = y.begin(); it != y.end(); ++it) {
+      std::string key = it->first.Scalar();
+      Origin ko{file, it->first.Mark().line + 1, it->first.Mark().column + 1};
+      if (!seen.insert(key).second) throw ConfigError(ko, join(path, key), "duplicate key");
+      Node child = build(it->second, join(path, key), depth + 1);
+      // Errors about a key's value point at the key: the line a user scans for.
+      child.origin_ = ko;
+      n.map_.emplace_back(key, std::move(child));
+    }
   }
 };
 
@@ -217,16 +240,32 @@ Node from_yaml_text(const std::string& text, const std::string& file_name) {
   YAML::Node y;
   try {
     y = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    Origin o{file_name, e.mark.line + 1, e.mark.column + 1};
+    throw ConfigError(o, "", "nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
   } catch (const YAML::Exception& e) {
     Origin o{file_name, e.mark.line + 1, e.mark.column + 1};
     throw ConfigError(o, "", "YAML syntax error: " + e.msg);
   }
-  return NodeBuilder::build(y, file_name, "");
+  NodeBuilder b{file_name};
+  return b.build(y, "", 0);
 }
 
+// A config file is a regular file of bounded size: a directory, a FIFO or /dev/zero is named
+// as what it is rather than read forever or parsed as empty.
 Node load_file(const std::string& path, const std::string& root_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) throw ConfigError(Origin{path, 0, 0}, "", "cannot open file: no such file");
+  if (fs::is_directory(st)) throw ConfigError(Origin{path, 0, 0}, "", "is a directory, not a YAML file");
+  if (!fs::is_regular_file(st)) throw ConfigError(Origin{path, 0, 0}, "", "is not a regular file");
+  const auto size = fs::file_size(path, ec);
+  if (!ec && size > kMaxConfigBytes)
+    throw ConfigError(Origin{path, 0, 0}, "", "is " + std::to_string(size) + " bytes; a config file is at most " +
+                                                  std::to_string(kMaxConfigBytes >> 20) + " MiB");
   std::ifstream f(path);
-  if (!f) throw ConfigError(Origin{path, 0, 0}, "", "cannot open file");
+  if (!f) throw ConfigError(Origin{path, 0, 0}, "", std::string("cannot open file: ") + std::strerror(errno));
   std::stringstream ss;
   ss << f.rdbuf();
   Node n = from_yaml_text(ss.str(), path);
@@ -236,12 +275,23 @@ Node load_file(const std::string& path, const std::string& root_path) {
 
 void merge(Node& base, const Node& over) {
   if (base.is_map() && over.is_map()) {
+    // Keys found through an index: a map of many keys merges in linear time.
+    std::unordered_map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < base.map_.size(); ++i) index.emplace(base.map_[i].first, i);
     for (auto& kv : over.entries()) {
-      Node* b = base.find(kv.first);
-      if (b && b->is_map() && kv.second.is_map())
-        merge(*b, kv.second);
-      else
-        base.set(kv.first, kv.second);
+      auto at = index.find(kv.first);
+      if (at == index.end()) {
+        index.emplace(kv.first, base.map_.size());
+        base.map_.emplace_back(kv.first, kv.second);
+        base.map_.back().second.repath(join(base.path_, kv.first));
+        continue;
+      }
+      Node& b = base.map_[at->second].second;
+      if (b.is_map() && kv.second.is_map()) merge(b, kv.second);
+      else {
+        b = kv.second;
+        b.repath(join(base.path_, kv.first));
+      }
     }
     return;
   }
@@ -600,7 +650,10 @@ void validate_or_throw(const Spec& spec, Node& root) {
   if (errors.empty()) return;
   std::string msg = "invalid configuration (" + std::to_string(errors.size()) + " problem" +
                     (errors.size() > 1 ? "s" : "") + "):";
-  for (auto& e : errors) msg += "\n  " + e;
+  // The first hundred are enough to act on; a generated file with thousands stays readable.
+  const std::size_t shown = std::min<std::size_t>(errors.size(), 100);
+  for (std::size_t i = 0; i < shown; ++i) msg += "\n  " + errors[i];
+  if (shown < errors.size()) msg += "\n  ... and " + std::to_string(errors.size() - shown) + " more";
   throw Error(msg);
 }
 

@@ -95,6 +95,7 @@ class Node {
   std::vector<std::pair<std::string, Node>> map_;
   std::vector<Node> seq_;
   friend struct NodeBuilder;
+  friend void merge(Node& base, const Node& over);
 };
 
 // Parsing. Syntax errors become ConfigError with file and line.
