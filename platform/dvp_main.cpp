@@ -20,6 +20,7 @@
 #include "scenario.hpp"
 #include "schema.hpp"
 #include "soc.hpp"
+#include "watchdog.hpp"
 
 namespace po = boost::program_options;
 using namespace dvp;
@@ -35,7 +36,8 @@ static const char* kUsage =
     "  regs markdown     print the peripherals' register maps (markdown)\n"
     "  help              this help (also --help); --version prints the version\n"
     "exit codes: 0 ok, 1 a check failed, 2 bad config or command line, 3 simulation error or limit,\n"
-    "            4 the scenario asks for a part not built yet\n";
+    "            4 the scenario asks for a part not built yet, 5 an output could not be written,\n"
+    "            130/143 stopped by SIGINT/SIGTERM (outputs written when stopped while simulating)\n";
 
 // The peripherals' window as the CPUs see it: each device, where it sits, what it is.
 static void print_mmio(const platform::Soc& soc) {
@@ -123,6 +125,8 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
   platform::Overrides ov{preset, sets, vm.count("timing-only") > 0,
                          vm.count("check") ? vm["check"].as<std::vector<std::string>>() : std::vector<std::string>{}};
   platform::Scenario s;
+  platform::Watchdog* guard = platform::Watchdog::current();
+  if (guard) guard->phase("loading the scenario");
   try {
     s = platform::load_scenario(scenario, ov);
   } catch (const Error& e) {
@@ -130,6 +134,7 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
     std::cerr << "dvp: " << m << "\n";
     return m.find("does not model yet") != std::string::npos ? kExitNotBuilt : kExitConfig;
   }
+  if (guard) guard->set_limit(s.root.at("run").get_double("max_wall_seconds"));
   if (cmd == "config") {
     std::cout << "# resolved configuration of " << scenario << (s.preset.empty() ? "" : " (preset " + s.preset + ")")
               << "\n"
@@ -172,6 +177,9 @@ static int command(const Command& c, const std::vector<std::string>& args, const
 int sc_main(int argc, char* argv[]) {
   // The kernel's own info messages ("Simulation stopped by user") are not the user's business.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  // First, before any thread exists: the guard takes SIGINT/SIGTERM and keeps the wall-clock limit.
+  platform::Watchdog guard(platform::kDefaultMaxWallSeconds, platform::kStopGraceSeconds);
+  guard.start();
   std::vector<std::string> sets, args;
   std::string cmd, preset, out;
   po::options_description opts = options(sets, preset, out);
@@ -215,6 +223,9 @@ int sc_main(int argc, char* argv[]) {
   } catch (const cfg::ConfigError& e) {
     std::cerr << "dvp: " << e.what() << "\n";
     return kExitConfig;
+  } catch (const OutputError& e) {
+    std::cerr << "dvp: error: " << e.what() << "\n";
+    return kExitOutput;
   } catch (const sc_core::sc_report& e) {
     std::cerr << "dvp: error: " << e.what() << "\n";
     return kExitSimError;

@@ -1,6 +1,8 @@
 #include "run.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/stats.hpp"
 #include "common/trace.hpp"
+#include "watchdog.hpp"
 
 namespace dvp::platform {
 
@@ -236,6 +239,34 @@ static std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::jso
   return os.str();
 }
 
+// The output directory exists and takes files before anything is simulated: a bad --out is an
+// error in a second, not after an hour's run. Named as the user gave it (--out or the default).
+static void prepare_out_dir(const std::string& out, bool from_option) {
+  const cfg::Origin where{from_option ? "--out " + out : "output directory " + out, 0, 0};
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw cfg::ConfigError(where, "", "cannot create the directory: " + ec.message());
+  if (!fs::is_directory(out)) throw cfg::ConfigError(where, "", "exists and is not a directory");
+  const std::string probe = out + "/.dvp-write-probe";
+  const bool writable = std::ofstream(probe).good();
+  std::remove(probe.c_str());
+  if (!writable) throw cfg::ConfigError(where, "", std::string("cannot write in the directory: ") + std::strerror(errno));
+}
+
+// An output file written whole and checked: a full disk or a size limit is an error naming it.
+static void write_output(const std::string& path, const std::string& text) {
+  errno = 0;
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (f) f << text;
+  if (f) f.close();
+  if (!f) throw OutputError("cannot write " + path + ": " + (errno ? std::strerror(errno) : "write failed"));
+}
+
+// The phase the watchdog names if the wall-clock limit or a signal comes now.
+static void phase(const char* what, bool stoppable = false) {
+  if (Watchdog* w = Watchdog::current()) w->phase(what, stoppable);
+}
+
 RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   using clock = std::chrono::steady_clock;
   const cfg::Node& run = s.root.at("run");
@@ -246,19 +277,21 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   tlm::tlm_global_quantum::instance().set(
       sc_core::sc_time::from_value(Tick(plat.at("sim").get_double("quantum_ns") * 1000.0 + 0.5)));
 
+  prepare_out_dir(out, !o.out_dir.empty());
+  phase("building the SoC");
   Soc soc("soc", s);
-  fs::create_directories(out);
   for (auto& u : soc.uarts())
     u->connect(out, [quiet = o.quiet](const std::string& line) {
       if (!quiet) std::cout << line << "\n" << std::flush;
     });
   const auto t0 = clock::now();
-  const double max_wall = run.has("max_wall_seconds") ? run.get_double("max_wall_seconds") : 0.0;
+  Watchdog* guard = Watchdog::current();
   const Tick max_sim = run.has("max_sim_ns") ? Tick(run.get_double("max_sim_ns") * 1000.0) : kTickMax;
   std::string limit_error;
   // Run in slices of simulated time so the limits are checked without a host thread. Each
   // slice reaches at least the next pending event, so the loop always makes progress.
   const Tick slice = 10 * 1000 * 1000;  // 10 us
+  phase("simulating", true);
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate and start every process
   while (sc_core::sc_pending_activity() && sc_core::sc_get_status() != sc_core::SC_STOPPED) {
     const Tick next = now_tick() + to_tick(sc_core::sc_time_to_pending_activity());
@@ -268,13 +301,12 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
     }
     const Tick until = std::min(max_sim, std::max(now_tick() + slice, next));
     sc_core::sc_start(to_sc(until - now_tick()), sc_core::SC_EXIT_ON_STARVATION);
-    double wall = std::chrono::duration<double>(clock::now() - t0).count();
-    if (max_wall > 0 && wall >= max_wall) {
-      limit_error = "wall-clock limit run.max_wall_seconds (" + fmt("%.1f s", max_wall) + ") reached at simulated " +
-                    format_ns(now_tick());
+    if (guard && guard->stop_requested()) {  // the wall-clock limit, SIGINT or SIGTERM
+      limit_error = guard->stop_reason() + " at simulated " + format_ns(now_tick());
       break;
     }
   }
+  phase("checking the results");
   if (soc.launcher() && !soc.launcher()->fault().empty()) limit_error = "AI Core fault: " + soc.launcher()->fault();
   if (limit_error.empty() && !soc.cpu_fault().empty()) limit_error = "CPU fault: " + soc.cpu_fault();
   if (limit_error.empty() && soc.ts() && !soc.ts()->error().empty()) limit_error = soc.ts()->error();
@@ -367,18 +399,15 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   std::string status = !limit_error.empty() ? "STOPPED: " + limit_error : failed ? "FAILED" : "passed";
   r.summary = summary_text(s, soc, sum, check_lines, status);
   r.exit_code = !limit_error.empty() ? kExitSimError : failed ? kExitCheckFailed : kExitOk;
+  if (guard && guard->stop_requested()) r.exit_code = guard->stop_exit_code();
 
-  {
-    std::ofstream f(out + "/stats.json");
-    f << r.stats.dump(1) << "\n";
-  }
-  {
-    std::ofstream f(out + "/summary.txt");
-    f << r.summary;
-  }
+  phase("writing the outputs");
+  write_output(out + "/stats.json", r.stats.dump(1) + "\n");
+  write_output(out + "/summary.txt", r.summary);
   if (trace) Tracer::instance().write(out + "/trace.json");
   for (auto& c : soc.aicores())
-    if (c->blocks_done()) std::ofstream(out + "/aicore" + std::to_string(c->id()) + "-instructions.csv") << c->instruction_csv();
+    if (c->blocks_done()) write_output(out + "/aicore" + std::to_string(c->id()) + "-instructions.csv", c->instruction_csv());
+  for (auto& u : soc.uarts()) u->finish();
   if (!o.quiet) std::cout << r.summary << "\noutputs in " << out << "/\n";
   if (!limit_error.empty()) std::cerr << "dvp: error: " << limit_error << "\n";
   else

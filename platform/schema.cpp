@@ -1,5 +1,7 @@
 #include "schema.hpp"
 
+#include "watchdog.hpp"
+
 #include "aicore/aicore_config.hpp"
 #include "cpu/cpu_config.hpp"
 #include "ts/ts.hpp"
@@ -63,8 +65,9 @@ static cfg::Spec build() {
   run.param("timing_only", Type::Bool, "move no data: timing and traffic only").defaults("false");
   run.param("max_sim_ns", Type::Float, "stop with an error when simulated time passes this").unit("ns")
       .optional().range(1, 1e15);
-  run.param("max_wall_seconds", Type::Float, "stop with an error when host time passes this").unit("s")
-      .optional().range(0.001, 1e7);
+  run.param("max_wall_seconds", Type::Float,
+            "stop with an error when host time since dvp started passes this, in any phase (0: no limit)")
+      .unit("s").defaults(std::to_string(int(kDefaultMaxWallSeconds))).range(0, 1e7);
   run.param("trace", Type::Bool, "write trace.json").defaults("true");
   run.param("trace_max_slices_per_lane", Type::Int, "cap on slices per trace lane").defaults("20000").min(1);
   return root;

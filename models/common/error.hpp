@@ -18,6 +18,15 @@ enum ExitCode : int {
   kExitConfig = 2,        // bad config, scenario or command line
   kExitSimError = 3,      // a model stopped the run (bad access, limit reached, ...)
   kExitNotBuilt = 4,      // the scenario asks for a part of the SoC not built yet
+  kExitOutput = 5,        // an output file could not be written
+};
+// A run stopped by SIGINT or SIGTERM exits 128 + the signal's number, as shells expect.
+
+// An output file that could not be written (full disk, read-only directory, a size limit):
+// names the file and the reason.
+class OutputError : public Error {
+ public:
+  explicit OutputError(const std::string& what) : Error(what) {}
 };
 
 }  // namespace dvp

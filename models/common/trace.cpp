@@ -1,10 +1,14 @@
 #include "trace.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+
+#include "error.hpp"
 
 namespace dvp {
 
@@ -124,8 +128,9 @@ json name_event(const char* what, std::uint32_t pid, std::uint32_t tid, const st
 void Tracer::write(const std::string& path) {
   for (auto& l : lanes_)
     for (auto& t : l.tracks) flush(l, t);
+  errno = 0;
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error("cannot write " + path);
+  if (!f) throw OutputError("cannot write " + path + ": " + std::strerror(errno));
   f << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << json{{"dropped_slices", dropped_}}.dump()
     << ",\n\"traceEvents\":[\n";
   bool first = true;
@@ -148,7 +153,8 @@ void Tracer::write(const std::string& path) {
               {{"ph", "i"}, {"s", "t"}, {"pid", lanes_[i.first].pid}, {"tid", first_tid[i.first]},
                {"ts", us(i.second.second)}, {"name", i.second.first}});
   f << "\n]}\n";
-  if (!f) throw std::runtime_error("cannot write " + path);
+  f.close();
+  if (!f) throw OutputError("cannot write " + path + ": " + (errno ? std::strerror(errno) : "write failed"));
 }
 
 void Tracer::clear() {

@@ -1,6 +1,10 @@
 #include "uart.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+
+#include "common/error.hpp"
 
 namespace dvp::uart {
 
@@ -24,6 +28,14 @@ void Uart::connect(const std::string& dir, std::function<void(const std::string&
   if (!all_.empty()) file_.open(path_, std::ios::binary | std::ios::trunc);
   file_ << all_;
   log_ = std::move(log);
+}
+
+void Uart::finish() {
+  if (!file_.is_open()) return;
+  errno = 0;
+  file_.close();
+  // A failed write leaves the stream failed; the reason is the last error the system gave.
+  if (!file_) throw OutputError("cannot write " + path_ + ": " + (errno ? std::strerror(errno) : "write failed"));
 }
 
 void Uart::put(char c) {

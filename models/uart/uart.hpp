@@ -17,6 +17,8 @@ class Uart : public mmio::Device {
   // Where the text goes: `dir`/uart-<who>.txt, and `log` for each line (may be empty).
   void connect(const std::string& dir, std::function<void(const std::string&)> log);
   const std::string& text() const { return all_; }  // everything written so far
+  // Closes the file at the end of the run; throws OutputError naming it if a write failed.
+  void finish();
 
  private:
   void put(char c);
