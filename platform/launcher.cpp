@@ -122,6 +122,10 @@ struct KernelLauncher::Kernel {
     int alias_kernel = -1, alias_tensor = -1;  // another kernel's tensor (same memory)
   };
   std::vector<TensorSpec> tensors;
+  std::string library;  // a library kernel: which one, and its shape (conv2d and pool: in ref)
+  kernels::GemmShape gemm;
+  kernels::SoftmaxShape softmax;
+  kernels::ElementwiseShape elementwise;
   std::vector<std::pair<int, std::uint64_t>> args;  // (tensor index or -1, value)
   bool check = false;
   Reference ref;  // the check's reference; conv2d and pool share the kernel's shape with it
@@ -142,184 +146,29 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       firmware_mode_(tasks != nullptr),
       stats_(this->name()) {
   for (const cfg::Node& k : kernels.items()) {
-    auto* K = new Kernel;
-    kernels_.push_back(K);
+    kernels_.push_back(std::make_unique<Kernel>());
+    Kernel* K = kernels_.back().get();
     K->name = k.get_string("name");
-    auto path = [&](const char* key) {
-      fs::path p = k.get_string(key);
-      return (p.is_relative() ? fs::path(dir) / p : p).string();
-    };
-    if (int(k.has("source")) + int(k.has("image")) + int(k.has("library")) + int(k.has("aicpu")) != 1)
-      k.fail("give exactly one of source (assembly), image (dvas output), library (a library kernel) or aicpu (an "
-             "AI CPU kernel)");
-    if (k.has("aicpu")) {
-      if (!tasks) k.at("aicpu").fail("an AI CPU kernel runs on the AI CPU: the scenario needs firmware: {image: runtime} and tasks:");
-      K->aicpu_func = k.get_string("aicpu") == "topk" ? DVP_AICPU_TOPK : DVP_AICPU_ARGMAX;
-      K->tiling = "AI CPU";
-    } else if (k.has("library")) {
-      if (!k.has("shape")) k.fail("a library kernel needs its shape:");
-      const cfg::Node& sh = k.at("shape");
-      const std::string lib = k.get_string("library");
-      const std::vector<const char*> keys = lib == "gemm"      ? std::vector<const char*>{"m", "k", "n"}
-                                            : lib == "softmax" ? std::vector<const char*>{"rows", "cols"}
-                                            : lib == "conv2d"  ? std::vector<const char*>{"h", "w", "c", "cout"}
-                                            : lib == "pool"    ? std::vector<const char*>{"pool", "h", "w", "c"}
-                                                               : std::vector<const char*>{"op", "n"};
-      for (const char* key : keys)
-        if (!sh.has(key)) sh.fail(lib + " needs shape." + key);
-      try {
-        if (lib == "gemm") {
-          kernels::GemmShape g{std::uint32_t(sh.get_uint("m")), std::uint32_t(sh.get_uint("k")),
-                               std::uint32_t(sh.get_uint("n")), *aicore::dtype_from(sh.get_string("out")),
-                               *aicore::dtype_from(sh.get_string("in")), sh.get_bool("b_transposed"),
-                               sh.get_bool("relu"), sh.get_bool("bias")};
-          K->tiling = kernels::gemm_tiling(core_cfg, g).str();
-          K->image = kernels::gemm_kernel(core_cfg, g);
-        } else if (lib == "conv2d") {
-          auto u = [&](const char* key) { return std::uint32_t(sh.get_uint(key)); };
-          K->ref.conv = kernels::ConvShape{u("h"), u("w"), u("c"), u("cout"), u("kh"), u("kw"), u("stride_h"), u("stride_w"),
-                                       u("dil_h"), u("dil_w"), u("pad_t"), u("pad_b"), u("pad_l"), u("pad_r")};
-          K->is_conv = true;
-          K->tiling = kernels::gemm_tiling(core_cfg, kernels::conv2d_gemm_shape(K->ref.conv)).str() + " (img2col)";
-          K->image = kernels::conv2d_kernel(core_cfg, K->ref.conv);
-        } else if (lib == "pool") {
-          auto u = [&](const char* key) { return std::uint32_t(sh.get_uint(key)); };
-          K->ref.pool = kernels::PoolShape{sh.get_string("pool"), u("h"), u("w"), u("c"), u("kh"), u("kw"), u("stride_h"),
-                                       u("stride_w")};
-          K->is_pool = true;
-          K->tiling = "one channel group (16) per turn";
-          K->image = kernels::pool_kernel(core_cfg, K->ref.pool);
-        } else if (lib == "softmax") {
-          kernels::SoftmaxShape sm{*aicore::dtype_from(sh.get_string("dtype")), std::uint32_t(sh.get_uint("rows")),
-                                   std::uint32_t(sh.get_uint("cols"))};
-          K->tiling = "one row at a time";
-          K->image = kernels::softmax_kernel(core_cfg, sm);
-        } else {
-          kernels::ElementwiseShape e{sh.get_string("op"), *aicore::dtype_from(sh.get_string("dtype")), sh.get_uint("n"),
-                                      sh.has("to") ? *aicore::dtype_from(sh.get_string("to")) : aicore::DType::None};
-          if (e.op == "cast" && !sh.has("to")) sh.fail("a cast needs shape.to");
-          K->tiling = std::to_string(kernels::elementwise_tile_bytes(core_cfg, e)) + " B tiles";
-          K->image = kernels::elementwise_kernel(core_cfg, e);
-        }
-      } catch (const Error& e) {
-        sh.fail(e.what());
-      }
-    } else if (k.has("source")) {
-      std::ifstream f(path("source"));
-      if (!f) k.at("source").fail("cannot open " + path("source"));
-      std::stringstream ss;
-      ss << f.rdbuf();
-      K->image = aicore::assemble(ss.str(), path("source"));
-    } else {
-      K->image = aicore::Image::load(path("image"));
-    }
+    read_code(K, k, dir, tasks != nullptr);
     K->cores = k.has("cores") ? unsigned(k.get_uint("cores")) : unsigned(cores_.size());
     if (K->cores > cores_.size())
       k.at("cores").fail("asks for " + std::to_string(K->cores) + " cores; the SoC has " + std::to_string(cores_.size()));
     K->blocks = k.has("blocks") ? unsigned(k.get_uint("blocks")) : K->cores;
-    auto find = [&](const std::string& name, const cfg::Node& where) {
-      for (std::size_t i = 0; i < K->tensors.size(); ++i)
-        if (K->tensors[i].t.name == name) return int(i);
-      where.fail("no tensor named '" + name + "'");
-    };
-    if (k.has("library")) {
-      // A library kernel reads a fixed argument table (firmware/kernels/library/*.hpp).
-      const cfg::Node& sh = k.at("shape");
-      const std::string lib = k.get_string("library");
-      std::size_t want = lib == "gemm" ? 3 + sh.get_bool("bias") : lib == "conv2d" ? 3 : lib == "pool" || lib == "softmax" ? 2 : 0;
-      if (lib == "elementwise") want = kernels::elementwise_binary(sh.get_string("op")) ? 3 : 2;
-      if (want && k.at("args").items().size() != want)
-        k.at("args").fail("library " + lib + (lib == "gemm" && sh.get_bool("bias") ? " with a bias" : "") + " takes " +
-                          std::to_string(want) + " arguments, got " + std::to_string(k.at("args").items().size()));
-    }
-    if (const cfg::Node* ts = k.find("tensors"))
-      for (const cfg::Node& t : ts->items()) {
-        Kernel::TensorSpec s;
-        s.t.name = t.get_string("name");
-        s.t.dtype = *aicore::dtype_from(t.get_string("dtype"));
-        s.t.elems = t.get_uint("elements");
-        s.init = t.get_string("init");
-        s.seed = t.get_uint("seed");
-        s.lo = t.get_double("min");
-        s.hi = t.get_double("max");
-        if (t.has("alias")) {
-          // An earlier kernel's tensor: found now, addressed when the kernels are placed.
-          const std::string a = t.get_string("alias");
-          const auto dot = a.find('.');
-          for (std::size_t ki = 0; dot != std::string::npos && ki + 1 < kernels_.size(); ++ki)
-            if (kernels_[ki]->name == a.substr(0, dot))
-              for (std::size_t ti = 0; ti < kernels_[ki]->tensors.size(); ++ti)
-                if (kernels_[ki]->tensors[ti].t.name == a.substr(dot + 1)) {
-                  s.alias_kernel = int(ki);
-                  s.alias_tensor = int(ti);
-                }
-          if (s.alias_kernel < 0) t.at("alias").fail("no tensor '" + a + "' in an earlier kernel (write KERNEL.TENSOR)");
-          const Tensor& o = kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t;
-          if (o.elems * aicore::dtype_bytes(o.dtype) < s.t.elems * aicore::dtype_bytes(s.t.dtype))
-            t.at("alias").fail("'" + a + "' is smaller than this tensor");
-        }
-        K->tensors.push_back(s);
-      }
-    const cfg::Node& args = k.at("args");
-    for (const cfg::Node& a : args.items()) {
+    read_tensors(K, k);
+    for (const cfg::Node& a : k.at("args").items()) {
       const std::string& s = a.as_string();
       if (!s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-'))
         K->args.push_back({-1, std::uint64_t(a.as_int())});
       else
-        K->args.push_back({find(s, a), 0});
+        K->args.push_back({tensor_index(K, s, a), 0});
     }
-    if (const cfg::Node* c = k.find("check")) {
-      K->check = true;
-      Reference& R = K->ref;
-      R.op = c->get_string("op");
-      for (const cfg::Node& i : c->at("inputs").items()) K->inputs.push_back(find(i.as_string(), i));
-      const bool with_bias = R.op == "gemm" && K->inputs.size() == 3;
-      if (K->inputs.size() != (R.unary() ? 1u : 2u) && !with_bias)
-        c->at("inputs").fail(R.op + " takes " + (R.unary() ? "one input" : R.op == "gemm" ? "two inputs (three with a bias)" : "two inputs"));
-      K->output = find(c->get_string("output"), c->at("output"));
-      K->atol = c->get_double("atol");
-      K->rtol = c->get_double("rtol");
-      if (R.op == "conv2d" && !K->is_conv) c->fail("check op conv2d needs a library: conv2d kernel (it uses its shape)");
-      if (R.op == "pool" && !K->is_pool) c->fail("check op pool needs a library: pool kernel (it uses its shape)");
-      if (R.op == "softmax" || R.op == "topk" || R.op == "argmax") {
-        if (!c->has("cols")) c->fail(R.op + " needs cols");
-        R.cols = c->get_uint("cols");
-      }
-      if (R.op == "topk") {
-        if (!c->has("k")) c->fail("topk needs k");
-        R.k = c->get_uint("k");
-      }
-      if (R.op == "gemm") {
-        for (const char* key : {"m", "k", "n"})
-          if (!c->has(key)) c->fail(std::string("gemm needs ") + key);
-        R.m = c->get_uint("m"), R.k = c->get_uint("k"), R.n = c->get_uint("n");
-        R.b_transposed = c->get_bool("b_transposed");
-        R.relu = c->get_bool("relu");
-        R.bias = with_bias;
-      }
-      // Every tensor the reference reads or compares must be large enough for its shape.
-      auto need = [&](int t, std::uint64_t elems, const char* what) {
-        if (K->tensors[t].t.elems < elems)
-          c->fail(std::string(what) + " '" + K->tensors[t].t.name + "' has " + std::to_string(K->tensors[t].t.elems) +
-                  " elements, " + R.op + " needs " + std::to_string(elems));
-      };
-      const std::uint64_t out_elems = K->tensors[K->output].t.elems;
-      if (R.op == "gemm") {
-        need(K->inputs[0], R.m * R.k, "input");
-        need(K->inputs[1], R.k * R.n, "input");
-        if (R.bias) need(K->inputs[2], R.n, "bias");
-      } else if (R.op == "conv2d") {
-        need(K->inputs[0], std::uint64_t(R.conv.c) * R.conv.h * R.conv.w, "input");
-        need(K->inputs[1], std::uint64_t(R.conv.cout) * R.conv.k(), "weights");
-      } else if (R.op == "pool") {
-        need(K->inputs[0], std::uint64_t(R.pool.c) * R.pool.h * R.pool.w, "input");
-      } else {
-        if (R.op == "softmax" && (R.cols == 0 || out_elems % R.cols))
-          c->at("cols").fail("the output's " + std::to_string(out_elems) + " elements are not whole rows");
-        for (int i : K->inputs) need(i, out_elems, "input");
-      }
-      need(K->output, R.count(out_elems), "output");
+    if (!K->library.empty()) {
+      // Sizes first: a shape its tensors cannot hold is an error before any tiling or building.
+      check_library_args(K, k);
+      build_library(K, k.at("shape"), core_cfg);
     }
+    if (const cfg::Node* c = k.find("check")) read_check(K, *c);
+    layout(K, k);
   }
   stats_.json("kernels", "per kernel: blocks, cores, start and end (ns), result of the check", [this] {
     nlohmann::json a = nlohmann::json::array();
@@ -346,11 +195,270 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
   SC_THREAD(run);
 }
 
-std::uint64_t KernelLauncher::alloc(std::uint64_t bytes) {
-  const std::uint64_t at = next_;
-  next_ = (next_ + bytes + 4095) & ~std::uint64_t(4095);
-  if (next_ > dram_.size()) throw Error(std::string(name()) + ": kernel tensors do not fit in DRAM");
-  return at;
+int KernelLauncher::tensor_index(const Kernel* K, const std::string& name, const cfg::Node& where) {
+  for (std::size_t i = 0; i < K->tensors.size(); ++i)
+    if (K->tensors[i].t.name == name) return int(i);
+  where.fail("no tensor named '" + name + "'");
+}
+
+// The kernel's code: an AI CPU function, an assembly source, a dvas image, or a library kernel
+// (whose shape is read here and built once its tensors are known to fit it).
+void KernelLauncher::read_code(Kernel* K, const cfg::Node& k, const std::string& dir, bool with_tasks) {
+  auto path = [&](const char* key) {
+    fs::path p = k.get_string(key);
+    return (p.is_relative() ? fs::path(dir) / p : p).string();
+  };
+  if (int(k.has("source")) + int(k.has("image")) + int(k.has("library")) + int(k.has("aicpu")) != 1)
+    k.fail("give exactly one of source (assembly), image (dvas output), library (a library kernel) or aicpu (an "
+           "AI CPU kernel)");
+  if (k.has("aicpu")) {
+    if (!with_tasks) k.at("aicpu").fail("an AI CPU kernel runs on the AI CPU: the scenario needs firmware: {image: runtime} and tasks:");
+    K->aicpu_func = k.get_string("aicpu") == "topk" ? DVP_AICPU_TOPK : DVP_AICPU_ARGMAX;
+    K->tiling = "AI CPU";
+  } else if (k.has("library")) {
+    if (!k.has("shape")) k.fail("a library kernel needs its shape:");
+    K->library = k.get_string("library");
+    read_library_shape(K, k.at("shape"));
+  } else if (k.has("source")) {
+    std::ifstream f(path("source"));
+    if (!f) k.at("source").fail("cannot open " + path("source"));
+    std::stringstream ss;
+    ss << f.rdbuf();
+    K->image = aicore::assemble(ss.str(), path("source"));
+  } else {
+    K->image = aicore::Image::load(path("image"));
+  }
+}
+
+void KernelLauncher::read_library_shape(Kernel* K, const cfg::Node& sh) {
+  const std::string& lib = K->library;
+  const std::vector<const char*> keys = lib == "gemm"      ? std::vector<const char*>{"m", "k", "n"}
+                                        : lib == "softmax" ? std::vector<const char*>{"rows", "cols"}
+                                        : lib == "conv2d"  ? std::vector<const char*>{"h", "w", "c", "cout"}
+                                        : lib == "pool"    ? std::vector<const char*>{"pool", "h", "w", "c"}
+                                                           : std::vector<const char*>{"op", "n"};
+  for (const char* key : keys)
+    if (!sh.has(key)) sh.fail(lib + " needs shape." + key);
+  auto u = [&](const char* key) { return std::uint32_t(sh.get_uint(key)); };
+  if (lib == "gemm") {
+    // shape.n admits an element-wise length; a GEMM's dimensions are 32-bit, and their
+    // products are bounded by the tensors they must fit.
+    for (const char* key : {"m", "k", "n"})
+      if (sh.get_uint(key) > (1u << 20))
+        sh.at(key).fail("gemm takes m, k and n up to 1048576, got " + std::to_string(sh.get_uint(key)));
+    K->gemm = kernels::GemmShape{u("m"), u("k"), u("n"), *aicore::dtype_from(sh.get_string("out")),
+                                 *aicore::dtype_from(sh.get_string("in")), sh.get_bool("b_transposed"),
+                                 sh.get_bool("relu"), sh.get_bool("bias")};
+  } else if (lib == "conv2d") {
+    K->ref.conv = kernels::ConvShape{u("h"), u("w"), u("c"), u("cout"), u("kh"), u("kw"), u("stride_h"), u("stride_w"),
+                                     u("dil_h"), u("dil_w"), u("pad_t"), u("pad_b"), u("pad_l"), u("pad_r")};
+    K->is_conv = true;
+  } else if (lib == "pool") {
+    K->ref.pool = kernels::PoolShape{sh.get_string("pool"), u("h"), u("w"), u("c"), u("kh"), u("kw"), u("stride_h"),
+                                     u("stride_w")};
+    K->is_pool = true;
+  } else if (lib == "softmax") {
+    K->softmax = kernels::SoftmaxShape{*aicore::dtype_from(sh.get_string("dtype")), u("rows"), u("cols")};
+  } else {
+    K->elementwise = kernels::ElementwiseShape{sh.get_string("op"), *aicore::dtype_from(sh.get_string("dtype")),
+                                               sh.get_uint("n"),
+                                               sh.has("to") ? *aicore::dtype_from(sh.get_string("to")) : aicore::DType::None};
+    if (K->elementwise.op == "cast" && !sh.has("to")) sh.fail("a cast needs shape.to");
+  }
+}
+
+// What each argument of a library kernel must be: a tensor of at least `elems` elements of
+// `dtype` (the argument tables of firmware/kernels/library/*.hpp).
+struct LibraryArg {
+  const char* role;
+  aicore::DType dtype;
+  std::uint64_t elems;
+};
+
+static std::vector<LibraryArg> library_args(const std::string& lib, const kernels::GemmShape& g,
+                                            const kernels::ConvShape& c, const kernels::PoolShape& p,
+                                            const kernels::SoftmaxShape& sm, const kernels::ElementwiseShape& e) {
+  using aicore::DType;
+  if (lib == "gemm") {
+    std::vector<LibraryArg> a{{"A", g.in, std::uint64_t(g.m) * g.k}, {"B", g.in, std::uint64_t(g.k) * g.n},
+                              {"C", g.out, std::uint64_t(g.m) * g.n}};
+    if (g.bias) a.push_back({"bias", g.in == DType::S8 ? DType::S32 : DType::F32, g.n});
+    return a;
+  }
+  if (lib == "conv2d")
+    return {{"x", DType::F16, std::uint64_t(c.c) * c.h * c.w},
+            {"weights", DType::F16, std::uint64_t(c.cout) * c.k()},
+            {"y", DType::F32, std::uint64_t(c.ho()) * c.wo() * c.cout}};
+  if (lib == "pool")
+    return {{"x", DType::F16, std::uint64_t(p.c) * p.h * p.w}, {"y", DType::F16, std::uint64_t(p.c) * p.ho() * p.wo()}};
+  if (lib == "softmax") return {{"x", sm.dtype, std::uint64_t(sm.rows) * sm.cols}, {"out", sm.dtype, std::uint64_t(sm.rows) * sm.cols}};
+  std::vector<LibraryArg> a{{"x", e.dtype, e.n}};
+  if (kernels::elementwise_binary(e.op)) a.push_back({"y", e.dtype, e.n});
+  a.push_back({"z", e.op == "cast" ? e.to : e.dtype, e.n});
+  return a;
+}
+
+// A library kernel reads and writes exactly its shape's elements: each argument must be a
+// tensor of the kernel's type holding them, or the kernel would run past it in DRAM.
+void KernelLauncher::check_library_args(const Kernel* K, const cfg::Node& k) {
+  const cfg::Node& args = k.at("args");
+  const std::vector<LibraryArg> want = library_args(K->library, K->gemm, K->ref.conv, K->ref.pool, K->softmax, K->elementwise);
+  if (args.items().size() != want.size())
+    args.fail("library " + K->library + (K->library == "gemm" && K->gemm.bias ? " with a bias" : "") + " takes " +
+              std::to_string(want.size()) + " arguments, got " + std::to_string(args.items().size()));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const LibraryArg& w = want[i];
+    const cfg::Node& a = args.items()[i];
+    const std::string role = K->library + "'s " + w.role + " (argument " + std::to_string(i + 1) + ")";
+    if (K->args[i].first < 0) a.fail(role + " is a tensor; got the number " + a.as_string());
+    const Tensor& t = K->tensors[std::size_t(K->args[i].first)].t;
+    if (t.dtype != w.dtype)
+      a.fail(role + ": tensor '" + t.name + "' is " + aicore::dtype_name(t.dtype) + ", the kernel takes " +
+             aicore::dtype_name(w.dtype));
+    if (t.elems < w.elems)
+      a.fail(role + ": tensor '" + t.name + "' has " + std::to_string(t.elems) + " elements, the shape needs " +
+             std::to_string(w.elems));
+  }
+}
+
+void KernelLauncher::build_library(Kernel* K, const cfg::Node& sh, const aicore::AiCoreConfig& core_cfg) {
+  try {
+    if (K->library == "gemm") {
+      K->tiling = kernels::gemm_tiling(core_cfg, K->gemm).str();
+      K->image = kernels::gemm_kernel(core_cfg, K->gemm);
+    } else if (K->library == "conv2d") {
+      K->tiling = kernels::gemm_tiling(core_cfg, kernels::conv2d_gemm_shape(K->ref.conv)).str() + " (img2col)";
+      K->image = kernels::conv2d_kernel(core_cfg, K->ref.conv);
+    } else if (K->library == "pool") {
+      K->tiling = "one channel group (16) per turn";
+      K->image = kernels::pool_kernel(core_cfg, K->ref.pool);
+    } else if (K->library == "softmax") {
+      K->tiling = "one row at a time";
+      K->image = kernels::softmax_kernel(core_cfg, K->softmax);
+    } else {
+      K->tiling = std::to_string(kernels::elementwise_tile_bytes(core_cfg, K->elementwise)) + " B tiles";
+      K->image = kernels::elementwise_kernel(core_cfg, K->elementwise);
+    }
+  } catch (const Error& e) {
+    sh.fail(e.what());
+  }
+}
+
+void KernelLauncher::read_tensors(Kernel* K, const cfg::Node& k) {
+  const cfg::Node* ts = k.find("tensors");
+  if (!ts) return;
+  for (const cfg::Node& t : ts->items()) {
+    Kernel::TensorSpec s;
+    s.t.name = t.get_string("name");
+    s.t.dtype = *aicore::dtype_from(t.get_string("dtype"));
+    s.t.elems = t.get_uint("elements");
+    s.init = t.get_string("init");
+    s.seed = t.get_uint("seed");
+    s.lo = t.get_double("min");
+    s.hi = t.get_double("max");
+    if (t.has("alias")) {
+      // An earlier kernel's tensor: found now, addressed when the kernels are placed.
+      const std::string a = t.get_string("alias");
+      const auto dot = a.find('.');
+      for (std::size_t ki = 0; dot != std::string::npos && ki + 1 < kernels_.size(); ++ki)
+        if (kernels_[ki]->name == a.substr(0, dot))
+          for (std::size_t ti = 0; ti < kernels_[ki]->tensors.size(); ++ti)
+            if (kernels_[ki]->tensors[ti].t.name == a.substr(dot + 1)) {
+              s.alias_kernel = int(ki);
+              s.alias_tensor = int(ti);
+            }
+      if (s.alias_kernel < 0) t.at("alias").fail("no tensor '" + a + "' in an earlier kernel (write KERNEL.TENSOR)");
+      const Tensor& o = kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t;
+      if (o.elems * aicore::dtype_bytes(o.dtype) < s.t.elems * aicore::dtype_bytes(s.t.dtype))
+        t.at("alias").fail("'" + a + "' is smaller than this tensor");
+    }
+    K->tensors.push_back(s);
+  }
+}
+
+void KernelLauncher::read_check(Kernel* K, const cfg::Node& c) {
+  K->check = true;
+  Reference& R = K->ref;
+  R.op = c.get_string("op");
+  for (const cfg::Node& i : c.at("inputs").items()) K->inputs.push_back(tensor_index(K, i.as_string(), i));
+  const bool with_bias = R.op == "gemm" && K->inputs.size() == 3;
+  if (K->inputs.size() != (R.unary() ? 1u : 2u) && !with_bias)
+    c.at("inputs").fail(R.op + " takes " + (R.unary() ? "one input" : R.op == "gemm" ? "two inputs (three with a bias)" : "two inputs"));
+  K->output = tensor_index(K, c.get_string("output"), c.at("output"));
+  K->atol = c.get_double("atol");
+  K->rtol = c.get_double("rtol");
+  if (R.op == "conv2d" && !K->is_conv) c.fail("check op conv2d needs a library: conv2d kernel (it uses its shape)");
+  if (R.op == "pool" && !K->is_pool) c.fail("check op pool needs a library: pool kernel (it uses its shape)");
+  if (R.op == "softmax" || R.op == "topk" || R.op == "argmax") {
+    if (!c.has("cols")) c.fail(R.op + " needs cols");
+    R.cols = c.get_uint("cols");
+  }
+  if (R.op == "topk") {
+    if (!c.has("k")) c.fail("topk needs k");
+    R.k = c.get_uint("k");
+  }
+  if (R.op == "gemm") {
+    for (const char* key : {"m", "k", "n"})
+      if (!c.has(key)) c.fail(std::string("gemm needs ") + key);
+    R.m = c.get_uint("m"), R.k = c.get_uint("k"), R.n = c.get_uint("n");
+    R.b_transposed = c.get_bool("b_transposed");
+    R.relu = c.get_bool("relu");
+    R.bias = with_bias;
+  }
+  check_reference_sizes(K, c);
+}
+
+// Every tensor the reference reads or compares must be large enough for its shape.
+void KernelLauncher::check_reference_sizes(const Kernel* K, const cfg::Node& c) {
+  const Reference& R = K->ref;
+  auto need = [&](int t, std::uint64_t elems, const char* what) {
+    if (K->tensors[t].t.elems < elems)
+      c.fail(std::string(what) + " '" + K->tensors[t].t.name + "' has " + std::to_string(K->tensors[t].t.elems) +
+             " elements, " + R.op + " needs " + std::to_string(elems));
+  };
+  const std::uint64_t out_elems = K->tensors[K->output].t.elems;
+  if (R.op == "gemm") {
+    need(K->inputs[0], R.m * R.k, "input");
+    need(K->inputs[1], R.k * R.n, "input");
+    if (R.bias) need(K->inputs[2], R.n, "bias");
+  } else if (R.op == "conv2d") {
+    need(K->inputs[0], std::uint64_t(R.conv.c) * R.conv.h * R.conv.w, "input");
+    need(K->inputs[1], std::uint64_t(R.conv.cout) * R.conv.k(), "weights");
+  } else if (R.op == "pool") {
+    need(K->inputs[0], std::uint64_t(R.pool.c) * R.pool.h * R.pool.w, "input");
+  } else {
+    if (R.op == "softmax" && (R.cols == 0 || out_elems % R.cols))
+      c.at("cols").fail("the output's " + std::to_string(out_elems) + " elements are not whole rows");
+    for (int i : K->inputs) need(i, out_elems, "input");
+  }
+  need(K->output, R.count(out_elems), "output");
+}
+
+// Where the image, the tensors and the argument table go in DRAM, decided at load in launch
+// order: what does not fit is an error naming it, before anything runs or is filled.
+void KernelLauncher::layout(Kernel* K, const cfg::Node& k) {
+  auto take = [&](std::uint64_t bytes, const cfg::Node& at, const std::string& what) {
+    const std::uint64_t end = next_ + ((bytes + 4095) & ~std::uint64_t(4095));
+    if (end > dram_.size())
+      at.fail(what + " (" + std::to_string(bytes) + " B) does not fit in DRAM: " + std::to_string(dram_.size()) +
+              " B, of which " + std::to_string(next_) + " B are taken by what comes before it");
+    const std::uint64_t at_offset = next_;
+    next_ = end;
+    return at_offset;
+  };
+  if (!K->aicpu_func) {
+    K->code_bytes = K->image.bytes().size() - 32;  // the image less its header
+    K->image_addr = take(K->code_bytes + 32, k, "the kernel image");
+  }
+  for (std::size_t i = 0; i < K->tensors.size(); ++i) {
+    Kernel::TensorSpec& s = K->tensors[i];
+    if (s.alias_kernel >= 0) {  // an earlier kernel's memory
+      s.t.addr = kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t.addr;
+      continue;
+    }
+    s.t.addr = take(s.t.elems * aicore::dtype_bytes(s.t.dtype), k.at("tensors").items()[i], "tensor '" + s.t.name + "'");
+  }
+  K->argtab = take(8 * K->args.size() + 8, k.at("args"), "the argument table");
 }
 
 std::vector<std::uint8_t> KernelLauncher::read_back(std::uint64_t addr, std::uint64_t len) {
@@ -368,7 +476,7 @@ std::vector<std::uint8_t> KernelLauncher::read_back(std::uint64_t addr, std::uin
 
 void KernelLauncher::write_job_table(const cfg::Node& tasks) {
   // Every kernel goes into DRAM now; the table lists the tasks in scenario order.
-  for (Kernel* K : kernels_) place(K);
+  for (auto& K : kernels_) place(K.get());
   std::vector<dvp_task> table;
   std::uint64_t streams = 1;
   for (const cfg::Node& t : tasks.items()) {
@@ -381,8 +489,8 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
     if (t.has("kernel")) {
       const std::string k = t.get_string("kernel");
       Kernel* K = nullptr;
-      for (Kernel* x : kernels_)
-        if (x->name == k) K = x;
+      for (auto& x : kernels_)
+        if (x->name == k) K = x.get();
       if (!K) t.at("kernel").fail("no kernel named '" + k + "' in kernels:");
       d.type = K->aicpu_func ? DVP_TASK_AICPU : DVP_TASK_KERNEL;
       aicpu_tasks_ |= K->aicpu_func != 0;
@@ -420,20 +528,15 @@ void KernelLauncher::set_control_cores(unsigned n) {
 }
 
 void KernelLauncher::place(Kernel* K) {
-  // Image, tensors and argument table, written straight into DRAM before the launch.
+  // Image, tensors and argument table, written straight into DRAM (at the offsets layout()
+  // chose) before the launch.
   if (!K->aicpu_func) {
     const auto code = K->image.bytes();
-    K->image_addr = alloc(code.size());
-    K->code_bytes = code.size() - 32;
     std::memcpy(dram_.data() + K->image_addr, code.data() + 32, code.size() - 32);
   }
   for (auto& s : K->tensors) {
     const unsigned eb = aicore::dtype_bytes(s.t.dtype);
-    if (s.alias_kernel >= 0) {
-      s.t.addr = kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t.addr;
-      continue;
-    }
-    s.t.addr = alloc(s.t.elems * eb);
+    if (s.alias_kernel >= 0) continue;  // an earlier kernel's memory, filled there
     std::uint8_t* p = dram_.data() + s.t.addr;
     std::uint64_t z = s.seed * 0x9E3779B97F4A7C15ull + 1;
     const bool arange = s.init == "arange", random = s.init == "random";
@@ -447,7 +550,6 @@ void KernelLauncher::place(Kernel* K) {
       aicore::num::store(p + i * eb, s.t.dtype, v);
     }
   }
-  K->argtab = alloc(8 * K->args.size() + 8);
   for (std::size_t i = 0; i < K->args.size(); ++i) {
     std::uint64_t v = K->args[i].first >= 0 ? base_ + K->tensors[K->args[i].first].t.addr : K->args[i].second;
     std::memcpy(dram_.data() + K->argtab + 8 * i, &v, 8);
@@ -501,9 +603,9 @@ void KernelLauncher::check(Kernel* K, Result& r) {
 
 void KernelLauncher::run() {
   if (firmware_mode_) return;  // the firmware runs the kernels through the task scheduler
-  for (Kernel* K : kernels_) {
+  for (auto& K : kernels_) {
     current_ = K->name;
-    place(K);
+    place(K.get());
     Result r;
     r.name = K->name;
     r.blocks = K->blocks;
@@ -531,14 +633,14 @@ void KernelLauncher::run() {
       wait(any);
     }
     r.end = now_tick();
-    check(K, r);
+    check(K.get(), r);
     results_.push_back(r);
   }
   done_ = true;
 }
 
 void KernelLauncher::check_after_firmware(const std::vector<std::pair<std::string, std::pair<Tick, Tick>>>& times) {
-  for (Kernel* K : kernels_) {
+  for (auto& K : kernels_) {
     Result r;
     r.name = K->name;
     r.blocks = K->blocks;
@@ -546,14 +648,12 @@ void KernelLauncher::check_after_firmware(const std::vector<std::pair<std::strin
     r.tiling = K->tiling;
     for (auto& [name, t] : times)
       if (name == K->name) r.start = t.first, r.end = t.second;
-    check(K, r);
+    check(K.get(), r);
     results_.push_back(r);
   }
   done_ = true;
 }
 
-KernelLauncher::~KernelLauncher() {
-  for (Kernel* K : kernels_) delete K;
-}
+KernelLauncher::~KernelLauncher() = default;  // here, where Kernel is complete
 
 }  // namespace dvp::platform

@@ -4,6 +4,7 @@
 // blocks than cores), reads the outputs back through the cache hierarchy and compares them
 // with a plain C++ reference.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,14 +62,22 @@ class KernelLauncher : public sc_core::sc_module {
     std::uint64_t elems, addr;
   };
   struct Kernel;
+  void read_code(Kernel* K, const cfg::Node& k, const std::string& dir, bool with_tasks);
+  void read_library_shape(Kernel* K, const cfg::Node& shape);
+  void read_tensors(Kernel* K, const cfg::Node& k);
+  static int tensor_index(const Kernel* K, const std::string& name, const cfg::Node& where);
+  static void check_library_args(const Kernel* K, const cfg::Node& k);
+  static void build_library(Kernel* K, const cfg::Node& shape, const aicore::AiCoreConfig& core_cfg);
+  static void read_check(Kernel* K, const cfg::Node& c);
+  static void check_reference_sizes(const Kernel* K, const cfg::Node& c);
+  void layout(Kernel* K, const cfg::Node& k);
   void run();
   void place(Kernel* K);
   void check(Kernel* K, Result& r);
   void write_job_table(const cfg::Node& tasks);
-  std::uint64_t alloc(std::uint64_t bytes);
   std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);
 
-  std::vector<Kernel*> kernels_;
+  std::vector<std::unique_ptr<Kernel>> kernels_;
   std::vector<aicore::AiCore*> cores_;
   dram::Storage& dram_;
   std::uint64_t base_, next_;
