@@ -3,6 +3,8 @@
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -64,7 +66,11 @@ TgenGroup TgenGroup::from(const cfg::Node& t, const std::string& dir) {
     if (!t.has("trace_file")) t.fail("pattern trace needs trace_file");
     std::filesystem::path tf = t.get_string("trace_file");
     if (tf.is_relative()) tf = std::filesystem::path(dir) / tf;
-    c.trace = load_trace(tf.string());
+    try {
+      c.trace = load_trace(tf.string());
+    } catch (const Error& e) {
+      t.at("trace_file").fail(e.what());  // names the scenario's key as well as the file and line
+    }
   }
   if (c.pattern == Pattern::Strided && c.stride_bytes == 0)
     t.at("stride_bytes").fail("pattern strided needs a non-zero stride_bytes");
@@ -87,8 +93,14 @@ std::uint8_t pattern_byte(std::uint64_t addr) {
 }
 
 std::vector<TraceRecord> load_trace(const std::string& path) {
+  // A trace is a regular file: a directory, a FIFO or /dev/zero is named, not read forever.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) throw Error(path + ": cannot open trace file: no such file");
+  if (!std::filesystem::is_regular_file(st)) throw Error(path + ": a trace file must be a regular file");
+  errno = 0;
   std::ifstream f(path);
-  if (!f) throw Error(path + ": cannot open trace file");
+  if (!f) throw Error(path + ": cannot open trace file: " + std::strerror(errno));
   std::vector<TraceRecord> out;
   std::string line;
   int lineno = 0;
