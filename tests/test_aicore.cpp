@@ -556,6 +556,34 @@ TEST(AiCoreCube, MmadF16IntoF32WithPartialFractalsAndAccumulation) {
   EXPECT_EQ(b.core.cube_flops(), 2.0 * 2 * m * k * n);
 }
 
+namespace {
+// One mmad of m = 40, k = 64, n = 48 (padded to 48 x 64 x 48 in fractals) in fp16, then in int8,
+// on a cube set by `set`; expects the given steps for each (worked out by hand per test: rows
+// 48 / cube_m, k 64 / (cube_k x 16 / k0), columns 48 / cube_n, each rounded up; int8 has k0 = 32,
+// twice the k per step).
+void expect_cube_steps(const std::string& set, std::uint64_t f16_steps, std::uint64_t s8_steps) {
+  Bench b({set});
+  const MmadCfg mm{40, 64, 48, true};
+  Tick busy = 0;
+  for (bool int8 : {false, true}) {
+    b.run("li x1, 0\nli64 x4, " + std::to_string(mm.pack()) + (int8 ? "\nmmad.s32.s8" : "\nmmad.f32.f16") +
+          " x1, x1, x1, x4\nend\n");
+    ASSERT_FALSE(b.fault) << b.fault->str();
+    const std::uint64_t steps = int8 ? s8_steps : f16_steps;
+    EXPECT_EQ(b.core.pipe_busy(Pipe::M) - busy,
+              b.cfg.clock.period() * (b.cfg.cube_startup_cycles + steps * b.cfg.cube_cycles_per_step))
+        << set << (int8 ? " int8" : " fp16");
+    busy = b.core.pipe_busy(Pipe::M);
+  }
+}
+}  // namespace
+
+TEST(AiCoreCube, The16x16x16CubeTakesOneStepPerFractalTriple) { expect_cube_steps("platform.aicore.cube_m=16", 3 * 4 * 3, 3 * 2 * 3); }
+TEST(AiCoreCube, ACubeOfOneRowTakesAStepPerRow) { expect_cube_steps("platform.aicore.cube_m=1", 48 * 4 * 3, 48 * 2 * 3); }
+TEST(AiCoreCube, ADeeperCubeTakesFewerStepsOfK) { expect_cube_steps("platform.aicore.cube_k=32", 3 * 2 * 3, 3 * 1 * 3); }
+TEST(AiCoreCube, AWiderCubeTakesFewerStepsOfN) { expect_cube_steps("platform.aicore.cube_n=32", 3 * 4 * 2, 3 * 2 * 2); }
+TEST(AiCoreCube, ACubeKThatDoesNotDivideKRoundsUp) { expect_cube_steps("platform.aicore.cube_k=5", 3 * 13 * 3, 3 * 7 * 3); }
+
 TEST(AiCoreCube, MmadInt8IntoInt32) {
   Bench b;
   const int m = 16, k = 64, n = 16;  // k0 = 32 for int8: two fractals of k

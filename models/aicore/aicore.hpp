@@ -115,6 +115,7 @@ class AiCore : public sc_core::sc_module {
   Tick load2d_op(const Issued& e);  // MTE1: L1 -> L0A / L0B fractals
   Tick load3d_op(const Issued& e);  // MTE1: img2col of a feature map in L1
   Tick mmad_op(const Issued& e);    // M: the cube
+  std::uint64_t cube_steps(std::uint64_t mf, std::uint64_t kf, std::uint64_t nf, unsigned k0) const;
   Span fixp_op(const Issued& e);    // FIX: L0C Nz -> GM / L1 ND
   // dCache for scalar loads and stores (write-back, fully associative LRU).
   bool dcache(bool write, std::uint64_t addr, unsigned size, std::uint64_t& value, Tick& t, std::uint64_t pc,

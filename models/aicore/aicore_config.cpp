@@ -40,11 +40,11 @@ void AiCoreConfig::describe(cfg::Spec& s) {
   s.param("l1_to_ub_bytes_per_cycle", Type::Int, "MTE1 L1 -> UB rate").unit("B/cycle").range(1, 4096);
   s.param("ub_to_l1_bytes_per_cycle", Type::Int, "MTE3 UB -> L1 rate").unit("B/cycle").range(1, 4096);
   s.param("gm_outstanding", Type::Int, "bus requests one MTE keeps in flight").range(1, 4096);
-  s.param("cube_m", Type::Int, "cube: rows of A per fp16 fractal step (one step per cycle)").range(1, 256);
-  s.param("cube_k", Type::Int, "cube: reduction depth per fp16 step (int8 doubles it)").range(1, 256);
-  s.param("cube_n", Type::Int, "cube: columns of B per fp16 step").range(1, 256);
+  s.param("cube_m", Type::Int, "cube: rows of A per step; an mmad takes ceil(m padded to 16 / cube_m) x ... steps").range(1, 256);
+  s.param("cube_k", Type::Int, "cube: fp16 elements of k per step (int8 twice, f32 half as many)").range(1, 256);
+  s.param("cube_n", Type::Int, "cube: columns of B per step").range(1, 256);
   s.param("cube_cycles_per_step", Type::Int,
-          "cube: cycles per fractal step (16 rows x 32 bytes of k x 16 columns: fp16 16x16x16, int8 16x32x16)")
+          "cube: cycles per step of cube_m x cube_k x cube_n multiply-adds (310 / 910: fp16 16x16x16, int8 16x32x16)")
       .unit("cycles").range(1, 1000);
   s.param("cube_startup_cycles", Type::Int, "cube: fixed cycles per mmad").unit("cycles").range(0, 10000);
   s.param("l1_to_l0a_bytes_per_cycle", Type::Int, "MTE1 L1 -> L0A rate").unit("B/cycle").range(1, 4096);

@@ -32,15 +32,17 @@ struct AiCoreConfig {
   std::uint32_t l1_to_ub_bytes_per_cycle = 128;
   std::uint32_t ub_to_l1_bytes_per_cycle = 128;
   std::uint32_t gm_outstanding = 16;            // bus requests in flight per MTE
-  std::uint32_t cube_m = 16, cube_k = 16, cube_n = 16;  // fp16 fractal step per cycle
-  std::uint32_t cube_cycles_per_step = 1;               // one 16 x (32 B of k) x 16 step
+  std::uint32_t cube_m = 16, cube_k = 16, cube_n = 16;  // one step: cube_m x cube_k x cube_n fp16 MACs
+  std::uint32_t cube_cycles_per_step = 1;
   std::uint32_t cube_startup_cycles = 0;
   std::uint32_t l1_to_l0a_bytes_per_cycle = 512;
   std::uint32_t l1_to_l0b_bytes_per_cycle = 256;
   std::uint32_t fixp_bytes_per_cycle = 256;             // L0C read side of FixPipe
 
   // Peak fp16 throughput of all cores, in FLOP per second (2 per multiply-add).
-  double peak_flops() const { return 2.0 * cores * cube_m * cube_k * cube_n * (1e12 / double(clock.period())); }
+  double peak_flops() const {
+    return 2.0 * cores * cube_m * cube_k * cube_n / cube_cycles_per_step * (1e12 / double(clock.period()));
+  }
 
   static void describe(cfg::Spec& s);
   static AiCoreConfig from(const cfg::Node& n);

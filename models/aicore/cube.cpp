@@ -235,7 +235,16 @@ Tick AiCore::mmad_op(const Issued& e) {
     }
   }
   (acc_t == DType::S32 ? cube_int_ops_ : cube_flops_) += 2.0 * double(c.m) * double(c.k) * double(c.n);
-  return now + cfg_.clock.cycles(cfg_.cube_startup_cycles + mf * kf * nf * cfg_.cube_cycles_per_step);
+  return now + cfg_.clock.cycles(cfg_.cube_startup_cycles + cube_steps(mf, kf, nf, k0) * cfg_.cube_cycles_per_step);
+}
+
+// The cube's steps for an mmad of mf x kf x nf fractals: each step multiplies cube_m rows by
+// cube_n columns over cube_k fp16 elements of k (twice as many int8, half as many f32, the same
+// 32 bytes). Partial fractals are padded in L0, so the cube works on whole fractals: the
+// 16 x 16 x 16 cube of the 310 / 910 takes one step per fractal triple.
+std::uint64_t AiCore::cube_steps(std::uint64_t mf, std::uint64_t kf, std::uint64_t nf, unsigned k0) const {
+  const std::uint64_t k_step = std::max<std::uint64_t>(1, std::uint64_t(cfg_.cube_k) * k0 / 16);
+  return ceil_div(mf * 16, cfg_.cube_m) * ceil_div(kf * k0, k_step) * ceil_div(nf * 16, cfg_.cube_n);
 }
 
 AiCore::Span AiCore::fixp_op(const Issued& e) {
