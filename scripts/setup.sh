@@ -16,6 +16,7 @@ PACKAGES="
   libunicorn-dev
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
   python3
+  clang libclang-rt-14-dev
 "
 
 missing=""

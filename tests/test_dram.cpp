@@ -194,7 +194,11 @@ struct ControllerBench {
 
 TEST(DramController, LineReadCostsFrontEndPlusMissPlusFourBursts) {
   ControllerBench b({"platform.dram.refresh=false"});
-  auto& [c, map, mem, mc, st] = b;
+  // References, not a structured binding: C++17 lambdas cannot capture those.
+  Config& c = b.c;
+  Controller& mc = b.mc;
+  test::Stimulus& st = b.st;
+  Storage& mem = b.mem;
   const std::uint64_t base = b.base;
   const Tick tck = c.clock.period();
   const Tick burst = tck * (c.geo.burst_length / 2);
@@ -220,7 +224,11 @@ TEST(DramController, LineReadCostsFrontEndPlusMissPlusFourBursts) {
 
 TEST(DramController, QueuedWritesAreAcknowledgedAtOnceAndDrainedByRow) {
   ControllerBench b({"platform.dram.refresh=false", "platform.dram.write_queue=8"});
-  auto& [c, map, mem, mc, st] = b;
+  // References, not a structured binding: C++17 lambdas cannot capture those.
+  Config& c = b.c;
+  Controller& mc = b.mc;
+  test::Stimulus& st = b.st;
+  Storage& mem = b.mem;
   const std::uint64_t base = b.base;
   const Tick tck = c.clock.period();
   std::vector<std::uint8_t> w(32, 0xAB);

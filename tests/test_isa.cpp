@@ -38,9 +38,7 @@ TEST(Isa, EveryAcceptedWordEncodesAndAssemblesBackToItself) {
       }
       ++accepted;
       ASSERT_EQ(encode(i), w) << op_table()[op].mnemonic;
-      const Format f = i.info().format;
-      if (f == Format::Branch || f == Format::Jump || f == Format::JumpLink) continue;  // targets outside the image
-      Image img;
+      Image img;  // a branch's target lies outside this one-word image: dvdis writes it as an .equ
       img.code = {w};
       const std::string text = disassemble(img);
       Image back;

@@ -206,10 +206,12 @@ class Assembler {
     return total;
   }
 
+  // A branch target: a label, or an .equ name giving a byte offset in the image (how dvdis
+  // writes a target outside the image, where no label can stand).
   std::uint64_t label(const std::string& name, int line) const {
-    auto it = labels_.find(trim(name));
-    if (it == labels_.end()) fail(line, "undefined label '" + trim(name) + "'");
-    return it->second;
+    if (auto it = labels_.find(trim(name)); it != labels_.end()) return it->second;
+    if (auto it = equs_.find(trim(name)); it != equs_.end()) return std::uint64_t(it->second);
+    fail(line, "undefined label '" + trim(name) + "'");
   }
 
   std::uint8_t reg(const std::string& s, int line) const {
@@ -285,8 +287,10 @@ class Assembler {
     const std::int64_t s32lo = -(std::int64_t(1) << 31), s32hi = (std::int64_t(1) << 31) - 1;
     const std::int64_t u32hi = (std::int64_t(1) << 32) - 1;
     auto branch_offset = [&](const std::string& target) {
-      std::int64_t d = (std::int64_t(label(target, n)) - std::int64_t(l.pc)) / 8;
-      return std::int32_t(d);
+      const std::int64_t bytes = std::int64_t(label(target, n) - l.pc);  // wraps like the pc
+      if (bytes % 8) fail(n, "branch target '" + trim(target) + "' is not on an instruction (a multiple of 8 bytes)");
+      if (bytes / 8 < s32lo || bytes / 8 > s32hi) fail(n, "branch target '" + trim(target) + "' is out of reach");
+      return std::int32_t(bytes / 8);
     };
     switch (info.format) {
       case Format::None: need(l, 0, ""); break;
@@ -438,6 +442,9 @@ std::string disassemble(const Image& img) {
   };
   std::ostringstream os;
   os << "# " << img.code.size() << " instructions\n";
+  // A target outside the image has no instruction to carry its label: an .equ gives its offset.
+  for (auto t : targets)
+    if (t >= img.code.size() * 8) os << ".equ " << name(t) << ", " << hex(t) << "  # outside the image\n";
   if (img.entry) os << ".entry " << name(img.entry) << "\n";
   for (std::size_t k = 0; k < ins.size(); ++k) {
     const std::uint64_t pc = k * 8;
@@ -450,8 +457,6 @@ std::string disassemble(const Image& img) {
     std::snprintf(addr, sizeof addr, "  # %04llx", (unsigned long long)pc);
     os << "    " << format_instr(ins[k], pc, tgt) << addr << "\n";
   }
-  for (auto t : targets)
-    if (t >= img.code.size() * 8) os << name(t) << ":   # past the end of the image\n";
   return os.str();
 }
 

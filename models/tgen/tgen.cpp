@@ -121,7 +121,8 @@ std::vector<TraceRecord> load_trace(const std::string& path) {
     try {
       std::size_t pos;
       double ns = std::stod(t, &pos);
-      if (pos != t.size() || ns < 0) bad("bad time '" + t + "'");
+      // At most 10^15 ns (11.6 days, as run.max_sim_ns): a time must fit the picosecond tick.
+      if (pos != t.size() || !(ns >= 0 && ns <= 1e15)) bad("bad time '" + t + "' (0 .. 1e15 ns)");
       r.time = Tick(ns * 1000.0 + 0.5);
       r.addr = std::stoull(addr, &pos, 0);
       if (pos != addr.size()) bad("bad address '" + addr + "'");

@@ -1,0 +1,2 @@
+.equ A, 0x7fffffffffffffff + 1
+end

@@ -1,0 +1,44 @@
+#!/bin/sh
+# Fuzz smoke run: each libFuzzer target (fuzz/) for SECONDS (default 60) on seeds from the shipped
+# files: scenarios and presets, DV assembly, kernel images assembled from it, traffic traces,
+# and every input that once failed (fuzz/regressions/). Needs a build with -DDVP_FUZZ=ON
+# (scripts/test-sanitize.sh makes one in build-asan/). A crash, a sanitizer report, a leak, a
+# timeout (10 s for one input) or an out-of-memory (2 GiB) fails the run; the input is kept in
+# build-asan/fuzz-artifacts/ (add it to fuzz/regressions/<target>/ with the fix).
+#   sh scripts/fuzz.sh [SECONDS] [BUILD_DIR]
+set -eu
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+build=${2:-build-asan}
+bin=$build/bin
+work=$build/fuzz-work
+art=$build/fuzz-artifacts
+rm -rf "$work"
+mkdir -p "$art"
+seeds() {  # seeds TARGET DIR...: fills $work/TARGET-seeds from the files under each DIR
+  t=$1; shift
+  mkdir -p "$work/$t-seeds" "$work/$t-corpus"
+  for f in "$@"; do cp "$f" "$work/$t-seeds/" 2>/dev/null || true; done
+  cp fuzz/regressions/"$t"/* "$work/$t-seeds/" 2>/dev/null || true
+}
+seeds scenario $(find scenarios tests/bad -name '*.yaml')
+seeds assembler $(find firmware tests -name '*.s')
+seeds trace scenarios/memory/traces/* tests/bad/*.trace tests/bad/bad-trace.txt
+mkdir -p "$work/image-seeds"
+for s in $(find firmware tests -name '*.s'); do
+  "$bin/dvas" "$s" -o "$work/image-seeds/$(basename "$s" .s).bin" 2>/dev/null || true
+done
+seeds image
+status=0
+for t in scenario assembler image trace; do
+  echo "fuzz: $t for $secs s"
+  if ! "$bin/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+       -artifact_prefix="$art/$t-" "$work/$t-corpus" "$work/$t-seeds" > "$work/$t.log" 2>&1; then
+    echo "fuzz: $t FAILED; the end of its log ($work/$t.log):"
+    tail -40 "$work/$t.log"
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$work/$t.log" | tail -1
+  fi
+done
+exit $status

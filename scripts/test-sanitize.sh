@@ -1,0 +1,19 @@
+#!/bin/sh
+# The sanitizer job: builds everything with clang, AddressSanitizer + UndefinedBehaviorSanitizer
+# and the libFuzzer targets into build-asan/, runs the whole test suite there (any report fails
+# its test), then a fuzz smoke run of every target (scripts/fuzz.sh, SECONDS each, default 30).
+#   sh scripts/test-sanitize.sh [SECONDS]
+set -eu
+cd "$(dirname "$0")/.."
+secs=${1:-30}
+CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DDVP_SANITIZE=ON -DDVP_FUZZ=ON >/dev/null
+cmake --build build-asan -j2
+# Leaks are checked, except in runs that stop the simulation (docs/testing.md); a report ends
+# the process with exit 86, which fails its test.
+export ASAN_OPTIONS="detect_leaks=1:exitcode=86:strict_string_checks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+cd build-asan
+ctest -j2 --output-on-failure -LE scenario
+ctest -j2 --output-on-failure -L scenario
+cd ..
+sh scripts/fuzz.sh "$secs" build-asan
