@@ -37,7 +37,9 @@ static const char* kUsage =
     "  help              this help (also --help); --version prints the version\n"
     "exit codes: 0 ok, 1 a check failed, 2 bad config or command line, 3 simulation error or limit,\n"
     "            4 the scenario asks for a part not built yet, 5 an output could not be written,\n"
-    "            130/143 stopped by SIGINT/SIGTERM (outputs written when stopped while simulating)\n";
+    "            130/143 stopped by SIGINT/SIGTERM (outputs written when stopped while simulating)\n"
+    "environment: DVP_PRESETS   folder of the presets (default: the source tree's scenarios/presets)\n"
+    "             DVP_FIRMWARE  folder of the firmware images a scenario names (default: the build's firmware/)\n";
 
 // The peripherals' window as the CPUs see it: each device, where it sits, what it is.
 static void print_mmio(const platform::Soc& soc) {

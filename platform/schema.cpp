@@ -41,8 +41,8 @@ static cfg::Spec build() {
   cfg::Spec& fw = root.section("firmware", "A firmware image for the Arm CPUs, loaded into DRAM before the run");
   fw.optional();
   fw.param("image", Type::String,
-           "a name (a firmware the project builds: build/firmware/<name>.bin) or a path to a raw image, relative "
-           "to the scenario file");
+           "a name (a firmware the project builds: build/firmware/<name>.bin, or $DVP_FIRMWARE/<name>.bin) or a "
+           "path to a raw image (one with a '/'): absolute, or relative to the scenario file");
   fw.param("load", Type::Int, "address the image is loaded at and the cores start at (default: dram_base)")
       .unit("B").optional().min(0);
   fw.param("cores", Type::IntList, "the cores that start there (default: [0], the first control core)").optional();

@@ -1,6 +1,7 @@
 #include "soc.hpp"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -202,12 +203,17 @@ void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s)
   if (launcher_ && launcher_->firmware_mode()) launcher_->set_control_cores(cpu_cfg_.control_cores);
   if (!fw) return;
   // The image goes into DRAM as it is; the listed cores start at its first byte.
+  // A name (no '/') is a firmware this project builds; a path is used as it is when absolute,
+  // else relative to the scenario file, as kernel sources are.
   const std::string img = fw->get_string("image");
-  std::string path = img.find('/') == std::string::npos ? firmware_dir() + "/" + img + ".bin" : s.dir + "/" + img;
+  const bool named = img.find('/') == std::string::npos;
+  const std::string path = named                                ? firmware_dir() + "/" + img + ".bin"
+                           : std::filesystem::path(img).is_absolute() ? img
+                                                                   : s.dir + "/" + img;
   std::ifstream f(path, std::ios::binary);
-  if (!f) fw->at("image").fail("cannot open " + path + (img.find('/') == std::string::npos
-                                                             ? " (a firmware the project builds: run scripts/build.sh)"
-                                                             : ""));
+  const std::string hint = " (a firmware the project builds, in build/firmware or $DVP_FIRMWARE: run scripts/build.sh; "
+                           "an image of your own is a path, like ./" + img + ".bin or /abs/path/" + img + ".bin)";
+  if (!f) fw->at("image").fail("cannot open " + path + (named ? hint : ""));
   std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   const std::uint64_t load = fw->has("load") ? fw->get_uint("load") : dram_base_;
   if (load < dram_base_ || load - dram_base_ + bytes.size() > storage_->size())

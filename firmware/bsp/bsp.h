@@ -1,6 +1,8 @@
-// Firmware support: register access, the SoC's peripherals, printf on this core's UART.
+// Firmware support: register access, the SoC's peripherals, printf on this core's UART, the
+// heap, time. docs/firmware-sdk.md describes it all.
 #pragma once
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "soc_regs.h"
@@ -24,12 +26,37 @@ static inline uint64_t cntvct(void) {
 }
 
 unsigned core_id(void);                 // this core's number
-uint64_t timer_count(void);             // system timer counter
-uint64_t time_ns(void);                 // simulated time (simctrl)
+uint64_t timer_count(void);             // system timer counter (64 bits, read without tearing)
+uint64_t time_ns(void);                 // simulated time in ns (simctrl; read without tearing)
 void soc_marker(uint32_t v);            // a marker in the trace
-void soc_exit(int code) __attribute__((noreturn));
-int printf(const char* fmt, ...);
-int vsnprintf(char* out, unsigned long size, const char* fmt, va_list ap);
+void soc_exit(int code) __attribute__((noreturn));  // ends the run with this exit code
 
-// Provided by the firmware: called for each interrupt with IRQs masked.
+// Formatted output (printf.c): d i u o x X c s p %, f F with FP/SIMD, flags - + space 0 #,
+// width and precision (or *), lengths hh h l ll z j t. printf goes to this core's UART whole,
+// however long; vsnprintf writes at most size - 1 characters, always terminates (size > 0) and
+// returns the length the whole output would have. An unknown conversion prints as written.
+int printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+int vprintf(const char* fmt, va_list ap);
+int snprintf(char* out, size_t size, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+int vsnprintf(char* out, size_t size, const char* fmt, va_list ap);
+int putchar(int c);
+int puts(const char* s);
+
+// The heap (heap.c), between .bss and the stacks (link.ld). NULL when there is no room. Safe
+// from every core and from interrupt handlers. Freeing a pointer malloc did not return, or
+// twice, ends the run (exit code 0xf0).
+void* malloc(size_t n);
+void free(void* p);
+void* calloc(size_t count, size_t size);
+void* realloc(void* p, size_t n);
+size_t heap_free_bytes(void);  // payload bytes in free blocks (the largest malloc may be less)
+
+void* memcpy(void* dst, const void* src, size_t n);
+void* memmove(void* dst, const void* src, size_t n);
+void* memset(void* dst, int c, size_t n);
+int memcmp(const void* a, const void* b, size_t n);
+size_t strlen(const char* s);
+
+// Called for each interrupt with IRQs masked. The BSP's default (weak) reports the line and
+// ends the run (exit code 0xe5): firmware that unmasks IRQs defines its own.
 void irq_handler(void);

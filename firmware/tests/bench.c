@@ -2,8 +2,6 @@
 // -DSTORES=1 a loop that stores to an array on every iteration (Unicorn 2.0.1's slow path).
 #include "bsp.h"
 
-void irq_handler(void) {}
-
 static uint64_t buf[512];
 
 int main(unsigned core) {
