@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/stats.hpp"
 #include "common/trace.hpp"
+#include "tlmcheck/checker.hpp"
 #include "watchdog.hpp"
 
 namespace dvp::platform {
@@ -67,6 +68,9 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
   j["requester_avg_latency_ns"] = tx ? double(lat_sum) / double(tx) / 1000.0 : 0.0;
   j["transactions_per_host_second"] = host_seconds > 0 ? double(tx) / host_seconds : 0.0;
   j["verify_errors"] = verify_errors;
+  // debug.tlm_checks: transactions the base-protocol checkers saw, and their violations.
+  j["tlm_transactions_checked"] = tlmcheck::Checker::transactions_checked();
+  j["tlm_violations"] = tlmcheck::Checker::violations();
   // AI Cores: pipe busy fractions averaged over cores, and the cube's achieved vs peak rate.
   const auto& cores = soc.aicores();
   double cube = 0, vec = 0, mte2 = 0;
@@ -307,7 +311,10 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
     }
   }
   phase("checking the results");
-  if (soc.launcher() && !soc.launcher()->fault().empty()) limit_error = "AI Core fault: " + soc.launcher()->fault();
+  // A protocol violation comes first: the faults and results after it prove nothing.
+  if (!tlmcheck::Checker::first_violation().empty()) limit_error = tlmcheck::Checker::first_violation();
+  if (limit_error.empty() && soc.launcher() && !soc.launcher()->fault().empty())
+    limit_error = "AI Core fault: " + soc.launcher()->fault();
   if (limit_error.empty() && !soc.cpu_fault().empty()) limit_error = "CPU fault: " + soc.cpu_fault();
   if (limit_error.empty() && soc.ts() && !soc.ts()->error().empty()) limit_error = soc.ts()->error();
   if (KernelLauncher* l = soc.launcher(); l && l->firmware_mode() && soc.ts()) {

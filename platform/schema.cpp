@@ -61,6 +61,12 @@ static cfg::Spec build() {
   chk.param("min", Type::Float, "lowest passing value").optional();
   chk.param("max", Type::Float, "highest passing value").optional();
 
+  cfg::Spec& dbg = root.section("debug", "Checks for model developers");
+  dbg.param("tlm_checks", Type::Bool,
+            "put a TLM-2.0 base-protocol checker on every binding of the netlist; a violation stops the run "
+            "naming binding, rule and address")
+      .defaults("false");
+
   cfg::Spec& run = root.section("run", "How to run");
   run.param("timing_only", Type::Bool, "move no data: timing and traffic only").defaults("false");
   run.param("max_sim_ns", Type::Float, "stop with an error when simulated time passes this").unit("ns")

@@ -21,6 +21,7 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
   ring_cfg_ = ring::RingConfig::from(plat.at("ring"));
   dram_base_ = plat.at("memory").get_uint("dram_base");
   timing_only_ = s.root.at("run").get_bool("timing_only");
+  tlm_checks_ = s.root.at("debug").get_bool("tlm_checks");
   mapper_ = std::make_unique<dram::AddressMapper>(dram_cfg_.geo, dram_cfg_.mapping, &plat.at("dram").at("address_mapping"),
                                                   dram_cfg_.bank_xor, dram_cfg_.channel_xor);
   hash_ = cache::SliceHash(l2_cfg_.slices, l2_cfg_.line_bytes);
@@ -43,6 +44,7 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
 
   storage_ = std::make_unique<dram::Storage>(dram_cfg_.geo.capacity());
   ring_ = std::make_unique<ring::Ring>("ring", ring_cfg_);
+  ring_->set_tlm_checks(tlm_checks_);
   ring_->set_router([this](std::uint64_t a, unsigned src) { return route(a, src); });
   l2_level_ = std::make_unique<Level>("l2", [&] {
     for (std::uint32_t i = 0; i < l2_cfg_.slices; ++i) {
@@ -157,6 +159,7 @@ void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s)
   };
   periph_level_ = std::make_unique<Level>("periph", [&] {
     mmio_bus_ = std::make_unique<mmio::MmioBus>("bus");
+    mmio_bus_->set_tlm_checks(tlm_checks_);
     irq_ = std::make_unique<irq::IrqController>("irq", n, acc);
     timer_ = std::make_unique<timer::Timer>("timer", cpu_cfg_.counter, n, *irq_, kTimerFirstLine, acc);
     simctrl_ = std::make_unique<simctrl::SimCtrl>("simctrl", acc);
@@ -180,7 +183,7 @@ void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s)
         aicore_ctrl_.push_back(std::make_unique<aicore::AiCoreCtrl>(("aicore" + std::to_string(i)).c_str(), *cores[i], acc));
         mmio_bus_->attach(*aicore_ctrl_.back(), cpu_cfg_.mmio_base + kAicoreCtrlOffset + kAicoreCtrlStride * i);
       }
-      ts_->ctrl.bind(mmio_bus_->cpus);
+      mmio_bus_->connect_cpu(ts_->ctrl, ts_->name());
     }
     for (unsigned i = 0; i < n; ++i) {
       uarts_.push_back(std::make_unique<uart::Uart>(("uart" + std::to_string(i)).c_str(), "cpu" + std::to_string(i), acc));
@@ -192,7 +195,7 @@ void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s)
       cpus_.push_back(std::make_unique<cpu::ArmCpu>(role(i).c_str(), cpu_cfg_, i, storage_->data(), dram_base_,
                                                     storage_->size(), *irq_));
       cpu::ArmCpu& core = *cpus_.back();
-      core.mmio.bind(mmio_bus_->cpus);
+      mmio_bus_->connect_cpu(core.mmio, core.name());
       core.set_mmio_namer([this](std::uint64_t a) { return mmio_bus_->describe(a); });
       core.set_fault_handler([this](const cpu::CpuFault& f) {
         if (cpu_fault_.empty()) cpu_fault_ = f.str();

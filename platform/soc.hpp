@@ -87,6 +87,7 @@ class Soc : public sc_core::sc_module {
   ring::RingConfig ring_cfg_;
   std::uint64_t dram_base_;
   bool timing_only_;
+  bool tlm_checks_ = false;  // debug.tlm_checks: a base-protocol checker on every binding
   std::unique_ptr<dram::AddressMapper> mapper_;
   std::unique_ptr<dram::Storage> storage_;
   cache::SliceHash hash_;

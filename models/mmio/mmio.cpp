@@ -57,7 +57,7 @@ void MmioBus::attach(Device& d, std::uint64_t base) {
     if (base < r.base + r.size && r.base < base + d.size())
       throw Error(std::string(d.name()) + " at " + std::to_string(base) + " overlaps " + r.dev->name());
   regions_.push_back(Region{base, d.size(), &d});
-  devices.bind(d.bus);
+  tlmcheck::bind_checked(devices, d.bus, tlm_checks_, std::string(name()) + " -> " + d.name(), checkers_);
   by_base_.push_back(regions_.size() - 1);
   std::sort(by_base_.begin(), by_base_.end(), [this](std::size_t a, std::size_t b) { return regions_[a].base < regions_[b].base; });
 }

@@ -14,6 +14,8 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "tlmcheck/checker.hpp"
+
 namespace dvp::mmio {
 
 class Device;
@@ -87,6 +89,13 @@ class MmioBus : public sc_core::sc_module {
   explicit MmioBus(sc_core::sc_module_name name);
   // Throws dvp::Error when the range overlaps another device.
   void attach(Device& d, std::uint64_t base);
+  // Binds a CPU (or any initiator) to `cpus`. With checks on, each binding, this one and each
+  // device's, gets a TLM base-protocol checker (debug.tlm_checks).
+  template <typename Socket>
+  void connect_cpu(Socket& s, const std::string& who) {
+    tlmcheck::bind_checked(s, cpus, tlm_checks_, who + " -> " + name(), checkers_);
+  }
+  void set_tlm_checks(bool on) { tlm_checks_ = on; }
   struct Region {
     std::uint64_t base, size;
     Device* dev;
@@ -99,6 +108,8 @@ class MmioBus : public sc_core::sc_module {
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   std::vector<Region> regions_;  // in attach order: the index is the device's socket
   std::vector<std::size_t> by_base_;  // indexes of regions_ sorted by base
+  bool tlm_checks_ = false;
+  tlmcheck::Checkers checkers_;
 };
 
 }  // namespace dvp::mmio

@@ -14,6 +14,7 @@
 
 #include "common/stats.hpp"
 #include "ring_timing.hpp"
+#include "tlmcheck/checker.hpp"
 
 namespace dvp::ring {
 
@@ -29,9 +30,12 @@ class Ring : public sc_core::sc_module {
   Ring(sc_core::sc_module_name name, const RingConfig& cfg);
 
   // Binds an initiator socket to the ring at `stop`; returns its source index.
+  // With checks on, each binding gets a TLM base-protocol checker (debug.tlm_checks).
+  void set_tlm_checks(bool on) { tlm_checks_ = on; }
+
   template <typename Socket>
   unsigned connect_initiator(Socket& s, std::uint32_t stop, const std::string& who) {
-    s.bind(targets_in);
+    tlmcheck::bind_checked(s, targets_in, tlm_checks_, who + " -> ring", checkers_);
     src_stops_.push_back(stop);
     src_names_.push_back(who);
     return unsigned(src_stops_.size() - 1);
@@ -39,7 +43,7 @@ class Ring : public sc_core::sc_module {
   // Binds a target socket at `stop`; returns its destination index.
   template <typename Socket>
   unsigned connect_target(Socket& s, std::uint32_t stop, const std::string& who) {
-    initiators_out.bind(s);
+    tlmcheck::bind_checked(initiators_out, s, tlm_checks_, "ring -> " + who, checkers_);
     dst_stops_.push_back(stop);
     dst_names_.push_back(who);
     return unsigned(dst_stops_.size() - 1);
@@ -60,6 +64,8 @@ class Ring : public sc_core::sc_module {
   std::vector<std::string> src_names_, dst_names_;
   stats::Group stats_;
   std::uint64_t &transactions_, &unmapped_;
+  bool tlm_checks_ = false;
+  tlmcheck::Checkers checkers_;
 };
 
 }  // namespace dvp::ring
