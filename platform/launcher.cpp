@@ -226,7 +226,11 @@ void KernelLauncher::read_code(Kernel* K, const cfg::Node& k, const std::string&
     ss << f.rdbuf();
     K->image = aicore::assemble(ss.str(), path("source"));
   } else {
-    K->image = aicore::Image::load(path("image"));
+    try {
+      K->image = aicore::Image::load(path("image"));
+    } catch (const Error& e) {
+      k.at("image").fail(e.what());
+    }
   }
 }
 
@@ -253,10 +257,14 @@ void KernelLauncher::read_library_shape(Kernel* K, const cfg::Node& sh) {
     K->ref.conv = kernels::ConvShape{u("h"), u("w"), u("c"), u("cout"), u("kh"), u("kw"), u("stride_h"), u("stride_w"),
                                      u("dil_h"), u("dil_w"), u("pad_t"), u("pad_b"), u("pad_l"), u("pad_r")};
     K->is_conv = true;
+    const kernels::ConvShape& c = K->ref.conv;
+    if (c.h + c.pad_t + c.pad_b < c.dil_h * (c.kh - 1) + 1 || c.w + c.pad_l + c.pad_r < c.dil_w * (c.kw - 1) + 1)
+      sh.fail("conv2d: the dilated filter is larger than the padded input");
   } else if (lib == "pool") {
     K->ref.pool = kernels::PoolShape{sh.get_string("pool"), u("h"), u("w"), u("c"), u("kh"), u("kw"), u("stride_h"),
                                      u("stride_w")};
     K->is_pool = true;
+    if (K->ref.pool.h < K->ref.pool.kh || K->ref.pool.w < K->ref.pool.kw) sh.fail("pool: the window is larger than the input");
   } else if (lib == "softmax") {
     K->softmax = kernels::SoftmaxShape{*aicore::dtype_from(sh.get_string("dtype")), u("rows"), u("cols")};
   } else {

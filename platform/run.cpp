@@ -252,9 +252,12 @@ static void prepare_out_dir(const std::string& out, bool from_option) {
   if (ec) throw cfg::ConfigError(where, "", "cannot create the directory: " + ec.message());
   if (!fs::is_directory(out)) throw cfg::ConfigError(where, "", "exists and is not a directory");
   const std::string probe = out + "/.dvp-write-probe";
+  errno = 0;
   const bool writable = std::ofstream(probe).good();
+  const int why = errno;  // before remove() sets its own
   std::remove(probe.c_str());
-  if (!writable) throw cfg::ConfigError(where, "", std::string("cannot write in the directory: ") + std::strerror(errno));
+  if (!writable)
+    throw cfg::ConfigError(where, "", std::string("cannot write in the directory: ") + (why ? std::strerror(why) : "open failed"));
 }
 
 // An output file written whole and checked: a full disk or a size limit is an error naming it.
@@ -310,7 +313,12 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
       break;
     }
   }
-  phase("checking the results");
+  // A stop that came as the last slice ended is still this run's reason.
+  if (guard && guard->stop_requested() && limit_error.empty())
+    limit_error = guard->stop_reason() + " at simulated " + format_ns(now_tick());
+  // After the simulation a limit or a signal ends nothing at once: checking and writing get
+  // the grace period, so an hour's run keeps its outputs.
+  phase("checking the results", true);
   // A protocol violation comes first: the faults and results after it prove nothing.
   if (!tlmcheck::Checker::first_violation().empty()) limit_error = tlmcheck::Checker::first_violation();
   if (limit_error.empty() && soc.launcher() && !soc.launcher()->fault().empty())
@@ -408,7 +416,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   r.exit_code = !limit_error.empty() ? kExitSimError : failed ? kExitCheckFailed : kExitOk;
   if (guard && guard->stop_requested()) r.exit_code = guard->stop_exit_code();
 
-  phase("writing the outputs");
+  phase("writing the outputs", true);
   write_output(out + "/stats.json", r.stats.dump(1) + "\n");
   write_output(out + "/summary.txt", r.summary);
   if (trace) Tracer::instance().write(out + "/trace.json");

@@ -112,10 +112,16 @@ TEST(TlmCheck, AZeroStreamingWidth) {
   expect_violation("streaming width 0 (read at 0x1000)");
 }
 
-TEST(TlmCheck, AMissingDataPointer) {
+TEST(TlmCheck, AMissingDataPointerIsNotPassedOnToTheTarget) {
   Bench b;
+  bool reached = false;
+  b.target.on_b = [&](tlm::tlm_generic_payload& p, sc_core::sc_time&) {
+    reached = true;
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+  };
   b.send([](tlm::tlm_generic_payload& p) { p.set_data_ptr(nullptr); });
   expect_violation("no data pointer (read at 0x1000)");
+  EXPECT_FALSE(reached);
 }
 
 TEST(TlmCheck, ATargetThatLeavesTheStatusIncomplete) {

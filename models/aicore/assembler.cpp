@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -50,6 +51,13 @@ Image Image::from_bytes(const std::vector<std::uint8_t>& b, const std::string& n
 }
 
 Image Image::load(const std::string& path) {
+  // A kernel image is a regular file of at most 64 MiB (8 Mi instructions): a device or a
+  // directory is named, not read forever.
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw Error(path + ": not a regular file");
+  if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > (64u << 20))
+    throw Error(path + ": larger than 64 MiB, not a kernel image");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(path + ": cannot open");
   std::vector<std::uint8_t> b((std::istreambuf_iterator<char>(f)), {});

@@ -243,8 +243,9 @@ Tick AiCore::mmad_op(const Issued& e) {
 // 32 bytes). Partial fractals are padded in L0, so the cube works on whole fractals: the
 // 16 x 16 x 16 cube of the 310 / 910 takes one step per fractal triple.
 std::uint64_t AiCore::cube_steps(std::uint64_t mf, std::uint64_t kf, std::uint64_t nf, unsigned k0) const {
-  const std::uint64_t k_step = std::max<std::uint64_t>(1, std::uint64_t(cfg_.cube_k) * k0 / 16);
-  return ceil_div(mf * 16, cfg_.cube_m) * ceil_div(kf * k0, k_step) * ceil_div(nf * 16, cfg_.cube_n);
+  // kf * k0 elements of k, cube_k * k0 / 16 per step: kf * 16 / cube_k steps for every type.
+  (void)k0;
+  return ceil_div(mf * 16, cfg_.cube_m) * ceil_div(kf * 16, cfg_.cube_k) * ceil_div(nf * 16, cfg_.cube_n);
 }
 
 AiCore::Span AiCore::fixp_op(const Issued& e) {

@@ -54,12 +54,19 @@ void Checker::violation(const tlm::tlm_generic_payload* p, const std::string& ru
   }
 }
 
-void Checker::check_request(const tlm::tlm_generic_payload& p) {
+bool Checker::check_request(const tlm::tlm_generic_payload& p) {
+  const std::uint64_t before = record().violations;
+  check_request_rules(p);
+  return record().violations == before;
+}
+
+void Checker::check_request_rules(const tlm::tlm_generic_payload& p) {
   const tlm::tlm_command c = p.get_command();
   if (c != tlm::TLM_READ_COMMAND && c != tlm::TLM_WRITE_COMMAND && c != tlm::TLM_IGNORE_COMMAND)
     return violation(&p, "command " + std::to_string(int(c)) + " is not READ, WRITE or IGNORE");
-  if (!p.get_data_ptr()) return violation(&p, "no data pointer");
-  if (p.get_data_length() == 0) return violation(&p, "data length 0");
+  // An IGNORE command moves no data: its pointer and length may be anything (14.11, 14.12).
+  if (c != tlm::TLM_IGNORE_COMMAND && !p.get_data_ptr()) return violation(&p, "no data pointer");
+  if (c != tlm::TLM_IGNORE_COMMAND && p.get_data_length() == 0) return violation(&p, "data length 0");
   if (p.get_response_status() != tlm::TLM_INCOMPLETE_RESPONSE)
     return violation(&p, "response status " + p.get_response_string() + " on entry (must be INCOMPLETE)");
   if (p.get_streaming_width() == 0) return violation(&p, "streaming width 0");
@@ -91,7 +98,12 @@ void Checker::check_response(const tlm::tlm_generic_payload& p, const tlm::tlm_g
 
 void Checker::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   ++record().checked;
-  check_request(p);
+  if (!check_request(p)) {
+    // Never pass a broken request on: the target could write through a null pointer before
+    // the stop takes effect.
+    p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
   tlm::tlm_generic_payload before;  // the attributes the target must leave alone
   before.set_command(p.get_command());
   before.set_data_ptr(p.get_data_ptr());
@@ -109,10 +121,14 @@ void Checker::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
 
 unsigned Checker::transport_dbg(tlm::tlm_generic_payload& p) {
   const tlm::tlm_command c = p.get_command();
-  if (c != tlm::TLM_READ_COMMAND && c != tlm::TLM_WRITE_COMMAND && c != tlm::TLM_IGNORE_COMMAND)
+  if (c != tlm::TLM_READ_COMMAND && c != tlm::TLM_WRITE_COMMAND && c != tlm::TLM_IGNORE_COMMAND) {
     violation(&p, "debug: command " + std::to_string(int(c)) + " is not READ, WRITE or IGNORE");
-  else if (p.get_data_length() && !p.get_data_ptr())
+    return 0;
+  }
+  if (p.get_data_length() && !p.get_data_ptr()) {
     violation(&p, "debug: no data pointer");
+    return 0;
+  }
   const unsigned n = initiator->transport_dbg(p);
   if (n > p.get_data_length())
     violation(&p, "debug: " + std::to_string(n) + " bytes transferred of " + std::to_string(p.get_data_length()));
@@ -131,8 +147,6 @@ bool Checker::get_direct_mem_ptr(tlm::tlm_generic_payload& p, tlm::tlm_dmi& dmi)
     violation(&p, "DMI granted for a read without read access");
   else if (granted && p.is_write() && !dmi.is_write_allowed())
     violation(&p, "DMI granted for a write without write access");
-  else if (dmi.get_read_latency() < sc_core::SC_ZERO_TIME || dmi.get_write_latency() < sc_core::SC_ZERO_TIME)
-    violation(&p, "DMI latency negative");
   return granted;
 }
 

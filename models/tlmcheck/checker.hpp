@@ -1,8 +1,11 @@
 // A TLM-2.0 base-protocol checker: a pass-through module that sits on one binding (initiator
 // socket -> checker -> target socket) and checks each transaction against the rules of the
-// blocking and debug transport interfaces and of DMI (IEEE 1666-2011, clause 14):
+// blocking and debug transport interfaces and of DMI (IEEE 1666-2011, clause 14). A broken
+// request is answered GENERIC_ERROR and not passed on. One project rule is stricter than the
+// standard: a target must set the response status (none of ours may leave it INCOMPLETE).
 //
-//   request   command READ, WRITE or IGNORE; a data pointer and a non-zero length; response
+//   request   command READ, WRITE or IGNORE; a data pointer and a non-zero length (but for
+//             IGNORE); response
 //             status INCOMPLETE on entry; streaming width > 0; byte enables 0x00 / 0xff only,
 //             with a non-zero length when given; dmi_allowed false on entry; address + length
 //             within 64 bits; the payload not already in flight (no reuse before it returns)
@@ -11,8 +14,8 @@
 //             delay) not before the start (the call's time plus the delay given)
 //   debug     command READ, WRITE or IGNORE; a data pointer unless the length is 0; at most the
 //             length transferred
-//   DMI       a grant has a pointer, a range holding the address, the access asked for and
-//             non-negative latencies; a refusal still a range holding the address; an
+//   DMI       a grant has a pointer, a range holding the address and the access asked for;
+//             a refusal still a range holding the address; an
 //             invalidation a range with start <= end
 //
 // `bind_checked` puts a checker on a binding when checks are on (debug.tlm_checks) and binds
@@ -51,7 +54,8 @@ class Checker : public sc_core::sc_module {
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& p, tlm::tlm_dmi& dmi);
   void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end);
 
-  void check_request(const tlm::tlm_generic_payload& p);
+  bool check_request(const tlm::tlm_generic_payload& p);  // false: a violation (not forwarded)
+  void check_request_rules(const tlm::tlm_generic_payload& p);
   void check_response(const tlm::tlm_generic_payload& p, const tlm::tlm_generic_payload& before,
                       const sc_core::sc_time& delay_in, const sc_core::sc_time& delay_out);
   void violation(const tlm::tlm_generic_payload* p, const std::string& rule);

@@ -31,6 +31,7 @@ void Uart::connect(const std::string& dir, std::function<void(const std::string&
 }
 
 void Uart::finish() {
+  if (open_failed_) throw OutputError("cannot write " + path_ + ": " + std::strerror(open_errno_));
   if (!file_.is_open()) return;
   errno = 0;
   file_.close();
@@ -40,7 +41,12 @@ void Uart::finish() {
 
 void Uart::put(char c) {
   all_ += c;
-  if (!file_.is_open() && !path_.empty()) file_.open(path_, std::ios::binary | std::ios::trunc);
+  if (!file_.is_open() && !path_.empty() && !open_failed_) {
+    errno = 0;
+    file_.open(path_, std::ios::binary | std::ios::trunc);
+    open_failed_ = !file_.is_open();  // reported by finish(); not retried per byte
+    open_errno_ = errno ? errno : EIO;
+  }
   if (file_.is_open()) file_.put(c).flush();
   if (c == '\n') {
     if (log_) log_("[" + who_ + "] " + line_);

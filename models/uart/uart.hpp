@@ -24,6 +24,8 @@ class Uart : public mmio::Device {
   void put(char c);
   std::string who_, line_, all_, path_;
   std::ofstream file_;
+  bool open_failed_ = false;
+  int open_errno_ = 0;
   std::function<void(const std::string&)> log_;
   mmio::Register data_, status_;
 };
