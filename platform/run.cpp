@@ -250,7 +250,7 @@ static void prepare_out_dir(const std::string& out, bool from_option) {
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) throw cfg::ConfigError(where, "", "cannot create the directory: " + ec.message());
-  if (!fs::is_directory(out)) throw cfg::ConfigError(where, "", "exists and is not a directory");
+  if (!fs::is_directory(out, ec)) throw cfg::ConfigError(where, "", "exists and is not a directory");
   const std::string probe = out + "/.dvp-write-probe";
   errno = 0;
   const bool writable = std::ofstream(probe).good();

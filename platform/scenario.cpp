@@ -1,5 +1,7 @@
 #include "scenario.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 
@@ -56,13 +58,22 @@ Scenario load_scenario(const std::string& path, const Overrides& o) {
   }
   cfg::Node root = cfg::Node::map(scen.origin(), "");
   if (!preset.empty()) {
-    if (preset.find('/') != std::string::npos || preset.find("..") != std::string::npos)
-      throw cfg::ConfigError(preset_origin, "platform.preset", "preset names a file, not a path: '" + preset + "'");
+    // A preset is a name: letters, digits, '-', '_' and '.', at most 64 (a path, or a name the
+    // file system refuses, would make the lookup throw instead of saying what is wrong).
+    const bool name_ok = preset.size() <= 64 && preset.find("..") == std::string::npos &&
+                         std::all_of(preset.begin(), preset.end(), [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+                         });
+    if (!name_ok)
+      throw cfg::ConfigError(preset_origin, "platform.preset",
+                             "a preset is a name (letters, digits, - _ ., at most 64), not '" + preset.substr(0, 80) +
+                                 (preset.size() > 80 ? "...'" : "'"));
     s.preset_file = preset_dir() + "/" + preset + ".yaml";
-    if (!fs::exists(s.preset_file)) {
+    std::error_code ec;
+    if (!fs::exists(s.preset_file, ec)) {
       std::string known;
-      if (fs::is_directory(preset_dir()))
-        for (auto& e : fs::directory_iterator(preset_dir()))
+      if (fs::is_directory(preset_dir(), ec))
+        for (auto& e : fs::directory_iterator(preset_dir(), ec))
           if (e.path().extension() == ".yaml") known += (known.empty() ? "" : ", ") + e.path().stem().string();
       throw cfg::ConfigError(preset_origin, "platform.preset",
                              "no preset '" + preset + "' in " + preset_dir() + " (known: " + known + ")");

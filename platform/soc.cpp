@@ -214,9 +214,10 @@ void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s)
                            : std::filesystem::path(img).is_absolute() ? img
                                                                    : s.dir + "/" + img;
   // A regular file no larger than DRAM: a device or a directory is named, not read forever.
-  if (std::filesystem::exists(path) && !std::filesystem::is_regular_file(path))
+  std::error_code ec;  // a name the file system refuses is "cannot open" below, not a throw
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
     fw->at("image").fail(path + " is not a regular file");
-  if (std::filesystem::exists(path) && std::filesystem::file_size(path) > storage_->size())
+  if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > storage_->size())
     fw->at("image").fail(path + " is larger than DRAM (" + std::to_string(storage_->size()) + " B)");
   std::ifstream f(path, std::ios::binary);
   const std::string hint = " (a firmware the project builds, in build/firmware or $DVP_FIRMWARE: run scripts/build.sh; "

@@ -257,7 +257,9 @@ Node load_file(const std::string& path, const std::string& root_path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) throw ConfigError(Origin{path, 0, 0}, "", "cannot open file: no such file");
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw ConfigError(Origin{path, 0, 0}, "", "cannot open file: " + ec.message());
+  if (!fs::exists(st)) throw ConfigError(Origin{path, 0, 0}, "", "cannot open file: no such file");
   if (fs::is_directory(st)) throw ConfigError(Origin{path, 0, 0}, "", "is a directory, not a YAML file");
   if (!fs::is_regular_file(st)) throw ConfigError(Origin{path, 0, 0}, "", "is not a regular file");
   const auto size = fs::file_size(path, ec);
