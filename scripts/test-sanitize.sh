@@ -1,11 +1,12 @@
 #!/bin/sh
 # The sanitizer job: builds everything with clang, AddressSanitizer + UndefinedBehaviorSanitizer
 # and the libFuzzer targets into build-asan/, runs the whole test suite there (any report fails
-# its test), then a fuzz smoke run of every target (scripts/fuzz.sh, SECONDS each, default 30).
-#   sh scripts/test-sanitize.sh [SECONDS]
+# its test), then a fuzz smoke run of every target (scripts/fuzz.sh: a fixed number of inputs
+# from a fixed seed, about 30 s each; SCALE multiplies them).
+#   sh scripts/test-sanitize.sh [SCALE]
 set -eu
 cd "$(dirname "$0")/.."
-secs=${1:-30}
+scale=${1:-1}
 CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DDVP_SANITIZE=ON -DDVP_FUZZ=ON >/dev/null
 cmake --build build-asan -j2
 # Leaks are checked, except in runs that stop the simulation (docs/testing.md); a report ends
@@ -16,4 +17,4 @@ cd build-asan
 ctest -j2 --output-on-failure -LE scenario
 ctest -j2 --output-on-failure -L scenario
 cd ..
-sh scripts/fuzz.sh "$secs" build-asan
+sh scripts/fuzz.sh "$scale" build-asan
