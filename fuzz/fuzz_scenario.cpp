@@ -1,8 +1,6 @@
 // Fuzz target: scenario files, through the loader dvp uses (YAML, the preset merge, --set-free
 // validation against the whole schema). Any file loads or is refused with dvp::Error (a
 // ConfigError names file, line and key); nothing else may escape, crash or hang.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -10,16 +8,14 @@
 
 #include "common/config.hpp"
 #include "common/error.hpp"
+#include "input_file.hpp"
 #include "scenario.hpp"
 
 using namespace dvp;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::string path = "/tmp/dvp-fuzz-scenario-" + std::to_string(getpid()) + ".yaml";
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return 0;
-  std::fwrite(data, 1, size, f);
-  std::fclose(f);
+  const std::string path = fuzz::input_file(data, size, "scenario", ".yaml");
+  if (path.empty()) return 0;
   try {
     const platform::Scenario s = platform::load_scenario(path, platform::Overrides{});
     (void)cfg::dump(s.root, true);

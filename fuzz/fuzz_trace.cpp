@@ -1,23 +1,19 @@
 // Fuzz target: traffic trace files (pattern: trace). Any file is read or refused with a
 // dvp::Error naming its line; what is read has sizes in range and times that never go back.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 
 #include "common/error.hpp"
+#include "input_file.hpp"
 #include "tgen/tgen.hpp"
 
 using namespace dvp;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::string path = "/tmp/dvp-fuzz-trace-" + std::to_string(getpid()) + ".txt";
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return 0;
-  std::fwrite(data, 1, size, f);
-  std::fclose(f);
+  const std::string path = fuzz::input_file(data, size, "trace", ".txt");
+  if (path.empty()) return 0;
   try {
     const auto records = tgen::load_trace(path);
     for (std::size_t i = 0; i < records.size(); ++i) {
