@@ -1,15 +1,20 @@
+// SPDX-License-Identifier: MIT
 // Host reference for scripts/bench-aicore: seconds of an optimized SGEMM (OpenBLAS) of
 // n x n x n, the best of three runs.   host_sgemm [N]   (default 2048)
 #include <cblas.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <vector>
 
-static const char* kUsage = "usage: host_sgemm [N]   seconds of the best of three n x n x n SGEMMs (default N 2048)\n";
+#include "common/version.hpp"
+
+static const char* kUsage =
+    "usage: host_sgemm [N]   seconds of the best of three n x n x n SGEMMs (default N 2048)\n"
+    "       host_sgemm --version\n";
 
 // N from the command line; 0 when it is not a positive integer (an n of 0 has no c[0] to check).
 static int parse_n(const char* s) {
@@ -22,6 +27,10 @@ int main(int argc, char** argv) {
   int n = 2048;
   if (argc > 1 && (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h"))) {
     std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (argc > 1 && !std::strcmp(argv[1], "--version")) {
+    std::printf("host_sgemm %s (%s)\n", dvp::version(), dvp::revision());
     return 0;
   }
   if (argc > 2) {

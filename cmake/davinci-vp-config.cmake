@@ -1,2 +1,25 @@
-# find_package(davinci-vp): the firmware SDK, dvp_firmware() (dvp-firmware.cmake).
+# SPDX-License-Identifier: MIT
+# find_package(davinci-vp): the firmware SDK, dvp_firmware() (dvp-firmware.cmake); and, when the
+# models component is installed, the model libraries: davinci-vp::models (all of them) and
+# davinci-vp::<model> (aicore, dram, cache, ring, cpu, platform, ...). DAVINCI_VP_PRESETS_DIR
+# names the installed presets (set DVP_PRESETS to it for platform::load_scenario).
 include(${CMAKE_CURRENT_LIST_DIR}/dvp-firmware.cmake)
+get_filename_component(DAVINCI_VP_PREFIX "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
+set(DAVINCI_VP_PRESETS_DIR "${DAVINCI_VP_PREFIX}/share/davinci-vp/presets")
+
+if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/davinci-vp-targets.cmake" AND NOT TARGET davinci-vp::models)
+  # What the libraries link: the same Debian packages, found the way the build found them.
+  include(CMakeFindDependencyMacro)
+  find_dependency(PkgConfig)
+  find_dependency(nlohmann_json 3.10)
+  find_dependency(Threads)
+  foreach(pkg SYSTEMC:systemc YAMLCPP:yaml-cpp OPENBLAS:openblas UNICORN:unicorn)
+    string(REPLACE ":" ";" parts ${pkg})
+    list(GET parts 0 var)
+    list(GET parts 1 module)
+    if(NOT TARGET PkgConfig::${var})
+      pkg_check_modules(${var} REQUIRED IMPORTED_TARGET GLOBAL ${module})
+    endif()
+  endforeach()
+  include(${CMAKE_CURRENT_LIST_DIR}/davinci-vp-targets.cmake)
+endif()

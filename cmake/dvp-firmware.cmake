@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The davinci-vp firmware SDK: builds AArch64 firmware for the platform's control CPU and AI CPU
 # cores with Debian's cross compiler and the BSP (firmware/bsp). Used by this project and by
 # outside ones, from the source tree or installed (cmake --install ... --component firmware-sdk:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: DV assembly text. Any text is assembled or refused with dvp::Error; what
 // assembles disassembles to text that assembles back to the same words (dvas / dvdis agree).
 #include <cstddef>

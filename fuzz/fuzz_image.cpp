@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: kernel images (dvas output, or any bytes given as an image). An image is loaded
 // or refused with dvp::Error; every word of a loaded image decodes or is refused naming its
 // field; a word that decodes encodes back to itself, and a loaded image round-trips through
@@ -33,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const Error&) {
     return 0;
   }
-  if (!all_decode) __builtin_trap();  // disassembled what does not decode
+  if (!all_decode) __builtin_trap();                            // disassembled what does not decode
   const aicore::Image back = aicore::assemble(text, "back.s");  // an error here escapes: a crash
   if (back.code != img.code || back.entry != img.entry) __builtin_trap();
   return 0;

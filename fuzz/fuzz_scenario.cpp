@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: scenario files, through the loader dvp uses (YAML, the preset merge, --set-free
 // validation against the whole schema). Any file loads or is refused with dvp::Error (a
 // ConfigError names file, line and key); nothing else may escape, crash or hang.
@@ -19,8 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const platform::Scenario s = platform::load_scenario(path, platform::Overrides{});
     (void)cfg::dump(s.root, true);
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return 0;
 }
 

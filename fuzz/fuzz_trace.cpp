@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: traffic trace files (pattern: trace). Any file is read or refused with a
 // dvp::Error naming its line; what is read has sizes in range and times that never go back.
 #include <cstddef>
@@ -20,8 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (records[i].size == 0 || records[i].size > (1u << 20)) __builtin_trap();
       if (i && records[i].time < records[i - 1].time) __builtin_trap();
     }
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return 0;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The fuzz input as a file, for the readers that take a path (scenarios, traces): written to
 // one file per process and kind, rewritten for each input.
 #pragma once

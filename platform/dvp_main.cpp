@@ -1,5 +1,7 @@
+// SPDX-License-Identifier: MIT
 // dvp: the davinci-vp command line.
-//   dvp run SCENARIO [--preset NAME] [--set k=v]... [--out DIR] [--timing-only] [--no-trace] [--quiet]
+//   dvp run SCENARIO [--preset NAME] [--set k=v]... [--out DIR] [--save-tensors DIR] [--timing-only] [--no-trace]
+//           [--quiet]
 //   dvp config SCENARIO [--preset NAME] [--set k=v]... [--origins]
 //   dvp map SCENARIO [--preset NAME] [--set k=v]...
 //   dvp schema            (the config reference, markdown)
@@ -10,11 +12,14 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
 #include "common/config.hpp"
 #include "common/error.hpp"
+#include "common/version.hpp"
 #include "peripherals.hpp"
 #include "run.hpp"
 #include "scenario.hpp"
@@ -38,8 +43,9 @@ static const char* kUsage =
     "exit codes: 0 ok, 1 a check failed, 2 bad config or command line, 3 simulation error or limit,\n"
     "            4 the scenario asks for a part not built yet, 5 an output could not be written,\n"
     "            130/143 stopped by SIGINT/SIGTERM (outputs written when stopped while simulating)\n"
-    "environment: DVP_PRESETS   folder of the presets (default: the source tree's scenarios/presets)\n"
-    "             DVP_FIRMWARE  folder of the firmware images a scenario names (default: the build's firmware/)\n";
+    "environment: DVP_PRESETS   folder of the presets (default: share/davinci-vp/presets beside bin/)\n"
+    "             DVP_FIRMWARE  folder of the firmware images a scenario names (default: share/davinci-vp/firmware\n"
+    "                           beside bin/)\n";
 
 // The peripherals' window as the CPUs see it: each device, where it sits, what it is.
 static void print_mmio(const platform::Soc& soc) {
@@ -65,8 +71,7 @@ static int print_map(const platform::Scenario& s) {
     std::printf("  0x%016llx 0x%016llx %-10s %s\n", (unsigned long long)r.base,
                 (unsigned long long)(r.base + r.size - 1), r.name.c_str(), r.target.c_str());
   print_mmio(soc);
-  std::printf("\nring placement (%u stops, %s)\n", soc.ring_config().stops,
-              soc.ring_config().bidirectional ? "bidirectional" : "unidirectional");
+  std::printf("\nring placement (%u stops, %s)\n", soc.ring_config().stops, soc.ring().timing().routing().what());
   for (auto& p : soc.placement()) std::printf("  stop %3u  %-32s %s\n", p.stop, p.who.c_str(), p.role.c_str());
   return kExitOk;
 }
@@ -89,7 +94,10 @@ struct Command {
   std::vector<std::string> options;
 };
 static const std::vector<Command> kCommands = {
-    {"run", 1, "a scenario file", {"preset", "set", "out", "timing-only", "no-trace", "check", "quiet"}},
+    {"run",
+     1,
+     "a scenario file",
+     {"preset", "set", "out", "save-tensors", "timing-only", "no-trace", "check", "quiet"}},
     {"config", 1, "a scenario file", {"preset", "set", "timing-only", "check", "origins"}},
     {"map", 1, "a scenario file", {"preset", "set"}},
     {"schema", 0, "", {}},
@@ -100,8 +108,9 @@ static const std::vector<Command> kCommands = {
 // "" when the command line fits the command; else what is wrong, naming the stray word.
 static std::string misuse(const Command& c, const std::vector<std::string>& args, const po::variables_map& vm) {
   if (args.size() > c.args)
-    return std::string(c.name) + (c.args ? " takes one argument (" + std::string(c.arg_doc) + ")" : " takes no argument") +
-           ", got '" + args[c.args] + "'";
+    return std::string(c.name) +
+           (c.args ? " takes one argument (" + std::string(c.arg_doc) + ")" : " takes no argument") + ", got '" +
+           args[c.args] + "'";
   for (auto& kv : vm)
     if (kv.first != "command" && kv.first != "args" &&
         std::find(c.options.begin(), c.options.end(), kv.first) == c.options.end())
@@ -111,12 +120,14 @@ static std::string misuse(const Command& c, const std::vector<std::string>& args
 
 static po::options_description options(std::vector<std::string>& sets, std::string& preset, std::string& out) {
   po::options_description opts("options");
-  opts.add_options()("help,h", "this help")("version", "print the version")(
-      "preset", po::value(&preset), "preset to use instead of the scenario's")(
+  opts.add_options()("help,h", "this help")("version", "print the version")("preset", po::value(&preset),
+                                                                            "preset to use instead of the scenario's")(
       "set", po::value(&sets)->composing(), "override a key: dotted.key=value (repeatable)")(
-      "out", po::value(&out), "output directory (default out/<scenario name>)")("timing-only", "move no data")(
+      "out", po::value(&out), "output directory (default out/<scenario name>)")(
+      "save-tensors", po::value<std::string>(),
+      "after the run, write every kernel's tensors into DIR as KERNEL.TENSOR.npy")("timing-only", "move no data")(
       "no-trace", "do not write trace.json")("check", po::value<std::vector<std::string>>()->composing(),
-                                           "add a check: metric>=value or metric<=value (repeatable)")(
+                                             "add a check: metric>=value or metric<=value (repeatable)")(
       "quiet", "print only errors")("origins", "config: show where each value came from");
   return opts;
 }
@@ -132,9 +143,9 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
   try {
     s = platform::load_scenario(scenario, ov);
   } catch (const Error& e) {
-    std::string m = e.what();
-    std::cerr << "dvp: " << m << "\n";
-    return m.find("does not model yet") != std::string::npos ? kExitNotBuilt : kExitConfig;
+    // What goes wrong while loading is the scenario's to fix, whatever raised it.
+    std::cerr << "dvp: " << e.what() << "\n";
+    return e.exit_code() == kExitSimError ? kExitConfig : e.exit_code();
   }
   if (guard) guard->set_limit(s.root.at("run").get_double("max_wall_seconds"));
   if (cmd == "config") {
@@ -145,7 +156,8 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
   }
   if (vm.count("no-trace")) cfg::set_dotted(s.root, "run.trace=false");
   if (cmd == "map") return print_map(s);
-  platform::RunOptions ro{out, vm.count("quiet") > 0};
+  platform::RunOptions ro{out, vm.count("quiet") > 0,
+                          vm.count("save-tensors") ? vm["save-tensors"].as<std::string>() : std::string()};
   return platform::run_scenario(s, ro).exit_code;
 }
 
@@ -161,8 +173,10 @@ static int command(const Command& c, const std::vector<std::string>& args, const
   if (cmd == "regs") {
     // The peripherals' register maps: a C header for the firmware, or the markdown document.
     const std::string what = args.empty() ? "" : args[0];
-    if (what == "header") std::cout << platform::peripherals_header(0x10000000);
-    else if (what == "markdown") std::cout << platform::peripherals_markdown();
+    if (what == "header")
+      std::cout << platform::peripherals_header(0x10000000);
+    else if (what == "markdown")
+      std::cout << platform::peripherals_markdown();
     else {
       std::cerr << "dvp: regs takes header or markdown\n" << kUsage;
       return kExitConfig;
@@ -200,7 +214,7 @@ int sc_main(int argc, char* argv[]) {
     return kExitConfig;
   }
   if (vm.count("version")) {
-    std::cout << "dvp " DVP_VERSION "\n";
+    std::cout << "dvp " << dvp::version() << " (" << dvp::revision() << ")\n";
     return kExitOk;
   }
   if (vm.count("help") || cmd.empty()) {
@@ -222,12 +236,10 @@ int sc_main(int argc, char* argv[]) {
   }
   try {
     return command(*c, args, vm, preset, sets, out);
-  } catch (const cfg::ConfigError& e) {
-    std::cerr << "dvp: " << e.what() << "\n";
-    return kExitConfig;
-  } catch (const OutputError& e) {
-    std::cerr << "dvp: error: " << e.what() << "\n";
-    return kExitOutput;
+  } catch (const Error& e) {
+    // A configuration error names its file and line itself.
+    std::cerr << "dvp: " << (e.exit_code() == kExitConfig ? "" : "error: ") << e.what() << "\n";
+    return e.exit_code();
   } catch (const sc_core::sc_report& e) {
     std::cerr << "dvp: error: " << e.what() << "\n";
     return kExitSimError;
@@ -241,5 +253,10 @@ int sc_main(int argc, char* argv[]) {
 // should hold only what the user asked for, so dvp has its own main.
 int main(int argc, char* argv[]) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  return sc_core::sc_elab_and_sim(argc, argv);
+  const int code = sc_core::sc_elab_and_sim(argc, argv);
+  if (code == 128 + SIGINT || code == 128 + SIGTERM) {  // stopped by a signal, outputs written
+    std::fflush(nullptr);
+    dvp::platform::exit_process(code);
+  }
+  return code;
 }

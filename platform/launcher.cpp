@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "launcher.hpp"
 
 #include <cmath>
@@ -11,11 +12,9 @@
 #include "aicore/numeric.hpp"
 #include "common/error.hpp"
 #include "common/payload.hpp"
-#include "kernels/library/elementwise.hpp"
-#include "kernels/library/gemm.hpp"
-#include "kernels/library/pool.hpp"
-#include "kernels/library/softmax.hpp"
+#include "library.hpp"
 #include "reference.hpp"
+#include "tensor_file.hpp"
 
 extern "C" {
 #include "dvp_abi.h"  // the job table (shared with the firmware)
@@ -26,11 +25,54 @@ namespace dvp::platform {
 using cfg::Type;
 namespace fs = std::filesystem;
 
+namespace {
+std::string shape_text(const std::vector<std::uint64_t>& s) {
+  std::string t = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + ")";
+}
+
+std::string num_text(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+// Element i of a tensor of this shape: [i] in one dimension, [r, c] in two, ...
+std::string index_text(std::uint64_t i, const std::vector<std::uint64_t>& shape) {
+  if (shape.size() < 2) return "[" + std::to_string(i) + "]";
+  std::vector<std::uint64_t> at(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) at[d] = i % shape[d], i /= shape[d];
+  std::string t = "[";
+  for (std::size_t d = 0; d < at.size(); ++d) t += (d ? ", " : "") + std::to_string(at[d]);
+  return t + "]";
+}
+
+// "N elements within ..." or "B of N elements over ...", with the errors and the worst element.
+std::string comparison_text(const std::string& out, const std::vector<std::uint64_t>& shape,
+                            const KernelLauncher::Comparison& c) {
+  const std::string tol = "atol " + num_text(c.atol) + " + rtol " + num_text(c.rtol) + " x |reference|";
+  std::string t = c.over ? std::to_string(c.over) + " of " + std::to_string(c.count) + " elements over " + tol
+                         : std::to_string(c.count) + " elements within " + tol;
+  if (c.worst < 0) return t + "; all equal to the reference";
+  t += "; max abs err " + num_text(c.max_abs) + ", max rel err " + num_text(c.max_rel) + "; worst " + out +
+       index_text(std::uint64_t(c.worst), shape) + " = " + num_text(c.have) + ", reference " + num_text(c.want);
+  return t;
+}
+
+// The AI CPU kernels of the runtime firmware (firmware/runtime/aicpu.c), by their function code.
+const cfg::Choices<std::uint32_t> kAicpuKernels = {
+    {"topk", DVP_AICPU_TOPK, "each row's k largest, values and indices"},
+    {"argmax", DVP_AICPU_ARGMAX, "each row's largest, its index"},
+};
+}  // namespace
+
 void KernelLauncher::describe_tasks(cfg::Spec& t) {
   t.param("name", Type::String, "the task's name in reports (default: the kernel's name, or record / wait N)")
       .optional();
   t.param("stream", Type::Int, "the stream it is submitted to; tasks of one stream run in order")
-      .defaults("0").range(0, DVP_MAX_STREAMS - 1);
+      .defaults("0")
+      .range(0, DVP_MAX_STREAMS - 1);
   t.param("kernel", Type::String, "an AI Core kernel: the name of a kernels: entry (its blocks)").optional();
   t.param("record", Type::Int, "set this event").optional().range(0, DVP_MAX_EVENTS - 1);
   t.param("wait", Type::Int, "wait until this event is set, then clear it").optional().range(0, DVP_MAX_EVENTS - 1);
@@ -43,23 +85,45 @@ void KernelLauncher::describe(cfg::Spec& k) {
   k.param("image", Type::String, "kernel image built by dvas (relative to the scenario)").optional();
   k.param("aicpu", Type::Enum,
           "an AI CPU kernel of the runtime firmware (needs firmware: and tasks:); args: x (f32), rows, cols, k, "
-          "values (f32), indices (s32)")
-      .choices({"topk", "argmax"}).optional();
-  k.param("library", Type::Enum, "a kernel of the kernel library, built (tiled) for the configured core")
-      .choices({"gemm", "elementwise", "softmax", "conv2d", "pool"}).optional();
-  cfg::Spec& sh = k.section("shape", "Problem shape of a library kernel");
+          "values (f32), indices (s32): " +
+              kAicpuKernels.doc())
+      .choices(kAicpuKernels.names())
+      .optional();
+  k.param("library", Type::Enum,
+          "a kernel of the kernel library, built (tiled) for the configured core: " + library_kernels().doc())
+      .choices(library_kernels().names())
+      .optional();
+  describe_shape(k.section("shape", "Problem shape of a library kernel"));
+  k.param("cores", Type::Int, "cores to run on (default: all)").optional().range(1, 256);
+  k.param("blocks", Type::Int,
+          "task blocks (block ids 0..blocks-1; default: cores); more blocks than cores run in waves")
+      .optional()
+      .range(1, 65535);
+  describe_tensors(k.object_list("tensors", "Tensors placed in DRAM before the launch"));
+  k.param("args", Type::StringList,
+          "the argument table at argbase, 8 bytes each: a tensor name gives its GM address, a number its value");
+  describe_check(k.section("check", "Compare an output tensor with a reference: computed from the inputs, or a file"));
+}
+
+void KernelLauncher::describe_shape(cfg::Spec& sh) {
   sh.optional();
-  sh.param("m", Type::Int, "gemm: rows of A and C (a multiple of 16)").optional().range(16, 1 << 20);
-  sh.param("k", Type::Int, "gemm: columns of A, rows of B (a multiple of 16)").optional().range(16, 1 << 20);
-  sh.param("n", Type::Int, "gemm: columns of B and C; elementwise: elements").optional().range(16, 1ull << 34);
+  sh.param("m", Type::Int, "gemm: rows of A and C (1: a matrix-vector product)").optional().range(1, 1 << 20);
+  sh.param("k", Type::Int, "gemm: columns of A, rows of B").optional().range(1, 65535);
+  sh.param("n", Type::Int, "gemm: columns of B and C; elementwise: elements").optional().range(1, 1ull << 34);
   sh.param("op", Type::Enum, "elementwise: the operation")
-      .choices({"add", "sub", "mul", "max", "min", "relu", "exp", "abs", "sqrt", "cast"}).optional();
-  sh.param("to", Type::Enum, "elementwise cast: the output type").choices({"f16", "bf16", "f32", "s8", "s32"}).optional();
+      .choices({"add", "sub", "mul", "max", "min", "relu", "exp", "abs", "sqrt", "cast"})
+      .optional();
+  sh.param("to", Type::Enum, "elementwise cast: the output type")
+      .choices({"f16", "bf16", "f32", "s8", "s32"})
+      .optional();
   sh.param("dtype", Type::Enum, "elementwise, softmax: element type (of the input for a cast)")
-      .choices({"f16", "bf16", "f32", "s8", "s32"}).defaults("f16");
+      .choices({"f16", "bf16", "f32", "s8", "s32"})
+      .defaults("f16");
   sh.param("rows", Type::Int, "softmax: rows").optional().range(1, 1 << 24);
   for (const char* key : {"h", "w", "c", "cout"})
-    sh.param(key, Type::Int, "conv2d: input height, width, channels (x16), output channels (x16)").optional().range(1, 65535);
+    sh.param(key, Type::Int, "conv2d: input height, width, channels (x16), output channels (x16)")
+        .optional()
+        .range(1, 65535);
   for (const char* key : {"kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w"})
     sh.param(key, Type::Int, "conv2d: filter size, stride, dilation").defaults("1").range(1, 255);
   sh.param("pool", Type::Enum, "pool: max or avg").choices({"max", "avg"}).optional();
@@ -68,83 +132,113 @@ void KernelLauncher::describe(cfg::Spec& k) {
   sh.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
   sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "bf16", "s8"}).defaults("f16");
   sh.param("out", Type::Enum, "gemm: type of C (f16 / bf16 inputs: f32, f16 or bf16; s8 inputs: s32)")
-      .choices({"f32", "f16", "bf16", "s32"}).defaults("f32");
+      .choices({"f32", "f16", "bf16", "s32"})
+      .defaults("f32");
   sh.param("relu", Type::Bool, "gemm: negative results become 0").defaults("false");
   sh.param("b_transposed", Type::Bool, "gemm: B is stored transposed, n x k (required for s8)").defaults("false");
   sh.param("bias", Type::Bool,
            "gemm: C = A x B + bias; a fourth argument, n values of the accumulator type (f32; s32 for s8)")
       .defaults("false");
-  k.param("cores", Type::Int, "cores to run on (default: all)").optional().range(1, 256);
-  k.param("blocks", Type::Int, "task blocks (block ids 0..blocks-1; default: cores); more blocks than cores run in waves")
-      .optional().range(1, 65535);
-  cfg::Spec& t = k.object_list("tensors", "Tensors placed in DRAM before the launch");
+}
+
+void KernelLauncher::describe_tensors(cfg::Spec& t) {
   t.param("name", Type::String, "tensor name, used in args and check");
   t.param("dtype", Type::Enum, "element type").choices({"f16", "bf16", "f32", "s8", "u8", "s16", "u16", "s32", "u32"});
-  t.param("elements", Type::Int, "number of elements").range(1, 1ull << 34);
-  t.param("init", Type::Enum, "initial contents").choices({"zeros", "random", "arange"}).defaults("zeros");
+  t.param("elements", Type::Int, "number of elements (default: the product of shape, or the file's)")
+      .optional()
+      .range(1, 1ull << 34);
+  t.param("shape", Type::IntList, "dimensions, C order (a .npy file's shape must equal it)").optional();
+  t.param("init", Type::Enum, "initial contents, when there is no file")
+      .choices({"zeros", "random", "arange"})
+      .defaults("zeros");
+  t.param("file", Type::String,
+          "initial contents from a file (relative to the scenario): NumPy .npy (the tensor's type: f16 <f2, f32 <f4, "
+          "bf16 <u2 bit patterns, s8 |i1, u8 |u1, s16 <i2, u16 <u2, s32 <i4, u32 <u4) or raw little-endian elements")
+      .optional();
+  t.param("format", Type::Enum, "the file's format (default: npy for a .npy name, else raw)")
+      .choices({"npy", "raw"})
+      .optional();
+  t.param("convert", Type::Bool,
+          "a .npy file of another numeric type (f64, i64, bool, ...) is converted, each value rounded to nearest "
+          "even once")
+      .defaults("false");
+  t.param("save", Type::String,
+          "after the run, write the tensor to this file (relative to the output directory; .npy, else raw)")
+      .optional();
   t.param("alias", Type::String,
           "KERNEL.TENSOR: this tensor is an earlier kernel's tensor (same memory, not initialised): how one "
-          "kernel's output feeds the next").optional();
+          "kernel's output feeds the next")
+      .optional();
   t.param("seed", Type::Int, "seed of init: random").defaults("1").range(0, 9.0e18);
   t.param("min", Type::Float, "lowest value of init: random").defaults("-1");
   t.param("max", Type::Float, "highest value of init: random").defaults("1");
-  k.param("args", Type::StringList,
-          "the argument table at argbase, 8 bytes each: a tensor name gives its GM address, a number its value");
-  cfg::Spec& c = k.section("check", "Compare an output tensor with a C++ reference computed from the inputs");
+}
+
+void KernelLauncher::describe_check(cfg::Spec& c) {
   c.optional();
-  c.param("op", Type::Enum,
-          "reference: element-wise out[i] = op(in0[i], in1[i]), or gemm out = in0 x in1 (+ in2, a bias row); "
-          "topk / argmax: the indices of each row's k largest (ties: lower index first)")
-      .choices({"add", "sub", "mul", "max", "min", "relu", "copy", "exp", "gemm", "softmax", "conv2d", "pool", "topk",
-                "argmax"});
+  c.param("op", Type::Enum, "the reference, computed from the inputs: " + reference_checks().doc())
+      .choices(reference_checks().names())
+      .optional();
+  c.param("expected", Type::String,
+          "the reference as a file of the output's values (relative to the scenario; .npy of any numeric type, "
+          "else raw elements of the output's type), instead of op")
+      .optional();
   c.param("cols", Type::Int, "softmax, topk, argmax: elements per row").optional().range(1, 1 << 20);
   c.param("m", Type::Int, "gemm: rows of in0 and out").optional().range(1, 1 << 20);
   c.param("k", Type::Int, "gemm: columns of in0, rows of in1; topk: how many").optional().range(1, 1 << 20);
   c.param("n", Type::Int, "gemm: columns of in1 and out").optional().range(1, 1 << 20);
   c.param("b_transposed", Type::Bool, "gemm: in1 is stored n x k").defaults("false");
   c.param("relu", Type::Bool, "gemm: the reference goes through ReLU").defaults("false");
-  c.param("inputs", Type::StringList, "input tensor names (one or two)");
+  c.param("inputs", Type::StringList, "op: input tensor names (one or two)").optional();
   c.param("output", Type::String, "output tensor name");
   c.param("atol", Type::Float, "absolute tolerance").defaults("0").min(0);
   c.param("rtol", Type::Float, "relative tolerance").defaults("0").min(0);
 }
 
+struct KernelLauncher::TensorSpec {
+  Tensor t;
+  std::vector<std::uint64_t> shape;  // as given (or the file's); empty: one dimension
+  std::string init;
+  std::uint64_t seed;
+  double lo, hi;
+  int alias_kernel = -1, alias_tensor = -1;  // another kernel's tensor (same memory)
+  std::string file;                          // initial contents from this file (a path)
+  std::optional<NpyHeader> npy;              // its header, if it is a .npy file
+  bool convert = false;
+  std::string save;  // write it here after the run (as given, relative to the output directory)
+};
 struct KernelLauncher::Kernel {
   std::string name;
   std::string tiling;
   aicore::Image image;
   unsigned cores = 1, blocks = 1;
-  struct TensorSpec {
-    Tensor t;
-    std::string init;
-    std::uint64_t seed;
-    double lo, hi;
-    int alias_kernel = -1, alias_tensor = -1;  // another kernel's tensor (same memory)
-  };
+
   std::vector<TensorSpec> tensors;
-  std::string library;  // a library kernel: which one, and its shape (conv2d and pool: in ref)
-  kernels::GemmShape gemm;
-  kernels::SoftmaxShape softmax;
-  kernels::ElementwiseShape elementwise;
+  const LibraryKernel* lib = nullptr;  // a library kernel: which one, and its shape
+  KernelShape shape;
   std::vector<std::pair<int, std::uint64_t>> args;  // (tensor index or -1, value)
   bool check = false;
-  Reference ref;  // the check's reference; conv2d and pool share the kernel's shape with it
+  Reference ref;  // the check's reference (conv2d and pool take the kernel's shape)
   std::vector<int> inputs;
   int output = -1;
   double atol = 0, rtol = 0;
-  bool is_conv = false, is_pool = false;
+  std::vector<std::uint8_t> expected;                        // check: expected: the file's values in the output's type
   std::uint64_t image_addr = 0, code_bytes = 0, argtab = 0;  // DRAM offsets once placed
-  std::uint32_t aicpu_func = 0;  // an AI CPU kernel (enum dvp_aicpu_func): no image
+  std::uint32_t aicpu_func = 0;                              // an AI CPU kernel (enum dvp_aicpu_func): no image
 };
 
 KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
                                std::vector<aicore::AiCore*> cores, const aicore::AiCoreConfig& core_cfg,
                                dram::Storage& dram, std::uint64_t dram_base, bool functional, const cfg::Node* tasks)
-    : sc_module(n), socket("socket"), cores_(std::move(cores)), dram_(dram), base_(dram_base),
+    : sc_module(n),
+      socket("socket"),
+      cores_(std::move(cores)),
+      dram_(dram),
+      base_(dram_base),
       next_(tasks ? 2 * DVP_JOB_TABLE_OFFSET : 0),  // with firmware: its 16 MiB, then the job table's
       functional_(functional),
       firmware_mode_(tasks != nullptr),
-      stats_(this->name()) {
+      stats_(*this) {
   for (const cfg::Node& k : kernels.items()) {
     kernels_.push_back(std::make_unique<Kernel>());
     Kernel* K = kernels_.back().get();
@@ -152,9 +246,10 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
     read_code(K, k, dir, tasks != nullptr);
     K->cores = k.has("cores") ? unsigned(k.get_uint("cores")) : unsigned(cores_.size());
     if (K->cores > cores_.size())
-      k.at("cores").fail("asks for " + std::to_string(K->cores) + " cores; the SoC has " + std::to_string(cores_.size()));
+      k.at("cores").fail("asks for " + std::to_string(K->cores) + " cores; the SoC has " +
+                         std::to_string(cores_.size()));
     K->blocks = k.has("blocks") ? unsigned(k.get_uint("blocks")) : K->cores;
-    read_tensors(K, k);
+    read_tensors(K, k, dir);
     for (const cfg::Node& a : k.at("args").items()) {
       const std::string& s = a.as_string();
       if (!s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-'))
@@ -162,20 +257,31 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       else
         K->args.push_back({tensor_index(K, s, a), 0});
     }
-    if (!K->library.empty()) {
+    if (K->lib) {
       // Sizes first: a shape its tensors cannot hold is an error before any tiling or building.
       check_library_args(K, k);
       build_library(K, k.at("shape"), core_cfg);
     }
-    if (const cfg::Node* c = k.find("check")) read_check(K, *c);
+    if (const cfg::Node* c = k.find("check")) read_check(K, *c, dir);
     layout(K, k);
   }
   stats_.json("kernels", "per kernel: blocks, cores, start and end (ns), result of the check", [this] {
     nlohmann::json a = nlohmann::json::array();
     for (auto& r : results_)
-      a.push_back({{"name", r.name}, {"blocks", r.blocks}, {"cores", r.cores}, {"start_ns", double(r.start) / 1000.0},
-                   {"end_ns", double(r.end) / 1000.0}, {"checked", r.checked}, {"passed", r.passed},
-                   {"detail", r.detail}, {"tiling", r.tiling}});
+      a.push_back({{"name", r.name},
+                   {"blocks", r.blocks},
+                   {"cores", r.cores},
+                   {"start_ns", double(r.start) / 1000.0},
+                   {"end_ns", double(r.end) / 1000.0},
+                   {"checked", r.checked},
+                   {"passed", r.passed},
+                   {"detail", r.detail},
+                   {"compared", r.comparison.count},
+                   {"over_tolerance", r.comparison.over},
+                   {"max_abs_err", r.comparison.max_abs},
+                   {"max_rel_err", r.comparison.max_rel},
+                   {"worst_index", r.comparison.worst},
+                   {"tiling", r.tiling}});
     return a;
   });
   if (tasks) {
@@ -209,16 +315,22 @@ void KernelLauncher::read_code(Kernel* K, const cfg::Node& k, const std::string&
     return (p.is_relative() ? fs::path(dir) / p : p).string();
   };
   if (int(k.has("source")) + int(k.has("image")) + int(k.has("library")) + int(k.has("aicpu")) != 1)
-    k.fail("give exactly one of source (assembly), image (dvas output), library (a library kernel) or aicpu (an "
-           "AI CPU kernel)");
+    k.fail(
+        "give exactly one of source (assembly), image (dvas output), library (a library kernel) or aicpu (an "
+        "AI CPU kernel)");
   if (k.has("aicpu")) {
-    if (!with_tasks) k.at("aicpu").fail("an AI CPU kernel runs on the AI CPU: the scenario needs firmware: {image: runtime} and tasks:");
-    K->aicpu_func = k.get_string("aicpu") == "topk" ? DVP_AICPU_TOPK : DVP_AICPU_ARGMAX;
+    if (!with_tasks)
+      k.at("aicpu").fail(
+          "an AI CPU kernel runs on the AI CPU: the scenario needs firmware: {image: runtime} and tasks:");
+    K->aicpu_func = kAicpuKernels.parse(k.at("aicpu"));
     K->tiling = "AI CPU";
   } else if (k.has("library")) {
     if (!k.has("shape")) k.fail("a library kernel needs its shape:");
-    K->library = k.get_string("library");
-    read_library_shape(K, k.at("shape"));
+    K->lib = library_kernels().parse(k.at("library"));
+    const cfg::Node& sh = k.at("shape");
+    for (const char* key : K->lib->required)
+      if (!sh.has(key)) sh.fail(std::string(K->lib->name) + " needs shape." + key);
+    K->shape = K->lib->read(sh);
   } else if (k.has("source")) {
     std::ifstream f(path("source"));
     if (!f) k.at("source").fail("cannot open " + path("source"));
@@ -234,90 +346,20 @@ void KernelLauncher::read_code(Kernel* K, const cfg::Node& k, const std::string&
   }
 }
 
-void KernelLauncher::read_library_shape(Kernel* K, const cfg::Node& sh) {
-  const std::string& lib = K->library;
-  const std::vector<const char*> keys = lib == "gemm"      ? std::vector<const char*>{"m", "k", "n"}
-                                        : lib == "softmax" ? std::vector<const char*>{"rows", "cols"}
-                                        : lib == "conv2d"  ? std::vector<const char*>{"h", "w", "c", "cout"}
-                                        : lib == "pool"    ? std::vector<const char*>{"pool", "h", "w", "c"}
-                                                           : std::vector<const char*>{"op", "n"};
-  for (const char* key : keys)
-    if (!sh.has(key)) sh.fail(lib + " needs shape." + key);
-  auto u = [&](const char* key) { return std::uint32_t(sh.get_uint(key)); };
-  if (lib == "gemm") {
-    // shape.n admits an element-wise length; a GEMM's dimensions are 32-bit, and their
-    // products are bounded by the tensors they must fit.
-    for (const char* key : {"m", "k", "n"})
-      if (sh.get_uint(key) > (1u << 20))
-        sh.at(key).fail("gemm takes m, k and n up to 1048576, got " + std::to_string(sh.get_uint(key)));
-    K->gemm = kernels::GemmShape{u("m"), u("k"), u("n"), *aicore::dtype_from(sh.get_string("out")),
-                                 *aicore::dtype_from(sh.get_string("in")), sh.get_bool("b_transposed"),
-                                 sh.get_bool("relu"), sh.get_bool("bias")};
-  } else if (lib == "conv2d") {
-    K->ref.conv = kernels::ConvShape{u("h"), u("w"), u("c"), u("cout"), u("kh"), u("kw"), u("stride_h"), u("stride_w"),
-                                     u("dil_h"), u("dil_w"), u("pad_t"), u("pad_b"), u("pad_l"), u("pad_r")};
-    K->is_conv = true;
-    const kernels::ConvShape& c = K->ref.conv;
-    if (c.h + c.pad_t + c.pad_b < c.dil_h * (c.kh - 1) + 1 || c.w + c.pad_l + c.pad_r < c.dil_w * (c.kw - 1) + 1)
-      sh.fail("conv2d: the dilated filter is larger than the padded input");
-  } else if (lib == "pool") {
-    K->ref.pool = kernels::PoolShape{sh.get_string("pool"), u("h"), u("w"), u("c"), u("kh"), u("kw"), u("stride_h"),
-                                     u("stride_w")};
-    K->is_pool = true;
-    if (K->ref.pool.h < K->ref.pool.kh || K->ref.pool.w < K->ref.pool.kw) sh.fail("pool: the window is larger than the input");
-  } else if (lib == "softmax") {
-    K->softmax = kernels::SoftmaxShape{*aicore::dtype_from(sh.get_string("dtype")), u("rows"), u("cols")};
-  } else {
-    K->elementwise = kernels::ElementwiseShape{sh.get_string("op"), *aicore::dtype_from(sh.get_string("dtype")),
-                                               sh.get_uint("n"),
-                                               sh.has("to") ? *aicore::dtype_from(sh.get_string("to")) : aicore::DType::None};
-    if (K->elementwise.op == "cast" && !sh.has("to")) sh.fail("a cast needs shape.to");
-  }
-}
-
-// What each argument of a library kernel must be: a tensor of at least `elems` elements of
-// `dtype` (the argument tables of firmware/kernels/library/*.hpp).
-struct LibraryArg {
-  const char* role;
-  aicore::DType dtype;
-  std::uint64_t elems;
-};
-
-static std::vector<LibraryArg> library_args(const std::string& lib, const kernels::GemmShape& g,
-                                            const kernels::ConvShape& c, const kernels::PoolShape& p,
-                                            const kernels::SoftmaxShape& sm, const kernels::ElementwiseShape& e) {
-  using aicore::DType;
-  if (lib == "gemm") {
-    std::vector<LibraryArg> a{{"A", g.in, std::uint64_t(g.m) * g.k}, {"B", g.in, std::uint64_t(g.k) * g.n},
-                              {"C", g.out, std::uint64_t(g.m) * g.n}};
-    if (g.bias) a.push_back({"bias", g.in == DType::S8 ? DType::S32 : DType::F32, g.n});
-    return a;
-  }
-  if (lib == "conv2d")
-    return {{"x", DType::F16, std::uint64_t(c.c) * c.h * c.w},
-            {"weights", DType::F16, std::uint64_t(c.cout) * c.k()},
-            {"y", DType::F32, std::uint64_t(c.ho()) * c.wo() * c.cout}};
-  if (lib == "pool")
-    return {{"x", DType::F16, std::uint64_t(p.c) * p.h * p.w}, {"y", DType::F16, std::uint64_t(p.c) * p.ho() * p.wo()}};
-  if (lib == "softmax") return {{"x", sm.dtype, std::uint64_t(sm.rows) * sm.cols}, {"out", sm.dtype, std::uint64_t(sm.rows) * sm.cols}};
-  std::vector<LibraryArg> a{{"x", e.dtype, e.n}};
-  if (kernels::elementwise_binary(e.op)) a.push_back({"y", e.dtype, e.n});
-  a.push_back({"z", e.op == "cast" ? e.to : e.dtype, e.n});
-  return a;
-}
-
 // A library kernel reads and writes exactly its shape's elements: each argument must be a
 // tensor of the kernel's type holding them, or the kernel would run past it in DRAM.
 void KernelLauncher::check_library_args(const Kernel* K, const cfg::Node& k) {
   const cfg::Node& args = k.at("args");
-  const std::vector<LibraryArg> want = library_args(K->library, K->gemm, K->ref.conv, K->ref.pool, K->softmax, K->elementwise);
+  const std::vector<LibraryArg> want = K->lib->args(K->shape);
+  const std::string lib = K->lib->name;
+  const auto* g = std::get_if<kernels::GemmShape>(&K->shape);
   if (args.items().size() != want.size())
-    args.fail("library " + K->library + (K->library == "gemm" && K->gemm.bias ? " with a bias" : "") + " takes " +
-              std::to_string(want.size()) + " arguments, got " + std::to_string(args.items().size()));
+    args.fail("library " + lib + (g && g->bias ? " with a bias" : "") + " takes " + std::to_string(want.size()) +
+              " arguments, got " + std::to_string(args.items().size()));
   for (std::size_t i = 0; i < want.size(); ++i) {
     const LibraryArg& w = want[i];
     const cfg::Node& a = args.items()[i];
-    const std::string role = K->library + "'s " + w.role + " (argument " + std::to_string(i + 1) + ")";
+    const std::string role = lib + "'s " + w.role + " (argument " + std::to_string(i + 1) + ")";
     if (K->args[i].first < 0) a.fail(role + " is a tensor; got the number " + a.as_string());
     const Tensor& t = K->tensors[std::size_t(K->args[i].first)].t;
     if (t.dtype != w.dtype)
@@ -330,90 +372,182 @@ void KernelLauncher::check_library_args(const Kernel* K, const cfg::Node& k) {
 }
 
 void KernelLauncher::build_library(Kernel* K, const cfg::Node& sh, const aicore::AiCoreConfig& core_cfg) {
+  // The kernel's tiling is chosen for the cores its blocks run on at once.
+  aicore::AiCoreConfig cfg = core_cfg;
+  cfg.cores = std::min(std::min(cfg.cores, K->cores), K->blocks);
   try {
-    if (K->library == "gemm") {
-      K->tiling = kernels::gemm_tiling(core_cfg, K->gemm).str();
-      K->image = kernels::gemm_kernel(core_cfg, K->gemm);
-    } else if (K->library == "conv2d") {
-      K->tiling = kernels::gemm_tiling(core_cfg, kernels::conv2d_gemm_shape(K->ref.conv)).str() + " (img2col)";
-      K->image = kernels::conv2d_kernel(core_cfg, K->ref.conv);
-    } else if (K->library == "pool") {
-      K->tiling = "one channel group (16) per turn";
-      K->image = kernels::pool_kernel(core_cfg, K->ref.pool);
-    } else if (K->library == "softmax") {
-      K->tiling = "one row at a time";
-      K->image = kernels::softmax_kernel(core_cfg, K->softmax);
-    } else {
-      K->tiling = std::to_string(kernels::elementwise_tile_bytes(core_cfg, K->elementwise)) + " B tiles";
-      K->image = kernels::elementwise_kernel(core_cfg, K->elementwise);
-    }
+    BuiltKernel b = K->lib->build(cfg, K->shape);
+    K->image = std::move(b.image);
+    K->tiling = std::move(b.tiling);
   } catch (const Error& e) {
     sh.fail(e.what());
   }
 }
 
-void KernelLauncher::read_tensors(Kernel* K, const cfg::Node& k) {
+void KernelLauncher::read_tensors(Kernel* K, const cfg::Node& k, const std::string& dir) {
   const cfg::Node* ts = k.find("tensors");
   if (!ts) return;
   for (const cfg::Node& t : ts->items()) {
-    Kernel::TensorSpec s;
+    TensorSpec s;
     s.t.name = t.get_string("name");
     s.t.dtype = *aicore::dtype_from(t.get_string("dtype"));
-    s.t.elems = t.get_uint("elements");
     s.init = t.get_string("init");
     s.seed = t.get_uint("seed");
     s.lo = t.get_double("min");
     s.hi = t.get_double("max");
-    if (t.has("alias")) {
-      // An earlier kernel's tensor: found now, addressed when the kernels are placed.
-      const std::string a = t.get_string("alias");
-      const auto dot = a.find('.');
-      for (std::size_t ki = 0; dot != std::string::npos && ki + 1 < kernels_.size(); ++ki)
-        if (kernels_[ki]->name == a.substr(0, dot))
-          for (std::size_t ti = 0; ti < kernels_[ki]->tensors.size(); ++ti)
-            if (kernels_[ki]->tensors[ti].t.name == a.substr(dot + 1)) {
-              s.alias_kernel = int(ki);
-              s.alias_tensor = int(ti);
-            }
-      if (s.alias_kernel < 0) t.at("alias").fail("no tensor '" + a + "' in an earlier kernel (write KERNEL.TENSOR)");
-      const Tensor& o = kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t;
-      if (o.elems * aicore::dtype_bytes(o.dtype) < s.t.elems * aicore::dtype_bytes(s.t.dtype))
-        t.at("alias").fail("'" + a + "' is smaller than this tensor");
-    }
+    s.convert = t.get_bool("convert");
+    if (t.has("save")) s.save = t.get_string("save");
+    if (t.has("shape")) s.shape = t.get_uint_list("shape");
+    if (t.has("file")) read_tensor_file(s, t, dir);
+    if (t.has("alias")) read_alias(s, t);
+    s.t.elems = tensor_elements(s, t);
+    if (s.alias_kernel >= 0 &&
+        alias_of(s).elems * aicore::dtype_bytes(alias_of(s).dtype) < s.t.elems * aicore::dtype_bytes(s.t.dtype))
+      t.at("alias").fail("'" + t.get_string("alias") + "' is smaller than this tensor");
     K->tensors.push_back(s);
   }
 }
 
-void KernelLauncher::read_check(Kernel* K, const cfg::Node& c) {
+// A tensor's element count: from elements, shape and its file, which must agree.
+std::uint64_t KernelLauncher::tensor_elements(TensorSpec& s, const cfg::Node& t) const {
+  std::uint64_t n = 0;
+  if (t.has("shape")) {
+    n = 1;
+    for (std::uint64_t d : s.shape) {
+      if (d == 0 || n > (1ull << 34) / d) t.at("shape").fail("a shape of 1 to 2^34 elements, each dimension >= 1");
+      n *= d;
+    }
+    if (s.shape.empty()) t.at("shape").fail("an empty shape: give at least one dimension");
+  }
+  if (t.has("elements")) {
+    const std::uint64_t e = t.get_uint("elements");
+    if (n && e != n) t.at("elements").fail(std::to_string(e) + " elements, but the shape holds " + std::to_string(n));
+    n = e;
+  }
+  if (!s.file.empty()) {
+    const unsigned eb = aicore::dtype_bytes(s.t.dtype);
+    std::uint64_t f = 0;
+    if (s.npy) {
+      f = s.npy->elements();
+    } else {
+      std::error_code ec;
+      const std::uint64_t size = fs::file_size(s.file, ec);
+      if (ec) t.at("file").fail(s.file + ": " + ec.message());
+      if (size == 0 || size % eb || (n && size != n * eb))
+        t.at("file").fail(s.file + ": a raw file of " + std::to_string(size) + " bytes; the tensor's elements are " +
+                          std::to_string(eb) + " bytes each" +
+                          (n ? " and it has " + std::to_string(n) + " (" + std::to_string(n * eb) + " bytes)" : ""));
+      f = size / eb;
+    }
+    if (s.npy && t.has("shape") && s.npy->shape != s.shape)
+      t.at("file").fail(s.file + " has shape " + shape_text(s.npy->shape) + ", the tensor's is " + shape_text(s.shape));
+    if (n && s.npy && f != n)
+      t.at("file").fail(s.file + " holds " + std::to_string(f) + " elements, the tensor " + std::to_string(n));
+    if (!n) n = f;
+    if (s.npy && s.shape.empty()) s.shape = s.npy->shape;
+  }
+  if (!n && s.alias_kernel >= 0)  // as many as the memory it shares holds
+    n = alias_of(s).elems * aicore::dtype_bytes(alias_of(s).dtype) / aicore::dtype_bytes(s.t.dtype);
+  if (!n) t.fail("give the tensor's elements, shape or file (with at least one element)");
+  if (n > (1ull << 34)) t.fail("a tensor of " + std::to_string(n) + " elements (at most 2^34)");
+  return n;
+}
+
+// The file's header is read and checked now; its data goes into DRAM when the tensor is laid out.
+void KernelLauncher::read_tensor_file(TensorSpec& s, const cfg::Node& t, const std::string& dir) {
+  const cfg::Node& f = t.at("file");
+  if (t.has("alias")) f.fail("a tensor is either an alias of another or initialised from a file, not both");
+  if (t.get_string("init") != "zeros") t.at("init").fail("give init or file, not both");
+  fs::path p = f.as_string();
+  s.file = (p.is_relative() ? fs::path(dir) / p : p).string();
+  const bool npy = t.has("format") ? t.get_string("format") == "npy" : is_npy_path(s.file);
+  try {
+    if (npy) s.npy = read_npy_header(s.file);
+  } catch (const Error& e) {
+    f.fail(e.what());
+  }
+  if (!s.npy) return;
+  if (!npy_matches(*s.npy, s.t.dtype) && !s.convert)
+    f.fail(s.file + " holds " + s.npy->descr + " elements, the tensor is " + aicore::dtype_name(s.t.dtype) + " (" +
+           npy_descr(s.t.dtype) + "); save it as that type, or set convert: true to round each value");
+}
+
+// An earlier kernel's tensor: found now, addressed when the kernels are placed.
+void KernelLauncher::read_alias(TensorSpec& s, const cfg::Node& t) {
+  const std::string a = t.get_string("alias");
+  const auto dot = a.find('.');
+  for (std::size_t ki = 0; dot != std::string::npos && ki + 1 < kernels_.size(); ++ki)
+    if (kernels_[ki]->name == a.substr(0, dot))
+      for (std::size_t ti = 0; ti < kernels_[ki]->tensors.size(); ++ti)
+        if (kernels_[ki]->tensors[ti].t.name == a.substr(dot + 1)) {
+          s.alias_kernel = int(ki);
+          s.alias_tensor = int(ti);
+        }
+  if (s.alias_kernel < 0) t.at("alias").fail("no tensor '" + a + "' in an earlier kernel (write KERNEL.TENSOR)");
+}
+
+const KernelLauncher::Tensor& KernelLauncher::alias_of(const TensorSpec& s) const {
+  return kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t;
+}
+
+void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string& dir) {
   K->check = true;
-  Reference& R = K->ref;
-  R.op = c.get_string("op");
-  for (const cfg::Node& i : c.at("inputs").items()) K->inputs.push_back(tensor_index(K, i.as_string(), i));
-  const bool with_bias = R.op == "gemm" && K->inputs.size() == 3;
-  if (K->inputs.size() != (R.unary() ? 1u : 2u) && !with_bias)
-    c.at("inputs").fail(R.op + " takes " + (R.unary() ? "one input" : R.op == "gemm" ? "two inputs (three with a bias)" : "two inputs"));
+  if (int(c.has("op")) + int(c.has("expected")) != 1)
+    c.fail("give op (a reference computed from the inputs) or expected (a file of the output's values), not both");
   K->output = tensor_index(K, c.get_string("output"), c.at("output"));
   K->atol = c.get_double("atol");
   K->rtol = c.get_double("rtol");
-  if (R.op == "conv2d" && !K->is_conv) c.fail("check op conv2d needs a library: conv2d kernel (it uses its shape)");
-  if (R.op == "pool" && !K->is_pool) c.fail("check op pool needs a library: pool kernel (it uses its shape)");
-  if (R.op == "softmax" || R.op == "topk" || R.op == "argmax") {
-    if (!c.has("cols")) c.fail(R.op + " needs cols");
-    R.cols = c.get_uint("cols");
-  }
-  if (R.op == "topk") {
-    if (!c.has("k")) c.fail("topk needs k");
-    R.k = c.get_uint("k");
-  }
-  if (R.op == "gemm") {
-    for (const char* key : {"m", "k", "n"})
-      if (!c.has(key)) c.fail(std::string("gemm needs ") + key);
-    R.m = c.get_uint("m"), R.k = c.get_uint("k"), R.n = c.get_uint("n");
-    R.b_transposed = c.get_bool("b_transposed");
-    R.relu = c.get_bool("relu");
-    R.bias = with_bias;
+  if (c.has("expected")) return read_expected(K, c.at("expected"), dir);
+  Reference& R = K->ref;
+  R.op = reference_checks().parse(c.at("op"));
+  const std::string op = R.op->name;
+  if (!c.has("inputs")) c.fail(op + " computes its reference from inputs: give inputs: [...]");
+  for (const cfg::Node& i : c.at("inputs").items()) K->inputs.push_back(tensor_index(K, i.as_string(), i));
+  const std::size_t n = K->inputs.size();
+  if (n < R.op->min_inputs || n > R.op->max_inputs)
+    c.at("inputs").fail(op + " takes " +
+                        (R.op->max_inputs == 1                  ? std::string("one input")
+                         : R.op->min_inputs == R.op->max_inputs ? "two inputs"
+                                                                : "two inputs (three with a bias)"));
+  for (const char* key : R.op->needs)
+    if (!c.has(key)) c.fail(op + " needs " + key);
+  R.m = c.has("m") ? c.get_uint("m") : 0, R.k = c.has("k") ? c.get_uint("k") : 0,
+  R.n = c.has("n") ? c.get_uint("n") : 0;
+  R.cols = c.has("cols") ? c.get_uint("cols") : 0;
+  R.b_transposed = c.get_bool("b_transposed");
+  R.relu = c.get_bool("relu");
+  R.bias = n == 3;
+  // conv2d and pool check the kernel's own shape.
+  if (op == "conv2d" || op == "pool") {
+    const auto* conv = std::get_if<kernels::ConvShape>(&K->shape);
+    const auto* pool = std::get_if<kernels::PoolShape>(&K->shape);
+    if (op == "conv2d" ? !conv : !pool)
+      c.fail("check op " + op + " needs a library: " + op + " kernel (it uses its shape)");
+    if (conv) R.conv = *conv;
+    if (pool) R.pool = *pool;
   }
   check_reference_sizes(K, c);
+}
+
+// check: expected: a file of the output's values, read now and rounded once to the output's type.
+void KernelLauncher::read_expected(Kernel* K, const cfg::Node& e, const std::string& dir) {
+  fs::path p = e.as_string();
+  const std::string path = (p.is_relative() ? fs::path(dir) / p : p).string();
+  const Tensor& out = K->tensors[K->output].t;
+  try {
+    std::optional<NpyHeader> h;
+    if (is_npy_path(path)) {
+      h = read_npy_header(path);
+      if (h->elements() != out.elems)
+        e.fail(path + " holds " + std::to_string(h->elements()) + " elements, the output '" + out.name + "' " +
+               std::to_string(out.elems));
+    }
+    K->expected.resize(out.elems * aicore::dtype_bytes(out.dtype));
+    read_tensor_data(path, h ? &*h : nullptr, out.dtype, out.elems, true, K->expected.data());
+  } catch (const Error& x) {
+    if (dynamic_cast<const cfg::ConfigError*>(&x)) throw;
+    e.fail(x.what());
+  }
 }
 
 // Every tensor the reference reads or compares must be large enough for its shape.
@@ -422,23 +556,14 @@ void KernelLauncher::check_reference_sizes(const Kernel* K, const cfg::Node& c) 
   auto need = [&](int t, std::uint64_t elems, const char* what) {
     if (K->tensors[t].t.elems < elems)
       c.fail(std::string(what) + " '" + K->tensors[t].t.name + "' has " + std::to_string(K->tensors[t].t.elems) +
-             " elements, " + R.op + " needs " + std::to_string(elems));
+             " elements, " + R.op->name + " needs " + std::to_string(elems));
   };
   const std::uint64_t out_elems = K->tensors[K->output].t.elems;
-  if (R.op == "gemm") {
-    need(K->inputs[0], R.m * R.k, "input");
-    need(K->inputs[1], R.k * R.n, "input");
-    if (R.bias) need(K->inputs[2], R.n, "bias");
-  } else if (R.op == "conv2d") {
-    need(K->inputs[0], std::uint64_t(R.conv.c) * R.conv.h * R.conv.w, "input");
-    need(K->inputs[1], std::uint64_t(R.conv.cout) * R.conv.k(), "weights");
-  } else if (R.op == "pool") {
-    need(K->inputs[0], std::uint64_t(R.pool.c) * R.pool.h * R.pool.w, "input");
-  } else {
-    if (R.op == "softmax" && (R.cols == 0 || out_elems % R.cols))
-      c.at("cols").fail("the output's " + std::to_string(out_elems) + " elements are not whole rows");
-    for (int i : K->inputs) need(i, out_elems, "input");
-  }
+  if (R.op->whole_rows && (R.cols == 0 || out_elems % R.cols))
+    c.at("cols").fail("the output's " + std::to_string(out_elems) + " elements are not whole rows");
+  const auto in_elems = R.op->input_elems(R, out_elems);
+  for (std::size_t i = 0; i < K->inputs.size() && i < in_elems.size(); ++i)
+    need(K->inputs[i], in_elems[i].first, in_elems[i].second);
   need(K->output, R.count(out_elems), "output");
 }
 
@@ -459,12 +584,19 @@ void KernelLauncher::layout(Kernel* K, const cfg::Node& k) {
     K->image_addr = take(K->code_bytes + 32, k, "the kernel image");
   }
   for (std::size_t i = 0; i < K->tensors.size(); ++i) {
-    Kernel::TensorSpec& s = K->tensors[i];
+    TensorSpec& s = K->tensors[i];
     if (s.alias_kernel >= 0) {  // an earlier kernel's memory
       s.t.addr = kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t.addr;
       continue;
     }
-    s.t.addr = take(s.t.elems * aicore::dtype_bytes(s.t.dtype), k.at("tensors").items()[i], "tensor '" + s.t.name + "'");
+    const cfg::Node& t = k.at("tensors").items()[i];
+    s.t.addr = take(s.t.elems * aicore::dtype_bytes(s.t.dtype), t, "tensor '" + s.t.name + "'");
+    if (s.file.empty()) continue;
+    try {  // straight into DRAM: a file as large as the memory is read once
+      read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, s.t.elems, s.convert, dram_.data() + s.t.addr);
+    } catch (const Error& e) {
+      t.at("file").fail(e.what());
+    }
   }
   K->argtab = take(8 * K->args.size() + 8, k.at("args"), "the argument table");
 }
@@ -544,7 +676,7 @@ void KernelLauncher::place(Kernel* K) {
   }
   for (auto& s : K->tensors) {
     const unsigned eb = aicore::dtype_bytes(s.t.dtype);
-    if (s.alias_kernel >= 0) continue;  // an earlier kernel's memory, filled there
+    if (s.alias_kernel >= 0 || !s.file.empty()) continue;  // an earlier kernel's memory, or read at load
     std::uint8_t* p = dram_.data() + s.t.addr;
     std::uint64_t z = s.seed * 0x9E3779B97F4A7C15ull + 1;
     const bool arange = s.init == "arange", random = s.init == "random";
@@ -564,49 +696,102 @@ void KernelLauncher::place(Kernel* K) {
   }
 }
 
+// The reference values of a kernel's check, each rounded once to the output type: computed from
+// the inputs as read back, or the expected file's.
+std::vector<double> KernelLauncher::reference_values(const Kernel* K, std::uint64_t count) {
+  const Tensor& out = K->tensors[K->output].t;
+  const unsigned ob = aicore::dtype_bytes(out.dtype);
+  std::vector<double> want(count);
+  if (!K->expected.empty()) {
+    for (std::uint64_t i = 0; i < count; ++i) want[i] = aicore::num::load(K->expected.data() + i * ob, out.dtype);
+    return want;
+  }
+  std::vector<std::vector<std::uint8_t>> in;
+  std::vector<TensorView> views;
+  for (int i : K->inputs) {
+    const Tensor& t = K->tensors[i].t;
+    in.push_back(read_back(base_ + t.addr, t.elems * aicore::dtype_bytes(t.dtype)));
+    views.push_back(TensorView{in.back().data(), t.dtype});
+  }
+  const std::vector<double> ref = K->ref.compute(views, count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint8_t rounded[8];
+    aicore::num::store(rounded, out.dtype, ref[i]);
+    want[i] = aicore::num::load(rounded, out.dtype);
+  }
+  return want;
+}
+
 void KernelLauncher::check(Kernel* K, Result& r) {
-  if (K->check && !functional_) {
+  if (!K->check) return;
+  if (!functional_) {
     r.detail = "not checked: a timing-only run moves no data";
-  } else if (K->check) {
-    r.checked = true;
-    const Tensor& out = K->tensors[K->output].t;
-    const unsigned ob = aicore::dtype_bytes(out.dtype);
-    auto got = read_back(base_ + out.addr, out.elems * ob);
-    std::vector<std::vector<std::uint8_t>> in;
-    for (int i : K->inputs) {
-      const Tensor& t = K->tensors[i].t;
-      in.push_back(read_back(base_ + t.addr, t.elems * aicore::dtype_bytes(t.dtype)));
-    }
-    std::vector<TensorView> views;
-    for (std::size_t j = 0; j < in.size(); ++j) views.push_back(TensorView{in[j].data(), K->tensors[K->inputs[j]].t.dtype});
-    const std::uint64_t count = K->ref.count(out.elems);
-    const std::vector<double> ref = K->ref.compute(views, count);
-    std::uint64_t bad = 0;
-    for (std::uint64_t i = 0; i < count; ++i) {
-      std::uint8_t rounded[8];
-      aicore::num::store(rounded, out.dtype, ref[i]);  // the reference, rounded once to the output type
-      const double want = aicore::num::load(rounded, out.dtype);
-      const double have = aicore::num::load(got.data() + i * ob, out.dtype);
-      // Equal values pass first: infinities (an fp16 overflow) have no finite difference.
-      const bool ok = have == want || (std::isnan(want) && std::isnan(have)) ||
-                      std::fabs(have - want) <= K->atol + K->rtol * std::fabs(want);
-      if (!ok) {
-        if (!bad) {
-          std::ostringstream os;
-          os << out.name << "[" << i << "] = " << have << ", reference " << want;
-          r.detail = os.str();
-        }
-        ++bad;
+    return;
+  }
+  r.checked = true;
+  const Tensor& out = K->tensors[K->output].t;
+  const unsigned ob = aicore::dtype_bytes(out.dtype);
+  const std::uint64_t count = K->expected.empty() ? K->ref.count(out.elems) : out.elems;
+  const std::vector<std::uint8_t> got = read_back(base_ + out.addr, count * ob);
+  const std::vector<double> want = reference_values(K, count);
+  Comparison& c = r.comparison;
+  c.count = count, c.atol = K->atol, c.rtol = K->rtol;
+  // The worst element: the one furthest past its tolerance, or (all within) the closest to it.
+  double worst_excess = -INFINITY;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const double have = aicore::num::load(got.data() + i * ob, out.dtype), w = want[i];
+    // Equal values pass first: infinities (an fp16 overflow) have no finite difference.
+    const bool same = have == w || (std::isnan(w) && std::isnan(have));
+    const double abs_err = same ? 0.0 : std::isnan(have - w) ? INFINITY : std::fabs(have - w);
+    const double tol = K->atol + K->rtol * std::fabs(w);
+    c.max_abs = std::max(c.max_abs, abs_err);
+    if (w != 0 && !std::isnan(w)) c.max_rel = std::max(c.max_rel, abs_err / std::fabs(w));
+    if (abs_err > tol) ++c.over;
+    const double excess = abs_err - tol;
+    if (abs_err > 0 && excess > worst_excess)
+      worst_excess = excess, c.worst = std::int64_t(i), c.have = have, c.want = w;
+  }
+  r.passed = c.over == 0;
+  r.detail = comparison_text(out.name, K->tensors[K->output].shape, c);
+  if (!r.passed) ++failed_;
+}
+
+// A kernel or tensor name as a file name: what a file system could misread becomes '_'.
+static std::string file_name_of(const std::string& s) {
+  std::string f = s;
+  for (char& c : f)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  return f;
+}
+
+bool KernelLauncher::saves_tensors(const std::string& all_dir) const {
+  if (!all_dir.empty()) return true;
+  for (auto& K : kernels_)
+    for (auto& s : K->tensors)
+      if (!s.save.empty()) return true;
+  return false;
+}
+
+unsigned KernelLauncher::save_tensors(const std::string& out_dir, const std::string& all_dir) {
+  unsigned n = 0;
+  for (auto& K : kernels_)
+    for (auto& s : K->tensors) {
+      std::vector<fs::path> paths;
+      if (!s.save.empty())
+        paths.push_back(fs::path(s.save).is_relative() ? fs::path(out_dir) / s.save : fs::path(s.save));
+      if (!all_dir.empty() && s.alias_kernel < 0)
+        paths.push_back(fs::path(all_dir) / (file_name_of(K->name) + "." + file_name_of(s.t.name) + ".npy"));
+      if (paths.empty()) continue;
+      const auto bytes = read_back(base_ + s.t.addr, s.t.elems * aicore::dtype_bytes(s.t.dtype));
+      for (const fs::path& p : paths) {
+        std::error_code ec;
+        if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+        if (ec) throw OutputError(p.parent_path().string() + ": cannot create the directory: " + ec.message());
+        write_tensor_file(p.string(), s.t.dtype, s.shape, bytes.data(), s.t.elems);
+        ++n;
       }
     }
-    r.passed = bad == 0;
-    if (bad) {
-      r.detail = std::to_string(bad) + " of " + std::to_string(count) + " elements differ; first: " + r.detail;
-      ++failed_;
-    } else {
-      r.detail = std::to_string(count) + " elements match the reference";
-    }
-  }
+  return n;
 }
 
 void KernelLauncher::run() {
@@ -623,8 +808,8 @@ void KernelLauncher::run() {
     // Blocks go onto free cores in order of block id: the first `cores` at once, then each
     // next block onto the first core to finish.
     unsigned next_block = 0;
-    while (next_block < K->blocks || std::any_of(cores_.begin(), cores_.begin() + K->cores,
-                                                 [](aicore::AiCore* c) { return c->busy(); })) {
+    while (next_block < K->blocks ||
+           std::any_of(cores_.begin(), cores_.begin() + K->cores, [](aicore::AiCore* c) { return c->busy(); })) {
       for (unsigned c = 0; c < K->cores && next_block < K->blocks; ++c)
         if (!cores_[c]->busy()) {
           aicore::Launch l;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bare mode: runs AI Core kernels straight from a scenario, before (and without) the CPUs and
 // the task scheduler. For each entry of `kernels:` it places the kernel image, the tensors
 // and the argument table in DRAM, runs the blocks on the cores (in waves when there are more
@@ -8,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "aicore/aicore.hpp"
 #include "common/config.hpp"
@@ -32,6 +33,9 @@ class KernelLauncher : public sc_core::sc_module {
 
   static void describe(cfg::Spec& kernel_entry);
   static void describe_tasks(cfg::Spec& task_entry);
+  static void describe_shape(cfg::Spec& shape);
+  static void describe_tensors(cfg::Spec& tensor_entry);
+  static void describe_check(cfg::Spec& check);
   // Firmware mode (the scenario has tasks:): the kernels are placed in DRAM and listed in the
   // job table at construction; the firmware runs them; this checks their outputs afterwards,
   // with each kernel's (start, end) from the task scheduler.
@@ -41,16 +45,31 @@ class KernelLauncher : public sc_core::sc_module {
   void set_control_cores(unsigned n);
   void check_after_firmware(const std::vector<std::pair<std::string, std::pair<Tick, Tick>>>& times);
 
+  // After the run: writes each tensor with save: (relative to `out_dir`) and, if `all_dir` is
+  // given, every kernel's tensors there as KERNEL.TENSOR.npy; returns the files written.
+  // Throws OutputError naming a file that cannot be written.
+  unsigned save_tensors(const std::string& out_dir, const std::string& all_dir);
+  bool saves_tensors(const std::string& all_dir) const;
+
   bool done() const { return done_; }
   // The first AI Core fault, naming kernel, block and core; the run stops at it.
   const std::string& fault() const { return fault_; }
   unsigned checks_failed() const { return failed_; }
+  // An output against its reference, element by element.
+  struct Comparison {
+    std::uint64_t count = 0, over = 0;  // elements compared, and over atol + rtol x |reference|
+    double atol = 0, rtol = 0;
+    double max_abs = 0, max_rel = 0;  // max rel: over elements whose reference is not 0
+    std::int64_t worst = -1;          // furthest past (all within: closest to) its tolerance; -1: all equal
+    double have = 0, want = 0;        // the worst element's value and reference
+  };
   struct Result {
     std::string name;
     unsigned blocks = 0, cores = 0;
     Tick start = 0, end = 0;
     bool checked = false, passed = true;
     std::string detail;
+    Comparison comparison;
     std::string tiling;  // library kernels: the tiling chosen for this configuration
   };
   const std::vector<Result>& results() const { return results_; }
@@ -62,18 +81,24 @@ class KernelLauncher : public sc_core::sc_module {
     std::uint64_t elems, addr;
   };
   struct Kernel;
+  struct TensorSpec;
   void read_code(Kernel* K, const cfg::Node& k, const std::string& dir, bool with_tasks);
-  void read_library_shape(Kernel* K, const cfg::Node& shape);
-  void read_tensors(Kernel* K, const cfg::Node& k);
+  void read_tensors(Kernel* K, const cfg::Node& k, const std::string& dir);
+  static void read_tensor_file(TensorSpec& s, const cfg::Node& t, const std::string& dir);
+  std::uint64_t tensor_elements(TensorSpec& s, const cfg::Node& t) const;
+  void read_alias(TensorSpec& s, const cfg::Node& t);
+  const Tensor& alias_of(const TensorSpec& s) const;
   static int tensor_index(const Kernel* K, const std::string& name, const cfg::Node& where);
   static void check_library_args(const Kernel* K, const cfg::Node& k);
   static void build_library(Kernel* K, const cfg::Node& shape, const aicore::AiCoreConfig& core_cfg);
-  static void read_check(Kernel* K, const cfg::Node& c);
+  static void read_check(Kernel* K, const cfg::Node& c, const std::string& dir);
+  static void read_expected(Kernel* K, const cfg::Node& e, const std::string& dir);
   static void check_reference_sizes(const Kernel* K, const cfg::Node& c);
   void layout(Kernel* K, const cfg::Node& k);
   void run();
   void place(Kernel* K);
   void check(Kernel* K, Result& r);
+  std::vector<double> reference_values(const Kernel* K, std::uint64_t count);
   void write_job_table(const cfg::Node& tasks);
   std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "reference.hpp"
 
 #include <algorithm>
@@ -9,27 +10,21 @@ namespace dvp::platform {
 
 double TensorView::at(std::uint64_t i) const { return aicore::num::load(data + i * aicore::dtype_bytes(dtype), dtype); }
 
-bool Reference::unary() const {
-  return op == "relu" || op == "copy" || op == "exp" || op == "softmax" || op == "pool" || op == "topk" ||
-         op == "argmax";
-}
-
-std::uint64_t Reference::count(std::uint64_t out_elems) const {
-  if (op == "gemm") return m * n;
-  if (op == "conv2d") return std::uint64_t(conv.ho()) * conv.wo() * conv.cout;
-  if (op == "pool") return std::uint64_t(pool.c) * pool.ho() * pool.wo();
-  return out_elems;
+std::vector<double> Reference::compute(const std::vector<TensorView>& in, std::uint64_t n_out) const {
+  std::vector<double> out(n_out);
+  op->compute(*this, in, out);
+  return out;
 }
 
 namespace {
 
 // out[r][c] = bias[c] + sum over k of a[r][k] * b[k][c] (b row-major k x n, or n x k when
 // transposed; bias 0 without one).
-void gemm_ref(const Reference& R, const TensorView& a, const TensorView& b, const TensorView* bias,
-              std::vector<double>& out) {
+void gemm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const TensorView &a = in[0], &b = in[1];
   for (std::uint64_t r = 0; r < R.m; ++r)
     for (std::uint64_t c = 0; c < R.n; ++c) {
-      double v = bias ? bias->at(c) : 0.0;
+      double v = R.bias ? in[2].at(c) : 0.0;
       for (std::uint64_t k = 0; k < R.k; ++k) v += a.at(r * R.k + k) * b.at(R.b_transposed ? c * R.k + k : k * R.n + c);
       out[r * R.n + c] = R.relu && v < 0 ? 0.0 : v;
     }
@@ -37,7 +32,8 @@ void gemm_ref(const Reference& R, const TensorView& a, const TensorView& b, cons
 
 // y[p][co] = sum over c, i, j of x[c][h][w] * wt[co][k]: x in NC1HWC0, k in img2col order
 // ((c / 16 * kh + i) * kw + j) * 16 + c % 16, zero outside the input.
-void conv2d_ref(const kernels::ConvShape& cv, const TensorView& x, const TensorView& wt, std::vector<double>& out) {
+void conv2d_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const kernels::ConvShape& cv = R.conv;
   for (std::uint64_t p = 0; p < std::uint64_t(cv.ho()) * cv.wo(); ++p)
     for (std::uint64_t co = 0; co < cv.cout; ++co) {
       const std::int64_t oh = std::int64_t(p / cv.wo()), ow = std::int64_t(p % cv.wo());
@@ -50,71 +46,127 @@ void conv2d_ref(const kernels::ConvShape& cv, const TensorView& x, const TensorV
             if (h < 0 || w < 0 || h >= cv.h || w >= cv.w) continue;
             const std::uint64_t xi = ((ch / 16 * cv.h + std::uint64_t(h)) * cv.w + std::uint64_t(w)) * 16 + ch % 16;
             const std::uint64_t k = ((ch / 16 * cv.kh + fi) * cv.kw + fj) * 16 + ch % 16;
-            v += x.at(xi) * wt.at(co * cv.k() + k);
+            v += in[0].at(xi) * in[1].at(co * cv.k() + k);
           }
       out[p * cv.cout + co] = v;
     }
 }
 
 // A window over NC1HWC0: output element (c1, oh, ow, c0).
-void pool_ref(const kernels::PoolShape& ps, const TensorView& x, std::vector<double>& out) {
+void pool_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const kernels::PoolShape& ps = R.pool;
+  const bool max = ps.mode == "max";
   for (std::uint64_t i = 0; i < out.size(); ++i) {
     const std::uint64_t c0 = i % 16, ow = i / 16 % ps.wo(), oh = i / 16 / ps.wo() % ps.ho(),
                         c1 = i / 16 / ps.wo() / ps.ho();
-    double acc = ps.mode == "max" ? -INFINITY : 0.0;
+    double acc = max ? -INFINITY : 0.0;
     for (std::uint32_t fi = 0; fi < ps.kh; ++fi)
       for (std::uint32_t fj = 0; fj < ps.kw; ++fj) {
-        const double v = x.at(((c1 * ps.h + oh * ps.stride_h + fi) * ps.w + ow * ps.stride_w + fj) * 16 + c0);
-        acc = ps.mode == "max" ? std::max(acc, v) : acc + v;
+        const double v = in[0].at(((c1 * ps.h + oh * ps.stride_h + fi) * ps.w + ow * ps.stride_w + fj) * 16 + c0);
+        acc = max ? std::max(acc, v) : acc + v;
       }
-    out[i] = ps.mode == "max" ? acc : acc / double(ps.kh * ps.kw);
+    out[i] = max ? acc : acc / double(ps.kh * ps.kw);
   }
 }
 
 // Each row: exp(x - max) / sum of exp(x - max).
-void softmax_ref(std::uint64_t cols, const TensorView& x, std::vector<double>& out) {
+void softmax_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const std::uint64_t cols = R.cols;
   for (std::uint64_t r0 = 0; r0 < out.size(); r0 += cols) {
     double mx = -INFINITY, sum = 0;
-    for (std::uint64_t c = 0; c < cols; ++c) mx = std::max(mx, x.at(r0 + c));
-    for (std::uint64_t c = 0; c < cols; ++c) sum += std::exp(x.at(r0 + c) - mx);
-    for (std::uint64_t c = 0; c < cols; ++c) out[r0 + c] = std::exp(x.at(r0 + c) - mx) / sum;
+    for (std::uint64_t c = 0; c < cols; ++c) mx = std::max(mx, in[0].at(r0 + c));
+    for (std::uint64_t c = 0; c < cols; ++c) sum += std::exp(in[0].at(r0 + c) - mx);
+    for (std::uint64_t c = 0; c < cols; ++c) out[r0 + c] = std::exp(in[0].at(r0 + c) - mx) / sum;
   }
+}
+
+// Indices of the k largest of each row of `cols` (argmax: k = 1), largest first, ties to the
+// lower index.
+void top_rows(std::uint64_t kk, std::uint64_t cols, const TensorView& in0, std::vector<double>& out) {
+  for (std::uint64_t r = 0; r * kk < out.size(); ++r) {
+    std::vector<std::uint64_t> idx(cols);
+    for (std::uint64_t j = 0; j < cols; ++j) idx[j] = j;
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](std::uint64_t a, std::uint64_t b) { return in0.at(r * cols + a) > in0.at(r * cols + b); });
+    for (std::uint64_t m = 0; m < kk && r * kk + m < out.size(); ++m) out[r * kk + m] = double(idx[m]);
+  }
+}
+void topk_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  top_rows(R.k, R.cols, in[0], out);
+}
+void argmax_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  top_rows(1, R.cols, in[0], out);
+}
+
+void elementwise_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  for (std::uint64_t i = 0; i < out.size(); ++i) out[i] = R.op->element(in[0].at(i), in.size() > 1 ? in[1].at(i) : 0.0);
+}
+
+// What is compared and what the inputs must hold.
+std::uint64_t all(const Reference&, std::uint64_t out) { return out; }
+std::uint64_t gemm_count(const Reference& r, std::uint64_t) { return r.m * r.n; }
+std::uint64_t conv_count(const Reference& r, std::uint64_t) {
+  return std::uint64_t(r.conv.ho()) * r.conv.wo() * r.conv.cout;
+}
+std::uint64_t pool_count(const Reference& r, std::uint64_t) {
+  return std::uint64_t(r.pool.c) * r.pool.ho() * r.pool.wo();
+}
+using Needs = std::vector<std::pair<std::uint64_t, const char*>>;
+Needs like_output(const Reference& r, std::uint64_t out) { return Needs(r.op->max_inputs, {out, "input"}); }
+// topk and argmax: k results (argmax 1) of each row of cols, so ceil(out / k) rows in.
+Needs row_inputs(const Reference& r, std::uint64_t out) {
+  const std::uint64_t k = r.op->name == std::string("topk") ? std::max<std::uint64_t>(r.k, 1) : 1;
+  return {{(out + k - 1) / k * r.cols, "input"}};
+}
+Needs gemm_inputs(const Reference& r, std::uint64_t) {
+  return {{r.m * r.k, "input"}, {r.k * r.n, "input"}, {r.n, "bias"}};
+}
+Needs conv_inputs(const Reference& r, std::uint64_t) {
+  return {{std::uint64_t(r.conv.c) * r.conv.h * r.conv.w, "input"},
+          {std::uint64_t(r.conv.cout) * r.conv.k(), "weights"}};
+}
+Needs pool_inputs(const Reference& r, std::uint64_t) {
+  return {{std::uint64_t(r.pool.c) * r.pool.h * r.pool.w, "input"}};
+}
+
+RefCheck elementwise(const char* name, unsigned inputs, double (*f)(double, double)) {
+  return RefCheck{name, inputs, inputs, {}, all, like_output, elementwise_ref, f};
 }
 
 }  // namespace
 
-std::vector<double> Reference::compute(const std::vector<TensorView>& in, std::uint64_t n_out) const {
-  std::vector<double> out(n_out);
-  if (op == "gemm") return gemm_ref(*this, in[0], in[1], bias ? &in[2] : nullptr, out), out;
-  if (op == "conv2d") return conv2d_ref(conv, in[0], in[1], out), out;
-  if (op == "pool") return pool_ref(pool, in[0], out), out;
-  if (op == "softmax") return softmax_ref(cols, in[0], out), out;
-  if (op == "topk" || op == "argmax") {
-    // Indices of the k largest of each row of `cols`, largest first, ties to the lower index.
-    const std::uint64_t kk = op == "argmax" ? 1 : k;
-    for (std::uint64_t r = 0; r * kk < n_out; ++r) {
-      std::vector<std::uint64_t> idx(cols);
-      for (std::uint64_t j = 0; j < cols; ++j) idx[j] = j;
-      std::stable_sort(idx.begin(), idx.end(),
-                       [&](std::uint64_t a, std::uint64_t b) { return in[0].at(r * cols + a) > in[0].at(r * cols + b); });
-      for (std::uint64_t m = 0; m < kk && r * kk + m < n_out; ++m) out[r * kk + m] = double(idx[m]);
-    }
-    return out;
-  }
-  for (std::uint64_t i = 0; i < n_out; ++i) {
-    const double a = in[0].at(i), b = in.size() > 1 ? in[1].at(i) : 0.0;
-    double v = 0;
-    if (op == "add") v = a + b;
-    else if (op == "sub") v = a - b;
-    else if (op == "mul") v = a * b;
-    else if (op == "max") v = std::max(a, b);
-    else if (op == "min") v = std::min(a, b);
-    else if (op == "relu") v = a > 0 ? a : 0.0;
-    else if (op == "copy") v = a;
-    else if (op == "exp") v = std::exp(a);
-    out[i] = v;
-  }
-  return out;
+const cfg::Choices<const RefCheck*>& reference_checks() {
+  static const RefCheck add = elementwise("add", 2, [](double a, double b) { return a + b; });
+  static const RefCheck sub = elementwise("sub", 2, [](double a, double b) { return a - b; });
+  static const RefCheck mul = elementwise("mul", 2, [](double a, double b) { return a * b; });
+  static const RefCheck max = elementwise("max", 2, [](double a, double b) { return std::max(a, b); });
+  static const RefCheck min = elementwise("min", 2, [](double a, double b) { return std::min(a, b); });
+  static const RefCheck relu = elementwise("relu", 1, [](double a, double) { return a > 0 ? a : 0.0; });
+  static const RefCheck copy = elementwise("copy", 1, [](double a, double) { return a; });
+  static const RefCheck exp = elementwise("exp", 1, [](double a, double) { return std::exp(a); });
+  static const RefCheck gemm{"gemm", 2, 3, {"m", "k", "n"}, gemm_count, gemm_inputs, gemm_ref};
+  static const RefCheck conv2d{"conv2d", 2, 2, {}, conv_count, conv_inputs, conv2d_ref};
+  static const RefCheck pool{"pool", 1, 1, {}, pool_count, pool_inputs, pool_ref};
+  static const RefCheck softmax{"softmax", 1, 1, {"cols"}, all, like_output, softmax_ref, nullptr, true};
+  static const RefCheck topk{"topk", 1, 1, {"cols", "k"}, all, row_inputs, topk_ref};
+  static const RefCheck argmax{"argmax", 1, 1, {"cols"}, all, row_inputs, argmax_ref};
+  static const cfg::Choices<const RefCheck*> table = {
+      {"add", &add, "out[i] = in0[i] + in1[i]"},
+      {"sub", &sub, "out[i] = in0[i] - in1[i]"},
+      {"mul", &mul, "out[i] = in0[i] * in1[i]"},
+      {"max", &max, "out[i] = max(in0[i], in1[i])"},
+      {"min", &min, "out[i] = min(in0[i], in1[i])"},
+      {"relu", &relu, "out[i] = max(in0[i], 0)"},
+      {"copy", &copy, "out[i] = in0[i] (a cast: rounded to the output type)"},
+      {"exp", &exp, "out[i] = e^in0[i]"},
+      {"gemm", &gemm, "out = in0 x in1 (+ in2, a bias row; ReLU with relu: true)"},
+      {"conv2d", &conv2d, "the convolution of the conv2d kernel's shape"},
+      {"pool", &pool, "the pooling of the pool kernel's shape"},
+      {"softmax", &softmax, "softmax of each row of cols"},
+      {"topk", &topk, "the indices of each row's k largest (ties: lower index first)"},
+      {"argmax", &argmax, "the index of each row's largest (ties: lower index first)"},
+  };
+  return table;
 }
 
 }  // namespace dvp::platform

@@ -1,12 +1,17 @@
+// SPDX-License-Identifier: MIT
 // The reference implementations kernel outputs are checked against: plain C++ loops in double
 // precision, independent of the AI Core model. Each gives the exact value of an output
-// element before its rounding to the output type.
+// element before its rounding to the output type. Each check (check.op) is one entry of a
+// table: how many inputs it reads, the check keys it needs, how many output elements it
+// compares, what each input must hold, and its loop.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aicore/isa.hpp"
+#include "common/config.hpp"
 #include "kernels/library/gemm.hpp"
 #include "kernels/library/pool.hpp"
 
@@ -19,18 +24,32 @@ struct TensorView {
   double at(std::uint64_t i) const;
 };
 
+struct Reference;
+
+struct RefCheck {
+  const char* name;
+  unsigned min_inputs, max_inputs;  // gemm: a third input is a bias row
+  std::vector<const char*> needs;   // check keys without a default it reads (cols, k, m, n)
+  // Output elements compared, given the output tensor's.
+  std::uint64_t (*count)(const Reference& r, std::uint64_t out_elems);
+  // What each input must hold (in order), given the output's: elements, and its role in messages.
+  std::vector<std::pair<std::uint64_t, const char*>> (*input_elems)(const Reference& r, std::uint64_t out_elems);
+  void (*compute)(const Reference& r, const std::vector<TensorView>& in, std::vector<double>& out);
+  double (*element)(double a, double b) = nullptr;  // the element-wise checks: out[i] = element(a[i], b[i])
+  bool whole_rows = false;                          // the output is rows of `cols` (softmax)
+};
+const cfg::Choices<const RefCheck*>& reference_checks();
+
 struct Reference {
-  std::string op;  // add sub mul max min relu copy exp | gemm | conv2d | pool | softmax | topk | argmax
-  std::uint64_t m = 0, k = 0, n = 0;  // gemm
+  const RefCheck* op = nullptr;
+  std::uint64_t m = 0, k = 0, n = 0;  // gemm; topk: k
   bool b_transposed = false, relu = false;
-  bool bias = false;  // gemm: in2 holds n values added to every row (before ReLU)
-  std::uint64_t cols = 0;  // softmax, topk, argmax: elements per row (topk: k is above)
+  bool bias = false;        // gemm: in2 holds n values added to every row (before ReLU)
+  std::uint64_t cols = 0;   // softmax, topk, argmax: elements per row
   kernels::ConvShape conv;  // conv2d: the kernel's own shape
   kernels::PoolShape pool;  // pool: likewise
 
-  bool unary() const;
-  // Output elements to compare (out_elems: the output tensor's size).
-  std::uint64_t count(std::uint64_t out_elems) const;
+  std::uint64_t count(std::uint64_t out_elems) const { return op->count(*this, out_elems); }
   // The reference output, element by element.
   std::vector<double> compute(const std::vector<TensorView>& in, std::uint64_t count) const;
 };

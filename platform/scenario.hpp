@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Loading a scenario: preset, then the scenario's own keys, then --preset / --set from the
 // command line; validated against the schema with every error naming its file and line.
 #pragma once
@@ -9,23 +10,25 @@
 namespace dvp::platform {
 
 struct Overrides {
-  std::string preset;             // --preset NAME (wins over the scenario's)
-  std::vector<std::string> sets;  // --set a.b=c, in order
-  bool timing_only = false;       // --timing-only
+  std::string preset;               // --preset NAME (wins over the scenario's)
+  std::vector<std::string> sets;    // --set a.b=c, in order
+  bool timing_only = false;         // --timing-only
   std::vector<std::string> checks;  // --check metric>=value / metric<=value
 };
 
 struct Scenario {
-  cfg::Node root;        // resolved and validated
-  std::string file;      // scenario path
-  std::string dir;       // its directory (for relative paths inside)
-  std::string preset;    // preset name used
+  cfg::Node root;      // resolved and validated
+  std::string file;    // scenario path
+  std::string dir;     // its directory (for relative paths inside)
+  std::string preset;  // preset name used
   std::string preset_file;
 };
 
-// Where presets live: $DVP_PRESETS if set, else the source tree's scenarios/presets.
+// Where presets live: $DVP_PRESETS if set, else share/davinci-vp/presets beside the executable's
+// bin/ (installed; in a build tree a link to the source's scenarios/presets).
 std::string preset_dir();
-// Where the project's firmware images are built (build/firmware; DVP_FIRMWARE overrides).
+// Where the project's firmware images are: $DVP_FIRMWARE, else share/davinci-vp/firmware
+// beside bin/ (installed; in a build tree a link to build/firmware).
 std::string firmware_dir();
 Scenario load_scenario(const std::string& path, const Overrides& o);
 

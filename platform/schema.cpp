@@ -1,15 +1,16 @@
+// SPDX-License-Identifier: MIT
 #include "schema.hpp"
 
 #include "watchdog.hpp"
 
 #include "aicore/aicore_config.hpp"
-#include "cpu/cpu_config.hpp"
-#include "ts/ts.hpp"
 #include "cache/l2_config.hpp"
+#include "cpu/cpu_config.hpp"
 #include "dram/dram_config.hpp"
-#include "ring/ring_timing.hpp"
 #include "launcher.hpp"
+#include "ring/ring_timing.hpp"
 #include "tgen/tgen.hpp"
+#include "ts/ts.hpp"
 
 namespace dvp::platform {
 
@@ -25,7 +26,8 @@ static cfg::Spec build() {
   p.param("name", Type::String, "name of the SoC this configuration describes");
   cfg::Spec& sim = p.section("sim", "Simulation kernel settings");
   sim.param("quantum_ns", Type::Float, "temporal-decoupling quantum: how far an initiator may run ahead")
-      .unit("ns").range(0.001, 1e9);
+      .unit("ns")
+      .range(0.001, 1e9);
   cfg::Spec& mem = p.section("memory", "Address map");
   mem.param("dram_base", Type::Int, "address of the first DRAM byte").unit("B").min(0);
   ring::RingConfig::describe(p.section("ring", "Ring interconnect (CHI-like: requesters, home nodes, memory nodes)"));
@@ -37,14 +39,17 @@ static cfg::Spec build() {
   cpu::CpuConfig::describe(
       p.section("cpu", "Arm CPU clusters (control CPU and AI CPU, AArch64 on Unicorn) and their peripherals")
           .optional());
-  ts::TsConfig::describe(p.section("ts", "Task scheduler: streams, dispatch onto the AI Cores, completions").optional());
+  ts::TsConfig::describe(
+      p.section("ts", "Task scheduler: streams, dispatch onto the AI Cores, completions").optional());
   cfg::Spec& fw = root.section("firmware", "A firmware image for the Arm CPUs, loaded into DRAM before the run");
   fw.optional();
   fw.param("image", Type::String,
            "a name (a firmware the project builds: build/firmware/<name>.bin, or $DVP_FIRMWARE/<name>.bin) or a "
            "path to a raw image (one with a '/'): absolute, or relative to the scenario file");
   fw.param("load", Type::Int, "address the image is loaded at and the cores start at (default: dram_base)")
-      .unit("B").optional().min(0);
+      .unit("B")
+      .optional()
+      .min(0);
   fw.param("cores", Type::IntList, "the cores that start there (default: [0], the first control core)").optional();
 
   tgen::TgenConfig::describe(root.object_list("traffic", "Traffic generators (requesters on the ring)"));
@@ -56,8 +61,7 @@ static cfg::Spec build() {
       "tasks", "Tasks the runtime firmware submits to the task scheduler (needs firmware: and kernels:)"));
 
   cfg::Spec& chk = root.object_list("checks", "Pass/fail conditions on results; dvp run exits 1 if one fails");
-  chk.param("metric", Type::String,
-            "summary.<key>, or <module>.<counter> as in stats.json (e.g. soc.l2.hn0.hit_rate)");
+  chk.param("metric", Type::String, "summary.<key>, or <module>.<counter> as in stats.json (e.g. soc.l2.hn0.hit_rate)");
   chk.param("min", Type::Float, "lowest passing value").optional();
   chk.param("max", Type::Float, "highest passing value").optional();
 
@@ -69,11 +73,19 @@ static cfg::Spec build() {
 
   cfg::Spec& run = root.section("run", "How to run");
   run.param("timing_only", Type::Bool, "move no data: timing and traffic only").defaults("false");
-  run.param("max_sim_ns", Type::Float, "stop with an error when simulated time passes this").unit("ns")
-      .optional().range(1, 1e15);
+  run.param("max_sim_ns", Type::Float, "stop with an error when simulated time passes this")
+      .unit("ns")
+      .optional()
+      .range(1, 1e15);
   run.param("max_wall_seconds", Type::Float,
             "stop with an error when host time since dvp started passes this, in any phase (0: no limit)")
-      .unit("s").defaults(std::to_string(int(kDefaultMaxWallSeconds))).range(0, 1e7);
+      .unit("s")
+      .defaults(std::to_string(int(kDefaultMaxWallSeconds)))
+      .range(0, 1e7);
+  run.param("save_tensors", Type::String,
+            "after the run, write every kernel's tensors into this directory as KERNEL.TENSOR.npy (dvp run "
+            "--save-tensors DIR)")
+      .optional();
   run.param("trace", Type::Bool, "write trace.json").defaults("true");
   run.param("trace_max_slices_per_lane", Type::Int, "cap on slices per trace lane").defaults("20000").min(1);
   return root;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The schema of a scenario file, composed from every model's declared keys.
 #pragma once
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "soc.hpp"
 
 #include <cstring>
@@ -16,24 +17,41 @@ static std::uint32_t spread(std::uint32_t i, std::uint32_t count, std::uint32_t 
 
 Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
   const cfg::Node& plat = s.root.at("platform");
+  read_config(s);
+  check_cross_rules(plat);
+  build_memory_system(s);
+  build_aicores(plat);
+  build_launcher(s);
+  if (const cfg::Node* c = plat.find("cpu"))
+    build_cpus(*c, s.root.find("firmware"), s);
+  else if (const cfg::Node* fw = s.root.find("firmware"))
+    fw->fail("the scenario runs firmware but the platform has no platform.cpu section");
+  build_requesters(s);
+}
+
+void Soc::read_config(const Scenario& s) {
+  const cfg::Node& plat = s.root.at("platform");
   dram_cfg_ = dram::Config::from(plat.at("dram"));
   l2_cfg_ = cache::L2Config::from(plat.at("l2"));
   ring_cfg_ = ring::RingConfig::from(plat.at("ring"));
   dram_base_ = plat.at("memory").get_uint("dram_base");
   timing_only_ = s.root.at("run").get_bool("timing_only");
   tlm_checks_ = s.root.at("debug").get_bool("tlm_checks");
-  mapper_ = std::make_unique<dram::AddressMapper>(dram_cfg_.geo, dram_cfg_.mapping, &plat.at("dram").at("address_mapping"),
-                                                  dram_cfg_.bank_xor, dram_cfg_.channel_xor);
+  mapper_ =
+      std::make_unique<dram::AddressMapper>(dram_cfg_.geo, dram_cfg_.mapping, &plat.at("dram").at("address_mapping"),
+                                            dram_cfg_.bank_xor, dram_cfg_.channel_xor);
   hash_ = cache::SliceHash(l2_cfg_.slices, l2_cfg_.line_bytes);
+}
 
-  // Cross-model rules, checked here because they join two models' parameters.
+// Rules that join two models' parameters, checked here where both are known.
+void Soc::check_cross_rules(const cfg::Node& plat) const {
   if ((1ull << mapper_->channel_granule_bits()) < l2_cfg_.line_bytes)
-    plat.at("dram").at("address_mapping").fail(
-        "channels interleave every " + std::to_string(1ull << mapper_->channel_granule_bits()) +
-        " bytes, less than an L2 line (" + std::to_string(l2_cfg_.line_bytes) +
-        " B): a line fill would span controllers. Put more column bits below 'channel'.");
-  if (dram_base_ % l2_cfg_.line_bytes)
-    plat.at("memory").at("dram_base").fail("must be aligned to the L2 line size");
+    plat.at("dram")
+        .at("address_mapping")
+        .fail("channels interleave every " + std::to_string(1ull << mapper_->channel_granule_bits()) +
+              " bytes, less than an L2 line (" + std::to_string(l2_cfg_.line_bytes) +
+              " B): a line fill would span controllers. Put more column bits below 'channel'.");
+  if (dram_base_ % l2_cfg_.line_bytes) plat.at("memory").at("dram_base").fail("must be aligned to the L2 line size");
   auto check_stops = [&](const std::vector<std::uint32_t>& v, std::size_t want, const char* key) {
     if (!v.empty() && v.size() != want)
       plat.at("ring").at(key).fail("lists " + std::to_string(v.size()) + " stops for " + std::to_string(want) +
@@ -41,15 +59,18 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
   };
   check_stops(ring_cfg_.home_node_stops, l2_cfg_.slices, "home_node_stops");
   check_stops(ring_cfg_.memory_node_stops, dram_cfg_.controllers, "memory_node_stops");
+}
 
+// Ring, L2 slices (home nodes) and DRAM controllers (memory nodes).
+void Soc::build_memory_system(const Scenario& s) {
   storage_ = std::make_unique<dram::Storage>(dram_cfg_.geo.capacity());
   ring_ = std::make_unique<ring::Ring>("ring", ring_cfg_);
   ring_->set_tlm_checks(tlm_checks_);
   ring_->set_router([this](std::uint64_t a, unsigned src) { return route(a, src); });
   l2_level_ = std::make_unique<Level>("l2", [&] {
     for (std::uint32_t i = 0; i < l2_cfg_.slices; ++i) {
-      std::uint32_t stop = ring_cfg_.home_node_stops.empty() ? spread(i, l2_cfg_.slices, ring_cfg_.stops)
-                                                             : ring_cfg_.home_node_stops[i];
+      std::uint32_t stop =
+          ring_cfg_.home_node_stops.empty() ? spread(i, l2_cfg_.slices, ring_cfg_.stops) : ring_cfg_.home_node_stops[i];
       // With firmware on the Arm cores, the L2 keeps tags only and data stays in DRAM's backing
       // store: the cores reach DRAM by direct pointer and must see what the AI Cores wrote (the
       // hardware's L2 is coherent with them). Timing is the same either way.
@@ -67,14 +88,17 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
     for (std::uint32_t i = 0; i < dram_cfg_.controllers; ++i) {
       std::uint32_t stop = ring_cfg_.memory_node_stops.empty() ? spread(i, dram_cfg_.controllers, ring_cfg_.stops)
                                                                : ring_cfg_.memory_node_stops[i];
-      auto mc = std::make_unique<dram::Controller>(("mc" + std::to_string(i)).c_str(), dram_cfg_, *mapper_,
-                                                   *storage_, dram_base_, i);
+      auto mc = std::make_unique<dram::Controller>(("mc" + std::to_string(i)).c_str(), dram_cfg_, *mapper_, *storage_,
+                                                   dram_base_, i);
       mn_dst_.push_back(int(ring_->connect_target(mc->socket, stop, mc->name())));
       placement_.push_back({mc->name(), stop, "memory node (DRAM controller)"});
       mcs_.push_back(std::move(mc));
     }
   });
-  // AI Cores: requesters on the ring.
+}
+
+// AI Cores: requesters on the ring.
+void Soc::build_aicores(const cfg::Node& plat) {
   if (const cfg::Node* ac = plat.find("aicore")) {
     has_aicore_ = true;
     aicore_cfg_ = aicore::AiCoreConfig::from(*ac);
@@ -93,9 +117,12 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
       }
     });
   }
+}
+
+// The bare-mode launcher (or, with firmware, the loader of the job table).
+void Soc::build_launcher(const Scenario& s) {
   if (const cfg::Node* kernels = s.root.find("kernels"); kernels && kernels->is_seq() && !kernels->items().empty()) {
-    if (!has_aicore_)
-      kernels->fail("the scenario runs kernels but the platform has no platform.aicore section");
+    if (!has_aicore_) kernels->fail("the scenario runs kernels but the platform has no platform.aicore section");
     std::vector<aicore::AiCore*> cores;
     for (auto& c : cores_) cores.push_back(c.get());
     const cfg::Node* tasks = s.root.find("tasks");
@@ -106,12 +133,10 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
     unsigned src = ring_->connect_initiator(launcher_->socket, 0, launcher_->name());
     src_is_hn_.resize(src + 1, false);
   }
+}
 
-  if (const cfg::Node* c = plat.find("cpu")) build_cpus(*c, s.root.find("firmware"), s);
-  else if (const cfg::Node* fw = s.root.find("firmware"))
-    fw->fail("the scenario runs firmware but the platform has no platform.cpu section");
-
-  // Requesters.
+// Traffic generators: requesters on the ring.
+void Soc::build_requesters(const Scenario& s) {
   const cfg::Node* traffic = s.root.find("traffic");
   std::uint32_t total = 0;
   if (traffic && traffic->is_seq())
@@ -130,11 +155,10 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
         tgen::TgenConfig c = base;
         c.seed = base.seed + i;
         c.region_base = dram_base_ + group.region_offset + group.instance_stride * i;
-        if (c.pattern != tgen::Pattern::Trace &&
-            c.region_base + c.region_bytes > dram_base_ + dram_cfg_.geo.capacity())
-          t.at("region_bytes").fail("instance " + std::to_string(i) + " region ends at " +
-                                    hex(c.region_base + c.region_bytes) + ", past the end of DRAM (" +
-                                    hex(dram_base_ + dram_cfg_.geo.capacity()) + ")");
+        if (c.pattern != tgen::Pattern::Trace && c.region_base + c.region_bytes > dram_base_ + dram_cfg_.geo.capacity())
+          t.at("region_bytes")
+              .fail("instance " + std::to_string(i) + " region ends at " + hex(c.region_base + c.region_bytes) +
+                    ", past the end of DRAM (" + hex(dram_base_ + dram_cfg_.geo.capacity()) + ")");
         std::uint32_t stop = stops.empty() ? spread(k, total, ring_cfg_.stops) : std::uint32_t(stops[i % stops.size()]);
         std::string nm = base.name + std::to_string(i);
         c.name = nm;
@@ -150,95 +174,137 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
 
 void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s) {
   cpu_cfg_ = cpu::CpuConfig::from(c);
+  if (cpu_cfg_.stop >= ring_cfg_.stops)
+    c.at("stop").fail("stop " + std::to_string(cpu_cfg_.stop) + " does not exist (the ring has " +
+                      std::to_string(ring_cfg_.stops) + " stops)");
   if (cpu_cfg_.mmio_base + 0x10000 > dram_base_)
     c.at("mmio_base").fail("the peripherals' window (64 KiB) must end below DRAM (" + hex(dram_base_) + ")");
+  periph_level_ = std::make_unique<Level>("periph", [&] { build_peripherals(c, s); });
+  cpu_level_ = std::make_unique<Level>("cpu", [&] { build_arm_cores(); });
+  if (launcher_ && launcher_->firmware_mode()) launcher_->set_control_cores(cpu_cfg_.control_cores);
+  if (fw) load_firmware(*fw, s);
+}
+
+// The peripherals' bus and its devices: interrupt controller, timer, sim control, the task
+// scheduler with each AI Core's control block (when there are AI Cores), a UART per core.
+void Soc::build_peripherals(const cfg::Node& c, const Scenario& s) {
   const unsigned n = cpu_cfg_.cores();
   const double acc = cpu_cfg_.mmio_access_ns;
-  auto role = [&](unsigned i) {
-    return i < cpu_cfg_.control_cores ? "ctrl" + std::to_string(i) : "aicpu" + std::to_string(i - cpu_cfg_.control_cores);
-  };
-  periph_level_ = std::make_unique<Level>("periph", [&] {
-    mmio_bus_ = std::make_unique<mmio::MmioBus>("bus");
-    mmio_bus_->set_tlm_checks(tlm_checks_);
-    irq_ = std::make_unique<irq::IrqController>("irq", n, acc);
-    timer_ = std::make_unique<timer::Timer>("timer", cpu_cfg_.counter, n, *irq_, kTimerFirstLine, acc);
-    simctrl_ = std::make_unique<simctrl::SimCtrl>("simctrl", acc);
-    mmio_bus_->attach(*irq_, cpu_cfg_.mmio_base + kIrqOffset);
-    mmio_bus_->attach(*timer_, cpu_cfg_.mmio_base + kTimerOffset);
-    mmio_bus_->attach(*simctrl_, cpu_cfg_.mmio_base + kSimctrlOffset);
-    if (has_aicore_) {
-      std::vector<aicore::AiCore*> cores;
-      for (auto& c : cores_) cores.push_back(c.get());
-      const cfg::Node* tsn = s.root.at("platform").find("ts");
-      if (!tsn) c.fail("a platform with CPUs and AI Cores needs a platform.ts section (the task scheduler)");
-      ts_ = std::make_unique<ts::TaskScheduler>("ts", ts::TsConfig::from(*tsn), cores, storage_->data(), dram_base_,
-                                                storage_->size(), *irq_, kTsIrqLine, acc,
-                                                cpu_cfg_.mmio_base + kAicoreCtrlOffset, kAicoreCtrlStride,
-                                                cpu_cfg_.aicpu_cores, kAicpuFirstLine);
-      mmio_bus_->attach(*ts_, cpu_cfg_.mmio_base + kTsOffset);
-      // Each AI Core's control registers, where the scheduler (and the cores) reach them.
-      if (cores.size() * kAicoreCtrlStride > 0x8000)
-        c.fail("the peripherals' window has room for the control blocks of 128 AI Cores");
-      for (std::size_t i = 0; i < cores.size(); ++i) {
-        aicore_ctrl_.push_back(std::make_unique<aicore::AiCoreCtrl>(("aicore" + std::to_string(i)).c_str(), *cores[i], acc));
-        mmio_bus_->attach(*aicore_ctrl_.back(), cpu_cfg_.mmio_base + kAicoreCtrlOffset + kAicoreCtrlStride * i);
-      }
-      mmio_bus_->connect_cpu(ts_->ctrl, ts_->name());
-    }
-    for (unsigned i = 0; i < n; ++i) {
-      uarts_.push_back(std::make_unique<uart::Uart>(("uart" + std::to_string(i)).c_str(), "cpu" + std::to_string(i), acc));
-      mmio_bus_->attach(*uarts_.back(), cpu_cfg_.mmio_base + kUartOffset + kUartStride * i);
-    }
-  });
-  cpu_level_ = std::make_unique<Level>("cpu", [&] {
-    for (unsigned i = 0; i < n; ++i) {
-      cpus_.push_back(std::make_unique<cpu::ArmCpu>(role(i).c_str(), cpu_cfg_, i, storage_->data(), dram_base_,
-                                                    storage_->size(), *irq_));
-      cpu::ArmCpu& core = *cpus_.back();
-      mmio_bus_->connect_cpu(core.mmio, core.name());
-      core.set_mmio_namer([this](std::uint64_t a) { return mmio_bus_->describe(a); });
-      core.set_fault_handler([this](const cpu::CpuFault& f) {
-        if (cpu_fault_.empty()) cpu_fault_ = f.str();
-        sc_core::sc_stop();
-      });
-    }
-  });
-  if (launcher_ && launcher_->firmware_mode()) launcher_->set_control_cores(cpu_cfg_.control_cores);
-  if (!fw) return;
-  // The image goes into DRAM as it is; the listed cores start at its first byte.
-  // A name (no '/') is a firmware this project builds; a path is used as it is when absolute,
-  // else relative to the scenario file, as kernel sources are.
-  const std::string img = fw->get_string("image");
+  mmio_bus_ = std::make_unique<mmio::MmioBus>("bus");
+  mmio_bus_->set_tlm_checks(tlm_checks_);
+  irq_ = std::make_unique<irq::IrqController>("irq", n, acc);
+  timer_ = std::make_unique<timer::Timer>("timer", cpu_cfg_.counter, n, *irq_, kTimerFirstLine, acc);
+  simctrl_ = std::make_unique<simctrl::SimCtrl>("simctrl", acc);
+  mmio_bus_->attach(*irq_, cpu_cfg_.mmio_base + kIrqOffset);
+  mmio_bus_->attach(*timer_, cpu_cfg_.mmio_base + kTimerOffset);
+  mmio_bus_->attach(*simctrl_, cpu_cfg_.mmio_base + kSimctrlOffset);
+  if (has_aicore_) {
+    const cfg::Node* tsn = s.root.at("platform").find("ts");
+    if (!tsn) c.fail("a platform with CPUs and AI Cores needs a platform.ts section (the task scheduler)");
+    build_task_scheduler(c, *tsn);
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    uarts_.push_back(
+        std::make_unique<uart::Uart>(("uart" + std::to_string(i)).c_str(), "cpu" + std::to_string(i), acc));
+    mmio_bus_->attach(*uarts_.back(), cpu_cfg_.mmio_base + kUartOffset + kUartStride * i);
+  }
+}
+
+void Soc::build_task_scheduler(const cfg::Node& c, const cfg::Node& tsn) {
+  const double acc = cpu_cfg_.mmio_access_ns;
+  std::vector<aicore::AiCore*> cores;
+  for (auto& core : cores_) cores.push_back(core.get());
+  ts::TaskScheduler::Wiring w;
+  w.cores = cores;
+  w.dram = storage_->data();
+  w.dram_base = dram_base_;
+  w.dram_size = storage_->size();
+  w.irq = irq_.get();
+  w.irq_line = kTsIrqLine;
+  w.aicpus = cpu_cfg_.aicpu_cores;
+  w.aicpu_line = kAicpuFirstLine;
+  w.ctrl_base = cpu_cfg_.mmio_base + kAicoreCtrlOffset;
+  w.ctrl_stride = kAicoreCtrlStride;
+  w.access_ns = acc;
+  ts_ = std::make_unique<ts::TaskScheduler>("ts", ts::TsConfig::from(tsn), std::move(w));
+  mmio_bus_->attach(*ts_, cpu_cfg_.mmio_base + kTsOffset);
+  // Each AI Core's control registers, where the scheduler (and the cores) reach them.
+  if (cores.size() * kAicoreCtrlStride > 0x8000)
+    c.fail("the peripherals' window has room for the control blocks of 128 AI Cores");
+  for (std::size_t i = 0; i < cores.size(); ++i) {
+    aicore_ctrl_.push_back(
+        std::make_unique<aicore::AiCoreCtrl>(("aicore" + std::to_string(i)).c_str(), *cores[i], acc));
+    mmio_bus_->attach(*aicore_ctrl_.back(), cpu_cfg_.mmio_base + kAicoreCtrlOffset + kAicoreCtrlStride * i);
+  }
+  mmio_bus_->connect_cpu(ts_->ctrl, ts_->name());
+}
+
+void Soc::build_arm_cores() {
+  for (unsigned i = 0; i < cpu_cfg_.cores(); ++i) {
+    const std::string role =
+        i < cpu_cfg_.control_cores ? "ctrl" + std::to_string(i) : "aicpu" + std::to_string(i - cpu_cfg_.control_cores);
+    cpus_.push_back(std::make_unique<cpu::ArmCpu>(role.c_str(), cpu_cfg_, i, storage_->data(), dram_base_,
+                                                  storage_->size(), *irq_));
+    cpu::ArmCpu& core = *cpus_.back();
+    mmio_bus_->connect_cpu(core.mmio, core.name());
+    ring_->connect_initiator(core.bus, cpu_cfg_.stop, core.name());
+    src_is_hn_.resize(ring_->sources(), false);
+    placement_.push_back({core.name(), cpu_cfg_.stop, "requester (Arm core's L1 caches)"});
+    core.set_mmio_namer([this](std::uint64_t a) { return mmio_bus_->describe(a); });
+    core.set_fault_handler([this](const cpu::CpuFault& f) {
+      if (cpu_fault_.empty()) cpu_fault_ = f.str();
+      sc_core::sc_stop();
+    });
+  }
+}
+
+// The image goes into DRAM as it is; the listed cores start at its first byte. A name (no '/')
+// is a firmware this project builds; a path is used as it is when absolute, else relative to
+// the scenario file, as kernel sources are.
+void Soc::load_firmware(const cfg::Node& fw, const Scenario& s) {
+  const unsigned n = cpu_cfg_.cores();
+  const std::string img = fw.get_string("image");
   const bool named = img.find('/') == std::string::npos;
-  const std::string path = named                                ? firmware_dir() + "/" + img + ".bin"
+  const std::string path = named                                      ? firmware_dir() + "/" + img + ".bin"
                            : std::filesystem::path(img).is_absolute() ? img
-                                                                   : s.dir + "/" + img;
-  // A regular file no larger than DRAM: a device or a directory is named, not read forever.
-  std::error_code ec;  // a name the file system refuses is "cannot open" below, not a throw
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    fw->at("image").fail(path + " is not a regular file");
-  if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > storage_->size())
-    fw->at("image").fail(path + " is larger than DRAM (" + std::to_string(storage_->size()) + " B)");
-  std::ifstream f(path, std::ios::binary);
-  const std::string hint = " (a firmware the project builds, in build/firmware or $DVP_FIRMWARE: run scripts/build.sh; "
-                           "an image of your own is a path, like ./" + img + ".bin or /abs/path/" + img + ".bin)";
-  if (!f) fw->at("image").fail("cannot open " + path + (named ? hint : ""));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  const std::uint64_t load = fw->has("load") ? fw->get_uint("load") : dram_base_;
+                                                                      : s.dir + "/" + img;
+  const std::vector<char> bytes = read_image(fw, path, named);
+  const std::uint64_t load = fw.has("load") ? fw.get_uint("load") : dram_base_;
   if (load < dram_base_ || load - dram_base_ + bytes.size() > storage_->size())
-    fw->at("load").fail("the image (" + std::to_string(bytes.size()) + " bytes at " + hex(load) + ") must lie in DRAM");
+    fw.at("load").fail("the image (" + std::to_string(bytes.size()) + " bytes at " + hex(load) + ") must lie in DRAM");
   std::memcpy(storage_->data() + (load - dram_base_), bytes.data(), bytes.size());
   std::vector<std::uint64_t> start = {0};
-  if (fw->has("cores")) start = fw->get_uint_list("cores");
+  if (fw.has("cores")) start = fw.get_uint_list("cores");
   bool aicpu_started = false;
   for (std::uint64_t i : start) {
-    if (i >= n) fw->at("cores").fail("core " + std::to_string(i) + " does not exist (" + std::to_string(n) + " cores)");
+    if (i >= n) fw.at("cores").fail("core " + std::to_string(i) + " does not exist (" + std::to_string(n) + " cores)");
     cpus_[i]->start(load);
     aicpu_started |= i >= cpu_cfg_.control_cores;
   }
   if (launcher_ && launcher_->has_aicpu_tasks() && !aicpu_started)
-    fw->fail("the tasks include AI CPU kernels, but firmware.cores starts no AI CPU core (cores " +
-             std::to_string(cpu_cfg_.control_cores) + ".." + std::to_string(n - 1) + " are AI CPUs)");
+    fw.fail("the tasks include AI CPU kernels, but firmware.cores starts no AI CPU core (cores " +
+            std::to_string(cpu_cfg_.control_cores) + ".." + std::to_string(n - 1) + " are AI CPUs)");
+}
+
+// A regular file no larger than DRAM: a device or a directory is named, not read forever.
+std::vector<char> Soc::read_image(const cfg::Node& fw, const std::string& path, bool named) const {
+  const std::string img = fw.get_string("image");
+  std::error_code ec;  // a name the file system refuses is "cannot open" below, not a throw
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    fw.at("image").fail(path + " is not a regular file");
+  if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > storage_->size())
+    fw.at("image").fail(path + " is larger than DRAM (" + std::to_string(storage_->size()) + " B)");
+  errno = 0;
+  std::ifstream f(path, std::ios::binary);
+  const int why = errno;
+  const std::string hint =
+      " (a firmware the project builds, in build/firmware or $DVP_FIRMWARE: run scripts/build.sh; "
+      "an image of your own is a path, like ./" +
+      img + ".bin or /abs/path/" + img + ".bin)";
+  if (!f)
+    fw.at("image").fail("cannot open " + path + ": " + (why ? std::strerror(why) : "open failed") +
+                        (named ? hint : ""));
+  return std::vector<char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
 int Soc::route(std::uint64_t addr, unsigned src) const {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The netlist: builds the SoC from a resolved scenario. Requesters, the ring, the L2 slices
 // (home nodes) and the DRAM controllers (memory nodes) are sc_modules with TLM-2.0 sockets;
 // the SoC binds them through the ring and tells it where each one sits and how to route.
@@ -10,17 +11,18 @@
 
 #include "aicore/aicore.hpp"
 #include "aicore/aicore_ctrl.hpp"
-#include "cpu/arm_cpu.hpp"
-#include "simctrl/simctrl.hpp"
-#include "timer/timer.hpp"
-#include "ts/ts.hpp"
-#include "uart/uart.hpp"
 #include "cache/l2_slice.hpp"
+#include "common/system.hpp"
+#include "cpu/arm_cpu.hpp"
 #include "dram/controller.hpp"
 #include "launcher.hpp"
 #include "ring/ring.hpp"
 #include "scenario.hpp"
+#include "simctrl/simctrl.hpp"
 #include "tgen/tgen.hpp"
+#include "timer/timer.hpp"
+#include "ts/ts.hpp"
+#include "uart/uart.hpp"
 
 namespace dvp::platform {
 
@@ -41,7 +43,9 @@ struct AddressRegion {
   bool built;
 };
 
-class Soc : public sc_core::sc_module {
+// The SoC is the system its models report into (System: its trace, statistics and protocol
+// record), so two SoCs in one process keep theirs apart.
+class Soc : public sc_core::sc_module, public System {
  public:
   Soc(sc_core::sc_module_name name, const Scenario& s);
 
@@ -102,7 +106,19 @@ class Soc : public sc_core::sc_module {
   std::vector<std::unique_ptr<dram::Controller>> mcs_;
   std::vector<std::unique_ptr<tgen::TrafficGenerator>> gens_;
 
+  // The build steps, in order.
+  void read_config(const Scenario& s);
+  void check_cross_rules(const cfg::Node& plat) const;
+  void build_memory_system(const Scenario& s);
+  void build_aicores(const cfg::Node& plat);
+  void build_launcher(const Scenario& s);
   void build_cpus(const cfg::Node& cpu, const cfg::Node* firmware, const Scenario& s);
+  void build_peripherals(const cfg::Node& cpu, const Scenario& s);
+  void build_task_scheduler(const cfg::Node& cpu, const cfg::Node& ts);
+  void build_arm_cores();
+  void load_firmware(const cfg::Node& firmware, const Scenario& s);
+  std::vector<char> read_image(const cfg::Node& firmware, const std::string& path, bool named) const;
+  void build_requesters(const Scenario& s);
   cpu::CpuConfig cpu_cfg_;
   std::unique_ptr<Level> cpu_level_, periph_level_;
   std::unique_ptr<mmio::MmioBus> mmio_bus_;

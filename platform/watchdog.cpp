@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "watchdog.hpp"
 
 #include <signal.h>
@@ -16,10 +17,11 @@ std::atomic<int> g_signal{0};  // the last SIGINT/SIGTERM not yet acted on
 static_assert(std::atomic<int>::is_always_lock_free, "set from a signal handler");
 
 void expire_process(const std::string& message, int code) {
-  std::fflush(stdout);
+  // No fflush(stdout): with a reader that stopped reading, a full pipe would block it and the
+  // guard would never end the process. What the run printed before is lost; the reason is not.
   const std::string line = "dvp: error: " + message + "\n";
   (void)!write(2, line.data(), line.size());
-  _exit(code);
+  exit_process(code);
 }
 
 std::string seconds(double s) {
@@ -28,6 +30,21 @@ std::string seconds(double s) {
   return b;
 }
 }  // namespace
+
+void exit_process(int code) {
+  if (code == 128 + SIGINT || code == 128 + SIGTERM) {
+    struct sigaction sa {};
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(code - 128, &sa, nullptr);
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, code - 128);
+    pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
+    raise(code - 128);
+  }
+  _exit(code);
+}
 
 Watchdog::Watchdog(double limit_seconds, double grace_seconds, Expire expire)
     : grace_(grace_seconds), expire_(expire ? std::move(expire) : Expire(expire_process)), limit_(limit_seconds) {}

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The run's host-side guard: a wall-clock limit over every phase of a run (loading, building the
 // SoC, simulating, checking, writing), and SIGINT / SIGTERM.
 //
@@ -22,6 +23,11 @@ namespace dvp::platform {
 // loaded machine, short enough that a stuck CI job ends with a message.
 constexpr double kDefaultMaxWallSeconds = 3600;
 constexpr double kStopGraceSeconds = 30;  // to finish a slice, check and write after a stop
+
+// Ends the process with `code`. A code of 128 + SIGINT or SIGTERM (a run a signal stopped) is
+// given the way the shell's convention expects: the signal is raised again with its default
+// action, so the parent sees the process killed by it (a script's loop stops at Ctrl-C).
+[[noreturn]] void exit_process(int code);
 
 class Watchdog {
  public:

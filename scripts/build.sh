@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Configures and builds everything into build/ (executables in build/bin). Two cores: -j2.
 set -eu
 cd "$(dirname "$0")/.."

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Installs the Debian packages davinci-vp needs to build and test. Idempotent: when every
 # package is present it changes nothing; as root on a fresh Debian 12 it runs apt-get update
 # once and installs only what is missing.
@@ -15,8 +16,10 @@ PACKAGES="
   libopenblas-dev
   libunicorn-dev
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
-  python3
+  python3 python3-numpy
   clang libclang-rt-14-dev
+  clang-format clang-tidy
+  git
 "
 
 missing=""

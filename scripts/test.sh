@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Builds, then runs the whole test suite: unit, cli and docs tests first, then the scenario
 # tests (label "scenario", whole runs of scenarios/); then the sanitizer job (ASan + UBSan
 # build, the suite again, fuzz smoke runs: scripts/test-sanitize.sh). SANITIZE=0 skips the

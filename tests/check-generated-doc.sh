@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-generated-doc.sh DOC TOOL ARG...: DOC must be exactly what `TOOL ARG...` prints.
 doc=$1
 shift

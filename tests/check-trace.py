@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks a trace.json the way Perfetto reads it: valid JSON, and on every track (pid, tid)
 the complete ('X') slices nest -- a slice that starts inside another ends inside it too.
 Perfetto drops or misdraws slices that partly overlap.   check-trace.py TRACE.json"""

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # dvas-roundtrip.sh DVAS DVDIS SOURCE OUTDIR: assemble, disassemble, reassemble; bytes must match.
 set -e
 mkdir -p "$4"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # expect.sh RC REGEX CMD...: runs CMD, passes if it exits with RC and its output matches REGEX.
 want_rc=$1; regex=$2; shift 2
 out=$("$@" 2>&1); rc=$?

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # firmware-output.sh DVP SCENARIO OUT HOST_PROGRAM [dvp option...]: runs the scenario's firmware
 # and passes if it exits 0 and its UART (core 0) printed exactly what HOST_PROGRAM, the same C
 # built for the host on its C library, prints.

@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: MIT
 // Test helpers: presets and scenarios from text, run in-process.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "common/system.hpp"
 #include "scenario.hpp"
 
 namespace dvp::test {
@@ -13,5 +15,8 @@ std::string write_temp(const std::string& name, const std::string& yaml);
 platform::Scenario scenario(const std::string& yaml, const std::vector<std::string>& sets = {});
 // The resolved platform section of a preset, with overrides.
 cfg::Node preset_platform(const std::string& preset, const std::vector<std::string>& sets = {});
+
+// The system models built at a test's top level (outside a Soc) belong to (test_main.cpp).
+System& bench_system();
 
 }  // namespace dvp::test

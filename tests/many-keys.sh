@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # many-keys.sh EXPECT DVP DIR: a scenario of 200,000 unknown top-level keys is refused with a
 # short list of problems, in linear time (a quadratic merge took minutes; the test's timeout
 # catches that).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # output-limit.sh DVP SCENARIO OUT: an output file that cannot be written whole (here a
 # 1-block file-size limit, which holds for root too) is exit 5 naming the file and the reason,
 # never "outputs in ..." with nothing written.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # quantum-invariance.sh DVP OUT SCENARIO...: each scenario (firmware on a CPU) run at three
 # quanta must print the same UART output, execute the same number of instructions and take the
 # same simulated time: firmware-visible time and instruction counts must not depend on how far

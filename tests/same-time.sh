@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # same-time.sh DVP SCENARIO PRESET OUT: a timing-only run must take exactly the simulated time
 # of the functional run (moving data must not change timing).
 dvp=$1; scenario=$2; preset=$3; out=$4

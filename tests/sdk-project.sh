@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # sdk-project.sh DVP CMAKE BUILD SOURCE OUT HOST_MINIBENCH: the firmware SDK builds and runs an
 # outside project (tests/sdk-project). It installs the SDK from BUILD into OUT/sdk, configures
 # and builds the project against the installed SDK and against the source tree (same image),

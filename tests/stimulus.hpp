@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A stimulus module for TLM targets: a thread that runs a test body, with blocking accesses
 // that return their exact latency.
 #pragma once
@@ -33,8 +34,10 @@ struct Stimulus : sc_core::sc_module {
     p.set_streaming_width(len);
     sc_core::sc_time d = to_sc(offset);
     socket->b_transport(p, d);
-    if (status) *status = p.get_response_status();
-    else EXPECT_EQ(p.get_response_status(), tlm::TLM_OK_RESPONSE);
+    if (status)
+      *status = p.get_response_status();
+    else
+      EXPECT_EQ(p.get_response_status(), tlm::TLM_OK_RESPONSE);
     return now_tick() + to_tick(d);
   }
   Tick align = 1;  // issue on this clock's edges, as a clocked requester would
@@ -61,8 +64,10 @@ struct FixedMemory : sc_core::sc_module {
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& d) {
     log.push_back({p.is_write(), now_tick() + to_tick(d)});
     for (unsigned i = 0; i < p.get_data_length(); ++i) {
-      if (p.is_write()) bytes[p.get_address() + i] = p.get_data_ptr()[i];
-      else p.get_data_ptr()[i] = bytes.count(p.get_address() + i) ? bytes[p.get_address() + i] : 0;
+      if (p.is_write())
+        bytes[p.get_address() + i] = p.get_data_ptr()[i];
+      else
+        p.get_data_ptr()[i] = bytes.count(p.get_address() + i) ? bytes[p.get_address() + i] : 0;
     }
     (p.is_write() ? writes : reads)++;
     d += to_sc(latency);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The AI Core model: scalar unit, pipes, flags, deadlock detection, buffer rules, DataCopy
 // and vector timing, and the vector unit's values against plain C++ loops.
 #include <gtest/gtest.h>
@@ -40,8 +41,7 @@ struct Bench {
     void run() { body(); }
   } starter{"starter"};
 
-  explicit Bench(const std::vector<std::string>& sets = {})
-      : cfg(core_config(sets)), core("core0", cfg, 0, 128, true) {
+  explicit Bench(const std::vector<std::string>& sets = {}) : cfg(core_config(sets)), core("core0", cfg, 0, 128, true) {
     core.bus.bind(mem.socket);
     core.set_fault_handler([this](const Fault& f) { fault = f; });
   }
@@ -131,7 +131,7 @@ loop:
   EXPECT_EQ(b.core.blocks_done(), 1u);
   // The program sits in one 2 KiB fill unit: one miss, every other fetch hits (the loop
   // body runs 10 times).
-  auto j = stats::Registry::instance().find("core0")->to_json();
+  auto j = test::bench_system().stats().find("core0")->to_json();
   EXPECT_EQ(j["icache_misses"].get<std::uint64_t>(), 1u);
   EXPECT_EQ(j["icache_hits"].get<std::uint64_t>(), j["scalar_instructions"].get<std::uint64_t>() - 1);
   // And the stores went through the dCache: the first store to each 64 B line misses.
@@ -160,7 +160,8 @@ TEST(AiCoreSync, AMissingSetFlagIsReportedAsADeadlockWithEveryPipe) {
   EXPECT_NE(r.find("deadlock: no pipe can make progress"), std::string::npos) << r;
   EXPECT_NE(r.find("SCALAR: reached end, waiting for the pipes to drain"), std::string::npos) << r;
   EXPECT_NE(r.find("V: head 0x18 waitflag mte2, v, 3 -- waiting for flag (MTE2 -> V, event 3), which no one will set"),
-            std::string::npos) << r;
+            std::string::npos)
+      << r;
   EXPECT_NE(r.find("MTE2: idle, queue empty"), std::string::npos) << r;
 }
 
@@ -193,7 +194,7 @@ TEST(AiCoreSync, FlagsOrderPipesAndAFullQueueStallsIssue) {
     end
 )");
   ASSERT_FALSE(b.fault) << b.fault->str();
-  auto j = stats::Registry::instance().find("core0")->to_json();
+  auto j = test::bench_system().stats().find("core0")->to_json();
   EXPECT_GT(j["issue_stall_ps"].get<std::uint64_t>(), 0u);
   std::uint16_t out[128];
   std::memcpy(out, b.ub() + 256, 256);
@@ -213,7 +214,8 @@ TEST(AiCoreBuffers, AnAccessPastTheBufferEnd) {
   b.run("li x1, 0x3ff20\nli x2, 0x40000\nli x3, 0x8001\ncopy.gm2ub x1, x2, x3\nend\n");  // 256 B, 224 fit
   ASSERT_TRUE(b.fault);
   EXPECT_NE(b.fault->reason.find("destination UB range 0x3ff20..0x40020 is outside UB (262144 bytes)"),
-            std::string::npos) << b.fault->reason;
+            std::string::npos)
+      << b.fault->reason;
 }
 
 TEST(AiCoreTiming, DataCopyCostsItsRateAndTheMemoryLatency) {
@@ -289,7 +291,8 @@ TEST(AiCoreCube, Load3dIsImg2colWithStrideDilationAndPadding) {
   for (int c1 = 0; c1 < C1; ++c1)
     for (int h = 0; h < H; ++h)
       for (int w = 0; w < W; ++w)
-        for (int c = 0; c < 16; ++c) num::store(l1 + (((c1 * H + h) * W + w) * 16 + c) * 2, DType::F16, c1 * 1000 + h * 100 + w * 10 + c % 10);
+        for (int c = 0; c < 16; ++c)
+          num::store(l1 + (((c1 * H + h) * W + w) * 16 + c) * 2, DType::F16, c1 * 1000 + h * 100 + w * 10 + c % 10);
   Load3dCfg cfg{3, 2, 2, 1, 1, 2, 32, 32, 96, 0, 32};  // kh kw sh sw dh dw C, k 32.. (96 wide), rows 0..31
   Fmatrix f{W, H, 1, 0, 2, 1};
   b.run("li64 x1, " + std::to_string(f.pack()) + "\nmtspr fmatrix, x1\nli x2, " + std::to_string(num::to_f16(-7)) +
@@ -302,10 +305,14 @@ TEST(AiCoreCube, Load3dIsImg2colWithStrideDilationAndPadding) {
       const int k = 32 + kk, c = k % 16, j = (k / 16) % 2, i = (k / 16 / 2) % 3, c1 = k / 16 / 6;
       const int oh = p / Wo, ow = p % Wo, h = oh * 2 - 2 + i * 1, w = ow * 1 - 1 + j * 2;
       double want;
-      if (oh >= Ho) want = 0;
-      else if (h < 0 || w < 0 || h >= H || w >= W) want = -7;
-      else want = c1 * 1000 + h * 100 + w * 10 + c % 10;
-      const double got = num::load(b.core.buffer(kL0A) + ((p / 16) * kf + kk / 16) * 512 + (p % 16) * 32 + (kk % 16) * 2, DType::F16);
+      if (oh >= Ho)
+        want = 0;
+      else if (h < 0 || w < 0 || h >= H || w >= W)
+        want = -7;
+      else
+        want = c1 * 1000 + h * 100 + w * 10 + c % 10;
+      const double got =
+          num::load(b.core.buffer(kL0A) + ((p / 16) * kf + kk / 16) * 512 + (p % 16) * 32 + (kk % 16) * 2, DType::F16);
       ASSERT_EQ(got, want) << "p " << p << " k " << k;
     }
 }
@@ -319,8 +326,8 @@ namespace {
 void vec(Bench& b, const std::string& instr, std::uint64_t cfg, std::uint64_t scalar = 0, unsigned maskn = 128,
          std::uint64_t mask_lo = 0, std::uint64_t mask_hi = 0) {
   std::string mask = mask_lo || mask_hi ? "li64 x10, " + std::to_string(mask_lo) + "\nmtspr mask0, x10\nli64 x10, " +
-                                               std::to_string(mask_hi) + "\nmtspr mask1, x10\n"
-                                         : "li x10, " + std::to_string(maskn) + "\nsetmaskn x10\n";
+                                              std::to_string(mask_hi) + "\nmtspr mask1, x10\n"
+                                        : "li x10, " + std::to_string(maskn) + "\nsetmaskn x10\n";
   b.run("li x1, 0x10000\nli x2, 0\nli x3, 0x8000\nli64 x4, " + std::to_string(cfg) + "\nli64 x5, " +
         std::to_string(scalar) + "\nli x6, 0x18000\n" + mask + instr + "\nend\n");
   ASSERT_FALSE(b.fault) << b.fault->str();
@@ -437,7 +444,8 @@ TEST(AiCoreVector, UnaryOpsDupAndTranspose) {
   Bench b;
   for (int i = 0; i < 64; ++i) num::store(b.ub() + 4 * i, DType::F32, 0.25 + i);
   vec(b, "vsqrt.f32 x1, x2, x4", VecCfg{}.pack());
-  for (int i = 0; i < 64; ++i) ASSERT_EQ(num::load(b.ub() + 0x10000 + 4 * i, DType::F32), double(std::sqrt(float(0.25 + i))));
+  for (int i = 0; i < 64; ++i)
+    ASSERT_EQ(num::load(b.ub() + 0x10000 + 4 * i, DType::F32), double(std::sqrt(float(0.25 + i))));
   b.run("li x1, 0x10000\nli x5, 0x4248\nli64 x4, " + std::to_string(VecCfg{}.pack()) + "\nvdup.f16 x1, x5, x4\nend\n");
   for (int i = 0; i < 128; ++i) ASSERT_EQ(num::load(b.ub() + 0x10000 + 2 * i, DType::F16), 3.140625);
   for (int i = 0; i < 256; ++i) num::store(b.ub() + 2 * i, DType::S16, i);
@@ -452,7 +460,8 @@ TEST(AiCoreVector, IntegerArithmeticWraps) {
   vec(b, "vadds.s32 x1, x2, x5, x4", VecCfg{}.pack(), 100);
   for (int i = 0; i < 64; ++i)
     ASSERT_EQ(std::int32_t(num::load(b.ub() + 0x10000 + 4 * i, DType::S32)),
-              std::int32_t(std::uint32_t(INT32_MAX - i) + 100u)) << i;
+              std::int32_t(std::uint32_t(INT32_MAX - i) + 100u))
+        << i;
 }
 
 TEST(AiCoreVector, IntegerMultiplyWrapsAtTheElementWidth) {
@@ -514,7 +523,7 @@ TEST(AiCoreCube, Nd2NzPlacesFractalsAndPads) {
 }
 
 namespace {
-// Writes A (m x k) into L0A and B (k x n) into L0B in their fractal layouts (see cube.cpp).
+// Writes A (m x k) into L0A and B (k x n) into L0B in their fractal layouts (see fractal.hpp).
 template <typename T>
 void place_ab(std::uint8_t* l0a, std::uint8_t* l0b, const std::vector<T>& A, const std::vector<T>& B, int m, int k,
               int n, int k0, DType t) {
@@ -578,11 +587,19 @@ void expect_cube_steps(const std::string& set, std::uint64_t f16_steps, std::uin
 }
 }  // namespace
 
-TEST(AiCoreCube, The16x16x16CubeTakesOneStepPerFractalTriple) { expect_cube_steps("platform.aicore.cube_m=16", 3 * 4 * 3, 3 * 2 * 3); }
-TEST(AiCoreCube, ACubeOfOneRowTakesAStepPerRow) { expect_cube_steps("platform.aicore.cube_m=1", 48 * 4 * 3, 48 * 2 * 3); }
-TEST(AiCoreCube, ADeeperCubeTakesFewerStepsOfK) { expect_cube_steps("platform.aicore.cube_k=32", 3 * 2 * 3, 3 * 1 * 3); }
+TEST(AiCoreCube, The16x16x16CubeTakesOneStepPerFractalTriple) {
+  expect_cube_steps("platform.aicore.cube_m=16", 3 * 4 * 3, 3 * 2 * 3);
+}
+TEST(AiCoreCube, ACubeOfOneRowTakesAStepPerRow) {
+  expect_cube_steps("platform.aicore.cube_m=1", 48 * 4 * 3, 48 * 2 * 3);
+}
+TEST(AiCoreCube, ADeeperCubeTakesFewerStepsOfK) {
+  expect_cube_steps("platform.aicore.cube_k=32", 3 * 2 * 3, 3 * 1 * 3);
+}
 TEST(AiCoreCube, AWiderCubeTakesFewerStepsOfN) { expect_cube_steps("platform.aicore.cube_n=32", 3 * 4 * 2, 3 * 2 * 2); }
-TEST(AiCoreCube, ACubeKThatDoesNotDivideKRoundsUp) { expect_cube_steps("platform.aicore.cube_k=5", 3 * 13 * 3, 3 * 7 * 3); }
+TEST(AiCoreCube, ACubeKThatDoesNotDivideKRoundsUp) {
+  expect_cube_steps("platform.aicore.cube_k=5", 3 * 13 * 3, 3 * 7 * 3);
+}
 
 TEST(AiCoreCube, MmadInt8IntoInt32) {
   Bench b;
@@ -615,16 +632,19 @@ TEST(AiCoreCube, TransposingLoad2dAndFixpipeQuantReluToGm) {
   const float half = 0.5f;
   std::uint32_t half_bits;
   std::memcpy(&half_bits, &half, 4);
-  b.run("li x1, 0\nli x2, 0\nli x3, 0x101\nload2d.l0b.f16.t x1, x2, x3\n"
-        "li x4, 0x50000\nli64 x5, " + std::to_string(FixpCfg{16, 32, 40}.pack()) + "\nli x6, " +
-        std::to_string(half_bits) + "\nfixp.l0c2gm.s8.s32.relu.round x4, x2, x5, x6\nend\n");
+  b.run(
+      "li x1, 0\nli x2, 0\nli x3, 0x101\nload2d.l0b.f16.t x1, x2, x3\n"
+      "li x4, 0x50000\nli64 x5, " +
+      std::to_string(FixpCfg{16, 32, 40}.pack()) + "\nli x6, " + std::to_string(half_bits) +
+      "\nfixp.l0c2gm.s8.s32.relu.round x4, x2, x5, x6\nend\n");
   ASSERT_FALSE(b.fault) << b.fault->str();
   for (int r = 0; r < 16; ++r)
     for (int c = 0; c < 16; ++c) ASSERT_EQ(num::load(b.core.buffer(kL0B) + 2 * (c * 16 + r), DType::F16), r * 16 + c);
   for (int r = 0; r < 16; ++r)
     for (int c = 0; c < 32; ++c) {
       const double v = std::max(0.0, ((r - 8) * 40 + c) * 0.5);
-      ASSERT_EQ(std::int8_t(b.mem.bytes[0x50000 + r * 40 + c]), num::to_int(v, Round::Round, -128, 127)) << r << "," << c;
+      ASSERT_EQ(std::int8_t(b.mem.bytes[0x50000 + r * 40 + c]), num::to_int(v, Round::Round, -128, 127))
+          << r << "," << c;
     }
 }
 
@@ -692,9 +712,9 @@ TEST(AiCoreVector, ConversionsBetweenEveryTypePair) {
         num::store(b.ub() + i * dtype_bytes(from), from, src[i], Round::Trunc);
       }
       // Block strides of 1 on both sides pack each operand's elements: 32 B blocks of its own type.
-      b.run("li x1, 0x10000\nli x2, 0\nli64 x4, " + std::to_string(VecCfg{1, 1, 1, 1, 8, 8, 8}.pack()) +
-            "\nli x10, " + std::to_string(std::min(elems, 128u)) + "\nsetmaskn x10\nvconv." + dtype_name(to) + "." +
-            dtype_name(from) + ".round x1, x2, x4\nend\n");
+      b.run("li x1, 0x10000\nli x2, 0\nli64 x4, " + std::to_string(VecCfg{1, 1, 1, 1, 8, 8, 8}.pack()) + "\nli x10, " +
+            std::to_string(std::min(elems, 128u)) + "\nsetmaskn x10\nvconv." + dtype_name(to) + "." + dtype_name(from) +
+            ".round x1, x2, x4\nend\n");
       ASSERT_FALSE(b.fault) << b.fault->str();
       for (unsigned i = 0; i < elems; ++i) {
         std::uint8_t want[4] = {};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The configuration tree and schema: origins, merging, overrides, errors.
 #include <gtest/gtest.h>
 
@@ -76,12 +77,11 @@ TEST(Schema, ReportsEveryProblemWithItsPlace) {
 }
 
 TEST(Scenario, PresetThenScenarioThenCommandLine) {
-  auto s = test::scenario("name: t\nplatform:\n  preset: ascend310\n  l2: {ways: 8}\n",
-                          {"platform.l2.hit_cycles=99"});
+  auto s = test::scenario("name: t\nplatform:\n  preset: ascend310\n  l2: {ways: 8}\n", {"platform.l2.hit_cycles=99"});
   const Node& l2 = s.root.at("platform").at("l2");
-  EXPECT_EQ(l2.get_uint("ways"), 8u);                                   // scenario
-  EXPECT_EQ(l2.get_uint("hit_cycles"), 99u);                            // --set
-  EXPECT_EQ(l2.get_uint("size_kib"), 8192u);                            // preset
+  EXPECT_EQ(l2.get_uint("ways"), 8u);         // scenario
+  EXPECT_EQ(l2.get_uint("hit_cycles"), 99u);  // --set
+  EXPECT_EQ(l2.get_uint("size_kib"), 8192u);  // preset
   EXPECT_NE(l2.at("size_kib").origin().file.find("ascend310.yaml"), std::string::npos);
   EXPECT_EQ(s.root.at("run").at("timing_only").origin().file, "default");
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // DRAM channel and controller timing, worked out by hand from the ascend310 preset.
 #include <gtest/gtest.h>
 
@@ -12,6 +13,13 @@ using namespace dvp::dram;
 
 namespace {
 
+// Bursts to rank 0, bank group 0 (LPDDR4 has no bank groups), named by what they are.
+enum class Close { No, Yes };
+Burst read(std::uint32_t bank, std::uint32_t row, Tick at = 0, Close close = Close::No) {
+  return Burst{false, 0, 0, bank, row, at, close == Close::Yes};
+}
+Burst write(std::uint32_t bank, std::uint32_t row, Tick at = 0) { return Burst{true, 0, 0, bank, row, at, false}; }
+
 // The channel's own timing: no bank hashing and no write queue, whatever the preset says.
 Config preset_dram(std::vector<std::string> sets = {}) {
   sets.insert(sets.begin(), {"platform.dram.bank_hash=none", "platform.dram.write_queue=0"});
@@ -21,23 +29,23 @@ Config preset_dram(std::vector<std::string> sets = {}) {
 }  // namespace
 
 TEST(DramChannel, RowMissHitAndConflictCostTheirTimingSums) {
-  Config c = preset_dram({"platform.dram.refresh=false"});
+  Config c = preset_dram({"platform.dram.refresh=none"});
   const Timing& t = c.t;
   const Tick tck = c.clock.period();
   const Tick burst = tck * (c.geo.burst_length / 2);
   Channel ch(c);
   // Idle bank, no row open: ACT, tRCD, READ, tRL, data.
-  auto miss = ch.access(false, 0, 0, 0, 5, 0, false);
+  auto miss = ch.access(read(0, 5));
   EXPECT_EQ(miss.outcome, RowOutcome::Miss);
   EXPECT_EQ(miss.done, tck * (t.tRCD + t.tRL) + burst);
   // Same row, long after: READ, tRL, data.
   const Tick t1 = tck * 1000;
-  auto hit = ch.access(false, 0, 0, 0, 5, t1, false);
+  auto hit = ch.access(read(0, 5, t1));
   EXPECT_EQ(hit.outcome, RowOutcome::Hit);
   EXPECT_EQ(hit.done - t1, tck * t.tRL + burst);
   // Another row, long after (tRAS and tRTP long satisfied): PRE, tRP, ACT, tRCD, READ, tRL.
   const Tick t2 = tck * 2000;
-  auto conflict = ch.access(false, 0, 0, 0, 9, t2, false);
+  auto conflict = ch.access(read(0, 9, t2));
   EXPECT_EQ(conflict.outcome, RowOutcome::Conflict);
   EXPECT_EQ(conflict.done - t2, tck * (t.tRP + t.tRCD + t.tRL) + burst);
   EXPECT_EQ(ch.row_hits, 1u);
@@ -46,36 +54,36 @@ TEST(DramChannel, RowMissHitAndConflictCostTheirTimingSums) {
 }
 
 TEST(DramChannel, ConflictRightAfterActivateWaitsForTRAS) {
-  Config c = preset_dram({"platform.dram.refresh=false"});
+  Config c = preset_dram({"platform.dram.refresh=none"});
   const Timing& t = c.t;
   const Tick tck = c.clock.period();
   Channel ch(c);
-  ch.access(false, 0, 0, 0, 1, 0, false);               // ACT at 0
-  auto r = ch.access(false, 0, 0, 0, 2, 0, false);      // PRE no earlier than tRAS
+  ch.access(read(0, 1));           // ACT at 0
+  auto r = ch.access(read(0, 2));  // PRE no earlier than tRAS
   EXPECT_EQ(r.cas, tck * (t.tRAS + t.tRP + t.tRCD));
 }
 
 TEST(DramChannel, BackToBackHitsStreamAtFullBusRate) {
-  Config c = preset_dram({"platform.dram.refresh=false"});
+  Config c = preset_dram({"platform.dram.refresh=none"});
   const Tick tck = c.clock.period();
   const Tick burst = tck * (c.geo.burst_length / 2);
   Channel ch(c);
   Tick last = 0;
-  for (int i = 0; i < 64; ++i) last = ch.access(false, 0, 0, 0, 3, 0, false).done;
+  for (int i = 0; i < 64; ++i) last = ch.access(read(0, 3)).done;
   // One ACT, then 64 bursts with no gap on the data bus.
   EXPECT_EQ(last, tck * (c.t.tRCD + c.t.tRL) + 64 * burst);
   EXPECT_EQ(ch.data_busy(), 64 * burst);
 }
 
 TEST(DramChannel, FourActivateWindow) {
-  Config c = preset_dram({"platform.dram.refresh=false"});
+  Config c = preset_dram({"platform.dram.refresh=none"});
   const Timing& t = c.t;
   const Tick tck = c.clock.period();
   Channel ch(c);
   // Five activates to five banks at time 0: tRRD apart, and the fifth no earlier than tFAW
   // after the first.
   Tick cas[5];
-  for (unsigned b = 0; b < 5; ++b) cas[b] = ch.access(false, 0, 0, b, 1, 0, false).cas;
+  for (unsigned b = 0; b < 5; ++b) cas[b] = ch.access(read(b, 1)).cas;
   for (unsigned b = 1; b < 4; ++b) EXPECT_EQ(cas[b] - cas[b - 1], tck * t.tRRD_S) << "bank " << b;
   EXPECT_EQ(cas[4] - cas[0], tck * std::max<Tick>(t.tFAW, 4 * t.tRRD_S));
 }
@@ -88,7 +96,7 @@ TEST(DramChannel, RefreshBlocksTheRankForTRFC) {
   // A request arriving exactly when the first refresh is due: no row open, so the refresh
   // starts at once and the ACT waits tRFC.
   const Tick due = tck * t.tREFI;
-  auto r = ch.access(false, 0, 0, 0, 1, due, false);
+  auto r = ch.access(read(0, 1, due));
   EXPECT_EQ(r.cas, due + tck * (t.tRFC + t.tRCD));
   EXPECT_EQ(ch.refreshes, 1u);
   ch.finish(tck * t.tREFI * 10);
@@ -96,14 +104,14 @@ TEST(DramChannel, RefreshBlocksTheRankForTRFC) {
 }
 
 TEST(DramChannel, ReadAfterWriteWaitsForTWTR) {
-  Config c = preset_dram({"platform.dram.refresh=false"});
+  Config c = preset_dram({"platform.dram.refresh=none"});
   const Timing& t = c.t;
   const Tick tck = c.clock.period();
   const Tick burst = tck * (c.geo.burst_length / 2);
   Channel ch(c);
-  auto w = ch.access(true, 0, 0, 0, 1, 0, false);
+  auto w = ch.access(write(0, 1));
   EXPECT_EQ(w.done, tck * (t.tRCD + t.tWL) + burst);
-  auto r = ch.access(false, 0, 0, 0, 1, 0, false);
+  auto r = ch.access(read(0, 1));
   // The READ may issue tWTR after the end of the write data.
   EXPECT_EQ(r.cas, w.done + tck * t.tWTR);
 }
@@ -112,12 +120,12 @@ TEST(DramChannel, FrFcfsLetsAReadyBankOvertakeAWaitingOne) {
   // Bank 0 has row 1 open; a request for row 2 must wait tRAS + tRP + tRCD. A row hit to bank
   // 1, handed in after it, goes first under frfcfs and after it under fcfs.
   for (const char* policy : {"frfcfs", "fcfs"}) {
-    Config c = preset_dram({"platform.dram.refresh=false", std::string("platform.dram.scheduler=") + policy});
+    Config c = preset_dram({"platform.dram.refresh=none", std::string("platform.dram.scheduler=") + policy});
     Channel ch(c);
-    ch.access(false, 0, 0, 0, 1, 0, false);
-    ch.access(false, 0, 0, 1, 7, 0, false);
-    auto conflict = ch.access(false, 0, 0, 0, 2, 0, false);
-    auto hit = ch.access(false, 0, 0, 1, 7, 0, false);
+    ch.access(read(0, 1));
+    ch.access(read(1, 7));
+    auto conflict = ch.access(read(0, 2));
+    auto hit = ch.access(read(1, 7));
     EXPECT_EQ(hit.outcome, RowOutcome::Hit);
     if (std::string(policy) == "frfcfs")
       EXPECT_LT(hit.done, conflict.done) << policy;
@@ -127,11 +135,11 @@ TEST(DramChannel, FrFcfsLetsAReadyBankOvertakeAWaitingOne) {
 }
 
 TEST(DramChannel, ClosedPagePrechargesAfterEachRequest) {
-  Config c = preset_dram({"platform.dram.refresh=false", "platform.dram.page_policy=closed"});
+  Config c = preset_dram({"platform.dram.refresh=none", "platform.dram.page_policy=closed"});
   const Tick tck = c.clock.period();
   Channel ch(c);
-  ch.access(false, 0, 0, 0, 1, 0, true);
-  auto again = ch.access(false, 0, 0, 0, 1, tck * 1000, true);
+  ch.access(read(0, 1, 0, Close::Yes));
+  auto again = ch.access(read(0, 1, tck * 1000, Close::Yes));
   EXPECT_EQ(again.outcome, RowOutcome::Miss);  // closed, not a hit and not a conflict
   EXPECT_EQ(again.done - tck * 1000, tck * (c.t.tRCD + c.t.tRL + c.geo.burst_length / 2));
 }
@@ -145,8 +153,8 @@ TEST(DramAddressMap, FieldsFollowTheConfiguredOrder) {
   EXPECT_EQ(a.channel, 0u);
   EXPECT_EQ(m.decode(128).channel, 1u);
   EXPECT_EQ(m.decode(96).column, 3u);
-  EXPECT_EQ(m.decode(512).bank, 1u);             // after 4 channels x 128 B
-  EXPECT_EQ(m.decode(4096).column, 4u);          // after 8 banks: the next column group
+  EXPECT_EQ(m.decode(512).bank, 1u);     // after 4 channels x 128 B
+  EXPECT_EQ(m.decode(4096).column, 4u);  // after 8 banks: the next column group
   EXPECT_EQ(m.decode(std::uint64_t(64) * 1024).row, 1u);
   for (std::uint64_t off : {0ull, 32ull, 4096ull + 160, 123456789ull * 32})
     EXPECT_EQ(m.encode(m.decode(off)), off & ~std::uint64_t(31)) << off;
@@ -193,7 +201,7 @@ struct ControllerBench {
 }  // namespace
 
 TEST(DramController, LineReadCostsFrontEndPlusMissPlusFourBursts) {
-  ControllerBench b({"platform.dram.refresh=false"});
+  ControllerBench b({"platform.dram.refresh=none"});
   // References, not a structured binding: C++17 lambdas cannot capture those.
   Config& c = b.c;
   Controller& mc = b.mc;
@@ -223,7 +231,7 @@ TEST(DramController, LineReadCostsFrontEndPlusMissPlusFourBursts) {
 }
 
 TEST(DramController, QueuedWritesAreAcknowledgedAtOnceAndDrainedByRow) {
-  ControllerBench b({"platform.dram.refresh=false", "platform.dram.write_queue=8"});
+  ControllerBench b({"platform.dram.refresh=none", "platform.dram.write_queue=8"});
   // References, not a structured binding: C++17 lambdas cannot capture those.
   Config& c = b.c;
   Controller& mc = b.mc;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The DV ISA: encoding, assembler, disassembler, configuration words.
 #include <gtest/gtest.h>
 
@@ -93,7 +94,8 @@ TEST(Isa, ConfigurationWordsKeepEveryFieldAtItsLimits) {
   EXPECT_EQ(std::tie(mu.m, mu.k, mu.n, mu.init), std::make_tuple(4095u, 17u, 4000u, false));
   Load3dCfg l{3, 5, 2, 1, 2, 1, 64, 10, 288, 32, 1024};
   auto lu = Load3dCfg::unpack(l.pack1(), l.pack2());
-  EXPECT_EQ(std::tie(lu.kh, lu.kw, lu.stride_h, lu.channels, lu.k_ext, lu.m_ext), std::make_tuple(3u, 5u, 2u, 64u, 288u, 1024u));
+  EXPECT_EQ(std::tie(lu.kh, lu.kw, lu.stride_h, lu.channels, lu.k_ext, lu.m_ext),
+            std::make_tuple(3u, 5u, 2u, 64u, 288u, 1024u));
   Fmatrix f{224, 224, 1, 2, 3, 4};
   auto fu = Fmatrix::unpack(f.pack());
   EXPECT_EQ(std::tie(fu.w, fu.h, fu.pad_l, fu.pad_b), std::make_tuple(224u, 224u, 1u, 4u));
@@ -253,7 +255,8 @@ out:
     li64  x2, 0x0000001000100010
     fixp.l0c2gm.f16.f32.rint.relu x4, x4, x2, x0
     end
-)", "same.s");
+)",
+                        "same.s");
   EXPECT_EQ(built.code, text.code) << disassemble(built);
 }
 
@@ -267,4 +270,37 @@ TEST(KernelBuilder, RejectsMisuse) {
   EXPECT_THROW(k.Build(), Error);
   for (int i = 0; i < 29; ++i) k.reg();
   EXPECT_THROW(k.reg(), Error);
+}
+
+// The instruction table is the one place an instruction is defined: every entry carries what
+// its executor needs, so no instruction reaches the model without its meaning.
+TEST(Isa, EveryTableEntryCarriesWhatItsExecutorNeeds) {
+  const auto& ops = op_table();
+  ASSERT_FALSE(ops.empty());
+  for (const OpInfo& o : ops) {
+    SCOPED_TRACE(o.mnemonic);
+    EXPECT_NE(std::string(o.doc), "");
+    switch (o.exec) {
+      case Exec::Alu: EXPECT_NE(o.alu, nullptr); break;
+      case Exec::Branch: EXPECT_NE(o.cond, nullptr); break;
+      case Exec::Load:
+      case Exec::Store: EXPECT_TRUE(o.size == 1 || o.size == 2 || o.size == 4 || o.size == 8); break;
+      case Exec::Vector:
+        ASSERT_NE(o.vec, nullptr);
+        EXPECT_EQ(o.pipe, Pipe::V);
+        break;
+      case Exec::Copy: EXPECT_TRUE(o.src != o.dst && (o.src != kGm || o.dst != kGm)); break;
+      case Exec::Load2d:
+      case Exec::Load3d: EXPECT_TRUE(o.src == kL1 && (o.dst == kL0A || o.dst == kL0B)); break;
+      case Exec::Fixp: EXPECT_EQ(o.src, kL0C); break;
+      default: break;
+    }
+    // Issued instructions run in a pipe, scalar ones (and the flags they order) in S.
+    EXPECT_EQ(o.pipe == Pipe::S, o.format != Format::X) << "pipe and format disagree";
+    EXPECT_EQ(o.cost == Cost::Sync, is_sync(o.exec));
+  }
+  // The immediates are read as the table says: shifts are 0..63, or/xor/lih zero-extend.
+  EXPECT_EQ(op_table()[*find_opcode("shli")].imm, Imm::Shift);
+  EXPECT_EQ(op_table()[*find_opcode("ori")].imm, Imm::Unsigned);
+  EXPECT_EQ(op_table()[*find_opcode("addi")].imm, Imm::Signed);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // L2 slice timing and behaviour against a fixed-latency memory, with hand-worked times.
 #include <gtest/gtest.h>
 
@@ -65,14 +66,14 @@ TEST(L2Slice, DirtyEvictionWritesTheLineBackAndDataSurvives) {
   b.st.body = [&](Stimulus& s) {
     s.access(true, 0x0000, w, 128);  // full-line write: allocates without a fill
     s.access(false, 0x0200, r, 64);
-    s.access(false, 0x0400, r, 64);  // evicts 0x0000 (LRU), dirty: written back
-    s.access(false, 0x0000, r, 128); // miss again: refilled from memory
+    s.access(false, 0x0400, r, 64);   // evicts 0x0000 (LRU), dirty: written back
+    s.access(false, 0x0000, r, 128);  // miss again: refilled from memory
   };
   sc_core::sc_start();
   EXPECT_EQ(b.l2.writebacks(), 1u);
-  EXPECT_EQ(b.l2.evictions(), 2u);   // 0x0000 by 0x0400, then 0x0200 by 0x0000
+  EXPECT_EQ(b.l2.evictions(), 2u);  // 0x0000 by 0x0400, then 0x0200 by 0x0000
   EXPECT_EQ(b.mem.writes, 1u);
-  EXPECT_EQ(b.mem.reads, 3u);        // 0x200, 0x400, 0x000 again; none for the full-line write
+  EXPECT_EQ(b.mem.reads, 3u);  // 0x200, 0x400, 0x000 again; none for the full-line write
   EXPECT_EQ(0, std::memcmp(w, r, 128));
   for (int i = 0; i < 128; ++i) EXPECT_EQ(b.mem.bytes[i], w[i]);
 }
@@ -96,7 +97,7 @@ TEST(L2Slice, LruKeepsTheRecentlyUsedLine) {
 TEST(L2Slice, RandomReplacementIsDeterministicForASeed) {
   // Same seed, same sequence of victims: the hit count of a thrashing pattern repeats.
   auto run = [] {
-    CacheArray a(1, 4, 128, Replacement::Random, 7, false);
+    CacheArray a(1, 4, 128, (*replacement_policies().find("random"))(Geometry{1, 4, 7}), false);
     std::vector<int> victims;
     for (int i = 0; i < 4; ++i) a.fill(0, a.victim(0), i, 0);
     for (int i = 0; i < 32; ++i) victims.push_back(a.victim(0));

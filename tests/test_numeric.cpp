@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // AI Core number formats against independent references: the compiler's half type for round-to-nearest-
 // even, the classic bf16 bit formula, and the definitions of the directed modes checked with
 // the bit-adjacent neighbours of each result.
@@ -50,8 +51,8 @@ std::vector<float> samples() {
     std::uniform_real_distribution<float> s(-1e-4f, 1e-4f);
     v.push_back(i % 2 ? d(rng) : s(rng));
   }
-  for (float f : {0.0f, -0.0f, 1.0f, 65504.0f, 65519.99f, 65520.0f, 65536.0f, 5.96e-8f, 2.98e-8f, 2.99e-8f,
-                  6.1035e-5f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, INFINITY, -INFINITY})
+  for (float f : {0.0f, -0.0f, 1.0f, 65504.0f, 65519.99f, 65520.0f, 65536.0f, 5.96e-8f, 2.98e-8f, 2.99e-8f, 6.1035e-5f,
+                  1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, INFINITY, -INFINITY})
     v.push_back(f);
   return v;
 }
@@ -140,8 +141,8 @@ TEST(Numeric, DirectedModesFollowTheirDefinitions) {
 
 TEST(Numeric, OverflowGoesToInfinityOrTheLargestFinite) {
   EXPECT_EQ(to_f16(70000.0, Round::Rint), 0x7c00);
-  EXPECT_EQ(to_f16(65519.0, Round::Rint), 0x7bff);   // below the halfway point to 65536
-  EXPECT_EQ(to_f16(65520.0, Round::Rint), 0x7c00);   // the tie rounds to even: infinity
+  EXPECT_EQ(to_f16(65519.0, Round::Rint), 0x7bff);  // below the halfway point to 65536
+  EXPECT_EQ(to_f16(65520.0, Round::Rint), 0x7c00);  // the tie rounds to even: infinity
   EXPECT_EQ(to_f16(70000.0, Round::Trunc), 0x7bff);
   EXPECT_EQ(to_f16(70000.0, Round::Floor), 0x7bff);
   EXPECT_EQ(to_f16(-70000.0, Round::Floor), 0xfc00);
@@ -169,7 +170,7 @@ TEST(Numeric, IntegerConversionsRoundThenSaturate) {
 TEST(Numeric, LoadAndStoreEveryType) {
   std::uint8_t buf[4];
   const DType types[] = {DType::F16, DType::BF16, DType::F32, DType::S8, DType::U8,
-                         DType::S16, DType::U16, DType::S32, DType::U32};
+                         DType::S16, DType::U16,  DType::S32, DType::U32};
   for (DType t : types) {
     store(buf, t, 100.0);
     EXPECT_EQ(load(buf, t), 100.0) << dtype_name(t);

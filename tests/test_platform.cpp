@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: MIT
 // The whole memory system: data integrity through ring + L2 + DRAM, timing-only runs,
 // determinism, and statistics documented in docs/models.md.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -49,7 +51,7 @@ TEST(Integrity, RandomDataThroughRingL2AndDramReadsBackIdentical) {
     errors += g->verify_errors();
     EXPECT_TRUE(g->done());
   }
-  auto j = stats::Registry::instance().to_json();
+  auto j = soc.stats().to_json();
   for (auto& g : soc.requesters()) verified += j[g->name()]["verified_bytes"].get<std::uint64_t>();
   EXPECT_GT(wb, 1000u) << "evictions did not happen: the test would not exercise DRAM";
   EXPECT_GT(verified, 100000u);
@@ -89,7 +91,7 @@ TEST(Integrity, TheCheckCatchesCorruptedMemory) {
 TEST(Integrity, TimingOnlyRunTakesTheSameTimeAsAFunctionalOne) {
   // Moving data must not change timing: run functional here and timing-only in a child dvp.
   auto s = test::scenario(kIntegrity, small_l2());
-  platform::RunOptions o{std::string(DVP_BIN_DIR) + "/../test-out/integrity-functional", true};
+  platform::RunOptions o{std::string(DVP_BIN_DIR) + "/../test-out/integrity-functional", true, ""};
   auto r = platform::run_scenario(s, o);
   EXPECT_EQ(r.exit_code, 0);
   std::string path = test::write_temp("integrity.yaml", kIntegrity);
@@ -141,6 +143,76 @@ TEST(Determinism, SameScenarioSameCyclesAndBytes) {
   EXPECT_GT(a.size(), 1000u);
 }
 
+// Every counter of a statistics tree (the integers: formulas over the simulated time depend on
+// when the whole simulation ends), with the SoC's name taken off the group names.
+std::map<std::string, std::uint64_t> counters(const nlohmann::json& stats, const std::string& soc) {
+  std::map<std::string, std::uint64_t> c;
+  for (auto& [group, entries] : stats.items()) {
+    if (group.rfind(soc + ".", 0) != 0 || !entries.is_object()) continue;
+    for (auto& [key, v] : entries.items())
+      if (v.is_number_unsigned()) c[group.substr(soc.size()) + "." + key] = v.get<std::uint64_t>();
+  }
+  return c;
+}
+
+// One requester doing random reads and writes with verification: a single initiating process,
+// so nothing in it depends on the order SystemC runs processes of the same instant.
+constexpr const char* kOneRequester = R"(
+name: one-requester
+platform: {preset: ascend310}
+traffic:
+  - {name: rw, instances: 1, pattern: random, access_bytes: 64, region_bytes: 16777216, count: 4000,
+     outstanding: 16, read_fraction: 0.5, verify: true}
+)";
+
+// Runs `scenario` alone with dvp and returns its counters.
+std::map<std::string, std::uint64_t> counters_alone(const std::string& scenario, const std::string& preset,
+                                                    const std::vector<std::string>& sets, int i) {
+  const std::string out = std::string(DVP_BIN_DIR) + "/../test-out/two-socs-" + std::to_string(i);
+  std::string cmd = std::string(DVP_BIN_DIR) + "/dvp run " + scenario + " --quiet --preset " + preset + " --out " + out;
+  for (auto& st : sets) cmd += " --set " + st;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream f(out + "/stats.json");
+  return counters(nlohmann::json::parse(f), "soc");
+}
+
+// No singletons: two SoCs of different presets, built and run together in one process, keep
+// their own statistics and traces and compute what they compute alone. The SoC with a single
+// requester counts exactly what a dvp run of its scenario counts. The other runs a GEMM on
+// two AI Cores: its values are checked and its traffic is the same, but where its own pipes
+// and cores reach a resource at the same instant the order SystemC runs them in (which the
+// standard leaves open, and which the other SoC's events shift) may move a contended access
+// by a cycle, so its times (counters in _ps) are not compared.
+TEST(Platform, TwoSocsInOneProcessEachComputeWhatTheyComputeAlone) {
+  const std::string one = test::write_temp("one-requester.yaml", kOneRequester);
+  const std::string gemm = std::string(DVP_SOURCE_DIR) + "/scenarios/kernels/gemm-fp16.yaml";
+  const std::vector<std::string> sets = {"platform.dram.write_queue=0", "run.trace=false"};
+  const auto alone_one = counters_alone(one, "ascend910", sets, 0);
+  const auto alone_gemm = counters_alone(gemm, "ascend310", sets, 1);
+  platform::Scenario s_one = platform::load_scenario(one, platform::Overrides{"ascend910", sets, false, {}});
+  platform::Scenario s_gemm = platform::load_scenario(gemm, platform::Overrides{"ascend310", sets, false, {}});
+  platform::set_quantum(s_one);
+  platform::Soc a("soc", s_one), b("soc_b", s_gemm);
+  ASSERT_EQ(platform::simulate(kTickMax), "");
+  const Tick drained = std::max(platform::drain(a), platform::drain(b));
+  if (drained > now_tick()) sc_core::sc_start(to_sc(drained - now_tick()));
+
+  EXPECT_EQ(a.stats().to_json().count("soc_b.ring"), 0u) << "one SoC's statistics in the other's";
+  EXPECT_EQ(counters(a.stats().to_json(), "soc"), alone_one);
+  EXPECT_GT(alone_one.size(), 100u);
+  EXPECT_EQ(a.requesters().at(0)->verify_errors(), 0u);
+  ASSERT_TRUE(b.launcher()->done());
+  for (auto& k : b.launcher()->results()) EXPECT_TRUE(k.checked && k.passed) << k.name << ": " << k.detail;
+  auto together = counters(b.stats().to_json(), "soc_b");
+  std::size_t compared = 0;
+  for (auto& [key, v] : alone_gemm)
+    if (key.find("_ps") == std::string::npos && key.find("latency") == std::string::npos) {
+      EXPECT_EQ(together[key], v) << key;
+      ++compared;
+    }
+  EXPECT_GT(compared, 50u);
+}
+
 TEST(Docs, EveryStatisticIsDocumentedInModelsMd) {
   auto s = test::scenario(kIntegrity);
   platform::Soc soc("soc", s);
@@ -148,7 +220,7 @@ TEST(Docs, EveryStatisticIsDocumentedInModelsMd) {
   std::string doc((std::istreambuf_iterator<char>(f)), {});
   ASSERT_FALSE(doc.empty());
   std::set<std::string> missing;
-  for (auto* g : stats::Registry::instance().groups())
+  for (auto* g : soc.stats().groups())
     for (auto& [key, what] : g->describe()) {
       EXPECT_FALSE(what.empty()) << g->name() << "." << key << " has no description";
       if (doc.find("`" + key + "`") == std::string::npos) missing.insert(key);
@@ -166,9 +238,9 @@ TEST(Platform, BothPresetsElaborateWithTheirPublishedSizes) {
   {
     auto s = test::scenario("name: t\nplatform: {preset: ascend910}\n");
     platform::Soc soc("soc", s);
-    EXPECT_EQ(soc.l2_config().size_bytes, 32ull << 20);           // 32 MB L2
-    EXPECT_EQ(soc.dram_config().geo.capacity(), 32ull << 30);     // 32 GB HBM2
-    EXPECT_NEAR(soc.dram_config().peak_GBps(), 1228.8, 1.0);     // ~1.2 TB/s
+    EXPECT_EQ(soc.l2_config().size_bytes, 32ull << 20);        // 32 MB L2
+    EXPECT_EQ(soc.dram_config().geo.capacity(), 32ull << 30);  // 32 GB HBM2
+    EXPECT_NEAR(soc.dram_config().peak_GBps(), 1228.8, 1.0);   // ~1.2 TB/s
     EXPECT_EQ(soc.dram_config().geo.channels, 64u);
   }
 }

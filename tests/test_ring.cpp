@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Ring timing: hop costs, contention on shared links, direction choice, and the TLM module.
 #include <gtest/gtest.h>
 
@@ -13,7 +14,7 @@ namespace {
 // 8 stops, 1 GHz, 32 B/cycle links, 2 cycles per hop, 16 B headers.
 RingConfig cfg8(bool bidir = true) {
   cfg::Node p = test::preset_platform(
-      "ascend310", {"platform.ring.stops=8", std::string("platform.ring.bidirectional=") + (bidir ? "true" : "false"),
+      "ascend310", {"platform.ring.stops=8", std::string("platform.ring.routing=") + (bidir ? "shortest" : "clockwise"),
                     "platform.ring.clock_mhz=1000", "platform.ring.link_bytes_per_cycle=32",
                     "platform.ring.hop_cycles=2", "platform.ring.header_bytes=16"});
   return RingConfig::from(p.at("ring"));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The TLM base-protocol checker: a well-formed transaction passes untouched; each broken rule
 // (by the initiator on the way in, by the target on the way back, in debug transport and DMI)
 // is reported once, naming the binding, the rule, the command and the address.
@@ -8,6 +9,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "helpers.hpp"
 #include "tlmcheck/checker.hpp"
 
 using namespace dvp;
@@ -17,12 +19,17 @@ namespace {
 
 struct Target : sc_core::sc_module {
   tlm_utils::simple_target_socket<Target> socket{"socket"};
-  std::function<void(tlm::tlm_generic_payload&, sc_core::sc_time&)> on_b = [](tlm::tlm_generic_payload& p, sc_core::sc_time& d) {
+  std::function<void(tlm::tlm_generic_payload&, sc_core::sc_time&)> on_b = [](tlm::tlm_generic_payload& p,
+                                                                              sc_core::sc_time& d) {
     p.set_response_status(tlm::TLM_OK_RESPONSE);
     d += sc_core::sc_time(10, sc_core::SC_NS);
   };
-  std::function<unsigned(tlm::tlm_generic_payload&)> on_dbg = [](tlm::tlm_generic_payload& p) { return p.get_data_length(); };
-  std::function<bool(tlm::tlm_generic_payload&, tlm::tlm_dmi&)> on_dmi = [](tlm::tlm_generic_payload&, tlm::tlm_dmi&) { return false; };
+  std::function<unsigned(tlm::tlm_generic_payload&)> on_dbg = [](tlm::tlm_generic_payload& p) {
+    return p.get_data_length();
+  };
+  std::function<bool(tlm::tlm_generic_payload&, tlm::tlm_dmi&)> on_dmi = [](tlm::tlm_generic_payload&, tlm::tlm_dmi&) {
+    return false;
+  };
   explicit Target(sc_core::sc_module_name n) : sc_module(n) {
     socket.register_b_transport(this, &Target::b);
     socket.register_transport_dbg(this, &Target::dbg);
@@ -43,7 +50,6 @@ struct Bench : sc_core::sc_module {
     tlmcheck::bind_checked(socket, target.socket, true, "bench -> target", checkers);
     SC_HAS_PROCESS(Bench);
     SC_THREAD(run);
-    Checker::reset();
   }
   void run() { body(*this); }
   // A well-formed 64-byte read at 0x1000 (the payload a test then breaks).
@@ -68,8 +74,8 @@ struct Bench : sc_core::sc_module {
 };
 
 void expect_violation(const std::string& want) {
-  EXPECT_EQ(Checker::violations(), 1u);
-  EXPECT_EQ(Checker::first_violation(), "TLM base protocol on bench -> target: " + want);
+  EXPECT_EQ(test::bench_system().protocol().violations, 1u);
+  EXPECT_EQ(test::bench_system().protocol().first, "TLM base protocol on bench -> target: " + want);
 }
 
 }  // namespace
@@ -84,8 +90,8 @@ TEST(TlmCheck, AWellFormedTransactionPassesWithItsResponseAndDelay) {
     x.socket->b_transport(p, d);
   };
   sc_core::sc_start();
-  EXPECT_EQ(Checker::violations(), 0u) << Checker::first_violation();
-  EXPECT_EQ(Checker::transactions_checked(), 1u);
+  EXPECT_EQ(test::bench_system().protocol().violations, 0u) << test::bench_system().protocol().first;
+  EXPECT_EQ(test::bench_system().protocol().checked, 1u);
   EXPECT_EQ(p.get_response_status(), tlm::TLM_OK_RESPONSE);
   EXPECT_EQ(d, sc_core::sc_time(15, sc_core::SC_NS));
 }
@@ -141,6 +147,70 @@ TEST(TlmCheck, ATargetThatChangesTheDataLength) {
   expect_violation("the data pointer or length changed on the way back (read at 0x1000)");
 }
 
+TEST(TlmCheck, ATargetThatChangesTheDataOfAWrite) {
+  Bench b;
+  b.target.on_b = [](tlm::tlm_generic_payload& p, sc_core::sc_time&) {
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    p.get_data_ptr()[5] ^= 1;  // a read may fill the data; a write's is the initiator's
+  };
+  b.send([](tlm::tlm_generic_payload& p) { p.set_command(tlm::TLM_WRITE_COMMAND); });
+  expect_violation("the target changed the data of a write (write at 0x1000)");
+}
+
+TEST(TlmCheck, AReadsDataIsTheTargetsToFill) {
+  Bench b;
+  b.target.on_b = [](tlm::tlm_generic_payload& p, sc_core::sc_time&) {
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    p.get_data_ptr()[5] = 0x5a;
+  };
+  b.send([](tlm::tlm_generic_payload&) {});
+  EXPECT_EQ(test::bench_system().protocol().violations, 0u);
+  EXPECT_EQ(b.data[5], 0x5a);
+}
+
+TEST(TlmCheck, ATargetThatChangesTheByteEnables) {
+  Bench b;
+  static unsigned char be[4] = {0xff, 0x00, 0x00, 0xff};
+  b.target.on_b = [](tlm::tlm_generic_payload& p, sc_core::sc_time&) {
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    p.get_byte_enable_ptr()[1] = 0xff;
+  };
+  b.send([](tlm::tlm_generic_payload& p) {
+    p.set_byte_enable_ptr(be);
+    p.set_byte_enable_length(4);
+  });
+  expect_violation("the target changed the byte-enable array (read at 0x1000)");
+}
+
+TEST(TlmCheck, GpOptionFullPayloadAcceptedOnEntry) {
+  Bench b;
+  b.send([](tlm::tlm_generic_payload& p) { p.set_gp_option(tlm::TLM_FULL_PAYLOAD_ACCEPTED); });
+  expect_violation("gp_option FULL_PAYLOAD_ACCEPTED on entry (the target's answer to FULL_PAYLOAD) (read at 0x1000)");
+}
+
+TEST(TlmCheck, ATargetThatAcceptsAFullPayloadNobodyOffered) {
+  Bench b;
+  b.target.on_b = [](tlm::tlm_generic_payload& p, sc_core::sc_time&) {
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    p.set_gp_option(tlm::TLM_FULL_PAYLOAD_ACCEPTED);
+  };
+  b.send([](tlm::tlm_generic_payload&) {});
+  expect_violation(
+      "gp_option changed on the way back to 2 (a target may only answer FULL_PAYLOAD with FULL_PAYLOAD_ACCEPTED) (read "
+      "at "
+      "0x1000)");
+}
+
+TEST(TlmCheck, ATargetMayAcceptAFullPayload) {
+  Bench b;
+  b.target.on_b = [](tlm::tlm_generic_payload& p, sc_core::sc_time&) {
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    p.set_gp_option(tlm::TLM_FULL_PAYLOAD_ACCEPTED);
+  };
+  b.send([](tlm::tlm_generic_payload& p) { p.set_gp_option(tlm::TLM_FULL_PAYLOAD); });
+  EXPECT_EQ(test::bench_system().protocol().violations, 0u);
+}
+
 TEST(TlmCheck, ATargetMayWaitAndTakeTheWaitOffTheDelayButNotEndBeforeTheStart) {
   Bench b;
   b.target.on_b = [](tlm::tlm_generic_payload& p, sc_core::sc_time& d) {
@@ -153,7 +223,7 @@ TEST(TlmCheck, ATargetMayWaitAndTakeTheWaitOffTheDelayButNotEndBeforeTheStart) {
     Bench::read(p, x.data);
     sc_core::sc_time d(20, sc_core::SC_NS);
     x.socket->b_transport(p, d);
-    EXPECT_EQ(Checker::violations(), 0u) << Checker::first_violation();
+    EXPECT_EQ(test::bench_system().protocol().violations, 0u) << test::bench_system().protocol().first;
     x.target.on_b = [](tlm::tlm_generic_payload& q, sc_core::sc_time& dd) {
       q.set_response_status(tlm::TLM_OK_RESPONSE);
       dd = sc_core::SC_ZERO_TIME;  // drops 20 ns it never waited
@@ -163,7 +233,8 @@ TEST(TlmCheck, ATargetMayWaitAndTakeTheWaitOffTheDelayButNotEndBeforeTheStart) {
     x.socket->b_transport(p, d);
   };
   sc_core::sc_start();
-  expect_violation("the transaction ends before it was issued (at 0 s past the call, issued at 20 ns) (read at 0x1000)");
+  expect_violation(
+      "the transaction ends before it was issued (at 0 s past the call, issued at 20 ns) (read at 0x1000)");
 }
 
 TEST(TlmCheck, DebugTransportThatReportsMoreBytesThanAsked) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // trace.json: valid JSON whatever the names hold, and slices on one track nest.
 #include <gtest/gtest.h>
 
@@ -15,9 +16,9 @@ using nlohmann::json;
 
 namespace {
 
-json write_and_parse(const std::string& file) {
+json write_and_parse(Tracer& t, const std::string& file) {
   const std::string path = (std::filesystem::temp_directory_path() / file).string();
-  Tracer::instance().write(path);
+  t.write(path);
   std::ifstream f(path);
   std::stringstream ss;
   ss << f.rdbuf();
@@ -37,13 +38,12 @@ std::map<int, std::string> track_names(const json& j) {
 
 TEST(Trace, NamesWithTabQuoteBackslashAndControlCharsStayValidJson) {
   const std::string odd = "task\t\"one\"\\two\x01\x1f end";
-  Tracer& t = Tracer::instance();
-  t.clear();
+  Tracer t;
   t.configure(true, 100, 0);
   Tracer::Lane lane = t.lane("proc " + odd, "lane " + odd);
-  t.slice(lane, odd.c_str(), 1000, 2000);
-  t.instant(lane, odd.c_str(), 1500);
-  json j = write_and_parse("dvp-test-trace-names.json");
+  lane.slice(odd.c_str(), 1000, 2000);
+  lane.instant(odd.c_str(), 1500);
+  json j = write_and_parse(t, "dvp-test-trace-names.json");
   bool slice = false, instant = false, process = false, thread = false;
   for (auto& e : j["traceEvents"]) {
     slice |= e["ph"] == "X" && e["name"] == odd;
@@ -55,17 +55,16 @@ TEST(Trace, NamesWithTabQuoteBackslashAndControlCharsStayValidJson) {
 }
 
 TEST(Trace, OverlappingSlicesGoToOneTrackPerOutstandingSlot) {
-  Tracer& t = Tracer::instance();
-  t.clear();
+  Tracer t;
   t.configure(true, 100, 0);
   Tracer::Lane lane = t.lane("requesters", "rd0");
   // Three transactions in flight at once, then one after the second has finished.
-  t.slice(lane, "read", 0, 100);
-  t.slice(lane, "write", 10, 50);
-  t.slice(lane, "read", 20, 200);  // same name as the first, which it overlaps: merged
-  t.slice(lane, "atomic", 40, 90);
-  t.slice(lane, "write", 60, 70);  // slot #1 is free again at 50
-  json j = write_and_parse("dvp-test-trace-slots.json");
+  lane.slice("read", 0, 100);
+  lane.slice("write", 10, 50);
+  lane.slice("read", 20, 200);  // same name as the first, which it overlaps: merged
+  lane.slice("atomic", 40, 90);
+  lane.slice("write", 60, 70);  // slot #1 is free again at 50
+  json j = write_and_parse(t, "dvp-test-trace-slots.json");
   auto names = track_names(j);
   std::map<std::string, std::vector<std::pair<double, std::string>>> on;
   for (auto& e : j["traceEvents"])
@@ -77,13 +76,12 @@ TEST(Trace, OverlappingSlicesGoToOneTrackPerOutstandingSlot) {
 }
 
 TEST(Trace, ALaneThatNeverOverlapsKeepsItsName) {
-  Tracer& t = Tracer::instance();
-  t.clear();
+  Tracer t;
   t.configure(true, 100, 0);
   Tracer::Lane lane = t.lane("dram", "soc.dram.mc0.ch0");
-  t.slice(lane, "read", 0, 100);
-  t.slice(lane, "write", 100, 200);
-  json j = write_and_parse("dvp-test-trace-one.json");
+  lane.slice("read", 0, 100);
+  lane.slice("write", 100, 200);
+  json j = write_and_parse(t, "dvp-test-trace-one.json");
   auto names = track_names(j);
   ASSERT_EQ(names.size(), 1u);
   EXPECT_EQ(names.begin()->second, "soc.dram.mc0.ch0");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The run guard: the wall-clock limit in a phase that cannot stop ends the process naming the
 // phase; in the simulation it asks the run to stop, and ends it if the stop takes too long.
 #include <gtest/gtest.h>
@@ -44,7 +45,8 @@ TEST(Watchdog, TheLimitInAPhaseThatCannotStopEndsTheProcessNamingThePhase) {
   w.start(false);
   w.phase("loading the scenario");
   ASSERT_TRUE(e.wait());
-  EXPECT_EQ(e.message, "wall-clock limit run.max_wall_seconds (0.2 s) reached while loading the scenario; no outputs written");
+  EXPECT_EQ(e.message,
+            "wall-clock limit run.max_wall_seconds (0.2 s) reached while loading the scenario; no outputs written");
   EXPECT_EQ(e.code, 3);
   EXPECT_FALSE(w.stop_requested());
 }

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tlm-checks.sh DVP SCENARIOS OUT: every shipped scenario (scenarios/faults/ excepted: they stop
 # on purpose) runs clean with a TLM base-protocol checker on every binding: exit 0, no
 # violation, and transactions checked.

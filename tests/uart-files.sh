@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # uart-files.sh DVP SCENARIOS OUT: a memory-only run writes no uart-*.txt; the quickstart's
 # firmware writes exactly the files of the cores that printed (ctrl0 is cpu0, aicpu0 is cpu4).
 dvp=$1; scenarios=$2; out=$3

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Firmware support library: core number, time, exit, markers, the handlers of unexpected
 // exceptions and interrupts, and the C library functions a compiler may call on its own.
 // printf is in printf.c, the heap in heap.c.

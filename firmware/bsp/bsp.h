@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Firmware support: register access, the SoC's peripherals, printf on this core's UART, the
 // heap, time. docs/firmware-sdk.md describes it all.
 #pragma once
@@ -25,10 +26,10 @@ static inline uint64_t cntvct(void) {
   return v;
 }
 
-unsigned core_id(void);                 // this core's number
-uint64_t timer_count(void);             // system timer counter (64 bits, read without tearing)
-uint64_t time_ns(void);                 // simulated time in ns (simctrl; read without tearing)
-void soc_marker(uint32_t v);            // a marker in the trace
+unsigned core_id(void);                             // this core's number
+uint64_t timer_count(void);                         // system timer counter (64 bits, read without tearing)
+uint64_t time_ns(void);                             // simulated time in ns (simctrl; read without tearing)
+void soc_marker(uint32_t v);                        // a marker in the trace
 void soc_exit(int code) __attribute__((noreturn));  // ends the run with this exit code
 
 // Formatted output (printf.c): d i u o x X c s p %, f F with FP/SIMD, flags - + space 0 #,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The interface between the platform and its firmware, shared by both sides (C and C++): the
    job table the scenario loader places in DRAM, and the task scheduler's submission and
    completion queue entries. All fields little-endian, naturally aligned. */
@@ -39,8 +40,8 @@ struct dvp_task {
 
 struct dvp_job_table {
   uint64_t magic;
-  uint64_t tasks;   /* entries that follow */
-  uint64_t streams; /* streams used (1 + the highest stream number) */
+  uint64_t tasks;         /* entries that follow */
+  uint64_t streams;       /* streams used (1 + the highest stream number) */
   uint64_t control_cores; /* cores 0 .. control_cores - 1 are control CPUs; the rest AI CPUs */
   struct dvp_task task[];
 };
@@ -53,8 +54,8 @@ struct dvp_completion {
   uint32_t fault_core; /* DVP_FAULT: the AI Core that faulted */
   uint32_t fault_block;
   uint64_t fault_pc;
-  uint64_t start_ns;   /* when the scheduler started the task */
-  uint64_t end_ns;     /* when it completed */
+  uint64_t start_ns; /* when the scheduler started the task */
+  uint64_t end_ns;   /* when it completed */
   char fault_reason[88];
 };
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The heap: malloc, free, calloc and realloc over the memory between .bss and the stacks
 // (link.ld: __heap_start, __heap_end). Blocks tile the heap, each a 16-byte header then its
 // payload (16-byte aligned); a free block merges with the free blocks after it when malloc
@@ -16,8 +17,8 @@ extern char __heap_start[], __heap_end[];
 #define BLOCK_FREE 0x46524545u  // "FREE"
 
 struct block {
-  size_t size;    // bytes, header included; a multiple of 16
-  uint32_t state; // BLOCK_USED or BLOCK_FREE
+  size_t size;     // bytes, header included; a multiple of 16
+  uint32_t state;  // BLOCK_USED or BLOCK_FREE
   uint32_t pad;
 };
 
@@ -37,11 +38,9 @@ static void lock(unsigned me) {
   choosing[me] = 0;
   fence();
   for (unsigned i = 0; i < HEAP_CORES; ++i) {
-    while (choosing[i]) {
-    }
+    while (choosing[i]) {}
     // Lower tickets first; equal tickets by core number.
-    while (ticket[i] && (ticket[i] < ticket[me] || (ticket[i] == ticket[me] && i < me))) {
-    }
+    while (ticket[i] && (ticket[i] < ticket[me] || (ticket[i] == ticket[me] && i < me))) {}
   }
   fence();
 }
@@ -82,8 +81,7 @@ static int in_heap(const void* p) { return (const char*)p + 2 * sizeof(struct bl
 
 // Merges the free blocks that follow b into b.
 static void absorb_free(struct block* b) {
-  for (struct block* n = next_block(b); in_heap(n) && n->state == BLOCK_FREE; n = next_block(b))
-    b->size += n->size;
+  for (struct block* n = next_block(b); in_heap(n) && n->state == BLOCK_FREE; n = next_block(b)) b->size += n->size;
 }
 
 // Cuts b down to `need` bytes when the rest can hold a block of its own.

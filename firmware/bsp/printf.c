@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // printf and friends for the firmware: the C conversions d i u o x X c s p % (and f F when the
 // firmware is built with FP/SIMD), flags - + space 0 #, width and precision (numbers or *),
 // length modifiers hh h l ll z j t. printf streams to this core's UART, so a line of any length
@@ -181,12 +182,18 @@ static int number(const char** f) {
 // position.
 static const char* parse_spec(const char* f, struct spec* sp, va_list* ap) {
   for (;; ++f) {
-    if (*f == '-') sp->left = 1;
-    else if (*f == '+') sp->plus = 1;
-    else if (*f == ' ') sp->space = 1;
-    else if (*f == '0') sp->zero = 1;
-    else if (*f == '#') sp->alt = 1;
-    else break;
+    if (*f == '-')
+      sp->left = 1;
+    else if (*f == '+')
+      sp->plus = 1;
+    else if (*f == ' ')
+      sp->space = 1;
+    else if (*f == '0')
+      sp->zero = 1;
+    else if (*f == '#')
+      sp->alt = 1;
+    else
+      break;
   }
   if (*f == '*') {
     const int w = va_arg(*ap, int);
@@ -206,9 +213,12 @@ static const char* parse_spec(const char* f, struct spec* sp, va_list* ap) {
       sp->precision = number(&f);
     }
   }
-  if (*f == 'h') sp->length = f[1] == 'h' ? (++f, 'H') : 'h', ++f;
-  else if (*f == 'l') sp->length = f[1] == 'l' ? (++f, 'L') : 'l', ++f;
-  else if (*f == 'z' || *f == 'j' || *f == 't') sp->length = *f++;
+  if (*f == 'h')
+    sp->length = f[1] == 'h' ? (++f, 'H') : 'h', ++f;
+  else if (*f == 'l')
+    sp->length = f[1] == 'l' ? (++f, 'L') : 'l', ++f;
+  else if (*f == 'z' || *f == 'j' || *f == 't')
+    sp->length = *f++;
   return f;
 }
 
@@ -264,14 +274,10 @@ static int convert(struct sink* s, const struct spec* sp, char conv, va_list* ap
       put_field(s, &one, text("", &c, 1));
       return 1;
     }
-    case 's':
-      put_string(s, sp, va_arg(*ap, const char*));
-      return 1;
+    case 's': put_string(s, sp, va_arg(*ap, const char*)); return 1;
 #ifdef __ARM_FP
     case 'f':
-    case 'F':
-      put_fixed(s, sp, conv, va_arg(*ap, double));
-      return 1;
+    case 'F': put_fixed(s, sp, conv, va_arg(*ap, double)); return 1;
 #endif
   }
   return 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Start code: FP/SIMD access, per-core stack, exception vectors, .bss cleared by core 0, then
 // main(core). The model starts a core at EL1h with the MMU off and x0 = its core number.
 // Stacks are __dvp_stack_size bytes each below __stack_top, by core number, for __dvp_cores

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // AI CPU side of the runtime: each AI CPU core waits for its mailbox interrupt from the task
 // scheduler, runs the kernel named there on tensors in DRAM, and writes its status back.
 // Kernels: top-k and argmax over rows of f32 (integer comparisons on the bit patterns: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The AI CPU side of the runtime firmware.
 #pragma once
 #include "bsp.h"

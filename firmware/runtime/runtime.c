@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runtime firmware. On the first control CPU: reads the job table the scenario loader placed in
 // DRAM, submits its tasks to the task scheduler's streams, sleeps until completion interrupts,
 // checks each task's status, prints the per-task table on its UART and exits with the number

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // CPU host-speed benchmark (scripts/bench-cpu), built twice: -DSTORES=0 runs an ALU loop,
 // -DSTORES=1 a loop that stores to an array on every iteration (Unicorn 2.0.1's slow path).
 #include "bsp.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Firmware that goes wrong on purpose, for the fault tests (tests/bad/fw-*.yaml); built five
 // times with -DFAULT=n:
 //   1: reads a peripheral address where no register is -> the core stops with its pc
@@ -24,7 +25,6 @@ int main(unsigned core) {
   free(p);
   return 0;
 #else
-  for (volatile unsigned i = 0;; ++i) {
-  }
+  for (volatile unsigned i = 0;; ++i) {}
 #endif
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FP/SIMD in a firmware built with FP (dvp_firmware(... FP)): the start code enabled it
 // (CPACR_EL1.FPEN = 0b11), and an interrupt keeps the interrupted code's FP state. Main fills
 // v0-v31 with a pattern and spins while the physical generic timer interrupts it several
@@ -20,7 +21,8 @@ void irq_handler(void) {
       "mov v20.16b, v0.16b\n\tmov v21.16b, v0.16b\n\tmov v22.16b, v0.16b\n\tmov v23.16b, v0.16b\n\t"
       "mov v24.16b, v0.16b\n\tmov v25.16b, v0.16b\n\tmov v26.16b, v0.16b\n\tmov v27.16b, v0.16b\n\t"
       "mov v28.16b, v0.16b\n\tmov v29.16b, v0.16b\n\tmov v30.16b, v0.16b\n\tmov v31.16b, v0.16b\n\t"
-      "mov x0, #(3 << 22)\n\tmsr fpcr, x0" ::: "x0", "memory");
+      "mov x0, #(3 << 22)\n\tmsr fpcr, x0" ::
+          : "x0", "memory");
   if (line == 32) {
     ++interrupts;
     __asm__ volatile("msr cntp_tval_el0, %0\n\tisb" ::"r"(interrupts < 5 ? 3000ull : 0ull) : "memory");

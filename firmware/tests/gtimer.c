@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Arm generic timer follows simulated time: CNTVCT_EL0 equals the system timer's COUNT at
 // the same instant, a WFI until the virtual timer's compare value wakes at that count, both EL1
 // timers interrupt through the core's private lines (32 physical, 33 virtual), and a loop of a
@@ -8,12 +9,12 @@
 static volatile uint32_t fired_line = 0xffffffff;
 static volatile uint64_t fired_count;
 
-#define SYSREG_RW(name)                                                           \
-  static inline uint64_t read_##name(void) {                                     \
-    uint64_t v;                                                                  \
-    __asm__ volatile("mrs %0, " #name : "=r"(v)::"memory");                      \
-    return v;                                                                    \
-  }                                                                              \
+#define SYSREG_RW(name)                                     \
+  static inline uint64_t read_##name(void) {                \
+    uint64_t v;                                             \
+    __asm__ volatile("mrs %0, " #name : "=r"(v)::"memory"); \
+    return v;                                               \
+  }                                                         \
   static inline void write_##name(uint64_t v) { __asm__ volatile("msr " #name ", %0; isb" ::"r"(v) : "memory"); }
 SYSREG_RW(cntv_ctl_el0)
 SYSREG_RW(cntv_cval_el0)
@@ -45,9 +46,7 @@ static void read_both(uint64_t* vct, uint32_t* count) {
 }
 
 // A loop of exactly 2 * n instructions (subs, b.ne).
-static void spin(uint64_t n) {
-  __asm__ volatile("1: subs %0, %0, #1\n\tb.ne 1b" : "+r"(n)::"cc");
-}
+static void spin(uint64_t n) { __asm__ volatile("1: subs %0, %0, #1\n\tb.ne 1b" : "+r"(n)::"cc"); }
 
 int main(unsigned core) {
   const uint64_t hz = cntfrq();
@@ -80,8 +79,7 @@ int main(unsigned core) {
 
   // Unmasked: the pending virtual timer interrupt is taken, on private line 33.
   irq_unmask();
-  while (fired_line == 0xffffffff) {
-  }
+  while (fired_line == 0xffffffff) {}
   if (fired_line != 33) return fail(6, "the virtual timer did not interrupt on line 33");
 
   // The physical timer, with its interrupt taken from WFI.

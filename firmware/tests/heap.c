@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The BSP's heap, on two cores at once. Built with STACK_SIZE 8K, CORES 2 and MEMORY_SIZE 1 MiB
 // (firmware/CMakeLists.txt): the heap must span exactly from .bss to the two stacks below the
 // 1 MiB top, and the stack pointer lie in this core's stack. Then: alignment, calloc's zeros,
@@ -102,8 +103,7 @@ static int basics(size_t all) {
 
 int main(unsigned core) {
   if (core == 1) {
-    while (!go) {
-    }
+    while (!go) {}
     churn(1234);
     done1 = 1;
     for (;;) wfi();  // core 0 ends the run
@@ -114,8 +114,7 @@ int main(unsigned core) {
   if (layout() || basics(all)) return failed;
   go = 1;
   if (churn(99)) return failed;
-  while (!done1) {
-  }
+  while (!done1) {}
   if (failed) return failed;
   if (heap_free_bytes() != all) return fail(14, "free blocks not merged after both cores freed all");
   printf("heap passed\n");

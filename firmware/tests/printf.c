@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The BSP's printf against the C library's: built as firmware (with FP, for %f) and, with
 // -DDVP_HOST, for the host, where glibc's printf runs the same calls. The test compares the two
 // outputs line by line (tests/firmware-output.sh). What the C standard leaves to the library
@@ -22,8 +23,8 @@ static void integers(void) {
   printf("x X o: [%x] [%X] [%o] [%#x] [%#X] [%#o] [%#x] [%#o]\n", 0xbeefu, 0xbeefu, 8u, 255u, 255u, 8u, 0u, 0u);
   printf("width: [%5d] [%-5d] [%05d] [%-05d] [%5u] [%08x]\n", 42, 42, -42, 42, 7u, 0xabcu);
   printf("flags: [%+d] [%+d] [% d] [% d] [%+ d] [%+5d] [%-+5d] [% 05d]\n", 5, -5, 5, -5, 5, 5, 5, 5);
-  printf("precision: [%.3d] [%.3d] [%8.3d] [%-8.3d] [%08.3d] [%.0d] [%.0x] [%5.0d] [%#.0o]\n", 7, -7, 7, 7, 7, 0, 0u,
-         0, 0u);
+  printf("precision: [%.3d] [%.3d] [%8.3d] [%-8.3d] [%08.3d] [%.0d] [%.0x] [%5.0d] [%#.0o]\n", 7, -7, 7, 7, 7, 0, 0u, 0,
+         0u);
   printf("alt with precision: [%#.5x] [%#10.5x] [%#-10x] [%#010x] [%#.3o]\n", 0x1fu, 0x1fu, 0x1fu, 0x1fu, 8u);
   printf("star: [%*d] [%-*d] [%*d] [%.*d] [%.*d] [%*.*d]\n", 6, 1, 6, 2, -6, 3, 4, 5, -1, 6, 7, 3, 8);
   printf("hh h: [%hhd] [%hhu] [%hhx] [%hd] [%hu] [%hx]\n", 300, 300, -1, 70000, 70000, -1);

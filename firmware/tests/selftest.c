@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // BSP self-test on the control CPU: console, an MMIO round trip, a timer interrupt delivered at
 // its compare time and returned from, WFI through a long idle stretch, and WFI woken by a masked
 // interrupt. Exits 0 when all hold; otherwise prints what failed and exits with its number.
@@ -48,8 +49,7 @@ int main(unsigned core) {
 
   // A timer interrupt 5 us ahead while the core spins: taken at the next quantum boundary.
   uint64_t due = arm_timer(core, 500);
-  while (!fired) {
-  }
+  while (!fired) {}
   printf("timer interrupt 1: due %lu ns, handled at %lu ns\n", (unsigned long)due, (unsigned long)fired_ns);
   if (fired_ns < due || fired_ns > due + 2000) return fail(2, "interrupt 1 not within 2 us of its compare time");
 
@@ -67,8 +67,7 @@ int main(unsigned core) {
   if (woke < due) return fail(4, "WFI with IRQs masked returned before the interrupt");
   if (fired != 2) return fail(5, "a masked interrupt was taken");
   irq_unmask();
-  while (fired < 3) {
-  }
+  while (fired < 3) {}
   printf("timer interrupt 3: due %lu ns, woke from WFI masked at %lu ns\n", (unsigned long)due, (unsigned long)woke);
   soc_marker(42);
   printf("selftest passed\n");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // 64-bit time read as two 32-bit registers, across the moment the low word wraps: time_ns()
 // (simctrl, ns) at 2^32 ns = 4.29 s and timer_count() (system timer, ticks) at 2^32 ticks =
 // 42.9 s at the presets' 100 MHz. The core sleeps in WFI (no host time) until just before each

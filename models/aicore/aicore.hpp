@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: MIT
 // One Da Vinci AI Core (coupled mode): a scalar unit that fetches DV ISA instructions through
 // an instruction cache, executes scalar instructions and issues the others into per-pipe
 // in-order queues; one SystemC thread per pipe (MTE1, MTE2, MTE3, M, V, FIX) executes its
-// queue; SetFlag / WaitFlag and PipeBarrier order the pipes; L1, L0A, L0B, L0C and UB are
-// real byte arrays with the hardware's alignment and range rules. GM traffic goes through the
-// `bus` initiator socket (into the ring, L2 and DRAM).
+// queue through the pipe's unit (mte.hpp, cube.hpp, vector.hpp, fixpipe.hpp); SetFlag / WaitFlag and PipeBarrier order
+// the pipes; L1, L0A, L0B, L0C and UB are real byte arrays with the hardware's alignment and range rules. GM traffic
+// goes through the `bus` initiator socket (into the ring, L2 and DRAM).
 //
 // Faults (bad access, double SetFlag, undefined instruction, a deadlock between pipes) stop
 // the core with a report naming core, pc, instruction and reason.
@@ -16,21 +17,26 @@
 #include <string>
 #include <vector>
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "aicore_config.hpp"
 #include "common/stats.hpp"
 #include "common/trace.hpp"
+#include "cube.hpp"
+#include "fixpipe.hpp"
 #include "isa.hpp"
+#include "mte.hpp"
+#include "pipe_unit.hpp"
+#include "vector.hpp"
 
 namespace dvp::aicore {
 
 struct Launch {
   std::uint64_t image_base = 0;  // GM address of the code (the image's code section)
   std::uint64_t code_bytes = 0;
-  std::uint32_t entry = 0;       // byte offset of the first instruction
+  std::uint32_t entry = 0;  // byte offset of the first instruction
   std::uint32_t block_id = 0, block_dim = 1;
   std::uint64_t arg_base = 0;
 };
@@ -43,13 +49,12 @@ struct Fault {
   std::string str() const;
 };
 
-class AiCore : public sc_core::sc_module {
+class AiCore : public sc_core::sc_module, private CoreServices {
  public:
   tlm_utils::simple_initiator_socket<AiCore> bus;
 
   // `line_bytes`: the largest request the bus takes (the L2 line); `functional`: move data.
-  AiCore(sc_core::sc_module_name name, const AiCoreConfig& cfg, unsigned id, std::uint32_t line_bytes,
-         bool functional);
+  AiCore(sc_core::sc_module_name name, const AiCoreConfig& cfg, unsigned id, std::uint32_t line_bytes, bool functional);
 
   // Starts a block at the current simulated time; the core must be idle.
   void start(const Launch& l);
@@ -61,62 +66,72 @@ class AiCore : public sc_core::sc_module {
 
   unsigned id() const { return id_; }
   const Launch& launched() const { return launch_; }
-  std::uint8_t* buffer(Buffer b) { return buf_[b].data(); }
+  std::uint8_t* buffer(Buffer b) override { return buf_[b].data(); }
   std::uint64_t reg(unsigned r) const { return x_[r]; }
   Tick pipe_busy(Pipe p) const { return pipe_busy_[int(p)]; }
   std::uint64_t blocks_done() const { return blocks_; }
   Tick block_start() const { return start_time_; }  // when the current (or last) block started
-  double cube_flops() const { return cube_flops_; }
-  double cube_int_ops() const { return cube_int_ops_; }
+  double cube_flops() const { return cube_.flops(); }
+  double cube_int_ops() const { return cube_.int_ops(); }
   // The per-instruction profile: instruction, pc, pipe, count, total cycles.
   std::string instruction_csv() const;
 
  private:
-  struct Issued {
-    Instr in;
-    std::uint64_t pc;
-    std::uint64_t v[5];  // register operands, read at issue
-    // Special registers the pipes use, also read at issue: a later setmaskn / mtspr does not
-    // change an instruction already in a queue.
-    std::uint64_t mask[2];
-    std::uint64_t fmatrix, padvalue;
-  };
   enum class PState { Idle, Busy, WaitFlag };
   enum class SState { Stopped, Running, WaitQueue, Draining };
 
   void scalar_thread();
   void pipe_thread(int p);
   void run_block();
+  void reset_block(Tick t);
+  void drain_block();
+  // Issues an instruction into the queue of its pipe (or does a flag the scalar unit names).
+  bool issue(const Instr& in, std::uint64_t pc, Tick& t, Tick& stalled);
+  bool scalar_flag(const Instr& in, std::uint64_t pc, Tick& t, Tick& stalled);
   bool fetch(std::uint64_t pc, std::uint64_t& word, Tick& t);
   bool exec_scalar(const Instr& in, std::uint64_t pc, std::uint64_t& next, Tick& t);
-  // When an instruction frees its pipe for the next one, and when its effects are complete.
-  // Transfers through the bus free the pipe once their last request has left (the engine
-  // pipelines), and complete when the last data has moved.
-  struct Span {
-    Tick free, done;
+  // The scalar unit's handlers (scalar.cpp), one per executor kind of the ISA table.
+  struct Step {
+    const Instr& in;
+    std::uint64_t pc;
+    std::uint64_t& next;  // the next pc (a branch changes it)
+    Tick& t;              // the scalar unit's time (a dCache miss adds to it)
   };
-  Span exec_issued(int p, const Issued& e);
+  using ScalarUnit = bool (AiCore::*)(const Step&);
+  static const std::array<ScalarUnit, std::size_t(Exec::Count_)> kScalarUnits;
+  void set_reg(unsigned r, std::uint64_t v);
+  bool s_nop(const Step& s);
+  bool s_alu(const Step& s);
+  bool s_load_imm(const Step& s);
+  bool s_load(const Step& s);
+  bool s_store(const Step& s);
+  bool s_ub_access(const Step& s);
+  bool s_branch(const Step& s);
+  bool s_jump(const Step& s);
+  bool s_mfspr(const Step& s);
+  bool s_mtspr(const Step& s);
+  bool s_set_mask(const Step& s);
+  Span exec_issued(const Issued& e);
+  // The pipes' units, one entry per executor kind of the ISA table (exec_issued picks by it).
+  using PipeUnit = Span (*)(AiCore&, const Issued&);
+  static const std::array<PipeUnit, std::size_t(Exec::Count_)> kPipeUnits;
   void raise(std::uint64_t pc, const Instr* in, const std::string& reason);
   bool check_deadlock();
   std::string pipe_report() const;
 
-  // GM access through the bus: reads or writes `len` bytes at `addr` starting at `t`, in
-  // line-sized pieces, `rate` bytes per cycle at most and gm_outstanding in flight; returns
-  // the completion time. Syncs with SystemC time so other initiators keep up.
-  // `functional`: move the bytes (instruction fetches and scalar data always do, even in a
-  // timing-only run). `pc` and `in` name the instruction responsible, for a fault report.
-  // Returns when the last data has moved; `issued`, if given, gets when the last request left.
-  Tick gm_access(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len, Tick t, std::uint32_t rate,
-                 bool functional, std::uint64_t pc, const Instr* in, Tick* issued = nullptr);
-  bool local_range(Buffer b, std::uint64_t addr, std::uint64_t len, const Issued& e, const char* what);
-  Span mte_copy(const Issued& e);
-  Tick vector_op(const Issued& e);
-  Span nd2nz_op(const Issued& e);   // MTE2: GM ND -> L1 Nz
-  Tick load2d_op(const Issued& e);  // MTE1: L1 -> L0A / L0B fractals
-  Tick load3d_op(const Issued& e);  // MTE1: img2col of a feature map in L1
-  Tick mmad_op(const Issued& e);    // M: the cube
-  std::uint64_t cube_steps(std::uint64_t mf, std::uint64_t kf, std::uint64_t nf, unsigned k0) const;
-  Span fixp_op(const Issued& e);    // FIX: L0C Nz -> GM / L1 ND
+  // CoreServices, for the units.
+  const AiCoreConfig& config() const override { return cfg_; }
+  bool functional() const override { return functional_; }
+  bool local_range(Buffer b, std::uint64_t addr, std::uint64_t len, const Issued& e, const char* what) override;
+  void fault(const Issued& e, const std::string& reason) override { raise(e.pc, &e.in, reason); }
+  bool stopping() const override { return stopping_; }
+  // GM access through the bus, in line-sized pieces, `rate` bytes per cycle at most and
+  // gm_outstanding in flight per engine. Syncs with SystemC time so other initiators keep up.
+  GmTiming gm_access(const GmTransfer& x) override;
+  // The same for the scalar unit's caches (always with data): returns when the data has moved.
+  Tick scalar_gm(bool write, std::uint64_t addr, std::uint8_t* data, std::uint32_t len, Tick t, std::uint64_t pc,
+                 const Instr* in);
+
   // dCache for scalar loads and stores (write-back, fully associative LRU).
   bool dcache(bool write, std::uint64_t addr, unsigned size, std::uint64_t& value, Tick& t, std::uint64_t pc,
               const Instr& in);
@@ -127,6 +142,10 @@ class AiCore : public sc_core::sc_module {
   std::uint32_t line_bytes_;
   const bool functional_;
   std::array<std::vector<std::uint8_t>, kBuffers> buf_;
+  MteUnit mte_{*this};
+  CubeUnit cube_{*this};
+  VectorUnit vector_{*this};
+  FixPipe fixpipe_{*this};
 
   // Architectural state.
   std::array<std::uint64_t, 32> x_{};
@@ -175,8 +194,6 @@ class AiCore : public sc_core::sc_module {
   Tick pipe_busy_[kPipes] = {};
   Tick busy_until_[kPipes] = {};  // end of the pipe's counted busy time (overlapping instructions)
   Tick pending_[kPipes] = {};     // when the pipe's issued transfers have all completed
-  double cube_flops_ = 0;    // floating-point multiply-adds x 2 executed by the cube
-  double cube_int_ops_ = 0;  // int8 multiply-adds x 2
   struct Profile {
     std::uint64_t count = 0, cycles = 0;
     std::uint8_t op = 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Parameters of the AI Cores (platform.aicore), read once and validated.
 #pragma once
 #include <cstdint>
@@ -8,9 +9,6 @@
 #include "isa.hpp"
 
 namespace dvp::aicore {
-
-enum Buffer : std::uint8_t { kL1, kL0A, kL0B, kL0C, kUB, kBuffers };
-const char* buffer_name(Buffer b);
 
 struct AiCoreConfig {
   std::uint32_t cores = 1;
@@ -31,13 +29,13 @@ struct AiCoreConfig {
   std::uint32_t gm_write_bytes_per_cycle = 64;  // MTE3 UB -> GM
   std::uint32_t l1_to_ub_bytes_per_cycle = 128;
   std::uint32_t ub_to_l1_bytes_per_cycle = 128;
-  std::uint32_t gm_outstanding = 16;            // bus requests in flight per MTE
+  std::uint32_t gm_outstanding = 16;                    // bus requests in flight per MTE
   std::uint32_t cube_m = 16, cube_k = 16, cube_n = 16;  // one step: cube_m x cube_k x cube_n fp16 MACs
   std::uint32_t cube_cycles_per_step = 1;
   std::uint32_t cube_startup_cycles = 0;
   std::uint32_t l1_to_l0a_bytes_per_cycle = 512;
   std::uint32_t l1_to_l0b_bytes_per_cycle = 256;
-  std::uint32_t fixp_bytes_per_cycle = 256;             // L0C read side of FixPipe
+  std::uint32_t fixp_bytes_per_cycle = 256;  // L0C read side of FixPipe
 
   // Peak fp16 throughput of all cores, in FLOP per second (2 per multiply-add).
   double peak_flops() const {

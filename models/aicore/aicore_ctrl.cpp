@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "aicore_ctrl.hpp"
 
 namespace dvp::aicore {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // An AI Core's control and status registers: what the task scheduler writes to start a block
 // (code address and size, entry, block id and count, argument base, then START) and what
 // anyone may read back (busy, fault, the faulting pc). Register map: docs/peripherals.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "assembler.hpp"
 
 #include <cctype>
@@ -104,7 +105,7 @@ bool is_ident(const std::string& s) {
 
 struct Line {
   int number;
-  std::string mnemonic;               // lower case, with suffixes
+  std::string mnemonic;  // lower case, with suffixes
   std::vector<std::string> operands;
   std::uint64_t pc;
 };
@@ -230,24 +231,23 @@ class Assembler {
         std::size_t used;
         unsigned long r = std::stoul(t.substr(1), &used, 10);
         if (used == t.size() - 1 && r < 32) return std::uint8_t(r);
-      } catch (const std::exception&) {
-      }
+      } catch (const std::exception&) {}
     }
     fail(line, "expected a register x0..x31, got '" + t + "'");
   }
 
   std::int32_t imm32(const std::string& s, int line, std::int64_t lo, std::int64_t hi) const {
     std::int64_t v = value(s, line);
-    if (v < lo || v > hi) fail(line, "immediate " + std::to_string(v) + " out of range " + std::to_string(lo) + ".." +
-                                         std::to_string(hi));
+    if (v < lo || v > hi)
+      fail(line, "immediate " + std::to_string(v) + " out of range " + std::to_string(lo) + ".." + std::to_string(hi));
     return std::int32_t(std::uint32_t(std::uint64_t(v)));
   }
 
   Pipe pipe(const std::string& s, int line) const {
     std::string t = trim(s);
     for (auto& c : t) c = char(std::tolower(static_cast<unsigned char>(c)));
-    static const std::map<std::string, Pipe> aliases = {{"scalar", Pipe::S}, {"cube", Pipe::M}, {"vector", Pipe::V},
-                                                        {"fixp", Pipe::FIX}, {"fixpipe", Pipe::FIX}};
+    static const std::map<std::string, Pipe> aliases = {
+        {"scalar", Pipe::S}, {"cube", Pipe::M}, {"vector", Pipe::V}, {"fixp", Pipe::FIX}, {"fixpipe", Pipe::FIX}};
     if (auto a = aliases.find(t); a != aliases.end()) return a->second;
     if (auto p = pipe_from(t)) return *p;
     fail(line, "expected a pipe (s, mte1, mte2, mte3, m, v, fix), got '" + trim(s) + "'");
@@ -259,22 +259,11 @@ class Assembler {
                          "), got " + std::to_string(l.operands.size()));
   }
 
+  static constexpr std::int64_t kS32Lo = -(std::int64_t(1) << 31), kS32Hi = (std::int64_t(1) << 31) - 1;
+  static constexpr std::int64_t kU32Hi = (std::int64_t(1) << 32) - 1;
+
   void emit(const Line& l, std::vector<std::uint64_t>& code) {
-    const int n = l.number;
-    if (l.mnemonic == "li64") {  // pseudo: li + lih
-      need(l, 2, "rd, imm64");
-      std::uint64_t v = std::uint64_t(value(l.operands[1], n));
-      Instr lo, hi;
-      lo.op = *find_opcode("li");
-      lo.a = reg(l.operands[0], n);
-      lo.imm = std::int32_t(std::uint32_t(v));
-      hi.op = *find_opcode("lih");
-      hi.a = lo.a;
-      hi.imm = std::int32_t(std::uint32_t(v >> 32));
-      code.push_back(encode(lo));
-      code.push_back(encode(hi));
-      return;
-    }
+    if (l.mnemonic == "li64") return emit_li64(l, code);
     // The mnemonic is the longest dotted prefix found in the table; the rest are suffixes.
     std::vector<std::string> parts = split(l.mnemonic, '.');
     std::optional<std::uint8_t> op;
@@ -284,135 +273,150 @@ class Assembler {
       for (std::size_t j = 1; j < k; ++j) m += "." + parts[j];
       if ((op = find_opcode(m))) used = k;
     }
-    if (!op) fail(n, "unknown instruction '" + l.mnemonic + "'");
+    if (!op) fail(l.number, "unknown instruction '" + l.mnemonic + "'");
     Instr i;
     i.op = *op;
     const OpInfo& info = i.info();
-    std::vector<std::string> suffixes(parts.begin() + std::ptrdiff_t(used), parts.end());
+    const std::vector<std::string> suffixes(parts.begin() + std::ptrdiff_t(used), parts.end());
     if (info.format != Format::X && !suffixes.empty())
-      fail(n, std::string(info.mnemonic) + " takes no suffix ('." + suffixes[0] + "')");
-    const auto& o = l.operands;
-    const std::int64_t s32lo = -(std::int64_t(1) << 31), s32hi = (std::int64_t(1) << 31) - 1;
-    const std::int64_t u32hi = (std::int64_t(1) << 32) - 1;
-    auto branch_offset = [&](const std::string& target) {
-      const std::int64_t bytes = std::int64_t(label(target, n) - l.pc);  // wraps like the pc
-      if (bytes % 8) fail(n, "branch target '" + trim(target) + "' is not on an instruction (a multiple of 8 bytes)");
-      if (bytes / 8 < s32lo || bytes / 8 > s32hi) fail(n, "branch target '" + trim(target) + "' is out of reach");
-      return std::int32_t(bytes / 8);
-    };
-    switch (info.format) {
-      case Format::None: need(l, 0, ""); break;
-      case Format::R3:
-        need(l, 3, info.operands);
-        i.a = reg(o[0], n), i.b = reg(o[1], n), i.c = reg(o[2], n);
-        break;
-      case Format::RI: {
-        need(l, 3, info.operands);
-        i.a = reg(o[0], n), i.b = reg(o[1], n);
-        const std::string m = info.mnemonic;
-        const bool shift = m == "shli" || m == "shri" || m == "srai";
-        const bool zext = m == "ori" || m == "xori";
-        i.imm = shift ? imm32(o[2], n, 0, 63) : imm32(o[2], n, s32lo, zext ? u32hi : s32hi);
-        break;
-      }
-      case Format::LI:
-        need(l, 2, info.operands);
-        i.a = reg(o[0], n);
-        if (std::string(info.mnemonic) == "li") {
-          std::int64_t v = value(o[1], n);
-          if (v < s32lo || v > s32hi)
-            fail(n, "li takes a signed 32-bit immediate; " + std::to_string(v) + " needs li64");
-          i.imm = std::int32_t(v);
-        } else {
-          i.imm = imm32(o[1], n, s32lo, u32hi);
-        }
-        break;
-      case Format::Load:
-      case Format::Store: {
-        need(l, 2, info.operands);
-        const std::string& m = o[1];
-        auto lp = m.find('('), rp = m.rfind(')');
-        if (lp == std::string::npos || rp == std::string::npos || rp < lp || trim(m.substr(rp + 1)) != "")
-          fail(n, "expected imm(rs1), got '" + m + "'");
-        std::string off = trim(m.substr(0, lp));
-        i.imm = off.empty() ? 0 : imm32(off, n, s32lo, s32hi);
-        i.b = reg(m.substr(lp + 1, rp - lp - 1), n);
-        (info.format == Format::Load ? i.a : i.c) = reg(o[0], n);
-        break;
-      }
-      case Format::Branch:
-        need(l, 3, info.operands);
-        i.b = reg(o[0], n), i.c = reg(o[1], n);
-        i.imm = branch_offset(o[2]);
-        break;
-      case Format::Jump:
-        need(l, 1, info.operands);
-        i.imm = branch_offset(o[0]);
-        break;
-      case Format::JumpLink:
-        need(l, 2, info.operands);
-        i.a = reg(o[0], n);
-        i.imm = branch_offset(o[1]);
-        break;
-      case Format::R1:
-        need(l, 1, info.operands);
-        i.b = reg(o[0], n);
-        break;
-      case Format::Mfspr:
-      case Format::Mtspr: {
-        need(l, 2, info.operands);
-        const bool from = info.format == Format::Mfspr;
-        auto spr = spr_from(trim(o[from ? 1 : 0]));
-        if (!spr) fail(n, "unknown special register '" + trim(o[from ? 1 : 0]) + "'");
-        i.imm = std::int32_t(*spr);
-        (from ? i.a : i.b) = reg(o[from ? 0 : 1], n);
-        break;
-      }
-      case Format::Flag: {
-        need(l, 3, info.operands);
-        Pipe src = pipe(o[0], n), dst = pipe(o[1], n);
-        std::int32_t ev = imm32(o[2], n, 0, 7);
-        if (src == dst) fail(n, "a flag joins two different pipes");
-        i.imm = std::int32_t(src) | std::int32_t(dst) << 4 | ev << 8;
-        break;
-      }
-      case Format::Barrier:
-        need(l, 1, info.operands);
-        i.imm = std::int32_t(pipe(o[0], n));
-        if (Pipe(i.imm) == Pipe::S) fail(n, "barrier on the scalar pipe is not allowed");
-        break;
-      case Format::X: {
-        need(l, info.regs, info.operands);
-        std::uint8_t* r[5] = {&i.a, &i.b, &i.c, &i.d, &i.e};
-        for (unsigned k = 0; k < info.regs; ++k) *r[k] = reg(o[k], n);
-        std::size_t s = 0;
-        for (unsigned k = 0; k < info.dtypes; ++k, ++s) {
-          if (s >= suffixes.size())
-            fail(n, std::string(info.mnemonic) + " needs " + std::to_string(info.dtypes) + " data type suffix" +
-                        (info.dtypes > 1 ? "es" : "") + ", e.g. ." + (info.dtypes > 1 ? "f32.f16" : "f16"));
-          auto t = dtype_from(suffixes[s]);
-          if (!t) fail(n, "unknown data type '." + suffixes[s] + "'");
-          (k == 0 ? i.dt1 : i.dt2) = *t;
-        }
-        bool has_cmp = false;
-        for (; s < suffixes.size(); ++s) {
-          const std::string& x = suffixes[s];
-          static const char* rounds[] = {"rint", "floor", "ceil", "round", "trunc", "odd"};
-          static const char* cmps[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-          bool ok = false;
-          for (int k = 0; k < 6 && !ok; ++k)
-            if (x == rounds[k] && (info.suffixes & kSufRound)) i.mode = std::uint8_t((i.mode & ~mode::kRoundMask) | (k + 1)), ok = true;
-          for (int k = 0; k < 6 && !ok; ++k)
-            if (x == cmps[k] && (info.suffixes & kSufCmp)) i.mode |= std::uint8_t(k << mode::kCmpShift), ok = has_cmp = true;
-          if (!ok && x == "relu" && (info.suffixes & kSufRelu)) i.mode |= mode::kRelu, ok = true;
-          if (!ok && x == "t" && (info.suffixes & kSufTranspose)) i.mode |= mode::kTranspose, ok = true;
-          if (!ok) fail(n, std::string(info.mnemonic) + " does not take the suffix '." + x + "'");
-        }
-        if ((info.suffixes & kSufCmp) && !has_cmp) fail(n, std::string(info.mnemonic) + " needs a compare suffix (.eq .ne .lt .le .gt .ge)");
-        break;
+      fail(l.number, std::string(info.mnemonic) + " takes no suffix ('." + suffixes[0] + "')");
+    const OperandReader read = kReaders[std::size_t(info.format)];
+    need(l, read.count < 0 ? info.regs : std::size_t(read.count), info.operands);
+    (this->*read.fn)(l, i);
+    if (info.format == Format::X) suffixes_of(l, suffixes, i);
+    code.push_back(encode(i));
+  }
+
+  void emit_li64(const Line& l, std::vector<std::uint64_t>& code) {  // pseudo: li + lih
+    need(l, 2, "rd, imm64");
+    const std::uint64_t v = std::uint64_t(value(l.operands[1], l.number));
+    Instr lo, hi;
+    lo.op = *find_opcode("li");
+    lo.a = reg(l.operands[0], l.number);
+    lo.imm = std::int32_t(std::uint32_t(v));
+    hi.op = *find_opcode("lih");
+    hi.a = lo.a;
+    hi.imm = std::int32_t(std::uint32_t(v >> 32));
+    code.push_back(encode(lo));
+    code.push_back(encode(hi));
+  }
+
+  // The operands of each format: how many (-1: the instruction's register count) and the
+  // reader that fills the instruction's fields from them.
+  struct OperandReader {
+    int count;
+    void (Assembler::*fn)(const Line&, Instr&);
+  };
+  static const OperandReader kReaders[];
+
+  // An immediate of the kind the instruction reads (OpInfo::imm).
+  std::int32_t immediate(const std::string& s, const Instr& i, int n) {
+    switch (i.info().imm) {
+      case Imm::Shift: return imm32(s, n, 0, 63);
+      case Imm::Unsigned: return imm32(s, n, kS32Lo, kU32Hi);
+      default: {
+        const std::int64_t v = value(s, n);
+        if (i.info().format == Format::LI && (v < kS32Lo || v > kS32Hi))
+          fail(n, std::string(i.info().mnemonic) + " takes a signed 32-bit immediate; " + std::to_string(v) +
+                      " needs li64");
+        return imm32(s, n, kS32Lo, kS32Hi);
       }
     }
-    code.push_back(encode(i));
+  }
+  std::int32_t branch_offset(const Line& l, const std::string& target) {
+    const std::int64_t bytes = std::int64_t(label(target, l.number) - l.pc);  // wraps like the pc
+    if (bytes % 8)
+      fail(l.number, "branch target '" + trim(target) + "' is not on an instruction (a multiple of 8 bytes)");
+    if (bytes / 8 < kS32Lo || bytes / 8 > kS32Hi)
+      fail(l.number, "branch target '" + trim(target) + "' is out of reach");
+    return std::int32_t(bytes / 8);
+  }
+  void r_none(const Line&, Instr&) {}
+  void r_r3(const Line& l, Instr& i) {
+    i.a = reg(l.operands[0], l.number), i.b = reg(l.operands[1], l.number), i.c = reg(l.operands[2], l.number);
+  }
+  void r_ri(const Line& l, Instr& i) {
+    i.a = reg(l.operands[0], l.number), i.b = reg(l.operands[1], l.number);
+    i.imm = immediate(l.operands[2], i, l.number);
+  }
+  void r_li(const Line& l, Instr& i) {
+    i.a = reg(l.operands[0], l.number);
+    i.imm = immediate(l.operands[1], i, l.number);
+  }
+  void r_memory(const Line& l, Instr& i) {  // rd, imm(rs1) or rs2, imm(rs1)
+    const std::string& m = l.operands[1];
+    const auto lp = m.find('('), rp = m.rfind(')');
+    if (lp == std::string::npos || rp == std::string::npos || rp < lp || trim(m.substr(rp + 1)) != "")
+      fail(l.number, "expected imm(rs1), got '" + m + "'");
+    const std::string off = trim(m.substr(0, lp));
+    i.imm = off.empty() ? 0 : imm32(off, l.number, kS32Lo, kS32Hi);
+    i.b = reg(m.substr(lp + 1, rp - lp - 1), l.number);
+    (i.info().format == Format::Load ? i.a : i.c) = reg(l.operands[0], l.number);
+  }
+  void r_branch(const Line& l, Instr& i) {
+    i.b = reg(l.operands[0], l.number), i.c = reg(l.operands[1], l.number);
+    i.imm = branch_offset(l, l.operands[2]);
+  }
+  void r_jump(const Line& l, Instr& i) { i.imm = branch_offset(l, l.operands[0]); }
+  void r_jump_link(const Line& l, Instr& i) {
+    i.a = reg(l.operands[0], l.number);
+    i.imm = branch_offset(l, l.operands[1]);
+  }
+  void r_r1(const Line& l, Instr& i) { i.b = reg(l.operands[0], l.number); }
+  void r_spr(const Line& l, Instr& i) {
+    const bool from = i.info().format == Format::Mfspr;
+    const std::string name = trim(l.operands[from ? 1 : 0]);
+    const auto spr = spr_from(name);
+    if (!spr) fail(l.number, "unknown special register '" + name + "'");
+    i.imm = std::int32_t(*spr);
+    (from ? i.a : i.b) = reg(l.operands[from ? 0 : 1], l.number);
+  }
+  void r_flag(const Line& l, Instr& i) {
+    const Pipe src = pipe(l.operands[0], l.number), dst = pipe(l.operands[1], l.number);
+    const std::int32_t ev = imm32(l.operands[2], l.number, 0, 7);
+    if (src == dst) fail(l.number, "a flag joins two different pipes");
+    i.imm = std::int32_t(src) | std::int32_t(dst) << 4 | ev << 8;
+  }
+  void r_barrier(const Line& l, Instr& i) {
+    i.imm = std::int32_t(pipe(l.operands[0], l.number));
+    if (Pipe(i.imm) == Pipe::S) fail(l.number, "barrier on the scalar pipe is not allowed");
+  }
+  void r_x(const Line& l, Instr& i) {
+    std::uint8_t* r[5] = {&i.a, &i.b, &i.c, &i.d, &i.e};
+    for (unsigned k = 0; k < i.info().regs; ++k) *r[k] = reg(l.operands[k], l.number);
+  }
+
+  // The suffixes of an issued instruction: data types, then rounding, .relu, .t, compare.
+  void suffixes_of(const Line& l, const std::vector<std::string>& suffixes, Instr& i) {
+    const OpInfo& info = i.info();
+    const int n = l.number;
+    std::size_t s = 0;
+    for (unsigned k = 0; k < info.dtypes; ++k, ++s) {
+      if (s >= suffixes.size())
+        fail(n, std::string(info.mnemonic) + " needs " + std::to_string(info.dtypes) + " data type suffix" +
+                    (info.dtypes > 1 ? "es" : "") + ", e.g. ." + (info.dtypes > 1 ? "f32.f16" : "f16"));
+      const auto t = dtype_from(suffixes[s]);
+      if (!t) fail(n, "unknown data type '." + suffixes[s] + "'");
+      (k == 0 ? i.dt1 : i.dt2) = *t;
+    }
+    bool has_cmp = false;
+    for (; s < suffixes.size(); ++s) {
+      const std::string& x = suffixes[s];
+      static const char* rounds[] = {"rint", "floor", "ceil", "round", "trunc", "odd"};
+      static const char* cmps[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+      bool ok = false;
+      for (int k = 0; k < 6 && !ok; ++k)
+        if (x == rounds[k] && (info.suffixes & kSufRound))
+          i.mode = std::uint8_t((i.mode & ~mode::kRoundMask) | (k + 1)), ok = true;
+      for (int k = 0; k < 6 && !ok; ++k)
+        if (x == cmps[k] && (info.suffixes & kSufCmp))
+          i.mode |= std::uint8_t(k << mode::kCmpShift), ok = has_cmp = true;
+      if (!ok && x == "relu" && (info.suffixes & kSufRelu)) i.mode |= mode::kRelu, ok = true;
+      if (!ok && x == "t" && (info.suffixes & kSufTranspose)) i.mode |= mode::kTranspose, ok = true;
+      if (!ok) fail(n, std::string(info.mnemonic) + " does not take the suffix '." + x + "'");
+    }
+    if ((info.suffixes & kSufCmp) && !has_cmp)
+      fail(n, std::string(info.mnemonic) + " needs a compare suffix (.eq .ne .lt .le .gt .ge)");
   }
 
   std::string file_;
@@ -421,6 +425,25 @@ class Assembler {
   std::map<std::string, std::int64_t> equs_;
   std::string entry_label_;
   int entry_line_ = 0;
+};
+
+// Indexed by Format.
+const Assembler::OperandReader Assembler::kReaders[] = {
+    {0, &Assembler::r_none},       // None
+    {3, &Assembler::r_r3},         // R3
+    {3, &Assembler::r_ri},         // RI
+    {2, &Assembler::r_li},         // LI
+    {2, &Assembler::r_memory},     // Load
+    {2, &Assembler::r_memory},     // Store
+    {3, &Assembler::r_branch},     // Branch
+    {1, &Assembler::r_jump},       // Jump
+    {2, &Assembler::r_jump_link},  // JumpLink
+    {1, &Assembler::r_r1},         // R1
+    {2, &Assembler::r_spr},        // Mfspr
+    {2, &Assembler::r_spr},        // Mtspr
+    {3, &Assembler::r_flag},       // Flag
+    {1, &Assembler::r_barrier},    // Barrier
+    {-1, &Assembler::r_x},         // X
 };
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Kernel images and the DV assembly language: text <-> image (dvas, dvdis).
 #pragma once
 #include <cstdint>

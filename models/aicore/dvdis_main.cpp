@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: MIT
 // dvdis: kernel image -> DV assembly text (which dvas turns back into the same image).
 //   dvdis IMAGE.dvk        dvdis --isa   (the ISA reference, docs/isa.md)    dvdis --help | --version
 #include <iostream>
 
 #include "aicore/assembler.hpp"
 #include "common/error.hpp"
+#include "common/version.hpp"
 
 static const char* kUsage =
     "usage: dvdis IMAGE.dvk   print the kernel image as DV assembly (dvas takes it back)\n"
@@ -21,7 +23,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (a == "--version") {
-    std::cout << "dvdis " DVP_VERSION "\n";
+    std::cout << "dvdis " << dvp::version() << " (" << dvp::revision() << ")\n";
     return 0;
   }
   if (argc != 2 || argv[1][0] == '-') {

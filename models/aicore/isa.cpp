@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "isa.hpp"
 
 #include <sstream>
@@ -7,155 +8,6 @@
 namespace dvp::aicore {
 
 namespace {
-
-using F = Format;
-constexpr std::uint8_t R = kSufRound, L = kSufRelu, T = kSufTranspose, C = kSufCmp;
-
-// The instruction table. Append only: an opcode is its index here.
-const std::vector<OpInfo> kOps = {
-    // --- scalar unit (S) ---------------------------------------------------------------
-    {"nop", Pipe::S, F::None, 0, 0, 0, "", "no operation"},
-    {"end", Pipe::S, F::None, 0, 0, 0, "",
-     "end of kernel: the core stops issuing, waits until every pipe has drained, and reports completion"},
-    {"add", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = rs1 + rs2"},
-    {"sub", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = rs1 - rs2"},
-    {"mul", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = rs1 * rs2 (low 64 bits)"},
-    {"div", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = rs1 / rs2, signed, rounded toward zero; division by zero stops the core"},
-    {"divu", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = rs1 / rs2, unsigned; division by zero stops the core"},
-    {"rem", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = rs1 % rs2, signed; division by zero stops the core"},
-    {"and", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = rs1 & rs2"},
-    {"or", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = rs1 | rs2"},
-    {"xor", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = rs1 ^ rs2"},
-    {"shl", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = rs1 << (rs2 & 63)"},
-    {"shr", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = rs1 >> (rs2 & 63), logical"},
-    {"sra", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = rs1 >> (rs2 & 63), arithmetic"},
-    {"slt", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = (rs1 < rs2) signed ? 1 : 0"},
-    {"sltu", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = (rs1 < rs2) unsigned ? 1 : 0"},
-    {"min", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = signed minimum of rs1, rs2"},
-    {"max", Pipe::S, F::R3, 0, 0, 0, "rd, rs1, rs2", "rd = signed maximum of rs1, rs2"},
-    {"addi", Pipe::S, F::RI, 0, 0, 0, "rd, rs1, imm", "rd = rs1 + sext(imm)"},
-    {"muli", Pipe::S, F::RI, 0, 0, 0, "rd, rs1, imm", "rd = rs1 * sext(imm)"},
-    {"andi", Pipe::S, F::RI, 0, 0, 0, "rd, rs1, imm", "rd = rs1 & sext(imm)"},
-    {"ori", Pipe::S, F::RI, 0, 0, 0, "rd, rs1, imm", "rd = rs1 | zext(imm)"},
-    {"xori", Pipe::S, F::RI, 0, 0, 0, "rd, rs1, imm", "rd = rs1 ^ zext(imm)"},
-    {"shli", Pipe::S, F::RI, 0, 0, 0, "rd, rs1, imm", "rd = rs1 << (imm & 63)"},
-    {"shri", Pipe::S, F::RI, 0, 0, 0, "rd, rs1, imm", "rd = rs1 >> (imm & 63), logical"},
-    {"srai", Pipe::S, F::RI, 0, 0, 0, "rd, rs1, imm", "rd = rs1 >> (imm & 63), arithmetic"},
-    {"slti", Pipe::S, F::RI, 0, 0, 0, "rd, rs1, imm", "rd = (rs1 < sext(imm)) signed ? 1 : 0"},
-    {"li", Pipe::S, F::LI, 0, 0, 0, "rd, imm", "rd = sext(imm32)"},
-    {"lih", Pipe::S, F::LI, 0, 0, 0, "rd, imm", "rd[63:32] = imm32; rd[31:0] unchanged"},
-    {"ld.b", Pipe::S, F::Load, 0, 0, 0, "rd, imm(rs1)", "rd = sext(8-bit load from GM at rs1 + sext(imm)), through the dCache"},
-    {"ld.bu", Pipe::S, F::Load, 0, 0, 0, "rd, imm(rs1)", "rd = zext(8-bit load)"},
-    {"ld.h", Pipe::S, F::Load, 0, 0, 0, "rd, imm(rs1)", "rd = sext(16-bit load); the address must be 2-byte aligned"},
-    {"ld.hu", Pipe::S, F::Load, 0, 0, 0, "rd, imm(rs1)", "rd = zext(16-bit load)"},
-    {"ld.w", Pipe::S, F::Load, 0, 0, 0, "rd, imm(rs1)", "rd = sext(32-bit load); 4-byte aligned"},
-    {"ld.wu", Pipe::S, F::Load, 0, 0, 0, "rd, imm(rs1)", "rd = zext(32-bit load)"},
-    {"ld.d", Pipe::S, F::Load, 0, 0, 0, "rd, imm(rs1)", "rd = 64-bit load; 8-byte aligned"},
-    {"st.b", Pipe::S, F::Store, 0, 0, 0, "rs2, imm(rs1)", "store the low 8 bits of rs2 to GM at rs1 + sext(imm), through the dCache"},
-    {"st.h", Pipe::S, F::Store, 0, 0, 0, "rs2, imm(rs1)", "store 16 bits; 2-byte aligned"},
-    {"st.w", Pipe::S, F::Store, 0, 0, 0, "rs2, imm(rs1)", "store 32 bits; 4-byte aligned"},
-    {"st.d", Pipe::S, F::Store, 0, 0, 0, "rs2, imm(rs1)", "store 64 bits; 8-byte aligned"},
-    {"beq", Pipe::S, F::Branch, 0, 0, 0, "rs1, rs2, label", "branch if rs1 == rs2"},
-    {"bne", Pipe::S, F::Branch, 0, 0, 0, "rs1, rs2, label", "branch if rs1 != rs2"},
-    {"blt", Pipe::S, F::Branch, 0, 0, 0, "rs1, rs2, label", "branch if rs1 < rs2, signed"},
-    {"bge", Pipe::S, F::Branch, 0, 0, 0, "rs1, rs2, label", "branch if rs1 >= rs2, signed"},
-    {"bltu", Pipe::S, F::Branch, 0, 0, 0, "rs1, rs2, label", "branch if rs1 < rs2, unsigned"},
-    {"bgeu", Pipe::S, F::Branch, 0, 0, 0, "rs1, rs2, label", "branch if rs1 >= rs2, unsigned"},
-    {"jmp", Pipe::S, F::Jump, 0, 0, 0, "label", "jump"},
-    {"jal", Pipe::S, F::JumpLink, 0, 0, 0, "rd, label", "rd = address of the next instruction; jump"},
-    {"jr", Pipe::S, F::R1, 0, 0, 0, "rs1", "jump to the address in rs1 (must be in the kernel image)"},
-    {"mfspr", Pipe::S, F::Mfspr, 0, 0, 0, "rd, spr", "rd = special register"},
-    {"mtspr", Pipe::S, F::Mtspr, 0, 0, 0, "spr, rs1", "special register = rs1 (read-only ones are an error)"},
-    {"setmaskn", Pipe::S, F::R1, 0, 0, 0, "rs1",
-     "continuous vector mask: the first rs1 elements of a repeat on (mask0/mask1), the rest off; rs1 in 1..128 (for an 8-bit type, 2*rs1 elements)"},
-    // --- synchronisation ------------------------------------------------------------------
-    {"setflag", Pipe::S, F::Flag, 0, 0, 0, "src_pipe, dst_pipe, event",
-     "issued into src_pipe's queue: once every earlier instruction of src_pipe has finished, sets flag "
-     "(src_pipe, dst_pipe, event); event 0..7. Setting a flag that is already set is an error"},
-    {"waitflag", Pipe::S, F::Flag, 0, 0, 0, "src_pipe, dst_pipe, event",
-     "issued into dst_pipe's queue: blocks dst_pipe until flag (src_pipe, dst_pipe, event) is set, then clears it"},
-    {"barrier", Pipe::S, F::Barrier, 0, 0, 0, "pipe",
-     "issued into pipe's queue: later instructions of that pipe start only after all earlier ones have finished. "
-     "barrier s is an error"},
-    // --- MTE2: GM -> local buffers ----------------------------------------------------------
-    {"copy.gm2l1", Pipe::MTE2, F::X, 3, 0, 0, "xdst, xsrc, xcfg", "DataCopy GM -> L1; xcfg is a DataCopyCfg"},
-    {"copy.gm2ub", Pipe::MTE2, F::X, 3, 0, 0, "xdst, xsrc, xcfg", "DataCopy GM -> UB; xcfg is a DataCopyCfg"},
-    {"copy.gm2l0a", Pipe::MTE2, F::X, 3, 0, 0, "xdst, xsrc, xcfg", "DataCopy GM -> L0A; xcfg is a DataCopyCfg"},
-    {"copy.gm2l0b", Pipe::MTE2, F::X, 3, 0, 0, "xdst, xsrc, xcfg", "DataCopy GM -> L0B; xcfg is a DataCopyCfg"},
-    {"nd2nz.gm2l1", Pipe::MTE2, F::X, 4, 1, 0, "xdst, xsrc, xcfg, xpad",
-     "ND matrix in GM -> Nz fractals in L1 (xcfg is an Nd2NzCfg); rows and columns beyond the matrix are "
-     "filled with the low dtype bits of xpad"},
-    // --- MTE1: L1 -> L0A / L0B / UB -----------------------------------------------------------
-    {"load2d.l0a", Pipe::MTE1, F::X, 3, 1, T, "xdst, xsrc, xcfg",
-     "moves fractals L1 -> L0A (xcfg is a Load2dCfg); .t transposes each fractal"},
-    {"load2d.l0b", Pipe::MTE1, F::X, 3, 1, T, "xdst, xsrc, xcfg",
-     "moves fractals L1 -> L0B (xcfg is a Load2dCfg); .t transposes each fractal"},
-    {"load3d.l0a", Pipe::MTE1, F::X, 4, 1, 0, "xdst, xsrc, xcfg1, xcfg2",
-     "img2col of the feature map in L1 (shape and padding in SPR fmatrix, pad value in padvalue) -> L0A; "
-     "xcfg1/xcfg2 are a Load3dCfg"},
-    {"load3d.l0b", Pipe::MTE1, F::X, 4, 1, 0, "xdst, xsrc, xcfg1, xcfg2", "img2col -> L0B, as load3d.l0a"},
-    {"copy.l12ub", Pipe::MTE1, F::X, 3, 0, 0, "xdst, xsrc, xcfg", "DataCopy L1 -> UB; xcfg is a DataCopyCfg"},
-    // --- MTE3: UB -> GM / L1 ------------------------------------------------------------------
-    {"copy.ub2gm", Pipe::MTE3, F::X, 3, 0, 0, "xdst, xsrc, xcfg", "DataCopy UB -> GM; xcfg is a DataCopyCfg"},
-    {"copy.ub2l1", Pipe::MTE3, F::X, 3, 0, 0, "xdst, xsrc, xcfg", "DataCopy UB -> L1; xcfg is a DataCopyCfg"},
-    // --- M: cube --------------------------------------------------------------------------------
-    {"mmad", Pipe::M, F::X, 4, 2, 0, "xc, xa, xb, xcfg",
-     "C (L0C, Nz, .dt1 = accumulator type) = or += A (L0A) x B (L0B) (.dt2 = input type); xcfg is an MmadCfg. "
-     "Pairs: f32.f16, f32.bf16, s32.s8, f32.f32"},
-    // --- FIX: L0C -> GM / L1 / UB ---------------------------------------------------------------
-    {"fixp.l0c2gm", Pipe::FIX, F::X, 4, 2, L | R, "xdst, xsrc, xcfg, xscale",
-     "L0C (Nz, .dt2) -> GM (ND rows, .dt1) with conversion; s32 -> s8/f16 multiply by the f32 in xscale first; "
-     ".relu clamps negatives to 0; xcfg is a FixpCfg"},
-    {"fixp.l0c2l1", Pipe::FIX, F::X, 4, 2, L | R, "xdst, xsrc, xcfg, xscale", "as fixp.l0c2gm, to L1"},
-    {"fixp.l0c2ub", Pipe::FIX, F::X, 4, 2, L | R, "xdst, xsrc, xcfg, xscale",
-     "as fixp.l0c2gm, to UB (the 310 / 910 path for epilogues on the vector unit: bias, activations)"},
-    // --- V: vector, on UB -------------------------------------------------------------------------
-    {"vadd", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc0, xsrc1, xcfg", "dst = src0 + src1 per element; xcfg is a VecCfg"},
-    {"vsub", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc0, xsrc1, xcfg", "dst = src0 - src1"},
-    {"vmul", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc0, xsrc1, xcfg", "dst = src0 * src1"},
-    {"vdiv", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc0, xsrc1, xcfg", "dst = src0 / src1 (floating types)"},
-    {"vmax", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc0, xsrc1, xcfg", "dst = max(src0, src1)"},
-    {"vmin", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc0, xsrc1, xcfg", "dst = min(src0, src1)"},
-    {"vand", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc0, xsrc1, xcfg", "dst = src0 & src1 (integer types)"},
-    {"vor", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc0, xsrc1, xcfg", "dst = src0 | src1 (integer types)"},
-    {"vadds", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc, xscalar, xcfg",
-     "dst = src + scalar; the scalar is the low dtype bits of xscalar (src0 strides apply to src)"},
-    {"vmuls", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc, xscalar, xcfg", "dst = src * scalar"},
-    {"vmaxs", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc, xscalar, xcfg", "dst = max(src, scalar)"},
-    {"vmins", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc, xscalar, xcfg", "dst = min(src, scalar)"},
-    {"vabs", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg", "dst = |src|"},
-    {"vexp", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg", "dst = e^src (floating types)"},
-    {"vln", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg", "dst = ln(src) (floating types)"},
-    {"vsqrt", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg", "dst = sqrt(src)"},
-    {"vrsqrt", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg", "dst = 1 / sqrt(src)"},
-    {"vrec", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg", "dst = 1 / src"},
-    {"vrelu", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg", "dst = max(src, 0)"},
-    {"vlrelu", Pipe::V, F::X, 4, 1, 0, "xdst, xsrc, xalpha, xcfg", "dst = src >= 0 ? src : src * alpha"},
-    {"vcopy", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg", "dst = src (masked, strided copy)"},
-    {"vconv", Pipe::V, F::X, 3, 2, R, "xdst, xsrc, xcfg",
-     "dst (.dt1) = src (.dt2) converted with the rounding suffix (.rint .floor .ceil .round .trunc .odd); "
-     "integers saturate. A repeat covers 256 bytes of the wider type"},
-    {"vcmp", Pipe::V, F::X, 4, 1, C, "xdst, xsrc0, xsrc1, xcfg",
-     "bit i of dst (UB, 16 bytes per repeat) = src0[i] <op> src1[i], op a suffix .eq .ne .lt .le .gt .ge; "
-     "masked-off elements give 0; 16- and 32-bit types"},
-    {"vsel", Pipe::V, F::X, 5, 1, 0, "xdst, xsrc0, xsrc1, xsel, xcfg",
-     "dst[i] = bit i of the selection bits at xsel (UB, 16 bytes per repeat) ? src0[i] : src1[i]; 16- and 32-bit types"},
-    {"vcadd", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg",
-     "whole-repeat reduction: dst[r] = sum of the masked elements of repeat r"},
-    {"vcmax", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg",
-     "whole-repeat reduction: dst holds (value, index) pairs, per repeat, of the largest masked element"},
-    {"vcmin", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg", "as vcmax, smallest element"},
-    {"vredsum", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg",
-     "across-repeat reduction: dst[0] = sum of the masked elements of all repeats"},
-    {"vredmax", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg",
-     "across-repeat reduction: dst = (value, index) of the largest masked element of all repeats"},
-    {"vredmin", Pipe::V, F::X, 3, 1, 0, "xdst, xsrc, xcfg", "as vredmax, smallest element"},
-    {"vdup", Pipe::V, F::X, 3, 1, 0, "xdst, xscalar, xcfg", "dst[i] = scalar (the low dtype bits of xscalar)"},
-    {"vtranspose", Pipe::V, F::X, 2, 1, 0, "xdst, xsrc", "16 x 16 transpose of 16-bit elements (512 bytes)"},
-    // --- scalar buffer: the scalar unit's stack, in UB (seed 003) ----------------------------
-    {"ld.ub", Pipe::S, F::Load, 0, 0, 0, "rd, imm(rs1)", "rd = 64-bit load from UB at rs1 + sext(imm); 8-byte aligned"},
-    {"st.ub", Pipe::S, F::Store, 0, 0, 0, "rs2, imm(rs1)", "store rs2 (64 bits) to UB at rs1 + sext(imm); 8-byte aligned"},
-};
 
 const char* kPipeNames[kPipes] = {"S", "MTE1", "MTE2", "MTE3", "M", "V", "FIX"};
 const char* kDTypes[] = {"", "f16", "bf16", "f32", "s8", "u8", "s16", "u16", "s32", "u32"};
@@ -168,7 +20,8 @@ const char* kSprs[][2] = {
     {"blockdim", "number of blocks of the running kernel (read-only)"},
     {"argbase", "GM address of the kernel's argument table (read-only)"},
     {"status", "bit 0: a pipe fault is pending (read-only)"},
-    {"mask0", "vector mask, elements 0..63 of a repeat (bit i = element i; for 8-bit types bit i covers elements 2i and 2i+1)"},
+    {"mask0",
+     "vector mask, elements 0..63 of a repeat (bit i = element i; for 8-bit types bit i covers elements 2i and 2i+1)"},
     {"mask1", "vector mask, elements 64..127 (8-bit types: 128..255)"},
     {"fmatrix", "load3d feature map: W[15:0] H[31:16] pad_l[39:32] pad_r[47:40] pad_t[55:48] pad_b[63:56]"},
     {"padvalue", "load3d padding value (low 16 bits)"},
@@ -202,12 +55,34 @@ std::optional<DType> dtype_from(const std::string& s) {
   return std::nullopt;
 }
 
-const std::vector<OpInfo>& op_table() { return kOps; }
-
 std::optional<std::uint8_t> find_opcode(const std::string& m) {
-  for (std::size_t i = 0; i < kOps.size(); ++i)
-    if (m == kOps[i].mnemonic) return std::uint8_t(i);
+  const std::vector<OpInfo>& ops = op_table();
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (m == ops[i].mnemonic) return std::uint8_t(i);
   return std::nullopt;
+}
+
+const char* buffer_name(Buffer b) {
+  static const char* n[] = {"L1", "L0A", "L0B", "L0C", "UB"};
+  return b < kBuffers ? n[b] : "GM";
+}
+
+const char* cost_doc(Cost c) {
+  switch (c) {
+    case Cost::Scalar: return "`scalar_cycles`";
+    case Cost::Sync: return "`issue_cycles`, then the wait for the flag or the pipe";
+    case Cost::Transfer:
+      return "`mte_startup_cycles` + bytes / the path's rate (`gm_read_bytes_per_cycle`, `l1_to_l0a_bytes_per_cycle`, "
+             "...; "
+             "GM through the ring, L2 and DRAM)";
+    case Cost::Cube: return "`cube_startup_cycles` + cube steps (m, k, n over `cube_m/k/n`) x `cube_cycles_per_step`";
+    case Cost::Fixpipe:
+      return "`mte_startup_cycles` + per row n x 4 bytes / `fixp_bytes_per_cycle`, then the row's write (GM: "
+             "`gm_write_bytes_per_cycle`)";
+    case Cost::Vector: return "`vector_startup_cycles` + repeats x `vector_cycles_per_repeat`";
+    case Cost::VectorComplex: return "`vector_startup_cycles` + repeats x `vector_complex_cycles_per_repeat`";
+  }
+  return "";
 }
 
 const char* spr_name(Spr s) { return kSprs[int(s)][0]; }
@@ -244,10 +119,16 @@ FieldUse field_use(Format f) {
   switch (f) {
     case Format::None: return {false, false, false, false, false};
     case Format::R3: return {true, true, true, false, false};
-    case Format::RI: case Format::Load: return {true, true, false, false, true};
-    case Format::LI: case Format::JumpLink: case Format::Mfspr: return {true, false, false, false, true};
-    case Format::Store: case Format::Branch: return {false, true, true, false, true};
-    case Format::Jump: case Format::Flag: case Format::Barrier: return {false, false, false, false, true};
+    case Format::RI:
+    case Format::Load: return {true, true, false, false, true};
+    case Format::LI:
+    case Format::JumpLink:
+    case Format::Mfspr: return {true, false, false, false, true};
+    case Format::Store:
+    case Format::Branch: return {false, true, true, false, true};
+    case Format::Jump:
+    case Format::Flag:
+    case Format::Barrier: return {false, false, false, false, true};
     case Format::R1: return {false, true, false, false, false};
     case Format::Mtspr: return {false, true, false, false, true};
     case Format::X: break;
@@ -261,18 +142,14 @@ FieldUse field_use(Format f) {
               ": " + why);
 }
 
-bool is_shift(std::uint8_t op) {
-  static const std::uint8_t kShifts[] = {*find_opcode("shli"), *find_opcode("shri"), *find_opcode("srai")};
-  return op == kShifts[0] || op == kShifts[1] || op == kShifts[2];
-}
-
 void check_immediate(const Instr& i, std::uint64_t w) {
   const std::uint32_t u = std::uint32_t(i.imm);
   switch (i.info().format) {
     case Format::RI:
-      if (is_shift(i.op) && u > 63) bad_field(i, w, "imm", u, "shift amounts are 0..63");
+      if (i.info().imm == Imm::Shift && u > 63) bad_field(i, w, "imm", u, "shift amounts are 0..63");
       break;
-    case Format::Mfspr: case Format::Mtspr:
+    case Format::Mfspr:
+    case Format::Mtspr:
       if (u >= unsigned(Spr::Count_)) bad_field(i, w, "spr", u, "no such special register");
       break;
     case Format::Barrier:
@@ -295,18 +172,22 @@ void check_x(const Instr& i, std::uint64_t w) {
   const std::uint8_t regs[] = {i.a, i.b, i.c, i.d, i.e};
   static const char* kRegNames[] = {"a", "b", "c", "d", "e"};
   for (unsigned r = info.regs; r < 5; ++r)
-    if (regs[r]) bad_field(i, w, kRegNames[r], regs[r], "the instruction has " + std::to_string(info.regs) + " register operands");
+    if (regs[r])
+      bad_field(i, w, kRegNames[r], regs[r], "the instruction has " + std::to_string(info.regs) + " register operands");
   const DType dts[] = {i.dt1, i.dt2};
   for (unsigned k = 0; k < 2; ++k) {
     const unsigned v = unsigned(dts[k]);
     const std::string name = k ? "dt2" : "dt1";
-    if (k >= info.dtypes && v) bad_field(i, w, name, v, "the instruction takes " + std::to_string(info.dtypes) + " data types");
+    if (k >= info.dtypes && v)
+      bad_field(i, w, name, v, "the instruction takes " + std::to_string(info.dtypes) + " data types");
     if (k < info.dtypes && (v == 0 || v > unsigned(DType::U32))) bad_field(i, w, name, v, "no such data type (1..9)");
   }
   const unsigned round = i.mode & mode::kRoundMask, cmp = i.mode >> mode::kCmpShift;
-  if (round && !(info.suffixes & kSufRound)) bad_field(i, w, "mode.round", round, "the instruction has no rounding mode");
+  if (round && !(info.suffixes & kSufRound))
+    bad_field(i, w, "mode.round", round, "the instruction has no rounding mode");
   if (round > unsigned(Round::Odd)) bad_field(i, w, "mode.round", round, "no such rounding mode (1..6)");
-  if ((i.mode & mode::kRelu) && !(info.suffixes & kSufRelu)) bad_field(i, w, "mode.relu", 1, "the instruction has no relu");
+  if ((i.mode & mode::kRelu) && !(info.suffixes & kSufRelu))
+    bad_field(i, w, "mode.relu", 1, "the instruction has no relu");
   if ((i.mode & mode::kTranspose) && !(info.suffixes & kSufTranspose))
     bad_field(i, w, "mode.transpose", 1, "the instruction has no transpose");
   if (cmp && !(info.suffixes & kSufCmp)) bad_field(i, w, "mode.cmp", cmp, "the instruction has no comparison");
@@ -320,7 +201,8 @@ void check_fields(const Instr& i, std::uint64_t w) {
   const std::pair<bool, std::uint8_t> regs[] = {{u.a, i.a}, {u.b, i.b}, {u.c, i.c}, {u.d, i.d}};
   static const char* kRegNames[] = {"a", "b", "c", "d"};
   for (unsigned r = 0; r < 4; ++r)
-    if (!regs[r].first && regs[r].second) bad_field(i, w, kRegNames[r], regs[r].second, "unused by this format: must be zero");
+    if (!regs[r].first && regs[r].second)
+      bad_field(i, w, kRegNames[r], regs[r].second, "unused by this format: must be zero");
   if (field(w, 32, 4)) bad_field(i, w, "bits[35:32]", field(w, 32, 4), "unused bits must be zero");
   if (!u.imm && i.imm) bad_field(i, w, "imm", std::uint32_t(i.imm), "unused by this format: must be zero");
   check_immediate(i, w);
@@ -331,12 +213,12 @@ void check_fields(const Instr& i, std::uint64_t w) {
 Instr decode(std::uint64_t w) {
   Instr i;
   i.op = std::uint8_t(w >> 56);
-  if (i.op >= kOps.size()) throw Error("undefined opcode " + std::to_string(i.op) + " in word " + hex(w));
+  if (i.op >= op_table().size()) throw Error("undefined opcode " + std::to_string(i.op) + " in word " + hex(w));
   i.a = std::uint8_t(field(w, 51, 5));
   i.b = std::uint8_t(field(w, 46, 5));
   i.c = std::uint8_t(field(w, 41, 5));
   i.d = std::uint8_t(field(w, 36, 5));
-  if (kOps[i.op].format == Format::X) {
+  if (i.info().format == Format::X) {
     i.e = std::uint8_t(field(w, 31, 5));
     i.dt1 = DType(field(w, 27, 4));
     i.dt2 = DType(field(w, 23, 4));
@@ -380,8 +262,8 @@ std::uint64_t Load3dCfg::pack2() const {
   return bits(k_start, 0, 16) | bits(k_ext, 16, 16) | bits(m_start, 32, 16) | bits(m_ext, 48, 16);
 }
 Load3dCfg Load3dCfg::unpack(std::uint64_t w1, std::uint64_t w2) {
-  return Load3dCfg{field(w1, 0, 8),  field(w1, 8, 8),  field(w1, 16, 8), field(w1, 24, 8),
-                   field(w1, 32, 8), field(w1, 40, 8), field(w1, 48, 16), field(w2, 0, 16),
+  return Load3dCfg{field(w1, 0, 8),   field(w1, 8, 8),   field(w1, 16, 8),  field(w1, 24, 8),
+                   field(w1, 32, 8),  field(w1, 40, 8),  field(w1, 48, 16), field(w2, 0, 16),
                    field(w2, 16, 16), field(w2, 32, 16), field(w2, 48, 16)};
 }
 std::uint64_t Fmatrix::pack() const {
@@ -391,8 +273,12 @@ std::uint64_t Fmatrix::pack() const {
 Fmatrix Fmatrix::unpack(std::uint64_t v) {
   return Fmatrix{field(v, 0, 16), field(v, 16, 16), field(v, 32, 8), field(v, 40, 8), field(v, 48, 8), field(v, 56, 8)};
 }
-std::uint64_t FixpCfg::pack() const { return bits(m, 0, 16) | bits(n, 16, 16) | bits(dst_stride, 32, 32); }
-FixpCfg FixpCfg::unpack(std::uint64_t w) { return FixpCfg{field(w, 0, 16), field(w, 16, 16), field(w, 32, 32)}; }
+std::uint64_t FixpCfg::pack() const {
+  return bits(m, 0, 16) | bits(n, 16, 16) | bits(dst_stride, 32, 24) | bits(src_fractals, 56, 8);
+}
+FixpCfg FixpCfg::unpack(std::uint64_t w) {
+  return FixpCfg{field(w, 0, 16), field(w, 16, 16), field(w, 32, 24), field(w, 56, 8)};
+}
 std::uint64_t Nd2NzCfg::pack() const {
   return bits(rows, 0, 16) | bits(cols, 16, 16) | bits(src_stride, 32, 16) | bits(dst_rows, 48, 16);
 }
@@ -416,8 +302,10 @@ std::string format_instr(const Instr& i, std::uint64_t pc, const std::string& ta
     case Format::R3: os << " " << x(i.a) << ", " << x(i.b) << ", " << x(i.c); break;
     case Format::RI: os << " " << x(i.a) << ", " << x(i.b) << ", " << i.imm; break;
     case Format::LI:  // li sign-extends: print it signed so it reads back; lih sets raw bits
-      if (std::string(op.mnemonic) == "li") os << " " << x(i.a) << ", " << i.imm;
-      else os << " " << x(i.a) << ", " << hex(std::uint32_t(i.imm));
+      if (op.imm == Imm::Signed)
+        os << " " << x(i.a) << ", " << i.imm;
+      else
+        os << " " << x(i.a) << ", " << hex(std::uint32_t(i.imm));
       break;
     case Format::Load: os << " " << x(i.a) << ", " << i.imm << "(" << x(i.b) << ")"; break;
     case Format::Store: os << " " << x(i.c) << ", " << i.imm << "(" << x(i.b) << ")"; break;
@@ -461,89 +349,117 @@ std::string format_instr(const Instr& i, std::uint64_t pc, const std::string& ta
   return os.str();
 }
 
+namespace {
+
+// docs/isa.md's prose: the machine model, the word layout, the syntax (before the special
+// registers), the matrix formats and the configuration words (before the instructions).
+const char* const kIsaIntro =
+    "# DV ISA reference\n\n"
+    "Generated by `dvdis --isa` from the instruction table (models/aicore/isa_table.cpp); tests/ check that this\n"
+    "file matches it. The DV ISA is davinci-vp's own Da Vinci-style encoding: the real chips' encoding is\n"
+    "not public, but the instruction classes, pipes, operands and rules are those of the hardware\n"
+    "(../shared/reference/hardware-facts.md, seeds 000, 001, 003, 004).\n\n"
+    "## Machine model\n\n"
+    "- 32 scalar registers `x0`..`x31`, 64 bits; `x0` reads 0 and ignores writes.\n"
+    "- Every instruction is one little-endian 64-bit word; the pc counts bytes.\n"
+    "- The scalar unit (pipe S) executes S instructions in order. Every other instruction is *issued*:\n"
+    "  its register operands (and the special registers it uses: mask0/mask1, fmatrix, padvalue) are read\n"
+    "  at issue, and it joins the in-order queue of its pipe (MTE1, MTE2,\n"
+    "  MTE3, M = cube, V = vector, FIX = FixPipe). A full queue stalls issue. Pipes run in parallel;\n"
+    "  `setflag` / `waitflag` and `barrier` order them.\n"
+    "- Buffers: L1, L0A, L0B, L0C, UB (byte addresses from 0 within each). Alignment: UB and L1 32 B,\n"
+    "  L0A and L0B 512 B, L0C 64 B. An access out of range or misaligned stops the core with its core,\n"
+    "  pc, instruction and address.\n"
+    "- GM is the SoC's DRAM, reached through the core's bus interface (ring, L2, DRAM).\n\n"
+    "## Word layout\n\n"
+    "| bits | field |\n|---|---|\n"
+    "| 63:56 | opcode (index in the table below) |\n"
+    "| 55:51, 50:46, 45:41, 40:36 | registers a, b, c, d |\n"
+    "| 35:31 | register e (issued instructions) |\n"
+    "| 30:27, 26:23 | dt1, dt2 (issued instructions): 0 none, 1 f16, 2 bf16, 3 f32, 4 s8, 5 u8, 6 s16, 7 u16, 8 s32, 9 "
+    "u32 |\n"
+    "| 22:15 | mode (issued instructions): 2:0 rounding (0 none, 1 rint, 2 floor, 3 ceil, 4 round, 5 trunc, 6 odd), 3 "
+    "relu, 4 transpose, 7:5 compare (0 eq, 1 ne, 2 lt, 3 le, 4 gt, 5 ge) |\n"
+    "| 31:0 | imm (scalar, branch, flag and spr formats): branch and jump offsets count instructions from the branch "
+    "|\n\n"
+    "`setflag`/`waitflag` imm: src pipe [3:0], dst pipe [7:4], event [11:8]; pipes numbered S 0, MTE1 1,\n"
+    "MTE2 2, MTE3 3, M 4, V 5, FIX 6.\n\n"
+    "## Assembly syntax\n\n"
+    "```\n"
+    "# comment (also ; and //)\n"
+    ".equ TILE, 256          # a named constant\n"
+    "loop:                   # a label\n"
+    "    li     x1, TILE\n"
+    "    li64   x2, 0x123456789   # pseudo: li + lih\n"
+    "    vadd.f16 x3, x4, x5, x6\n"
+    "    vconv.f16.f32.rint x3, x4, x6\n"
+    "    setflag mte2, v, 0\n"
+    "    bne    x1, x0, loop\n"
+    "    end\n"
+    "```\n\n"
+    "Suffixes of issued instructions come in order: data types (as many as the instruction takes), then\n"
+    "rounding, `.relu`, `.t`, compare.\n\n"
+    "## Special registers\n\n| spr | meaning |\n|---|---|\n";
+const char* const kIsaFormats =
+    "\n## Matrix formats\n\n"
+    "k0 = 32 bytes / element size (fp16 and bf16 16, int8 32, fp32 8). A fractal is 16 rows x k0\n"
+    "columns (512 bytes) for cube inputs, 16 x 16 of the accumulator type (1024 bytes) in L0C.\n\n"
+    "| where | layout |\n|---|---|\n"
+    "| GM | ND: row-major, `src_stride` elements between rows |\n"
+    "| L1 (`nd2nz`) | Nz: a matrix of R rows (padded to `dst_rows`) x C columns (padded to a multiple of k0); fractal "
+    "(rb, cb) at byte (cb x dst_rows/16 + rb) x 512, row-major inside |\n"
+    "| L1 (`load3d`) | a feature map as C1 x H x W x C0 (C0 = k0): element (c, h, w) at ((c / C0 x H + h) x W + w) x "
+    "32 + (c mod C0) x size; img2col column k = ((c1 x kh + i) x kw + j) x C0 + c0, row p = ho x Wo + wo |\n"
+    "| L0A | A (m x k) as zZ: fractal (i, j) covering rows 16i.. and k k0 j.. at (i x kf + j) x 512, row-major inside "
+    "|\n"
+    "| L0B | B (k x n) as zN, held as fractals of B transposed: fractal (l, j) covering n 16l.. and k k0 j.. at (l x "
+    "kf + j) x 512, 16 (n) x k0 (k) row-major inside |\n"
+    "| L0C | C (m x n) as Nz: fractal (i, l) at (l x mf + i) x 1024, 16 x 16 row-major inside |\n\n"
+    "kf = ceil(k / k0), mf = ceil(m / 16), nf = ceil(n / 16). An fp16 B stored row-major (k x n) in GM\n"
+    "reaches L0B's order through `nd2nz` (rows = k) and one `load2d.l0b.t`; A reaches zZ with one\n"
+    "`load2d.l0a` per row of fractals (src_stride = dst_rows / 16). `mmad` adds the exact dot products\n"
+    "of its m x k x n to L0C, rounded once to the accumulator type (int32 wraps).\n"
+    "\n## Configuration words\n\n"
+    "Issued instructions take their shape from 64-bit configuration words in registers.\n\n"
+    "| word | fields (bit ranges) |\n|---|---|\n"
+    "| DataCopyCfg | block_count [11:0] (1..4095), block_len [27:12] (32 B units, 1..65535), src_gap [43:28], dst_gap "
+    "[59:44] (32 B units) |\n"
+    "| VecCfg | repeat [7:0] (1..255), dst_blk [15:8], src0_blk [23:16], src1_blk [31:24], dst_rep [39:32], src0_rep "
+    "[47:40], src1_rep [55:48] (32 B units) |\n"
+    "| MmadCfg | m [11:0], k [23:12], n [35:24] (0..4095), init [36] (1: C = A x B, 0: C += A x B) |\n"
+    "| Load2dCfg | repeat [7:0] (fractals), src_stride [23:8] (fractals), dst_gap [39:24] (fractals) |\n"
+    "| Load3dCfg word 1 | kh [7:0], kw [15:8], stride_h [23:16], stride_w [31:24], dil_h [39:32], dil_w [47:40], "
+    "channels [63:48] |\n"
+    "| Load3dCfg word 2 | k_start [15:0], k_ext [31:16], m_start [47:32], m_ext [63:48] |\n"
+    "| FixpCfg | m [15:0], n [31:16], dst_stride [55:32] (elements between output rows), src_fractals [63:56] (the "
+    "L0C matrix's height in 16-row fractals when taller than m; 0: ceil(m / 16)) |\n"
+    "| Nd2NzCfg | rows [15:0], cols [31:16] (elements), src_stride [47:32] (elements between source rows), dst_rows "
+    "[63:48] (padded height, a multiple of 16) |\n\n"
+    "## Instructions\n\nCost: what the instruction's time is made of, in cycles of the AI Core clock (keys "
+    "of\n`platform.aicore`).\n\n| opcode | mnemonic | pipe | operands | suffixes | meaning | cost "
+    "|\n|---|---|---|---|---|---|---|\n";
+
+std::string suffix_text(const OpInfo& o) {
+  std::string suf = o.dtypes == 1 ? ".dt" : o.dtypes == 2 ? ".dt1.dt2" : "";
+  if (o.suffixes & kSufRound) suf += " .round";
+  if (o.suffixes & kSufRelu) suf += " .relu";
+  if (o.suffixes & kSufTranspose) suf += " .t";
+  if (o.suffixes & kSufCmp) suf += " .cmp";
+  return suf;
+}
+
+}  // namespace
+
 std::string isa_markdown() {
   std::ostringstream os;
-  os << "# DV ISA reference\n\n"
-        "Generated by `dvdis --isa` from the instruction table (models/aicore/isa.cpp); tests/ check that this\n"
-        "file matches it. The DV ISA is davinci-vp's own Da Vinci-style encoding: the real chips' encoding is\n"
-        "not public, but the instruction classes, pipes, operands and rules are those of the hardware\n"
-        "(../shared/reference/hardware-facts.md, seeds 000, 001, 003, 004).\n\n"
-        "## Machine model\n\n"
-        "- 32 scalar registers `x0`..`x31`, 64 bits; `x0` reads 0 and ignores writes.\n"
-        "- Every instruction is one little-endian 64-bit word; the pc counts bytes.\n"
-        "- The scalar unit (pipe S) executes S instructions in order. Every other instruction is *issued*:\n"
-        "  its register operands (and the special registers it uses: mask0/mask1, fmatrix, padvalue) are read\n"
-        "  at issue, and it joins the in-order queue of its pipe (MTE1, MTE2,\n"
-        "  MTE3, M = cube, V = vector, FIX = FixPipe). A full queue stalls issue. Pipes run in parallel;\n"
-        "  `setflag` / `waitflag` and `barrier` order them.\n"
-        "- Buffers: L1, L0A, L0B, L0C, UB (byte addresses from 0 within each). Alignment: UB and L1 32 B,\n"
-        "  L0A and L0B 512 B, L0C 64 B. An access out of range or misaligned stops the core with its core,\n"
-        "  pc, instruction and address.\n"
-        "- GM is the SoC's DRAM, reached through the core's bus interface (ring, L2, DRAM).\n\n"
-        "## Word layout\n\n"
-        "| bits | field |\n|---|---|\n"
-        "| 63:56 | opcode (index in the table below) |\n"
-        "| 55:51, 50:46, 45:41, 40:36 | registers a, b, c, d |\n"
-        "| 35:31 | register e (issued instructions) |\n"
-        "| 30:27, 26:23 | dt1, dt2 (issued instructions): 0 none, 1 f16, 2 bf16, 3 f32, 4 s8, 5 u8, 6 s16, 7 u16, 8 s32, 9 u32 |\n"
-        "| 22:15 | mode (issued instructions): 2:0 rounding (0 none, 1 rint, 2 floor, 3 ceil, 4 round, 5 trunc, 6 odd), 3 relu, 4 transpose, 7:5 compare (0 eq, 1 ne, 2 lt, 3 le, 4 gt, 5 ge) |\n"
-        "| 31:0 | imm (scalar, branch, flag and spr formats): branch and jump offsets count instructions from the branch |\n\n"
-        "`setflag`/`waitflag` imm: src pipe [3:0], dst pipe [7:4], event [11:8]; pipes numbered S 0, MTE1 1,\n"
-        "MTE2 2, MTE3 3, M 4, V 5, FIX 6.\n\n"
-        "## Assembly syntax\n\n"
-        "```\n"
-        "# comment (also ; and //)\n"
-        ".equ TILE, 256          # a named constant\n"
-        "loop:                   # a label\n"
-        "    li     x1, TILE\n"
-        "    li64   x2, 0x123456789   # pseudo: li + lih\n"
-        "    vadd.f16 x3, x4, x5, x6\n"
-        "    vconv.f16.f32.rint x3, x4, x6\n"
-        "    setflag mte2, v, 0\n"
-        "    bne    x1, x0, loop\n"
-        "    end\n"
-        "```\n\n"
-        "Suffixes of issued instructions come in order: data types (as many as the instruction takes), then\n"
-        "rounding, `.relu`, `.t`, compare.\n\n"
-        "## Special registers\n\n| spr | meaning |\n|---|---|\n";
+  os << kIsaIntro;
   for (int s = 0; s < int(Spr::Count_); ++s) os << "| `" << spr_name(Spr(s)) << "` | " << spr_doc(Spr(s)) << " |\n";
-  os << "\n## Matrix formats\n\n"
-        "k0 = 32 bytes / element size (fp16 and bf16 16, int8 32, fp32 8). A fractal is 16 rows x k0\n"
-        "columns (512 bytes) for cube inputs, 16 x 16 of the accumulator type (1024 bytes) in L0C.\n\n"
-        "| where | layout |\n|---|---|\n"
-        "| GM | ND: row-major, `src_stride` elements between rows |\n"
-        "| L1 (`nd2nz`) | Nz: a matrix of R rows (padded to `dst_rows`) x C columns (padded to a multiple of k0); fractal (rb, cb) at byte (cb x dst_rows/16 + rb) x 512, row-major inside |\n"
-        "| L1 (`load3d`) | a feature map as C1 x H x W x C0 (C0 = k0): element (c, h, w) at ((c / C0 x H + h) x W + w) x 32 + (c mod C0) x size; img2col column k = ((c1 x kh + i) x kw + j) x C0 + c0, row p = ho x Wo + wo |\n"
-        "| L0A | A (m x k) as zZ: fractal (i, j) covering rows 16i.. and k k0 j.. at (i x kf + j) x 512, row-major inside |\n"
-        "| L0B | B (k x n) as zN, held as fractals of B transposed: fractal (l, j) covering n 16l.. and k k0 j.. at (l x kf + j) x 512, 16 (n) x k0 (k) row-major inside |\n"
-        "| L0C | C (m x n) as Nz: fractal (i, l) at (l x mf + i) x 1024, 16 x 16 row-major inside |\n\n"
-        "kf = ceil(k / k0), mf = ceil(m / 16), nf = ceil(n / 16). An fp16 B stored row-major (k x n) in GM\n"
-        "reaches L0B's order through `nd2nz` (rows = k) and one `load2d.l0b.t`; A reaches zZ with one\n"
-        "`load2d.l0a` per row of fractals (src_stride = dst_rows / 16). `mmad` adds the exact dot products\n"
-        "of its m x k x n to L0C, rounded once to the accumulator type (int32 wraps).\n";
-  os << "\n## Configuration words\n\n"
-        "Issued instructions take their shape from 64-bit configuration words in registers.\n\n"
-        "| word | fields (bit ranges) |\n|---|---|\n"
-        "| DataCopyCfg | block_count [11:0] (1..4095), block_len [27:12] (32 B units, 1..65535), src_gap [43:28], dst_gap [59:44] (32 B units) |\n"
-        "| VecCfg | repeat [7:0] (1..255), dst_blk [15:8], src0_blk [23:16], src1_blk [31:24], dst_rep [39:32], src0_rep [47:40], src1_rep [55:48] (32 B units) |\n"
-        "| MmadCfg | m [11:0], k [23:12], n [35:24] (0..4095), init [36] (1: C = A x B, 0: C += A x B) |\n"
-        "| Load2dCfg | repeat [7:0] (fractals), src_stride [23:8] (fractals), dst_gap [39:24] (fractals) |\n"
-        "| Load3dCfg word 1 | kh [7:0], kw [15:8], stride_h [23:16], stride_w [31:24], dil_h [39:32], dil_w [47:40], channels [63:48] |\n"
-        "| Load3dCfg word 2 | k_start [15:0], k_ext [31:16], m_start [47:32], m_ext [63:48] |\n"
-        "| FixpCfg | m [15:0], n [31:16], dst_stride [63:32] (elements between output rows) |\n"
-        "| Nd2NzCfg | rows [15:0], cols [31:16] (elements), src_stride [47:32] (elements between source rows), dst_rows [63:48] (padded height, a multiple of 16) |\n\n"
-        "## Instructions\n\n| opcode | mnemonic | pipe | operands | suffixes | meaning |\n|---|---|---|---|---|---|\n";
-  for (std::size_t i = 0; i < kOps.size(); ++i) {
-    const OpInfo& o = kOps[i];
-    std::string suf;
-    if (o.dtypes == 1) suf = ".dt";
-    if (o.dtypes == 2) suf = ".dt1.dt2";
-    if (o.suffixes & kSufRound) suf += " .round";
-    if (o.suffixes & kSufRelu) suf += " .relu";
-    if (o.suffixes & kSufTranspose) suf += " .t";
-    if (o.suffixes & kSufCmp) suf += " .cmp";
-    os << "| " << i << " | `" << o.mnemonic << "` | " << pipe_name(o.pipe) << " | " << o.operands << " | " << suf
-       << " | " << o.doc << " |\n";
+  os << kIsaFormats;
+  const std::vector<OpInfo>& ops = op_table();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const OpInfo& o = ops[i];
+    os << "| " << i << " | `" << o.mnemonic << "` | " << pipe_name(o.pipe) << " | " << o.operands << " | "
+       << suffix_text(o) << " | " << o.doc << " | " << cost_doc(o.cost) << " |\n";
   }
   return os.str();
 }

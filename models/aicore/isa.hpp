@@ -1,5 +1,10 @@
+// SPDX-License-Identifier: MIT
 // The DV ISA: a project-defined Da Vinci-style instruction set (docs/isa.md, generated from
-// the table in isa.cpp). Every instruction is one 64-bit word. The scalar unit executes the
+// the table in isa_table.cpp). Each instruction is one entry of that table: opcode (its
+// index), mnemonic, pipe, operand format, immediate kind, what executes it with its details
+// (ALU function, access size, buffers, vector operation) and which configured cost it pays.
+// The assembler, the disassembler, the decoder, the AI Core model, docs/isa.md and the
+// per-instruction profile all read that one entry. Every instruction is one 64-bit word. The scalar unit executes the
 // S-pipe instructions itself and issues the others, with their operands read from scalar
 // registers, into the queue of their pipe (MTE1, MTE2, MTE3, M, V, FIX).
 //
@@ -19,11 +24,15 @@ namespace dvp::aicore {
 
 enum class Pipe : std::uint8_t { S, MTE1, MTE2, MTE3, M, V, FIX };
 constexpr int kPipes = 7;
-const char* pipe_name(Pipe p);            // "S", "MTE1", ...
+const char* pipe_name(Pipe p);                        // "S", "MTE1", ...
 std::optional<Pipe> pipe_from(const std::string& s);  // "s", "mte2", "v", "m", "fix" ...
 
 enum class DType : std::uint8_t { None, F16, BF16, F32, S8, U8, S16, U16, S32, U32 };
-const char* dtype_name(DType t);          // "f16", ...
+
+// The AI Core's local buffers; kGm stands for global memory (DRAM, outside the core).
+enum Buffer : std::uint8_t { kL1, kL0A, kL0B, kL0C, kUB, kBuffers, kGm = 0xff };
+const char* buffer_name(Buffer b);
+const char* dtype_name(DType t);  // "f16", ...
 std::optional<DType> dtype_from(const std::string& s);
 unsigned dtype_bytes(DType t);
 
@@ -33,21 +42,21 @@ enum class Cmp : std::uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 
 // Operand formats.
 enum class Format : std::uint8_t {
-  None,     // end, nop
-  R3,       // rd, rs1, rs2                   a=rd b=rs1 c=rs2
-  RI,       // rd, rs1, imm32                 a=rd b=rs1
-  LI,       // rd, imm32                      a=rd
-  Load,     // rd, imm(rs1)                   a=rd b=rs1
-  Store,    // rs2, imm(rs1)                  c=rs2 b=rs1
-  Branch,   // rs1, rs2, label                b c, imm = word offset
-  Jump,     // label                          imm = word offset
-  JumpLink, // rd, label                      a=rd, imm = word offset
-  R1,       // rs1                            b=rs1
-  Mfspr,    // rd, spr                        a=rd, imm = spr
-  Mtspr,    // spr, rs1                       b=rs1, imm = spr
-  Flag,     // src_pipe, dst_pipe, event      imm = src | dst << 4 | event << 8
-  Barrier,  // pipe                           imm = pipe
-  X,        // issued: up to five registers a..e, dt1, dt2, mode
+  None,      // end, nop
+  R3,        // rd, rs1, rs2                   a=rd b=rs1 c=rs2
+  RI,        // rd, rs1, imm32                 a=rd b=rs1
+  LI,        // rd, imm32                      a=rd
+  Load,      // rd, imm(rs1)                   a=rd b=rs1
+  Store,     // rs2, imm(rs1)                  c=rs2 b=rs1
+  Branch,    // rs1, rs2, label                b c, imm = word offset
+  Jump,      // label                          imm = word offset
+  JumpLink,  // rd, label                      a=rd, imm = word offset
+  R1,        // rs1                            b=rs1
+  Mfspr,     // rd, spr                        a=rd, imm = spr
+  Mtspr,     // spr, rs1                       b=rs1, imm = spr
+  Flag,      // src_pipe, dst_pipe, event      imm = src | dst << 4 | event << 8
+  Barrier,   // pipe                           imm = pipe
+  X,         // issued: up to five registers a..e, dt1, dt2, mode
 };
 
 // Mode byte of X instructions.
@@ -55,11 +64,56 @@ namespace mode {
 constexpr std::uint8_t kRoundMask = 0x07;  // Round
 constexpr std::uint8_t kRelu = 0x08;
 constexpr std::uint8_t kTranspose = 0x10;
-constexpr unsigned kCmpShift = 5;          // Cmp in bits 7:5
+constexpr unsigned kCmpShift = 5;  // Cmp in bits 7:5
 }  // namespace mode
 
 // Which suffixes an X instruction accepts after its data types.
 enum Suffix : std::uint8_t { kSufRound = 1, kSufRelu = 2, kSufTranspose = 4, kSufCmp = 8 };
+
+// How an instruction's immediate is read: sign-extended, zero-extended, or a shift amount.
+enum class Imm : std::uint8_t { None, Signed, Unsigned, Shift };
+
+// What executes an instruction: the scalar unit's handlers, the flag logic, or a pipe's unit.
+enum class Exec : std::uint8_t {
+  Nop,
+  End,
+  Alu,
+  LoadImm,
+  LoadImmHigh,
+  Load,
+  Store,
+  UbLoad,
+  UbStore,
+  Branch,
+  Jump,
+  JumpLink,
+  JumpReg,
+  Mfspr,
+  Mtspr,
+  SetMask,  // the scalar unit
+  SetFlag,
+  WaitFlag,
+  Barrier,  // synchronisation, in the pipe they name
+  Copy,
+  Nd2Nz,
+  Load2d,
+  Load3d,
+  Mmad,
+  Fixp,
+  Vector,  // the pipes' units
+  Count_
+};
+
+// setflag, waitflag and barrier: issued into the pipe they name, whatever their own pipe.
+inline bool is_sync(Exec x) { return x == Exec::SetFlag || x == Exec::WaitFlag || x == Exec::Barrier; }
+
+// Which configured cost an instruction pays (platform.aicore; docs/isa.md names the keys).
+enum class Cost : std::uint8_t { Scalar, Sync, Transfer, Cube, Fixpipe, Vector, VectorComplex };
+const char* cost_doc(Cost c);
+
+using AluFn = std::uint64_t (*)(std::uint64_t a, std::uint64_t b);
+using CondFn = bool (*)(std::uint64_t a, std::uint64_t b);
+struct VecOp;  // vector_ops.hpp: the element-wise meaning of a vector instruction
 
 struct OpInfo {
   const char* mnemonic;
@@ -70,6 +124,16 @@ struct OpInfo {
   std::uint8_t suffixes;  // X: accepted Suffix bits
   const char* operands;   // operand names, for the assembler's messages and docs
   const char* doc;        // what it does (docs/isa.md)
+  Exec exec;
+  Cost cost;
+  Imm imm = Imm::None;
+  AluFn alu = nullptr;          // Alu: rd = alu(rs1, rs2 or the immediate)
+  bool divides = false;         // Alu: a zero divisor stops the core
+  CondFn cond = nullptr;        // Branch: taken when cond(rs1, rs2)
+  std::uint8_t size = 0;        // Load / Store: bytes
+  bool sign = false;            // Load: sign-extends
+  Buffer src = kGm, dst = kGm;  // Copy, Load2d, Load3d, Fixp: from and to
+  const VecOp* vec = nullptr;   // Vector
 };
 
 const std::vector<OpInfo>& op_table();
@@ -77,7 +141,18 @@ std::optional<std::uint8_t> find_opcode(const std::string& mnemonic);
 
 // Special registers (mfspr / mtspr).
 enum class Spr : std::uint8_t {
-  CoreId, BlockId, BlockDim, ArgBase, Status, Mask0, Mask1, Fmatrix, PadValue, Ctrl, Cycle, Count_
+  CoreId,
+  BlockId,
+  BlockDim,
+  ArgBase,
+  Status,
+  Mask0,
+  Mask1,
+  Fmatrix,
+  PadValue,
+  Ctrl,
+  Cycle,
+  Count_
 };
 const char* spr_name(Spr s);
 std::optional<Spr> spr_from(const std::string& s);
@@ -118,7 +193,7 @@ struct MmadCfg {  // C[m x n] (+)= A[m x k] * B[k x n]
   std::uint64_t pack() const;
   static MmadCfg unpack(std::uint64_t w);
 };
-struct Load2dCfg {  // fractal moves L1 -> L0A/L0B
+struct Load2dCfg {                                        // fractal moves L1 -> L0A/L0B
   std::uint32_t repeat = 1, src_stride = 1, dst_gap = 0;  // in fractals
   std::uint64_t pack() const;
   static Load2dCfg unpack(std::uint64_t w);
@@ -135,12 +210,15 @@ struct Fmatrix {  // SPR fmatrix: input feature map for load3d
   std::uint64_t pack() const;
   static Fmatrix unpack(std::uint64_t w);
 };
-struct FixpCfg {  // L0C (Nz, 16x16 fractals) -> GM / L1 (ND rows)
+struct FixpCfg {                               // L0C (Nz, 16x16 fractals) -> GM / L1 (ND rows)
   std::uint32_t m = 0, n = 0, dst_stride = 0;  // dst_stride: elements between output rows
+  // The height of the matrix in L0C, in fractals (16 rows), when it is taller than the m rows
+  // read out (an edge tile of a GEMM computed whole); 0: ceil(m / 16).
+  std::uint32_t src_fractals = 0;
   std::uint64_t pack() const;
   static FixpCfg unpack(std::uint64_t w);
 };
-struct Nd2NzCfg {  // ND matrix in GM -> Nz fractals in L1
+struct Nd2NzCfg {                                                  // ND matrix in GM -> Nz fractals in L1
   std::uint32_t rows = 0, cols = 0, src_stride = 0, dst_rows = 0;  // dst_rows: padded height (multiple of 16)
   std::uint64_t pack() const;
   static Nd2NzCfg unpack(std::uint64_t w);

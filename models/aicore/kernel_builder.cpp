@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernel_builder.hpp"
 
 #include "common/error.hpp"
@@ -152,19 +153,31 @@ Instr KernelBuilder::x(const char* m, std::vector<Reg> regs, DType dt1, DType dt
 }
 
 void KernelBuilder::DataCopy(Pos dst, Reg d, Pos src, Reg s, const DataCopyCfg& p) {
+  DataCopy(dst, d, src, s, cfg_reg(p.pack()));
+}
+
+void KernelBuilder::DataCopy(Pos dst, Reg d, Pos src, Reg s, Reg c) {
   const char* m = nullptr;
-  if (src == Pos::GM) m = dst == Pos::L1 ? "copy.gm2l1" : dst == Pos::UB ? "copy.gm2ub" : dst == Pos::L0A ? "copy.gm2l0a"
-                                                        : dst == Pos::L0B ? "copy.gm2l0b" : nullptr;
-  else if (src == Pos::L1 && dst == Pos::UB) m = "copy.l12ub";
-  else if (src == Pos::UB) m = dst == Pos::GM ? "copy.ub2gm" : dst == Pos::L1 ? "copy.ub2l1" : nullptr;
+  if (src == Pos::GM)
+    m = dst == Pos::L1    ? "copy.gm2l1"
+        : dst == Pos::UB  ? "copy.gm2ub"
+        : dst == Pos::L0A ? "copy.gm2l0a"
+        : dst == Pos::L0B ? "copy.gm2l0b"
+                          : nullptr;
+  else if (src == Pos::L1 && dst == Pos::UB)
+    m = "copy.l12ub";
+  else if (src == Pos::UB)
+    m = dst == Pos::GM ? "copy.ub2gm" : dst == Pos::L1 ? "copy.ub2l1" : nullptr;
   if (!m) throw Error("kernel builder: DataCopy has no path between these positions");
-  Reg c = cfg_reg(p.pack());
   emit(x(m, {d, s, c}));
 }
 
 void KernelBuilder::Nd2Nz(DType t, Reg dst, Reg src, const Nd2NzCfg& p, Reg pad) {
-  Reg c = cfg_reg(p.pack());
-  emit(x("nd2nz.gm2l1", {dst, src, c, pad}, t));
+  Nd2Nz(t, dst, src, cfg_reg(p.pack()), pad);
+}
+
+void KernelBuilder::Nd2Nz(DType t, Reg dst, Reg src, Reg cfg, Reg pad) {
+  emit(x("nd2nz.gm2l1", {dst, src, cfg, pad}, t));
 }
 
 void KernelBuilder::LoadData(Pos dst, DType t, Reg d, Reg s, const Load2dCfg& p, bool transpose) {
@@ -184,14 +197,21 @@ void KernelBuilder::Mmad(DType acc, DType in, Reg c, Reg a, Reg b, const MmadCfg
   emit(x("mmad", {c, a, b, cfg}, acc, in));
 }
 
-void KernelBuilder::Mmad(DType acc, DType in, Reg c, Reg a, Reg b, Reg cfg) { emit(x("mmad", {c, a, b, cfg}, acc, in)); }
+void KernelBuilder::Mmad(DType acc, DType in, Reg c, Reg a, Reg b, Reg cfg) {
+  emit(x("mmad", {c, a, b, cfg}, acc, in));
+}
 
 void KernelBuilder::Fixpipe(Pos dst, DType out, DType acc, Reg d, Reg s, const FixpCfg& p, Reg scale, bool relu,
                             Round round) {
+  Fixpipe(dst, out, acc, d, s, cfg_reg(p.pack()), scale, relu, round);
+}
+
+void KernelBuilder::Fixpipe(Pos dst, DType out, DType acc, Reg d, Reg s, Reg c, Reg scale, bool relu, Round round) {
   if (dst != Pos::GM && dst != Pos::L1 && dst != Pos::UB) throw Error("kernel builder: Fixpipe goes to GM, L1 or UB");
-  Reg c = cfg_reg(p.pack());
-  emit(x(dst == Pos::GM ? "fixp.l0c2gm" : dst == Pos::L1 ? "fixp.l0c2l1" : "fixp.l0c2ub", {d, s, c, scale}, out, acc,
-         std::uint8_t(std::uint8_t(round) | (relu ? mode::kRelu : 0))));
+  emit(x(dst == Pos::GM   ? "fixp.l0c2gm"
+         : dst == Pos::L1 ? "fixp.l0c2l1"
+                          : "fixp.l0c2ub",
+         {d, s, c, scale}, out, acc, std::uint8_t(std::uint8_t(round) | (relu ? mode::kRelu : 0))));
 }
 
 void KernelBuilder::Vector(const char* o, DType t, std::vector<Reg> operands, const VecCfg& p) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C++ kernel builder: writes DV ISA kernels with functions named after the vendor's
 // primitives (DataCopy, LoadData, Mmad, Fixpipe, vector ops with repeat parameters, SetFlag /
 // WaitFlag, PipeBarrier) and scalar control flow, and produces the same binary image the
@@ -27,27 +28,27 @@ class KernelBuilder {
   KernelBuilder();
 
   // --- registers and constants ---------------------------------------------------------------
-  Reg reg();                                   // a free register (x1..x31); throws when none is left
+  Reg reg();  // a free register (x1..x31); throws when none is left
   void release(Reg r);
   static Reg zero() { return Reg{0}; }
-  void Li(Reg d, std::int64_t v);              // li, or li + lih when it does not fit 32 bits
-  Reg Const(std::int64_t v);                   // a new register holding v
+  void Li(Reg d, std::int64_t v);  // li, or li + lih when it does not fit 32 bits
+  Reg Const(std::int64_t v);       // a new register holding v
 
   // --- scalar ----------------------------------------------------------------------------------
-  void Op(const char* mnemonic, Reg d, Reg a, Reg b);      // add, sub, mul, divu, and, ... (R3)
+  void Op(const char* mnemonic, Reg d, Reg a, Reg b);              // add, sub, mul, divu, and, ... (R3)
   void OpI(const char* mnemonic, Reg d, Reg a, std::int32_t imm);  // addi, shli, ... (RI)
   void Add(Reg d, Reg a, Reg b) { Op("add", d, a, b); }
   void Mul(Reg d, Reg a, Reg b) { Op("mul", d, a, b); }
   void Addi(Reg d, Reg a, std::int32_t i) { OpI("addi", d, a, i); }
-  void LoadGm(Reg d, Reg base, std::int32_t off);           // ld.d through the dCache
-  void StoreGm(Reg v, Reg base, std::int32_t off);          // st.d
-  void LoadUb(Reg d, Reg base, std::int32_t off);           // ld.ub: 64 bits from UB
-  void GetSpr(Reg d, Spr s);                                // mfspr
-  void SetSpr(Spr s, Reg v);                                // mtspr
-  void SetMaskCount(Reg n);                                 // continuous mask: first n elements
+  void LoadGm(Reg d, Reg base, std::int32_t off);   // ld.d through the dCache
+  void StoreGm(Reg v, Reg base, std::int32_t off);  // st.d
+  void LoadUb(Reg d, Reg base, std::int32_t off);   // ld.ub: 64 bits from UB
+  void GetSpr(Reg d, Spr s);                        // mfspr
+  void SetSpr(Spr s, Reg v);                        // mtspr
+  void SetMaskCount(Reg n);                         // continuous mask: first n elements
   Label NewLabel();
   void Bind(Label l);
-  void Branch(const char* mnemonic, Reg a, Reg b, Label l); // beq, bne, blt, bge, bltu, bgeu
+  void Branch(const char* mnemonic, Reg a, Reg b, Label l);  // beq, bne, blt, bge, bltu, bgeu
   void Jump(Label l);
   // Runs `body` `count` times (count held in a register, which the loop counts down; a count
   // of 0 skips the body).
@@ -78,6 +79,7 @@ class KernelBuilder {
   // --- vendor primitives ----------------------------------------------------------------------
   void DataCopy(Pos dst, Reg dst_addr, Pos src, Reg src_addr, const DataCopyCfg& p);
   void Nd2Nz(DType t, Reg dst_l1, Reg src_gm, const Nd2NzCfg& p, Reg pad = zero());
+  void Nd2Nz(DType t, Reg dst_l1, Reg src_gm, Reg cfg, Reg pad = zero());  // configuration computed at run time
   void LoadData(Pos dst, DType t, Reg dst_addr, Reg src_l1, const Load2dCfg& p, bool transpose = false);
   // img2col: the filter (word 1) fixed, the window of the matrix (word 2) in a register.
   void LoadData3D(Pos dst, DType t, Reg dst_addr, Reg src_l1, const Load3dCfg& filter, Reg window);
@@ -85,6 +87,9 @@ class KernelBuilder {
   void Mmad(DType acc, DType in, Reg c, Reg a, Reg b, Reg cfg);  // configuration computed at run time
   void Fixpipe(Pos dst, DType out, DType acc, Reg dst_addr, Reg src_l0c, const FixpCfg& p, Reg scale = zero(),
                bool relu = false, Round round = Round::None);
+  void Fixpipe(Pos dst, DType out, DType acc, Reg dst_addr, Reg src_l0c, Reg cfg, Reg scale = zero(), bool relu = false,
+               Round round = Round::None);                               // configuration computed at run time
+  void DataCopy(Pos dst, Reg dst_addr, Pos src, Reg src_addr, Reg cfg);  // configuration computed at run time
   // Vector: `op` is the mnemonic without the v (Add, Exp, ...: "add", "exp"); operands as the
   // ISA lists them, the VecCfg last.
   void Vector(const char* op, DType t, std::vector<Reg> operands, const VecCfg& p);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "numeric.hpp"
 
 #include <cmath>
@@ -30,12 +31,22 @@ std::uint32_t round_to_format(double x, int mant_bits, int exp_bits, Round mode)
   const double frac = m - ip;
   std::uint64_t q = std::uint64_t(ip);
   switch (mode) {
-    case Round::Rint: if (frac > 0.5 || (frac == 0.5 && (q & 1))) ++q; break;
-    case Round::Round: if (frac >= 0.5) ++q; break;
+    case Round::Rint:
+      if (frac > 0.5 || (frac == 0.5 && (q & 1))) ++q;
+      break;
+    case Round::Round:
+      if (frac >= 0.5) ++q;
+      break;
     case Round::Trunc: break;
-    case Round::Floor: if (frac > 0 && neg) ++q; break;
-    case Round::Ceil: if (frac > 0 && !neg) ++q; break;
-    case Round::Odd: if (frac > 0) q |= 1; break;
+    case Round::Floor:
+      if (frac > 0 && neg) ++q;
+      break;
+    case Round::Ceil:
+      if (frac > 0 && !neg) ++q;
+      break;
+    case Round::Odd:
+      if (frac > 0) q |= 1;
+      break;
     case Round::None: break;
   }
   if (q >> (mant_bits + 1)) {  // carried into the next binade
@@ -46,8 +57,8 @@ std::uint32_t round_to_format(double x, int mant_bits, int exp_bits, Round mode)
   if (normal && e > bias) {
     // Overflow: to infinity, or to the largest finite value for the modes that never round
     // away from zero in this direction.
-    const bool to_max = mode == Round::Trunc || mode == Round::Odd || (mode == Round::Floor && !neg) ||
-                        (mode == Round::Ceil && neg);
+    const bool to_max =
+        mode == Round::Trunc || mode == Round::Odd || (mode == Round::Floor && !neg) || (mode == Round::Ceil && neg);
     return sign | (to_max ? max_finite : inf);
   }
   const std::uint32_t biased = normal ? std::uint32_t(e + bias) : 0;
@@ -61,9 +72,12 @@ double from_format(std::uint32_t bits, int mant_bits, int exp_bits) {
   const std::uint32_t ex = (bits >> mant_bits) & exp_all;
   const std::uint32_t man = bits & ((1u << mant_bits) - 1);
   double v;
-  if (ex == exp_all) v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  else if (ex == 0) v = std::ldexp(double(man), 1 - bias - mant_bits);
-  else v = std::ldexp(double(man | (1u << mant_bits)), int(ex) - bias - mant_bits);
+  if (ex == exp_all)
+    v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  else if (ex == 0)
+    v = std::ldexp(double(man), 1 - bias - mant_bits);
+  else
+    v = std::ldexp(double(man | (1u << mant_bits)), int(ex) - bias - mant_bits);
   return neg ? -v : v;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Number formats of the AI Core: fp16, bf16, fp32 and integers, with the conversions and
 // rounding modes the vector unit and FixPipe apply.
 //

@@ -1,29 +1,31 @@
+// SPDX-License-Identifier: MIT
 // Tags, state and (optionally) bytes of one set-associative cache slice. Plain C++.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/time.hpp"
-#include "l2_config.hpp"
+#include "replacement.hpp"
 
 namespace dvp::cache {
 
 class CacheArray {
  public:
-  CacheArray(std::uint32_t sets, std::uint32_t ways, std::uint32_t line_bytes, Replacement policy,
-             std::uint64_t seed, bool with_data);
+  // `policy` chooses the victims (replacement.hpp).
+  CacheArray(std::uint32_t sets, std::uint32_t ways, std::uint32_t line_bytes, std::unique_ptr<Replacement> policy,
+             bool with_data);
 
   struct Line {
     std::uint64_t line_addr = 0;  // full line address (addr >> line bits): no reconstruction needed
     Tick ready = 0;               // when the fill that brought it in completes
-    std::uint64_t stamp = 0;      // LRU: last use; FIFO: fill order
     bool valid = false, dirty = false;
   };
 
   // Index of the way holding `line_addr` in `set`, or -1.
   int lookup(std::uint32_t set, std::uint64_t line_addr) const;
-  // Marks a use (for LRU).
-  void touch(std::uint32_t set, int way);
+  // Marks a use (a hit), for the replacement policy.
+  void touch(std::uint32_t set, int way) { policy_->used(set, std::uint32_t(way)); }
   // Chooses the way to fill: an invalid one if any, else by the replacement policy.
   int victim(std::uint32_t set);
   // Installs line_addr into (set, way); the old content must have been written back.
@@ -36,10 +38,8 @@ class CacheArray {
   bool has_data() const { return !data_.empty(); }
 
  private:
-  std::uint32_t sets_, ways_, line_bytes_;
-  Replacement policy_;
-  std::uint64_t rng_;
-  std::uint64_t clock_ = 0;
+  std::uint32_t ways_, line_bytes_;
+  std::unique_ptr<Replacement> policy_;
   std::vector<Line> lines_;
   // Tags packed apart from the line state so a lookup reads 8 bytes per way: line address + 1,
   // 0 for an invalid way.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "l2_config.hpp"
 
 namespace dvp::cache {
@@ -13,9 +14,12 @@ void L2Config::describe(cfg::Spec& s) {
   s.param("hit_cycles", Type::Int, "tag + data access latency of a hit").unit("cycles").range(1, 1000);
   s.param("bytes_per_cycle", Type::Int, "data port width of one slice").unit("B/cycle").range(1, 4096);
   s.param("mshrs", Type::Int, "outstanding misses per slice").range(1, 4096);
-  s.param("writeback_buffers", Type::Int, "dirty victims on their way to DRAM per slice; a miss that evicts a dirty line waits for one")
+  s.param("writeback_buffers", Type::Int,
+          "dirty victims on their way to DRAM per slice; a miss that evicts a dirty line waits for one")
       .range(1, 4096);
-  s.param("replacement", Type::Enum, "victim choice within a set").choices({"lru", "random", "fifo"}).defaults("lru");
+  s.param("replacement", Type::Enum, "victim choice within a set: " + replacement_policies().doc())
+      .choices(replacement_policies().names())
+      .defaults("lru");
   s.param("seed", Type::Int, "seed of the random replacement policy").defaults("1").range(0, 9.0e18);
 }
 
@@ -30,13 +34,12 @@ L2Config L2Config::from(const cfg::Node& n) {
   c.bytes_per_cycle = std::uint32_t(n.get_uint("bytes_per_cycle"));
   c.mshrs = std::uint32_t(n.get_uint("mshrs"));
   c.writeback_buffers = std::uint32_t(n.get_uint("writeback_buffers"));
-  const std::string& r = n.get_string("replacement");
-  c.replacement = r == "lru" ? Replacement::Lru : r == "random" ? Replacement::Random : Replacement::Fifo;
+  c.replacement = replacement_policies().parse(n.at("replacement"));
   c.seed = n.get_uint("seed");
   std::uint64_t per_slice_set = std::uint64_t(c.slices) * c.ways * c.line_bytes;
   if (c.size_bytes % per_slice_set != 0)
-    n.at("size_kib").fail("size must be a multiple of slices x ways x line_bytes = " + std::to_string(per_slice_set) +
-                          " bytes");
+    n.at("size_kib")
+        .fail("size must be a multiple of slices x ways x line_bytes = " + std::to_string(per_slice_set) + " bytes");
   std::uint32_t sets = c.sets_per_slice();
   if (sets == 0 || (sets & (sets - 1)))
     n.at("size_kib").fail("gives " + std::to_string(sets) + " sets per slice; it must be a power of two");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Parameters of the L2 / last-level cache (platform.l2) and the slice hash.
 #pragma once
 #include <cstdint>
@@ -5,10 +6,9 @@
 
 #include "common/config.hpp"
 #include "common/time.hpp"
+#include "replacement.hpp"
 
 namespace dvp::cache {
-
-enum class Replacement { Lru, Random, Fifo };
 
 struct L2Config {
   std::uint32_t slices = 1;
@@ -20,12 +20,10 @@ struct L2Config {
   std::uint32_t bytes_per_cycle = 64;
   std::uint32_t mshrs = 16;
   std::uint32_t writeback_buffers = 16;
-  Replacement replacement = Replacement::Lru;
+  MakeReplacement replacement = nullptr;  // each slice makes its own (replacement.hpp)
   std::uint64_t seed = 1;
 
-  std::uint32_t sets_per_slice() const {
-    return std::uint32_t(size_bytes / slices / ways / line_bytes);
-  }
+  std::uint32_t sets_per_slice() const { return std::uint32_t(size_bytes / slices / ways / line_bytes); }
 
   static void describe(cfg::Spec& s);
   static L2Config from(const cfg::Node& n);

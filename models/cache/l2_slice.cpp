@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "l2_slice.hpp"
 
 #include <cstring>
@@ -13,11 +14,11 @@ L2Slice::L2Slice(sc_core::sc_module_name name, const L2Config& cfg, unsigned ind
       memory("memory"),
       cfg_(cfg),
       hash_(cfg.slices, cfg.line_bytes),
-      index_(index),
-      array_(cfg.sets_per_slice(), cfg.ways, cfg.line_bytes, cfg.replacement, cfg.seed + index, functional),
+      array_(cfg.sets_per_slice(), cfg.ways, cfg.line_bytes,
+             cfg.replacement(Geometry{cfg.sets_per_slice(), cfg.ways, cfg.seed + index}), functional),
       port_(cfg.clock.period()),
       scratch_(cfg.line_bytes),
-      stats_(this->name()),
+      stats_(*this),
       reads_(stats_.counter("reads", "read requests")),
       writes_(stats_.counter("writes", "write requests")),
       hits_(stats_.counter("hits", "requests that found their line")),
@@ -66,87 +67,100 @@ Tick L2Slice::memory_access(bool write, std::uint64_t line_addr, std::uint8_t* d
 void L2Slice::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   const std::uint64_t addr = p.get_address();
   const unsigned len = p.get_data_length();
-  const std::uint64_t line_addr = addr >> hash_.line_bits();
   const unsigned offset = unsigned(addr & (cfg_.line_bytes - 1));
   if (len == 0 || offset + len > cfg_.line_bytes) {
     // Requesters split their traffic at line boundaries; a request across lines is a bug.
     p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
     return;
   }
-  const bool write = p.is_write();
-  const bool timing_only = is_timing_only(p) || !array_.has_data();
   const Clock& clk = cfg_.clock;
-  const Tick arrival = clk.align_up(now_tick() + to_tick(delay));
-  const Tick xfer = clk.cycles((len + cfg_.bytes_per_cycle - 1) / cfg_.bytes_per_cycle);
-  const std::uint32_t set = std::uint32_t(hash_.slice_local_line(addr) & (cfg_.sets_per_slice() - 1));
-  if (write) ++writes_; else ++reads_;
+  Request r{addr >> hash_.line_bits(),
+            std::uint32_t(hash_.slice_local_line(addr) & (cfg_.sets_per_slice() - 1)),
+            p.is_write(),
+            len,
+            is_timing_only(p) || !array_.has_data(),
+            clk.align_up(now_tick() + to_tick(delay)),
+            clk.cycles((len + cfg_.bytes_per_cycle - 1) / cfg_.bytes_per_cycle)};
+  if (r.write)
+    ++writes_;
+  else
+    ++reads_;
+  int way = array_.lookup(r.set, r.line_addr);
+  const Tick done = way >= 0 ? hit(r, way) : miss(r, way);
+  if (r.write) array_.line(r.set, way).dirty = true;
+  move_data(p, r, way, offset);
+  delay = to_sc(done - now_tick());
+  p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
 
-  Tick done;
-  int way = array_.lookup(set, line_addr);
-  if (way >= 0) {
-    ++hits_;
-    CacheArray::Line& l = array_.line(set, way);
-    // The data leaves through the port in the last cycles of the hit latency, or as soon as a
-    // fill still in flight brings the line.
-    const Tick hit_done = arrival + clk.cycles(cfg_.hit_cycles);
-    Tick data_at = hit_done > arrival + xfer ? hit_done - xfer : arrival;
-    if (l.ready > data_at) {
-      ++fill_wait_;
-      data_at = l.ready;
-    }
-    done = std::max(port_.reserve(data_at, xfer) + xfer, hit_done);
-    array_.touch(set, way);
-  } else {
-    ++misses_;
-    // An MSHR tracks the miss from tag lookup to fill.
-    Tick mshr = mshr_free_.top();
-    mshr_free_.pop();
-    Tick start = arrival + clk.cycles(cfg_.hit_cycles);
-    if (mshr > start) {
-      mshr_stall_ps_ += mshr - start;
-      start = mshr;
-    }
-    way = array_.victim(set);
-    CacheArray::Line& l = array_.line(set, way);
-    if (l.valid) {
-      ++evictions_;
-      if (l.dirty) {
-        ++writebacks_;
-        // The victim moves to a write-back buffer (waiting for one if all are busy) and goes to
-        // DRAM as a posted write: the miss does not wait for DRAM, only for the buffer.
-        Tick wb = wb_free_.top();
-        wb_free_.pop();
-        start = std::max(start, l.ready);
-        if (wb > start) {
-          wb_stall_ps_ += wb - start;
-          start = wb;
-        }
-        wb_free_.push(memory_access(true, l.line_addr, array_.data(set, way), start, timing_only));
-      }
-    }
-    Tick filled = start;
-    const bool full_line_write = write && len == cfg_.line_bytes;
-    if (!full_line_write) filled = memory_access(false, line_addr, array_.data(set, way), start, timing_only);
-    array_.fill(set, way, line_addr, filled);
-    mshr_free_.push(filled);
-    done = port_.reserve(filled, xfer) + xfer;
+Tick L2Slice::hit(const Request& r, int way) {
+  ++hits_;
+  const Clock& clk = cfg_.clock;
+  CacheArray::Line& l = array_.line(r.set, way);
+  // The data leaves through the port in the last cycles of the hit latency, or as soon as a
+  // fill still in flight brings the line.
+  const Tick hit_done = r.arrival + clk.cycles(cfg_.hit_cycles);
+  Tick data_at = hit_done > r.arrival + r.xfer ? hit_done - r.xfer : r.arrival;
+  if (l.ready > data_at) {
+    ++fill_wait_;
+    data_at = l.ready;
   }
-  CacheArray::Line& l = array_.line(set, way);
-  if (write) l.dirty = true;
+  array_.touch(r.set, way);
+  return std::max(port_.reserve(data_at, r.xfer) + r.xfer, hit_done);
+}
+
+Tick L2Slice::miss(const Request& r, int& way) {
+  ++misses_;
+  // An MSHR tracks the miss from tag lookup to fill.
+  const Tick mshr = mshr_free_.top();
+  mshr_free_.pop();
+  Tick start = r.arrival + cfg_.clock.cycles(cfg_.hit_cycles);
+  if (mshr > start) {
+    mshr_stall_ps_ += mshr - start;
+    start = mshr;
+  }
+  way = array_.victim(r.set);
+  start = evict(r, way, start);
+  Tick filled = start;
+  const bool full_line_write = r.write && r.len == cfg_.line_bytes;
+  if (!full_line_write) filled = memory_access(false, r.line_addr, array_.data(r.set, way), start, r.timing_only);
+  array_.fill(r.set, way, r.line_addr, filled);
+  mshr_free_.push(filled);
+  return port_.reserve(filled, r.xfer) + r.xfer;
+}
+
+Tick L2Slice::evict(const Request& r, int way, Tick start) {
+  CacheArray::Line& l = array_.line(r.set, way);
+  if (!l.valid) return start;
+  ++evictions_;
+  if (!l.dirty) return start;
+  ++writebacks_;
+  // The victim moves to a write-back buffer (waiting for one if all are busy) and goes to DRAM
+  // as a posted write: the miss does not wait for DRAM, only for the buffer.
+  const Tick wb = wb_free_.top();
+  wb_free_.pop();
+  start = std::max(start, l.ready);
+  if (wb > start) {
+    wb_stall_ps_ += wb - start;
+    start = wb;
+  }
+  wb_free_.push(memory_access(true, l.line_addr, array_.data(r.set, way), start, r.timing_only));
+  return start;
+}
+
+void L2Slice::move_data(tlm::tlm_generic_payload& p, const Request& r, int way, unsigned offset) {
   if (!is_timing_only(p) && !array_.has_data()) {
     // A slice built for a timing-only run holds no bytes; the few accesses that must carry
     // data even then (instruction fetches, scalar loads) are served from memory.
-    if (memory->transport_dbg(p) != len)
-      throw Error(std::string(name()) + ": cannot move data for " + hex(addr) + " from memory");
-  } else if (!timing_only && !is_timing_only(p)) {
-    std::uint8_t* bytes = array_.data(set, way) + offset;
-    if (write)
-      std::memcpy(bytes, p.get_data_ptr(), len);
+    if (memory->transport_dbg(p) != r.len)
+      throw Error(std::string(name()) + ": cannot move data for " + hex(p.get_address()) + " from memory");
+  } else if (!r.timing_only) {
+    std::uint8_t* bytes = array_.data(r.set, way) + offset;
+    if (r.write)
+      std::memcpy(bytes, p.get_data_ptr(), r.len);
     else
-      std::memcpy(p.get_data_ptr(), bytes, len);
+      std::memcpy(p.get_data_ptr(), bytes, r.len);
   }
-  delay = to_sc(done - now_tick());
-  p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
 unsigned L2Slice::transport_dbg(tlm::tlm_generic_payload& p) {

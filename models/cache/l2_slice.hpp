@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One L2 slice, a home node: a TLM target for requests from the ring and a TLM initiator
 // toward memory (through the ring) for fills and dirty write-backs. Write-back,
 // write-allocate; a full-line write miss allocates without reading memory.
@@ -10,10 +11,10 @@
 #include <queue>
 #include <vector>
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <systemc>
+#include <tlm>
 
 #include "cache_array.hpp"
 #include "common/stats.hpp"
@@ -24,8 +25,8 @@ namespace dvp::cache {
 
 class L2Slice : public sc_core::sc_module {
  public:
-  tlm_utils::simple_target_socket<L2Slice> target;        // from the ring (requests)
-  tlm_utils::simple_initiator_socket<L2Slice> memory;     // to the ring (fills, write-backs)
+  tlm_utils::simple_target_socket<L2Slice> target;     // from the ring (requests)
+  tlm_utils::simple_initiator_socket<L2Slice> memory;  // to the ring (fills, write-backs)
 
   L2Slice(sc_core::sc_module_name name, const L2Config& cfg, unsigned index, bool functional);
 
@@ -36,22 +37,35 @@ class L2Slice : public sc_core::sc_module {
 
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  // One request, as the slice handles it.
+  struct Request {
+    std::uint64_t line_addr;
+    std::uint32_t set;
+    bool write;
+    unsigned len;
+    bool timing_only;    // no bytes move (the request says so, or the slice holds none)
+    Tick arrival, xfer;  // at the slice; the port time of its data
+  };
+  Tick hit(const Request& r, int way);             // returns when the data is through
+  Tick miss(const Request& r, int& way);           // allocates `way`; returns when the data is through
+  Tick evict(const Request& r, int way, Tick at);  // the victim's write-back; when the fill may start
+  void move_data(tlm::tlm_generic_payload& p, const Request& r, int way, unsigned offset);
   unsigned transport_dbg(tlm::tlm_generic_payload& p);
   // Memory access of one line at time `at`; returns its completion time.
   Tick memory_access(bool write, std::uint64_t line_addr, std::uint8_t* data, Tick at, bool timing_only);
 
   L2Config cfg_;
   SliceHash hash_;
-  unsigned index_;
   CacheArray array_;
   Timeline port_;
   using FreeTimes = std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>>;
-  FreeTimes mshr_free_;       // when each MSHR frees
-  FreeTimes wb_free_;         // when each write-back buffer frees
+  FreeTimes mshr_free_;  // when each MSHR frees
+  FreeTimes wb_free_;    // when each write-back buffer frees
   tlm::tlm_generic_payload mem_req_;
   std::vector<std::uint8_t> scratch_;
   stats::Group stats_;
-  std::uint64_t &reads_, &writes_, &hits_, &misses_, &evictions_, &writebacks_, &fill_wait_, &mshr_stall_ps_, &wb_stall_ps_;
+  std::uint64_t &reads_, &writes_, &hits_, &misses_, &evictions_, &writebacks_, &fill_wait_, &mshr_stall_ps_,
+      &wb_stall_ps_;
   Tick last_memory_done_ = 0;
 
  public:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "config.hpp"
 
 #include <yaml-cpp/depthguard.h>
@@ -22,7 +23,7 @@ std::string Origin::str() const {
 }
 
 ConfigError::ConfigError(const Origin& where, const std::string& path, const std::string& msg)
-    : Error(where.str() + ": " + (path.empty() ? std::string() : "key '" + path + "': ") + msg) {}
+    : Error(where.str() + ": " + (path.empty() ? std::string() : "key '" + path + "': ") + msg, kExitConfig) {}
 
 // ---------------------------------------------------------------------------------------
 // Node
@@ -63,9 +64,7 @@ const Node& Node::at(const std::string& key) const {
   return *n;
 }
 
-static std::string join(const std::string& a, const std::string& b) {
-  return a.empty() ? b : a + "." + b;
-}
+static std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : a + "." + b; }
 
 Node& Node::set(const std::string& key, Node value) {
   if (kind_ == Kind::Null) kind_ = Kind::Map;
@@ -142,8 +141,7 @@ double Node::as_double() const {
   errno = 0;
   char* end = nullptr;
   double v = std::strtod(text_.c_str(), &end);
-  if (errno || !end || *end || text_.empty() || !std::isfinite(v))
-    fail("expected a number, got '" + text_ + "'");
+  if (errno || !end || *end || text_.empty() || !std::isfinite(v)) fail("expected a number, got '" + text_ + "'");
   return v;
 }
 
@@ -196,27 +194,25 @@ struct NodeBuilder {
     if (depth > kMaxConfigDepth)
       throw ConfigError(o, path, "nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
     if (++nodes > kMaxConfigNodes)
-      throw ConfigError(o, path, "more than " + std::to_string(kMaxConfigNodes) +
-                                     " values (aliases count once per use); move bulk data to a tensor file");
+      throw ConfigError(o, path,
+                        "more than " + std::to_string(kMaxConfigNodes) +
+                            " values (aliases count once per use); move bulk data to a tensor file");
     Node n;
     n.origin_ = o;
     n.path_ = path;
     switch (y.Type()) {
       case YAML::NodeType::Null:
-      case YAML::NodeType::Undefined:
-        n.kind_ = Node::Kind::Null;
-        break;
+      case YAML::NodeType::Undefined: n.kind_ = Node::Kind::Null; break;
       case YAML::NodeType::Scalar:
         n.kind_ = Node::Kind::Scalar;
         n.text_ = y.Scalar();
         break;
       case YAML::NodeType::Sequence:
         n.kind_ = Node::Kind::Seq;
-        for (std::size_t i = 0; i < y.size(); ++i) n.seq_.push_back(build(y[i], path + "[" + std::to_string(i) + "]", depth + 1));
+        for (std::size_t i = 0; i < y.size(); ++i)
+          n.seq_.push_back(build(y[i], path + "[" + std::to_string(i) + "]", depth + 1));
         break;
-      case YAML::NodeType::Map:
-        build_map(y, n, path, depth);
-        break;
+      case YAML::NodeType::Map: build_map(y, n, path, depth); break;
     }
     return n;
   }
@@ -264,8 +260,9 @@ Node load_file(const std::string& path, const std::string& root_path) {
   if (!fs::is_regular_file(st)) throw ConfigError(Origin{path, 0, 0}, "", "is not a regular file");
   const auto size = fs::file_size(path, ec);
   if (!ec && size > kMaxConfigBytes)
-    throw ConfigError(Origin{path, 0, 0}, "", "is " + std::to_string(size) + " bytes; a config file is at most " +
-                                                  std::to_string(kMaxConfigBytes >> 20) + " MiB");
+    throw ConfigError(Origin{path, 0, 0}, "",
+                      "is " + std::to_string(size) + " bytes; a config file is at most " +
+                          std::to_string(kMaxConfigBytes >> 20) + " MiB");
   std::ifstream f(path);
   if (!f) throw ConfigError(Origin{path, 0, 0}, "", std::string("cannot open file: ") + std::strerror(errno));
   std::stringstream ss;
@@ -289,7 +286,8 @@ void merge(Node& base, const Node& over) {
         continue;
       }
       Node& b = base.map_[at->second].second;
-      if (b.is_map() && kv.second.is_map()) merge(b, kv.second);
+      if (b.is_map() && kv.second.is_map())
+        merge(b, kv.second);
       else {
         b = kv.second;
         b.repath(join(base.path_, kv.first));
@@ -305,8 +303,7 @@ void merge(Node& base, const Node& over) {
 void set_dotted(Node& root, const std::string& assignment) {
   auto eq = assignment.find('=');
   Origin o{"--set " + assignment, 0, 0};
-  if (eq == std::string::npos || eq == 0)
-    throw ConfigError(o, "", "expected --set dotted.key=value");
+  if (eq == std::string::npos || eq == 0) throw ConfigError(o, "", "expected --set dotted.key=value");
   std::string key = assignment.substr(0, eq);
   std::string value = assignment.substr(eq + 1);
   Node v = from_yaml_text(value, "--set " + assignment);
@@ -338,22 +335,24 @@ static void dump_rec(const Node& n, int indent, bool origins, std::ostringstream
   std::string pad(indent, ' ');
   auto scalar_text = [](const Node& s) {
     const std::string& t = s.text();
-    bool plain = !t.empty() && t.find_first_of(":#{}[],&*!|>'\"%@`\n\t\\") == std::string::npos &&
-                 t.front() != ' ' && t.back() != ' ' && t.front() != '-';
+    bool plain = !t.empty() && t.find_first_of(":#{}[],&*!|>'\"%@`\n\t\\") == std::string::npos && t.front() != ' ' &&
+                 t.back() != ' ' && t.front() != '-';
     if (plain) return t;
     // A double-quoted YAML scalar, escaped so it reads back byte for byte.
     std::string q = "\"";
     for (char c : t) {
-      if (c == '"' || c == '\\') q += '\\', q += c;
-      else if (c == '\n') q += "\\n";
-      else if (c == '\t') q += "\\t";
-      else q += c;
+      if (c == '"' || c == '\\')
+        q += '\\', q += c;
+      else if (c == '\n')
+        q += "\\n";
+      else if (c == '\t')
+        q += "\\t";
+      else
+        q += c;
     }
     return q + "\"";
   };
-  auto origin_comment = [&](const Node& s) {
-    return origins ? "  # " + s.origin().str() : std::string();
-  };
+  auto origin_comment = [&](const Node& s) { return origins ? "  # " + s.origin().str() : std::string(); };
   if (n.is_map()) {
     for (auto& kv : n.entries()) {
       const Node& c = kv.second;
@@ -363,8 +362,7 @@ static void dump_rec(const Node& n, int indent, bool origins, std::ostringstream
         os << pad << kv.first << ": ~\n";
       } else if (c.is_seq() && !c.items().empty() && c.items().front().is_scalar()) {
         os << pad << kv.first << ": [";
-        for (std::size_t i = 0; i < c.items().size(); ++i)
-          os << (i ? ", " : "") << scalar_text(c.items()[i]);
+        for (std::size_t i = 0; i < c.items().size(); ++i) os << (i ? ", " : "") << scalar_text(c.items()[i]);
         os << "]" << origin_comment(c.items().front()) << "\n";
       } else if (c.is_seq() && c.items().empty()) {
         os << pad << kv.first << ": []\n";
@@ -399,8 +397,7 @@ std::string dump(const Node& n, bool with_origins) {
 // ---------------------------------------------------------------------------------------
 // Spec
 
-Spec::Spec(std::string name, Type type, std::string doc)
-    : name_(std::move(name)), type_(type), doc_(std::move(doc)) {}
+Spec::Spec(std::string name, Type type, std::string doc) : name_(std::move(name)), type_(type), doc_(std::move(doc)) {}
 
 Spec& Spec::section(const std::string& name, const std::string& doc) {
   if (Spec* existing = child_mut(name)) return *existing;
@@ -491,8 +488,10 @@ static std::string fmt_num(double v) {
 void Spec::check_scalar(const Node& n, std::vector<std::string>& errors) const {
   auto err = [&](const std::string& m) { errors.push_back(ConfigError(n.origin(), n.path(), m).what()); };
   auto check_range = [&](double v) {
-    if (min_ && v < *min_) err("value " + fmt_num(v) + " is below the minimum " + fmt_num(*min_));
-    else if (max_ && v > *max_) err("value " + fmt_num(v) + " is above the maximum " + fmt_num(*max_));
+    if (min_ && v < *min_)
+      err("value " + fmt_num(v) + " is below the minimum " + fmt_num(*min_));
+    else if (max_ && v > *max_)
+      err("value " + fmt_num(v) + " is above the maximum " + fmt_num(*max_));
   };
   try {
     switch (type_) {
@@ -502,15 +501,9 @@ void Spec::check_scalar(const Node& n, std::vector<std::string>& errors) const {
         if (pow2_ && (v <= 0 || (v & (v - 1)))) err("must be a power of two, got " + n.text());
         break;
       }
-      case Type::Float:
-        check_range(n.as_double());
-        break;
-      case Type::Bool:
-        n.as_bool();
-        break;
-      case Type::String:
-        n.as_string();
-        break;
+      case Type::Float: check_range(n.as_double()); break;
+      case Type::Bool: n.as_bool(); break;
+      case Type::String: n.as_string(); break;
       case Type::Enum: {
         const std::string& s = n.as_string();
         bool ok = false;
@@ -522,8 +515,7 @@ void Spec::check_scalar(const Node& n, std::vector<std::string>& errors) const {
         }
         break;
       }
-      default:
-        break;
+      default: break;
     }
   } catch (const ConfigError& e) {
     errors.push_back(e.what());
@@ -545,7 +537,7 @@ void Spec::validate(Node& n, std::vector<std::string>& errors) const {
           for (auto& c : children_) known += (known.empty() ? "" : ", ") + c->name_;
           const std::string near = closest_child(kv.first);
           err(kv.second, "unknown key '" + kv.first + "'" +
-                             (!near.empty()    ? " (did you mean '" + near + "'?)"
+                             (!near.empty()   ? " (did you mean '" + near + "'?)"
                               : known.empty() ? ""
                                               : " (known keys here: " + known + ")"));
         }
@@ -555,8 +547,7 @@ void Spec::validate(Node& n, std::vector<std::string>& errors) const {
         if (!v) {
           if (c->default_) {
             Node d = Node::scalar(*c->default_, Origin{"default", 0, 0}, "");
-            if (c->type_ == Type::IntList || c->type_ == Type::StringList)
-              d = from_yaml_text(*c->default_, "default");
+            if (c->type_ == Type::IntList || c->type_ == Type::StringList) d = from_yaml_text(*c->default_, "default");
             n.set(c->name_, d);
           } else if (c->type_ == Type::Section && !c->optional_) {
             Node& s = n.set(c->name_, Node::map(n.origin(), ""));
@@ -589,7 +580,8 @@ void Spec::validate(Node& n, std::vector<std::string>& errors) const {
             errors.push_back(e.what());
           }
         } else {
-          if (!it.is_scalar()) err(it, "expected a string");
+          if (!it.is_scalar())
+            err(it, "expected a string");
           else if (!choices_.empty()) {
             bool ok = false;
             for (auto& c : choices_) ok |= (it.text() == c) || (it.text().rfind(c + ":", 0) == 0);
@@ -615,8 +607,7 @@ std::string Spec::markdown(const std::string& prefix) const {
       body = children_.front().get();
     }
     bool has_params = false;
-    for (auto& c : body->children_)
-      has_params |= (c->type_ != Type::Section && c->type_ != Type::ObjectList);
+    for (auto& c : body->children_) has_params |= (c->type_ != Type::Section && c->type_ != Type::ObjectList);
     if (!here.empty()) {
       os << "\n### `" << here << "`\n\n" << doc_ << "\n";
       if (body->open_) os << "\nFree-form: the keys below it belong to a part not described here.\n";
@@ -632,12 +623,14 @@ std::string Spec::markdown(const std::string& prefix) const {
           type += " " + list;
         }
         std::string range;
-        if (c->min_ && c->max_) range = fmt_num(*c->min_) + " .. " + fmt_num(*c->max_);
-        else if (c->min_) range = ">= " + fmt_num(*c->min_);
+        if (c->min_ && c->max_)
+          range = fmt_num(*c->min_) + " .. " + fmt_num(*c->max_);
+        else if (c->min_)
+          range = ">= " + fmt_num(*c->min_);
         if (c->pow2_) range += (range.empty() ? "" : ", ") + std::string("power of 2");
         std::string def = c->default_ ? "`" + *c->default_ + "`" : (c->optional_ ? "(none)" : "required");
-        os << "| `" << c->name_ << "` | " << type << " | " << c->unit_ << " | " << range << " | " << def
-           << " | " << c->doc_ << " |\n";
+        os << "| `" << c->name_ << "` | " << type << " | " << c->unit_ << " | " << range << " | " << def << " | "
+           << c->doc_ << " |\n";
       }
     }
     for (auto& c : body->children_)
@@ -650,8 +643,8 @@ void validate_or_throw(const Spec& spec, Node& root) {
   std::vector<std::string> errors;
   spec.validate(root, errors);
   if (errors.empty()) return;
-  std::string msg = "invalid configuration (" + std::to_string(errors.size()) + " problem" +
-                    (errors.size() > 1 ? "s" : "") + "):";
+  std::string msg =
+      "invalid configuration (" + std::to_string(errors.size()) + " problem" + (errors.size() > 1 ? "s" : "") + "):";
   // The first hundred are enough to act on; a generated file with thousands stays readable.
   const std::size_t shown = std::min<std::size_t>(errors.size(), 100);
   for (std::size_t i = 0; i < shown; ++i) msg += "\n  " + errors[i];

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Configuration tree with origins, and the schema that validates it.
 //
 // Every value remembers where it came from (file:line:column, "--set key=value", or
@@ -7,6 +8,7 @@
 // generates docs/config-reference.md, so docs and code cannot drift.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,7 +54,7 @@ class Node {
   const Node* find(const std::string& key) const;
   Node* find(const std::string& key);
   bool has(const std::string& key) const { return find(key) != nullptr; }
-  const Node& at(const std::string& key) const;  // throws ConfigError naming the map
+  const Node& at(const std::string& key) const;   // throws ConfigError naming the map
   Node& set(const std::string& key, Node value);  // insert or replace, keeps order
   bool erase(const std::string& key);
   const std::vector<std::pair<std::string, Node>>& entries() const { return map_; }
@@ -127,15 +129,40 @@ class Spec {
   Spec& param(const std::string& name, Type type, const std::string& doc);
 
   // Builders, applied to this parameter.
-  Spec& unit(const std::string& u) { unit_ = u; return *this; }
-  Spec& range(double lo, double hi) { min_ = lo; max_ = hi; return *this; }
-  Spec& min(double lo) { min_ = lo; return *this; }
-  Spec& choices(std::vector<std::string> c) { choices_ = std::move(c); return *this; }
-  Spec& defaults(const std::string& text) { default_ = text; return *this; }
-  Spec& optional() { optional_ = true; return *this; }
-  Spec& power_of_two() { pow2_ = true; return *this; }
+  Spec& unit(const std::string& u) {
+    unit_ = u;
+    return *this;
+  }
+  Spec& range(double lo, double hi) {
+    min_ = lo;
+    max_ = hi;
+    return *this;
+  }
+  Spec& min(double lo) {
+    min_ = lo;
+    return *this;
+  }
+  Spec& choices(std::vector<std::string> c) {
+    choices_ = std::move(c);
+    return *this;
+  }
+  Spec& defaults(const std::string& text) {
+    default_ = text;
+    return *this;
+  }
+  Spec& optional() {
+    optional_ = true;
+    return *this;
+  }
+  Spec& power_of_two() {
+    pow2_ = true;
+    return *this;
+  }
   // Accept any map below (free-form), e.g. scenario-level blocks owned by later models.
-  Spec& open() { open_ = true; return *this; }
+  Spec& open() {
+    open_ = true;
+    return *this;
+  }
 
   const std::string& name() const { return name_; }
   Type type() const { return type_; }
@@ -172,5 +199,53 @@ class Spec {
 
 // Validate and throw a single ConfigError listing every problem.
 void validate_or_throw(const Spec& spec, Node& root);
+
+// One choice a configuration makes (a policy, a mode, a format): each option's name, what it
+// stands for in the model (an enum value, or a policy's factory) and one line of doc, in one
+// table that gives the schema its choices and the model its value. Adding an option is a line
+// here plus the code it names; no string is compared again after parsing.
+template <typename T>
+class Choices {
+ public:
+  struct Option {
+    const char* name;
+    T value;
+    const char* doc;
+  };
+  Choices(std::initializer_list<Option> options) : options_(options) {}
+
+  std::vector<std::string> names() const {
+    std::vector<std::string> n;
+    for (const Option& o : options_) n.push_back(o.name);
+    return n;
+  }
+  // "name: doc; name: doc", for the key's line in the reference.
+  std::string doc() const {
+    std::string d;
+    for (const Option& o : options_) d += std::string(d.empty() ? "" : "; ") + o.name + ": " + o.doc;
+    return d;
+  }
+  // The value the option named by `n` stands for (the schema has checked the name).
+  const T& parse(const Node& n) const {
+    for (const Option& o : options_)
+      if (n.as_string() == o.name) return o.value;
+    n.fail("'" + n.as_string() + "' is not one of the choices");
+  }
+  // The value of the option called `name`, or null.
+  const T* find(const std::string& name) const {
+    for (const Option& o : options_)
+      if (name == o.name) return &o.value;
+    return nullptr;
+  }
+  // The option's name for a value (for messages and reports).
+  const char* name_of(const T& v) const {
+    for (const Option& o : options_)
+      if (o.value == v) return o.name;
+    return "?";
+  }
+
+ private:
+  std::vector<Option> options_;
+};
 
 }  // namespace dvp::cfg

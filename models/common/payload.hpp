@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers on the TLM generic payload shared by all models.
 #pragma once
 #include <cstdint>
@@ -17,9 +18,7 @@ struct TimingOnly : tlm::tlm_extension<TimingOnly> {
   void free() override {}
 };
 
-inline bool is_timing_only(const tlm::tlm_generic_payload& p) {
-  return p.get_extension<TimingOnly>() != nullptr;
-}
+inline bool is_timing_only(const tlm::tlm_generic_payload& p) { return p.get_extension<TimingOnly>() != nullptr; }
 
 // Readies `p` for one plain access (no byte enables, one streaming beat, response pending).
 inline void prepare(tlm::tlm_generic_payload& p, bool write, std::uint64_t addr, unsigned char* data, unsigned len) {

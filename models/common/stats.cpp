@@ -1,12 +1,18 @@
+// SPDX-License-Identifier: MIT
 #include "stats.hpp"
 
 #include <algorithm>
 #include <cmath>
 
+#include "system.hpp"
+
 namespace dvp::stats {
 
-Group::Group(std::string name) : name_(std::move(name)) { Registry::instance().add(this); }
-Group::~Group() { Registry::instance().remove(this); }
+Group::Group(const sc_core::sc_object& owner) : Group(system_of(owner).stats(), owner.name()) {}
+Group::Group(Registry& registry, std::string name) : registry_(registry), name_(std::move(name)) {
+  registry_.add(this);
+}
+Group::~Group() { registry_.remove(this); }
 
 std::uint64_t& Group::counter(const std::string& key, const std::string& doc) {
   entries_.push_back(Entry{key, doc, 0, {}, {}});
@@ -42,16 +48,9 @@ std::vector<std::pair<std::string, std::string>> Group::describe() const {
   return out;
 }
 
-Registry& Registry::instance() {
-  static Registry r;
-  return r;
-}
-
 void Registry::add(Group* g) { groups_.push_back(g); }
 
-void Registry::remove(Group* g) {
-  groups_.erase(std::remove(groups_.begin(), groups_.end(), g), groups_.end());
-}
+void Registry::remove(Group* g) { groups_.erase(std::remove(groups_.begin(), groups_.end(), g), groups_.end()); }
 
 const Group* Registry::find(const std::string& name) const {
   for (auto* g : groups_)

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: MIT
 // Statistics groups: every module owns one Group named after its SystemC hierarchical name
-// and fills counters in its hot path through plain references; one writer (the Registry)
-// dumps all groups to stats.json at the end of a run. Derived values (rates, fractions) are
+// and fills counters in its hot path through plain references; one writer (its system's
+// Registry) dumps all groups to stats.json at the end of a run. Derived values (rates, fractions) are
 // formulas evaluated only at dump time.
 #pragma once
 #include <cstdint>
@@ -11,13 +12,19 @@
 
 #include <nlohmann/json.hpp>
 
+namespace sc_core {
+class sc_object;
+}
+
 namespace dvp::stats {
 
 class Registry;
 
 class Group {
  public:
-  explicit Group(std::string name);
+  // The statistics of `owner`, named after it, in the registry of the system it belongs to.
+  explicit Group(const sc_core::sc_object& owner);
+  Group(Registry& registry, std::string name);
   ~Group();
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -42,13 +49,17 @@ class Group {
     std::function<double()> formula;
     std::function<nlohmann::json()> json;
   };
+  Registry& registry_;
   std::string name_;
   std::deque<Entry> entries_;
 };
 
+// A system's statistics (System::stats()): its groups, in the order they were built.
 class Registry {
  public:
-  static Registry& instance();
+  Registry() = default;
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
   void add(Group* g);
   void remove(Group* g);
   const std::vector<Group*>& groups() const { return groups_; }

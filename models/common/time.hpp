@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: MIT
 // Simulated time as integer picoseconds. SystemC's default resolution is 1 ps, so a Tick is
 // exactly sc_time::value(); all timeline arithmetic stays in integers and is deterministic.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +21,9 @@ inline Tick now_tick() {
   static const sc_core::sc_time& now = sc_core::sc_time_stamp();
   return now.value();
 }
+
+// A time in nanoseconds (a configuration value, a trace entry) as a tick: the nearest picosecond.
+inline Tick ns_to_tick(double ns) { return Tick(std::llround(ns * 1000.0)); }
 
 // A clock domain: converts cycles to picoseconds. The period is rounded to a whole picosecond
 // once, at construction, and every duration is an exact multiple of it; peak-rate figures

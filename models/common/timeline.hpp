@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The busy time of one shared resource (a ring link channel, a DRAM data bus, an L2 port).
 //
 // With temporal decoupling, initiators reach a resource out of time order: one may have run
@@ -45,8 +46,8 @@ class Timeline {
   using Unit = std::uint64_t;
   bool any(const std::vector<std::uint64_t>& bits, Unit from, Unit to) const;  // a set bit in [from, to)
   void set(std::vector<std::uint64_t>& bits, Unit from, Unit to);
-  void advance();                 // moves the window start up to global time
-  void ensure(Unit end) {         // grows the window to hold [base_, end)
+  void advance();          // moves the window start up to global time
+  void ensure(Unit end) {  // grows the window to hold [base_, end)
     if (end - base_ > mask_ + 1) grow(end);
   }
   void grow(Unit end);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "trace.hpp"
 
 #include <algorithm>
@@ -11,11 +12,6 @@
 #include "error.hpp"
 
 namespace dvp {
-
-Tracer& Tracer::instance() {
-  static Tracer t;
-  return t;
-}
 
 void Tracer::configure(bool enabled, std::uint64_t max_slices_per_lane, Tick merge_gap) {
   enabled_ = enabled;
@@ -33,7 +29,7 @@ Tracer::Lane Tracer::lane(const std::string& process, const std::string& thread)
   l.process = process;
   l.thread = thread;
   lanes_.push_back(std::move(l));
-  return Lane(lanes_.size() - 1);
+  return Lane(this, std::uint32_t(lanes_.size() - 1));
 }
 
 void Tracer::flush(LaneData& l, Track& t) {
@@ -57,7 +53,7 @@ Tracer::Track& Tracer::free_track(LaneData& l, Tick start) {
   return l.tracks.back();
 }
 
-void Tracer::slice(Lane lane, const char* name, Tick start, Tick end) {
+void Tracer::slice(std::uint32_t lane, const char* name, Tick start, Tick end) {
   if (!enabled_) return;
   LaneData& l = lanes_[lane];
   // Same name pointer (names are string literals or stable strings) and touching: merge. The
@@ -76,7 +72,7 @@ void Tracer::slice(Lane lane, const char* name, Tick start, Tick end) {
   t.free_at = end;
 }
 
-void Tracer::instant(Lane lane, const char* name, Tick t) {
+void Tracer::instant(std::uint32_t lane, const char* name, Tick t) {
   if (!enabled_) return;
   instants_.push_back({lane, {name, t}});
 }
@@ -147,11 +143,16 @@ void Tracer::write(const std::string& path) {
   for (std::size_t i = 0; i < lanes_.size(); ++i)
     for (std::size_t k = 0; k < lanes_[i].tracks.size(); ++k)
       for (auto& s : lanes_[i].tracks[k].done)
-        put_event(f, first, slice_event(lanes_[i].pid, std::uint32_t(first_tid[i] + k), s.name, s.start, s.end, s.parts));
+        put_event(f, first,
+                  slice_event(lanes_[i].pid, std::uint32_t(first_tid[i] + k), s.name, s.start, s.end, s.parts));
   for (auto& i : instants_)
     put_event(f, first,
-              {{"ph", "i"}, {"s", "t"}, {"pid", lanes_[i.first].pid}, {"tid", first_tid[i.first]},
-               {"ts", us(i.second.second)}, {"name", i.second.first}});
+              {{"ph", "i"},
+               {"s", "t"},
+               {"pid", lanes_[i.first].pid},
+               {"tid", first_tid[i.first]},
+               {"ts", us(i.second.second)},
+               {"name", i.second.first}});
   f << "\n]}\n";
   f.close();
   if (!f) throw OutputError("cannot write " + path + ": " + (errno ? std::strerror(errno) : "write failed"));

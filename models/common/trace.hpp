@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Chrome / Perfetto trace-event writer (trace.json).
 //
 // Lanes are (process, thread) pairs named as users know them. Slices on a lane with the same
@@ -22,17 +23,35 @@ namespace dvp {
 
 class Tracer {
  public:
-  using Lane = std::uint32_t;
+  // A lane of one tracer: what a model keeps to add its slices.
+  class Lane {
+   public:
+    Lane() = default;
+    void slice(const char* name, Tick start, Tick end) const {
+      if (tracer_) tracer_->slice(index_, name, start, end);
+    }
+    void instant(const char* name, Tick t) const {
+      if (tracer_) tracer_->instant(index_, name, t);
+    }
 
-  static Tracer& instance();
+   private:
+    friend class Tracer;
+    Lane(Tracer* t, std::uint32_t i) : tracer_(t), index_(i) {}
+    Tracer* tracer_ = nullptr;
+    std::uint32_t index_ = 0;
+  };
+
+  Tracer() = default;
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
 
   void configure(bool enabled, std::uint64_t max_slices_per_lane, Tick merge_gap);
   bool enabled() const { return enabled_; }
 
   // Declares a lane; `process` groups lanes (e.g. "dram", "requesters").
   Lane lane(const std::string& process, const std::string& thread);
-  void slice(Lane lane, const char* name, Tick start, Tick end);
-  void instant(Lane lane, const char* name, Tick t);
+  void slice(std::uint32_t lane, const char* name, Tick start, Tick end);
+  void instant(std::uint32_t lane, const char* name, Tick t);
 
   std::uint64_t dropped() const { return dropped_; }
   std::uint64_t slices() const;
@@ -67,7 +86,7 @@ class Tracer {
   std::uint64_t dropped_ = 0;
   std::vector<LaneData> lanes_;
   std::vector<std::string> processes_;
-  std::vector<std::pair<Lane, std::pair<const char*, Tick>>> instants_;
+  std::vector<std::pair<std::uint32_t, std::pair<const char*, Tick>>> instants_;
 };
 
 }  // namespace dvp

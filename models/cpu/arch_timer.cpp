@@ -1,4 +1,7 @@
+// SPDX-License-Identifier: MIT
 #include "arch_timer.hpp"
+
+#include <cmath>
 
 #include <sysc/kernel/sc_dynamic_processes.h>
 
@@ -28,8 +31,8 @@ std::optional<std::pair<unsigned, ArchTimer::Field>> ArchTimer::decode(const Sys
 
 std::optional<std::uint64_t> ArchTimer::read(const SysReg& r, Tick t) const {
   if (r.op0 == 3 && r.op1 == 3 && r.crn == 14 && r.crm == 0) {
-    if (r.op2 == 0) return std::uint64_t(1e12 / double(counter_.period()) + 0.5);  // CNTFRQ_EL0, Hz
-    if (r.op2 == 1 || r.op2 == 2) return count_at(t);                               // CNTPCT, CNTVCT
+    if (r.op2 == 0) return std::uint64_t(std::llround(1e12 / double(counter_.period())));  // CNTFRQ_EL0, Hz
+    if (r.op2 == 1 || r.op2 == 2) return count_at(t);                                      // CNTPCT, CNTVCT
     return std::nullopt;
   }
   const auto f = decode(r);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Arm generic timer of one core, as firmware sees it through system registers: CNTFRQ_EL0,
 // the counts CNTPCT_EL0 and CNTVCT_EL0 (CNTVOFF is 0), and the EL1 physical (CNTP_*) and virtual
 // (CNTV_*) timers with their CTL / CVAL / TVAL registers. The count is the system counter

@@ -1,23 +1,35 @@
+// SPDX-License-Identifier: MIT
 // One AArch64 core run by Unicorn, as a TLM initiator. DRAM is mapped into the emulator by
-// direct pointer (DMI: no per-access timing); the MMIO window goes through `mmio`'s
-// b_transport with the core's local time as the annotated delay. The core runs in quanta of
-// simulated time (instructions counted with a block hook, each costing cpi cycles), syncs, and
-// at each quantum boundary takes a pending interrupt by exception entry (ELR_EL1, SPSR_EL1,
-// PSTATE to EL1h with DAIF masked, pc = VBAR_EL1 + 0x280). WFI idles the core until the
-// interrupt controller has something for it: idle time costs no host time.
+// direct pointer (DMI: values move with no host call); its time is the L1 caches' (CoreCaches):
+// loads, stores and instruction fetches are timed against the caches' tags, and misses and
+// write-backs are timing-only transactions through the `bus` socket into the ring, L2 and
+// DRAM, so CPU traffic costs time and contends with the rest of the SoC. The memory system
+// keeps DRAM bank state in the order requests arrive, so a core sends traffic only while it is
+// at most the global quantum (platform.sim.quantum_ns) ahead of SystemC time: an access that
+// needs traffic further ahead is deferred, the core stops at the end of its basic block,
+// catches up, and makes the access then, at the same simulated time. The MMIO window goes
+// through `mmio`'s b_transport with the core's local time as the annotated delay. The core
+// runs in quanta of simulated time (instructions counted with a block hook, each costing cpi
+// cycles, plus the time it waited for memory), syncs, and at each quantum boundary takes a
+// pending interrupt by exception entry (ELR_EL1, SPSR_EL1, PSTATE to EL1h with DAIF masked,
+// pc = VBAR_EL1 + 0x280). WFI idles the core until the interrupt controller has something for
+// it: idle time costs no host time.
 #pragma once
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <unicorn/unicorn.h>
+#include <systemc>
+#include <tlm>
 
-#include "common/stats.hpp"
 #include "arch_timer.hpp"
+#include "common/stats.hpp"
 #include "common/trace.hpp"
+#include "core_caches.hpp"
 #include "cpu_config.hpp"
 #include "irq/irq_controller.hpp"
 
@@ -33,6 +45,7 @@ struct CpuFault {
 class ArmCpu : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<ArmCpu> mmio;
+  tlm_utils::simple_initiator_socket<ArmCpu> bus;  // cache fills and write-backs, to the ring
 
   // `index`: the core's number (its interrupt controller interface; x0 at entry);
   // `dram` (host memory of `dram_size` bytes) appears at `dram_base`.
@@ -49,6 +62,7 @@ class ArmCpu : public sc_core::sc_module {
 
   std::uint64_t instructions() const { return instructions_; }
   Tick idle() const { return idle_ps_; }
+  Tick memory_stall() const { return caches_ ? caches_->stall() : 0; }  // waiting for L1 fills
   bool waiting_for_interrupt() const { return halted_; }
   std::uint64_t pc() const;
   const std::optional<CpuFault>& fault() const { return fault_; }
@@ -61,10 +75,15 @@ class ArmCpu : public sc_core::sc_module {
   void raise(std::uint64_t pc, const std::string& reason);
   std::uint64_t mmio_access(bool write, std::uint64_t addr, unsigned size, std::uint64_t value);
   Tick local_time() const;  // time spent in the current quantum so far
-  void limit_budget();      // end the quantum where the generic timer will interrupt
+  void limit_deadline();    // end the quantum where the generic timer will interrupt
+  // One cache line's transfer through `bus` at `at`; returns when it completes.
+  Tick line_transfer(bool write, std::uint64_t addr, std::uint32_t bytes, Tick at);
   void trace_state(bool busy);
 
   static void on_block(uc_engine* uc, std::uint64_t addr, std::uint32_t size, void* self);
+  bool ahead() const { return local_time() > window_; }  // too far ahead to send traffic
+  void settle();                                         // makes the deferred accesses, once the core has synced
+  static void on_memory(uc_engine* uc, uc_mem_type type, std::uint64_t addr, int size, std::int64_t v, void* self);
   static std::uint64_t on_mmio_read(uc_engine* uc, std::uint64_t off, unsigned size, void* self);
   static void on_mmio_write(uc_engine* uc, std::uint64_t off, unsigned size, std::uint64_t v, void* self);
   static bool on_bad_access(uc_engine* uc, uc_mem_type type, std::uint64_t addr, int size, std::int64_t v, void* self);
@@ -73,6 +92,7 @@ class ArmCpu : public sc_core::sc_module {
   static std::uint32_t on_msr(uc_engine* uc, uc_arm64_reg reg, const uc_arm64_cp_reg* cp, void* self);
 
   CpuConfig cfg_;
+  std::uint64_t cpi_cycles_;  // cpi when it is a whole number of cycles, else 0
   unsigned index_;
   irq::IrqController& irq_;
   ArchTimer arch_timer_;
@@ -81,10 +101,10 @@ class ArmCpu : public sc_core::sc_module {
   bool started_ = false, halted_ = false;
   sc_core::sc_event start_ev_;
 
-  // The current quantum.
-  std::uint64_t quantum_budget_ = 0;  // instructions in a quantum
-  std::uint64_t budget_ = 0, executed_ = 0;
-  Tick mmio_delay_ = 0;
+  // The current quantum: instructions executed and time waited (memory, MMIO) so far; it ends
+  // at the first block boundary at or past `deadline_` (local time).
+  std::uint64_t executed_ = 0;
+  Tick stall_ = 0, deadline_ = 0;
   bool stop_requested_ = false;
   std::optional<std::string> pending_fault_;  // set in a callback, reported after the quantum
 
@@ -93,6 +113,16 @@ class ArmCpu : public sc_core::sc_module {
   std::function<std::string(std::uint64_t)> namer_;
 
   stats::Group stats_;
+  std::unique_ptr<CoreCaches> caches_;  // null without memory timing (platform.cpu.l1.timing)
+  tlm::tlm_generic_payload line_req_;
+  std::vector<std::uint8_t> line_buf_;  // never written: the fills are timing-only
+  struct Deferred {
+    bool write;
+    std::uint64_t addr;
+    unsigned size;
+  };
+  std::vector<Deferred> deferred_;  // accesses of this block waiting for the core to sync
+  Tick window_ = 0;                 // how far ahead traffic may be sent (the global quantum)
   std::uint64_t& instructions_;
   std::uint64_t& idle_ps_;
   std::uint64_t& irqs_;

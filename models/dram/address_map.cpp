@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "address_map.hpp"
 
 #include <algorithm>
@@ -18,8 +19,8 @@ AddressMapper::AddressMapper(const Geometry& g, const std::vector<std::string>& 
     throw Error("dram address_mapping: " + msg);
   };
   const char* names[kFields] = {"channel", "rank", "bank_group", "bank", "row", "column"};
-  unsigned need[kFields] = {log2u(g.channels), log2u(g.ranks), log2u(g.bank_groups),
-                            log2u(g.banks_per_group), log2u(g.rows), log2u(g.bursts_per_row())};
+  unsigned need[kFields] = {log2u(g.channels),        log2u(g.ranks), log2u(g.bank_groups),
+                            log2u(g.banks_per_group), log2u(g.rows),  log2u(g.bursts_per_row())};
   unsigned used[kFields] = {0, 0, 0, 0, 0, 0};
   bool seen[kFields] = {false, false, false, false, false, false};
   burst_bits_ = log2u(g.burst_bytes());
@@ -85,8 +86,8 @@ DramAddress AddressMapper::decode(std::uint64_t offset) const {
   std::uint32_t v[kFields] = {0, 0, 0, 0, 0, 0};
   for (const Slice& s : slices_)
     v[s.field] |= std::uint32_t((offset >> s.addr_shift) & ((1u << s.bits) - 1)) << s.field_shift;
-  return DramAddress{v[kChannel] ^ channel_hash(offset), v[kRank], v[kBankGroup], v[kBank] ^ bank_hash(v[kRow]),
-                     v[kRow], v[kColumn]};
+  return DramAddress{v[kChannel] ^ channel_hash(offset), v[kRank], v[kBankGroup],
+                     v[kBank] ^ bank_hash(v[kRow]),      v[kRow],  v[kColumn]};
 }
 
 std::uint64_t AddressMapper::encode(const DramAddress& a) const {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Maps a byte offset into the DRAM space onto channel / rank / bank group / bank / row /
 // column (burst index within the row), as configured by platform.dram.address_mapping.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One DRAM channel: banks with their open rows, the rank-level activation limits, refresh,
 // and the shared data bus. Plain C++ (no SystemC process): the controller calls access() for
 // each burst and gets the time its data transfer ends.
@@ -13,8 +14,12 @@
 #include <cstdint>
 #include <vector>
 
+#include <memory>
+
+#include "bank_state.hpp"
 #include "common/timeline.hpp"
 #include "dram_config.hpp"
+#include "policies.hpp"
 
 namespace dvp::dram {
 
@@ -22,6 +27,14 @@ enum class RowOutcome : std::uint8_t { Hit, Miss, Conflict };
 
 struct BankCounters {
   std::uint64_t hits = 0, misses = 0, conflicts = 0;
+};
+
+// One burst handed to a channel: where it goes and when it may start.
+struct Burst {
+  bool write = false;
+  std::uint32_t rank = 0, bank_group = 0, bank = 0, row = 0;
+  Tick arrival = 0;        // controller front-end latency already added
+  bool close_row = false;  // precharge right after it (closed page, last burst to the row)
 };
 
 class Channel {
@@ -35,10 +48,7 @@ class Channel {
     RowOutcome outcome;
   };
 
-  // One burst at `arrival` (controller front-end latency already added by the caller).
-  // `close_row`: precharge right after this burst (closed-page policy, last burst to the row).
-  Result access(bool write, std::uint32_t rank, std::uint32_t bank_group, std::uint32_t bank, std::uint32_t row,
-                Tick arrival, bool close_row);
+  Result access(const Burst& b);
 
   // Counts the refreshes that fall due up to `end` with no traffic (for stats).
   void finish(Tick end);
@@ -50,37 +60,22 @@ class Channel {
   const std::vector<BankCounters>& bank_counters() const { return counters_; }
 
  private:
-  struct Bank {
-    std::int64_t open_row = -1;
-    Tick act = 0;        // last ACT
-    Tick ready_act = 0;  // earliest next ACT (tRC, tRP, refresh)
-    Tick ready_pre = 0;  // earliest PRE (tRAS, tRTP, tWR)
-    Tick last_cas = 0;
-    bool any_cas = false;
-  };
-  struct Rank {
-    Tick faw[4] = {0, 0, 0, 0};  // last four ACTs, oldest at faw_idx
-    unsigned faw_idx = 0;
-    unsigned acts = 0;
-    Tick last_act = 0;
-    std::vector<Tick> last_act_bg;
-    bool any_act = false;
-    Tick next_refresh = 0;
-  };
-
   Tick cyc(std::uint64_t n) const { return clock_.cycles(n); }
-  void refresh_until(Rank& r, std::uint32_t rank, Tick t);
-  Tick activate(Rank& r, Bank& b, std::uint32_t bank_group, Tick earliest);
+  Tick activate(RankState& r, BankState& b, std::uint32_t bank_group, Tick earliest);
+  // The column command and data slots for a burst whose bank allows its CAS at `cas`.
+  Tick place(const Burst& b, Tick cas);
+  void count(RowOutcome outcome, std::uint32_t bank_index, bool write);
 
   Config cfg_;
   Clock clock_;
-  std::vector<Bank> banks_;  // rank-major
-  std::vector<Rank> ranks_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<Refresh> refresh_;
+  std::vector<BankState> banks_;  // rank-major
+  std::vector<RankState> ranks_;
   std::vector<BankCounters> counters_;
   std::vector<Timeline> cas_bg_;  // per rank x bank group: CAS slots tCCD_L wide
   Timeline bus_;                  // data bus; kind 0 read, 1 write
-  Tick last_cas_ = 0, last_data_end_ = 0;  // fcfs order
-  Tick burst_ticks_ = 0;                   // data-bus occupancy of one burst
+  Tick burst_ticks_ = 0;          // data-bus occupancy of one burst
 };
 
 }  // namespace dvp::dram

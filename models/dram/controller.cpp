@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "controller.hpp"
 
 #include <algorithm>
@@ -5,6 +6,7 @@
 #include <tuple>
 
 #include "common/payload.hpp"
+#include "common/system.hpp"
 
 namespace dvp::dram {
 
@@ -17,7 +19,7 @@ Controller::Controller(sc_core::sc_module_name name, const Config& cfg, const Ad
       storage_(storage),
       base_(base),
       first_channel_(index * cfg.channels_per_controller),
-      stats_(this->name()),
+      stats_(*this),
       requests_(stats_.counter("requests", "requests served")),
       bytes_read_(stats_.counter("bytes_read", "bytes read")),
       bytes_written_(stats_.counter("bytes_written", "bytes written")),
@@ -31,7 +33,8 @@ Controller::Controller(sc_core::sc_module_name name, const Config& cfg, const Ad
   for (unsigned i = 0; i < cfg.channels_per_controller; ++i) {
     channels_.push_back(std::make_unique<Channel>(cfg));
     Channel* ch = channels_.back().get();
-    auto g = std::make_unique<stats::Group>(std::string(this->name()) + ".ch" + std::to_string(first_channel_ + i));
+    auto g = std::make_unique<stats::Group>(system_of(*this).stats(),
+                                            std::string(this->name()) + ".ch" + std::to_string(first_channel_ + i));
     ch_bytes_read_.push_back(&g->counter("bytes_read", "bytes read on this channel"));
     ch_bytes_written_.push_back(&g->counter("bytes_written", "bytes written on this channel"));
     std::uint64_t* br = ch_bytes_read_.back();
@@ -59,12 +62,15 @@ Controller::Controller(sc_core::sc_module_name name, const Config& cfg, const Ad
     g->json("banks", "per bank (rank-major): row hits, misses, conflicts, bytes", [ch, burst_bytes] {
       nlohmann::json a = nlohmann::json::array();
       for (auto& b : ch->bank_counters())
-        a.push_back({{"hits", b.hits}, {"misses", b.misses}, {"conflicts", b.conflicts},
+        a.push_back({{"hits", b.hits},
+                     {"misses", b.misses},
+                     {"conflicts", b.conflicts},
                      {"bytes", (b.hits + b.misses + b.conflicts) * burst_bytes}});
       return a;
     });
     channel_stats_.push_back(std::move(g));
-    lanes_.push_back(Tracer::instance().lane("dram", std::string(this->name()) + ".ch" + std::to_string(first_channel_ + i)));
+    lanes_.push_back(
+        system_of(*this).tracer().lane("dram", std::string(this->name()) + ".ch" + std::to_string(first_channel_ + i)));
   }
   stats_.formula("avg_latency_ns", "mean request latency at this controller",
                  [this] { return requests_ ? double(latency_ps_total_) / double(requests_) / 1000.0 : 0.0; });
@@ -110,9 +116,9 @@ void Controller::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& dela
       q.pending.push_back(QueuedWrite{a, in, close, seq});
       if (q.pending.size() >= cfg_.write_queue) drain(local, in);
     } else {
-      Channel::Result r = channels_[local]->access(write, a.rank, a.bank_group, a.bank, a.row, start, close);
+      Channel::Result r = channels_[local]->access(Burst{write, a.rank, a.bank_group, a.bank, a.row, start, close});
       done = std::max(done, r.done);
-      Tracer::instance().slice(lanes_[local], write ? "write" : "read", r.data_start, r.done);
+      lanes_[local].slice(write ? "write" : "read", r.data_start, r.done);
     }
     // The bytes of the request that fall in this burst.
     const std::uint64_t lo = std::max(off, burst << bb), hi = std::min(off + len, (burst << bb) + burst_bytes);
@@ -152,7 +158,8 @@ bool Controller::get_direct_mem_ptr(tlm::tlm_generic_payload& p, tlm::tlm_dmi& d
   dmi.set_dmi_ptr(storage_.data());
   dmi.set_start_address(base_);
   dmi.set_end_address(base_ + storage_.size() - 1);
-  dmi.set_read_latency(sc_core::sc_time::from_value(cfg_.clock.cycles(cfg_.frontend_cycles + cfg_.t.tRCD + cfg_.t.tRL)));
+  dmi.set_read_latency(
+      sc_core::sc_time::from_value(cfg_.clock.cycles(cfg_.frontend_cycles + cfg_.t.tRCD + cfg_.t.tRL)));
   dmi.set_write_latency(sc_core::sc_time::from_value(cfg_.clock.cycles(cfg_.frontend_cycles + cfg_.t.tWL)));
   return true;
 }
@@ -163,15 +170,16 @@ Tick Controller::drain(unsigned local, Tick at) {
   WriteQueue& wq = write_q_[local];
   auto& q = wq.pending;
   std::stable_sort(q.begin(), q.end(), [](const QueuedWrite& x, const QueuedWrite& y) {
-    return std::tie(x.a.rank, x.a.bank_group, x.a.bank, x.a.row) < std::tie(y.a.rank, y.a.bank_group, y.a.bank, y.a.row);
+    return std::tie(x.a.rank, x.a.bank_group, x.a.bank, x.a.row) <
+           std::tie(y.a.rank, y.a.bank_group, y.a.bank, y.a.row);
   });
   Tick last = at;
   for (const QueuedWrite& w : q) {
-    Channel::Result r =
-        channels_[local]->access(true, w.a.rank, w.a.bank_group, w.a.bank, w.a.row, std::max(at, w.arrival), w.close);
+    Channel::Result r = channels_[local]->access(
+        Burst{true, w.a.rank, w.a.bank_group, w.a.bank, w.a.row, std::max(at, w.arrival), w.close});
     last = std::max(last, r.done);
     wq.done[w.seq % cfg_.write_queue] = r.done;
-    Tracer::instance().slice(lanes_[local], "write", r.data_start, r.done);
+    lanes_[local].slice("write", r.data_start, r.done);
   }
   q.clear();
   wq.last_done = std::max(wq.last_done, last);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A DRAM controller (a memory node on the ring): a TLM-2.0 target that owns a group of
 // channels, splits each request into bursts, times them on its channels and moves the data
 // in the shared backing store. Statistics go to one group per channel
@@ -7,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <tlm_utils/simple_target_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "address_map.hpp"
 #include "channel.hpp"

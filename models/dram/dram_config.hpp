@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Parameters of the DRAM subsystem (platform.dram), read once and validated.
 #pragma once
 #include <cstdint>
@@ -6,16 +7,19 @@
 
 #include "common/config.hpp"
 #include "common/time.hpp"
+#include "policies.hpp"
 
 namespace dvp::dram {
 
+enum class Standard { Lpddr4, Hbm2 };
 enum class PagePolicy { Open, Closed };
-enum class SchedulerPolicy { Fcfs, FrFcfs };
 
 // JEDEC-style timing, all in DRAM clock cycles (tCK).
 struct Timing {
-  std::uint32_t tRCD, tRP, tRAS, tRC, tRL, tWL, tCCD_S, tCCD_L, tRRD_S, tRRD_L, tFAW, tWR, tWTR,
-      tRTP, tRFC, tREFI, tRTW;
+  std::uint32_t tRCD, tRP, tRAS, tRL, tWL, tCCD_S, tCCD_L, tRRD_S, tRRD_L, tFAW, tWR, tWTR, tRTP, tRFC, tREFI, tRTW;
+  // ACT to ACT in one bank. Not a key of its own: a separate tRC at least tRAS + tRP (the only
+  // valid kind) left tRAS with no effect, as the next ACT always waited for tRC.
+  std::uint32_t tRC() const { return tRAS + tRP; }
 };
 
 struct Geometry {
@@ -32,7 +36,8 @@ struct Geometry {
 };
 
 struct Config {
-  std::string type;  // lpddr4 | hbm2
+  Standard standard = Standard::Lpddr4;
+  std::string type;  // its name: lpddr4 | hbm2
   std::uint32_t controllers = 1;
   std::uint32_t channels_per_controller = 1;
   Geometry geo{};
@@ -41,8 +46,8 @@ struct Config {
   Clock clock;  // tCK = 2 / data rate (double data rate)
   std::uint32_t frontend_cycles = 0;
   PagePolicy page = PagePolicy::Open;
-  SchedulerPolicy scheduler = SchedulerPolicy::FrFcfs;
-  bool refresh = true;
+  MakeScheduler scheduler = nullptr;  // each channel makes its own (policies.hpp)
+  MakeRefresh refresh = nullptr;
   bool bank_xor = false;             // bank index ^= XOR-fold of the row (bank_hash: xor)
   bool channel_xor = false;          // channel ^= XOR-fold of the bits above it (channel_hash: xor)
   std::uint32_t write_queue = 0;     // write bursts buffered before a drain; 0: no buffering

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "storage.hpp"
 
 #include <sys/mman.h>
@@ -13,8 +14,8 @@ namespace dvp::dram {
 Storage::Storage(std::uint64_t bytes) : size_(bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
-    throw Error("dram: cannot reserve " + std::to_string(bytes >> 20) + " MiB of address space for the DRAM contents: " +
-                std::strerror(errno));
+    throw Error("dram: cannot reserve " + std::to_string(bytes >> 20) +
+                " MiB of address space for the DRAM contents: " + std::strerror(errno));
   data_ = static_cast<std::uint8_t*>(p);
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The bytes of the whole DRAM space: one anonymous mapping reserved up front and filled by
 // the kernel on first touch, so a 32 GiB HBM space costs only the pages a run writes, and
 // a timing-only run costs nothing. Reads of never-written memory return zeros, as the

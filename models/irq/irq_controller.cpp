@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "irq_controller.hpp"
 
 #include "common/error.hpp"
@@ -6,7 +7,6 @@ namespace dvp::irq {
 
 IrqController::IrqController(sc_core::sc_module_name name, unsigned cpus, double access_ns)
     : Device(name, 0x100 + 0x10 * cpus, access_ns),
-      cpus_(cpus),
       private_level_(cpus, 0),
       private_active_(cpus, 0),
       enable_(*this, "ENABLE", 0x0, 0, "bit n: line n may be delivered"),
@@ -37,9 +37,10 @@ IrqController::IrqController(sc_core::sc_module_name name, unsigned cpus, double
   for (unsigned c = 0; c < cpus; ++c) {
     const std::string n = std::to_string(c);
     ack_.push_back(std::make_unique<mmio::Register>(*this, "ACK" + n, 0x100 + 0x10 * c, 0,
-                                                    "CPU " + n + " reads the lowest deliverable line and makes it "
-                                                    "active: 0-31 shared, 32 / 33 its generic timer's "
-                                                    "physical / virtual timer (0xffffffff: none)"));
+                                                    "CPU " + n +
+                                                        " reads the lowest deliverable line and makes it "
+                                                        "active: 0-31 shared, 32 / 33 its generic timer's "
+                                                        "physical / virtual timer (0xffffffff: none)"));
     eoi_.push_back(std::make_unique<mmio::Register>(*this, "EOI" + n, 0x104 + 0x10 * c, 0,
                                                     "CPU " + n + " writes a line it acknowledged: end of interrupt"));
     ack_.back()->on_read([this, c] { return acknowledge(c); }).read_only();
@@ -79,8 +80,10 @@ std::uint32_t IrqController::acknowledge(unsigned cpu) {
 }
 
 void IrqController::end_of_interrupt(unsigned cpu, std::uint32_t line) {
-  if (line < kLines) active_ &= ~(1u << line);
-  else if (line < kLines + kPrivateLines) private_active_[cpu] &= ~(1u << (line - kLines));
+  if (line < kLines)
+    active_ &= ~(1u << line);
+  else if (line < kLines + kPrivateLines)
+    private_active_[cpu] &= ~(1u << (line - kLines));
   update();
 }
 

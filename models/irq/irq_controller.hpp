@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Interrupt controller: up to 32 level-sensitive shared lines from the peripherals (plus
 // software-set pending bits), each enabled or not and routed to one CPU, and per CPU its private
 // lines (32: the generic timer's EL1 physical timer, 33: its virtual timer; as a GIC's PPIs,
@@ -16,10 +17,10 @@ namespace dvp::irq {
 class IrqController : public mmio::Device {
  public:
   static constexpr unsigned kLines = 32;
-  static constexpr unsigned kPrivateLines = 2;        // per CPU, numbered kLines + k
-  static constexpr unsigned kPhysTimerLine = kLines;  // CNTP: EL1 physical timer
+  static constexpr unsigned kPrivateLines = 2;            // per CPU, numbered kLines + k
+  static constexpr unsigned kPhysTimerLine = kLines;      // CNTP: EL1 physical timer
   static constexpr unsigned kVirtTimerLine = kLines + 1;  // CNTV: virtual timer
-  static constexpr std::uint32_t kNone = 0xffffffff;  // ACK when nothing is deliverable
+  static constexpr std::uint32_t kNone = 0xffffffff;      // ACK when nothing is deliverable
 
   IrqController(sc_core::sc_module_name name, unsigned cpus, double access_ns);
   std::string device_kind() const override { return "irq"; }
@@ -39,7 +40,6 @@ class IrqController : public mmio::Device {
   void end_of_interrupt(unsigned cpu, std::uint32_t line);
   void update() { changed_ev_.notify(sc_core::SC_ZERO_TIME); }
 
-  unsigned cpus_;
   std::uint32_t level_ = 0, soft_ = 0, active_ = 0;
   std::vector<std::uint32_t> private_level_, private_active_;  // per CPU, bit k: line kLines + k
   sc_core::sc_event changed_ev_;

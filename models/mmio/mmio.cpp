@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "mmio.hpp"
 
 #include <algorithm>
@@ -34,8 +35,10 @@ void Device::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
   if (p.is_write()) {
     std::memcpy(&v, p.get_data_ptr(), 4);
     r->bad_write_ = false;
-    if (r->write_) r->write_(v);
-    else r->value = v;
+    if (r->write_)
+      r->write_(v);
+    else
+      r->value = v;
     if (r->bad_write_) {
       p.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
       return;
@@ -59,7 +62,8 @@ void MmioBus::attach(Device& d, std::uint64_t base) {
   regions_.push_back(Region{base, d.size(), &d});
   tlmcheck::bind_checked(devices, d.bus, tlm_checks_, std::string(name()) + " -> " + d.name(), checkers_);
   by_base_.push_back(regions_.size() - 1);
-  std::sort(by_base_.begin(), by_base_.end(), [this](std::size_t a, std::size_t b) { return regions_[a].base < regions_[b].base; });
+  std::sort(by_base_.begin(), by_base_.end(),
+            [this](std::size_t a, std::size_t b) { return regions_[a].base < regions_[b].base; });
 }
 
 std::string MmioBus::describe(std::uint64_t addr) const {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Memory-mapped peripherals, written the VCML way: each device declares its 32-bit registers as
 // members (name, offset, reset value) with small read / write handlers, and one TLM target
 // socket serves them. MmioBus decodes the MMIO window for the CPUs: an address maps to one
@@ -8,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <systemc>
+#include <tlm>
 
 #include "tlmcheck/checker.hpp"
 
@@ -106,7 +107,7 @@ class MmioBus : public sc_core::sc_module {
 
  private:
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-  std::vector<Region> regions_;  // in attach order: the index is the device's socket
+  std::vector<Region> regions_;       // in attach order: the index is the device's socket
   std::vector<std::size_t> by_base_;  // indexes of regions_ sorted by base
   bool tlm_checks_ = false;
   tlmcheck::Checkers checkers_;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "ring.hpp"
 
 #include "common/error.hpp"
@@ -9,7 +10,7 @@ Ring::Ring(sc_core::sc_module_name name, const RingConfig& cfg)
       targets_in("targets_in"),
       initiators_out("initiators_out"),
       timing_(cfg),
-      stats_(this->name()),
+      stats_(*this),
       transactions_(stats_.counter("transactions", "transactions routed")),
       unmapped_(stats_.counter("unmapped", "transactions to an address with no target")) {
   targets_in.register_b_transport(this, &Ring::b_transport);

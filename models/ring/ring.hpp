@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The ring interconnect as a TLM-2.0 module. Initiators (requesters, and home nodes for their
 // memory traffic) bind to `targets_in`; home nodes, memory nodes and MMIO devices are bound
 // to `initiators_out`. The platform tells the ring which stop each socket sits on and how to
@@ -7,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
+#include <systemc>
+#include <tlm>
 
 #include "common/stats.hpp"
 #include "ring_timing.hpp"
@@ -49,6 +50,7 @@ class Ring : public sc_core::sc_module {
     return unsigned(dst_stops_.size() - 1);
   }
   void set_router(Router r) { router_ = std::move(r); }
+  unsigned sources() const { return unsigned(src_stops_.size()); }
 
   RingTiming& timing() { return timing_; }
   double max_link_busy_fraction() const;

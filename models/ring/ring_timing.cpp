@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "ring_timing.hpp"
 
 namespace dvp::ring {
@@ -6,21 +7,24 @@ using cfg::Type;
 
 void RingConfig::describe(cfg::Spec& s) {
   s.param("stops", Type::Int, "ring stops; every requester, home node and memory node sits on one").range(1, 256);
-  s.param("bidirectional", Type::Bool, "two rings in opposite directions; each transfer takes the shorter way");
+  s.param("routing", Type::Enum, "the rings and the way a transfer takes: " + routing_policies().doc())
+      .choices(routing_policies().names());
   s.param("clock_mhz", Type::Float, "ring clock").unit("MHz").range(1, 10000);
   s.param("link_bytes_per_cycle", Type::Int, "width of one link, per channel").unit("B/cycle").range(1, 4096);
   s.param("hop_cycles", Type::Int, "latency of one hop (stop to next stop)").unit("cycles").range(1, 1000);
   s.param("header_bytes", Type::Int, "size of a request or response message without data").unit("B").range(1, 256);
   s.param("home_node_stops", Type::IntList, "stop of each L2 slice (home node); empty: spread evenly")
-      .defaults("[]").min(0);
+      .defaults("[]")
+      .min(0);
   s.param("memory_node_stops", Type::IntList, "stop of each DRAM controller (memory node); empty: spread evenly")
-      .defaults("[]").min(0);
+      .defaults("[]")
+      .min(0);
 }
 
 RingConfig RingConfig::from(const cfg::Node& n) {
   RingConfig c;
   c.stops = std::uint32_t(n.get_uint("stops"));
-  c.bidirectional = n.get_bool("bidirectional");
+  c.routing = routing_policies().parse(n.at("routing"));
   c.clock = Clock(n.get_double("clock_mhz"));
   c.link_bytes_per_cycle = std::uint32_t(n.get_uint("link_bytes_per_cycle"));
   c.hop_cycles = std::uint32_t(n.get_uint("hop_cycles"));
@@ -37,20 +41,10 @@ RingConfig RingConfig::from(const cfg::Node& n) {
   return c;
 }
 
-RingTiming::RingTiming(const RingConfig& c) : cfg_(c) {
-  std::size_t n = std::size_t(c.stops) * (c.bidirectional ? 2 : 1);
+RingTiming::RingTiming(const RingConfig& c) : cfg_(c), routing_(c.routing()) {
+  const std::size_t n = std::size_t(c.stops) * routing_->directions();
   timelines_.assign(n * kChannels, Timeline(c.clock.period()));
   stats_.resize(n);
-}
-
-RingTiming::Route RingTiming::route(std::uint32_t src, std::uint32_t dst) const {
-  const std::uint32_t n = cfg_.stops;
-  std::uint32_t cw = (dst + n - src) % n;
-  if (!cfg_.bidirectional) return Route{cw, 0};
-  std::uint32_t ccw = (src + n - dst) % n;
-  if (cw < ccw) return Route{cw, 0};
-  if (ccw < cw) return Route{ccw, 1};
-  return Route{cw, src & 1u};  // a tie alternates by source stop, so halfway traffic splits evenly
 }
 
 Tick RingTiming::transfer(std::uint32_t src, std::uint32_t dst, Channel ch, std::uint32_t bytes, Tick t) {

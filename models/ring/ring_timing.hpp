@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Timing of a ring of stops joined by links, with separate request, response and data
 // channels per link (CHI-like). Plain C++; the TLM Ring module uses it per transaction.
 //
@@ -10,6 +11,7 @@
 
 #include "common/config.hpp"
 #include "common/timeline.hpp"
+#include "routing.hpp"
 
 namespace dvp::ring {
 
@@ -17,7 +19,7 @@ enum Channel : unsigned { kReq = 0, kRsp = 1, kDat = 2, kChannels = 3 };
 
 struct RingConfig {
   std::uint32_t stops = 2;
-  bool bidirectional = true;
+  MakeRouting routing = nullptr;  // (routing.hpp)
   Clock clock;
   std::uint32_t link_bytes_per_cycle = 32;
   std::uint32_t hop_cycles = 1;
@@ -33,12 +35,8 @@ class RingTiming {
  public:
   explicit RingTiming(const RingConfig& c);
 
-  // Number of hops and direction (0 clockwise = increasing stop index, 1 counter-clockwise).
-  struct Route {
-    std::uint32_t hops;
-    unsigned dir;
-  };
-  Route route(std::uint32_t src, std::uint32_t dst) const;
+  Route route(std::uint32_t src, std::uint32_t dst) const { return routing_->route(src, dst, cfg_.stops); }
+  const Routing& routing() const { return *routing_; }
 
   // Moves `bytes` from src to dst on a channel starting no earlier than t; returns arrival.
   Tick transfer(std::uint32_t src, std::uint32_t dst, Channel ch, std::uint32_t bytes, Tick t);
@@ -54,6 +52,7 @@ class RingTiming {
 
  private:
   RingConfig cfg_;
+  std::unique_ptr<Routing> routing_;
   std::vector<Timeline> timelines_;  // [link][channel]
   std::vector<LinkStats> stats_;
 };

@@ -1,7 +1,9 @@
+// SPDX-License-Identifier: MIT
 // Simulation control for firmware: EXIT ends the run with an exit code, MARKER puts a named
 // instant into the trace (and the run log), TIME reads simulated nanoseconds. Register map:
 // docs/peripherals.md.
 #pragma once
+#include <deque>
 #include <functional>
 #include <optional>
 
@@ -22,6 +24,7 @@ class SimCtrl : public mmio::Device {
   sc_core::sc_event stop_;  // at the EXIT write's own time, not the writer's quantum start
   std::function<void(const std::string&)> log_;
   Tracer::Lane lane_;
+  std::deque<std::string> marker_names_;  // the trace keeps their pointers: they live as long as the run
   mmio::Register exit_reg_, marker_, time_lo_, time_hi_;
 };
 

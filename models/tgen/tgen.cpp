@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tgen.hpp"
 
 #include <tlm_utils/tlm_quantumkeeper.h>
@@ -11,24 +12,43 @@
 
 #include "common/error.hpp"
 #include "common/payload.hpp"
+#include "common/system.hpp"
 
 namespace dvp::tgen {
 
 using cfg::Type;
 
+namespace {
+const cfg::Choices<Pattern> kPatterns = {
+    {"sequential", Pattern::Sequential, "consecutive accesses through the region, wrapping"},
+    {"strided", Pattern::Strided, "accesses stride_bytes apart, wrapping"},
+    {"random", Pattern::Random, "uniform random aligned addresses in the region"},
+    {"trace", Pattern::Trace, "the accesses of trace_file, at their times"},
+};
+}  // namespace
+
 void TgenConfig::describe(cfg::Spec& s) {
   s.param("name", Type::String, "requester name; instances are <name>0, <name>1, ...");
   s.param("instances", Type::Int, "copies of this requester, each with its own region").range(1, 1024).defaults("1");
   s.param("stops", Type::IntList, "ring stop of each instance (cycled if shorter); empty: spread over the ring")
-      .defaults("[]").min(0);
-  s.param("pattern", Type::Enum, "address pattern").choices({"sequential", "strided", "random", "trace"});
-  s.param("region_offset", Type::Int, "start of the first instance's region, from the DRAM base").unit("B")
-      .defaults("0").min(0);
-  s.param("region_bytes", Type::Int, "size of each instance's region; addresses wrap inside it").unit("B")
-      .defaults("1048576").min(1);
+      .defaults("[]")
+      .min(0);
+  s.param("pattern", Type::Enum, "address pattern: " + kPatterns.doc()).choices(kPatterns.names());
+  s.param("region_offset", Type::Int, "start of the first instance's region, from the DRAM base")
+      .unit("B")
+      .defaults("0")
+      .min(0);
+  s.param("region_bytes", Type::Int, "size of each instance's region; addresses wrap inside it")
+      .unit("B")
+      .defaults("1048576")
+      .min(1);
   s.param("instance_stride_bytes", Type::Int, "distance between instances' regions (default: region_bytes)")
-      .unit("B").optional().min(0);
-  s.param("access_bytes", Type::Int, "bytes per access; split at L2 line boundaries").unit("B").defaults("64")
+      .unit("B")
+      .optional()
+      .min(0);
+  s.param("access_bytes", Type::Int, "bytes per access; split at L2 line boundaries")
+      .unit("B")
+      .defaults("64")
       .range(1, 1 << 20);
   s.param("stride_bytes", Type::Int, "distance between accesses (pattern strided)").unit("B").defaults("0").min(0);
   s.param("count", Type::Int, "accesses per instance (pattern trace: ignored)").defaults("1000").min(0);
@@ -46,11 +66,7 @@ TgenGroup TgenGroup::from(const cfg::Node& t, const std::string& dir) {
   TgenGroup g;
   TgenConfig& c = g.base;
   c.name = t.get_string("name");
-  const std::string& pat = t.get_string("pattern");
-  c.pattern = pat == "sequential" ? Pattern::Sequential
-              : pat == "strided"  ? Pattern::Strided
-              : pat == "random"   ? Pattern::Random
-                                  : Pattern::Trace;
+  c.pattern = kPatterns.parse(t.at("pattern"));
   c.region_bytes = t.get_uint("region_bytes");
   c.access_bytes = std::uint32_t(t.get_uint("access_bytes"));
   c.stride_bytes = t.get_uint("stride_bytes");
@@ -59,7 +75,7 @@ TgenGroup TgenGroup::from(const cfg::Node& t, const std::string& dir) {
   c.outstanding = std::uint32_t(t.get_uint("outstanding"));
   c.issue_cycles = std::uint32_t(t.get_uint("issue_cycles"));
   c.clock = Clock(t.get_double("clock_mhz"));
-  c.start = Tick(t.get_double("start_ns") * 1000.0 + 0.5);
+  c.start = ns_to_tick(t.get_double("start_ns"));
   c.seed = t.get_uint("seed");
   c.verify = t.get_bool("verify");
   if (c.pattern == Pattern::Trace) {
@@ -123,7 +139,7 @@ std::vector<TraceRecord> load_trace(const std::string& path) {
       double ns = std::stod(t, &pos);
       // At most 10^15 ns (11.6 days, as run.max_sim_ns): a time must fit the picosecond tick.
       if (pos != t.size() || !(ns >= 0 && ns <= 1e15)) bad("bad time '" + t + "' (0 .. 1e15 ns)");
-      r.time = Tick(ns * 1000.0 + 0.5);
+      r.time = ns_to_tick(ns);
       r.addr = std::stoull(addr, &pos, 0);
       if (pos != addr.size()) bad("bad address '" + addr + "'");
       unsigned long long sz = std::stoull(size, &pos, 0);
@@ -132,9 +148,12 @@ std::vector<TraceRecord> load_trace(const std::string& path) {
     } catch (const std::logic_error&) {
       bad("bad number");
     }
-    if (rw == "R" || rw == "r") r.write = false;
-    else if (rw == "W" || rw == "w") r.write = true;
-    else bad("bad operation '" + rw + "'");
+    if (rw == "R" || rw == "r")
+      r.write = false;
+    else if (rw == "W" || rw == "w")
+      r.write = true;
+    else
+      bad("bad operation '" + rw + "'");
     if (!out.empty() && r.time < out.back().time) bad("time goes backwards");
     out.push_back(r);
   }
@@ -150,8 +169,8 @@ TrafficGenerator::TrafficGenerator(sc_core::sc_module_name name, const TgenConfi
       timing_only_(timing_only),
       rng_(cfg.seed * 0x9E3779B97F4A7C15ull + 0x1234567),
       buf_(line_bytes),
-      lane_(Tracer::instance().lane("requesters", this->name())),
-      stats_(this->name()),
+      lane_(system_of(*this).tracer().lane("requesters", this->name())),
+      stats_(*this),
       transactions_(stats_.counter("transactions", "memory transactions (line-sized pieces) completed")),
       reads_(stats_.counter("reads", "read transactions")),
       writes_(stats_.counter("writes", "write transactions")),
@@ -256,9 +275,10 @@ void TrafficGenerator::run() {
       sc_core::sc_time d = to_sc(issue - now_tick());
       socket->b_transport(p, d);
       if (p.get_response_status() != tlm::TLM_OK_RESPONSE)
-        throw Error(std::string(name()) + ": " + (write ? "write" : "read") + " of " + std::to_string(piece) +
-                    " bytes at " + hex(a) + " failed: " + p.get_response_string() +
-                    (p.get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE ? " (no memory or device mapped there)" : ""));
+        return system_of(*this).fail(
+            std::string(name()) + ": " + (write ? "write" : "read") + " of " + std::to_string(piece) + " bytes at " +
+            hex(a) + " failed: " + p.get_response_string() +
+            (p.get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE ? " (no memory or device mapped there)" : ""));
       const Tick done = now_tick() + to_tick(d);
       if (write) {
         ++writes_;
@@ -275,7 +295,7 @@ void TrafficGenerator::run() {
       max_latency_ps_ = std::max<std::uint64_t>(max_latency_ps_, lat);
       first_issue_ = std::min(first_issue_, issue);
       last_done_ = std::max(last_done_, done);
-      Tracer::instance().slice(lane_, write ? "write" : "read", issue, done);
+      lane_.slice(write ? "write" : "read", issue, done);
       in_flight.push(done);
       local = issue + issue_gap;
       a += piece;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A requester that generates memory traffic: sequential, strided or random reads and writes,
 // or the replay of a text trace (docs/scenarios.md#trace-files). It is a TLM-2.0 initiator
 // with temporal decoupling: it issues while fewer than `outstanding` requests are in flight,
@@ -14,9 +15,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "common/config.hpp"
 #include "common/stats.hpp"

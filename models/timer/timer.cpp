@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "timer.hpp"
 
 #include <sysc/kernel/sc_dynamic_processes.h>
@@ -23,8 +24,10 @@ Timer::Timer(sc_core::sc_module_name name, const Clock& counter, unsigned channe
     auto ch = std::make_unique<Channel>();
     const std::string n = std::to_string(c), base = "channel " + n + ": ";
     const std::uint32_t off = 0x10 + 0x10 * c;
-    ch->cmp_lo = std::make_unique<mmio::Register>(*this, "CMP" + n + "_LO", off, 0, base + "compare value, low 32 bits");
-    ch->cmp_hi = std::make_unique<mmio::Register>(*this, "CMP" + n + "_HI", off + 4, 0, base + "compare value, high 32 bits");
+    ch->cmp_lo =
+        std::make_unique<mmio::Register>(*this, "CMP" + n + "_LO", off, 0, base + "compare value, low 32 bits");
+    ch->cmp_hi =
+        std::make_unique<mmio::Register>(*this, "CMP" + n + "_HI", off + 4, 0, base + "compare value, high 32 bits");
     ch->ctrl = std::make_unique<mmio::Register>(*this, "CTRL" + n, off + 8, 0, base + "bit 0: enable");
     ch->status = std::make_unique<mmio::Register>(*this, "STATUS" + n, off + 12, 0,
                                                   base + "bit 0: fired (interrupt line high); write 1 to clear");
@@ -58,7 +61,7 @@ void Timer::program(unsigned c) {
   const std::uint64_t cmp = std::uint64_t(ch.cmp_hi->value) << 32 | ch.cmp_lo->value;
   // The first instant at which the counter reads cmp, seen from the access's time.
   const sc_core::sc_time at = sc_core::sc_time::from_value(cmp * period_.value());
-  const sc_core::sc_time base = sc_core::sc_time_stamp();
+  const sc_core::sc_time& base = sc_core::sc_time_stamp();
   ch.fire.notify(at > now() ? at - base : now() - base);
 }
 

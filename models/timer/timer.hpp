@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // System timer: a 64-bit counter at a fixed frequency from time zero, and one compare channel
 // per CPU. An enabled channel whose compare value the counter has reached sets its status bit
 // and drives its interrupt line high until software clears the bit. Register map:

@@ -1,20 +1,12 @@
+// SPDX-License-Identifier: MIT
 #include "checker.hpp"
 
+#include <algorithm>
 #include <cstdio>
-
 
 namespace dvp::tlmcheck {
 
 namespace {
-struct Record {
-  std::string first;
-  std::uint64_t violations = 0, checked = 0;
-};
-Record& record() {
-  static Record r;
-  return r;
-}
-
 const char* command_name(tlm::tlm_command c) {
   switch (c) {
     case tlm::TLM_READ_COMMAND: return "read";
@@ -31,13 +23,12 @@ std::string hex(std::uint64_t v) {
 }
 }  // namespace
 
-const std::string& Checker::first_violation() { return record().first; }
-std::uint64_t Checker::violations() { return record().violations; }
-std::uint64_t Checker::transactions_checked() { return record().checked; }
-void Checker::reset() { record() = Record{}; }
-
 Checker::Checker(sc_core::sc_module_name name, std::string binding)
-    : sc_module(name), target("target"), initiator("initiator"), binding_(std::move(binding)) {
+    : sc_module(name),
+      target("target"),
+      initiator("initiator"),
+      record_(system_of(*this).protocol()),
+      binding_(std::move(binding)) {
   target.register_b_transport(this, &Checker::b_transport);
   target.register_transport_dbg(this, &Checker::transport_dbg);
   target.register_get_direct_mem_ptr(this, &Checker::get_direct_mem_ptr);
@@ -46,7 +37,7 @@ Checker::Checker(sc_core::sc_module_name name, std::string binding)
 
 // The first violation stops the run: what follows a broken transaction proves nothing.
 void Checker::violation(const tlm::tlm_generic_payload* p, const std::string& rule) {
-  Record& r = record();
+  System::ProtocolRecord& r = record_;
   if (!r.violations++) {
     r.first = "TLM base protocol on " + binding_ + ": " + rule;
     if (p) r.first += " (" + std::string(command_name(p->get_command())) + " at " + hex(p->get_address()) + ")";
@@ -55,9 +46,9 @@ void Checker::violation(const tlm::tlm_generic_payload* p, const std::string& ru
 }
 
 bool Checker::check_request(const tlm::tlm_generic_payload& p) {
-  const std::uint64_t before = record().violations;
+  const std::uint64_t before = record_.violations;
   check_request_rules(p);
-  return record().violations == before;
+  return record_.violations == before;
 }
 
 void Checker::check_request_rules(const tlm::tlm_generic_payload& p) {
@@ -79,39 +70,64 @@ void Checker::check_request_rules(const tlm::tlm_generic_payload& p) {
         return violation(&p, "byte enable " + std::to_string(i) + " is " + hex(be[i]) + " (0x00 or 0xff)");
   }
   if (in_flight_.count(&p)) return violation(&p, "the payload is sent again before its transaction returned");
+  if (p.get_gp_option() == tlm::TLM_FULL_PAYLOAD_ACCEPTED)
+    return violation(&p, "gp_option FULL_PAYLOAD_ACCEPTED on entry (the target's answer to FULL_PAYLOAD)");
 }
 
-void Checker::check_response(const tlm::tlm_generic_payload& p, const tlm::tlm_generic_payload& b,
+Checker::Snapshot::Snapshot(const tlm::tlm_generic_payload& p) {
+  attributes.set_command(p.get_command());
+  attributes.set_data_ptr(p.get_data_ptr());
+  attributes.set_data_length(p.get_data_length());
+  attributes.set_byte_enable_ptr(p.get_byte_enable_ptr());
+  attributes.set_byte_enable_length(p.get_byte_enable_length());
+  attributes.set_streaming_width(p.get_streaming_width());
+  attributes.set_gp_option(p.get_gp_option());
+  if (p.is_write()) data.assign(p.get_data_ptr(), p.get_data_ptr() + p.get_data_length());
+  if (const unsigned char* be = p.get_byte_enable_ptr()) byte_enables.assign(be, be + p.get_byte_enable_length());
+}
+
+void Checker::check_response(const tlm::tlm_generic_payload& p, const Snapshot& before,
                              const sc_core::sc_time& delay_in, const sc_core::sc_time& delay_out) {
-  if (p.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE) return violation(&p, "the target left the response status INCOMPLETE");
+  const tlm::tlm_generic_payload& b = before.attributes;
+  if (p.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE)
+    return violation(&p, "the target left the response status INCOMPLETE");
   if (p.get_command() != b.get_command()) return violation(&p, "the command changed on the way back");
   if (p.get_data_ptr() != b.get_data_ptr() || p.get_data_length() != b.get_data_length())
     return violation(&p, "the data pointer or length changed on the way back");
   if (p.get_byte_enable_ptr() != b.get_byte_enable_ptr() || p.get_byte_enable_length() != b.get_byte_enable_length())
     return violation(&p, "the byte enables changed on the way back");
-  if (p.get_streaming_width() != b.get_streaming_width()) return violation(&p, "the streaming width changed on the way back");
+  if (p.get_streaming_width() != b.get_streaming_width())
+    return violation(&p, "the streaming width changed on the way back");
+  if (!before.data.empty() && !std::equal(before.data.begin(), before.data.end(), p.get_data_ptr()))
+    return violation(&p, "the target changed the data of a write");
+  if (!before.byte_enables.empty() &&
+      !std::equal(before.byte_enables.begin(), before.byte_enables.end(), p.get_byte_enable_ptr()))
+    return violation(&p, "the target changed the byte-enable array");
+  const bool accepted =
+      b.get_gp_option() == tlm::TLM_FULL_PAYLOAD && p.get_gp_option() == tlm::TLM_FULL_PAYLOAD_ACCEPTED;
+  if (p.get_gp_option() != b.get_gp_option() && !accepted)
+    return violation(&p, "gp_option changed on the way back to " + std::to_string(int(p.get_gp_option())) +
+                             " (a target may only answer FULL_PAYLOAD with FULL_PAYLOAD_ACCEPTED)");
   // A target may wait and take the time waited off the delay; the end may not come before the
   // start (the call's time plus its annotation).
-  if (delay_out < delay_in) return violation(&p, "the transaction ends before it was issued (at " + delay_out.to_string() +
-                                                     " past the call, issued at " + delay_in.to_string() + ")");
+  if (delay_out < delay_in)
+    return violation(&p, "the transaction ends before it was issued (at " + delay_out.to_string() +
+                             " past the call, issued at " + delay_in.to_string() + ")");
 }
 
 void Checker::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  ++record().checked;
+  ++record_.checked;
   if (!check_request(p)) {
     // Never pass a broken request on: the target could write through a null pointer before
     // the stop takes effect.
     p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
-  tlm::tlm_generic_payload before;  // the attributes the target must leave alone
-  before.set_command(p.get_command());
-  before.set_data_ptr(p.get_data_ptr());
-  before.set_data_length(p.get_data_length());
-  before.set_byte_enable_ptr(p.get_byte_enable_ptr());
-  before.set_byte_enable_length(p.get_byte_enable_length());
-  before.set_streaming_width(p.get_streaming_width());
-  const sc_core::sc_time called = sc_core::sc_time_stamp(), delay_in = delay;
+  const Snapshot before(p);
+  // Copies: the current time and the delay both move while the target runs.
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
+  const sc_core::sc_time called = sc_core::sc_time_stamp();
+  const sc_core::sc_time delay_in = delay;
   in_flight_.insert(&p);
   initiator->b_transport(p, delay);
   in_flight_.erase(&p);

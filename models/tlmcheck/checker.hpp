@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A TLM-2.0 base-protocol checker: a pass-through module that sits on one binding (initiator
 // socket -> checker -> target socket) and checks each transaction against the rules of the
 // blocking and debug transport interfaces and of DMI (IEEE 1666-2011, clause 14). A broken
@@ -8,10 +9,13 @@
 //             IGNORE); response
 //             status INCOMPLETE on entry; streaming width > 0; byte enables 0x00 / 0xff only,
 //             with a non-zero length when given; dmi_allowed false on entry; address + length
-//             within 64 bits; the payload not already in flight (no reuse before it returns)
+//             within 64 bits; the payload not already in flight (no reuse before it returns);
+//             gp_option not FULL_PAYLOAD_ACCEPTED (the target's answer)
 //   response  the status set (not INCOMPLETE); command, data pointer, data length, byte
-//             enables and streaming width unchanged; the end (the time after the call plus the
-//             delay) not before the start (the call's time plus the delay given)
+//             enables and streaming width unchanged; the contents of a write's data and of
+//             the byte-enable array unchanged; gp_option unchanged, or FULL_PAYLOAD answered
+//             FULL_PAYLOAD_ACCEPTED; the end (the time after the call plus the delay) not
+//             before the start (the call's time plus the delay given)
 //   debug     command READ, WRITE or IGNORE; a data pointer unless the length is 0; at most the
 //             length transferred
 //   DMI       a grant has a pointer, a range holding the address and the access asked for;
@@ -28,10 +32,12 @@
 #include <string>
 #include <vector>
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include "common/system.hpp"
 
 namespace dvp::tlmcheck {
 
@@ -40,13 +46,9 @@ class Checker : public sc_core::sc_module {
   tlm_utils::simple_target_socket<Checker> target;        // the initiator binds here
   tlm_utils::simple_initiator_socket<Checker> initiator;  // bound to the target
 
+  // What it finds goes into the record of its system (System::protocol(): the first
+  // violation, the number seen and the transactions checked, over every checker).
   Checker(sc_core::sc_module_name name, std::string binding);
-
-  // The first violation of the run ("" when none) and the number seen, over every checker.
-  static const std::string& first_violation();
-  static std::uint64_t violations();
-  static std::uint64_t transactions_checked();
-  static void reset();  // tests
 
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
@@ -56,11 +58,19 @@ class Checker : public sc_core::sc_module {
 
   bool check_request(const tlm::tlm_generic_payload& p);  // false: a violation (not forwarded)
   void check_request_rules(const tlm::tlm_generic_payload& p);
-  void check_response(const tlm::tlm_generic_payload& p, const tlm::tlm_generic_payload& before,
-                      const sc_core::sc_time& delay_in, const sc_core::sc_time& delay_out);
+  // What a target must leave as it found it: the attributes, and the bytes of a write's data
+  // and of the byte enables.
+  struct Snapshot {
+    tlm::tlm_generic_payload attributes;
+    std::vector<unsigned char> data, byte_enables;
+    explicit Snapshot(const tlm::tlm_generic_payload& p);
+  };
+  void check_response(const tlm::tlm_generic_payload& p, const Snapshot& before, const sc_core::sc_time& delay_in,
+                      const sc_core::sc_time& delay_out);
   void violation(const tlm::tlm_generic_payload* p, const std::string& rule);
 
-  const std::string binding_;              // "initiator -> target", for messages
+  System::ProtocolRecord& record_;
+  const std::string binding_;  // "initiator -> target", for messages
   std::set<const tlm::tlm_generic_payload*> in_flight_;
 };
 

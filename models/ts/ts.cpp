@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: MIT
 #include "ts.hpp"
 
 #include <cstring>
 
 #include "common/error.hpp"
 #include "common/payload.hpp"
+#include "common/system.hpp"
 
 namespace dvp::ts {
 
@@ -11,51 +13,71 @@ using cfg::Type;
 
 void TsConfig::describe(cfg::Spec& s) {
   s.param("dispatch_ns", Type::Float, "reading a task from its queue; starting one block on an AI Core")
-      .unit("ns").defaults("100").range(0, 1e9);
+      .unit("ns")
+      .defaults("100")
+      .range(0, 1e9);
   s.param("completion_ns", Type::Float, "from a task's end to its completion entry and interrupt")
-      .unit("ns").defaults("100").range(0, 1e9);
-  s.param("policy", Type::Enum, "which free AI Core takes the next block: round_robin (the next after the "
-                                "last one used) or first_free (the lowest-numbered)")
-      .choices({"round_robin", "first_free"}).defaults("round_robin");
+      .unit("ns")
+      .defaults("100")
+      .range(0, 1e9);
+  s.param("policy", Type::Enum, "which free AI Core takes the next block: " + dispatch_policies().doc())
+      .choices(dispatch_policies().names())
+      .defaults("round_robin");
 }
 
 TsConfig TsConfig::from(const cfg::Node& n) {
   TsConfig c;
   c.dispatch_ns = n.get_double("dispatch_ns");
   c.completion_ns = n.get_double("completion_ns");
-  c.policy = n.get_string("policy") == "first_free" ? Policy::FirstFree : Policy::RoundRobin;
+  c.policy = dispatch_policies().parse(n.at("policy"));
   return c;
 }
 
-TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, std::vector<aicore::AiCore*> cores,
-                             std::uint8_t* dram, std::uint64_t dram_base, std::uint64_t dram_size,
-                             irq::IrqController& irq, unsigned irq_line, double access_ns, std::uint64_t ctrl_base,
-                             std::uint64_t ctrl_stride, unsigned aicpus, unsigned aicpu_line)
-    : Device(name, 0x500, access_ns),
+TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, Wiring w)
+    : Device(name, 0x500, w.access_ns),
       ctrl("ctrl"),
       cfg_(cfg),
-      cores_(std::move(cores)),
-      dram_(dram),
-      dram_base_(dram_base),
-      dram_size_(dram_size),
-      irq_(irq),
-      irq_line_(irq_line),
-      ctrl_base_(ctrl_base),
-      ctrl_stride_(ctrl_stride),
+      cores_(std::move(w.cores)),
+      dram_(w.dram),
+      dram_base_(w.dram_base),
+      dram_size_(w.dram_size),
+      irq_(*w.irq),
+      irq_line_(w.irq_line),
+      ctrl_base_(w.ctrl_base),
+      ctrl_stride_(w.ctrl_stride),
+      dispatch_((cfg.policy ? cfg.policy : *dispatch_policies().find("round_robin"))()),
       core_taken_(cores_.size(), false),
-      aicpu_line_(aicpu_line),
+      aicpu_line_(w.aicpu_line),
       cq_base_lo_(*this, "CQ_BASE_LO", 0x0, 0, "completion queue address, low 32 bits"),
       cq_base_hi_(*this, "CQ_BASE_HI", 0x4, 0, "completion queue address, high 32 bits"),
       cq_size_(*this, "CQ_SIZE", 0x8, 0, "completion queue entries (struct dvp_completion)"),
       cq_tail_(*this, "CQ_TAIL", 0xc, 0, "entries written by the scheduler (read-only, counts up)"),
-      cq_head_(*this, "CQ_HEAD", 0x10, 0, "entries the firmware has consumed (counts up); the interrupt "
-                                          "line is high while CQ_TAIL != CQ_HEAD"),
+      cq_head_(*this, "CQ_HEAD", 0x10, 0,
+               "entries the firmware has consumed (counts up); the interrupt "
+               "line is high while CQ_TAIL != CQ_HEAD"),
       status_(*this, "STATUS", 0x14, 0, "bit 0: completions pending (CQ_TAIL != CQ_HEAD)"),
       cores_reg_(*this, "CORES", 0x18, std::uint32_t(cores_.size()), "AI Cores the scheduler dispatches to"),
-      stats_(this->name()),
+      stats_(*this),
       tasks_(stats_.counter("tasks", "tasks completed")),
       blocks_(stats_.counter("blocks", "AI Core blocks dispatched")),
       faults_(stats_.counter("faults", "tasks completed with an AI Core fault")) {
+  stats_.json("task_records",
+              "every task in completion order: stream, name, kind (aicore / aicpu), blocks, "
+              "submitted_ns, start_ns, end_ns, time_ns, result",
+              [this] {
+                nlohmann::json a = nlohmann::json::array();
+                for (const TaskRecord& r : records_)
+                  a.push_back({{"stream", r.stream},
+                               {"name", r.name},
+                               {"kind", r.type == DVP_TASK_AICPU ? "aicpu" : "aicore"},
+                               {"blocks", r.blocks},
+                               {"submitted_ns", double(r.submitted) / 1e3},
+                               {"start_ns", double(r.start) / 1e3},
+                               {"end_ns", double(r.end) / 1e3},
+                               {"time_ns", double(r.end - r.start) / 1e3},
+                               {"result", r.fault ? "FAULT " + r.fault_text : "ok"}});
+                return a;
+              });
   cq_tail_.read_only();
   cores_reg_.read_only();
   status_.on_read([this] { return std::uint32_t(cq_tail_.value != cq_head_.value); }).read_only();
@@ -63,15 +85,19 @@ TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, 
     cq_head_.value = v;
     update_irq();
   });
-  if (aicpus > 15 || aicpu_line + aicpus > irq::IrqController::kLines)
-    throw Error(std::string(this->name()) + ": " + std::to_string(aicpus) + " AI CPUs do not fit the interrupt lines");
-  for (unsigned i = 0; i < aicpus; ++i) {
+  if (w.aicpus > 15 || w.aicpu_line + w.aicpus > irq::IrqController::kLines)
+    throw Error(std::string(this->name()) + ": " + std::to_string(w.aicpus) +
+                " AI CPUs do not fit the interrupt lines");
+  for (unsigned i = 0; i < w.aicpus; ++i) {
     auto mb = std::make_unique<Mailbox>();
     const std::string n = std::to_string(i), b = "AI CPU " + n + ": ";
     const std::uint32_t off = 0x400 + 0x10 * i;
-    mb->func = std::make_unique<mmio::Register>(*this, "AICPU" + n + "_FUNC", off, 0, b + "the task's function (enum dvp_aicpu_func)");
-    mb->args_lo = std::make_unique<mmio::Register>(*this, "AICPU" + n + "_ARGS_LO", off + 4, 0, b + "its argument table, low 32 bits");
-    mb->args_hi = std::make_unique<mmio::Register>(*this, "AICPU" + n + "_ARGS_HI", off + 8, 0, b + "its argument table, high 32 bits");
+    mb->func = std::make_unique<mmio::Register>(*this, "AICPU" + n + "_FUNC", off, 0,
+                                                b + "the task's function (enum dvp_aicpu_func)");
+    mb->args_lo = std::make_unique<mmio::Register>(*this, "AICPU" + n + "_ARGS_LO", off + 4, 0,
+                                                   b + "its argument table, low 32 bits");
+    mb->args_hi = std::make_unique<mmio::Register>(*this, "AICPU" + n + "_ARGS_HI", off + 8, 0,
+                                                   b + "its argument table, high 32 bits");
     mb->done = std::make_unique<mmio::Register>(*this, "AICPU" + n + "_DONE", off + 12, 0,
                                                 b + "write the task's status (0: ok) when it is done; lowers the line");
     for (mmio::Register* r : {mb->func.get(), mb->args_lo.get(), mb->args_hi.get()}) r->read_only();
@@ -89,11 +115,15 @@ TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, 
     auto st = std::make_unique<Stream>();
     const std::string n = std::to_string(s), b = "stream " + n + ": ";
     const std::uint32_t off = 0x100 + 0x40 * s;
-    st->base_lo = std::make_unique<mmio::Register>(*this, "SQ" + n + "_BASE_LO", off, 0, b + "submission queue address, low 32 bits");
-    st->base_hi = std::make_unique<mmio::Register>(*this, "SQ" + n + "_BASE_HI", off + 4, 0, b + "submission queue address, high 32 bits");
-    st->size = std::make_unique<mmio::Register>(*this, "SQ" + n + "_SIZE", off + 8, 0, b + "submission queue entries (struct dvp_task)");
-    st->tail = std::make_unique<mmio::Register>(*this, "SQ" + n + "_TAIL", off + 12, 0,
-                                                b + "doorbell: tasks submitted (counts up); writing it wakes the stream");
+    st->base_lo = std::make_unique<mmio::Register>(*this, "SQ" + n + "_BASE_LO", off, 0,
+                                                   b + "submission queue address, low 32 bits");
+    st->base_hi = std::make_unique<mmio::Register>(*this, "SQ" + n + "_BASE_HI", off + 4, 0,
+                                                   b + "submission queue address, high 32 bits");
+    st->size = std::make_unique<mmio::Register>(*this, "SQ" + n + "_SIZE", off + 8, 0,
+                                                b + "submission queue entries (struct dvp_task)");
+    st->tail =
+        std::make_unique<mmio::Register>(*this, "SQ" + n + "_TAIL", off + 12, 0,
+                                         b + "doorbell: tasks submitted (counts up); writing it wakes the stream");
     st->head = std::make_unique<mmio::Register>(*this, "SQ" + n + "_HEAD", off + 16, 0, b + "tasks taken (read-only)");
     st->head->read_only();
     Stream* sp = st.get();
@@ -101,7 +131,7 @@ TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, 
       sp->tail->value = v;
       sp->doorbell.notify(now() - sc_core::sc_time_stamp());  // at the write's time, not the core's quantum start
     });
-    st->lane = Tracer::instance().lane(this->name(), "stream " + n);
+    st->lane = system_of(*this).tracer().lane(this->name(), "stream " + n);
     streams_.push_back(std::move(st));
     sc_core::sc_spawn_options opt;
     sc_core::sc_spawn([this, s] { stream_thread(s); }, ("stream" + n).c_str(), &opt);
@@ -124,16 +154,9 @@ void TaskScheduler::fail(const std::string& msg) {
 void TaskScheduler::update_irq() { irq_.set_line(irq_line_, cq_tail_.value != cq_head_.value); }
 
 int TaskScheduler::claim_core() {
-  const unsigned n = unsigned(cores_.size());
-  for (unsigned i = 0; i < n; ++i) {
-    const unsigned c = cfg_.policy == Policy::RoundRobin ? (rr_next_ + i) % n : i;
-    if (!core_taken_[c]) {
-      core_taken_[c] = true;
-      rr_next_ = (c + 1) % n;
-      return int(c);
-    }
-  }
-  return -1;
+  const int c = dispatch_->pick(core_taken_);
+  if (c >= 0) core_taken_[c] = true;
+  return c;
 }
 
 void TaskScheduler::stream_thread(unsigned s) {
@@ -149,9 +172,11 @@ void TaskScheduler::stream_thread(unsigned s) {
     const Tick submitted = now_tick();
     wait(dispatch);  // fetch the entry
     const std::uint64_t base = std::uint64_t(st.base_hi->value) << 32 | st.base_lo->value;
-    if (!st.size->value) return fail("stream " + std::to_string(s) + " rang its doorbell with SQ" + std::to_string(s) + "_SIZE 0");
+    if (!st.size->value)
+      return fail("stream " + std::to_string(s) + " rang its doorbell with SQ" + std::to_string(s) + "_SIZE 0");
     const std::uint64_t slot = st.head->value % st.size->value;
-    const std::uint8_t* p = at(base + slot * sizeof(dvp_task), sizeof(dvp_task), "stream " + std::to_string(s) + "'s queue entry");
+    const std::uint8_t* p =
+        at(base + slot * sizeof(dvp_task), sizeof(dvp_task), "stream " + std::to_string(s) + "'s queue entry");
     if (!p) return;
     dvp_task t;
     std::memcpy(&t, p, sizeof t);
@@ -166,11 +191,10 @@ void TaskScheduler::stream_thread(unsigned s) {
     c.id = t.id;
     c.start_ns = rec.start / 1000;
     switch (t.type) {
-      case DVP_TASK_KERNEL:
-        run_kernel(t, rec, c);
-        break;
+      case DVP_TASK_KERNEL: run_kernel(t, rec, c); break;
       case DVP_TASK_AICPU:
-        if (aicpu_.empty()) return fail("task '" + rec.name + "' is an AI CPU kernel, but the platform has no AI CPU cores");
+        if (aicpu_.empty())
+          return fail("task '" + rec.name + "' is an AI CPU kernel, but the platform has no AI CPU cores");
         run_aicpu(t, rec, c);
         break;
       case DVP_TASK_RECORD:
@@ -204,7 +228,7 @@ void TaskScheduler::stream_thread(unsigned s) {
     c.end_ns = rec.end / 1000;
     // The trace keeps the name's pointer: names live as long as the scheduler.
     slice_names_.push_back(rec.name);
-    Tracer::instance().slice(st.lane, slice_names_.back().c_str(), rec.submitted, rec.end);
+    st.lane.slice(slice_names_.back().c_str(), rec.submitted, rec.end);
     records_.push_back(rec);
     ++tasks_;
     complete(c);
@@ -279,8 +303,7 @@ void TaskScheduler::run_aicpu(const dvp_task& t, TaskRecord& rec, dvp_completion
   // firmware there runs the function and writes DONE.
   unsigned i = 0;
   for (;;) {
-    for (i = 0; i < aicpu_.size() && aicpu_[i]->busy; ++i) {
-    }
+    for (i = 0; i < aicpu_.size() && aicpu_[i]->busy; ++i) {}
     if (i < aicpu_.size()) break;
     wait(aicpu_freed_);
   }
@@ -311,8 +334,8 @@ void TaskScheduler::write_ctrl(unsigned core, std::uint32_t offset, std::uint32_
   prepare(p, true, ctrl_base_ + core * ctrl_stride_ + offset, reinterpret_cast<unsigned char*>(&value), 4);
   ctrl->b_transport(p, delay);
   if (p.get_response_status() != tlm::TLM_OK_RESPONSE)
-    fail("writing AI Core " + std::to_string(core) + "'s control register at " + hex(p.get_address()) + " failed: " +
-         p.get_response_string());
+    fail("writing AI Core " + std::to_string(core) + "'s control register at " + hex(p.get_address()) +
+         " failed: " + p.get_response_string());
 }
 
 void TaskScheduler::complete(const dvp_completion& c) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Task scheduler: streams of tasks in submission queues in DRAM, rung by doorbells; AI Core
 // kernels' blocks go onto free AI Cores (by policy), events order streams, completions go to a
 // completion queue in DRAM with an interrupt. Register map: docs/peripherals.md; the queue
@@ -12,6 +13,7 @@
 #include "common/config.hpp"
 #include "common/stats.hpp"
 #include "common/trace.hpp"
+#include "dispatch.hpp"
 #include "irq/irq_controller.hpp"
 #include "mmio/mmio.hpp"
 
@@ -23,12 +25,10 @@ extern "C" {
 
 namespace dvp::ts {
 
-enum class Policy { RoundRobin, FirstFree };
-
 struct TsConfig {
-  double dispatch_ns = 0;     // reading a task from its queue, and starting one block on a core
-  double completion_ns = 0;   // from a task's last block to its completion entry
-  Policy policy = Policy::RoundRobin;
+  double dispatch_ns = 0;         // reading a task from its queue, and starting one block on a core
+  double completion_ns = 0;       // from a task's last block to its completion entry
+  MakeDispatch policy = nullptr;  // (dispatch.hpp); null: round_robin
   static void describe(cfg::Spec& s);
   static TsConfig from(const cfg::Node& n);
 };
@@ -39,12 +39,18 @@ class TaskScheduler : public mmio::Device {
   // that has core i's block at ctrl_base + i * ctrl_stride.
   tlm_utils::simple_initiator_socket<TaskScheduler> ctrl;
 
-  // Its completion interrupt is line `irq_line`; queues live in `dram` (at `dram_base`). AI
-  // CPU i gets its tasks through mailbox registers and line `aicpu_line + i`.
-  TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, std::vector<aicore::AiCore*> cores,
-                std::uint8_t* dram, std::uint64_t dram_base, std::uint64_t dram_size, irq::IrqController& irq,
-                unsigned irq_line, double access_ns, std::uint64_t ctrl_base, std::uint64_t ctrl_stride,
-                unsigned aicpus = 0, unsigned aicpu_line = 17);
+  // What it is connected to.
+  struct Wiring {
+    std::vector<aicore::AiCore*> cores;  // the AI Cores it dispatches to
+    std::uint8_t* dram = nullptr;        // DRAM's bytes, where the firmware's queues live
+    std::uint64_t dram_base = 0, dram_size = 0;
+    irq::IrqController* irq = nullptr;
+    unsigned irq_line = 16;                        // its completion interrupt
+    unsigned aicpus = 0, aicpu_line = 17;          // AI CPU i's mailbox raises line aicpu_line + i
+    std::uint64_t ctrl_base = 0, ctrl_stride = 0;  // core i's control block, on `ctrl`
+    double access_ns = 0;                          // one register access
+  };
+  TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, Wiring w);
   std::string device_kind() const override { return "ts"; }
 
   struct TaskRecord {
@@ -82,7 +88,7 @@ class TaskScheduler : public mmio::Device {
   irq::IrqController& irq_;
   unsigned irq_line_;
   std::uint64_t ctrl_base_, ctrl_stride_;
-  unsigned rr_next_ = 0;
+  std::unique_ptr<Dispatch> dispatch_;
   std::vector<bool> core_taken_;
   sc_core::sc_event core_freed_, event_set_, stream_idle_;
   bool events_[DVP_MAX_EVENTS] = {};

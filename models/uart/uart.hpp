@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // UART (transmit side): each byte written to DATA goes to DIR/uart-<who>.txt, and each complete
 // line to the run log as "[<who>] text". Register map: docs/peripherals.md. The file is created
 // at the first byte: a core that never printed (or never ran) leaves no empty file behind.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // minibench: a small CoreMark-like workload, written for this test (not CoreMark): linked-list
 // work on heap nodes, a 16x16 integer matrix multiply, a state machine that classifies number
 // tokens, and a CRC-16 over every result. Built as davinci-vp firmware by the SDK and, with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # C (M x 64, f32) = A (M x 64, f16) x B (64 x 64, f16); block b computes rows 64b..64b+63.
 # Arguments (argbase): A, B, C (GM addresses). M = 64 x blockdim.
 # GM (ND) -> L1 (Nz) on MTE2, L1 -> L0A / L0B on MTE1, the cube (M), L0C -> GM on FixPipe;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # z = x + y on f16 vectors, split over the kernel's blocks by block id.
 # Arguments (argbase): x, y, z (GM addresses), n (elements; a multiple of TILE x blockdim).
 # Each tile goes GM -> UB (MTE2), is added (V), and goes back UB -> GM (MTE3); flags order

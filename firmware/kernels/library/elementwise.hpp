@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Kernel library: element-wise operations on vectors in GM, z = x op y (add, sub, mul, max, min)
 // or z = op(x) (relu, exp, abs, sqrt), fp16 or fp32, and z = cast(x) between fp16, bf16, fp32,
 // int8 and int32. Tiles sized from the UB go round-robin
@@ -12,7 +13,7 @@
 namespace dvp::kernels {
 
 struct ElementwiseShape {
-  std::string op;  // add, sub, mul, max, min, relu, exp, abs, sqrt, cast
+  std::string op;                            // add, sub, mul, max, min, relu, exp, abs, sqrt, cast
   aicore::DType dtype = aicore::DType::F16;  // of x (and y)
   std::uint64_t n = 0;                       // elements
   aicore::DType to = aicore::DType::None;    // cast: the type of z (rounded to nearest even)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "gemm.hpp"
 
 #include <algorithm>
@@ -29,6 +30,24 @@ std::uint64_t gemm_epilogue_ub(const GemmShape& s, std::uint32_t mt, std::uint32
   return slots * std::uint64_t(mt) * ntp * (4 + (cast ? ob : 0)) + std::uint64_t(nt) * 4;
 }
 
+// The estimated cycles of a GEMM in mt x nt tiles: the tiles go round the cores in waves; a
+// tile takes the longer of its cube steps (edge tiles compute whole, on zeros) and its loads
+// (what exists of A's rows and B's columns, through MTE2), which overlap.
+std::uint64_t gemm_estimate(const AiCoreConfig& cfg, const GemmShape& s, std::uint32_t mt, std::uint32_t nt,
+                            std::uint64_t k_pad) {
+  const std::uint64_t tiles = ((s.m + mt - 1) / mt) * ((s.n + nt - 1) / nt);
+  const std::uint64_t waves = (tiles + cfg.cores - 1) / cfg.cores;
+  const unsigned eb = dtype_bytes(s.in);
+  // A cube step covers cube_k fp16 elements of k, twice as many int8 (the same 32 bytes).
+  const std::uint64_t step_k = std::uint64_t(cfg.cube_k) * 2 / eb;
+  const std::uint64_t steps =
+      ((mt + cfg.cube_m - 1) / cfg.cube_m) * ((nt + cfg.cube_n - 1) / cfg.cube_n) * ((k_pad + step_k - 1) / step_k);
+  const std::uint64_t compute = steps * cfg.cube_cycles_per_step;
+  const std::uint64_t bytes = (std::min<std::uint64_t>(mt, s.m) + std::min<std::uint64_t>(nt, s.n)) * k_pad * eb;
+  const std::uint64_t load = bytes / cfg.gm_read_bytes_per_cycle;
+  return waves * std::max(compute, load);
+}
+
 }  // namespace
 
 GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
@@ -39,33 +58,50 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
   if (!int8 && s.out != DType::F32 && s.out != DType::F16 && s.out != DType::BF16)
     throw Error("gemm: f16 and bf16 inputs give an f32, f16 or bf16 output");
   const std::uint32_t k0 = 32 / dtype_bytes(s.in);
-  if (s.m % 16 || s.n % 16 || s.k % k0 || !s.m || !s.n || !s.k)
-    throw Error("gemm: m and n must be positive multiples of 16 and k of " + std::to_string(k0) + " (got " +
-                std::to_string(s.m) + " x " + std::to_string(s.k) + " x " + std::to_string(s.n) + ")");
+  if (!s.m || !s.n || !s.k)
+    throw Error("gemm: m, k and n must be at least 1 (got " + std::to_string(s.m) + " x " + std::to_string(s.k) +
+                " x " + std::to_string(s.n) + ")");
+  // Configuration words hold strides of 16 bits: k (A, and B stored transposed) and n (B).
+  if (s.k > 65535 || (!s.b_transposed && s.n > 65535))
+    throw Error("gemm: k (and n, for B stored k x n) must be at most 65535 (the ND -> Nz stride field)");
   GemmTiling t;
-  for (std::uint32_t kt : {64u, 32u, 16u})  // the largest chunk up to 64 that divides k
-    if (s.k % kt == 0 && kt % k0 == 0) {
+  // k in chunks of kt, the largest up to 64 that divides k rounded up to whole fractals: the
+  // last chunk then ends in the fractal column that holds k, and ND -> Nz pads that column
+  // with zeros, so the padded part of k adds nothing.
+  const std::uint64_t k_pad = (s.k + k0 - 1) / k0 * k0;
+  for (std::uint32_t kt : {64u, 32u, 16u})
+    if (k_pad % kt == 0 && kt % k0 == 0) {
       t.kt = kt;
       break;
     }
   const unsigned eb = dtype_bytes(s.in);
   const std::uint64_t l0a = cfg.size[kL0A], l0b = cfg.size[kL0B], l0c = cfg.size[kL0C], l1 = cfg.size[kL1];
-  // The largest tiles (by area) that divide m and n and fit: L0A and L0B hold two chunks each,
-  // L0C one output tile, L1 two chunks of A and of B; one transposing load moves a B chunk.
-  std::uint64_t best = 0;
+  // The tiles that fit (L0A and L0B hold two chunks each, L0C one output tile, L1 two chunks of
+  // A and of B; one transposing load moves a B chunk): the one with the least estimated time,
+  // then the least padding computed, then the largest (fewest tiles).
+  std::uint64_t best_work = ~0ull, best_pad = ~0ull, best_area = 0;
   for (std::uint32_t mt = 16; mt <= 256; mt *= 2)
     for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
-      if (s.m % mt || s.n % nt) continue;
       const bool fits = 2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b &&
                         std::uint64_t(mt) * nt * 4 <= l0c && (t.kt / k0) * (nt / 16) <= 255 &&
                         2ull * (std::uint64_t(mt) * t.kt + std::uint64_t(t.kt) * nt) * eb <= l1 &&
                         (!s.bias || gemm_epilogue_ub(s, mt, nt, 1) <= cfg.size[kUB]);
-      if (fits && std::uint64_t(mt) * nt > best) best = std::uint64_t(mt) * nt, t.mt = mt, t.nt = nt;
+      if (!fits) continue;
+      const std::uint64_t work = gemm_estimate(cfg, s, mt, nt, k_pad), area = std::uint64_t(mt) * nt;
+      const std::uint64_t pad = (s.m + mt - 1) / mt * mt * ((s.n + nt - 1) / nt * nt);
+      if (std::tie(work, pad) < std::tie(best_work, best_pad) ||
+          (work == best_work && pad == best_pad && area > best_area))
+        best_work = work, best_pad = pad, best_area = area, t.mt = mt, t.nt = nt;
     }
-  if (!best)
-    throw Error("gemm: no tile of 16..256 that divides m and n fits L0A (" + std::to_string(l0a) + " B), L0B (" +
-                std::to_string(l0b) + " B), L0C (" + std::to_string(l0c) + " B) and L1" +
+  if (!best_area)
+    throw Error("gemm: no tile of 16..256 fits L0A (" + std::to_string(l0a) + " B), L0B (" + std::to_string(l0b) +
+                " B), L0C (" + std::to_string(l0c) + " B) and L1" +
                 (s.bias ? " (and, with bias, UB (" + std::to_string(cfg.size[kUB]) + " B))" : std::string()));
+  if (s.bias && (std::uint64_t(s.n) * dtype_bytes(s.out) % 32 || (s.n % t.nt) * dtype_bytes(s.out) % 32))
+    throw Error(
+        "gemm: with bias, C's rows and its last tile's columns must be whole 32-byte blocks (the epilogue "
+        "writes C from UB through MTE3 in blocks): n = " +
+        std::to_string(s.n) + " of " + aicore::dtype_name(s.out) + " is not");
   return t;
 }
 
@@ -76,14 +112,15 @@ namespace {
 // repeating actions can become a scalar loop.
 struct Act {
   enum Kind : std::uint8_t { Load, NextTile, NextLoad, Step } kind = Step;
-  int buf = 0;                         // L1 buffer
-  int l0 = 0, part = 0;                // Step: L0A / L0B buffer; L0C part
+  int buf = 0;                               // L1 buffer
+  int l0 = 0, part = 0;                      // Step: L0A / L0B buffer; L0C part
   bool first_use = false, last_use = false;  // Step: the chunk's first and last step
-  bool first = false, last = false;    // Step: the tile's first and last step into this part
-  int kdelta = 0;                      // Step (conv): chunks to move the img2col window by first
+  bool first = false, last = false;          // Step: the tile's first and last step into this part
+  int kdelta = 0;                            // Step (conv): chunks to move the img2col window by first
+  bool tail = false;                         // Load, NextLoad: the last chunk, shorter than the others
   bool operator==(const Act& o) const {
-    return std::tie(kind, buf, l0, part, first_use, last_use, first, last, kdelta) ==
-           std::tie(o.kind, o.buf, o.l0, o.part, o.first_use, o.last_use, o.first, o.last, o.kdelta);
+    return std::tie(kind, buf, l0, part, first_use, last_use, first, last, kdelta, tail) ==
+           std::tie(o.kind, o.buf, o.l0, o.part, o.first_use, o.last_use, o.first, o.last, o.kdelta, o.tail);
   }
 };
 
@@ -96,7 +133,8 @@ struct Act {
 // chunks, so a tile starts with nb chunks loaded. (Running a block's first group chunk by
 // chunk instead, as it has nothing to overlap, was tried: the lead of `group` chunks that the
 // skew needs is then built up at the second group, for the same total.)
-std::vector<Act> tile_program(std::uint32_t chunks, int nb, std::uint32_t group, int parts) {
+// `tail`: the last chunk is shorter (k is not a multiple of the chunk), so its loads differ.
+std::vector<Act> tile_program(std::uint32_t chunks, int nb, std::uint32_t group, int parts, bool tail) {
   struct Pending {
     bool next_tile;
     std::uint32_t chunk;
@@ -132,7 +170,9 @@ std::vector<Act> tile_program(std::uint32_t chunks, int nb, std::uint32_t group,
       const Pending& l = loads[next_load];
       if (l.after >= 0 && !released[l.after]) break;
       if (l.next_tile && l.chunk == 0) acts.push_back(Act{Act::NextTile});
-      acts.push_back(Act{l.next_tile ? Act::NextLoad : Act::Load, int(l.chunk % nb)});
+      Act load{l.next_tile ? Act::NextLoad : Act::Load, int(l.chunk % nb)};
+      load.tail = tail && l.chunk == chunks - 1;
+      acts.push_back(load);
     }
   };
   for (std::uint32_t g0 = 0; g0 < chunks; g0 += group) {
@@ -169,284 +209,176 @@ void emit_compressed(const std::vector<Act>& acts, Emit emit, Loop loop) {
   for (std::size_t i = best_s + best_k * best_p; i < n; ++i) emit(acts[i]);
 }
 
-Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) {
-  const GemmTiling t = gemm_tiling(cfg, s);
-  const DType in = s.in, acc = in == DType::S8 ? DType::S32 : DType::F32;
-  const unsigned eb = dtype_bytes(in);
-  const std::uint32_t k0 = 32 / eb;
-  const std::uint32_t mf = t.mt / 16, nf = t.nt / 16, kf = t.kt / k0;
-  const std::uint32_t chunks = s.k / t.kt;
-  const std::uint32_t tiles_n = s.n / t.nt, tiles = (s.m / t.mt) * tiles_n;
-  const unsigned ob = dtype_bytes(s.out);
+// Builds the GEMM (or a convolution run as one): the plan of buffers first, then the code, in
+// named pieces: the prologue, the loads (MTE2), the steps (MTE1 and the cube), the output
+// (FixPipe, or the bias epilogue on the vector unit) and the loop over tiles.
+class GemmBuilder {
+ public:
+  GemmBuilder(const AiCoreConfig& cfg, const GemmShape& shape, const ConvShape* conv)
+      : cfg_(cfg), s(shape), conv(conv), t(gemm_tiling(cfg, shape)) {
+    plan();
+  }
+  Image build();
+
+ private:
+  void plan();
+  void plan_l1();
+  void prologue();
+  void load_feature_map();
+  void row_col(Reg tr);
+  void load_pointers(Reg tr);
+  void load(int b, bool tail);
+  void edge_configs();
+  void output_configs();
+  void valid(Reg out, Reg index, std::uint32_t tile, std::uint32_t size);
+  void epilogue(int h, Reg l0c_addr);
+  void epilogue_vector(int h, std::uint64_t slot, std::uint64_t cast_at);
+  void step(const Act& a);
+  void step_mte1(const Act& a);
+  void step_cube(const Act& a);
+  void emit(const Act& a);
+  void run_tile(const std::vector<Act>& program);
+  void tile_pointers();
+  void final_flags();
+
+  const AiCoreConfig& cfg_;
+  const GemmShape& s;
+  const ConvShape* conv;
+  const GemmTiling t;
+  // The plan.
+  DType in = DType::F16, acc = DType::F32;
+  unsigned eb = 2, ob = 4;
+  std::uint32_t k0 = 16, mf = 0, nf = 0, kf = 0, chunks = 0, tiles_n = 0, tiles = 0, nfp = 0, ntp = 0, group = 0;
+  int parts = 1, nb = 8, nu = 1;
+  std::uint64_t a_bytes = 0, b_bytes = 0, fm_bytes = 0, fm_area = 0;
+  std::uint64_t l1a[8] = {}, l1b[8] = {}, l0a[2] = {}, l0b[2] = {};
+  bool cast = false;
+  // Edges: m, n or k not a multiple of the tile. Edge tiles load what exists (ND -> Nz pads
+  // with zeros), compute the whole tile and write what exists, by configuration words made at
+  // run time for each tile.
+  bool edge_m = false, edge_n = false;
+  std::uint32_t k_tail = 0;  // elements of k in the last chunk
+  std::uint64_t slot_acc = 0, slot_bytes = 0, ub_bias = 0;
+  // The code.
+  KernelBuilder k;
+  Reg zero = KernelBuilder::zero();
+  Reg arg, A, B, C, bias, tile, dim, ntiles, ntn, ld_tile, a_ptr, b_ptr, c_ptr, tmp, dst, src;
+  Reg row, col, count, kstart, window, wbase;
+  Reg a_cfg, a_tail, b_cfg, b_tail, out_cfg[2];  // with edges: this tile's configuration words
+  Load3dCfg filter;
+};
+
+void GemmBuilder::plan() {
+  in = s.in;
+  acc = in == DType::S8 ? DType::S32 : DType::F32;
+  eb = dtype_bytes(in);
+  k0 = 32 / eb;
+  mf = t.mt / 16, nf = t.nt / 16, kf = t.kt / k0;
+  chunks = (s.k + t.kt - 1) / t.kt;
+  k_tail = s.k - (chunks - 1) * t.kt;
+  edge_m = s.m % t.mt != 0, edge_n = s.n % t.nt != 0;
+  tiles_n = (s.n + t.nt - 1) / t.nt, tiles = ((s.m + t.mt - 1) / t.mt) * tiles_n;
+  ob = dtype_bytes(s.out);
   // L0C in two parts along n when the tile has an even number of fractal columns, so FixPipe
   // overlaps the cube. Each part's steps load A again: cheap for a GEMM (load2d at 512 B per
   // cycle), not for a conv, whose img2col costs more than the overlap saves (11.7% of peak on
   // scenarios/kernels/conv2d.yaml with one part, 7.3% with two).
-  const int parts = conv ? 1 : gemm_parts(t.nt);
-  const std::uint32_t nfp = nf / parts, ntp = t.nt / parts;
+  parts = conv ? 1 : gemm_parts(t.nt);
+  nfp = nf / parts, ntp = t.nt / parts;
+  plan_l1();
+  l0a[1] = a_bytes, l0b[1] = b_bytes / parts;
+  // Bias epilogue in UB: nu slots (two when they fit, so part 1's FixPipe need not wait for
+  // part 0's MTE3) of the accumulator tile and its cast, then the bias row.
+  cast = acc == DType::F32 && s.out != DType::F32;
+  slot_acc = std::uint64_t(t.mt) * ntp * 4, slot_bytes = slot_acc + (cast ? std::uint64_t(t.mt) * ntp * ob : 0);
+  nu = s.bias && gemm_epilogue_ub(s, t.mt, t.nt, 2) <= cfg_.size[kUB] ? 2 : 1;
+  ub_bias = nu * slot_bytes;
+}
+
+void GemmBuilder::plan_l1() {
   // L1 holds nb chunks: as many as fit up to eight (event ids 0..7; a conv keeps 7 for its
   // feature map), so MTE2 runs a group or more ahead of the cube. L0A / L0B hold two steps.
-  const std::uint64_t a_bytes = std::uint64_t(t.mt) * t.kt * eb, b_bytes = std::uint64_t(t.kt) * t.nt * eb;
+  a_bytes = std::uint64_t(t.mt) * t.kt * eb, b_bytes = std::uint64_t(t.kt) * t.nt * eb;
   // A conv keeps its whole feature map in L1 instead of A chunks.
-  const std::uint64_t fm_bytes = conv ? std::uint64_t(conv->c) * conv->h * conv->w * 2 : 0;
-  const std::uint64_t fm_area = (fm_bytes + 511) / 512 * 512;
+  fm_bytes = conv ? std::uint64_t(conv->c) * conv->h * conv->w * 2 : 0;
+  fm_area = (fm_bytes + 511) / 512 * 512;
   auto l1_need = [&](int n) { return conv ? fm_area + n * b_bytes : n * (a_bytes + b_bytes); };
-  int nb = conv ? 6 : 8;
-  while (nb > 2 && l1_need(nb) > cfg.size[kL1]) nb -= 2;
-  if (l1_need(nb) > cfg.size[kL1])
-    throw Error(conv ? "conv2d: the feature map (" + std::to_string(fm_bytes) + " B) and two weight chunks do not fit L1"
-                     : "gemm: two chunks of A and B do not fit L1");
-  const std::uint32_t group = std::uint32_t(nb / 2);
-  std::uint64_t l1a[8], l1b[8];
+  nb = conv ? 6 : 8;
+  while (nb > 2 && l1_need(nb) > cfg_.size[kL1]) nb -= 2;
+  if (l1_need(nb) > cfg_.size[kL1])
+    throw Error(conv
+                    ? "conv2d: the feature map (" + std::to_string(fm_bytes) + " B) and two weight chunks do not fit L1"
+                    : "gemm: two chunks of A and B do not fit L1");
+  group = std::uint32_t(nb / 2);
   for (int b = 0; b < nb; ++b) {
     l1a[b] = std::uint64_t(b) * a_bytes;
     l1b[b] = (conv ? fm_area : nb * a_bytes) + std::uint64_t(b) * b_bytes;
   }
-  const std::uint64_t l0a[2] = {0, a_bytes}, l0b[2] = {0, b_bytes / parts};
-  // Bias epilogue in UB: nu slots (two when they fit, so part 1's FixPipe need not wait for
-  // part 0's MTE3) of the accumulator tile and its cast, then the bias row.
-  const bool cast = acc == DType::F32 && s.out != DType::F32;
-  const std::uint64_t slot_acc = std::uint64_t(t.mt) * ntp * 4, slot_bytes = slot_acc + (cast ? std::uint64_t(t.mt) * ntp * ob : 0);
-  const int nu = s.bias && gemm_epilogue_ub(s, t.mt, t.nt, 2) <= cfg.size[kUB] ? 2 : 1;
-  const std::uint64_t ub_bias = nu * slot_bytes;
+}
 
-  KernelBuilder k;
-  const Reg zero = KernelBuilder::zero();
-  Reg arg = k.reg(), A = k.reg(), B = k.reg(), C = k.reg(), bias = k.reg();
+Image GemmBuilder::build() {
+  arg = k.reg(), A = k.reg(), B = k.reg(), C = k.reg(), bias = k.reg();
   k.GetSpr(arg, Spr::ArgBase);
   k.LoadGm(A, arg, 0);
   k.LoadGm(B, arg, 8);
   k.LoadGm(C, arg, 16);
   if (s.bias) k.LoadGm(bias, arg, 24);
-  Reg tile = k.reg(), dim = k.reg(), ntiles = k.Const(tiles), ntn = k.Const(tiles_n);
+  tile = k.reg(), dim = k.reg(), ntiles = k.Const(tiles), ntn = k.Const(tiles_n);
   k.GetSpr(tile, Spr::BlockId);
   k.GetSpr(dim, Spr::BlockDim);
   // Loads run ahead into the next tile: ld_tile, a_ptr and b_ptr are the load side's; tile,
   // c_ptr, window and kstart the compute side's.
-  Reg ld_tile = k.reg(), a_ptr = k.reg(), b_ptr = k.reg(), c_ptr = k.reg(), tmp = k.reg(), dst = k.reg(),
-      src = k.reg();
-  Reg row = k.reg(), col = k.reg(), count = k.reg(), kstart = k.reg(), window = k.reg(), wbase = k.reg();
-  Load3dCfg filter;
+  ld_tile = k.reg(), a_ptr = k.reg(), b_ptr = k.reg(), c_ptr = k.reg(), tmp = k.reg(), dst = k.reg(), src = k.reg();
+  row = k.reg(), col = k.reg(), count = k.reg(), kstart = k.reg(), window = k.reg(), wbase = k.reg();
+  if (edge_m || edge_n) {
+    a_cfg = k.reg(), a_tail = k.reg(), b_cfg = k.reg(), b_tail = k.reg();
+    for (int h = 0; h < parts; ++h) out_cfg[h] = k.reg();
+  }
   if (conv) filter = Load3dCfg{conv->kh, conv->kw, conv->stride_h, conv->stride_w, conv->dil_h, conv->dil_w, conv->c};
-
-  if (conv) {
-    // The feature map goes into L1 once; MTE1 waits for it before its first img2col.
-    k.Li(tmp, std::int64_t(Fmatrix{conv->w, conv->h, conv->pad_l, conv->pad_r, conv->pad_t, conv->pad_b}.pack()));
-    k.SetSpr(Spr::Fmatrix, tmp);
-    k.SetSpr(Spr::PadValue, zero);
-    k.Li(dst, 0);
-    k.DataCopy(Pos::L1, dst, Pos::GM, A, DataCopyCfg{1, std::uint32_t(fm_bytes / 32), 0, 0});  // fp16 feature map
-    k.SetFlag(Pipe::MTE2, Pipe::MTE1, 7);  // event 7: the L1 buffers use 0..nb-1
-    k.WaitFlag(Pipe::MTE2, Pipe::MTE1, 7);
-  }
-
-  // Prologue: every buffer starts free.
-  for (int b = 0; b < nb; ++b) k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);  // L1 buffer b
-  for (int b = 0; b < 2; ++b) k.SetFlag(Pipe::M, Pipe::MTE1, b);      // L0A / L0B buffer b
-  for (int h = 0; h < parts; ++h) k.SetFlag(Pipe::FIX, Pipe::M, h);   // L0C part h
-  if (s.bias) {
-    for (int u = 0; u < nu; ++u) k.SetFlag(Pipe::MTE3, Pipe::FIX, u);  // UB slot u
-    k.SetFlag(Pipe::V, Pipe::MTE2, 0);                                 // the UB bias row
-    // The epilogue's vector ops take one row segment of a part (up to 64 elements) per repeat.
-    if (ntp < 64) {
-      k.Li(tmp, ntp);
-      k.SetMaskCount(tmp);
-    }
-  }
-
-  // (row, col) of tile `tr` in the tiles_n-wide grid.
-  auto row_col = [&](Reg tr) {
-    k.Op("divu", row, tr, ntn);
-    k.Op("rem", col, tr, ntn);
-  };
-  // Load side: a_ptr = A + row x mt x k x eb; b_ptr = B + col x nt x eb (B^T: col x nt x k x eb).
-  auto load_pointers = [&](Reg tr) {
-    row_col(tr);
-    if (!conv) {
-      k.Li(tmp, std::int64_t(t.mt) * s.k * eb);
-      k.Mul(a_ptr, row, tmp);
-      k.Add(a_ptr, a_ptr, A);
-    }
-    k.Li(tmp, s.b_transposed ? std::int64_t(t.nt) * s.k * eb : std::int64_t(t.nt) * eb);
-    k.Mul(b_ptr, col, tmp);
-    k.Add(b_ptr, b_ptr, B);
-  };
-  // MTE2: the next chunk of the load side into L1 buffer b.
-  auto load = [&](int b) {
-    k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
-    if (!conv) {
-      k.Li(dst, std::int64_t(l1a[b]));
-      k.Nd2Nz(in, dst, a_ptr, Nd2NzCfg{t.mt, t.kt, s.k, t.mt});
-      k.Addi(a_ptr, a_ptr, std::int32_t(t.kt * eb));
-    }
-    k.Li(dst, std::int64_t(l1b[b]));
-    if (s.b_transposed) {  // B^T chunk: nt rows of n, kt columns of k
-      k.Nd2Nz(in, dst, b_ptr, Nd2NzCfg{t.nt, t.kt, s.k, t.nt});
-      k.Addi(b_ptr, b_ptr, std::int32_t(t.kt * eb));
-    } else {
-      k.Nd2Nz(in, dst, b_ptr, Nd2NzCfg{t.kt, t.nt, s.n, t.kt});
-      k.Li(tmp, std::int64_t(t.kt) * s.n * eb);
-      k.Add(b_ptr, b_ptr, tmp);
-    }
-    k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
-  };
-  // The bias epilogue of L0C part h (at l0c_addr), on UB slot h % nu: FixPipe L0C -> UB
-  // (accumulator type), vadd of the bias row to every row, ReLU, cast to C's type, MTE3 -> GM.
-  auto epilogue = [&](int h, Reg l0c_addr) {
-    const int u = h % nu;
-    const std::uint64_t slot = std::uint64_t(u) * slot_bytes, cast_at = slot + slot_acc;
-    k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
-    k.Li(dst, std::int64_t(slot));
-    k.Fixpipe(Pos::UB, acc, acc, dst, l0c_addr, FixpCfg{t.mt, ntp, ntp});
-    k.SetFlag(Pipe::FIX, Pipe::M, h);
-    k.SetFlag(Pipe::FIX, Pipe::V, u);
-    k.WaitFlag(Pipe::FIX, Pipe::V, u);
-    if (h == 0) k.WaitFlag(Pipe::MTE2, Pipe::V, 0);  // this tile's bias row
-    const std::uint32_t seg = std::min<std::uint32_t>(64, ntp), row_blocks = ntp * 4 / 32;
-    for (std::uint32_t j = 0; j < ntp; j += seg)
-      for (std::uint32_t r0 = 0; r0 < t.mt; r0 += 255) {
-        const std::uint32_t rows = std::min<std::uint32_t>(255, t.mt - r0);
-        // One repeat per row: the row pitch is the repeat stride, the bias row's is 0.
-        const VecCfg vc{rows, 1, 1, 1, row_blocks, row_blocks, 0};
-        k.Li(dst, std::int64_t(slot + (std::uint64_t(r0) * ntp + j) * 4));
-        k.Li(src, std::int64_t(ub_bias + (std::uint64_t(h) * ntp + j) * 4));
-        k.Vector("add", acc, {dst, dst, src}, vc);
-        if (s.relu) k.Vector("relu", acc, {dst, dst}, vc);
-        if (cast) {
-          k.Li(src, std::int64_t(cast_at + (std::uint64_t(r0) * ntp + j) * ob));
-          k.Cast(s.out, acc, src, dst, VecCfg{rows, 1, 1, 1, ntp * ob / 32, row_blocks, 0});
-        }
-      }
-    if (h == parts - 1) k.SetFlag(Pipe::V, Pipe::MTE2, 0);  // the bias row may be replaced
-    k.SetFlag(Pipe::V, Pipe::MTE3, u);
-    k.WaitFlag(Pipe::V, Pipe::MTE3, u);
-    k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
-    k.Li(src, std::int64_t(cast ? cast_at : slot));
-    k.DataCopy(Pos::GM, dst, Pos::UB, src, DataCopyCfg{t.mt, ntp * ob / 32, 0, (s.n - ntp) * ob / 32});
-    k.SetFlag(Pipe::MTE3, Pipe::FIX, u);
-  };
-  // MTE1 then cube: one chunk's A and part h of its B into L0 buffer l0; C part h (+)= A x B.
-  auto step = [&](const Act& a) {
-    const int b = a.buf, l0 = a.l0, h = a.part;
-    if (a.first_use) k.WaitFlag(Pipe::MTE2, Pipe::MTE1, b);
-    k.WaitFlag(Pipe::M, Pipe::MTE1, l0);
-    if (conv) {
-      // A: the img2col window of this tile's rows and this chunk's columns.
-      if (a.kdelta) k.Addi(kstart, kstart, a.kdelta * std::int32_t(t.kt));
-      k.Op("or", window, kstart, wbase);  // wbase: (m_start << 32) | (kt << 16) | (mt << 48)
-      k.Li(dst, std::int64_t(l0a[l0]));
-      k.LoadData3D(Pos::L0A, in, dst, zero, filter, window);
-    } else {
-      // A, Nz in L1 -> zZ in L0A: one load per column of fractals (mf apart in L1, kf in L0A).
-      for (std::uint32_t kk = 0; kk < kf; ++kk) {
-        k.Li(dst, std::int64_t(l0a[l0] + kk * 512));
-        k.Li(src, std::int64_t(l1a[b] + std::uint64_t(kk) * mf * 512));
-        k.LoadData(Pos::L0A, in, dst, src, Load2dCfg{mf, 1, kf - 1});
-      }
-    }
-    if (s.b_transposed) {
-      // B^T in Nz: its fractals are already B^T's; part h's columns of fractals, as for A.
-      for (std::uint32_t kk = 0; kk < kf; ++kk) {
-        k.Li(dst, std::int64_t(l0b[l0] + kk * 512));
-        k.Li(src, std::int64_t(l1b[b] + (std::uint64_t(kk) * nf + std::uint64_t(h) * nfp) * 512));
-        k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{nfp, 1, kf - 1});
-      }
-    } else {
-      // B in Nz: its fractal order is B^T's zN order already; transpose inside each fractal.
-      k.Li(dst, std::int64_t(l0b[l0]));
-      k.Li(src, std::int64_t(l1b[b] + std::uint64_t(h) * nfp * kf * 512));
-      k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{kf * nfp, 1, 0}, true);
-    }
-    if (a.last_use) k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);
-    k.SetFlag(Pipe::MTE1, Pipe::M, l0);
-
-    k.WaitFlag(Pipe::MTE1, Pipe::M, l0);
-    if (a.first) k.WaitFlag(Pipe::FIX, Pipe::M, h);  // FixPipe has read the part's previous tile
-    const std::uint64_t l0c = std::uint64_t(h) * nfp * mf * 1024;
-    k.Li(tmp, std::int64_t(l0c));
-    k.Li(dst, std::int64_t(l0a[l0]));
-    k.Li(src, std::int64_t(l0b[l0]));
-    k.Mmad(acc, in, tmp, dst, src, MmadCfg{t.mt, t.kt, ntp, a.first});
-    k.SetFlag(Pipe::M, Pipe::MTE1, l0);
-    if (a.last) {
-      k.SetFlag(Pipe::M, Pipe::FIX, h);
-      k.WaitFlag(Pipe::M, Pipe::FIX, h);
-      k.Li(src, std::int64_t(l0c));
-      if (!s.bias) {
-        k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
-        k.Fixpipe(Pos::GM, s.out, acc, dst, src, FixpCfg{t.mt, ntp, s.n}, zero, s.relu);
-        k.SetFlag(Pipe::FIX, Pipe::M, h);
-      } else {
-        epilogue(h, src);
-      }
-    }
-  };
-  auto emit = [&](const Act& a) {
-    switch (a.kind) {
-      case Act::Load: load(a.buf); break;
-      case Act::NextTile: {  // the load side moves to this block's next tile, if any
-        Label none = k.NewLabel();
-        k.Add(ld_tile, tile, dim);
-        k.Branch("bgeu", ld_tile, ntiles, none);
-        load_pointers(ld_tile);
-        k.Bind(none);
-        break;
-      }
-      case Act::NextLoad: {
-        Label none = k.NewLabel();
-        k.Branch("bgeu", ld_tile, ntiles, none);
-        load(a.buf);
-        k.Bind(none);
-        break;
-      }
-      case Act::Step: step(a); break;
-    }
-  };
-  // The compute side of a tile: c_ptr, and for a conv the img2col window, then its program.
-  auto run_tile = [&](const std::vector<Act>& program) {
-    row_col(tile);
-    // c_ptr = C + (row x mt x n + col x nt) x ob
-    k.Li(tmp, std::int64_t(t.mt) * s.n * ob);
-    k.Mul(c_ptr, row, tmp);
-    k.Li(tmp, std::int64_t(t.nt) * ob);
-    k.Mul(tmp, col, tmp);
-    k.Add(c_ptr, c_ptr, tmp);
-    k.Add(c_ptr, c_ptr, C);
-    if (s.bias) {  // this tile's bias row: bias + col x nt x 4
-      k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
-      k.Li(tmp, std::int64_t(t.nt) * 4);
-      k.Mul(tmp, col, tmp);
-      k.Add(tmp, tmp, bias);
-      k.Li(dst, std::int64_t(ub_bias));
-      k.DataCopy(Pos::UB, dst, Pos::GM, tmp, DataCopyCfg{1, t.nt * 4 / 32, 0, 0});
-      k.SetFlag(Pipe::MTE2, Pipe::V, 0);
-    }
-    if (conv) {
-      // For load3d: (m_start << 32) | (kt << 16) | (mt << 48), with m_start = row x mt;
-      // k_start (bits 15:0) is kstart, which the steps move.
-      k.Li(tmp, std::int64_t(t.mt));
-      k.Mul(wbase, row, tmp);
-      k.OpI("shli", wbase, wbase, 32);
-      k.Li(tmp, std::int64_t(std::uint64_t(t.kt) << 16 | std::uint64_t(t.mt) << 48));
-      k.Op("or", wbase, wbase, tmp);
-      k.Li(kstart, 0);
-    }
-    emit_compressed(program, emit, [&](std::size_t reps, auto body) {
-      k.Li(count, std::int64_t(reps));
-      k.Loop(count, body);
-    });
-  };
-
+  if (conv) load_feature_map();
+  prologue();
   // The first tile's first chunks; then output tiles round-robin over the blocks: tile,
   // tile + blockdim, ...
   Label no_tiles = k.NewLabel();
   k.Branch("bgeu", tile, ntiles, no_tiles);
   load_pointers(tile);
-  for (std::uint32_t c = 0; c < std::min<std::uint32_t>(nb, chunks); ++c) load(int(c));
+  for (std::uint32_t c = 0; c < std::min<std::uint32_t>(nb, chunks); ++c) load(int(c), c == chunks - 1);
   k.Bind(no_tiles);
-  const std::vector<Act> program = tile_program(chunks, nb, group, parts);
+  const std::vector<Act> program = tile_program(chunks, nb, group, parts, k_tail != t.kt);
   k.RoundRobin(tile, ntiles, dim, [&] { run_tile(program); });
-  // Epilogue: take back the free flags so every flag is clear when the block ends.
+  final_flags();
+  k.End();
+  return k.Build();
+}
+
+void GemmBuilder::load_feature_map() {
+  // The feature map goes into L1 once; MTE1 waits for it before its first img2col.
+  k.Li(tmp, std::int64_t(Fmatrix{conv->w, conv->h, conv->pad_l, conv->pad_r, conv->pad_t, conv->pad_b}.pack()));
+  k.SetSpr(Spr::Fmatrix, tmp);
+  k.SetSpr(Spr::PadValue, zero);
+  k.Li(dst, 0);
+  k.DataCopy(Pos::L1, dst, Pos::GM, A, DataCopyCfg{1, std::uint32_t(fm_bytes / 32), 0, 0});  // fp16 feature map
+  k.SetFlag(Pipe::MTE2, Pipe::MTE1, 7);  // event 7: the L1 buffers use 0..nb-1
+  k.WaitFlag(Pipe::MTE2, Pipe::MTE1, 7);
+}
+
+void GemmBuilder::prologue() {
+  // Every buffer starts free.
+  for (int b = 0; b < nb; ++b) k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);  // L1 buffer b
+  for (int b = 0; b < 2; ++b) k.SetFlag(Pipe::M, Pipe::MTE1, b);      // L0A / L0B buffer b
+  for (int h = 0; h < parts; ++h) k.SetFlag(Pipe::FIX, Pipe::M, h);   // L0C part h
+  if (!s.bias) return;
+  for (int u = 0; u < nu; ++u) k.SetFlag(Pipe::MTE3, Pipe::FIX, u);  // UB slot u
+  k.SetFlag(Pipe::V, Pipe::MTE2, 0);                                 // the UB bias row
+  // The epilogue's vector ops take one row segment of a part (up to 64 elements) per repeat.
+  if (ntp < 64) {
+    k.Li(tmp, ntp);
+    k.SetMaskCount(tmp);
+  }
+}
+
+void GemmBuilder::final_flags() {
+  // Take back the free flags so every flag is clear when the block ends.
   for (int b = 0; b < nb; ++b) k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
   for (int b = 0; b < 2; ++b) k.WaitFlag(Pipe::M, Pipe::MTE1, b);
   for (int h = 0; h < parts; ++h) k.WaitFlag(Pipe::FIX, Pipe::M, h);
@@ -454,8 +386,318 @@ Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) 
     for (int u = 0; u < nu; ++u) k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
     k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
   }
-  k.End();
-  return k.Build();
+}
+
+// (row, col) of tile `tr` in the tiles_n-wide grid.
+void GemmBuilder::row_col(Reg tr) {
+  k.Op("divu", row, tr, ntn);
+  k.Op("rem", col, tr, ntn);
+}
+
+// Load side: a_ptr = A + row x mt x k x eb; b_ptr = B + col x nt x eb (B^T: col x nt x k x eb).
+void GemmBuilder::load_pointers(Reg tr) {
+  row_col(tr);
+  if (!conv) {
+    k.Li(tmp, std::int64_t(t.mt) * s.k * eb);
+    k.Mul(a_ptr, row, tmp);
+    k.Add(a_ptr, a_ptr, A);
+  }
+  k.Li(tmp, s.b_transposed ? std::int64_t(t.nt) * s.k * eb : std::int64_t(t.nt) * eb);
+  k.Mul(b_ptr, col, tmp);
+  k.Add(b_ptr, b_ptr, B);
+  edge_configs();
+}
+
+// out = min(tile, size - index x tile): the rows (or columns) of tile `index` that exist.
+void GemmBuilder::valid(Reg out, Reg index, std::uint32_t tile, std::uint32_t size) {
+  k.Li(tmp, tile);
+  k.Mul(out, index, tmp);
+  k.Li(tmp, size);
+  k.Op("sub", out, tmp, out);
+  k.Li(tmp, tile);
+  k.Op("min", out, out, tmp);
+}
+
+// Load side, with edges: the ND -> Nz words of this tile's chunks (and of its last, shorter
+// one), for the rows of A and the columns of B that exist; the rest of the tile is zeros.
+void GemmBuilder::edge_configs() {
+  if (!edge_m && !edge_n) return;
+  if (!conv) {
+    valid(dst, row, t.mt, s.m);
+    k.Li(tmp, std::int64_t(Nd2NzCfg{0, t.kt, s.k, t.mt}.pack()));
+    k.Op("or", a_cfg, tmp, dst);
+    k.Li(tmp, std::int64_t(Nd2NzCfg{0, k_tail, s.k, t.mt}.pack()));
+    k.Op("or", a_tail, tmp, dst);
+  }
+  valid(dst, col, t.nt, s.n);
+  if (!s.b_transposed) k.OpI("shli", dst, dst, 16);  // B's columns; B^T's rows
+  const Nd2NzCfg whole = s.b_transposed ? Nd2NzCfg{0, t.kt, s.k, t.nt} : Nd2NzCfg{t.kt, 0, s.n, t.kt};
+  const Nd2NzCfg last = s.b_transposed ? Nd2NzCfg{0, k_tail, s.k, t.nt} : Nd2NzCfg{k_tail, 0, s.n, t.kt};
+  k.Li(tmp, std::int64_t(whole.pack()));
+  k.Op("or", b_cfg, tmp, dst);
+  k.Li(tmp, std::int64_t(last.pack()));
+  k.Op("or", b_tail, tmp, dst);
+}
+
+// MTE2: the next chunk of the load side into L1 buffer b (`tail`: the last, of k_tail columns).
+void GemmBuilder::load(int b, bool tail) {
+  const std::uint32_t kc = tail ? k_tail : t.kt;
+  k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
+  if (!conv) {
+    k.Li(dst, std::int64_t(l1a[b]));
+    if (edge_m || edge_n)
+      k.Nd2Nz(in, dst, a_ptr, tail ? a_tail : a_cfg);
+    else
+      k.Nd2Nz(in, dst, a_ptr, Nd2NzCfg{t.mt, kc, s.k, t.mt});
+    k.Addi(a_ptr, a_ptr, std::int32_t(t.kt * eb));
+  }
+  k.Li(dst, std::int64_t(l1b[b]));
+  if (edge_m || edge_n)
+    k.Nd2Nz(in, dst, b_ptr, tail ? b_tail : b_cfg);
+  else if (s.b_transposed)  // B^T chunk: nt rows of n, kt columns of k
+    k.Nd2Nz(in, dst, b_ptr, Nd2NzCfg{t.nt, kc, s.k, t.nt});
+  else
+    k.Nd2Nz(in, dst, b_ptr, Nd2NzCfg{kc, t.nt, s.n, t.kt});
+  if (s.b_transposed) {
+    k.Addi(b_ptr, b_ptr, std::int32_t(t.kt * eb));
+  } else {
+    k.Li(tmp, std::int64_t(t.kt) * s.n * eb);
+    k.Add(b_ptr, b_ptr, tmp);
+  }
+  k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
+}
+
+// The bias epilogue of L0C part h (at l0c_addr), on UB slot h % nu: FixPipe L0C -> UB
+// (accumulator type), vadd of the bias row to every row, ReLU, cast to C's type, MTE3 -> GM.
+void GemmBuilder::epilogue(int h, Reg l0c_addr) {
+  const int u = h % nu;
+  const std::uint64_t slot = std::uint64_t(u) * slot_bytes, cast_at = slot + slot_acc;
+  k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
+  k.Li(dst, std::int64_t(slot));
+  k.Fixpipe(Pos::UB, acc, acc, dst, l0c_addr, FixpCfg{t.mt, ntp, ntp});
+  k.SetFlag(Pipe::FIX, Pipe::M, h);
+  k.SetFlag(Pipe::FIX, Pipe::V, u);
+  k.WaitFlag(Pipe::FIX, Pipe::V, u);
+  if (h == 0) k.WaitFlag(Pipe::MTE2, Pipe::V, 0);  // this tile's bias row
+  epilogue_vector(h, slot, cast_at);
+  if (h == parts - 1) k.SetFlag(Pipe::V, Pipe::MTE2, 0);  // the bias row may be replaced
+  k.SetFlag(Pipe::V, Pipe::MTE3, u);
+  k.WaitFlag(Pipe::V, Pipe::MTE3, u);
+  k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
+  k.Li(src, std::int64_t(cast ? cast_at : slot));
+  if (edge_m || edge_n) {  // the part's rows and columns that exist; none: no copy
+    Label none = k.NewLabel();
+    k.OpI("shli", tmp, out_cfg[h], 36);  // block_len, bits 27:12
+    k.OpI("shri", tmp, tmp, 48);
+    k.Branch("beq", tmp, zero, none);
+    k.DataCopy(Pos::GM, dst, Pos::UB, src, out_cfg[h]);
+    k.Bind(none);
+  } else {
+    k.DataCopy(Pos::GM, dst, Pos::UB, src, DataCopyCfg{t.mt, ntp * ob / 32, 0, (s.n - ntp) * ob / 32});
+  }
+  k.SetFlag(Pipe::MTE3, Pipe::FIX, u);
+}
+
+void GemmBuilder::epilogue_vector(int h, std::uint64_t slot, std::uint64_t cast_at) {
+  const std::uint32_t seg = std::min<std::uint32_t>(64, ntp), row_blocks = ntp * 4 / 32;
+  for (std::uint32_t j = 0; j < ntp; j += seg)
+    for (std::uint32_t r0 = 0; r0 < t.mt; r0 += 255) {
+      const std::uint32_t rows = std::min<std::uint32_t>(255, t.mt - r0);
+      // One repeat per row: the row pitch is the repeat stride, the bias row's is 0.
+      const VecCfg vc{rows, 1, 1, 1, row_blocks, row_blocks, 0};
+      k.Li(dst, std::int64_t(slot + (std::uint64_t(r0) * ntp + j) * 4));
+      k.Li(src, std::int64_t(ub_bias + (std::uint64_t(h) * ntp + j) * 4));
+      k.Vector("add", acc, {dst, dst, src}, vc);
+      if (s.relu) k.Vector("relu", acc, {dst, dst}, vc);
+      if (cast) {
+        k.Li(src, std::int64_t(cast_at + (std::uint64_t(r0) * ntp + j) * ob));
+        k.Cast(s.out, acc, src, dst, VecCfg{rows, 1, 1, 1, ntp * ob / 32, row_blocks, 0});
+      }
+    }
+}
+
+// MTE1 then cube: one chunk's A and part h of its B into L0 buffer l0; C part h (+)= A x B.
+void GemmBuilder::step(const Act& a) {
+  step_mte1(a);
+  step_cube(a);
+}
+
+void GemmBuilder::step_mte1(const Act& a) {
+  const int b = a.buf, l0 = a.l0, h = a.part;
+  if (a.first_use) k.WaitFlag(Pipe::MTE2, Pipe::MTE1, b);
+  k.WaitFlag(Pipe::M, Pipe::MTE1, l0);
+  if (conv) {
+    // A: the img2col window of this tile's rows and this chunk's columns.
+    if (a.kdelta) k.Addi(kstart, kstart, a.kdelta * std::int32_t(t.kt));
+    k.Op("or", window, kstart, wbase);  // wbase: (m_start << 32) | (kt << 16) | (mt << 48)
+    k.Li(dst, std::int64_t(l0a[l0]));
+    k.LoadData3D(Pos::L0A, in, dst, zero, filter, window);
+  } else {
+    // A, Nz in L1 -> zZ in L0A: one load per column of fractals (mf apart in L1, kf in L0A).
+    for (std::uint32_t kk = 0; kk < kf; ++kk) {
+      k.Li(dst, std::int64_t(l0a[l0] + kk * 512));
+      k.Li(src, std::int64_t(l1a[b] + std::uint64_t(kk) * mf * 512));
+      k.LoadData(Pos::L0A, in, dst, src, Load2dCfg{mf, 1, kf - 1});
+    }
+  }
+  if (s.b_transposed) {
+    // B^T in Nz: its fractals are already B^T's; part h's columns of fractals, as for A.
+    for (std::uint32_t kk = 0; kk < kf; ++kk) {
+      k.Li(dst, std::int64_t(l0b[l0] + kk * 512));
+      k.Li(src, std::int64_t(l1b[b] + (std::uint64_t(kk) * nf + std::uint64_t(h) * nfp) * 512));
+      k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{nfp, 1, kf - 1});
+    }
+  } else {
+    // B in Nz: its fractal order is B^T's zN order already; transpose inside each fractal.
+    k.Li(dst, std::int64_t(l0b[l0]));
+    k.Li(src, std::int64_t(l1b[b] + std::uint64_t(h) * nfp * kf * 512));
+    k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{kf * nfp, 1, 0}, true);
+  }
+  if (a.last_use) k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);
+  k.SetFlag(Pipe::MTE1, Pipe::M, l0);
+}
+
+void GemmBuilder::step_cube(const Act& a) {
+  const int l0 = a.l0, h = a.part;
+  k.WaitFlag(Pipe::MTE1, Pipe::M, l0);
+  if (a.first) k.WaitFlag(Pipe::FIX, Pipe::M, h);  // FixPipe has read the part's previous tile
+  const std::uint64_t l0c = std::uint64_t(h) * nfp * mf * 1024;
+  k.Li(tmp, std::int64_t(l0c));
+  k.Li(dst, std::int64_t(l0a[l0]));
+  k.Li(src, std::int64_t(l0b[l0]));
+  k.Mmad(acc, in, tmp, dst, src, MmadCfg{t.mt, t.kt, ntp, a.first});
+  k.SetFlag(Pipe::M, Pipe::MTE1, l0);
+  if (!a.last) return;
+  k.SetFlag(Pipe::M, Pipe::FIX, h);
+  k.WaitFlag(Pipe::M, Pipe::FIX, h);
+  k.Li(src, std::int64_t(l0c));
+  if (s.bias) return epilogue(h, src);
+  k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
+  if (edge_m || edge_n)  // the rows and columns of this part that exist
+    k.Fixpipe(Pos::GM, s.out, acc, dst, src, out_cfg[h], zero, s.relu);
+  else
+    k.Fixpipe(Pos::GM, s.out, acc, dst, src, FixpCfg{t.mt, ntp, s.n}, zero, s.relu);
+  k.SetFlag(Pipe::FIX, Pipe::M, h);
+}
+
+void GemmBuilder::emit(const Act& a) {
+  switch (a.kind) {
+    case Act::Load: load(a.buf, a.tail); break;
+    case Act::NextTile: {  // the load side moves to this block's next tile, if any
+      Label none = k.NewLabel();
+      k.Add(ld_tile, tile, dim);
+      k.Branch("bgeu", ld_tile, ntiles, none);
+      load_pointers(ld_tile);
+      k.Bind(none);
+      break;
+    }
+    case Act::NextLoad: {
+      Label none = k.NewLabel();
+      k.Branch("bgeu", ld_tile, ntiles, none);
+      load(a.buf, a.tail);
+      k.Bind(none);
+      break;
+    }
+    case Act::Step: step(a); break;
+  }
+}
+
+// The compute side of a tile: c_ptr, and for a conv the img2col window, then its program.
+void GemmBuilder::run_tile(const std::vector<Act>& program) {
+  tile_pointers();
+  emit_compressed(
+      program, [&](const Act& a) { emit(a); },
+      [&](std::size_t reps, auto body) {
+        k.Li(count, std::int64_t(reps));
+        k.Loop(count, body);
+      });
+}
+
+void GemmBuilder::tile_pointers() {
+  row_col(tile);
+  // c_ptr = C + (row x mt x n + col x nt) x ob
+  k.Li(tmp, std::int64_t(t.mt) * s.n * ob);
+  k.Mul(c_ptr, row, tmp);
+  k.Li(tmp, std::int64_t(t.nt) * ob);
+  k.Mul(tmp, col, tmp);
+  k.Add(c_ptr, c_ptr, tmp);
+  k.Add(c_ptr, c_ptr, C);
+  output_configs();
+  if (s.bias) {  // this tile's bias row: bias + col x nt x 4
+    k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
+    if (edge_n) {  // the 32-byte blocks that hold the tile's columns that exist
+      valid(src, col, t.nt, s.n);
+      k.OpI("shli", src, src, 2);
+      k.Addi(src, src, 31);
+      k.OpI("shri", src, src, 5);
+      k.OpI("shli", src, src, 12);
+      k.Li(tmp, std::int64_t(DataCopyCfg{1, 0, 0, 0}.pack()));
+      k.Op("or", src, src, tmp);
+    }
+    k.Li(tmp, std::int64_t(t.nt) * 4);
+    k.Mul(tmp, col, tmp);
+    k.Add(tmp, tmp, bias);
+    k.Li(dst, std::int64_t(ub_bias));
+    if (edge_n)
+      k.DataCopy(Pos::UB, dst, Pos::GM, tmp, src);
+    else
+      k.DataCopy(Pos::UB, dst, Pos::GM, tmp, DataCopyCfg{1, t.nt * 4 / 32, 0, 0});
+    k.SetFlag(Pipe::MTE2, Pipe::V, 0);
+  }
+  if (!conv) return;
+  // For load3d: (m_start << 32) | (kt << 16) | (mt << 48), with m_start = row x mt; k_start
+  // (bits 15:0) is kstart, which the steps move.
+  k.Li(tmp, std::int64_t(t.mt));
+  k.Mul(wbase, row, tmp);
+  k.OpI("shli", wbase, wbase, 32);
+  k.Li(tmp, std::int64_t(std::uint64_t(t.kt) << 16 | std::uint64_t(t.mt) << 48));
+  k.Op("or", wbase, wbase, tmp);
+  k.Li(kstart, 0);
+}
+
+// Compute side, with edges: each part's output words for the rows and columns of this tile
+// that exist: FixPipe's (m, n, stride), or with bias the MTE3 copy's (rows, blocks, gap).
+void GemmBuilder::output_configs() {
+  if (!edge_m && !edge_n) return;
+  valid(dst, row, t.mt, s.m);  // rows
+  valid(src, col, t.nt, s.n);  // columns of the tile
+  for (int h = 0; h < parts; ++h) {
+    const Reg o = out_cfg[h];
+    if (h == 0) {
+      k.Li(tmp, ntp);
+      k.Op("min", o, src, tmp);
+    } else {  // the columns past part 0's, at most ntp
+      k.Addi(o, src, -std::int32_t(ntp));
+      k.Op("max", o, o, zero);
+    }
+    if (!s.bias) {
+      k.OpI("shli", o, o, 16);
+      k.Op("or", o, o, dst);
+      k.Li(tmp, std::int64_t(FixpCfg{0, 0, s.n, t.mt / 16}.pack()));  // L0C holds the whole tile
+      k.Op("or", o, o, tmp);
+      continue;
+    }
+    // Blocks of 32 B: columns x ob / 32 per row; the gaps to the next row: in UB the part's
+    // rows are ntp wide, in C n.
+    k.Li(tmp, ob);
+    k.Mul(o, o, tmp);
+    k.OpI("shri", o, o, 5);
+    k.Li(tmp, std::int64_t(s.n) * ob / 32);
+    k.Op("sub", tmp, tmp, o);
+    k.OpI("shli", tmp, tmp, 44);
+    k.Op("or", dst, dst, tmp);
+    k.Li(tmp, std::int64_t(ntp) * ob / 32);
+    k.Op("sub", tmp, tmp, o);
+    k.OpI("shli", tmp, tmp, 28);
+    k.Op("or", dst, dst, tmp);
+    k.OpI("shli", o, o, 12);
+    k.Op("or", o, o, dst);
+    if (h + 1 < parts) valid(dst, row, t.mt, s.m);  // the rows again, for the next part
+  }
+}
+
+Image build(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) {
+  return GemmBuilder(cfg, s, conv).build();
 }
 
 }  // namespace
@@ -474,9 +716,7 @@ Image conv2d_kernel(const AiCoreConfig& cfg, const ConvShape& c) {
     throw Error("conv2d: filter size, stride and dilation must be at least 1");
   if (c.h + c.pad_t + c.pad_b < c.dil_h * (c.kh - 1) + 1 || c.w + c.pad_l + c.pad_r < c.dil_w * (c.kw - 1) + 1)
     throw Error("conv2d: the filter is larger than the padded input");
-  const GemmShape g = conv2d_gemm_shape(c);
-  if (g.m % 16) throw Error("conv2d: ho x wo = " + std::to_string(g.m) + " must be a multiple of 16");
-  return build(cfg, g, &c);
+  return build(cfg, conv2d_gemm_shape(c), &c);
 }
 
 }  // namespace dvp::kernels

@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: MIT
 // Kernel library: GEMM. C (m x n) = A (m x k) x B (k x n) (+ bias), row-major in GM, optionally
-// through ReLU. fp16 and bf16 inputs give f32, f16 or bf16 C; int8 inputs give int32 C. B may be stored transposed (n x k, as inference
-// weights usually are: [out features, in features]); for int8 it must be. The tiling comes
-// from the core's buffer sizes, so a what-if on L0A / L0B / L0C needs no kernel edit.
+// through ReLU. fp16 and bf16 inputs give f32, f16 or bf16 C; int8 inputs give int32 C. B may be stored transposed (n x
+// k, as inference weights usually are: [out features, in features]); for int8 it must be. The tiling comes from the
+// core's buffer sizes, so a what-if on L0A / L0B / L0C needs no kernel edit.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -25,8 +26,8 @@ struct GemmShape {
 
 // A convolution run as a GEMM: A is the img2col of the input (via load3d), B^T the weights.
 struct ConvShape {
-  std::uint32_t h = 0, w = 0, c = 0;   // input: c channels (a multiple of 16) of h x w, stored NC1HWC0
-  std::uint32_t cout = 0;              // output channels (a multiple of 16)
+  std::uint32_t h = 0, w = 0, c = 0;  // input: c channels (a multiple of 16) of h x w, stored NC1HWC0
+  std::uint32_t cout = 0;             // output channels (a multiple of 16)
   std::uint32_t kh = 1, kw = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
   std::uint32_t pad_t = 0, pad_b = 0, pad_l = 0, pad_r = 0;
   std::uint32_t ho() const { return (h + pad_t + pad_b - dil_h * (kh - 1) - 1) / stride_h + 1; }
@@ -43,9 +44,9 @@ struct GemmTiling {
 // throws dvp::Error naming the constraint when the shape cannot be tiled.
 GemmTiling gemm_tiling(const aicore::AiCoreConfig& cfg, const GemmShape& s);
 
-// Arguments at argbase: A, B, C (GM addresses), and bias when the shape has one. Output tiles go to blocks round-robin by
-// block id; within a block, MTE2 (GM -> L1), MTE1 (L1 -> L0A / L0B) and the cube overlap on
-// two buffers each, and FixPipe writes each finished tile.
+// Arguments at argbase: A, B, C (GM addresses), and bias when the shape has one. Output tiles go to blocks round-robin
+// by block id; within a block, MTE2 (GM -> L1), MTE1 (L1 -> L0A / L0B) and the cube overlap on two buffers each, and
+// FixPipe writes each finished tile.
 aicore::Image gemm_kernel(const aicore::AiCoreConfig& cfg, const GemmShape& s);
 
 // Conv2D (fp16, one image, f32 out): x (NC1HWC0) and weights (cout x k, k in img2col order:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "pool.hpp"
 
 #include "aicore/kernel_builder.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Kernel library: max and average pooling on an fp16 feature map in NC1HWC0 (no padding).
 // In NC1HWC0 one spatial position is one 32-byte block (16 channels), so a vector repeat with
 // a source block stride of stride_w makes 8 output positions at once; the window is a loop of
@@ -12,7 +13,7 @@
 namespace dvp::kernels {
 
 struct PoolShape {
-  std::string mode = "max";  // max | avg
+  std::string mode = "max";           // max | avg
   std::uint32_t h = 0, w = 0, c = 0;  // c: a multiple of 16
   std::uint32_t kh = 2, kw = 2, stride_h = 2, stride_w = 2;
   std::uint32_t ho() const { return (h - kh) / stride_h + 1; }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Kernel library: row softmax. out[r][c] = exp(x[r][c] - max_r) / sum_c exp(x[r][c] - max_r),
 // rows of `cols` elements, fp32 or fp16, row-major in GM. Rows go round-robin to the blocks.
 #pragma once

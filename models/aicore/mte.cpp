@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+#include "mte.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "fractal.hpp"
+
+namespace dvp::aicore {
+
+Span MteUnit::failed(const Issued& e, const std::string& why) {
+  core_.fault(e, why);
+  return Span::at(now_tick());
+}
+
+Span MteUnit::copy(const Issued& e) {
+  // DataCopy: block_count blocks of block_len x 32 bytes; gaps between blocks on each side.
+  const DataCopyCfg c = DataCopyCfg::unpack(e.v[2]);
+  if (c.block_count < 1 || c.block_len < 1)
+    return failed(e, "DataCopy with block_count " + std::to_string(c.block_count) + " and block_len " +
+                         std::to_string(c.block_len) + " (both must be at least 1)");
+  const OpInfo& info = e.in.info();
+  const std::uint64_t block = std::uint64_t(c.block_len) * 32;
+  const std::uint64_t src_step = block + std::uint64_t(c.src_gap) * 32,
+                      dst_step = block + std::uint64_t(c.dst_gap) * 32;
+  const std::uint64_t n = c.block_count;
+  const std::uint64_t src_span = (n - 1) * src_step + block, dst_span = (n - 1) * dst_step + block;
+  if (info.src != kGm && !core_.local_range(info.src, e.v[1], src_span, e, "source")) return Span::at(now_tick());
+  if (info.dst != kGm && !core_.local_range(info.dst, e.v[0], dst_span, e, "destination")) return Span::at(now_tick());
+  const AiCoreConfig& cfg = core_.config();
+  const Tick t = now_tick() + cfg.clock.cycles(cfg.mte_startup_cycles);
+  if (info.src == kGm || info.dst == kGm) return copy_gm(e, t);
+  // Local to local.
+  const std::uint32_t rate = info.src == kL1 ? cfg.l1_to_ub_bytes_per_cycle : cfg.ub_to_l1_bytes_per_cycle;
+  if (core_.functional())
+    for (std::uint64_t i = 0; i < n; ++i)
+      std::memmove(core_.buffer(info.dst) + e.v[0] + i * dst_step, core_.buffer(info.src) + e.v[1] + i * src_step,
+                   block);
+  return Span::at(t + cfg.clock.cycles((n * block + rate - 1) / rate));
+}
+
+Span MteUnit::copy_gm(const Issued& e, Tick t) {
+  // One side is GM: the blocks go through the bus interface back to back, each issuing once
+  // the one before it has been sent.
+  const DataCopyCfg c = DataCopyCfg::unpack(e.v[2]);
+  const OpInfo& info = e.in.info();
+  const std::uint64_t block = std::uint64_t(c.block_len) * 32;
+  const std::uint64_t src_step = block + std::uint64_t(c.src_gap) * 32,
+                      dst_step = block + std::uint64_t(c.dst_gap) * 32;
+  const bool write = info.dst == kGm;
+  GmTransfer x;
+  x.write = write;
+  x.len = block;
+  x.rate = write ? core_.config().gm_write_bytes_per_cycle : core_.config().gm_read_bytes_per_cycle;
+  x.functional = core_.functional();
+  x.pc = e.pc;
+  x.in = &e.in;
+  Tick end = t;
+  for (std::uint64_t i = 0; i < c.block_count; ++i) {
+    x.data = write ? core_.buffer(info.src) + e.v[1] + i * src_step : core_.buffer(info.dst) + e.v[0] + i * dst_step;
+    x.addr = write ? e.v[0] + i * dst_step : e.v[1] + i * src_step;
+    x.start = t;
+    const GmTiming g = core_.gm_access(x);
+    if (core_.stopping()) return Span::at(now_tick());
+    end = std::max(end, g.done);
+    t = g.issued;
+  }
+  return Span{t, end};
+}
+
+Span MteUnit::nd2nz(const Issued& e) {
+  const Nd2NzCfg c = Nd2NzCfg::unpack(e.v[2]);
+  const DType t = e.in.dt1;
+  if (t == DType::None) return failed(e, "needs a data type");
+  const unsigned eb = dtype_bytes(t), c0 = k0_of(t);
+  if (c.rows == 0 || c.cols == 0) return failed(e, "an empty matrix (rows and cols must be at least 1)");
+  if (c.dst_rows % 16 || c.dst_rows < c.rows)
+    return failed(e, "dst_rows " + std::to_string(c.dst_rows) + " must be a multiple of 16 and at least rows (" +
+                         std::to_string(c.rows) + ")");
+  if (c.src_stride < c.cols) return failed(e, "src_stride is smaller than cols");
+  const std::uint64_t cblocks = ceil_div(c.cols, c0);
+  if (!core_.local_range(kL1, e.v[0], cblocks * c.dst_rows * 32, e, "destination")) return Span::at(now_tick());
+  const AiCoreConfig& cfg = core_.config();
+  const bool functional = core_.functional();
+  std::vector<std::uint8_t> row(std::size_t(c.cols) * eb);
+  std::uint8_t* l1 = core_.buffer(kL1) + e.v[0];
+  // Padding first (rows and columns beyond the matrix), then each row from GM.
+  if (functional) {
+    std::uint8_t pad[4];
+    std::memcpy(pad, &e.v[3], 4);
+    for (std::uint64_t r = 0; r < c.dst_rows; ++r)
+      for (std::uint64_t col = 0; col < cblocks * c0; ++col)
+        if (r >= c.rows || col >= c.cols)
+          std::memcpy(l1 + ((col / c0) * c.dst_rows + r) * 32 + (col % c0) * eb, pad, eb);
+  }
+  GmTransfer x{false, 0, row.data(), row.size(), 0, cfg.gm_read_bytes_per_cycle, functional, e.pc, &e.in};
+  Tick t0 = now_tick() + cfg.clock.cycles(cfg.mte_startup_cycles);
+  Tick end = t0;
+  for (std::uint64_t r = 0; r < c.rows; ++r) {
+    x.addr = e.v[1] + r * c.src_stride * eb;
+    x.start = t0;
+    const GmTiming g = core_.gm_access(x);
+    if (core_.stopping()) return Span::at(now_tick());
+    end = std::max(end, g.done);
+    if (functional)
+      for (std::uint64_t cb = 0; cb < cblocks; ++cb) {
+        const std::uint64_t n = std::min<std::uint64_t>(c0, c.cols - cb * c0);
+        std::memcpy(l1 + (cb * c.dst_rows + r) * 32, row.data() + cb * c0 * eb, n * eb);
+      }
+    t0 = g.issued;  // the next row issues once this one has been sent
+  }
+  return Span{t0, std::max(end, t0)};
+}
+
+Span MteUnit::load2d(const Issued& e) {
+  const Load2dCfg c = Load2dCfg::unpack(e.v[2]);
+  const Buffer dst = e.in.info().dst;
+  const bool transpose = e.in.mode & mode::kTranspose;
+  if (e.in.dt1 == DType::None) return failed(e, "needs a data type");
+  if (transpose && dtype_bytes(e.in.dt1) != 2)
+    return failed(e, "a transposing load works on 16-bit fractals (16 x 16)");
+  if (c.repeat < 1) return failed(e, "repeat count 0 (must be 1..255)");
+  const std::uint64_t n = c.repeat;
+  if (!core_.local_range(kL1, e.v[1], ((n - 1) * c.src_stride + 1) * 512, e, "source") ||
+      !core_.local_range(dst, e.v[0], ((n - 1) * (1 + c.dst_gap) + 1) * 512, e, "destination"))
+    return Span::at(now_tick());
+  if (core_.functional())
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::uint8_t* s = core_.buffer(kL1) + e.v[1] + i * c.src_stride * 512;
+      std::uint8_t* d = core_.buffer(dst) + e.v[0] + i * (1 + c.dst_gap) * 512;
+      if (!transpose) {
+        std::memmove(d, s, 512);
+      } else {
+        std::uint16_t tmp[256];
+        std::memcpy(tmp, s, 512);
+        for (int r = 0; r < 16; ++r)
+          for (int col = 0; col < 16; ++col) std::memcpy(d + (col * 16 + r) * 2, &tmp[r * 16 + col], 2);
+      }
+    }
+  const AiCoreConfig& cfg = core_.config();
+  const std::uint32_t rate = dst == kL0A ? cfg.l1_to_l0a_bytes_per_cycle : cfg.l1_to_l0b_bytes_per_cycle;
+  return Span::at(now_tick() + cfg.clock.cycles(cfg.mte_startup_cycles + ceil_div(n * 512, rate)));
+}
+
+Span MteUnit::load3d(const Issued& e) {
+  // img2col. The feature map in L1 is C1 x H x W x C0 (C0 = k0); fmatrix gives W, H and the
+  // padding. Column k of the matrix is ((c1 * kh + i) * kw + j) * C0 + c0, row p is the output
+  // position ho * Wo + wo; element (p, k) is the input at h = ho * stride_h - pad_t + i * dil_h,
+  // w = wo * stride_w - pad_l + j * dil_w, or padvalue outside the map (and 0 for rows past
+  // Ho x Wo). Rows m_start.. and columns k_start.. of it go to L0A / L0B in 16 x k0 fractals.
+  const Load3dCfg c = Load3dCfg::unpack(e.v[2], e.v[3]);
+  const Fmatrix f = Fmatrix::unpack(e.fmatrix);
+  const DType t = e.in.dt1;
+  if (t == DType::None) return failed(e, "needs a data type");
+  const unsigned c0 = k0_of(t);
+  const Buffer dst = e.in.info().dst;
+  if (c.channels == 0 || c.channels % c0) return failed(e, "channels must be a multiple of " + std::to_string(c0));
+  if (!c.kh || !c.kw || !c.stride_h || !c.stride_w || !c.dil_h || !c.dil_w)
+    return failed(e, "filter size, stride and dilation must be at least 1");
+  if (!f.w || !f.h) return failed(e, "fmatrix holds no feature map (W and H are 0)");
+  const std::int64_t eh = std::int64_t(c.dil_h) * (c.kh - 1) + 1, ew = std::int64_t(c.dil_w) * (c.kw - 1) + 1;
+  const std::int64_t ho = (std::int64_t(f.h) + f.pad_t + f.pad_b - eh) / c.stride_h + 1;
+  const std::int64_t wo = (std::int64_t(f.w) + f.pad_l + f.pad_r - ew) / c.stride_w + 1;
+  if (ho < 1 || wo < 1) return failed(e, "the filter is larger than the padded feature map");
+  if (c.m_start % 16 || c.m_ext % 16 || c.k_start % c0 || c.k_ext % c0 || !c.m_ext || !c.k_ext)
+    return failed(e, "m_start and m_ext must be multiples of 16, k_start and k_ext of " + std::to_string(c0));
+  const std::uint64_t K = std::uint64_t(c.channels) * c.kh * c.kw;
+  if (c.k_start + c.k_ext > K) return failed(e, "columns past K = channels x kh x kw = " + std::to_string(K));
+  if (!core_.local_range(kL1, e.v[1], std::uint64_t(c.channels / c0) * f.h * f.w * 32, e, "feature map"))
+    return Span::at(now_tick());
+  const std::uint64_t mf = c.m_ext / 16, kf = c.k_ext / c0;
+  if (!core_.local_range(dst, e.v[0], mf * kf * 512, e, "destination")) return Span::at(now_tick());
+  if (core_.functional()) img2col(e, std::uint64_t(wo), std::uint64_t(ho));
+  const AiCoreConfig& cfg = core_.config();
+  const std::uint32_t rate = dst == kL0A ? cfg.l1_to_l0a_bytes_per_cycle : cfg.l1_to_l0b_bytes_per_cycle;
+  return Span::at(now_tick() + cfg.clock.cycles(cfg.mte_startup_cycles + ceil_div(mf * kf * 512, rate)));
+}
+
+void MteUnit::img2col(const Issued& e, std::uint64_t wo, std::uint64_t ho) {
+  const Load3dCfg c = Load3dCfg::unpack(e.v[2], e.v[3]);
+  const Fmatrix f = Fmatrix::unpack(e.fmatrix);
+  const unsigned eb = dtype_bytes(e.in.dt1), c0 = k0_of(e.in.dt1);
+  const std::uint64_t kf = c.k_ext / c0;
+  const std::uint8_t* fm = core_.buffer(kL1) + e.v[1];
+  std::uint8_t* out = core_.buffer(e.in.info().dst) + e.v[0];
+  std::uint8_t pad[4];
+  std::memcpy(pad, &e.padvalue, 4);
+  for (std::uint64_t r = 0; r < c.m_ext; ++r) {
+    const std::uint64_t p = c.m_start + r;
+    const std::int64_t oh = std::int64_t(p / wo), ow = std::int64_t(p % wo);
+    for (std::uint64_t kk = 0; kk < c.k_ext; ++kk) {
+      const std::uint64_t k = c.k_start + kk;
+      const std::uint64_t cc = k % c0, j = (k / c0) % c.kw, i = (k / c0 / c.kw) % c.kh, c1 = k / c0 / c.kw / c.kh;
+      std::uint8_t* d = out + ((r / 16) * kf + kk / c0) * 512 + (r % 16) * 32 + (kk % c0) * eb;
+      const std::int64_t h = oh * c.stride_h - f.pad_t + std::int64_t(i) * c.dil_h;
+      const std::int64_t w = ow * c.stride_w - f.pad_l + std::int64_t(j) * c.dil_w;
+      if (std::uint64_t(oh) >= ho)
+        std::memset(d, 0, eb);  // rows past the output
+      else if (h < 0 || w < 0 || h >= f.h || w >= f.w)
+        std::memcpy(d, pad, eb);
+      else
+        std::memcpy(d, fm + ((c1 * f.h + std::uint64_t(h)) * f.w + std::uint64_t(w)) * 32 + cc * eb, eb);
+    }
+  }
+}
+
+}  // namespace dvp::aicore

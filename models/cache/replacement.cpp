@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+#include "replacement.hpp"
+
+#include <vector>
+
+namespace dvp::cache {
+
+namespace {
+
+// Evicts the way with the smallest stamp; LRU stamps every use, FIFO only fills.
+class Stamped : public Replacement {
+ public:
+  Stamped(const Geometry& g, bool on_use) : ways_(g.ways), on_use_(on_use), stamps_(std::size_t(g.sets) * g.ways, 0) {}
+  void used(std::uint32_t set, std::uint32_t way) override {
+    if (on_use_) stamps_[std::size_t(set) * ways_ + way] = ++clock_;
+  }
+  void filled(std::uint32_t set, std::uint32_t way) override { stamps_[std::size_t(set) * ways_ + way] = ++clock_; }
+  std::uint32_t victim(std::uint32_t set) override {
+    const std::uint64_t* s = &stamps_[std::size_t(set) * ways_];
+    std::uint32_t best = 0;
+    for (std::uint32_t w = 1; w < ways_; ++w)
+      if (s[w] < s[best]) best = w;
+    return best;
+  }
+
+ private:
+  std::uint32_t ways_;
+  bool on_use_;
+  std::uint64_t clock_ = 0;
+  std::vector<std::uint64_t> stamps_;
+};
+
+class Lru : public Stamped {
+ public:
+  explicit Lru(const Geometry& g) : Stamped(g, true) {}
+};
+
+class Fifo : public Stamped {
+ public:
+  explicit Fifo(const Geometry& g) : Stamped(g, false) {}
+};
+
+// A way drawn by xorshift64 from the seed: deterministic for a given seed.
+class Random : public Replacement {
+ public:
+  explicit Random(const Geometry& g) : ways_(g.ways), rng_(g.seed * 0x9E3779B97F4A7C15ull + 1) {}
+  void used(std::uint32_t, std::uint32_t) override {}
+  void filled(std::uint32_t, std::uint32_t) override {}
+  std::uint32_t victim(std::uint32_t) override {
+    rng_ ^= rng_ << 13;
+    rng_ ^= rng_ >> 7;
+    rng_ ^= rng_ << 17;
+    return std::uint32_t(rng_ % ways_);
+  }
+
+ private:
+  std::uint32_t ways_;
+  std::uint64_t rng_;
+};
+
+template <typename P>
+std::unique_ptr<Replacement> make(const Geometry& g) {
+  return std::make_unique<P>(g);
+}
+
+}  // namespace
+
+const cfg::Choices<MakeReplacement>& replacement_policies() {
+  static const cfg::Choices<MakeReplacement> table = {
+      {"lru", make<Lru>, "the least recently used way"},
+      {"fifo", make<Fifo>, "the way filled longest ago"},
+      {"random", make<Random>, "a way drawn at random (xorshift from `seed`: the same every run)"},
+  };
+  return table;
+}
+
+std::unique_ptr<Replacement> make_lru(const Geometry& g) { return make<Lru>(g); }
+
+}  // namespace dvp::cache

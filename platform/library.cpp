@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+#include "library.hpp"
+
+namespace dvp::platform {
+
+namespace {
+
+using aicore::DType;
+
+std::uint32_t u32(const cfg::Node& sh, const char* key) { return std::uint32_t(sh.get_uint(key)); }
+DType dtype(const cfg::Node& sh, const char* key) { return *aicore::dtype_from(sh.get_string(key)); }
+
+// --- gemm ---------------------------------------------------------------------------------------
+KernelShape read_gemm(const cfg::Node& sh) {
+  // shape.n admits an element-wise length; a GEMM's dimensions are 32-bit, and their products
+  // are bounded by the tensors they must fit.
+  for (const char* key : {"m", "k", "n"})
+    if (sh.get_uint(key) > (1u << 20))
+      sh.at(key).fail("gemm takes m, k and n up to 1048576, got " + std::to_string(sh.get_uint(key)));
+  return kernels::GemmShape{u32(sh, "m"),        u32(sh, "k"),       u32(sh, "n"),
+                            dtype(sh, "out"),    dtype(sh, "in"),    sh.get_bool("b_transposed"),
+                            sh.get_bool("relu"), sh.get_bool("bias")};
+}
+std::vector<LibraryArg> gemm_args(const KernelShape& s) {
+  const auto& g = std::get<kernels::GemmShape>(s);
+  std::vector<LibraryArg> a{{"A", g.in, std::uint64_t(g.m) * g.k},
+                            {"B", g.in, std::uint64_t(g.k) * g.n},
+                            {"C", g.out, std::uint64_t(g.m) * g.n}};
+  if (g.bias) a.push_back({"bias", g.in == DType::S8 ? DType::S32 : DType::F32, g.n});
+  return a;
+}
+BuiltKernel build_gemm(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& g = std::get<kernels::GemmShape>(s);
+  return {kernels::gemm_kernel(core, g), kernels::gemm_tiling(core, g).str()};
+}
+
+// --- conv2d -------------------------------------------------------------------------------------
+KernelShape read_conv2d(const cfg::Node& sh) {
+  const kernels::ConvShape c{u32(sh, "h"),     u32(sh, "w"),     u32(sh, "c"),        u32(sh, "cout"),
+                             u32(sh, "kh"),    u32(sh, "kw"),    u32(sh, "stride_h"), u32(sh, "stride_w"),
+                             u32(sh, "dil_h"), u32(sh, "dil_w"), u32(sh, "pad_t"),    u32(sh, "pad_b"),
+                             u32(sh, "pad_l"), u32(sh, "pad_r")};
+  if (c.h + c.pad_t + c.pad_b < c.dil_h * (c.kh - 1) + 1 || c.w + c.pad_l + c.pad_r < c.dil_w * (c.kw - 1) + 1)
+    sh.fail("conv2d: the dilated filter is larger than the padded input");
+  return c;
+}
+std::vector<LibraryArg> conv2d_args(const KernelShape& s) {
+  const auto& c = std::get<kernels::ConvShape>(s);
+  return {{"x", DType::F16, std::uint64_t(c.c) * c.h * c.w},
+          {"weights", DType::F16, std::uint64_t(c.cout) * c.k()},
+          {"y", DType::F32, std::uint64_t(c.ho()) * c.wo() * c.cout}};
+}
+BuiltKernel build_conv2d(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& c = std::get<kernels::ConvShape>(s);
+  return {kernels::conv2d_kernel(core, c),
+          kernels::gemm_tiling(core, kernels::conv2d_gemm_shape(c)).str() + " (img2col)"};
+}
+
+// --- pool ---------------------------------------------------------------------------------------
+KernelShape read_pool(const cfg::Node& sh) {
+  const kernels::PoolShape p{sh.get_string("pool"), u32(sh, "h"),  u32(sh, "w"),        u32(sh, "c"),
+                             u32(sh, "kh"),         u32(sh, "kw"), u32(sh, "stride_h"), u32(sh, "stride_w")};
+  if (p.h < p.kh || p.w < p.kw) sh.fail("pool: the window is larger than the input");
+  return p;
+}
+std::vector<LibraryArg> pool_args(const KernelShape& s) {
+  const auto& p = std::get<kernels::PoolShape>(s);
+  return {{"x", DType::F16, std::uint64_t(p.c) * p.h * p.w}, {"y", DType::F16, std::uint64_t(p.c) * p.ho() * p.wo()}};
+}
+BuiltKernel build_pool(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  return {kernels::pool_kernel(core, std::get<kernels::PoolShape>(s)), "one channel group (16) per turn"};
+}
+
+// --- softmax ------------------------------------------------------------------------------------
+KernelShape read_softmax(const cfg::Node& sh) {
+  return kernels::SoftmaxShape{dtype(sh, "dtype"), u32(sh, "rows"), u32(sh, "cols")};
+}
+std::vector<LibraryArg> softmax_args(const KernelShape& s) {
+  const auto& sm = std::get<kernels::SoftmaxShape>(s);
+  const std::uint64_t n = std::uint64_t(sm.rows) * sm.cols;
+  return {{"x", sm.dtype, n}, {"out", sm.dtype, n}};
+}
+BuiltKernel build_softmax(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  return {kernels::softmax_kernel(core, std::get<kernels::SoftmaxShape>(s)), "one row at a time"};
+}
+
+// --- elementwise --------------------------------------------------------------------------------
+KernelShape read_elementwise(const cfg::Node& sh) {
+  const kernels::ElementwiseShape e{sh.get_string("op"), dtype(sh, "dtype"), sh.get_uint("n"),
+                                    sh.has("to") ? dtype(sh, "to") : DType::None};
+  if (e.op == "cast" && !sh.has("to")) sh.fail("a cast needs shape.to");
+  return e;
+}
+std::vector<LibraryArg> elementwise_args(const KernelShape& s) {
+  const auto& e = std::get<kernels::ElementwiseShape>(s);
+  std::vector<LibraryArg> a{{"x", e.dtype, e.n}};
+  if (kernels::elementwise_binary(e.op)) a.push_back({"y", e.dtype, e.n});
+  a.push_back({"z", e.op == "cast" ? e.to : e.dtype, e.n});
+  return a;
+}
+BuiltKernel build_elementwise(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& e = std::get<kernels::ElementwiseShape>(s);
+  return {kernels::elementwise_kernel(core, e), std::to_string(kernels::elementwise_tile_bytes(core, e)) + " B tiles"};
+}
+
+const LibraryKernel kGemm{"gemm", {"m", "k", "n"}, read_gemm, gemm_args, build_gemm};
+const LibraryKernel kConv2d{"conv2d", {"h", "w", "c", "cout"}, read_conv2d, conv2d_args, build_conv2d};
+const LibraryKernel kPool{"pool", {"pool", "h", "w", "c"}, read_pool, pool_args, build_pool};
+const LibraryKernel kSoftmax{"softmax", {"rows", "cols"}, read_softmax, softmax_args, build_softmax};
+const LibraryKernel kElementwise{"elementwise", {"op", "n"}, read_elementwise, elementwise_args, build_elementwise};
+
+}  // namespace
+
+const cfg::Choices<const LibraryKernel*>& library_kernels() {
+  static const cfg::Choices<const LibraryKernel*> table = {
+      {"gemm", &kGemm, "C = A x B (+ bias, ReLU): fp16 / bf16 / int8, tiled for the core's buffers"},
+      {"elementwise", &kElementwise, "an element-wise operation or a cast over n elements"},
+      {"softmax", &kSoftmax, "softmax of each row"},
+      {"conv2d", &kConv2d, "2-D convolution via img2col (load3d) on the cube"},
+      {"pool", &kPool, "max or average pooling"},
+  };
+  return table;
+}
+
+}  // namespace dvp::platform

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: MIT
+#include "summary.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace dvp::platform {
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+namespace {
+
+double per(double x, double y) { return y > 0 ? x / y : 0.0; }
+
+void summarize_dram(nlohmann::json& j, Soc& soc, double ns) {
+  std::uint64_t rd = 0, wr = 0, row_hits = 0, bursts = 0, refreshes = 0;
+  for (auto& mc : soc.controllers()) {
+    rd += mc->bytes_read();
+    wr += mc->bytes_written();
+    for (unsigned c = 0; c < mc->config().channels_per_controller; ++c) {
+      auto& ch = mc->channel(c);
+      row_hits += ch.row_hits;
+      bursts += ch.reads + ch.writes;
+      refreshes += ch.refreshes;
+    }
+  }
+  j["dram_type"] = soc.dram_config().type;
+  j["dram_bytes_read"] = rd;
+  j["dram_bytes_written"] = wr;
+  j["dram_achieved_GBps"] = per(double(rd + wr), ns);
+  j["dram_peak_GBps"] = soc.dram_config().peak_GBps();
+  j["dram_efficiency"] = per(double(rd + wr), ns) / soc.dram_config().peak_GBps();
+  j["dram_row_hit_rate"] = per(double(row_hits), double(bursts));
+  j["dram_refreshes"] = refreshes;
+}
+
+void summarize_l2_ring_requesters(nlohmann::json& j, Soc& soc, double host_seconds) {
+  std::uint64_t hits = 0, misses = 0, wbs = 0, evictions = 0;
+  for (auto& s : soc.l2_slices()) {
+    hits += s->hits();
+    misses += s->misses();
+    wbs += s->writebacks();
+    evictions += s->evictions();
+  }
+  j["l2_hits"] = hits;
+  j["l2_misses"] = misses;
+  j["l2_evictions"] = evictions;
+  j["l2_writebacks"] = wbs;
+  j["l2_hit_rate"] = per(double(hits), double(hits + misses));
+  j["ring_max_link_busy"] = soc.ring().max_link_busy_fraction();
+  std::uint64_t tx = 0, verify_errors = 0, lat_sum = 0;
+  for (auto& g : soc.requesters()) {
+    tx += g->transactions();
+    verify_errors += g->verify_errors();
+    lat_sum += g->latency_ps_total();
+  }
+  j["requester_transactions"] = tx;
+  j["requester_avg_latency_ns"] = per(double(lat_sum), double(tx)) / 1000.0;
+  j["transactions_per_host_second"] = per(double(tx), host_seconds);
+  j["verify_errors"] = verify_errors;
+}
+
+// Pipe busy fractions averaged over the cores, and the cube's achieved vs peak rate.
+void summarize_aicores(nlohmann::json& j, Soc& soc, Tick end_ps) {
+  const auto& cores = soc.aicores();
+  const double end = double(end_ps), ns = end / 1000.0, n = cores.empty() ? 1.0 : double(cores.size());
+  double cube = 0, vec = 0, mte2 = 0, flops = 0, int_ops = 0;
+  for (auto& c : cores) {
+    cube += per(double(c->pipe_busy(aicore::Pipe::M)), end);
+    vec += per(double(c->pipe_busy(aicore::Pipe::V)), end);
+    mte2 += per(double(c->pipe_busy(aicore::Pipe::MTE2)), end);
+    flops += c->cube_flops(), int_ops += c->cube_int_ops();
+  }
+  j["aicore_cube_busy"] = cube / n;
+  j["aicore_vector_busy"] = vec / n;
+  j["aicore_mte2_busy"] = mte2 / n;
+  const double peak = soc.aicore_config() ? soc.aicore_config()->peak_flops() / 1e12 : 0.0;
+  j["achieved_tflops"] = per(flops, ns * 1e-9) / 1e12;
+  j["peak_tflops"] = peak;
+  // int8 steps cover twice the k of fp16: twice the operations per cycle.
+  j["achieved_tops_int8"] = per(int_ops, ns * 1e-9) / 1e12;
+  j["peak_tops_int8"] = 2.0 * peak;
+  // The fidelity figures: achieved / peak, fp and int8 (0 when the platform has no AI Core).
+  j["cube_efficiency"] = per(j["achieved_tflops"].get<double>(), peak);
+  j["cube_efficiency_int8"] = per(j["achieved_tops_int8"].get<double>(), 2 * peak);
+  j["kernel_checks_failed"] = soc.launcher() ? soc.launcher()->checks_failed() : 0;
+}
+
+// The Arm cores: instructions, host speed, idle time in WFI (mean over the cores that ran).
+void summarize_cpus(nlohmann::json& j, Soc& soc, Tick end, double host_seconds) {
+  std::uint64_t instr = 0;
+  double idle = 0;
+  unsigned ran = 0;
+  for (auto& c : soc.cpus()) {
+    if (!c->instructions()) continue;  // never started
+    ++ran;
+    instr += c->instructions();
+    idle += per(double(c->idle()), double(end));
+  }
+  j["cpu_instructions"] = instr;
+  j["cpu_mips_host"] = per(double(instr), host_seconds) / 1e6;
+  j["cpu_idle_fraction"] = ran ? idle / ran : 0.0;
+  j["firmware_exit_code"] = soc.simctrl() && soc.simctrl()->exit_code() ? int(*soc.simctrl()->exit_code()) : -1;
+}
+
+}  // namespace
+
+nlohmann::json summarize(Soc& soc, double host_seconds) {
+  const Tick end = now_tick();
+  for (auto& mc : soc.controllers()) mc->finish(end);
+  const double ns = double(end) / 1000.0;
+  nlohmann::json j;
+  j["simulated_ns"] = ns;
+  j["host_seconds"] = host_seconds;
+  j["timing_only"] = soc.timing_only();
+  summarize_dram(j, soc, ns);
+  summarize_l2_ring_requesters(j, soc, host_seconds);
+  // debug.tlm_checks: transactions the base-protocol checkers saw, and their violations.
+  j["tlm_transactions_checked"] = soc.protocol().checked;
+  j["tlm_violations"] = soc.protocol().violations;
+  summarize_aicores(j, soc, end);
+  summarize_cpus(j, soc, end, host_seconds);
+  return j;
+}
+
+bool lookup_metric(const nlohmann::json& stats, const std::string& metric, double& value) {
+  // Module names contain dots, so try every split point: "<module>.<key>".
+  for (std::size_t dot = metric.rfind('.'); dot != std::string::npos && dot > 0; dot = metric.rfind('.', dot - 1)) {
+    std::string group = metric.substr(0, dot), key = metric.substr(dot + 1);
+    auto g = stats.find(group);
+    if (g != stats.end() && g->is_object()) {
+      auto v = g->find(key);
+      if (v != g->end() && v->is_number()) {
+        value = v->get<double>();
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// --- summary.txt ------------------------------------------------------------------------------
+
+namespace {
+
+// summary.txt, section by section.
+class Text {
+ public:
+  Text(Soc& soc, const nlohmann::json& sum) : soc_(soc), sum_(sum) {}
+  std::ostringstream os;
+
+  void row(const std::string& k, const std::string& v) {
+    os << "  " << k << std::string(k.size() < 34 ? 34 - k.size() : 1, ' ') << v << "\n";
+  }
+  double d(const char* key) const { return sum_[key].get<double>(); }
+  std::string u(const char* key) const { return std::to_string(sum_[key].get<std::uint64_t>()); }
+  void time();
+  void memory();
+  void cpus();
+  void tasks();
+  void aicores();
+  void requesters();
+
+ private:
+  Soc& soc_;
+  const nlohmann::json& sum_;
+};
+
+void Text::time() {
+  os << "time\n";
+  row("simulated", fmt("%.3f us", d("simulated_ns") / 1000.0));
+  row("host", fmt("%.3f s", d("host_seconds")));
+  if (!soc_.requesters().empty()) row("transactions / host second", fmt("%.0f", d("transactions_per_host_second")));
+}
+
+void Text::memory() {
+  os << "\nDRAM (" << soc_.dram_config().type << ", " << soc_.dram_config().geo.channels << " channels)\n";
+  row("achieved / peak", fmt("%.2f", d("dram_achieved_GBps")) + " / " + fmt("%.2f GB/s", d("dram_peak_GBps")) + "  (" +
+                             fmt("%.1f%%", 100.0 * d("dram_efficiency")) + ")");
+  row("bytes read / written", u("dram_bytes_read") + " / " + u("dram_bytes_written"));
+  row("row-buffer hit rate", fmt("%.1f%%", 100.0 * d("dram_row_hit_rate")));
+  row("refreshes", u("dram_refreshes"));
+  const cache::L2Config& l2 = soc_.l2_config();
+  os << "\nL2 (" << l2.slices << " slices, " << l2.size_bytes / 1024 << " KiB, " << l2.line_bytes << " B lines)\n";
+  row("hit rate",
+      fmt("%.1f%%", 100.0 * d("l2_hit_rate")) + "  (" + u("l2_hits") + " hits, " + u("l2_misses") + " misses)");
+  row("write-backs", u("l2_writebacks"));
+  os << "\nring (" << soc_.ring_config().stops << " stops, " << soc_.ring().timing().routing().what() << ")\n";
+  row("busiest link channel", fmt("%.1f%% busy", 100.0 * d("ring_max_link_busy")));
+}
+
+void Text::cpus() {
+  const cpu::CpuConfig* cc = soc_.cpu_config();
+  if (!cc) return;
+  os << "\nArm CPUs (" << cc->control_cores << " control, " << cc->aicpu_cores << " AI CPU, at "
+     << fmt("%.0f MHz", cc->clock.mhz()) << ")\n";
+  const double end_ps = d("simulated_ns") * 1000.0;
+  auto share = [&](Tick t) { return end_ps > 0 ? 100.0 * double(t) / end_ps : 0.0; };
+  for (auto& c : soc_.cpus())
+    if (c->instructions())
+      row(c->basename(), std::to_string(c->instructions()) + " instructions, " +
+                             fmt("%.1f%% idle in WFI, ", share(c->idle())) +
+                             fmt("%.1f%% waiting for memory", share(c->memory_stall())));
+  row("host speed", fmt("%.1f MIPS", d("cpu_mips_host")));
+  const int code = sum_["firmware_exit_code"].get<int>();
+  if (code >= 0) row("firmware exit code", std::to_string(code));
+}
+
+void Text::tasks() {
+  if (!soc_.ts() || soc_.ts()->records().empty()) return;
+  os << "\ntasks (task scheduler)\n";
+  os << "  stream  task                      blocks   submit us    start us      end us    time us  result\n";
+  for (auto& r : soc_.ts()->records()) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %6u  %-24s %7u %11.3f %11.3f %11.3f %10.3f  %s\n", r.stream, r.name.c_str(),
+                  r.blocks, double(r.submitted) / 1e6, double(r.start) / 1e6, double(r.end) / 1e6,
+                  double(r.end - r.start) / 1e6, r.fault ? ("FAULT " + r.fault_text).c_str() : "ok");
+    os << line;
+  }
+}
+
+void Text::aicores() {
+  const aicore::AiCoreConfig* ac = soc_.launcher() ? soc_.aicore_config() : nullptr;
+  if (!ac) return;
+  os << "\nAI Cores (" << ac->cores << " at " << fmt("%.0f MHz", ac->clock.mhz()) << ", peak "
+     << fmt("%.1f TFLOPS fp16", d("peak_tflops")) << ")\n";
+  const char* names[] = {"SCALAR", "MTE1", "MTE2", "MTE3", "CUBE", "VECTOR", "FIXP"};
+  const double end = d("simulated_ns") * 1000.0;
+  std::string line;
+  for (int p = 0; p < aicore::kPipes; ++p) {
+    double b = 0;
+    for (auto& c : soc_.aicores()) b += double(c->pipe_busy(aicore::Pipe(p)));
+    line += std::string(p ? "  " : "") + names[p] + " " +
+            fmt("%.1f%%", per(100.0 * b, end * double(soc_.aicores().size())));
+  }
+  row("pipe busy (mean over cores)", line);
+  for (auto& k : soc_.launcher()->results())
+    row("kernel " + k.name, k.tiling == "AI CPU" ? "on an AI CPU core, " + fmt("%.3f us", double(k.end - k.start) / 1e6)
+                                                 : std::to_string(k.blocks) + " blocks on " + std::to_string(k.cores) +
+                                                       " cores, " + fmt("%.3f us", double(k.end - k.start) / 1e6) +
+                                                       (k.tiling.empty() ? "" : ", " + k.tiling));
+  auto ratio = [&](const char* a, const char* p) {
+    return fmt("%.2f", d(a)) + " / " + fmt("%.1f", d(p)) + "  (" + fmt("%.1f%%", per(100.0 * d(a), d(p))) + ")";
+  };
+  if (d("achieved_tflops") > 0 || d("achieved_tops_int8") == 0)
+    row("cube fp: achieved / peak TFLOPS", ratio("achieved_tflops", "peak_tflops"));
+  if (d("achieved_tops_int8") > 0)
+    row("cube int8: achieved / peak TOPS", ratio("achieved_tops_int8", "peak_tops_int8"));
+}
+
+void Text::requesters() {
+  if (soc_.requesters().empty()) return;
+  os << "\nrequesters\n";
+  os << "  name                      transactions     GB/s   avg lat ns   max lat ns   verify\n";
+  for (auto& g : soc_.requesters()) {
+    const stats::Group* grp = soc_.stats().find(g->name());
+    const nlohmann::json gj = grp ? grp->to_json() : nlohmann::json::object();
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-24s %13llu %8.2f %12.1f %12.1f   %s\n", g->name(),
+                  (unsigned long long)g->transactions(), gj.value("achieved_GBps", 0.0),
+                  gj.value("avg_latency_ns", 0.0), gj.value("max_latency_ps", 0.0) / 1000.0,
+                  !g->verifying() ? "off" : (g->verify_errors() ? "FAIL" : "ok"));
+    os << line;
+  }
+}
+
+}  // namespace
+
+std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum,
+                         const std::vector<std::string>& check_lines, const std::string& status) {
+  Text t(soc, sum);
+  t.os << "scenario  " << s.root.get_string("name") << "   (" << s.file << ")\n";
+  t.os << "platform  " << s.root.at("platform").get_string("name") << (s.preset.empty() ? "" : "   preset " + s.preset)
+       << (soc.timing_only() ? "   timing-only" : "") << "\n";
+  t.os << "result    " << status << "\n\n";
+  t.time();
+  t.memory();
+  t.cpus();
+  t.tasks();
+  t.aicores();
+  t.requesters();
+  if (!check_lines.empty()) {
+    t.os << "\nchecks\n";
+    for (auto& l : check_lines) t.os << "  " << l << "\n";
+  }
+  return t.os.str();
+}
+
+}  // namespace dvp::platform

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+// What a run reports: the summary object of stats.json (summarize) and summary.txt, both read
+// from a finished SoC.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario.hpp"
+#include "soc.hpp"
+
+namespace dvp::platform {
+
+// The summary object: simulated and host time, DRAM, L2, ring, AI Cores, Arm cores.
+nlohmann::json summarize(Soc& soc, double host_seconds);
+
+// summary.txt: the run at a glance, then the checks' lines; `status` is the result line.
+std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum,
+                         const std::vector<std::string>& check_lines, const std::string& status);
+
+// Looks up "summary.key" or "<module>.<key>" in stats.json content; false if absent.
+bool lookup_metric(const nlohmann::json& stats, const std::string& metric, double& value);
+
+std::string fmt(const char* f, double v);  // printf of one number
+
+}  // namespace dvp::platform

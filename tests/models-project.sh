@@ -1,0 +1,23 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# models-project.sh CMAKE BUILD SOURCE OUT: davinci-vp as a library and as an installed tool.
+# It installs BUILD into OUT/prefix (every component), then:
+#  - configures and builds tests/models-project, an outside SystemC program that instantiates an
+#    AI Core, an L2 slice and a DRAM controller from find_package(davinci-vp) in its own sc_main,
+#    and runs it (a vector add, checked element by element);
+#  - runs the installed dvp on quickstart with no environment and no build tree on its paths:
+#    presets and firmware come from OUT/prefix/share/davinci-vp.
+set -u
+cmake=$1; build=$2; src=$3; out=$4
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$out"; mkdir -p "$out"
+"$cmake" --install "$build" --prefix "$out/prefix" > "$out/install.log" 2>&1 || { cat "$out/install.log"; fail "cmake --install"; }
+"$cmake" -S "$src/tests/models-project" -B "$out/project" -DCMAKE_PREFIX_PATH="$out/prefix" > "$out/project.log" 2>&1 &&
+  "$cmake" --build "$out/project" -j2 >> "$out/project.log" 2>&1 || { cat "$out/project.log"; fail "building the outside project"; }
+printf 'name: outside\nplatform: {preset: ascend310}\n' > "$out/outside.yaml"
+"$out/project/vadd_on_models" "$out/outside.yaml" || fail "the outside program exited $?"
+env -u DVP_PRESETS -u DVP_FIRMWARE "$out/prefix/bin/dvp" run "$src/scenarios/quickstart.yaml" --quiet --out "$out/run" ||
+  fail "the installed dvp could not run quickstart (exit $?)"
+grep -q "ok   kernel top5: 1280 elements within" "$out/run/summary.txt" || fail "quickstart's checks"
+"$out/prefix/bin/dvp" --version
+echo "ok: an outside project ran a kernel on the installed models; the installed dvp ran quickstart"

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+// Tensor files against files NumPy wrote (tests/data/npy, made by numpy 1.24 with np.save and
+// numpy.lib.format.write_array: versions 1.0 - 3.0, both byte orders, Fortran order, records,
+// complex, truncated and padded copies): what they hold, and a named error for what the
+// platform cannot take.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "aicore/numeric.hpp"
+#include "common/error.hpp"
+#include "tensor_file.hpp"
+
+using namespace dvp;
+using namespace dvp::platform;
+using aicore::DType;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string data(const std::string& f) { return std::string(DVP_SOURCE_DIR) + "/tests/data/npy/" + f; }
+
+std::vector<double> read_as(const std::string& f, DType t, bool convert) {
+  const NpyHeader h = read_npy_header(data(f));
+  std::vector<std::uint8_t> buf(h.elements() * aicore::dtype_bytes(t));
+  read_tensor_data(data(f), &h, t, h.elements(), convert, buf.data());
+  std::vector<double> v;
+  for (std::uint64_t i = 0; i < h.elements(); ++i)
+    v.push_back(aicore::num::load(buf.data() + i * aicore::dtype_bytes(t), t));
+  return v;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<std::uint8_t> bytes_of(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+const std::vector<double> kA = {-0.625, -0.375, -0.125, 0.125, 0.375, 0.625};  // (arange(6) - 2.5) / 4
+
+}  // namespace
+
+TEST(TensorFile, ReadsWhatNumPyWroteInEveryVersionAndByteOrder) {
+  for (const char* f : {"f32_v2_2x3.npy", "f32_v3_2x3.npy", "f32_be_2x3.npy"}) {
+    const NpyHeader h = read_npy_header(data(f));
+    EXPECT_EQ(h.shape, (std::vector<std::uint64_t>{2, 3})) << f;
+    EXPECT_TRUE(npy_matches(h, DType::F32)) << f;
+    EXPECT_EQ(read_as(f, DType::F32, false), kA) << f;
+  }
+  EXPECT_EQ(read_as("f16_2x3.npy", DType::F16, false), kA);
+  EXPECT_EQ(read_as("s8_5.npy", DType::S8, false), (std::vector<double>{-128, -1, 0, 1, 127}));
+  const NpyHeader s = read_npy_header(data("u8_scalar.npy"));
+  EXPECT_TRUE(s.shape.empty());
+  EXPECT_EQ(s.elements(), 1u);
+  EXPECT_EQ(read_as("u8_scalar.npy", DType::U8, false), std::vector<double>{200});
+}
+
+TEST(TensorFile, Bf16IsItsBitPatternsInU16) {
+  EXPECT_EQ(npy_descr(DType::BF16), "<u2");
+  EXPECT_EQ(read_as("bf16bits_2x3.npy", DType::BF16, false), kA);  // each value is exact in bf16
+}
+
+TEST(TensorFile, ConvertsOtherNumbersOnlyWhenAskedRoundingOnce) {
+  EXPECT_EQ(read_as("i64_6.npy", DType::S8, true), (std::vector<double>{-3, -1, 0, 1, 2, 127}));  // saturated
+  EXPECT_EQ(read_as("bool_4.npy", DType::F16, true), (std::vector<double>{1, 0, 1, 1}));
+  const auto f = read_as("f64_3.npy", DType::F16, true);
+  EXPECT_EQ(f[0], aicore::num::f16(aicore::num::to_f16(0.1)));
+  EXPECT_TRUE(std::isinf(f[1]));  // 1e5 is past fp16's largest, 65504
+  EXPECT_EQ(f[2], -2.0);
+  EXPECT_NE(error_of([] { read_as("f64_3.npy", DType::F16, false); }).find("holds <f8, not f16"), std::string::npos);
+}
+
+TEST(TensorFile, WritesWhatNumPyWritesByteForByte) {
+  const std::string out = (fs::temp_directory_path() / "dvp-tensor-file-test.npy").string();
+  std::vector<std::uint8_t> d(12);
+  for (int i = 0; i < 6; ++i) aicore::num::store(d.data() + 2 * i, DType::F16, kA[std::size_t(i)]);
+  write_tensor_file(out, DType::F16, {2, 3}, d.data(), 6);
+  EXPECT_EQ(bytes_of(out), bytes_of(data("f16_2x3.npy")));
+  write_tensor_file(out, DType::S8, {}, d.data(), 5);  // one dimension: "(5,)"
+  EXPECT_EQ(read_npy_header(out).shape, std::vector<std::uint64_t>{5});
+  const std::string raw = out + ".bin";
+  write_tensor_file(raw, DType::F16, {2, 3}, d.data(), 6);
+  EXPECT_EQ(bytes_of(raw), d);
+  fs::remove(out), fs::remove(raw);
+}
+
+TEST(TensorFile, WhatItCannotTakeIsANamedError) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"bad_magic.npy", "bad_magic.npy: not a NumPy .npy file"},
+      {"truncated_header.npy", "truncated_header.npy: truncated in its .npy header"},
+      {"truncated_data.npy", "truncated_data.npy: truncated: 9 bytes of data, the header's shape needs 12"},
+      {"trailing.npy", "trailing.npy: has trailing bytes: 14 bytes of data"},
+      {"fortran_2x3.npy", "Fortran-order"},
+      {"complex_2.npy", "element type '<c8' is not a number the platform holds"},
+      {"record_2.npy", "a structured type"},
+      {"missing.npy", "missing.npy: cannot open"},
+  };
+  for (const auto& c : cases) {
+    const std::string file = c.first, got = error_of([&] { read_npy_header(data(file)); });
+    EXPECT_NE(got.find(c.second), std::string::npos) << file << ": " << got;
+  }
+  std::vector<std::uint8_t> buf(64);
+  EXPECT_NE(error_of([&] {
+              read_tensor_data(data("f16_2x3.npy"), nullptr, DType::F32, 6, false, buf.data());
+            }).find("a raw tensor file of 140 bytes; the tensor (6 x f32) needs 24"),
+            std::string::npos);
+}
+
+TEST(TensorFile, HeadersThatAreNotNumPysAreRefused) {
+  auto parse = [](const std::string& dict) {
+    std::string f = std::string("\x93NUMPY\x01\x00", 8);
+    f += char(dict.size() & 0xff), f += char(dict.size() >> 8), f += dict;
+    return error_of([&] { parse_npy_header(reinterpret_cast<const std::uint8_t*>(f.data()), f.size(), "h.npy"); });
+  };
+  EXPECT_EQ(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n"), "");
+  EXPECT_NE(parse("{'descr': '<f4', 'shape': (2, 3), }").find("missing"), std::string::npos);
+  EXPECT_NE(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }").find("whole number"),
+            std::string::npos);
+  EXPECT_NE(
+      parse("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4), }").find("more than 2^62"),
+      std::string::npos);
+  EXPECT_NE(parse("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }").find("neither True nor False"),
+            std::string::npos);
+  EXPECT_NE(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}").find("unknown key 'x'"),
+            std::string::npos);
+  EXPECT_NE(parse("{'descr': '<f4").find("unterminated"), std::string::npos);
+}
