@@ -2,6 +2,7 @@
 // The configuration tree and schema: origins, merging, overrides, errors.
 #include <gtest/gtest.h>
 
+#include "aicore/aicore_config.hpp"
 #include "common/config.hpp"
 #include "helpers.hpp"
 #include "schema.hpp"
@@ -112,6 +113,18 @@ TEST(Scenario, EveryPresetValueCarriesASourceComment) {
       }
       comment_above = is_comment;
     }
+  }
+}
+
+TEST(Scenario, NoPresetPeakBeatsItsDataSheet) {
+  // The published peaks (../shared/reference/hardware-facts.md, chip level): a simulated chip
+  // must never be faster than the one it models. fp16 TFLOPS; int8 TOPS is twice that.
+  const std::pair<const char*, double> published[] = {{"ascend310", 8e12}, {"ascend910", 256e12}};
+  for (auto [preset, flops] : published) {
+    auto s = test::scenario(std::string("name: t\nplatform: {preset: ") + preset + "}\n");
+    const auto core = dvp::aicore::AiCoreConfig::from(s.root.at("platform").at("aicore"));
+    EXPECT_LE(core.peak_flops(), flops * (1 + 1e-12)) << preset;
+    EXPECT_GE(core.peak_flops(), flops * 0.99) << preset << ": more than 1% below the data sheet";
   }
 }
 
