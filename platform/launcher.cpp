@@ -131,9 +131,15 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
     sh.param(key, Type::Int, "conv2d: zero padding").defaults("0").range(0, 255);
   sh.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
   sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "bf16", "s8"}).defaults("f16");
-  sh.param("out", Type::Enum, "gemm: type of C (f16 / bf16 inputs: f32, f16 or bf16; s8 inputs: s32)")
-      .choices({"f32", "f16", "bf16", "s32"})
+  sh.param("out", Type::Enum,
+           "gemm: type of C (f16 / bf16 inputs: f32, f16 or bf16; s8 inputs: s32, or with scale s8, f16 or f32)")
+      .choices({"f32", "f16", "bf16", "s32", "s8"})
       .defaults("f32");
+  sh.param("scale", Type::Float,
+           "gemm, s8 inputs: requantization, C = (A x B (+ bias), ReLU) x scale, rounded to nearest even and "
+           "saturated to C's type; with an s32 C, 1")
+      .defaults("1")
+      .range(1e-30, 1e30);
   sh.param("relu", Type::Bool, "gemm: negative results become 0").defaults("false");
   sh.param("b_transposed", Type::Bool, "gemm: B is stored transposed, n x k (required for s8)").defaults("false");
   sh.param("bias", Type::Bool,
@@ -189,6 +195,7 @@ void KernelLauncher::describe_check(cfg::Spec& c) {
   c.param("n", Type::Int, "gemm: columns of in1 and out").optional().range(1, 1 << 20);
   c.param("b_transposed", Type::Bool, "gemm: in1 is stored n x k").defaults("false");
   c.param("relu", Type::Bool, "gemm: the reference goes through ReLU").defaults("false");
+  c.param("scale", Type::Float, "gemm: the reference is multiplied by it (requantization)").defaults("1");
   c.param("inputs", Type::StringList, "op: input tensor names (one or two)").optional();
   c.param("output", Type::String, "output tensor name");
   c.param("atol", Type::Float, "absolute tolerance").defaults("0").min(0);
@@ -216,6 +223,7 @@ struct KernelLauncher::Kernel {
   std::vector<TensorSpec> tensors;
   const LibraryKernel* lib = nullptr;  // a library kernel: which one, and its shape
   KernelShape shape;
+  KernelWork work;                                  // a library kernel's least work, for its roofline
   std::vector<std::pair<int, std::uint64_t>> args;  // (tensor index or -1, value)
   bool check = false;
   Reference ref;  // the check's reference (conv2d and pool take the kernel's shape)
@@ -265,25 +273,8 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
     if (const cfg::Node* c = k.find("check")) read_check(K, *c, dir);
     layout(K, k);
   }
-  stats_.json("kernels", "per kernel: blocks, cores, start and end (ns), result of the check", [this] {
-    nlohmann::json a = nlohmann::json::array();
-    for (auto& r : results_)
-      a.push_back({{"name", r.name},
-                   {"blocks", r.blocks},
-                   {"cores", r.cores},
-                   {"start_ns", double(r.start) / 1000.0},
-                   {"end_ns", double(r.end) / 1000.0},
-                   {"checked", r.checked},
-                   {"passed", r.passed},
-                   {"detail", r.detail},
-                   {"compared", r.comparison.count},
-                   {"over_tolerance", r.comparison.over},
-                   {"max_abs_err", r.comparison.max_abs},
-                   {"max_rel_err", r.comparison.max_rel},
-                   {"worst_index", r.comparison.worst},
-                   {"tiling", r.tiling}});
-    return a;
-  });
+  stats_.json("kernels", "per kernel: blocks, cores, start and end (ns), result of the check, roofline",
+              [this] { return results_json(); });
   if (tasks) {
     write_job_table(*tasks);
     SC_HAS_PROCESS(KernelLauncher);
@@ -379,6 +370,7 @@ void KernelLauncher::build_library(Kernel* K, const cfg::Node& sh, const aicore:
     BuiltKernel b = K->lib->build(cfg, K->shape);
     K->image = std::move(b.image);
     K->tiling = std::move(b.tiling);
+    K->work = library_work(*K->lib, cfg, K->shape);
   } catch (const Error& e) {
     sh.fail(e.what());
   }
@@ -516,6 +508,7 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
   R.cols = c.has("cols") ? c.get_uint("cols") : 0;
   R.b_transposed = c.get_bool("b_transposed");
   R.relu = c.get_bool("relu");
+  R.scale = c.get_double("scale");
   R.bias = n == 3;
   // conv2d and pool check the kernel's own shape.
   if (op == "conv2d" || op == "pool") {
@@ -756,6 +749,20 @@ void KernelLauncher::check(Kernel* K, Result& r) {
   if (!r.passed) ++failed_;
 }
 
+// No kernel can be faster than its work at the cube's or vector's peak: one that is shows a
+// timing model in error, and fails like a wrong value. (Its DRAM bound can be beaten by data
+// an earlier kernel left in L2.)
+void KernelLauncher::check_compute_bound(Result& r) {
+  const double took = double(r.end - r.start);
+  if (!r.has_work || r.end <= r.start || took >= r.work.compute_ps * (1 - 1e-9)) return;
+  r.checked = true;
+  r.passed = false;
+  r.detail = (r.detail.empty() ? "" : r.detail + "; ") + "took " + std::to_string(took / 1e6) +
+             " us, less than its work allows at peak (" + std::to_string(r.work.compute_ps / 1e6) +
+             " us): a timing model error";
+  ++failed_;
+}
+
 // A kernel or tensor name as a file name: what a file system could misread becomes '_'.
 static std::string file_name_of(const std::string& s) {
   std::string f = s;
@@ -799,11 +806,7 @@ void KernelLauncher::run() {
   for (auto& K : kernels_) {
     current_ = K->name;
     place(K.get());
-    Result r;
-    r.name = K->name;
-    r.blocks = K->blocks;
-    r.cores = K->cores;
-    r.tiling = K->tiling;
+    Result r = result_of(*K);
     r.start = now_tick();
     // Blocks go onto free cores in order of block id: the first `cores` at once, then each
     // next block onto the first core to finish.
@@ -827,6 +830,7 @@ void KernelLauncher::run() {
     }
     r.end = now_tick();
     check(K.get(), r);
+    check_compute_bound(r);
     results_.push_back(r);
   }
   done_ = true;
@@ -834,17 +838,56 @@ void KernelLauncher::run() {
 
 void KernelLauncher::check_after_firmware(const std::vector<std::pair<std::string, std::pair<Tick, Tick>>>& times) {
   for (auto& K : kernels_) {
-    Result r;
-    r.name = K->name;
-    r.blocks = K->blocks;
-    r.cores = K->cores;
-    r.tiling = K->tiling;
+    Result r = result_of(*K);
     for (auto& [name, t] : times)
       if (name == K->name) r.start = t.first, r.end = t.second;
     check(K.get(), r);
+    check_compute_bound(r);
     results_.push_back(r);
   }
   done_ = true;
+}
+
+nlohmann::json KernelLauncher::results_json() const {
+  nlohmann::json a = nlohmann::json::array();
+  for (auto& r : results_) {
+    nlohmann::json j = {{"name", r.name},
+                        {"blocks", r.blocks},
+                        {"cores", r.cores},
+                        {"start_ns", double(r.start) / 1000.0},
+                        {"end_ns", double(r.end) / 1000.0},
+                        {"checked", r.checked},
+                        {"passed", r.passed},
+                        {"detail", r.detail},
+                        {"compared", r.comparison.count},
+                        {"over_tolerance", r.comparison.over},
+                        {"max_abs_err", r.comparison.max_abs},
+                        {"max_rel_err", r.comparison.max_rel},
+                        {"worst_index", r.comparison.worst},
+                        {"tiling", r.tiling}};
+    if (r.has_work) {
+      const double bound = r.work.bound_ps(dram_bytes_per_ps_), took = double(r.end - r.start);
+      j["ops"] = r.work.ops;
+      j["ops_unit"] = r.work.unit;
+      j["min_dram_bytes"] = r.work.bytes;
+      j["roofline_ns"] = bound / 1000.0;
+      j["bound"] = r.work.bound_kind(dram_bytes_per_ps_);
+      j["roofline_fraction"] = took > 0 ? bound / took : 0.0;
+    }
+    a.push_back(std::move(j));
+  }
+  return a;
+}
+
+KernelLauncher::Result KernelLauncher::result_of(const Kernel& K) {
+  Result r;
+  r.name = K.name;
+  r.blocks = K.blocks;
+  r.cores = K.cores;
+  r.tiling = K.tiling;
+  r.has_work = K.lib != nullptr;
+  r.work = K.work;
+  return r;
 }
 
 KernelLauncher::~KernelLauncher() = default;  // here, where Kernel is complete

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
+#include <nlohmann/json.hpp>
 #include <systemc>
 #include <tlm>
 
@@ -17,6 +18,7 @@
 #include "common/config.hpp"
 #include "common/stats.hpp"
 #include "dram/storage.hpp"
+#include "library.hpp"
 
 namespace dvp::platform {
 
@@ -70,8 +72,13 @@ class KernelLauncher : public sc_core::sc_module {
     bool checked = false, passed = true;
     std::string detail;
     Comparison comparison;
-    std::string tiling;  // library kernels: the tiling chosen for this configuration
+    std::string tiling;     // library kernels: the tiling chosen for this configuration
+    bool has_work = false;  // library kernels: the least work, for the roofline
+    KernelWork work;
   };
+  // The DRAM's peak bandwidth, for the kernels' roofline bounds (0: no memory bound).
+  void set_dram_peak(double bytes_per_ps) { dram_bytes_per_ps_ = bytes_per_ps; }
+  double dram_peak() const { return dram_bytes_per_ps_; }
   const std::vector<Result>& results() const { return results_; }
 
  private:
@@ -98,9 +105,12 @@ class KernelLauncher : public sc_core::sc_module {
   void run();
   void place(Kernel* K);
   void check(Kernel* K, Result& r);
+  void check_compute_bound(Result& r);
   std::vector<double> reference_values(const Kernel* K, std::uint64_t count);
   void write_job_table(const cfg::Node& tasks);
   std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);
+  static Result result_of(const Kernel& K);
+  nlohmann::json results_json() const;
 
   std::vector<std::unique_ptr<Kernel>> kernels_;
   std::vector<aicore::AiCore*> cores_;
@@ -113,6 +123,7 @@ class KernelLauncher : public sc_core::sc_module {
   std::string fault_;
   std::string current_;  // kernel running
   unsigned failed_ = 0;
+  double dram_bytes_per_ps_ = 0;
   std::vector<Result> results_;
   stats::Group stats_;
 };

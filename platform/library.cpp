@@ -1,11 +1,26 @@
 // SPDX-License-Identifier: MIT
 #include "library.hpp"
 
+#include <algorithm>
+
 namespace dvp::platform {
 
 namespace {
 
 using aicore::DType;
+
+// The cube's least time for `flops` at its peak over the configured cores (int8: twice the rate:
+// the 16 x 32 x 16 step).
+KernelWork cube_work(const aicore::AiCoreConfig& core, double flops, bool int8) {
+  return {flops, int8 ? "OP" : "FLOP", flops / (core.peak_flops() * (int8 ? 2 : 1)) * 1e12};
+}
+// The vector's least time for `elems` element operations on `elem_bytes`-byte elements: one
+// 256-byte repeat per vector_cycles_per_repeat (complex ones: exp, sqrt, div, ...) on each core.
+double vector_ps(const aicore::AiCoreConfig& core, double elems, unsigned elem_bytes, bool complex) {
+  const double repeats = elems * elem_bytes / 256.0;
+  const double cycles = complex ? core.vector_complex_cycles_per_repeat : core.vector_cycles_per_repeat;
+  return repeats * cycles * double(core.clock.period()) / core.cores;
+}
 
 std::uint32_t u32(const cfg::Node& sh, const char* key) { return std::uint32_t(sh.get_uint(key)); }
 DType dtype(const cfg::Node& sh, const char* key) { return *aicore::dtype_from(sh.get_string(key)); }
@@ -17,9 +32,9 @@ KernelShape read_gemm(const cfg::Node& sh) {
   for (const char* key : {"m", "k", "n"})
     if (sh.get_uint(key) > (1u << 20))
       sh.at(key).fail("gemm takes m, k and n up to 1048576, got " + std::to_string(sh.get_uint(key)));
-  return kernels::GemmShape{u32(sh, "m"),        u32(sh, "k"),       u32(sh, "n"),
-                            dtype(sh, "out"),    dtype(sh, "in"),    sh.get_bool("b_transposed"),
-                            sh.get_bool("relu"), sh.get_bool("bias")};
+  return kernels::GemmShape{u32(sh, "m"),        u32(sh, "k"),        u32(sh, "n"),
+                            dtype(sh, "out"),    dtype(sh, "in"),     sh.get_bool("b_transposed"),
+                            sh.get_bool("relu"), sh.get_bool("bias"), float(sh.get_double("scale"))};
 }
 std::vector<LibraryArg> gemm_args(const KernelShape& s) {
   const auto& g = std::get<kernels::GemmShape>(s);
@@ -32,6 +47,11 @@ std::vector<LibraryArg> gemm_args(const KernelShape& s) {
 BuiltKernel build_gemm(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& g = std::get<kernels::GemmShape>(s);
   return {kernels::gemm_kernel(core, g), kernels::gemm_tiling(core, g).str()};
+}
+
+KernelWork gemm_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& g = std::get<kernels::GemmShape>(s);
+  return cube_work(core, 2.0 * g.m * g.n * g.k, g.in == DType::S8);
 }
 
 // --- conv2d -------------------------------------------------------------------------------------
@@ -56,6 +76,11 @@ BuiltKernel build_conv2d(const aicore::AiCoreConfig& core, const KernelShape& s)
           kernels::gemm_tiling(core, kernels::conv2d_gemm_shape(c)).str() + " (img2col)"};
 }
 
+KernelWork conv2d_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& c = std::get<kernels::ConvShape>(s);
+  return cube_work(core, 2.0 * c.ho() * c.wo() * c.cout * c.k(), false);
+}
+
 // --- pool ---------------------------------------------------------------------------------------
 KernelShape read_pool(const cfg::Node& sh) {
   const kernels::PoolShape p{sh.get_string("pool"), u32(sh, "h"),  u32(sh, "w"),        u32(sh, "c"),
@@ -71,6 +96,14 @@ BuiltKernel build_pool(const aicore::AiCoreConfig& core, const KernelShape& s) {
   return {kernels::pool_kernel(core, std::get<kernels::PoolShape>(s)), "one channel group (16) per turn"};
 }
 
+// One max or add per window element (average: and one multiply per output).
+KernelWork pool_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& p = std::get<kernels::PoolShape>(s);
+  const double outs = double(p.c) * p.ho() * p.wo();
+  const double ops = outs * p.kh * p.kw + (p.mode == "avg" ? outs : 0);
+  return {ops, "vector op", vector_ps(core, ops, 2, false)};
+}
+
 // --- softmax ------------------------------------------------------------------------------------
 KernelShape read_softmax(const cfg::Node& sh) {
   return kernels::SoftmaxShape{dtype(sh, "dtype"), u32(sh, "rows"), u32(sh, "cols")};
@@ -82,6 +115,15 @@ std::vector<LibraryArg> softmax_args(const KernelShape& s) {
 }
 BuiltKernel build_softmax(const aicore::AiCoreConfig& core, const KernelShape& s) {
   return {kernels::softmax_kernel(core, std::get<kernels::SoftmaxShape>(s)), "one row at a time"};
+}
+
+// Per element: the row max, the subtraction, the exponential (complex), the row sum and the
+// scaling: four simple operations and one complex.
+KernelWork softmax_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& sm = std::get<kernels::SoftmaxShape>(s);
+  const double n = double(sm.rows) * sm.cols;
+  const unsigned b = aicore::dtype_bytes(sm.dtype);
+  return {5 * n, "vector op", vector_ps(core, 4 * n, b, false) + vector_ps(core, n, b, true)};
 }
 
 // --- elementwise --------------------------------------------------------------------------------
@@ -103,13 +145,35 @@ BuiltKernel build_elementwise(const aicore::AiCoreConfig& core, const KernelShap
   return {kernels::elementwise_kernel(core, e), std::to_string(kernels::elementwise_tile_bytes(core, e)) + " B tiles"};
 }
 
-const LibraryKernel kGemm{"gemm", {"m", "k", "n"}, read_gemm, gemm_args, build_gemm};
-const LibraryKernel kConv2d{"conv2d", {"h", "w", "c", "cout"}, read_conv2d, conv2d_args, build_conv2d};
-const LibraryKernel kPool{"pool", {"pool", "h", "w", "c"}, read_pool, pool_args, build_pool};
-const LibraryKernel kSoftmax{"softmax", {"rows", "cols"}, read_softmax, softmax_args, build_softmax};
-const LibraryKernel kElementwise{"elementwise", {"op", "n"}, read_elementwise, elementwise_args, build_elementwise};
+// One operation per element, on the wider of the input and output types (a cast's repeats
+// are counted in it); exp and sqrt are complex.
+KernelWork elementwise_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& e = std::get<kernels::ElementwiseShape>(s);
+  const unsigned b = std::max(aicore::dtype_bytes(e.dtype), e.op == "cast" ? aicore::dtype_bytes(e.to) : 0u);
+  return {double(e.n), "vector op", vector_ps(core, double(e.n), b, e.op == "exp" || e.op == "sqrt")};
+}
+
+const LibraryKernel kGemm{"gemm", {"m", "k", "n"}, read_gemm, gemm_args, build_gemm, gemm_work};
+const LibraryKernel kConv2d{"conv2d", {"h", "w", "c", "cout"}, read_conv2d, conv2d_args, build_conv2d, conv2d_work};
+const LibraryKernel kPool{"pool", {"pool", "h", "w", "c"}, read_pool, pool_args, build_pool, pool_work};
+const LibraryKernel kSoftmax{"softmax", {"rows", "cols"}, read_softmax, softmax_args, build_softmax, softmax_work};
+const LibraryKernel kElementwise{"elementwise",    {"op", "n"},       read_elementwise,
+                                 elementwise_args, build_elementwise, elementwise_work};
 
 }  // namespace
+
+double KernelWork::bound_ps(double dram_bytes_per_ps) const {
+  return std::max(compute_ps, dram_bytes_per_ps > 0 ? double(bytes) / dram_bytes_per_ps : 0.0);
+}
+const char* KernelWork::bound_kind(double dram_bytes_per_ps) const {
+  return dram_bytes_per_ps > 0 && double(bytes) / dram_bytes_per_ps > compute_ps ? "DRAM" : "compute";
+}
+
+KernelWork library_work(const LibraryKernel& k, const aicore::AiCoreConfig& core, const KernelShape& s) {
+  KernelWork w = k.work(core, s);
+  for (const LibraryArg& a : k.args(s)) w.bytes += a.elems * aicore::dtype_bytes(a.dtype);
+  return w;
+}
 
 const cfg::Choices<const LibraryKernel*>& library_kernels() {
   static const cfg::Choices<const LibraryKernel*> table = {

@@ -34,14 +34,32 @@ struct BuiltKernel {
   std::string tiling;  // how the work was cut, for the summary
 };
 
+// The least a kernel must do, for its roofline: `ops` operations (the cube's 2 x MACs, or the
+// vector's element operations), which the engine's peak over the cores the kernel was built
+// for cannot do in less than `compute_ps`; and `bytes`, each argument read or written once,
+// which the DRAM's peak bandwidth cannot move in less than bytes / bandwidth.
+struct KernelWork {
+  double ops = 0;
+  const char* unit = "FLOP";  // FLOP (cube, floating), OP (cube, int8) or "vector op"
+  double compute_ps = 0;
+  std::uint64_t bytes = 0;
+  // The roofline bound on DRAM of `bytes_per_ps` peak: the larger of the two times.
+  double bound_ps(double dram_bytes_per_ps) const;
+  const char* bound_kind(double dram_bytes_per_ps) const;  // "compute" or "DRAM"
+};
+
 struct LibraryKernel {
   const char* name;
   std::vector<const char*> required;            // shape keys without a default
   KernelShape (*read)(const cfg::Node& shape);  // checks the shape, naming the key at fault
   std::vector<LibraryArg> (*args)(const KernelShape& s);
   BuiltKernel (*build)(const aicore::AiCoreConfig& core, const KernelShape& s);  // throws dvp::Error
+  KernelWork (*work)(const aicore::AiCoreConfig& core, const KernelShape& s);    // ops and compute_ps
 };
 
 const cfg::Choices<const LibraryKernel*>& library_kernels();
+
+// A kernel's work on `core` (its cores: those it was built for), bytes from its arguments.
+KernelWork library_work(const LibraryKernel& k, const aicore::AiCoreConfig& core, const KernelShape& s);
 
 }  // namespace dvp::platform

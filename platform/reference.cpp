@@ -19,14 +19,14 @@ std::vector<double> Reference::compute(const std::vector<TensorView>& in, std::u
 namespace {
 
 // out[r][c] = bias[c] + sum over k of a[r][k] * b[k][c] (b row-major k x n, or n x k when
-// transposed; bias 0 without one).
+// transposed; bias 0 without one), through ReLU if asked, times the scale (as an f32).
 void gemm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   const TensorView &a = in[0], &b = in[1];
   for (std::uint64_t r = 0; r < R.m; ++r)
     for (std::uint64_t c = 0; c < R.n; ++c) {
       double v = R.bias ? in[2].at(c) : 0.0;
       for (std::uint64_t k = 0; k < R.k; ++k) v += a.at(r * R.k + k) * b.at(R.b_transposed ? c * R.k + k : k * R.n + c);
-      out[r * R.n + c] = R.relu && v < 0 ? 0.0 : v;
+      out[r * R.n + c] = (R.relu && v < 0 ? 0.0 : v) * double(float(R.scale));
     }
 }
 

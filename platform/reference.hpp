@@ -45,6 +45,7 @@ struct Reference {
   std::uint64_t m = 0, k = 0, n = 0;  // gemm; topk: k
   bool b_transposed = false, relu = false;
   bool bias = false;        // gemm: in2 holds n values added to every row (before ReLU)
+  double scale = 1;         // gemm: the result times scale (int8 requantization), as an f32
   std::uint64_t cols = 0;   // softmax, topk, argmax: elements per row
   kernels::ConvShape conv;  // conv2d: the kernel's own shape
   kernels::PoolShape pool;  // pool: likewise

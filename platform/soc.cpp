@@ -130,6 +130,7 @@ void Soc::build_launcher(const Scenario& s) {
       tasks->fail("tasks are submitted by firmware: add a firmware: section (e.g. image: runtime)");
     launcher_ = std::make_unique<KernelLauncher>("launcher", *kernels, s.dir, cores, aicore_cfg_, *storage_, dram_base_,
                                                  !timing_only_, tasks);
+    launcher_->set_dram_peak(dram_cfg_.peak_bytes_per_ps());
     unsigned src = ring_->connect_initiator(launcher_->socket, 0, launcher_->name());
     src_is_hn_.resize(src + 1, false);
   }

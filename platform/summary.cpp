@@ -163,6 +163,7 @@ class Text {
   void cpus();
   void tasks();
   void aicores();
+  void kernel_rows(const KernelLauncher::Result& k);
   void requesters();
 
  private:
@@ -223,6 +224,21 @@ void Text::tasks() {
   }
 }
 
+// A kernel's time and tiling; a library kernel's roofline bound (the larger of its least
+// compute time and its least DRAM time) and the fraction of it achieved.
+void Text::kernel_rows(const KernelLauncher::Result& k) {
+  const double took = double(k.end - k.start);
+  if (k.tiling == "AI CPU") return row("kernel " + k.name, "on an AI CPU core, " + fmt("%.3f us", took / 1e6));
+  row("kernel " + k.name, std::to_string(k.blocks) + " blocks on " + std::to_string(k.cores) + " cores, " +
+                              fmt("%.3f us", took / 1e6) + (k.tiling.empty() ? "" : ", " + k.tiling));
+  if (!k.has_work) return;
+  const double dram = soc_.launcher()->dram_peak(), bound = k.work.bound_ps(dram);
+  row("  roofline", fmt("%.3f us", bound / 1e6) + " (" + k.work.bound_kind(dram) +
+                        " bound: " + fmt("%.4g ", k.work.ops) + k.work.unit + "s, " +
+                        fmt("%.4g B", double(k.work.bytes)) + "), achieved " + fmt("%.1f%%", per(100.0 * bound, took)) +
+                        (bound > took ? " (above the DRAM bound: data an earlier kernel left in L2)" : ""));
+}
+
 void Text::aicores() {
   const aicore::AiCoreConfig* ac = soc_.launcher() ? soc_.aicore_config() : nullptr;
   if (!ac) return;
@@ -238,11 +254,7 @@ void Text::aicores() {
             fmt("%.1f%%", per(100.0 * b, end * double(soc_.aicores().size())));
   }
   row("pipe busy (mean over cores)", line);
-  for (auto& k : soc_.launcher()->results())
-    row("kernel " + k.name, k.tiling == "AI CPU" ? "on an AI CPU core, " + fmt("%.3f us", double(k.end - k.start) / 1e6)
-                                                 : std::to_string(k.blocks) + " blocks on " + std::to_string(k.cores) +
-                                                       " cores, " + fmt("%.3f us", double(k.end - k.start) / 1e6) +
-                                                       (k.tiling.empty() ? "" : ", " + k.tiling));
+  for (auto& k : soc_.launcher()->results()) kernel_rows(k);
   auto ratio = [&](const char* a, const char* p) {
     return fmt("%.2f", d(a)) + " / " + fmt("%.1f", d(p)) + "  (" + fmt("%.1f%%", per(100.0 * d(a), d(p))) + ")";
   };

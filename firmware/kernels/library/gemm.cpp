@@ -2,6 +2,7 @@
 #include "gemm.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <tuple>
 #include <vector>
 
@@ -54,7 +55,12 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
   const bool int8 = s.in == DType::S8;
   if (s.in != DType::F16 && s.in != DType::BF16 && !int8) throw Error("gemm: inputs are f16, bf16 or s8");
   if (int8 && !s.b_transposed) throw Error("gemm: an int8 B must be given transposed (n x k): set b_transposed");
-  if (int8 && s.out != DType::S32) throw Error("gemm: int8 inputs give an s32 output");
+  if (int8 && s.out != DType::S32 && s.out != DType::S8 && s.out != DType::F16 && s.out != DType::F32)
+    throw Error("gemm: int8 inputs give an s32 output, or with a scale an s8, f16 or f32 one");
+  if (!int8 && s.out == DType::S8) throw Error("gemm: an s8 output needs s8 inputs (and a scale)");
+  if (s.scale != 1.0f && (!int8 || s.out == DType::S32))
+    throw Error("gemm: a scale requantizes an int8 GEMM's s32 sums to an s8, f16 or f32 output");
+  if (!(s.scale > 0.0f)) throw Error("gemm: the scale must be positive");
   if (!int8 && s.out != DType::F32 && s.out != DType::F16 && s.out != DType::BF16)
     throw Error("gemm: f16 and bf16 inputs give an f32, f16 or bf16 output");
   const std::uint32_t k0 = 32 / dtype_bytes(s.in);
@@ -82,10 +88,11 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
   std::uint64_t best_work = ~0ull, best_pad = ~0ull, best_area = 0;
   for (std::uint32_t mt = 16; mt <= 256; mt *= 2)
     for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
-      const bool fits = 2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b &&
-                        std::uint64_t(mt) * nt * 4 <= l0c && (t.kt / k0) * (nt / 16) <= 255 &&
-                        2ull * (std::uint64_t(mt) * t.kt + std::uint64_t(t.kt) * nt) * eb <= l1 &&
-                        (!s.bias || gemm_epilogue_ub(s, mt, nt, 1) <= cfg.size[kUB]);
+      const bool fits =
+          2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b && std::uint64_t(mt) * nt * 4 <= l0c &&
+          (t.kt / k0) * (nt / 16) <= 255 && 2ull * (std::uint64_t(mt) * t.kt + std::uint64_t(t.kt) * nt) * eb <= l1 &&
+          (!s.bias ||
+           (gemm_epilogue_ub(s, mt, nt, 1) <= cfg.size[kUB] && nt / gemm_parts(nt) * dtype_bytes(s.out) % 32 == 0));
       if (!fits) continue;
       const std::uint64_t work = gemm_estimate(cfg, s, mt, nt, k_pad), area = std::uint64_t(mt) * nt;
       const std::uint64_t pad = (s.m + mt - 1) / mt * mt * ((s.n + nt - 1) / nt * nt);
@@ -252,7 +259,8 @@ class GemmBuilder {
   int parts = 1, nb = 8, nu = 1;
   std::uint64_t a_bytes = 0, b_bytes = 0, fm_bytes = 0, fm_area = 0;
   std::uint64_t l1a[8] = {}, l1b[8] = {}, l0a[2] = {}, l0b[2] = {};
-  bool cast = false;
+  bool cast = false;   // the bias epilogue casts to C's type (C is not 4 bytes)
+  bool quant = false;  // int8 requantization: s32 sums x scale into C's type
   // Edges: m, n or k not a multiple of the tile. Edge tiles load what exists (ND -> Nz pads
   // with zeros), compute the whole tile and write what exists, by configuration words made at
   // run time for each tile.
@@ -264,6 +272,7 @@ class GemmBuilder {
   Reg zero = KernelBuilder::zero();
   Reg arg, A, B, C, bias, tile, dim, ntiles, ntn, ld_tile, a_ptr, b_ptr, c_ptr, tmp, dst, src;
   Reg row, col, count, kstart, window, wbase;
+  Reg scale;                                     // with quant: the scale's f32 bits; otherwise zero
   Reg a_cfg, a_tail, b_cfg, b_tail, out_cfg[2];  // with edges: this tile's configuration words
   Load3dCfg filter;
 };
@@ -289,7 +298,8 @@ void GemmBuilder::plan() {
   l0a[1] = a_bytes, l0b[1] = b_bytes / parts;
   // Bias epilogue in UB: nu slots (two when they fit, so part 1's FixPipe need not wait for
   // part 0's MTE3) of the accumulator tile and its cast, then the bias row.
-  cast = acc == DType::F32 && s.out != DType::F32;
+  cast = s.out != DType::F32 && s.out != DType::S32;
+  quant = acc == DType::S32 && s.out != DType::S32;
   slot_acc = std::uint64_t(t.mt) * ntp * 4, slot_bytes = slot_acc + (cast ? std::uint64_t(t.mt) * ntp * ob : 0);
   nu = s.bias && gemm_epilogue_ub(s, t.mt, t.nt, 2) <= cfg_.size[kUB] ? 2 : 1;
   ub_bias = nu * slot_bytes;
@@ -323,6 +333,12 @@ Image GemmBuilder::build() {
   k.LoadGm(B, arg, 8);
   k.LoadGm(C, arg, 16);
   if (s.bias) k.LoadGm(bias, arg, 24);
+  scale = zero;
+  if (quant) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &s.scale, 4);
+    scale = k.Const(bits);
+  }
   tile = k.reg(), dim = k.reg(), ntiles = k.Const(tiles), ntn = k.Const(tiles_n);
   k.GetSpr(tile, Spr::BlockId);
   k.GetSpr(dim, Spr::BlockDim);
@@ -509,9 +525,13 @@ void GemmBuilder::epilogue_vector(int h, std::uint64_t slot, std::uint64_t cast_
       k.Li(src, std::int64_t(ub_bias + (std::uint64_t(h) * ntp + j) * 4));
       k.Vector("add", acc, {dst, dst, src}, vc);
       if (s.relu) k.Vector("relu", acc, {dst, dst}, vc);
+      if (quant) {  // s32 -> f32 in place, times the scale
+        k.Cast(DType::F32, acc, dst, dst, vc);
+        k.Vector("muls", DType::F32, {dst, dst, scale}, vc);
+      }
       if (cast) {
         k.Li(src, std::int64_t(cast_at + (std::uint64_t(r0) * ntp + j) * ob));
-        k.Cast(s.out, acc, src, dst, VecCfg{rows, 1, 1, 1, ntp * ob / 32, row_blocks, 0});
+        k.Cast(s.out, quant ? DType::F32 : acc, src, dst, VecCfg{rows, 1, 1, 1, ntp * ob / 32, row_blocks, 0});
       }
     }
 }
@@ -574,9 +594,9 @@ void GemmBuilder::step_cube(const Act& a) {
   if (s.bias) return epilogue(h, src);
   k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
   if (edge_m || edge_n)  // the rows and columns of this part that exist
-    k.Fixpipe(Pos::GM, s.out, acc, dst, src, out_cfg[h], zero, s.relu);
+    k.Fixpipe(Pos::GM, s.out, acc, dst, src, out_cfg[h], scale, s.relu);
   else
-    k.Fixpipe(Pos::GM, s.out, acc, dst, src, FixpCfg{t.mt, ntp, s.n}, zero, s.relu);
+    k.Fixpipe(Pos::GM, s.out, acc, dst, src, FixpCfg{t.mt, ntp, s.n}, scale, s.relu);
   k.SetFlag(Pipe::FIX, Pipe::M, h);
 }
 
