@@ -750,8 +750,8 @@ void KernelLauncher::check(Kernel* K, Result& r) {
 }
 
 // No kernel can be faster than its work at the cube's or vector's peak: one that is shows a
-// timing model in error, and fails like a wrong value. (Its DRAM bound can be beaten by data
-// an earlier kernel left in L2.)
+// timing model in error, and fails like a wrong value. (Its DRAM bound can be beaten: L2 can
+// hold inputs an earlier kernel left, and outputs not yet written back.)
 void KernelLauncher::check_compute_bound(Result& r) {
   const double took = double(r.end - r.start);
   if (!r.has_work || r.end <= r.start || took >= r.work.compute_ps * (1 - 1e-9)) return;

@@ -117,6 +117,10 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
   j["simulated_ns"] = ns;
   j["host_seconds"] = host_seconds;
   j["timing_only"] = soc.timing_only();
+  // A timing-only run leaves tensors unfilled (zeros). Hardware timing never looks at values,
+  // but AI CPU kernels are code whose path can (top-k's sort): their time, and so the run's,
+  // can then differ from a functional run.
+  j["time_depends_on_values"] = soc.timing_only() && soc.launcher() && soc.launcher()->has_aicpu_tasks();
   summarize_dram(j, soc, ns);
   summarize_l2_ring_requesters(j, soc, host_seconds);
   // debug.tlm_checks: transactions the base-protocol checkers saw, and their violations.
@@ -236,7 +240,7 @@ void Text::kernel_rows(const KernelLauncher::Result& k) {
   row("  roofline", fmt("%.3f us", bound / 1e6) + " (" + k.work.bound_kind(dram) +
                         " bound: " + fmt("%.4g ", k.work.ops) + k.work.unit + "s, " +
                         fmt("%.4g B", double(k.work.bytes)) + "), achieved " + fmt("%.1f%%", per(100.0 * bound, took)) +
-                        (bound > took ? " (above the DRAM bound: data an earlier kernel left in L2)" : ""));
+                        (bound > took ? " (above the DRAM bound: L2 held part of its traffic)" : ""));
 }
 
 void Text::aicores() {
@@ -288,7 +292,11 @@ std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum,
   t.os << "scenario  " << s.root.get_string("name") << "   (" << s.file << ")\n";
   t.os << "platform  " << s.root.at("platform").get_string("name") << (s.preset.empty() ? "" : "   preset " + s.preset)
        << (soc.timing_only() ? "   timing-only" : "") << "\n";
-  t.os << "result    " << status << "\n\n";
+  t.os << "result    " << status << "\n";
+  if (sum["time_depends_on_values"].get<bool>())
+    t.os << "note      AI CPU kernels ran on unfilled (zero) tensors: where their path depends on values\n"
+            "          (a sort), their time differs from a functional run's\n";
+  t.os << "\n";
   t.time();
   t.memory();
   t.cpus();

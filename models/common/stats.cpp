@@ -14,9 +14,15 @@ Group::Group(Registry& registry, std::string name) : registry_(registry), name_(
 }
 Group::~Group() { registry_.remove(this); }
 
-std::uint64_t& Group::counter(const std::string& key, const std::string& doc) {
-  entries_.push_back(Entry{key, doc, 0, {}, {}});
+std::uint64_t& Group::counter(const std::string& key, const std::string& doc, Counts counts) {
+  entries_.push_back(Entry{key, doc, 0, {}, {}, counts});
   return entries_.back().count;
+}
+
+bool Group::counts_data(const std::string& key) const {
+  for (auto& e : entries_)
+    if (e.key == key) return e.counts == Counts::Data;
+  return false;
 }
 
 void Group::formula(const std::string& key, const std::string& doc, std::function<double()> f) {
@@ -44,7 +50,8 @@ nlohmann::json Group::to_json() const {
 
 std::vector<std::pair<std::string, std::string>> Group::describe() const {
   std::vector<std::pair<std::string, std::string>> out;
-  for (auto& e : entries_) out.emplace_back(e.key, e.doc);
+  for (auto& e : entries_)
+    out.emplace_back(e.key, e.counts == Counts::Data ? e.doc + " (functional runs only)" : e.doc);
   return out;
 }
 

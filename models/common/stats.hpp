@@ -31,8 +31,12 @@ class Group {
 
   const std::string& name() const { return name_; }
 
+  // What a counter counts: time and traffic (every run), or data values (only a functional
+  // run moves them: a timing-only run leaves it 0, and a check on it does not apply).
+  enum class Counts { Traffic, Data };
   // A counter; the reference stays valid for the group's life.
-  std::uint64_t& counter(const std::string& key, const std::string& doc);
+  std::uint64_t& counter(const std::string& key, const std::string& doc, Counts counts = Counts::Traffic);
+  bool counts_data(const std::string& key) const;
   // A value computed when stats are written.
   void formula(const std::string& key, const std::string& doc, std::function<double()> f);
   // A structured value (per-bank tables and the like).
@@ -48,6 +52,7 @@ class Group {
     std::uint64_t count = 0;
     std::function<double()> formula;
     std::function<nlohmann::json()> json;
+    Counts counts = Counts::Traffic;
   };
   Registry& registry_;
   std::string name_;

@@ -24,6 +24,7 @@ class System {
 
   Tracer& tracer() { return tracer_; }
   stats::Registry& stats() { return stats_; }
+  const stats::Registry& stats() const { return stats_; }
 
   // What the TLM base-protocol checkers on this system's bindings found (models/tlmcheck).
   struct ProtocolRecord {

@@ -178,8 +178,10 @@ TrafficGenerator::TrafficGenerator(sc_core::sc_module_name name, const TgenConfi
       bytes_written_(stats_.counter("bytes_written", "bytes written")),
       latency_ps_(stats_.counter("latency_ps_total", "sum of transaction latencies, ps")),
       max_latency_ps_(stats_.counter("max_latency_ps", "longest transaction latency, ps")),
-      verify_errors_(stats_.counter("verify_errors", "read bytes that differ from what was written")),
-      verified_bytes_(stats_.counter("verified_bytes", "read bytes compared with written data")) {
+      verify_errors_(
+          stats_.counter("verify_errors", "read bytes that differ from what was written", stats::Group::Counts::Data)),
+      verified_bytes_(
+          stats_.counter("verified_bytes", "read bytes compared with written data", stats::Group::Counts::Data)) {
   SC_HAS_PROCESS(TrafficGenerator);
   SC_THREAD(run);
   stats_.formula("avg_latency_ns", "mean transaction latency (issue to completion)",
