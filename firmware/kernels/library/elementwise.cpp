@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "elementwise.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "aicore/kernel_builder.hpp"
 #include "common/error.hpp"
 
@@ -43,63 +46,91 @@ void check_shape(const ElementwiseShape& s) {
   }
 }
 
-// The kernel's code: two tiles per turn, double-buffered (MTE2 in, V, MTE3 out).
+// How one tile moves and computes: a whole tile, or a piece of the tail (from element start).
+struct TileCfg {
+  DataCopyCfg copy_in, copy_out;
+  VecCfg vec, conv;
+  std::uint64_t start = 0;
+};
+
+// The kernel's code: two tiles per turn, double-buffered (MTE2 in, V, MTE3 out). When n is not
+// a whole number of tiles, one block also does the tail, in whole 32-byte blocks of x and z
+// (what a copy moves): the whole blocks after the last tile, then, if n ends inside a block,
+// the last block's worth of elements ending at n, which recomputes a few elements already done
+// (the same values: the ops are pointwise).
 struct ElementwiseCode {
   const ElementwiseShape& s;
   bool binary, cast;
   std::uint32_t tile;  // bytes of the wider type
   std::uint64_t x_bytes, z_bytes;
-  DataCopyCfg copy_in, copy_out;
-  VecCfg vec, conv;
+  TileCfg whole;
+  std::vector<TileCfg> tail;  // its pieces
   KernelBuilder k{};
   Reg arg{}, X{}, Y{}, Z{}, t{}, dim{}, ntiles{}, off{}, g{}, u0{}, u1{}, u2{}, n128{};
 
   std::int64_t ub(int operand, int b) const { return std::int64_t(tile) * (2 * operand + b); }  // [x0 x1 y0 y1 z0 z1]
-  void load(int b);
-  void compute(int b);
-  void store(int b);
+  // This tile's byte offset in an operand of `bytes` per element: t x tile, or the piece's.
+  void offset(const TileCfg* piece, std::uint64_t tile_bytes, unsigned bytes);
+  void load(int b, const TileCfg* piece = nullptr);
+  void compute(int b, const TileCfg* piece = nullptr);
+  void store(int b, const TileCfg* piece = nullptr);
 };
 
-void ElementwiseCode::load(int b) {
-  k.Li(off, std::int64_t(x_bytes));
+void ElementwiseCode::offset(const TileCfg* piece, std::uint64_t tile_bytes, unsigned bytes) {
+  if (piece) return k.Li(off, std::int64_t(piece->start * bytes));
+  k.Li(off, std::int64_t(tile_bytes));
   k.Mul(off, t, off);
+}
+
+void ElementwiseCode::load(int b, const TileCfg* piece) {
+  const TileCfg& c = piece ? *piece : whole;
+  offset(piece, x_bytes, dtype_bytes(s.dtype));
   k.WaitFlag(Pipe::V, Pipe::MTE2, b);
   k.Add(g, X, off);
   k.Li(u0, ub(0, b));
-  k.DataCopy(Pos::UB, u0, Pos::GM, g, copy_in);
+  k.DataCopy(Pos::UB, u0, Pos::GM, g, c.copy_in);
   if (binary) {
     k.Add(g, Y, off);
     k.Li(u1, ub(1, b));
-    k.DataCopy(Pos::UB, u1, Pos::GM, g, copy_in);
+    k.DataCopy(Pos::UB, u1, Pos::GM, g, c.copy_in);
   }
   k.SetFlag(Pipe::MTE2, Pipe::V, b);
 }
 
-void ElementwiseCode::compute(int b) {
+void ElementwiseCode::compute(int b, const TileCfg* piece) {
+  const TileCfg& c = piece ? *piece : whole;
   k.WaitFlag(Pipe::MTE2, Pipe::V, b);
   k.WaitFlag(Pipe::MTE3, Pipe::V, b);
   k.Li(u0, ub(0, b));
   k.Li(u2, ub(2, b));
   if (cast) {
-    k.Cast(s.to, s.dtype, u2, u0, conv, Round::Rint);
+    k.Cast(s.to, s.dtype, u2, u0, c.conv, Round::Rint);
   } else if (binary) {
     k.Li(u1, ub(1, b));
-    k.Vector(s.op.c_str(), s.dtype, {u2, u0, u1}, vec);
+    k.Vector(s.op.c_str(), s.dtype, {u2, u0, u1}, c.vec);
   } else {
-    k.Vector(s.op.c_str(), s.dtype, {u2, u0}, vec);
+    k.Vector(s.op.c_str(), s.dtype, {u2, u0}, c.vec);
   }
   k.SetFlag(Pipe::V, Pipe::MTE2, b);
   k.SetFlag(Pipe::V, Pipe::MTE3, b);
 }
 
-void ElementwiseCode::store(int b) {
+void ElementwiseCode::store(int b, const TileCfg* piece) {
+  const TileCfg& c = piece ? *piece : whole;
   k.WaitFlag(Pipe::V, Pipe::MTE3, b);
-  k.Li(off, std::int64_t(z_bytes));
-  k.Mul(off, t, off);
+  offset(piece, z_bytes, cast ? dtype_bytes(s.to) : dtype_bytes(s.dtype));
   k.Add(g, Z, off);
-  k.DataCopy(Pos::GM, g, Pos::UB, u2, copy_out);
+  k.DataCopy(Pos::GM, g, Pos::UB, u2, c.copy_out);
   k.SetFlag(Pipe::MTE3, Pipe::V, b);
   k.Add(t, t, dim);
+}
+
+// A tile of `elems` elements: its copies in whole 32-byte blocks, its vector repeats of 256 B of
+// the wider type (a conversion's sides advance by their own share of it).
+TileCfg tile_cfg(std::uint64_t elems, unsigned eb, unsigned ob, unsigned wide, std::uint64_t start = 0) {
+  const std::uint32_t repeats = std::uint32_t((elems * wide + 255) / 256);
+  return {DataCopyCfg{1, std::uint32_t(elems * eb / 32), 0, 0}, DataCopyCfg{1, std::uint32_t(elems * ob / 32), 0, 0},
+          VecCfg{repeats, 1, 1, 1, 8, 8, 8}, VecCfg{repeats, 1, 1, 1, 8 * ob / wide, 8 * eb / wide, 8}, start};
 }
 
 }  // namespace
@@ -111,27 +142,24 @@ Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
   // A tile is `tile` bytes of the wider type; x and z tiles hold the same number of elements.
   const std::uint32_t tile = elementwise_tile_bytes(cfg, s);
   const std::uint64_t tile_elems = tile / wide;
-  if (s.n == 0 || s.n % tile_elems)
-    throw Error("elementwise: n must be a multiple of the tile, " + std::to_string(tile_elems) + " elements");
-  const std::uint64_t x_bytes = tile_elems * eb, z_bytes = tile_elems * ob;
-  // A conversion's repeat covers 256 B of the wider type: each side advances its own share.
-  ElementwiseCode c{s,
-                    binary,
-                    cast,
-                    tile,
-                    x_bytes,
-                    z_bytes,
-                    DataCopyCfg{1, std::uint32_t(x_bytes / 32), 0, 0},
-                    DataCopyCfg{1, std::uint32_t(z_bytes / 32), 0, 0},
-                    VecCfg{tile / 256, 1, 1, 1, 8, 8, 8},
-                    VecCfg{tile / 256, 1, 1, 1, 8 * ob / wide, 8 * eb / wide, 8}};
+  // Copies move whole 32-byte blocks: the tail tile is a whole number of blocks of x and of z,
+  // and ends at n, so n must be at least one block of the narrower type.
+  const std::uint64_t block_elems = 32 / std::min(eb, ob);
+  if (s.n < block_elems)
+    throw Error("elementwise: n = " + std::to_string(s.n) + " is less than one 32-byte block (" +
+                std::to_string(block_elems) + " elements), the least a copy moves");
+  const std::uint64_t full = s.n / tile_elems, rest = s.n % tile_elems;
+  ElementwiseCode c{s, binary, cast, tile, tile_elems * eb, tile_elems * ob, tile_cfg(tile_elems, eb, ob, wide), {}};
+  if (const std::uint64_t whole_blocks = rest / block_elems * block_elems)
+    c.tail.push_back(tile_cfg(whole_blocks, eb, ob, wide, full * tile_elems));
+  if (rest % block_elems) c.tail.push_back(tile_cfg(block_elems, eb, ob, wide, s.n - block_elems));
   KernelBuilder& k = c.k;
   c.arg = k.reg(), c.X = k.reg(), c.Y = k.reg(), c.Z = k.reg();
   k.GetSpr(c.arg, Spr::ArgBase);
   k.LoadGm(c.X, c.arg, 0);
   if (binary) k.LoadGm(c.Y, c.arg, 8);
   k.LoadGm(c.Z, c.arg, binary ? 16 : 8);
-  c.t = k.reg(), c.dim = k.reg(), c.ntiles = k.Const(std::int64_t(s.n / tile_elems)), c.off = k.reg(), c.g = k.reg(),
+  c.t = k.reg(), c.dim = k.reg(), c.ntiles = k.Const(std::int64_t(full)), c.off = k.reg(), c.g = k.reg(),
   c.u0 = k.reg(), c.u1 = k.reg(), c.u2 = k.reg(), c.n128 = k.Const(std::min<std::int64_t>(128, 256 / wide));
   k.GetSpr(c.t, Spr::BlockId);
   k.GetSpr(c.dim, Spr::BlockDim);
@@ -149,6 +177,13 @@ Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
   }
   k.Jump(top);
   k.Bind(done);
+  if (rest) {  // the tail is tile number `full`: the block whose next tile that is takes it
+    Label no_tail = k.NewLabel();
+    k.Branch("bne", c.t, c.ntiles, no_tail);
+    for (std::size_t i = 0; i < c.tail.size(); ++i)
+      c.load(int(i), &c.tail[i]), c.compute(int(i), &c.tail[i]), c.store(int(i), &c.tail[i]);
+    k.Bind(no_tail);
+  }
   for (int b = 0; b < 2; ++b) {
     k.WaitFlag(Pipe::V, Pipe::MTE2, b);
     k.WaitFlag(Pipe::MTE3, Pipe::V, b);

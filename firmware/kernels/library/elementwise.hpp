@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Kernel library: element-wise operations on vectors in GM, z = x op y (add, sub, mul, max, min)
 // or z = op(x) (relu, exp, abs, sqrt), fp16 or fp32, and z = cast(x) between fp16, bf16, fp32,
-// int8 and int32. Tiles sized from the UB go round-robin
-// to the blocks; MTE2 (GM -> UB), the vector unit and MTE3 (UB -> GM) overlap on two buffers.
+// int8 and int32, on any n of at least one 32-byte block. Tiles sized from the UB go
+// round-robin to the blocks; MTE2 (GM -> UB), the vector unit and MTE3 (UB -> GM) overlap on two
+// buffers; one block does the tail (elementwise.cpp says how).
 #pragma once
 #include <cstdint>
 #include <string>
