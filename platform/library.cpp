@@ -73,7 +73,8 @@ std::vector<LibraryArg> conv2d_args(const KernelShape& s) {
 BuiltKernel build_conv2d(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& c = std::get<kernels::ConvShape>(s);
   return {kernels::conv2d_kernel(core, c),
-          kernels::gemm_tiling(core, kernels::conv2d_gemm_shape(c)).str() + " (img2col)"};
+          kernels::conv2d_words([&] { return kernels::gemm_tiling(core, kernels::conv2d_gemm_shape(c)); }).str() +
+              " (img2col)"};
 }
 
 KernelWork conv2d_work(const aicore::AiCoreConfig& core, const KernelShape& s) {

@@ -736,7 +736,7 @@ Image conv2d_kernel(const AiCoreConfig& cfg, const ConvShape& c) {
     throw Error("conv2d: filter size, stride and dilation must be at least 1");
   if (c.h + c.pad_t + c.pad_b < c.dil_h * (c.kh - 1) + 1 || c.w + c.pad_l + c.pad_r < c.dil_w * (c.kw - 1) + 1)
     throw Error("conv2d: the filter is larger than the padded input");
-  return build(cfg, conv2d_gemm_shape(c), &c);
+  return conv2d_words([&] { return build(cfg, conv2d_gemm_shape(c), &c); });
 }
 
 }  // namespace dvp::kernels

@@ -9,6 +9,7 @@
 
 #include "aicore/aicore_config.hpp"
 #include "aicore/assembler.hpp"
+#include "common/error.hpp"
 
 namespace dvp::kernels {
 
@@ -52,6 +53,19 @@ GemmTiling gemm_tiling(const aicore::AiCoreConfig& cfg, const GemmShape& s);
 // by block id; within a block, MTE2 (GM -> L1), MTE1 (L1 -> L0A / L0B) and the cube overlap on two buffers each, and
 // FixPipe writes each finished tile.
 aicore::Image gemm_kernel(const aicore::AiCoreConfig& cfg, const GemmShape& s);
+
+// Runs `f` (which builds or tiles a conv as its GEMM) and says a GEMM error in the conv's words:
+// m is ho x wo, k is c x kh x kw, n is cout.
+template <typename F>
+auto conv2d_words(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (what.rfind("gemm: ", 0) != 0) throw;
+    throw Error("conv2d: as a GEMM (m = ho x wo, k = c x kh x kw, n = cout): " + what.substr(6), e.exit_code());
+  }
+}
 
 // Conv2D (fp16, one image, f32 out): x (NC1HWC0) and weights (cout x k, k in img2col order:
 // ((c1 x kh + i) x kw + j) x 16 + c0) -> y (ho x wo rows of cout, NHWC). The feature map is
