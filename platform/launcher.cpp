@@ -136,8 +136,8 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
       .choices({"f32", "f16", "bf16", "s32", "s8"})
       .defaults("f32");
   sh.param("scale", Type::Float,
-           "gemm, s8 inputs: requantization, C = (A x B (+ bias), ReLU) x scale, rounded to nearest even and "
-           "saturated to C's type; with an s32 C, 1")
+           "gemm, s8 inputs: requantization, C = (A x B (+ bias), ReLU) x scale, rounded to nearest even "
+           "(s8 saturates; f16 overflows to inf); with an s32 C, 1")
       .defaults("1")
       .range(1e-30, 1e30);
   sh.param("relu", Type::Bool, "gemm: negative results become 0").defaults("false");
@@ -268,7 +268,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
     if (K->lib) {
       // Sizes first: a shape its tensors cannot hold is an error before any tiling or building.
       check_library_args(K, k);
-      build_library(K, k.at("shape"), core_cfg);
+      build_library(K, k.at("shape"), core_cfg, tasks != nullptr);
     }
     if (const cfg::Node* c = k.find("check")) read_check(K, *c, dir);
     layout(K, k);
@@ -373,15 +373,18 @@ void KernelLauncher::check_library_args(const Kernel* K, const cfg::Node& k) {
                            " elements (32 bytes): the last block is recomputed from the inputs");
 }
 
-void KernelLauncher::build_library(Kernel* K, const cfg::Node& sh, const aicore::AiCoreConfig& core_cfg) {
-  // The kernel's tiling is chosen for the cores its blocks run on at once.
-  aicore::AiCoreConfig cfg = core_cfg;
+void KernelLauncher::build_library(Kernel* K, const cfg::Node& sh, const aicore::AiCoreConfig& core_cfg,
+                                   bool by_tasks) {
+  // The kernel's tiling is chosen for the cores its blocks run on at once: in bare mode those
+  // it is given; the task scheduler puts blocks on any free core, so its roofline takes them all.
+  aicore::AiCoreConfig cfg = core_cfg, peak = core_cfg;
   cfg.cores = std::min(std::min(cfg.cores, K->cores), K->blocks);
+  peak.cores = by_tasks ? std::min(peak.cores, K->blocks) : cfg.cores;
   try {
     BuiltKernel b = K->lib->build(cfg, K->shape);
     K->image = std::move(b.image);
     K->tiling = std::move(b.tiling);
-    K->work = library_work(*K->lib, cfg, K->shape);
+    K->work = library_work(*K->lib, peak, K->shape);
   } catch (const Error& e) {
     sh.fail(e.what());
   }

@@ -118,8 +118,9 @@ BuiltKernel build_softmax(const aicore::AiCoreConfig& core, const KernelShape& s
   return {kernels::softmax_kernel(core, std::get<kernels::SoftmaxShape>(s)), "one row at a time"};
 }
 
-// Per element: the row max, the subtraction, the exponential (complex), the row sum and the
-// scaling: four simple operations and one complex.
+// Per element, at least: the row max, the subtraction, the exponential (complex), the row sum
+// and the scaling (a multiply by the sum's reciprocal; the kernel divides, a complex op, so it
+// is bounded below by this and not reached): four simple operations and one complex.
 KernelWork softmax_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& sm = std::get<kernels::SoftmaxShape>(s);
   const double n = double(sm.rows) * sm.cols;

@@ -23,9 +23,9 @@ struct GemmShape {
   // every row. As on the 310 / 910, which have no bias table, the epilogue runs on the vector
   // unit: FixPipe L0C -> UB, vadd (then ReLU, cast), MTE3 UB -> GM.
   bool bias = false;
-  // int8 requantization: C = (A x B (+ bias), ReLU) x scale, rounded to nearest even and
-  // saturated to C's type (s8, f16 or f32): FixPipe's dequantize, or, with bias, the vector
-  // epilogue (s32 -> f32, x scale, cast). 1 for an s32 C.
+  // int8 requantization: C = (A x B (+ bias), ReLU) x scale, rounded to nearest even to C's
+  // type (s8 saturates at -128 / 127; f16 overflows to inf): FixPipe's dequantize, or, with
+  // bias, the vector epilogue (s32 -> f32, x scale, cast). 1 for an s32 C.
   float scale = 1.0f;
 };
 
