@@ -364,12 +364,12 @@ void KernelLauncher::check_library_args(const Kernel* K, const cfg::Node& k) {
   // its inputs after parts of it may have been written: z cannot be one of its inputs then.
   const auto* e = std::get_if<kernels::ElementwiseShape>(&K->shape);
   if (!e) return;
-  const unsigned narrow = std::min(aicore::dtype_bytes(e->dtype), aicore::dtype_bytes(want.back().dtype));
+  const std::uint64_t block = kernels::elementwise_block_elems(*e);
   const std::size_t z = want.size() - 1;
   for (std::size_t i = 0; i < z; ++i)
-    if (K->args[i].first == K->args[z].first && e->n % (32 / narrow))
+    if (K->args[i].first == K->args[z].first && e->n % block)
       args.items()[z].fail("elementwise in place (z is also argument " + std::to_string(i + 1) +
-                           ") needs n a multiple of " + std::to_string(32 / narrow) +
+                           ") needs n a multiple of " + std::to_string(block) +
                            " elements (32 bytes): the last block is recomputed from the inputs");
 }
 

@@ -151,7 +151,7 @@ BuiltKernel build_elementwise(const aicore::AiCoreConfig& core, const KernelShap
 // are counted in it); exp and sqrt are complex.
 KernelWork elementwise_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& e = std::get<kernels::ElementwiseShape>(s);
-  const unsigned b = std::max(aicore::dtype_bytes(e.dtype), e.op == "cast" ? aicore::dtype_bytes(e.to) : 0u);
+  const unsigned b = kernels::elementwise_wide_bytes(e);
   return {double(e.n), "vector op", vector_ps(core, double(e.n), b, e.op == "exp" || e.op == "sqrt")};
 }
 
@@ -164,11 +164,15 @@ const LibraryKernel kElementwise{"elementwise",    {"op", "n"},       read_eleme
 
 }  // namespace
 
-double KernelWork::bound_ps(double dram_bytes_per_ps) const {
-  return std::max(compute_ps, dram_bytes_per_ps > 0 ? double(bytes) / dram_bytes_per_ps : 0.0);
+double KernelWork::memory_ps(double dram_bytes_per_ps) const {
+  return dram_bytes_per_ps > 0 ? double(bytes) / dram_bytes_per_ps : 0.0;
 }
+double KernelWork::bound_ps(double dram_bytes_per_ps) const {
+  return std::max(compute_ps, memory_ps(dram_bytes_per_ps));
+}
+bool KernelWork::dram_bound(double dram_bytes_per_ps) const { return memory_ps(dram_bytes_per_ps) > compute_ps; }
 const char* KernelWork::bound_kind(double dram_bytes_per_ps) const {
-  return dram_bytes_per_ps > 0 && double(bytes) / dram_bytes_per_ps > compute_ps ? "DRAM" : "compute";
+  return dram_bound(dram_bytes_per_ps) ? "DRAM" : "compute";
 }
 
 KernelWork library_work(const LibraryKernel& k, const aicore::AiCoreConfig& core, const KernelShape& s) {

@@ -44,7 +44,9 @@ struct KernelWork {
   double compute_ps = 0;
   std::uint64_t bytes = 0;
   // The roofline bound on DRAM of `bytes_per_ps` peak: the larger of the two times.
+  double memory_ps(double dram_bytes_per_ps) const;  // bytes at that peak (0: no DRAM bound)
   double bound_ps(double dram_bytes_per_ps) const;
+  bool dram_bound(double dram_bytes_per_ps) const;
   const char* bound_kind(double dram_bytes_per_ps) const;  // "compute" or "DRAM"
 };
 

@@ -237,13 +237,12 @@ void Text::kernel_rows(const KernelLauncher::Result& k) {
                               fmt("%.3f us", took / 1e6) + (k.tiling.empty() ? "" : ", " + k.tiling));
   if (!k.has_work) return;
   const double dram = soc_.launcher()->dram_peak(), bound = k.work.bound_ps(dram);
-  row("  roofline",
-      fmt("%.3f us", bound / 1e6) + " (" + k.work.bound_kind(dram) + " bound: " + fmt("%.4g ", k.work.ops) +
-          k.work.unit + "s, " + fmt("%.4g B", double(k.work.bytes)) + "), achieved " +
-          fmt("%.1f%%", per(100.0 * bound, took)) +
-          (bound <= took                                    ? ""
-           : std::string(k.work.bound_kind(dram)) == "DRAM" ? " (above the DRAM bound: L2 held part of its traffic)"
-                                                            : " (faster than its compute: see the failed check)"));
+  row("  roofline", fmt("%.3f us", bound / 1e6) + " (" + k.work.bound_kind(dram) +
+                        " bound: " + fmt("%.4g ", k.work.ops) + k.work.unit + "s, " +
+                        fmt("%.4g B", double(k.work.bytes)) + "), achieved " + fmt("%.1f%%", per(100.0 * bound, took)) +
+                        (bound <= took             ? ""
+                         : k.work.dram_bound(dram) ? " (above the DRAM bound: L2 held part of its traffic)"
+                                                   : " (faster than its compute: see the failed check)"));
 }
 
 void Text::aicores() {

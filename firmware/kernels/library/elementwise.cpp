@@ -15,9 +15,12 @@ bool elementwise_binary(const std::string& op) {
   return op == "add" || op == "sub" || op == "mul" || op == "max" || op == "min";
 }
 
-// Bytes per element of the wider of x and z.
-static unsigned wide_bytes(const ElementwiseShape& s) {
+unsigned elementwise_wide_bytes(const ElementwiseShape& s) {
   return std::max(dtype_bytes(s.dtype), s.op == "cast" ? dtype_bytes(s.to) : 0u);
+}
+
+std::uint64_t elementwise_block_elems(const ElementwiseShape& s) {
+  return 32 / std::min(dtype_bytes(s.dtype), s.op == "cast" ? dtype_bytes(s.to) : dtype_bytes(s.dtype));
 }
 
 std::uint32_t elementwise_tile_bytes(const AiCoreConfig& cfg, const ElementwiseShape& s) {
@@ -138,13 +141,13 @@ TileCfg tile_cfg(std::uint64_t elems, unsigned eb, unsigned ob, unsigned wide, s
 Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
   check_shape(s);
   const bool cast = s.op == "cast", binary = elementwise_binary(s.op);
-  const unsigned eb = dtype_bytes(s.dtype), ob = cast ? dtype_bytes(s.to) : eb, wide = wide_bytes(s);
+  const unsigned eb = dtype_bytes(s.dtype), ob = cast ? dtype_bytes(s.to) : eb, wide = elementwise_wide_bytes(s);
   // A tile is `tile` bytes of the wider type; x and z tiles hold the same number of elements.
   const std::uint32_t tile = elementwise_tile_bytes(cfg, s);
   const std::uint64_t tile_elems = tile / wide;
   // Copies move whole 32-byte blocks: the tail tile is a whole number of blocks of x and of z,
   // and ends at n, so n must be at least one block of the narrower type.
-  const std::uint64_t block_elems = 32 / std::min(eb, ob);
+  const std::uint64_t block_elems = elementwise_block_elems(s);
   if (s.n < block_elems)
     throw Error("elementwise: n = " + std::to_string(s.n) + " is less than one 32-byte block (" +
                 std::to_string(block_elems) + " elements), the least a copy moves");

@@ -21,6 +21,11 @@ struct ElementwiseShape {
 };
 
 bool elementwise_binary(const std::string& op);
+// Bytes per element of the wider of x and z (a cast's repeats are counted in it).
+unsigned elementwise_wide_bytes(const ElementwiseShape& s);
+// Elements in one 32-byte block of the narrower of x and z: the least n, and the granule of
+// the tail (which recomputes part of the last block when n is not a multiple).
+std::uint64_t elementwise_block_elems(const ElementwiseShape& s);
 // Bytes of one operand tile: the largest power of two such that two buffers of each operand
 // fit the UB and one vector instruction (255 repeats of 256 B) covers it.
 std::uint32_t elementwise_tile_bytes(const aicore::AiCoreConfig& cfg, const ElementwiseShape& s);
