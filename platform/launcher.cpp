@@ -15,6 +15,7 @@
 #include "library.hpp"
 #include "reference.hpp"
 #include "tensor_file.hpp"
+#include "tensor_layout.hpp"
 
 extern "C" {
 #include "dvp_abi.h"  // the job table (shared with the firmware)
@@ -121,7 +122,9 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
       .defaults("f16");
   sh.param("rows", Type::Int, "softmax: rows").optional().range(1, 1 << 24);
   for (const char* key : {"h", "w", "c", "cout"})
-    sh.param(key, Type::Int, "conv2d: input height, width, channels (x16), output channels (x16)")
+    sh.param(key, Type::Int,
+             "conv2d, pool: input height, width, channels (stored NC1HWC0: groups of 16, the last one padded; "
+             "pool: a multiple of 16), conv2d: output channels")
         .optional()
         .range(1, 65535);
   for (const char* key : {"kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w"})
@@ -154,6 +157,13 @@ void KernelLauncher::describe_tensors(cfg::Spec& t) {
       .optional()
       .range(1, 1ull << 34);
   t.param("shape", Type::IntList, "dimensions, C order (a .npy file's shape must equal it)").optional();
+  t.param("layout", Type::Enum,
+          "how the tensor is stored: nd (as its shape says, C order) or nc1hwc0 (the AI Core's feature-map layout: "
+          "a shape of N x C x H x W or C x H x W stored as N x C1 x H x W x 16, the channels past C zero; conv2d "
+          "weights as cout x C x kh x kw). Files, init and save are in the shape's order; the conversion is done on "
+          "the host, at load and at save")
+      .choices({"nd", "nc1hwc0"})
+      .defaults("nd");
   t.param("init", Type::Enum, "initial contents, when there is no file")
       .choices({"zeros", "random", "arange"})
       .defaults("zeros");
@@ -212,7 +222,10 @@ struct KernelLauncher::TensorSpec {
   std::string file;                          // initial contents from this file (a path)
   std::optional<NpyHeader> npy;              // its header, if it is a .npy file
   bool convert = false;
-  std::string save;  // write it here after the run (as given, relative to the output directory)
+  std::string save;                // write it here after the run (as given, relative to the output directory)
+  std::optional<Nc1hwc0> nc1hwc0;  // stored NC1HWC0, its shape the logical one
+  // Bytes of the logical tensor -> its stored form in `to` (as is, or NC1HWC0).
+  void store(const std::uint8_t* logical, std::uint8_t* to) const;
 };
 struct KernelLauncher::Kernel {
   std::string name;
@@ -404,6 +417,7 @@ void KernelLauncher::read_tensors(Kernel* K, const cfg::Node& k, const std::stri
     s.convert = t.get_bool("convert");
     if (t.has("save")) s.save = t.get_string("save");
     if (t.has("shape")) s.shape = t.get_uint_list("shape");
+    if (t.get_string("layout") == "nc1hwc0") read_layout(s, t);
     if (t.has("file")) read_tensor_file(s, t, dir);
     if (t.has("alias")) read_alias(s, t);
     s.t.elems = tensor_elements(s, t);
@@ -452,11 +466,33 @@ std::uint64_t KernelLauncher::tensor_elements(TensorSpec& s, const cfg::Node& t)
     if (!n) n = f;
     if (s.npy && s.shape.empty()) s.shape = s.npy->shape;
   }
-  if (!n && s.alias_kernel >= 0)  // as many as the memory it shares holds
+  if (s.nc1hwc0) return s.nc1hwc0->stored();  // the shape's elements (checked above), stored with pad channels
+  if (!n && s.alias_kernel >= 0)              // as many as the memory it shares holds
     n = alias_of(s).elems * aicore::dtype_bytes(alias_of(s).dtype) / aicore::dtype_bytes(s.t.dtype);
   if (!n) t.fail("give the tensor's elements, shape or file (with at least one element)");
   if (n > (1ull << 34)) t.fail("a tensor of " + std::to_string(n) + " elements (at most 2^34)");
   return n;
+}
+
+// layout: nc1hwc0: the shape is the logical one, of 3 or 4 dimensions.
+void KernelLauncher::read_layout(TensorSpec& s, const cfg::Node& t) {
+  if (!t.has("shape")) t.at("layout").fail("layout nc1hwc0 needs the tensor's logical shape: shape: [N, C, H, W]");
+  if (t.has("elements")) t.at("elements").fail("with layout nc1hwc0 the shape gives the elements; drop elements");
+  if (t.has("alias"))
+    t.at("layout").fail("an alias takes its memory as it is; give the layout on the tensor it aliases");
+  try {
+    s.nc1hwc0 = Nc1hwc0::of(s.shape);
+  } catch (const Error& e) {
+    t.at("shape").fail(e.what());
+  }
+}
+
+void KernelLauncher::TensorSpec::store(const std::uint8_t* logical, std::uint8_t* to) const {
+  const unsigned eb = aicore::dtype_bytes(t.dtype);
+  if (nc1hwc0)
+    nc1hwc0->scatter(logical, to, eb);
+  else
+    std::memcpy(to, logical, t.elems * eb);
 }
 
 // The file's header is read and checked now; its data goes into DRAM when the tensor is laid out.
@@ -540,17 +576,22 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
 void KernelLauncher::read_expected(Kernel* K, const cfg::Node& e, const std::string& dir) {
   fs::path p = e.as_string();
   const std::string path = (p.is_relative() ? fs::path(dir) / p : p).string();
-  const Tensor& out = K->tensors[K->output].t;
+  const TensorSpec& spec = K->tensors[K->output];
+  const Tensor& out = spec.t;
+  // An NC1HWC0 output's expected values are in its logical shape.
+  const std::uint64_t count = spec.nc1hwc0 ? spec.nc1hwc0->logical() : out.elems;
   try {
     std::optional<NpyHeader> h;
     if (is_npy_path(path)) {
       h = read_npy_header(path);
-      if (h->elements() != out.elems)
+      if (h->elements() != count)
         e.fail(path + " holds " + std::to_string(h->elements()) + " elements, the output '" + out.name + "' " +
-               std::to_string(out.elems));
+               std::to_string(count));
     }
+    std::vector<std::uint8_t> values(count * aicore::dtype_bytes(out.dtype));
+    read_tensor_data(path, h ? &*h : nullptr, out.dtype, count, true, values.data());
     K->expected.resize(out.elems * aicore::dtype_bytes(out.dtype));
-    read_tensor_data(path, h ? &*h : nullptr, out.dtype, out.elems, true, K->expected.data());
+    spec.store(values.data(), K->expected.data());
   } catch (const Error& x) {
     if (dynamic_cast<const cfg::ConfigError*>(&x)) throw;
     e.fail(x.what());
@@ -599,8 +640,14 @@ void KernelLauncher::layout(Kernel* K, const cfg::Node& k) {
     const cfg::Node& t = k.at("tensors").items()[i];
     s.t.addr = take(s.t.elems * aicore::dtype_bytes(s.t.dtype), t, "tensor '" + s.t.name + "'");
     if (s.file.empty()) continue;
-    try {  // straight into DRAM: a file as large as the memory is read once
-      read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, s.t.elems, s.convert, dram_.data() + s.t.addr);
+    try {               // straight into DRAM: a file as large as the memory is read once
+      if (s.nc1hwc0) {  // the logical tensor, then stored
+        std::vector<std::uint8_t> logical(s.nc1hwc0->logical() * aicore::dtype_bytes(s.t.dtype));
+        read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, s.nc1hwc0->logical(), s.convert, logical.data());
+        s.store(logical.data(), dram_.data() + s.t.addr);
+      } else {
+        read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, s.t.elems, s.convert, dram_.data() + s.t.addr);
+      }
     } catch (const Error& e) {
       t.at("file").fail(e.what());
     }
@@ -684,10 +731,13 @@ void KernelLauncher::place(Kernel* K) {
   for (auto& s : K->tensors) {
     const unsigned eb = aicore::dtype_bytes(s.t.dtype);
     if (s.alias_kernel >= 0 || !s.file.empty()) continue;  // an earlier kernel's memory, or read at load
-    std::uint8_t* p = dram_.data() + s.t.addr;
+    // The logical tensor's values, in its order; stored (converted) after.
+    const std::uint64_t n = s.nc1hwc0 ? s.nc1hwc0->logical() : s.t.elems;
+    std::vector<std::uint8_t> logical(s.nc1hwc0 ? n * eb : 0);
+    std::uint8_t* p = s.nc1hwc0 ? logical.data() : dram_.data() + s.t.addr;
     std::uint64_t z = s.seed * 0x9E3779B97F4A7C15ull + 1;
     const bool arange = s.init == "arange", random = s.init == "random";
-    for (std::uint64_t i = 0; i < s.t.elems; ++i) {
+    for (std::uint64_t i = 0; i < n; ++i) {
       double v = 0;
       if (arange) v = double(i % 2048);
       if (random) {
@@ -696,6 +746,7 @@ void KernelLauncher::place(Kernel* K) {
       }
       aicore::num::store(p + i * eb, s.t.dtype, v);
     }
+    if (s.nc1hwc0) s.store(logical.data(), dram_.data() + s.t.addr);
   }
   for (std::size_t i = 0; i < K->args.size(); ++i) {
     std::uint64_t v = K->args[i].first >= 0 ? base_ + K->tensors[K->args[i].first].t.addr : K->args[i].second;
@@ -803,12 +854,19 @@ unsigned KernelLauncher::save_tensors(const std::string& out_dir, const std::str
       if (!all_dir.empty() && s.alias_kernel < 0)
         paths.push_back(fs::path(all_dir) / (file_name_of(K->name) + "." + file_name_of(s.t.name) + ".npy"));
       if (paths.empty()) continue;
-      const auto bytes = read_back(base_ + s.t.addr, s.t.elems * aicore::dtype_bytes(s.t.dtype));
+      auto bytes = read_back(base_ + s.t.addr, s.t.elems * aicore::dtype_bytes(s.t.dtype));
+      std::uint64_t count = s.t.elems;
+      if (s.nc1hwc0) {  // saved in the logical shape
+        std::vector<std::uint8_t> logical(s.nc1hwc0->logical() * aicore::dtype_bytes(s.t.dtype));
+        s.nc1hwc0->gather(bytes.data(), logical.data(), aicore::dtype_bytes(s.t.dtype));
+        bytes = std::move(logical);
+        count = s.nc1hwc0->logical();
+      }
       for (const fs::path& p : paths) {
         std::error_code ec;
         if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
         if (ec) throw OutputError(p.parent_path().string() + ": cannot create the directory: " + ec.message());
-        write_tensor_file(p.string(), s.t.dtype, s.shape, bytes.data(), s.t.elems);
+        write_tensor_file(p.string(), s.t.dtype, s.shape, bytes.data(), count);
         ++n;
       }
     }

@@ -92,6 +92,7 @@ class KernelLauncher : public sc_core::sc_module {
   void read_code(Kernel* K, const cfg::Node& k, const std::string& dir, bool with_tasks);
   void read_tensors(Kernel* K, const cfg::Node& k, const std::string& dir);
   static void read_tensor_file(TensorSpec& s, const cfg::Node& t, const std::string& dir);
+  static void read_layout(TensorSpec& s, const cfg::Node& t);
   std::uint64_t tensor_elements(TensorSpec& s, const cfg::Node& t) const;
   void read_alias(TensorSpec& s, const cfg::Node& t);
   const Tensor& alias_of(const TensorSpec& s) const;

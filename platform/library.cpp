@@ -66,20 +66,19 @@ KernelShape read_conv2d(const cfg::Node& sh) {
 }
 std::vector<LibraryArg> conv2d_args(const KernelShape& s) {
   const auto& c = std::get<kernels::ConvShape>(s);
-  return {{"x", DType::F16, std::uint64_t(c.c) * c.h * c.w},
+  return {{"x", DType::F16, std::uint64_t(c.c1()) * 16 * c.h * c.w},
           {"weights", DType::F16, std::uint64_t(c.cout) * c.k()},
           {"y", DType::F32, std::uint64_t(c.ho()) * c.wo() * c.cout}};
 }
 BuiltKernel build_conv2d(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& c = std::get<kernels::ConvShape>(s);
-  return {kernels::conv2d_kernel(core, c),
-          kernels::conv2d_words([&] { return kernels::gemm_tiling(core, kernels::conv2d_gemm_shape(c)); }).str() +
-              " (img2col)"};
+  return {kernels::conv2d_kernel(core, c), kernels::conv2d_tiling(core, c)};
 }
 
 KernelWork conv2d_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& c = std::get<kernels::ConvShape>(s);
-  return cube_work(core, 2.0 * c.ho() * c.wo() * c.cout * c.k(), false);
+  // The convolution's own MACs: its c channels, not the pad channels of the last C1 group.
+  return cube_work(core, 2.0 * c.ho() * c.wo() * c.cout * c.c * c.kh * c.kw, false);
 }
 
 // --- pool ---------------------------------------------------------------------------------------

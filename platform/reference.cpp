@@ -122,7 +122,7 @@ Needs gemm_inputs(const Reference& r, std::uint64_t) {
   return {{r.m * r.k, "input"}, {r.k * r.n, "input"}, {r.n, "bias"}};
 }
 Needs conv_inputs(const Reference& r, std::uint64_t) {
-  return {{std::uint64_t(r.conv.c) * r.conv.h * r.conv.w, "input"},
+  return {{std::uint64_t(r.conv.c1()) * 16 * r.conv.h * r.conv.w, "input"},
           {std::uint64_t(r.conv.cout) * r.conv.k(), "weights"}};
 }
 Needs pool_inputs(const Reference& r, std::uint64_t) {

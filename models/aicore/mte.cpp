@@ -163,8 +163,10 @@ Span MteUnit::load3d(const Issued& e) {
   const std::int64_t ho = (std::int64_t(f.h) + f.pad_t + f.pad_b - eh) / c.stride_h + 1;
   const std::int64_t wo = (std::int64_t(f.w) + f.pad_l + f.pad_r - ew) / c.stride_w + 1;
   if (ho < 1 || wo < 1) return failed(e, "the filter is larger than the padded feature map");
-  if (c.m_start % 16 || c.m_ext % 16 || c.k_start % c0 || c.k_ext % c0 || !c.m_ext || !c.k_ext)
-    return failed(e, "m_start and m_ext must be multiples of 16, k_start and k_ext of " + std::to_string(c0));
+  // m_start is any output position (a band of the feature map starts mid-row, as the
+  // hardware's load3d starts at any point of the map); the rows written are whole fractals.
+  if (c.m_ext % 16 || c.k_start % c0 || c.k_ext % c0 || !c.m_ext || !c.k_ext)
+    return failed(e, "m_ext must be a multiple of 16, k_start and k_ext of " + std::to_string(c0));
   const std::uint64_t K = std::uint64_t(c.channels) * c.kh * c.kw;
   if (c.k_start + c.k_ext > K) return failed(e, "columns past K = channels x kh x kw = " + std::to_string(K));
   if (!core_.local_range(kL1, e.v[1], std::uint64_t(c.channels / c0) * f.h * f.w * 32, e, "feature map"))

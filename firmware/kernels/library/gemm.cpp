@@ -49,9 +49,48 @@ std::uint64_t gemm_estimate(const AiCoreConfig& cfg, const GemmShape& s, std::ui
   return waves * std::max(compute, load);
 }
 
+// How a conv's feature map sits in L1: whole, loaded once; or in bands of input rows, one per
+// output tile, two in L1 so the next tile's band loads while this tile computes.
+struct ConvL1 {
+  bool whole = false;
+  std::uint32_t band_rows = 0;  // the tallest band
+  std::uint64_t area = 0;       // bytes of the whole map, or of one band slot (whole 512 B)
+  std::uint64_t need(int nb, std::uint64_t b_bytes) const { return (whole ? area : 2 * area) + nb * b_bytes; }
+};
+
+ConvL1 conv_l1(const ConvShape& c, std::uint32_t mt, std::uint64_t b_bytes, std::uint64_t l1) {
+  const std::uint64_t row_bytes = std::uint64_t(c.c1()) * c.w * 32;  // one input row of every C1 group
+  ConvL1 p;
+  p.area = (row_bytes * c.h + 511) / 512 * 512;
+  // Whole: load3d's m_start (16 bits) counts positions of the whole output, and one copy moves
+  // each C1 plane of h x w blocks (16 bits).
+  p.whole = p.area + 2 * b_bytes <= l1 && std::uint64_t(c.ho()) * c.wo() <= 65535 && std::uint64_t(c.h) * c.w <= 65535;
+  if (p.whole) return p;
+  const std::uint64_t tiles_m = (std::uint64_t(c.ho()) * c.wo() + mt - 1) / mt;
+  for (std::uint64_t r = 0; r < tiles_m; ++r)
+    p.band_rows = std::max(p.band_rows, conv_band(c, mt, std::uint32_t(r)).rows);
+  p.area = (row_bytes * p.band_rows + 511) / 512 * 512;
+  return p;
+}
+
 }  // namespace
 
-GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
+ConvBand conv_band(const ConvShape& c, std::uint32_t mt, std::uint32_t row) {
+  const std::int64_t m0 = std::int64_t(row) * mt, wo = c.wo(), st = c.stride_h, pt = c.pad_t;
+  const std::int64_t r0 = m0 / wo, rl = std::min<std::int64_t>((m0 + mt - 1) / wo, std::int64_t(c.ho()) - 1);
+  // Input rows [a, b) of the padded map feed output rows r0..rl.
+  const std::int64_t a = r0 * st, b = rl * st + std::int64_t(c.dil_h) * (c.kh - 1) + 1;
+  const std::int64_t top = std::max(a, pt) - pt, bot = std::min(b, std::int64_t(c.h) + pt) - pt;
+  ConvBand band;
+  band.top = std::uint32_t(top);
+  band.rows = std::uint32_t(std::max<std::int64_t>(bot - top, 0));
+  band.pad_t = std::uint32_t(std::max(a, pt) - a);
+  band.pad_b = std::uint32_t(b - std::min(b, std::int64_t(c.h) + pt));
+  band.m_start = std::uint32_t(m0 - r0 * wo);
+  return band;
+}
+
+GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) {
   const bool int8 = s.in == DType::S8;
   if (s.in != DType::F16 && s.in != DType::BF16 && !int8) throw Error("gemm: inputs are f16, bf16 or s8");
   if (int8 && !s.b_transposed) throw Error("gemm: an int8 B must be given transposed (n x k): set b_transposed");
@@ -85,14 +124,18 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
   // The tiles that fit (L0A and L0B hold two chunks each, L0C one output tile, L1 two chunks of
   // A and of B; one transposing load moves a B chunk): the one with the least estimated time,
   // then the least padding computed, then the largest (fewest tiles).
+  // L1: two chunks of A and of B; a conv's feature map (or two bands of it) and two of B.
+  auto l1_need = [&](std::uint32_t mt, std::uint32_t nt) {
+    const std::uint64_t b = std::uint64_t(t.kt) * nt * eb;
+    return conv ? conv_l1(*conv, mt, b, l1).need(2, b) : 2 * (std::uint64_t(mt) * t.kt * eb + b);
+  };
   std::uint64_t best_work = ~0ull, best_pad = ~0ull, best_area = 0;
   for (std::uint32_t mt = 16; mt <= 256; mt *= 2)
     for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
-      const bool fits =
-          2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b && std::uint64_t(mt) * nt * 4 <= l0c &&
-          (t.kt / k0) * (nt / 16) <= 255 && 2ull * (std::uint64_t(mt) * t.kt + std::uint64_t(t.kt) * nt) * eb <= l1 &&
-          (!s.bias ||
-           (gemm_epilogue_ub(s, mt, nt, 1) <= cfg.size[kUB] && nt / gemm_parts(nt) * dtype_bytes(s.out) % 32 == 0));
+      const bool fits = 2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b &&
+                        std::uint64_t(mt) * nt * 4 <= l0c && (t.kt / k0) * (nt / 16) <= 255 && l1_need(mt, nt) <= l1 &&
+                        (!s.bias || (gemm_epilogue_ub(s, mt, nt, 1) <= cfg.size[kUB] &&
+                                     nt / gemm_parts(nt) * dtype_bytes(s.out) % 32 == 0));
       if (!fits) continue;
       const std::uint64_t work = gemm_estimate(cfg, s, mt, nt, k_pad), area = std::uint64_t(mt) * nt;
       const std::uint64_t pad = (s.m + mt - 1) / mt * mt * ((s.n + nt - 1) / nt * nt);
@@ -103,6 +146,11 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s) {
   if (!best_area)
     throw Error("gemm: no tile of 16..256 fits L0A (" + std::to_string(l0a) + " B), L0B (" + std::to_string(l0b) +
                 " B), L0C (" + std::to_string(l0c) + " B) and L1" +
+                (conv ? " (with the feature map's band of " +
+                            std::to_string(conv_l1(*conv, 16, std::uint64_t(t.kt) * 16 * eb, l1).band_rows) +
+                            " input rows x " + std::to_string(conv->w) + " x " + std::to_string(conv->c1() * 16) +
+                            " channels)"
+                      : std::string()) +
                 (s.bias ? " (and, with bias, UB (" + std::to_string(cfg.size[kUB]) + " B))" : std::string()));
   if (s.bias && (std::uint64_t(s.n) * dtype_bytes(s.out) % 32 || (s.n % t.nt) * dtype_bytes(s.out) % 32))
     throw Error(
@@ -222,7 +270,7 @@ void emit_compressed(const std::vector<Act>& acts, Emit emit, Loop loop) {
 class GemmBuilder {
  public:
   GemmBuilder(const AiCoreConfig& cfg, const GemmShape& shape, const ConvShape* conv)
-      : cfg_(cfg), s(shape), conv(conv), t(gemm_tiling(cfg, shape)) {
+      : cfg_(cfg), s(shape), conv(conv), t(gemm_tiling(cfg, shape, conv)) {
     plan();
   }
   Image build();
@@ -232,6 +280,11 @@ class GemmBuilder {
   void plan_l1();
   void prologue();
   void load_feature_map();
+  void band(Reg top, Reg rows, Reg pad_t, Reg pad_b, Reg r0);
+  void load_band();
+  void band_window();
+  template <typename F>
+  void by_parity(Reg par, F f);
   void row_col(Reg tr);
   void load_pointers(Reg tr);
   void load(int b, bool tail);
@@ -257,7 +310,9 @@ class GemmBuilder {
   unsigned eb = 2, ob = 4;
   std::uint32_t k0 = 16, mf = 0, nf = 0, kf = 0, chunks = 0, tiles_n = 0, tiles = 0, nfp = 0, ntp = 0, group = 0;
   int parts = 1, nb = 8, nu = 1;
-  std::uint64_t a_bytes = 0, b_bytes = 0, fm_bytes = 0, fm_area = 0;
+  std::uint64_t a_bytes = 0, b_bytes = 0;
+  ConvL1 fm;  // a conv's feature map in L1: whole, or two band slots at 0 and fm.area
+  bool banded = false;
   std::uint64_t l1a[8] = {}, l1b[8] = {}, l0a[2] = {}, l0b[2] = {};
   bool cast = false;   // the bias epilogue casts to C's type (C is not 4 bytes)
   bool quant = false;  // int8 requantization: s32 sums x scale into C's type
@@ -274,6 +329,9 @@ class GemmBuilder {
   Reg row, col, count, kstart, window, wbase;
   Reg scale;                                     // with quant: the scale's f32 bits; otherwise zero
   Reg a_cfg, a_tail, b_cfg, b_tail, out_cfg[2];  // with edges: this tile's configuration words
+  // Banded conv: the band slot the load side fills next and the one the compute side reads
+  // (0 or 1), that slot's L1 address, and two more temporaries for the band's arithmetic.
+  Reg ld_par, par, band_l1, bt0, bt1;
   Load3dCfg filter;
 };
 
@@ -306,23 +364,21 @@ void GemmBuilder::plan() {
 }
 
 void GemmBuilder::plan_l1() {
-  // L1 holds nb chunks: as many as fit up to eight (event ids 0..7; a conv keeps 7 for its
-  // feature map), so MTE2 runs a group or more ahead of the cube. L0A / L0B hold two steps.
+  // L1 holds nb chunks: as many as fit up to eight (event ids 0..7; a conv keeps 6 and 7 for
+  // its feature map or bands), so MTE2 runs a group or more ahead of the cube. L0A / L0B hold
+  // two steps. A conv keeps its feature map (or two bands of it) in L1 instead of A chunks.
   a_bytes = std::uint64_t(t.mt) * t.kt * eb, b_bytes = std::uint64_t(t.kt) * t.nt * eb;
-  // A conv keeps its whole feature map in L1 instead of A chunks.
-  fm_bytes = conv ? std::uint64_t(conv->c) * conv->h * conv->w * 2 : 0;
-  fm_area = (fm_bytes + 511) / 512 * 512;
-  auto l1_need = [&](int n) { return conv ? fm_area + n * b_bytes : n * (a_bytes + b_bytes); };
+  if (conv) fm = conv_l1(*conv, t.mt, b_bytes, cfg_.size[kL1]);
+  banded = conv && !fm.whole;
+  auto l1_need = [&](int n) { return conv ? fm.need(n, b_bytes) : n * (a_bytes + b_bytes); };
   nb = conv ? 6 : 8;
   while (nb > 2 && l1_need(nb) > cfg_.size[kL1]) nb -= 2;
-  if (l1_need(nb) > cfg_.size[kL1])
-    throw Error(conv
-                    ? "conv2d: the feature map (" + std::to_string(fm_bytes) + " B) and two weight chunks do not fit L1"
-                    : "gemm: two chunks of A and B do not fit L1");
+  if (l1_need(nb) > cfg_.size[kL1]) throw Error("gemm: two chunks of A and B do not fit L1");  // the tiling saw to it
   group = std::uint32_t(nb / 2);
+  const std::uint64_t b_at = conv ? (banded ? 2 * fm.area : fm.area) : nb * a_bytes;
   for (int b = 0; b < nb; ++b) {
     l1a[b] = std::uint64_t(b) * a_bytes;
-    l1b[b] = (conv ? fm_area : nb * a_bytes) + std::uint64_t(b) * b_bytes;
+    l1b[b] = b_at + std::uint64_t(b) * b_bytes;
   }
 }
 
@@ -344,13 +400,17 @@ Image GemmBuilder::build() {
   k.GetSpr(dim, Spr::BlockDim);
   // Loads run ahead into the next tile: ld_tile, a_ptr and b_ptr are the load side's; tile,
   // c_ptr, window and kstart the compute side's.
-  ld_tile = k.reg(), a_ptr = k.reg(), b_ptr = k.reg(), c_ptr = k.reg(), tmp = k.reg(), dst = k.reg(), src = k.reg();
+  ld_tile = k.reg(), a_ptr = conv ? zero : k.reg(), b_ptr = k.reg(), c_ptr = k.reg(), tmp = k.reg(), dst = k.reg(),
+  src = k.reg();
   row = k.reg(), col = k.reg(), count = k.reg(), kstart = k.reg(), window = k.reg(), wbase = k.reg();
   if (edge_m || edge_n) {
-    a_cfg = k.reg(), a_tail = k.reg(), b_cfg = k.reg(), b_tail = k.reg();
+    if (!conv) a_cfg = k.reg(), a_tail = k.reg();
+    b_cfg = k.reg(), b_tail = k.reg();
     for (int h = 0; h < parts; ++h) out_cfg[h] = k.reg();
   }
-  if (conv) filter = Load3dCfg{conv->kh, conv->kw, conv->stride_h, conv->stride_w, conv->dil_h, conv->dil_w, conv->c};
+  if (banded) ld_par = k.Const(0), par = k.Const(0), band_l1 = k.reg(), bt0 = k.reg(), bt1 = k.reg();
+  if (conv)
+    filter = Load3dCfg{conv->kh, conv->kw, conv->stride_h, conv->stride_w, conv->dil_h, conv->dil_w, conv->c1() * 16};
   if (conv) load_feature_map();
   prologue();
   // The first tile's first chunks; then output tiles round-robin over the blocks: tile,
@@ -358,6 +418,7 @@ Image GemmBuilder::build() {
   Label no_tiles = k.NewLabel();
   k.Branch("bgeu", tile, ntiles, no_tiles);
   load_pointers(tile);
+  if (banded) load_band();
   for (std::uint32_t c = 0; c < std::min<std::uint32_t>(nb, chunks); ++c) load(int(c), c == chunks - 1);
   k.Bind(no_tiles);
   const std::vector<Act> program = tile_program(chunks, nb, group, parts, k_tail != t.kt);
@@ -368,21 +429,116 @@ Image GemmBuilder::build() {
 }
 
 void GemmBuilder::load_feature_map() {
-  // The feature map goes into L1 once; MTE1 waits for it before its first img2col.
+  k.SetSpr(Spr::PadValue, zero);
+  if (banded) return;  // each tile sets fmatrix to its band
+  // The feature map goes into L1 once, a C1 plane per block; MTE1 waits for it before its
+  // first img2col.
   k.Li(tmp, std::int64_t(Fmatrix{conv->w, conv->h, conv->pad_l, conv->pad_r, conv->pad_t, conv->pad_b}.pack()));
   k.SetSpr(Spr::Fmatrix, tmp);
-  k.SetSpr(Spr::PadValue, zero);
   k.Li(dst, 0);
-  k.DataCopy(Pos::L1, dst, Pos::GM, A, DataCopyCfg{1, std::uint32_t(fm_bytes / 32), 0, 0});  // fp16 feature map
+  k.DataCopy(Pos::L1, dst, Pos::GM, A, DataCopyCfg{conv->c1(), conv->h * conv->w, 0, 0});  // fp16 feature map
   k.SetFlag(Pipe::MTE2, Pipe::MTE1, 7);  // event 7: the L1 buffers use 0..nb-1
   k.WaitFlag(Pipe::MTE2, Pipe::MTE1, 7);
 }
 
+// Emits f(0) when p is 0, else f(1): a band slot's event and address are immediates.
+template <typename F>
+void GemmBuilder::by_parity(Reg p, F f) {
+  Label one = k.NewLabel(), done = k.NewLabel();
+  k.Branch("bne", p, zero, one);
+  f(0);
+  k.Jump(done);
+  k.Bind(one);
+  f(1);
+  k.Bind(done);
+}
+
+// The band of the tile in row `row` of the grid, as conv_band computes it: its first input row
+// `top`, its `rows`, the padding above and below it, and r0 (its first output row). Uses tmp.
+void GemmBuilder::band(Reg top, Reg rows, Reg pad_t, Reg pad_b, Reg r0) {
+  const ConvShape& c = *conv;
+  k.Li(tmp, t.mt);
+  k.Mul(r0, row, tmp);  // m0
+  k.Addi(rows, r0, std::int32_t(t.mt - 1));
+  k.Li(tmp, c.wo());
+  k.Op("divu", r0, r0, tmp);  // r0 = m0 / wo
+  k.Op("divu", rows, rows, tmp);
+  k.Li(tmp, c.ho() - 1);
+  k.Op("min", rows, rows, tmp);  // rl, the last output row
+  k.Li(tmp, c.stride_h);
+  k.Mul(rows, rows, tmp);
+  k.Addi(rows, rows, std::int32_t(c.dil_h * (c.kh - 1) + 1));  // b = rl x stride + extent
+  k.Mul(top, r0, tmp);                                         // a = r0 x stride
+  k.Li(tmp, c.pad_t);
+  k.Op("max", pad_t, top, tmp);
+  k.Op("sub", pad_b, pad_t, top);  // pad above: max(a, pad_t) - a
+  k.Op("sub", top, pad_t, tmp);    // top = max(a, pad_t) - pad_t
+  k.Op("or", pad_t, pad_b, zero);
+  k.Li(tmp, std::int64_t(c.h) + c.pad_t);
+  k.Op("min", tmp, rows, tmp);    // min(b, h + pad_t)
+  k.Op("sub", pad_b, rows, tmp);  // pad below: b - min(b, h + pad_t)
+  k.Op("sub", rows, tmp, top);
+  k.Addi(rows, rows, -std::int32_t(c.pad_t));  // rows = min(b, h + pad_t) - pad_t - top
+}
+
+// MTE2: the band of the load side's tile (row) into the next band slot, each C1 group's rows
+// [top, top + rows) one block per position.
+void GemmBuilder::load_band() {
+  const ConvShape& c = *conv;
+  band(bt0, bt1, dst, src, col);
+  k.Li(tmp, std::int64_t(c.w) * 32);
+  k.Mul(bt0, bt0, tmp);
+  k.Add(bt0, bt0, A);  // x + top x w x 32
+  k.Li(tmp, c.w);
+  k.Mul(dst, bt1, tmp);  // block_len: rows x w
+  k.Li(src, c.h);
+  k.Op("sub", src, src, bt1);
+  k.Mul(src, src, tmp);  // src_gap: (h - rows) x w
+  k.OpI("shli", dst, dst, 12);
+  k.OpI("shli", src, src, 28);
+  k.Op("or", dst, dst, src);
+  k.Li(tmp, std::int64_t(DataCopyCfg{c.c1(), 0, 0, 0}.pack()));
+  k.Op("or", bt1, dst, tmp);
+  by_parity(ld_par, [&](int p) {
+    k.WaitFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);
+    k.Li(dst, std::int64_t(p * fm.area));
+    k.DataCopy(Pos::L1, dst, Pos::GM, bt0, bt1);
+    k.SetFlag(Pipe::MTE2, Pipe::MTE1, 6 + p);
+  });
+  k.OpI("xori", ld_par, ld_par, 1);
+}
+
+// Compute side: fmatrix for this tile's band, the img2col window's m_start, and the band slot
+// (waiting for its load).
+void GemmBuilder::band_window() {
+  const ConvShape& c = *conv;
+  band(bt0, bt1, dst, src, col);
+  k.OpI("shli", bt1, bt1, 16);
+  k.OpI("shli", dst, dst, 48);
+  k.OpI("shli", src, src, 56);
+  k.Op("or", bt1, bt1, dst);
+  k.Op("or", bt1, bt1, src);
+  k.Li(tmp, std::int64_t(Fmatrix{c.w, 0, c.pad_l, c.pad_r, 0, 0}.pack()));
+  k.Op("or", bt1, bt1, tmp);
+  k.SetSpr(Spr::Fmatrix, bt1);
+  // m_start = row x mt - r0 x wo
+  k.Li(tmp, t.mt);
+  k.Mul(wbase, row, tmp);
+  k.Li(tmp, c.wo());
+  k.Mul(tmp, col, tmp);
+  k.Op("sub", wbase, wbase, tmp);
+  by_parity(par, [&](int p) {
+    k.WaitFlag(Pipe::MTE2, Pipe::MTE1, 6 + p);
+    k.Li(band_l1, std::int64_t(p * fm.area));
+  });
+}
+
 void GemmBuilder::prologue() {
   // Every buffer starts free.
-  for (int b = 0; b < nb; ++b) k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);  // L1 buffer b
-  for (int b = 0; b < 2; ++b) k.SetFlag(Pipe::M, Pipe::MTE1, b);      // L0A / L0B buffer b
-  for (int h = 0; h < parts; ++h) k.SetFlag(Pipe::FIX, Pipe::M, h);   // L0C part h
+  for (int b = 0; b < nb; ++b) k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);                    // L1 buffer b
+  for (int b = 0; b < 2; ++b) k.SetFlag(Pipe::M, Pipe::MTE1, b);                        // L0A / L0B buffer b
+  for (int h = 0; h < parts; ++h) k.SetFlag(Pipe::FIX, Pipe::M, h);                     // L0C part h
+  for (int p = 0; p < (banded ? 2 : 0); ++p) k.SetFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);  // band slot p
   if (!s.bias) return;
   for (int u = 0; u < nu; ++u) k.SetFlag(Pipe::MTE3, Pipe::FIX, u);  // UB slot u
   k.SetFlag(Pipe::V, Pipe::MTE2, 0);                                 // the UB bias row
@@ -398,6 +554,7 @@ void GemmBuilder::final_flags() {
   for (int b = 0; b < nb; ++b) k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
   for (int b = 0; b < 2; ++b) k.WaitFlag(Pipe::M, Pipe::MTE1, b);
   for (int h = 0; h < parts; ++h) k.WaitFlag(Pipe::FIX, Pipe::M, h);
+  for (int p = 0; p < (banded ? 2 : 0); ++p) k.WaitFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);
   if (s.bias) {
     for (int u = 0; u < nu; ++u) k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
     k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
@@ -551,7 +708,11 @@ void GemmBuilder::step_mte1(const Act& a) {
     if (a.kdelta) k.Addi(kstart, kstart, a.kdelta * std::int32_t(t.kt));
     k.Op("or", window, kstart, wbase);  // wbase: (m_start << 32) | (kt << 16) | (mt << 48)
     k.Li(dst, std::int64_t(l0a[l0]));
-    k.LoadData3D(Pos::L0A, in, dst, zero, filter, window);
+    k.LoadData3D(Pos::L0A, in, dst, banded ? band_l1 : zero, filter, window);
+    if (banded && a.last) {  // the tile's last img2col: its band slot may be refilled
+      by_parity(par, [&](int p) { k.SetFlag(Pipe::MTE1, Pipe::MTE2, 6 + p); });
+      k.OpI("xori", par, par, 1);
+    }
   } else {
     // A, Nz in L1 -> zZ in L0A: one load per column of fractals (mf apart in L1, kf in L0A).
     for (std::uint32_t kk = 0; kk < kf; ++kk) {
@@ -608,6 +769,7 @@ void GemmBuilder::emit(const Act& a) {
       k.Add(ld_tile, tile, dim);
       k.Branch("bgeu", ld_tile, ntiles, none);
       load_pointers(ld_tile);
+      if (banded) load_band();
       k.Bind(none);
       break;
     }
@@ -665,10 +827,15 @@ void GemmBuilder::tile_pointers() {
     k.SetFlag(Pipe::MTE2, Pipe::V, 0);
   }
   if (!conv) return;
-  // For load3d: (m_start << 32) | (kt << 16) | (mt << 48), with m_start = row x mt; k_start
-  // (bits 15:0) is kstart, which the steps move.
-  k.Li(tmp, std::int64_t(t.mt));
-  k.Mul(wbase, row, tmp);
+  // For load3d: (m_start << 32) | (kt << 16) | (mt << 48), with m_start = row x mt (banded:
+  // counted from the band's first output row); k_start (bits 15:0) is kstart, which the steps
+  // move.
+  if (banded) {
+    band_window();
+  } else {
+    k.Li(tmp, std::int64_t(t.mt));
+    k.Mul(wbase, row, tmp);
+  }
   k.OpI("shli", wbase, wbase, 32);
   k.Li(tmp, std::int64_t(std::uint64_t(t.kt) << 16 | std::uint64_t(t.mt) << 48));
   k.Op("or", wbase, wbase, tmp);
@@ -729,14 +896,40 @@ GemmShape conv2d_gemm_shape(const ConvShape& c) {
   return GemmShape{c.ho() * c.wo(), c.k(), c.cout, DType::F32, DType::F16, true};
 }
 
-Image conv2d_kernel(const AiCoreConfig& cfg, const ConvShape& c) {
-  if (c.c == 0 || c.c % 16 || c.cout == 0 || c.cout % 16)
-    throw Error("conv2d: c and cout must be positive multiples of 16");
+namespace {
+
+void check_conv(const ConvShape& c) {
+  if (!c.c || !c.cout || !c.h || !c.w) throw Error("conv2d: h, w, c and cout must be at least 1");
   if (!c.kh || !c.kw || !c.stride_h || !c.stride_w || !c.dil_h || !c.dil_w)
     throw Error("conv2d: filter size, stride and dilation must be at least 1");
   if (c.h + c.pad_t + c.pad_b < c.dil_h * (c.kh - 1) + 1 || c.w + c.pad_l + c.pad_r < c.dil_w * (c.kw - 1) + 1)
     throw Error("conv2d: the filter is larger than the padded input");
+  if (c.pad_t > c.dil_h * (c.kh - 1) || c.pad_b > c.dil_h * (c.kh - 1))
+    throw Error("conv2d: padding above or below of more than the dilated filter's extent less one (" +
+                std::to_string(c.dil_h * (c.kh - 1)) + ") gives output rows that read only padding");
+  // One copy moves a band of every C1 plane: its length and the gap between planes (at most
+  // h x w blocks) are 16-bit fields.
+  if (std::uint64_t(c.h) * c.w > 65535)
+    throw Error("conv2d: an input plane of " + std::to_string(std::uint64_t(c.h) * c.w) +
+                " positions (h x w) is more than the 65535 the band copy's 16-bit block fields reach");
+}
+
+}  // namespace
+
+Image conv2d_kernel(const AiCoreConfig& cfg, const ConvShape& c) {
+  check_conv(c);
   return conv2d_words([&] { return build(cfg, conv2d_gemm_shape(c), &c); });
+}
+
+std::string conv2d_tiling(const AiCoreConfig& cfg, const ConvShape& c) {
+  check_conv(c);
+  const GemmShape s = conv2d_gemm_shape(c);
+  const GemmTiling t = conv2d_words([&] { return gemm_tiling(cfg, s, &c); });
+  const ConvL1 fm = conv_l1(c, t.mt, std::uint64_t(t.kt) * t.nt * 2, cfg.size[kL1]);
+  return t.str() + " (img2col; " +
+         (fm.whole ? std::string("the feature map in L1")
+                   : "the feature map in bands of up to " + std::to_string(fm.band_rows) + " input rows") +
+         ")";
 }
 
 }  // namespace dvp::kernels

@@ -31,14 +31,26 @@ struct GemmShape {
 
 // A convolution run as a GEMM: A is the img2col of the input (via load3d), B^T the weights.
 struct ConvShape {
-  std::uint32_t h = 0, w = 0, c = 0;  // input: c channels (a multiple of 16) of h x w, stored NC1HWC0
-  std::uint32_t cout = 0;             // output channels (a multiple of 16)
+  std::uint32_t h = 0, w = 0, c = 0;  // input: c channels of h x w, stored NC1HWC0 (C1 = ceil(c / 16))
+  std::uint32_t cout = 0;             // output channels
   std::uint32_t kh = 1, kw = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
   std::uint32_t pad_t = 0, pad_b = 0, pad_l = 0, pad_r = 0;
   std::uint32_t ho() const { return (h + pad_t + pad_b - dil_h * (kh - 1) - 1) / stride_h + 1; }
   std::uint32_t wo() const { return (w + pad_l + pad_r - dil_w * (kw - 1) - 1) / stride_w + 1; }
-  std::uint32_t k() const { return c * kh * kw; }
+  std::uint32_t c1() const { return (c + 15) / 16; }
+  // The GEMM's k: every channel of the C1 groups (the pad channels of the last one included).
+  std::uint32_t k() const { return c1() * 16 * kh * kw; }
 };
+
+// The part of the input a conv tile reads: the input rows [top, top + rows) of its output rows
+// (the band), the padding above and below them, and the tile's first output position counted
+// from the band's first output row (load3d's m_start).
+struct ConvBand {
+  std::uint32_t top = 0, rows = 0, pad_t = 0, pad_b = 0, m_start = 0;
+};
+// The band of the tile of output positions [row x mt, row x mt + mt). rows is 0 when the band
+// is all padding.
+ConvBand conv_band(const ConvShape& c, std::uint32_t mt, std::uint32_t row);
 
 struct GemmTiling {
   std::uint32_t mt = 0, nt = 0, kt = 0;  // output tile mt x nt, k in chunks of kt
@@ -47,7 +59,8 @@ struct GemmTiling {
 
 // The largest tiles whose double-buffered L0A / L0B and single L0C fit the configuration;
 // throws dvp::Error naming the constraint when the shape cannot be tiled.
-GemmTiling gemm_tiling(const aicore::AiCoreConfig& cfg, const GemmShape& s);
+// A conv (`conv` set) keeps its feature map, or two bands of it, in L1 instead of A's chunks.
+GemmTiling gemm_tiling(const aicore::AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv = nullptr);
 
 // Arguments at argbase: A, B, C (GM addresses), and bias when the shape has one. Output tiles go to blocks round-robin
 // by block id; within a block, MTE2 (GM -> L1), MTE1 (L1 -> L0A / L0B) and the cube overlap on two buffers each, and
@@ -69,8 +82,12 @@ auto conv2d_words(F&& f) -> decltype(f()) {
 
 // Conv2D (fp16, one image, f32 out): x (NC1HWC0) and weights (cout x k, k in img2col order:
 // ((c1 x kh + i) x kw + j) x 16 + c0) -> y (ho x wo rows of cout, NHWC). The feature map is
-// kept in L1; each k chunk of A comes from load3d. Arguments at argbase: x, weights, y.
+// kept in L1 when it fits, else each output tile loads the band of input rows it reads (two
+// bands in L1, so the next tile's loads while this one computes); each k chunk of A comes from
+// load3d. Arguments at argbase: x, weights, y.
 aicore::Image conv2d_kernel(const aicore::AiCoreConfig& cfg, const ConvShape& c);
 GemmShape conv2d_gemm_shape(const ConvShape& c);
+// The tiling, and how the feature map sits in L1, for the summary.
+std::string conv2d_tiling(const aicore::AiCoreConfig& cfg, const ConvShape& c);
 
 }  // namespace dvp::kernels

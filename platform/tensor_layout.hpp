@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+// A tensor's layout in memory against its logical shape. `nd`: as the shape says, C order.
+// `nc1hwc0`: the AI Core's feature-map layout (NC1HWC0, "5HD"): a logical N x C x H x W tensor
+// (or C x H x W, N = 1) stored as N x C1 x H x W x C0 with C0 = 16 and C1 = ceil(C / 16), the
+// channels past C in the last group zero. The same layout holds convolution weights given as
+// cout x C x kh x kw (O x C1 x kh x kw x C0: the conv2d kernel's img2col order). Files, random
+// and arange contents and saved tensors are in the logical shape; the conversion is done once,
+// on the host, as a framework or driver does before it hands a tensor to the AI Core.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dvp::platform {
+
+struct Nc1hwc0 {
+  std::uint64_t n = 1, c = 0, h = 0, w = 0;
+  // From a logical shape of 3 (C, H, W) or 4 (N, C, H, W) dimensions; throws dvp::Error otherwise.
+  static Nc1hwc0 of(const std::vector<std::uint64_t>& shape);
+  std::uint64_t c1() const { return (c + 15) / 16; }
+  std::uint64_t logical() const { return n * c * h * w; }
+  std::uint64_t stored() const { return n * c1() * h * w * 16; }
+  // Where logical element i (C order over N, C, H, W) is stored.
+  std::uint64_t at(std::uint64_t i) const;
+  // Logical elements of `eb` bytes -> the stored tensor (pad channels zeroed), and back.
+  void scatter(const std::uint8_t* logical, std::uint8_t* stored, unsigned eb) const;
+  void gather(const std::uint8_t* stored, std::uint8_t* logical, unsigned eb) const;
+};
+
+}  // namespace dvp::platform
