@@ -124,14 +124,18 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
   for (const char* key : {"h", "w", "c", "cout"})
     sh.param(key, Type::Int,
              "conv2d, pool: input height, width, channels (stored NC1HWC0: groups of 16, the last one padded; "
-             "pool: a multiple of 16), conv2d: output channels")
+             "pool likewise), conv2d: output channels")
         .optional()
         .range(1, 65535);
   for (const char* key : {"kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w"})
     sh.param(key, Type::Int, "conv2d: filter size, stride, dilation").defaults("1").range(1, 255);
-  sh.param("pool", Type::Enum, "pool: max or avg").choices({"max", "avg"}).optional();
+  sh.param("pool", Type::Enum, "pool: max, avg (padding counted in the divisor) or global (average of the whole map)")
+      .choices({"max", "avg", "global"})
+      .optional();
   for (const char* key : {"pad_t", "pad_b", "pad_l", "pad_r"})
-    sh.param(key, Type::Int, "conv2d: zero padding").defaults("0").range(0, 255);
+    sh.param(key, Type::Int, "conv2d: zero padding; pool: padding (never the maximum; 0 in an average)")
+        .defaults("0")
+        .range(0, 255);
   sh.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
   sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "bf16", "s8"}).defaults("f16");
   sh.param("out", Type::Enum,

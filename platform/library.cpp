@@ -83,23 +83,36 @@ KernelWork conv2d_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
 
 // --- pool ---------------------------------------------------------------------------------------
 KernelShape read_pool(const cfg::Node& sh) {
-  const kernels::PoolShape p{sh.get_string("pool"), u32(sh, "h"),  u32(sh, "w"),        u32(sh, "c"),
-                             u32(sh, "kh"),         u32(sh, "kw"), u32(sh, "stride_h"), u32(sh, "stride_w")};
-  if (p.h < p.kh || p.w < p.kw) sh.fail("pool: the window is larger than the input");
+  kernels::PoolShape p{sh.get_string("pool"), u32(sh, "h"),     u32(sh, "w"),        u32(sh, "c"),
+                       u32(sh, "kh"),         u32(sh, "kw"),    u32(sh, "stride_h"), u32(sh, "stride_w"),
+                       u32(sh, "pad_t"),      u32(sh, "pad_b"), u32(sh, "pad_l"),    u32(sh, "pad_r")};
+  if (p.mode == "global") {  // global average: one window of the whole map
+    for (const char* key : {"kh", "kw", "stride_h", "stride_w", "pad_t", "pad_b", "pad_l", "pad_r"})
+      if (sh.get_uint(key) != (key[0] == 'p' ? 0 : 1))
+        sh.at(key).fail("a global pool's window is the whole input: drop " + std::string(key));
+    p.mode = "avg", p.kh = p.h, p.kw = p.w, p.stride_h = p.stride_w = 1;
+  }
+  if (p.h + p.pad_t + p.pad_b < p.kh || p.w + p.pad_l + p.pad_r < p.kw)
+    sh.fail("pool: the window is larger than the padded input");
   return p;
 }
 std::vector<LibraryArg> pool_args(const KernelShape& s) {
   const auto& p = std::get<kernels::PoolShape>(s);
-  return {{"x", DType::F16, std::uint64_t(p.c) * p.h * p.w}, {"y", DType::F16, std::uint64_t(p.c) * p.ho() * p.wo()}};
+  return {{"x", DType::F16, std::uint64_t(p.c1()) * 16 * p.h * p.w},
+          {"y", DType::F16, std::uint64_t(p.c1()) * 16 * p.ho() * p.wo()}};
 }
 BuiltKernel build_pool(const aicore::AiCoreConfig& core, const KernelShape& s) {
-  return {kernels::pool_kernel(core, std::get<kernels::PoolShape>(s)), "one channel group (16) per turn"};
+  const auto& p = std::get<kernels::PoolShape>(s);
+  const std::uint32_t bo = kernels::pool_band_rows(core, p);
+  return {kernels::pool_kernel(core, p), "one channel group (16) and a band of up to " + std::to_string(bo) +
+                                             " output rows per unit, " +
+                                             std::to_string(p.c1() * ((p.ho() + bo - 1) / bo)) + " units"};
 }
 
 // One max or add per window element (average: and one multiply per output).
 KernelWork pool_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& p = std::get<kernels::PoolShape>(s);
-  const double outs = double(p.c) * p.ho() * p.wo();
+  const double outs = double(p.c1()) * 16 * p.ho() * p.wo();
   const double ops = outs * p.kh * p.kw + (p.mode == "avg" ? outs : 0);
   return {ops, "vector op", vector_ps(core, ops, 2, false)};
 }

@@ -52,7 +52,8 @@ void conv2d_ref(const Reference& R, const std::vector<TensorView>& in, std::vect
     }
 }
 
-// A window over NC1HWC0: output element (c1, oh, ow, c0).
+// A window over NC1HWC0: output element (c1, oh, ow, c0); positions in the padding are left
+// out of a max and add 0 to an average, which divides by the whole window.
 void pool_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   const kernels::PoolShape& ps = R.pool;
   const bool max = ps.mode == "max";
@@ -62,7 +63,10 @@ void pool_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
     double acc = max ? -INFINITY : 0.0;
     for (std::uint32_t fi = 0; fi < ps.kh; ++fi)
       for (std::uint32_t fj = 0; fj < ps.kw; ++fj) {
-        const double v = in[0].at(((c1 * ps.h + oh * ps.stride_h + fi) * ps.w + ow * ps.stride_w + fj) * 16 + c0);
+        const std::int64_t y = std::int64_t(oh * ps.stride_h + fi) - ps.pad_t;
+        const std::int64_t x = std::int64_t(ow * ps.stride_w + fj) - ps.pad_l;
+        if (y < 0 || x < 0 || y >= ps.h || x >= ps.w) continue;
+        const double v = in[0].at(((c1 * ps.h + std::uint64_t(y)) * ps.w + std::uint64_t(x)) * 16 + c0);
         acc = max ? std::max(acc, v) : acc + v;
       }
     out[i] = max ? acc : acc / double(ps.kh * ps.kw);
@@ -109,7 +113,7 @@ std::uint64_t conv_count(const Reference& r, std::uint64_t) {
   return std::uint64_t(r.conv.ho()) * r.conv.wo() * r.conv.cout;
 }
 std::uint64_t pool_count(const Reference& r, std::uint64_t) {
-  return std::uint64_t(r.pool.c) * r.pool.ho() * r.pool.wo();
+  return std::uint64_t(r.pool.c1()) * 16 * r.pool.ho() * r.pool.wo();
 }
 using Needs = std::vector<std::pair<std::uint64_t, const char*>>;
 Needs like_output(const Reference& r, std::uint64_t out) { return Needs(r.op->max_inputs, {out, "input"}); }
@@ -126,7 +130,7 @@ Needs conv_inputs(const Reference& r, std::uint64_t) {
           {std::uint64_t(r.conv.cout) * r.conv.k(), "weights"}};
 }
 Needs pool_inputs(const Reference& r, std::uint64_t) {
-  return {{std::uint64_t(r.pool.c) * r.pool.h * r.pool.w, "input"}};
+  return {{std::uint64_t(r.pool.c1()) * 16 * r.pool.h * r.pool.w, "input"}};
 }
 
 RefCheck elementwise(const char* name, unsigned inputs, double (*f)(double, double)) {

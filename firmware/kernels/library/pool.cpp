@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "pool.hpp"
 
+#include <algorithm>
+
 #include "aicore/kernel_builder.hpp"
 #include "aicore/numeric.hpp"
 #include "common/error.hpp"
@@ -9,70 +11,140 @@ namespace dvp::kernels {
 
 using namespace aicore;
 
-Image pool_kernel(const AiCoreConfig& cfg, const PoolShape& s) {
-  if (s.mode != "max" && s.mode != "avg") throw Error("pool: mode max or avg");
-  if (s.c == 0 || s.c % 16) throw Error("pool: c must be a positive multiple of 16");
-  if (!s.kh || !s.kw || !s.stride_h || !s.stride_w || s.kh > s.h || s.kw > s.w)
-    throw Error("pool: the window must fit the input and strides be at least 1");
-  if (s.stride_w > 255 / 8) throw Error("pool: stride_w above 31 does not fit a repeat stride");
-  const std::uint64_t plane = std::uint64_t(s.h) * s.w * 32, out_plane = std::uint64_t(s.ho()) * s.wo() * 32;
-  const std::uint64_t out_ub = (plane + 31) / 32 * 32;
-  if (out_ub + out_plane > cfg.size[kUB]) throw Error("pool: an input and an output plane do not fit the UB");
-  if (plane / 32 > 65535 || out_plane / 32 > 65535) throw Error("pool: a plane is too large for one DataCopy");
-  const std::uint32_t groups = s.c / 16, full = s.wo() / 8, tail = s.wo() % 8;
-  const std::uint16_t scale = num::to_f16(1.0 / (s.kh * s.kw));
+namespace {
 
+void check_pool(const PoolShape& s) {
+  if (s.mode != "max" && s.mode != "avg") throw Error("pool: mode max or avg");
+  if (!s.c || !s.h || !s.w) throw Error("pool: h, w and c must be at least 1");
+  if (!s.kh || !s.kw || !s.stride_h || !s.stride_w || s.kh > s.h + s.pad_t + s.pad_b || s.kw > s.w + s.pad_l + s.pad_r)
+    throw Error("pool: the window must fit the padded input and strides be at least 1");
+  // A window all in padding would read only the pad value (-inf for max).
+  if (s.pad_t >= s.kh || s.pad_b >= s.kh || s.pad_l >= s.kw || s.pad_r >= s.kw)
+    throw Error("pool: padding must be smaller than the window");
+  if (s.stride_w > 255 / 8) throw Error("pool: stride_w above 31 does not fit a repeat stride");
+  if (s.w > 65535 || std::uint64_t(s.ho()) * s.wo() > 65535)
+    throw Error("pool: an input row or output plane of more than 65535 positions does not fit one copy");
+}
+
+std::uint64_t padded_w(const PoolShape& s) { return std::uint64_t(s.w) + s.pad_l + s.pad_r; }
+// UB bytes of a band of `bo` output rows: its padded input rows, then its output rows.
+std::uint64_t band_in_bytes(const PoolShape& s, std::uint64_t bo) {
+  return ((bo - 1) * s.stride_h + s.kh) * padded_w(s) * 32;
+}
+// (The pad fill writes whole 256-byte repeats: up to 224 bytes past the input rows.)
+std::uint64_t band_ub(const PoolShape& s, std::uint64_t bo) { return band_in_bytes(s, bo) + bo * s.wo() * 32 + 256; }
+
+// Emits the vector work of one band: output rows [0, bo) of the band's UB at `ub_out`, the
+// band's padded input at UB 0.
+void band_vector(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::uint64_t ub_out, Reg d, Reg src, Reg n,
+                 Reg sc) {
+  const std::uint32_t full = s.wo() / 8, tail = s.wo() % 8;
+  const std::uint64_t wp = padded_w(s);
+  for (std::uint32_t oh = 0; oh < bo; ++oh)
+    for (int part = 0; part < 2; ++part) {  // `full` repeats of 8 positions, then a masked one
+      const std::uint32_t reps = part == 0 ? full : (tail ? 1 : 0);
+      if (!reps) continue;
+      const std::uint32_t first_wo = part == 0 ? 0 : full * 8;
+      k.Li(n, part == 0 ? 128 : std::int64_t(tail) * 16);
+      k.SetMaskCount(n);
+      const VecCfg cfg_w{reps, 1, 1, s.stride_w, 8, 8, 8 * s.stride_w};
+      k.Li(d, std::int64_t(ub_out + (std::uint64_t(oh) * s.wo() + first_wo) * 32));
+      for (std::uint32_t i = 0; i < s.kh; ++i)
+        for (std::uint32_t j = 0; j < s.kw; ++j) {
+          const std::uint64_t at =
+              ((std::uint64_t(oh) * s.stride_h + i) * wp + std::uint64_t(first_wo) * s.stride_w + j) * 32;
+          k.Li(src, std::int64_t(at));
+          if (i == 0 && j == 0)  // the first offset copies (max(v, v) = v); the others accumulate
+            k.Vector("max", DType::F16, {d, src, src},
+                     VecCfg{reps, 1, s.stride_w, s.stride_w, 8, 8 * s.stride_w, 8 * s.stride_w});
+          else
+            k.Vector(s.mode == "max" ? "max" : "add", DType::F16, {d, d, src}, cfg_w);
+        }
+      if (s.mode == "avg") k.Vector("muls", DType::F16, {d, d, sc}, VecCfg{reps, 1, 1, 1, 8, 8, 8});
+    }
+}
+
+}  // namespace
+
+std::uint32_t pool_band_rows(const AiCoreConfig& cfg, const PoolShape& s) {
+  check_pool(s);
+  std::uint32_t bo = 0;
+  while (bo < s.ho() && band_ub(s, bo + 1) <= cfg.size[kUB]) ++bo;
+  if (!bo)
+    throw Error("pool: one output row's padded input rows (" + std::to_string(band_in_bytes(s, 1)) +
+                " B) and output do not fit the UB (" + std::to_string(cfg.size[kUB]) + " B)");
+  return bo;
+}
+
+Image pool_kernel(const AiCoreConfig& cfg, const PoolShape& s) {
+  const std::uint32_t bo = pool_band_rows(cfg, s), bands = (s.ho() + bo - 1) / bo;
+  const std::uint64_t ub_out = band_in_bytes(s, bo), wp = padded_w(s);
+  const bool padded = s.pad_t || s.pad_b || s.pad_l || s.pad_r;
+  const std::uint16_t pad_value = s.mode == "max" ? 0xFC00 : 0;  // -inf: never the maximum; 0 adds nothing
   KernelBuilder k;
   Reg arg = k.reg(), X = k.reg(), Y = k.reg();
   k.GetSpr(arg, Spr::ArgBase);
   k.LoadGm(X, arg, 0);
   k.LoadGm(Y, arg, 8);
-  Reg g = k.reg(), dim = k.reg(), ngroups = k.Const(groups), gm = k.reg(), tmp = k.reg(), ub_in = k.Const(0),
-      ub_out = k.Const(std::int64_t(out_ub)), d = k.reg(), src = k.reg(), n = k.reg(), sc = k.Const(scale);
-  k.GetSpr(g, Spr::BlockId);
+  Reg u = k.reg(), dim = k.reg(), nunits = k.Const(std::int64_t(s.c1()) * bands), g = k.reg(), band = k.reg(),
+      gm = k.reg(), tmp = k.reg(), ub = k.reg(), d = k.reg(), src = k.reg(), n = k.reg(),
+      sc = k.Const(num::to_f16(1.0 / (s.kh * s.kw))), pv = k.Const(pad_value);
+  k.GetSpr(u, Spr::BlockId);
   k.GetSpr(dim, Spr::BlockDim);
   k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);  // the UB is free
-  k.RoundRobin(g, ngroups, dim, [&] {
-    k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
-    k.Li(tmp, std::int64_t(plane));
-    k.Mul(gm, g, tmp);
-    k.Add(gm, gm, X);
-    k.DataCopy(Pos::UB, ub_in, Pos::GM, gm, DataCopyCfg{1, std::uint32_t(plane / 32), 0, 0});
-    k.SetFlag(Pipe::MTE2, Pipe::V, 0);
-    k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
-    // Each output row: `full` repeats of 8 positions, then a masked repeat for the rest.
-    for (std::uint32_t oh = 0; oh < s.ho(); ++oh) {
-      for (int part = 0; part < 2; ++part) {
-        const std::uint32_t reps = part == 0 ? full : (tail ? 1 : 0);
-        if (!reps) continue;
-        const std::uint32_t first_wo = part == 0 ? 0 : full * 8;
-        k.Li(n, part == 0 ? 128 : std::int64_t(tail) * 16);
+  // Unit u: channel group u / bands, band u % bands. Each band's code is its own (its rows and
+  // padding are constants); the unit branches to it.
+  k.RoundRobin(u, nunits, dim, [&] {
+    k.Li(tmp, bands);
+    k.Op("divu", g, u, tmp);
+    k.Op("rem", band, u, tmp);
+    Label done = k.NewLabel();
+    for (std::uint32_t b = 0; b < bands; ++b) {
+      Label next = k.NewLabel();
+      k.Li(tmp, b);
+      k.Branch("bne", band, tmp, next);
+      const std::uint32_t oh0 = b * bo, rows_out = std::min(bo, s.ho() - oh0);
+      // Padded input rows [a, a + rows_in) hold the input rows [top, bot).
+      const std::int64_t a = std::int64_t(oh0) * s.stride_h, rows_in = std::int64_t(rows_out - 1) * s.stride_h + s.kh;
+      const std::int64_t top = std::max<std::int64_t>(a - s.pad_t, 0),
+                         bot = std::min<std::int64_t>(a + rows_in - s.pad_t, s.h);
+      k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
+      if (padded) {  // the band's padded rows: the pad value, then the input rows copied in
+        const std::uint64_t blocks = std::uint64_t(rows_in) * wp;
+        k.Li(n, 128);
         k.SetMaskCount(n);
-        const VecCfg cfg_w{reps, 1, 1, s.stride_w, 8, 8, 8 * s.stride_w};
-        k.Li(d, std::int64_t(out_ub + (std::uint64_t(oh) * s.wo() + first_wo) * 32));
-        for (std::uint32_t i = 0; i < s.kh; ++i)
-          for (std::uint32_t j = 0; j < s.kw; ++j) {
-            const std::uint64_t at =
-                ((std::uint64_t(oh) * s.stride_h + i) * s.w + std::uint64_t(first_wo) * s.stride_w + j) * 32;
-            k.Li(src, std::int64_t(at));
-            const bool first = i == 0 && j == 0;
-            // The first offset copies (max(v, v) = v); the others accumulate.
-            if (first)
-              k.Vector("max", DType::F16, {d, src, src},
-                       VecCfg{reps, 1, s.stride_w, s.stride_w, 8, 8 * s.stride_w, 8 * s.stride_w});
-            else
-              k.Vector(s.mode == "max" ? "max" : "add", DType::F16, {d, d, src}, cfg_w);
-          }
-        if (s.mode == "avg") k.Vector("muls", DType::F16, {d, d, sc}, VecCfg{reps, 1, 1, 1, 8, 8, 8});
+        for (std::uint64_t b0 = 0; b0 < blocks; b0 += 8 * 255) {
+          const std::uint64_t reps = std::min<std::uint64_t>(255, (blocks - b0 + 7) / 8);
+          k.Li(d, std::int64_t(b0 * 32));
+          k.Vector("dup", DType::F16, {d, pv}, VecCfg{std::uint32_t(reps), 1, 1, 1, 8, 8, 8});
+        }
+        k.SetFlag(Pipe::V, Pipe::MTE2, 1);
+        k.WaitFlag(Pipe::V, Pipe::MTE2, 1);
       }
+      k.Li(tmp, std::int64_t(s.h) * s.w * 32);
+      k.Mul(gm, g, tmp);
+      k.Li(tmp, top * s.w * 32);
+      k.Add(gm, gm, tmp);
+      k.Add(gm, gm, X);
+      k.Li(ub, std::int64_t(((top + s.pad_t - a) * std::int64_t(wp) + s.pad_l) * 32));
+      k.DataCopy(Pos::UB, ub, Pos::GM, gm, DataCopyCfg{std::uint32_t(bot - top), s.w, 0, s.pad_l + s.pad_r});
+      k.SetFlag(Pipe::MTE2, Pipe::V, 0);
+      k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
+      band_vector(k, s, rows_out, ub_out, d, src, n, sc);
+      k.SetFlag(Pipe::V, Pipe::MTE3, 0);
+      k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
+      k.Li(tmp, std::int64_t(s.ho()) * s.wo() * 32);
+      k.Mul(gm, g, tmp);
+      k.Li(tmp, std::int64_t(oh0) * s.wo() * 32);
+      k.Add(gm, gm, tmp);
+      k.Add(gm, gm, Y);
+      k.Li(ub, std::int64_t(ub_out));
+      k.DataCopy(Pos::GM, gm, Pos::UB, ub, DataCopyCfg{1, rows_out * s.wo(), 0, 0});
+      k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);
+      k.Jump(done);
+      k.Bind(next);
     }
-    k.SetFlag(Pipe::V, Pipe::MTE3, 0);
-    k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
-    k.Li(tmp, std::int64_t(out_plane));
-    k.Mul(gm, g, tmp);
-    k.Add(gm, gm, Y);
-    k.DataCopy(Pos::GM, gm, Pos::UB, ub_out, DataCopyCfg{1, std::uint32_t(out_plane / 32), 0, 0});
-    k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);
+    k.Bind(done);
   });
   k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
   k.End();

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
-// Kernel library: max and average pooling on an fp16 feature map in NC1HWC0 (no padding).
-// In NC1HWC0 one spatial position is one 32-byte block (16 channels), so a vector repeat with
-// a source block stride of stride_w makes 8 output positions at once; the window is a loop of
-// vmax (or vadd, then a scale) over the kh x kw offsets. Channel groups go round-robin to blocks.
+// Kernel library: max and average pooling on an fp16 feature map in NC1HWC0, with padding, and
+// global average pooling. In NC1HWC0 one spatial position is one 32-byte block (16 channels),
+// so a vector repeat with a source block stride of stride_w makes 8 output positions at once;
+// the window is a loop of vmax (or vadd, then a scale) over the kh x kw offsets. The work is
+// cut into units of one channel group and one band of output rows, sized so that the band's
+// padded input rows and its output fit the UB; units go round-robin to blocks. Padding is made
+// in the UB: the band is filled with the pad value (-inf for max, 0 for avg) and the input
+// rows copied into it; an average divides by the whole window, padding included
+// (count_include_pad).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,11 +19,17 @@ namespace dvp::kernels {
 
 struct PoolShape {
   std::string mode = "max";           // max | avg
-  std::uint32_t h = 0, w = 0, c = 0;  // c: a multiple of 16
+  std::uint32_t h = 0, w = 0, c = 0;  // c channels, stored in ceil(c / 16) groups of 16
   std::uint32_t kh = 2, kw = 2, stride_h = 2, stride_w = 2;
-  std::uint32_t ho() const { return (h - kh) / stride_h + 1; }
-  std::uint32_t wo() const { return (w - kw) / stride_w + 1; }
+  std::uint32_t pad_t = 0, pad_b = 0, pad_l = 0, pad_r = 0;
+  std::uint32_t c1() const { return (c + 15) / 16; }
+  std::uint32_t ho() const { return (h + pad_t + pad_b - kh) / stride_h + 1; }
+  std::uint32_t wo() const { return (w + pad_l + pad_r - kw) / stride_w + 1; }
 };
+
+// Output rows per unit (band): the most whose padded input rows and output rows fit the UB;
+// throws dvp::Error when not even one does.
+std::uint32_t pool_band_rows(const aicore::AiCoreConfig& cfg, const PoolShape& s);
 
 // Arguments at argbase: x, y (GM addresses; y is NC1HoWoC0).
 aicore::Image pool_kernel(const aicore::AiCoreConfig& cfg, const PoolShape& s);
