@@ -16,6 +16,6 @@ export ASAN_OPTIONS="detect_leaks=1:exitcode=86:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 cd build-asan
 ctest -j2 --output-on-failure -LE 'scenario|lint'
-ctest -j2 --output-on-failure -L scenario -LE 'audit|install'  # the parameter audit and the install test: plain build only
+ctest -j2 --output-on-failure -L scenario -LE 'audit|install|heavy'  # the parameter audit, the install test and the second preset's layers: plain build only
 cd ..
 sh scripts/fuzz.sh "$scale" build-asan
