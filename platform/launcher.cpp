@@ -139,7 +139,8 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
   sh.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
   sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "bf16", "s8"}).defaults("f16");
   sh.param("out", Type::Enum,
-           "gemm: type of C (f16 / bf16 inputs: f32, f16 or bf16; s8 inputs: s32, or with scale s8, f16 or f32)")
+           "gemm: type of C (f16 / bf16 inputs: f32, f16 or bf16; s8 inputs: s32, or with scale s8, f16 or f32); "
+           "conv2d: type of y (f32, f16 or bf16)")
       .choices({"f32", "f16", "bf16", "s32", "s8"})
       .defaults("f32");
   sh.param("scale", Type::Float,
@@ -147,11 +148,20 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
            "(s8 saturates; f16 overflows to inf); with an s32 C, 1")
       .defaults("1")
       .range(1e-30, 1e30);
-  sh.param("relu", Type::Bool, "gemm: negative results become 0").defaults("false");
+  sh.param("relu", Type::Bool, "gemm, conv2d: negative results become 0").defaults("false");
   sh.param("b_transposed", Type::Bool, "gemm: B is stored transposed, n x k (required for s8)").defaults("false");
   sh.param("bias", Type::Bool,
-           "gemm: C = A x B + bias; a fourth argument, n values of the accumulator type (f32; s32 for s8)")
+           "gemm: C = A x B + bias; a fourth argument, n values of the accumulator type (f32; s32 for s8); "
+           "conv2d: a bias per output channel (f32), the argument after y")
       .defaults("false");
+  sh.param("channel_scale", Type::Bool,
+           "conv2d: the convolution times a scale per output channel (f32; a folded batch norm's), before the "
+           "bias; the argument after the bias")
+      .defaults("false");
+  sh.param("residual", Type::Bool,
+           "conv2d: a tensor like y (its type, NHWC) added before the activation; the last argument")
+      .defaults("false");
+  sh.param("relu6", Type::Bool, "conv2d: the output clamped to [0, 6] (ReLU6)").defaults("false");
 }
 
 void KernelLauncher::describe_tensors(cfg::Spec& t) {
@@ -554,7 +564,8 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
     c.at("inputs").fail(op + " takes " +
                         (R.op->max_inputs == 1                  ? std::string("one input")
                          : R.op->min_inputs == R.op->max_inputs ? "two inputs"
-                                                                : "two inputs (three with a bias)"));
+                         : op == "conv2d" ? "x, the weights, then the bias, scale and residual its shape has"
+                                          : "two inputs (three with a bias)"));
   for (const char* key : R.op->needs)
     if (!c.has(key)) c.fail(op + " needs " + key);
   R.m = c.has("m") ? c.get_uint("m") : 0, R.k = c.has("k") ? c.get_uint("k") : 0,
@@ -572,6 +583,11 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
       c.fail("check op " + op + " needs a library: " + op + " kernel (it uses its shape)");
     if (conv) R.conv = *conv;
     if (pool) R.pool = *pool;
+    if (conv && n != 2 + conv->bias + conv->scale + conv->residual)
+      c.at("inputs").fail(
+          "conv2d's check takes the kernel's inputs: x, the weights, then the bias, the scale and the "
+          "residual its shape has (" +
+          std::to_string(2 + conv->bias + conv->scale + conv->residual) + ")");
   }
   check_reference_sizes(K, c);
 }

@@ -32,6 +32,8 @@ KernelShape read_gemm(const cfg::Node& sh) {
   for (const char* key : {"m", "k", "n"})
     if (sh.get_uint(key) > (1u << 20))
       sh.at(key).fail("gemm takes m, k and n up to 1048576, got " + std::to_string(sh.get_uint(key)));
+  for (const char* key : {"channel_scale", "residual", "relu6"})
+    if (sh.get_bool(key)) sh.at(key).fail(std::string("a conv2d epilogue key; gemm takes bias and relu"));
   return kernels::GemmShape{u32(sh, "m"),        u32(sh, "k"),        u32(sh, "n"),
                             dtype(sh, "out"),    dtype(sh, "in"),     sh.get_bool("b_transposed"),
                             sh.get_bool("relu"), sh.get_bool("bias"), float(sh.get_double("scale"))};
@@ -56,19 +58,28 @@ KernelWork gemm_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
 
 // --- conv2d -------------------------------------------------------------------------------------
 KernelShape read_conv2d(const cfg::Node& sh) {
-  const kernels::ConvShape c{u32(sh, "h"),     u32(sh, "w"),     u32(sh, "c"),        u32(sh, "cout"),
-                             u32(sh, "kh"),    u32(sh, "kw"),    u32(sh, "stride_h"), u32(sh, "stride_w"),
-                             u32(sh, "dil_h"), u32(sh, "dil_w"), u32(sh, "pad_t"),    u32(sh, "pad_b"),
-                             u32(sh, "pad_l"), u32(sh, "pad_r")};
+  kernels::ConvShape c{u32(sh, "h"),     u32(sh, "w"),        u32(sh, "c"),        u32(sh, "cout"),  u32(sh, "kh"),
+                       u32(sh, "kw"),    u32(sh, "stride_h"), u32(sh, "stride_w"), u32(sh, "dil_h"), u32(sh, "dil_w"),
+                       u32(sh, "pad_t"), u32(sh, "pad_b"),    u32(sh, "pad_l"),    u32(sh, "pad_r")};
+  c.out = dtype(sh, "out");
+  if (c.out != DType::F32 && c.out != DType::F16 && c.out != DType::BF16)
+    sh.at("out").fail("conv2d gives an f32, f16 or bf16 output");
+  c.bias = sh.get_bool("bias"), c.scale = sh.get_bool("channel_scale"), c.residual = sh.get_bool("residual");
+  c.relu = sh.get_bool("relu"), c.relu6 = sh.get_bool("relu6");
   if (c.h + c.pad_t + c.pad_b < c.dil_h * (c.kh - 1) + 1 || c.w + c.pad_l + c.pad_r < c.dil_w * (c.kw - 1) + 1)
     sh.fail("conv2d: the dilated filter is larger than the padded input");
   return c;
 }
 std::vector<LibraryArg> conv2d_args(const KernelShape& s) {
   const auto& c = std::get<kernels::ConvShape>(s);
-  return {{"x", DType::F16, std::uint64_t(c.c1()) * 16 * c.h * c.w},
-          {"weights", DType::F16, std::uint64_t(c.cout) * c.k()},
-          {"y", DType::F32, std::uint64_t(c.ho()) * c.wo() * c.cout}};
+  const std::uint64_t y = std::uint64_t(c.ho()) * c.wo() * c.cout;
+  std::vector<LibraryArg> a{{"x", DType::F16, std::uint64_t(c.c1()) * 16 * c.h * c.w},
+                            {"weights", DType::F16, std::uint64_t(c.cout) * c.k()},
+                            {"y", c.out, y}};
+  if (c.bias) a.push_back({"bias", DType::F32, c.cout});
+  if (c.scale) a.push_back({"scale", DType::F32, c.cout});
+  if (c.residual) a.push_back({"residual", c.out, y});
+  return a;
 }
 BuiltKernel build_conv2d(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& c = std::get<kernels::ConvShape>(s);

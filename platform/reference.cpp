@@ -30,25 +30,44 @@ void gemm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
     }
 }
 
-// y[p][co] = sum over c, i, j of x[c][h][w] * wt[co][k]: x in NC1HWC0, k in img2col order
-// ((c / 16 * kh + i) * kw + j) * 16 + c % 16, zero outside the input.
+// The convolution of output position p, channel co: the sum over c, i, j of x[c][h][w] x
+// wt[co][k], x in NC1HWC0, k in img2col order ((c / 16 x kh + i) x kw + j) x 16 + c % 16, zero
+// outside the input.
+double conv2d_at(const kernels::ConvShape& cv, const TensorView& x, const TensorView& wt, std::uint64_t p,
+                 std::uint64_t co) {
+  const std::int64_t oh = std::int64_t(p / cv.wo()), ow = std::int64_t(p % cv.wo());
+  double v = 0;
+  for (std::uint32_t ch = 0; ch < cv.c; ++ch)
+    for (std::uint32_t fi = 0; fi < cv.kh; ++fi)
+      for (std::uint32_t fj = 0; fj < cv.kw; ++fj) {
+        const std::int64_t h = oh * cv.stride_h - cv.pad_t + std::int64_t(fi) * cv.dil_h;
+        const std::int64_t w = ow * cv.stride_w - cv.pad_l + std::int64_t(fj) * cv.dil_w;
+        if (h < 0 || w < 0 || h >= cv.h || w >= cv.w) continue;
+        const std::uint64_t xi = ((ch / 16 * cv.h + std::uint64_t(h)) * cv.w + std::uint64_t(w)) * 16 + ch % 16;
+        const std::uint64_t k = ((ch / 16 * cv.kh + fi) * cv.kw + fj) * 16 + ch % 16;
+        v += x.at(xi) * wt.at(co * cv.k() + k);
+      }
+  return v;
+}
+
+// y[p][co] = act(conv x scale[co] + bias[co] + residual[p][co]), the epilogue's inputs after x
+// and the weights in the kernel's argument order (bias, scale, residual: those it has).
 void conv2d_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   const kernels::ConvShape& cv = R.conv;
+  std::size_t next = 2;
+  const TensorView* bias = cv.bias ? &in[next++] : nullptr;
+  const TensorView* scale = cv.scale ? &in[next++] : nullptr;
+  const TensorView* res = cv.residual ? &in[next++] : nullptr;
   for (std::uint64_t p = 0; p < std::uint64_t(cv.ho()) * cv.wo(); ++p)
     for (std::uint64_t co = 0; co < cv.cout; ++co) {
-      const std::int64_t oh = std::int64_t(p / cv.wo()), ow = std::int64_t(p % cv.wo());
-      double v = 0;
-      for (std::uint32_t ch = 0; ch < cv.c; ++ch)
-        for (std::uint32_t fi = 0; fi < cv.kh; ++fi)
-          for (std::uint32_t fj = 0; fj < cv.kw; ++fj) {
-            const std::int64_t h = oh * cv.stride_h - cv.pad_t + std::int64_t(fi) * cv.dil_h;
-            const std::int64_t w = ow * cv.stride_w - cv.pad_l + std::int64_t(fj) * cv.dil_w;
-            if (h < 0 || w < 0 || h >= cv.h || w >= cv.w) continue;
-            const std::uint64_t xi = ((ch / 16 * cv.h + std::uint64_t(h)) * cv.w + std::uint64_t(w)) * 16 + ch % 16;
-            const std::uint64_t k = ((ch / 16 * cv.kh + fi) * cv.kw + fj) * 16 + ch % 16;
-            v += in[0].at(xi) * in[1].at(co * cv.k() + k);
-          }
-      out[p * cv.cout + co] = v;
+      const std::uint64_t i = p * cv.cout + co;
+      double v = conv2d_at(cv, in[0], in[1], p, co);
+      if (scale) v *= scale->at(co);
+      if (bias) v += bias->at(co);
+      if (res) v += res->at(i);
+      if (cv.relu || cv.relu6) v = std::max(v, 0.0);
+      if (cv.relu6) v = std::min(v, 6.0);
+      out[i] = v;
     }
 }
 
@@ -126,8 +145,12 @@ Needs gemm_inputs(const Reference& r, std::uint64_t) {
   return {{r.m * r.k, "input"}, {r.k * r.n, "input"}, {r.n, "bias"}};
 }
 Needs conv_inputs(const Reference& r, std::uint64_t) {
-  return {{std::uint64_t(r.conv.c1()) * 16 * r.conv.h * r.conv.w, "input"},
-          {std::uint64_t(r.conv.cout) * r.conv.k(), "weights"}};
+  const kernels::ConvShape& c = r.conv;
+  Needs n{{std::uint64_t(c.c1()) * 16 * c.h * c.w, "input"}, {std::uint64_t(c.cout) * c.k(), "weights"}};
+  if (c.bias) n.push_back({c.cout, "bias"});
+  if (c.scale) n.push_back({c.cout, "scale"});
+  if (c.residual) n.push_back({std::uint64_t(c.ho()) * c.wo() * c.cout, "residual"});
+  return n;
 }
 Needs pool_inputs(const Reference& r, std::uint64_t) {
   return {{std::uint64_t(r.pool.c1()) * 16 * r.pool.h * r.pool.w, "input"}};
@@ -149,7 +172,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck copy = elementwise("copy", 1, [](double a, double) { return a; });
   static const RefCheck exp = elementwise("exp", 1, [](double a, double) { return std::exp(a); });
   static const RefCheck gemm{"gemm", 2, 3, {"m", "k", "n"}, gemm_count, gemm_inputs, gemm_ref};
-  static const RefCheck conv2d{"conv2d", 2, 2, {}, conv_count, conv_inputs, conv2d_ref};
+  static const RefCheck conv2d{"conv2d", 2, 5, {}, conv_count, conv_inputs, conv2d_ref};
   static const RefCheck pool{"pool", 1, 1, {}, pool_count, pool_inputs, pool_ref};
   static const RefCheck softmax{"softmax", 1, 1, {"cols"}, all, like_output, softmax_ref, nullptr, true};
   static const RefCheck topk{"topk", 1, 1, {"cols", "k"}, all, row_inputs, topk_ref};
@@ -164,7 +187,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"copy", &copy, "out[i] = in0[i] (a cast: rounded to the output type)"},
       {"exp", &exp, "out[i] = e^in0[i]"},
       {"gemm", &gemm, "out = in0 x in1 (+ in2, a bias row; ReLU with relu: true)"},
-      {"conv2d", &conv2d, "the convolution of the conv2d kernel's shape"},
+      {"conv2d", &conv2d, "the convolution of the conv2d kernel's shape, through its epilogue"},
       {"pool", &pool, "the pooling of the pool kernel's shape"},
       {"softmax", &softmax, "softmax of each row of cols"},
       {"topk", &topk, "the indices of each row's k largest (ties: lower index first)"},

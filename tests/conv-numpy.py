@@ -5,7 +5,9 @@
 # of the tile), NumPy writes the input (N x C x H x W) and the weights (cout x C x kh x kw) as
 # .npy, computes the convolution itself, and dvp runs it on both presets with the tensors in
 # layout nc1hwc0, checked against NumPy's result. The input is saved back and must equal what
-# NumPy wrote (the layout conversion both ways).
+# NumPy wrote (the layout conversion both ways). Then the fused epilogue: a folded batch norm's
+# scale and bias per channel, a residual, ReLU or ReLU6, an f16 output, on whole and banded
+# feature maps and a cout that is not a whole tile.
 #
 # Usage: conv-numpy.py DVP   (needs python3-numpy)
 import os
@@ -25,6 +27,14 @@ SHAPES = {
     "bands-1x1": (60, 70, 200, 24, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0)),
     "bands-dilated": (100, 90, 72, 40, 3, 3, (1, 2), (2, 2), (2, 1, 2, 0)),
 }
+# name: (shape name, epilogue keys, output type)
+EPILOGUES = {
+    "bn-relu-f16": ("odd-48", {"channel_scale": 1, "bias": 1, "relu": 1}, "f16"),
+    "bn-residual-relu6": ("bands-1x1", {"channel_scale": 1, "bias": 1, "residual": 1, "relu6": 1}, "f32"),
+    "bias-residual-relu-f16": ("resnet-1x1", {"bias": 1, "residual": 1, "relu": 1}, "f16"),
+}
+SHAPES["odd-48"] = (30, 28, 64, 48, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))
+SHAPES["resnet-1x1"] = (28, 28, 128, 64, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0))
 
 
 def conv_nhwc(x, w, stride, dil, pad):
@@ -50,41 +60,99 @@ kernels:
   - name: conv
     library: conv2d
     shape: {{h: {h}, w: {w}, c: {c}, cout: {cout}, kh: {kh}, kw: {kw}, stride_h: {sh}, stride_w: {sw},
-             dil_h: {dh}, dil_w: {dw}, pad_t: {pt}, pad_b: {pb}, pad_l: {pl}, pad_r: {pr}}}
+             dil_h: {dh}, dil_w: {dw}, pad_t: {pt}, pad_b: {pb}, pad_l: {pl}, pad_r: {pr}, out: {out}{keys}}}
     tensors:
       - {{name: x, dtype: f16, layout: nc1hwc0, shape: [1, {c}, {h}, {w}], file: x.npy, save: x_back.npy}}
       - {{name: wt, dtype: f16, layout: nc1hwc0, shape: [{cout}, {c}, {kh}, {kw}], file: w.npy}}
-      - {{name: y, dtype: f32, shape: [{ho}, {wo}, {cout}]}}
-    args: [x, wt, y]
-    check: {{expected: y_ref.npy, output: y, atol: 1e-4, rtol: 1e-4}}
+      - {{name: y, dtype: {out}, shape: [{ho}, {wo}, {cout}]}}
+{extra}    args: [x, wt, y{args}]
+    check: {{expected: y_ref.npy, output: y, atol: {atol}, rtol: {rtol}}}
 run: {{trace: false}}
 """
 
+
+def run(d, text, what, x=None):
+    path = os.path.join(d, "s.yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    out = os.path.join(d, "out")
+    r = subprocess.run([DVP, "run", path, "--quiet", "--out", out], capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append(f"{what}: exit {r.returncode}: {r.stderr.strip()[-400:]}")
+        return
+    if x is not None:
+        back = np.load(os.path.join(out, "x_back.npy"))
+        if back.shape != x.shape or not np.array_equal(back, x):
+            failures.append(f"{what}: the input saved back differs from the one written")
+            return
+    print("ok  ", what)
+
+
+def fields(shape):
+    h, w, c, cout, kh, kw, stride, dil, pad = shape
+    return dict(h=h, w=w, c=c, cout=cout, kh=kh, kw=kw, sh=stride[0], sw=stride[1], dh=dil[0], dw=dil[1],
+                pt=pad[0], pb=pad[1], pl=pad[2], pr=pad[3])
+
+
+def write_inputs(d, rng, shape):
+    h, w, c, cout, kh, kw, stride, dil, pad = shape
+    x = rng.uniform(-1, 1, (1, c, h, w)).astype(np.float16)
+    wt = rng.uniform(-1, 1, (cout, c, kh, kw)).astype(np.float16)
+    np.save(os.path.join(d, "x.npy"), x)
+    np.save(os.path.join(d, "w.npy"), wt)
+    return x, conv_nhwc(x, wt, stride, dil, pad)
+
+
+def epilogue(d, rng, y, keys, out):
+    """The epilogue's inputs as .npy, its tensors and arguments for the scenario, and its result."""
+    cout = y.shape[2]
+    extra, args = "", ""
+    if keys.get("bias"):
+        b = rng.uniform(-1, 1, cout).astype(np.float32)
+        np.save(os.path.join(d, "bias.npy"), b)
+        extra += f"      - {{name: bias, dtype: f32, shape: [{cout}], file: bias.npy}}\n"
+        args += ", bias"
+    if keys.get("channel_scale"):
+        sc = rng.uniform(0.5, 2, cout).astype(np.float32)
+        np.save(os.path.join(d, "scale.npy"), sc)
+        extra += f"      - {{name: scale, dtype: f32, shape: [{cout}], file: scale.npy}}\n"
+        args += ", scale"
+        y = y * sc.astype(np.float64)
+    if keys.get("bias"):
+        y = y + b.astype(np.float64)
+    if keys.get("residual"):
+        r = rng.uniform(-4, 4, y.shape).astype(np.float16 if out == "f16" else np.float32)
+        np.save(os.path.join(d, "res.npy"), r)
+        extra += f"      - {{name: res, dtype: {out}, shape: {list(y.shape)}, file: res.npy}}\n"
+        args += ", res"
+        y = y + r.astype(np.float64)
+    if keys.get("relu") or keys.get("relu6"):
+        y = np.maximum(y, 0)
+    if keys.get("relu6"):
+        y = np.minimum(y, 6)
+    return extra, args, y
+
+
 with tempfile.TemporaryDirectory() as d:
     rng = np.random.default_rng(11)
-    for name, (h, w, c, cout, kh, kw, stride, dil, pad) in SHAPES.items():
-        x = rng.uniform(-1, 1, (1, c, h, w)).astype(np.float16)
-        wt = rng.uniform(-1, 1, (cout, c, kh, kw)).astype(np.float16)
-        y = conv_nhwc(x, wt, stride, dil, pad)
-        np.save(os.path.join(d, "x.npy"), x)
-        np.save(os.path.join(d, "w.npy"), wt)
+    for name in ("odd", "stem", "bands-1x1", "bands-dilated"):
+        x, y = write_inputs(d, rng, SHAPES[name])
         np.save(os.path.join(d, "y_ref.npy"), y.astype(np.float32))
         for preset in ("ascend310", "ascend910"):
-            path = os.path.join(d, "s.yaml")
-            with open(path, "w") as f:
-                f.write(SCENARIO.format(name=name, preset=preset, h=h, w=w, c=c, cout=cout, kh=kh, kw=kw,
-                                        sh=stride[0], sw=stride[1], dh=dil[0], dw=dil[1], pt=pad[0], pb=pad[1],
-                                        pl=pad[2], pr=pad[3], ho=y.shape[0], wo=y.shape[1]))
-            out = os.path.join(d, "out")
-            r = subprocess.run([DVP, "run", path, "--quiet", "--out", out], capture_output=True, text=True)
-            what = f"{name} on {preset}"
-            if r.returncode != 0:
-                failures.append(f"{what}: exit {r.returncode}: {r.stderr.strip()[-400:]}")
-                continue
-            back = np.load(os.path.join(out, "x_back.npy"))
-            if back.shape != x.shape or not np.array_equal(back, x):
-                failures.append(f"{what}: the input saved back differs from the one written")
-            print("ok  ", what)
+            run(d, SCENARIO.format(name=name, preset=preset, ho=y.shape[0], wo=y.shape[1], out="f32", keys="",
+                                   extra="", args="", atol="1e-4", rtol="1e-4", **fields(SHAPES[name])),
+                f"{name} on {preset}", x)
+    for name, (shape, keys, out) in EPILOGUES.items():
+        x, y = write_inputs(d, rng, SHAPES[shape])
+        extra, args, y = epilogue(d, rng, y, keys, out)
+        np.save(os.path.join(d, "y_ref.npy"), y.astype(np.float32))
+        # An f16 output is the f32 result rounded once: half an f16 step, relative.
+        atol, rtol = ("1e-3", "1e-3") if out == "f16" else ("1e-4", "1e-4")
+        for preset in ("ascend310", "ascend910"):
+            run(d, SCENARIO.format(name=name, preset=preset, ho=y.shape[0], wo=y.shape[1], out=out,
+                                   keys="".join(f", {k}: true" for k in keys), extra=extra, args=args, atol=atol,
+                                   rtol=rtol, **fields(SHAPES[shape])),
+                f"{name} ({shape}) on {preset}", x)
 
 for f in failures:
     print("FAIL:", f)

@@ -20,15 +20,18 @@ std::string GemmTiling::str() const {
 namespace {
 
 // L0C parts of an nt-wide GEMM tile: two when it has an even number of fractal columns.
-int gemm_parts(std::uint32_t nt) { return (nt / 16) % 2 == 0 ? 2 : 1; }
+// A conv's L0C is one part (see GemmBuilder::plan).
+int gemm_parts(std::uint32_t nt, bool conv = false) { return !conv && (nt / 16) % 2 == 0 ? 2 : 1; }
 
-// UB bytes of the bias epilogue with `slots` part buffers: each holds an mt x nt / parts
-// accumulator tile (and its cast, when C's type differs), plus the tile's bias row.
-std::uint64_t gemm_epilogue_ub(const GemmShape& s, std::uint32_t mt, std::uint32_t nt, int slots) {
-  const std::uint64_t ntp = nt / gemm_parts(nt);
+// UB bytes of the vector epilogue with `slots` part buffers: each holds an mt x nt / parts
+// accumulator tile, its cast (when C's type differs), the residual tile (and its f32 cast,
+// when C is not f32); then the tile's bias and scale rows.
+std::uint64_t gemm_epilogue_ub(const GemmShape& s, std::uint32_t mt, std::uint32_t nt, bool conv, int slots) {
+  const std::uint64_t ntp = nt / gemm_parts(nt, conv);
   const unsigned ob = dtype_bytes(s.out);
   const bool cast = s.out != DType::F32 && s.out != DType::S32;
-  return slots * std::uint64_t(mt) * ntp * (4 + (cast ? ob : 0)) + std::uint64_t(nt) * 4;
+  const unsigned per = 4 + (cast ? ob : 0) + (s.residual ? ob + (ob != 4 ? 4 : 0) : 0);
+  return slots * std::uint64_t(mt) * ntp * per + (int(s.bias) + int(s.channel_scale)) * std::uint64_t(nt) * 4;
 }
 
 // The estimated cycles of a GEMM in mt x nt tiles: the tiles go round the cores in waves; a
@@ -100,6 +103,8 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
   if (s.scale != 1.0f && (!int8 || s.out == DType::S32))
     throw Error("gemm: a scale requantizes an int8 GEMM's s32 sums to an s8, f16 or f32 output");
   if (!(s.scale > 0.0f)) throw Error("gemm: the scale must be positive");
+  if (int8 && (s.channel_scale || s.residual || s.relu6))
+    throw Error("gemm: a per-column scale, a residual and ReLU6 take f16 or bf16 inputs");
   if (!int8 && s.out != DType::F32 && s.out != DType::F16 && s.out != DType::BF16)
     throw Error("gemm: f16 and bf16 inputs give an f32, f16 or bf16 output");
   const std::uint32_t k0 = 32 / dtype_bytes(s.in);
@@ -134,8 +139,8 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
     for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
       const bool fits = 2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b &&
                         std::uint64_t(mt) * nt * 4 <= l0c && (t.kt / k0) * (nt / 16) <= 255 && l1_need(mt, nt) <= l1 &&
-                        (!s.bias || (gemm_epilogue_ub(s, mt, nt, 1) <= cfg.size[kUB] &&
-                                     nt / gemm_parts(nt) * dtype_bytes(s.out) % 32 == 0));
+                        (!s.vector_epilogue() || (gemm_epilogue_ub(s, mt, nt, conv != nullptr, 1) <= cfg.size[kUB] &&
+                                                  nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0));
       if (!fits) continue;
       const std::uint64_t work = gemm_estimate(cfg, s, mt, nt, k_pad), area = std::uint64_t(mt) * nt;
       const std::uint64_t pad = (s.m + mt - 1) / mt * mt * ((s.n + nt - 1) / nt * nt);
@@ -151,10 +156,12 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
                             " input rows x " + std::to_string(conv->w) + " x " + std::to_string(conv->c1() * 16) +
                             " channels)"
                       : std::string()) +
-                (s.bias ? " (and, with bias, UB (" + std::to_string(cfg.size[kUB]) + " B))" : std::string()));
-  if (s.bias && (std::uint64_t(s.n) * dtype_bytes(s.out) % 32 || (s.n % t.nt) * dtype_bytes(s.out) % 32))
+                (s.vector_epilogue() ? " (and, with the epilogue, UB (" + std::to_string(cfg.size[kUB]) + " B))"
+                                     : std::string()));
+  if (s.vector_epilogue() && (std::uint64_t(s.n) * dtype_bytes(s.out) % 32 || (s.n % t.nt) * dtype_bytes(s.out) % 32))
     throw Error(
-        "gemm: with bias, C's rows and its last tile's columns must be whole 32-byte blocks (the epilogue "
+        "gemm: with bias (or a scale, a residual, ReLU6), C's rows and its last tile's columns must be whole "
+        "32-byte blocks (the epilogue "
         "writes C from UB through MTE3 in blocks): n = " +
         std::to_string(s.n) + " of " + aicore::dtype_name(s.out) + " is not");
   return t;
@@ -292,7 +299,10 @@ class GemmBuilder {
   void output_configs();
   void valid(Reg out, Reg index, std::uint32_t tile, std::uint32_t size);
   void epilogue(int h, Reg l0c_addr);
-  void epilogue_vector(int h, std::uint64_t slot, std::uint64_t cast_at);
+  void epilogue_vector(std::uint64_t slot, int h);
+  void epilogue_rows(std::uint64_t slot, std::uint32_t r0, std::uint32_t n, std::uint32_t j, int h);
+  void load_residual(int h, int u, std::uint64_t slot);
+  void load_rows();
   void step(const Act& a);
   void step_mte1(const Act& a);
   void step_cube(const Act& a);
@@ -314,18 +324,22 @@ class GemmBuilder {
   ConvL1 fm;  // a conv's feature map in L1: whole, or two band slots at 0 and fm.area
   bool banded = false;
   std::uint64_t l1a[8] = {}, l1b[8] = {}, l0a[2] = {}, l0b[2] = {};
-  bool cast = false;   // the bias epilogue casts to C's type (C is not 4 bytes)
+  bool epi = false;    // the vector epilogue (bias, scale, residual, ReLU6) instead of FixPipe to GM
+  bool rows = false;   // it reads per-column rows (bias, scale)
+  bool cast = false;   // the epilogue casts to C's type (C is not 4 bytes)
   bool quant = false;  // int8 requantization: s32 sums x scale into C's type
   // Edges: m, n or k not a multiple of the tile. Edge tiles load what exists (ND -> Nz pads
   // with zeros), compute the whole tile and write what exists, by configuration words made at
   // run time for each tile.
   bool edge_m = false, edge_n = false;
   std::uint32_t k_tail = 0;  // elements of k in the last chunk
-  std::uint64_t slot_acc = 0, slot_bytes = 0, ub_bias = 0;
+  // UB: nu slots of slot_bytes (the accumulator; its cast at cast_off; the residual at res_off
+  // and its f32 cast at resf_off), then the bias row and the scale row.
+  std::uint64_t slot_acc = 0, slot_bytes = 0, ub_bias = 0, ub_scale = 0, cast_off = 0, res_off = 0, resf_off = 0;
   // The code.
   KernelBuilder k;
   Reg zero = KernelBuilder::zero();
-  Reg arg, A, B, C, bias, tile, dim, ntiles, ntn, ld_tile, a_ptr, b_ptr, c_ptr, tmp, dst, src;
+  Reg arg, A, B, C, bias, cscale, R, tile, dim, ntiles, ld_tile, a_ptr, b_ptr, c_ptr, tmp, dst, src;
   Reg row, col, count, kstart, window, wbase;
   Reg scale;                                     // with quant: the scale's f32 bits; otherwise zero
   Reg a_cfg, a_tail, b_cfg, b_tail, out_cfg[2];  // with edges: this tile's configuration words
@@ -350,17 +364,22 @@ void GemmBuilder::plan() {
   // overlaps the cube. Each part's steps load A again: cheap for a GEMM (load2d at 512 B per
   // cycle), not for a conv, whose img2col costs more than the overlap saves (11.7% of peak on
   // scenarios/kernels/conv2d.yaml with one part, 7.3% with two).
-  parts = conv ? 1 : gemm_parts(t.nt);
+  parts = gemm_parts(t.nt, conv != nullptr);
   nfp = nf / parts, ntp = t.nt / parts;
   plan_l1();
   l0a[1] = a_bytes, l0b[1] = b_bytes / parts;
-  // Bias epilogue in UB: nu slots (two when they fit, so part 1's FixPipe need not wait for
-  // part 0's MTE3) of the accumulator tile and its cast, then the bias row.
+  // The vector epilogue in UB: nu slots (two when they fit, so part 1's FixPipe need not wait
+  // for part 0's MTE3) of the accumulator tile, its cast and the residual, then the rows.
+  epi = s.vector_epilogue(), rows = s.bias || s.channel_scale;
   cast = s.out != DType::F32 && s.out != DType::S32;
   quant = acc == DType::S32 && s.out != DType::S32;
-  slot_acc = std::uint64_t(t.mt) * ntp * 4, slot_bytes = slot_acc + (cast ? std::uint64_t(t.mt) * ntp * ob : 0);
-  nu = s.bias && gemm_epilogue_ub(s, t.mt, t.nt, 2) <= cfg_.size[kUB] ? 2 : 1;
-  ub_bias = nu * slot_bytes;
+  const std::uint64_t part = std::uint64_t(t.mt) * ntp;
+  slot_acc = part * 4, cast_off = slot_acc;
+  res_off = cast_off + (cast ? part * ob : 0);
+  resf_off = res_off + (s.residual ? part * ob : 0);
+  slot_bytes = resf_off + (s.residual && ob != 4 ? part * 4 : 0);
+  nu = epi && gemm_epilogue_ub(s, t.mt, t.nt, conv != nullptr, 2) <= cfg_.size[kUB] ? 2 : 1;
+  ub_bias = nu * slot_bytes, ub_scale = ub_bias + (s.bias ? std::uint64_t(t.nt) * 4 : 0);
 }
 
 void GemmBuilder::plan_l1() {
@@ -383,32 +402,37 @@ void GemmBuilder::plan_l1() {
 }
 
 Image GemmBuilder::build() {
-  arg = k.reg(), A = k.reg(), B = k.reg(), C = k.reg(), bias = k.reg();
+  arg = k.reg(), A = k.reg(), B = k.reg(), C = k.reg();
+  bias = s.bias ? k.reg() : zero, cscale = s.channel_scale ? k.reg() : zero, R = s.residual ? k.reg() : zero;
   k.GetSpr(arg, Spr::ArgBase);
   k.LoadGm(A, arg, 0);
   k.LoadGm(B, arg, 8);
   k.LoadGm(C, arg, 16);
-  if (s.bias) k.LoadGm(bias, arg, 24);
+  std::int32_t at = 24;  // then bias, scale and residual, those the shape has
+  for (Reg r : {bias, cscale, R})
+    if (r.n != zero.n) k.LoadGm(r, arg, at), at += 8;
   scale = zero;
   if (quant) {
     std::uint32_t bits;
     std::memcpy(&bits, &s.scale, 4);
     scale = k.Const(bits);
   }
-  tile = k.reg(), dim = k.reg(), ntiles = k.Const(tiles), ntn = k.Const(tiles_n);
+  tile = k.reg(), dim = k.reg(), ntiles = k.Const(tiles);
   k.GetSpr(tile, Spr::BlockId);
   k.GetSpr(dim, Spr::BlockDim);
   // Loads run ahead into the next tile: ld_tile, a_ptr and b_ptr are the load side's; tile,
   // c_ptr, window and kstart the compute side's.
   ld_tile = k.reg(), a_ptr = conv ? zero : k.reg(), b_ptr = k.reg(), c_ptr = k.reg(), tmp = k.reg(), dst = k.reg(),
   src = k.reg();
-  row = k.reg(), col = k.reg(), count = k.reg(), kstart = k.reg(), window = k.reg(), wbase = k.reg();
+  // window is made just before each load3d, from which src is free.
+  row = k.reg(), col = k.reg(), count = k.reg(), kstart = k.reg(), window = src, wbase = k.reg();
   if (edge_m || edge_n) {
     if (!conv) a_cfg = k.reg(), a_tail = k.reg();
     b_cfg = k.reg(), b_tail = k.reg();
     for (int h = 0; h < parts; ++h) out_cfg[h] = k.reg();
   }
-  if (banded) ld_par = k.Const(0), par = k.Const(0), band_l1 = k.reg(), bt0 = k.reg(), bt1 = k.reg();
+  // arg is free once the arguments are read.
+  if (banded) ld_par = k.Const(0), par = k.Const(0), band_l1 = k.reg(), bt0 = arg, bt1 = k.reg();
   if (conv)
     filter = Load3dCfg{conv->kh, conv->kw, conv->stride_h, conv->stride_w, conv->dil_h, conv->dil_w, conv->c1() * 16};
   if (conv) load_feature_map();
@@ -539,9 +563,10 @@ void GemmBuilder::prologue() {
   for (int b = 0; b < 2; ++b) k.SetFlag(Pipe::M, Pipe::MTE1, b);                        // L0A / L0B buffer b
   for (int h = 0; h < parts; ++h) k.SetFlag(Pipe::FIX, Pipe::M, h);                     // L0C part h
   for (int p = 0; p < (banded ? 2 : 0); ++p) k.SetFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);  // band slot p
-  if (!s.bias) return;
-  for (int u = 0; u < nu; ++u) k.SetFlag(Pipe::MTE3, Pipe::FIX, u);  // UB slot u
-  k.SetFlag(Pipe::V, Pipe::MTE2, 0);                                 // the UB bias row
+  if (!epi) return;
+  for (int u = 0; u < nu; ++u) k.SetFlag(Pipe::MTE3, Pipe::FIX, u);                       // UB slot u
+  if (rows) k.SetFlag(Pipe::V, Pipe::MTE2, 0);                                            // the UB rows
+  for (int u = 0; u < (s.residual ? nu : 0); ++u) k.SetFlag(Pipe::V, Pipe::MTE2, 1 + u);  // slot u's residual
   // The epilogue's vector ops take one row segment of a part (up to 64 elements) per repeat.
   if (ntp < 64) {
     k.Li(tmp, ntp);
@@ -555,16 +580,18 @@ void GemmBuilder::final_flags() {
   for (int b = 0; b < 2; ++b) k.WaitFlag(Pipe::M, Pipe::MTE1, b);
   for (int h = 0; h < parts; ++h) k.WaitFlag(Pipe::FIX, Pipe::M, h);
   for (int p = 0; p < (banded ? 2 : 0); ++p) k.WaitFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);
-  if (s.bias) {
+  if (epi) {
     for (int u = 0; u < nu; ++u) k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
-    k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
+    if (rows) k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
+    for (int u = 0; u < (s.residual ? nu : 0); ++u) k.WaitFlag(Pipe::V, Pipe::MTE2, 1 + u);
   }
 }
 
 // (row, col) of tile `tr` in the tiles_n-wide grid.
 void GemmBuilder::row_col(Reg tr) {
-  k.Op("divu", row, tr, ntn);
-  k.Op("rem", col, tr, ntn);
+  k.Li(col, tiles_n);
+  k.Op("divu", row, tr, col);
+  k.Op("rem", col, tr, col);
 }
 
 // Load side: a_ptr = A + row x mt x k x eb; b_ptr = B + col x nt x eb (B^T: col x nt x k x eb).
@@ -640,24 +667,28 @@ void GemmBuilder::load(int b, bool tail) {
   k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
 }
 
-// The bias epilogue of L0C part h (at l0c_addr), on UB slot h % nu: FixPipe L0C -> UB
-// (accumulator type), vadd of the bias row to every row, ReLU, cast to C's type, MTE3 -> GM.
+// The vector epilogue of L0C part h (at l0c_addr), on UB slot h % nu: FixPipe L0C -> UB
+// (accumulator type); x the scale row, + the bias row, + the residual tile, ReLU or ReLU6,
+// cast to C's type; MTE3 -> GM.
 void GemmBuilder::epilogue(int h, Reg l0c_addr) {
   const int u = h % nu;
-  const std::uint64_t slot = std::uint64_t(u) * slot_bytes, cast_at = slot + slot_acc;
+  const std::uint64_t slot = std::uint64_t(u) * slot_bytes;
+  if (s.residual) load_residual(h, u, slot);
   k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
   k.Li(dst, std::int64_t(slot));
   k.Fixpipe(Pos::UB, acc, acc, dst, l0c_addr, FixpCfg{t.mt, ntp, ntp});
   k.SetFlag(Pipe::FIX, Pipe::M, h);
   k.SetFlag(Pipe::FIX, Pipe::V, u);
   k.WaitFlag(Pipe::FIX, Pipe::V, u);
-  if (h == 0) k.WaitFlag(Pipe::MTE2, Pipe::V, 0);  // this tile's bias row
-  epilogue_vector(h, slot, cast_at);
-  if (h == parts - 1) k.SetFlag(Pipe::V, Pipe::MTE2, 0);  // the bias row may be replaced
+  if (rows && h == 0) k.WaitFlag(Pipe::MTE2, Pipe::V, 0);  // this tile's rows
+  if (s.residual) k.WaitFlag(Pipe::MTE2, Pipe::V, 1 + u);
+  epilogue_vector(slot, h);
+  if (rows && h == parts - 1) k.SetFlag(Pipe::V, Pipe::MTE2, 0);  // the rows may be replaced
+  if (s.residual) k.SetFlag(Pipe::V, Pipe::MTE2, 1 + u);
   k.SetFlag(Pipe::V, Pipe::MTE3, u);
   k.WaitFlag(Pipe::V, Pipe::MTE3, u);
   k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
-  k.Li(src, std::int64_t(cast ? cast_at : slot));
+  k.Li(src, std::int64_t(cast ? slot + cast_off : slot));
   if (edge_m || edge_n) {  // the part's rows and columns that exist; none: no copy
     Label none = k.NewLabel();
     k.OpI("shli", tmp, out_cfg[h], 36);  // block_len, bits 27:12
@@ -671,26 +702,80 @@ void GemmBuilder::epilogue(int h, Reg l0c_addr) {
   k.SetFlag(Pipe::MTE3, Pipe::FIX, u);
 }
 
-void GemmBuilder::epilogue_vector(int h, std::uint64_t slot, std::uint64_t cast_at) {
-  const std::uint32_t seg = std::min<std::uint32_t>(64, ntp), row_blocks = ntp * 4 / 32;
+// MTE2: part h's residual tile (C's shape and type, at R + the part's offset in C) into slot
+// u: the output copy read the other way, its two gaps swapped. Uses row and col (free here;
+// src holds the L0C address).
+void GemmBuilder::load_residual(int h, int u, std::uint64_t slot) {
+  k.WaitFlag(Pipe::V, Pipe::MTE2, 1 + u);
+  k.Op("sub", tmp, c_ptr, C);
+  k.Add(tmp, tmp, R);
+  k.Addi(tmp, tmp, std::int32_t(h * ntp * ob));
+  k.Li(dst, std::int64_t(slot + res_off));
+  if (edge_m || edge_n) {
+    Label none = k.NewLabel();
+    const Reg o = out_cfg[h], cfg = row;
+    k.OpI("shli", cfg, o, 36);  // block_len, bits 27:12: nothing to load when 0
+    k.OpI("shri", cfg, cfg, 48);
+    k.Branch("beq", cfg, zero, none);
+    k.OpI("shli", cfg, o, 36);  // count and length (bits 27:0) as they are
+    k.OpI("shri", cfg, cfg, 36);
+    k.OpI("shri", col, o, 44);  // the GM gap (bits 59:44) becomes the source gap (43:28)
+    k.OpI("shli", col, col, 28);
+    k.Op("or", cfg, cfg, col);
+    k.OpI("shli", col, o, 20);  // the UB gap (43:28) becomes the destination gap (59:44)
+    k.OpI("shri", col, col, 48);
+    k.OpI("shli", col, col, 44);
+    k.Op("or", cfg, cfg, col);
+    k.DataCopy(Pos::UB, dst, Pos::GM, tmp, cfg);
+    k.Bind(none);
+  } else {
+    k.DataCopy(Pos::UB, dst, Pos::GM, tmp, DataCopyCfg{t.mt, ntp * ob / 32, (s.n - ntp) * ob / 32, 0});
+  }
+  k.SetFlag(Pipe::MTE2, Pipe::V, 1 + u);
+}
+
+void GemmBuilder::epilogue_vector(std::uint64_t slot, int h) {
+  const std::uint32_t seg = std::min<std::uint32_t>(64, ntp);
   for (std::uint32_t j = 0; j < ntp; j += seg)
-    for (std::uint32_t r0 = 0; r0 < t.mt; r0 += 255) {
-      const std::uint32_t rows = std::min<std::uint32_t>(255, t.mt - r0);
-      // One repeat per row: the row pitch is the repeat stride, the bias row's is 0.
-      const VecCfg vc{rows, 1, 1, 1, row_blocks, row_blocks, 0};
-      k.Li(dst, std::int64_t(slot + (std::uint64_t(r0) * ntp + j) * 4));
-      k.Li(src, std::int64_t(ub_bias + (std::uint64_t(h) * ntp + j) * 4));
-      k.Vector("add", acc, {dst, dst, src}, vc);
-      if (s.relu) k.Vector("relu", acc, {dst, dst}, vc);
-      if (quant) {  // s32 -> f32 in place, times the scale
-        k.Cast(DType::F32, acc, dst, dst, vc);
-        k.Vector("muls", DType::F32, {dst, dst, scale}, vc);
-      }
-      if (cast) {
-        k.Li(src, std::int64_t(cast_at + (std::uint64_t(r0) * ntp + j) * ob));
-        k.Cast(s.out, quant ? DType::F32 : acc, src, dst, VecCfg{rows, 1, 1, 1, ntp * ob / 32, row_blocks, 0});
-      }
+    for (std::uint32_t r0 = 0; r0 < t.mt; r0 += 255)
+      epilogue_rows(slot, r0, std::min<std::uint32_t>(255, t.mt - r0), j, h);
+}
+
+// Rows r0.. (n of them) of the segment of part h from column j (up to 64 columns), one repeat
+// per row: the row pitch is the repeat stride, a per-column row's is 0.
+void GemmBuilder::epilogue_rows(std::uint64_t slot, std::uint32_t r0, std::uint32_t n, std::uint32_t j, int h) {
+  const std::uint32_t row_blocks = ntp * 4 / 32, out_blocks = ntp * ob / 32;
+  const std::uint64_t e = std::uint64_t(r0) * ntp + j;  // the first element's index in the part
+  const VecCfg vc{n, 1, 1, 1, row_blocks, row_blocks, 0};
+  k.Li(dst, std::int64_t(slot + e * 4));
+  auto per_column = [&](std::uint64_t ub_row, const char* op) {
+    k.Li(src, std::int64_t(ub_row + (std::uint64_t(h) * ntp + j) * 4));
+    k.Vector(op, acc, {dst, dst, src}, vc);
+  };
+  if (s.channel_scale) per_column(ub_scale, "mul");
+  if (s.bias) per_column(ub_bias, "add");
+  if (s.residual) {
+    k.Li(src, std::int64_t(slot + res_off + e * ob));
+    if (ob != 4) {  // C's type -> f32 (exact from f16 and bf16)
+      k.Li(tmp, std::int64_t(slot + resf_off + e * 4));
+      k.Cast(DType::F32, s.out, tmp, src, VecCfg{n, 1, 1, 1, row_blocks, out_blocks, 0});
+      k.Op("or", src, tmp, zero);
     }
+    k.Vector("add", acc, {dst, dst, src}, VecCfg{n, 1, 1, 1, row_blocks, row_blocks, row_blocks});
+  }
+  if (s.relu || s.relu6) k.Vector("relu", acc, {dst, dst}, vc);
+  if (s.relu6) {
+    k.Li(tmp, 0x40C00000);  // 6.0f
+    k.Vector("mins", acc, {dst, dst, tmp}, vc);
+  }
+  if (quant) {  // s32 -> f32 in place, times the scale
+    k.Cast(DType::F32, acc, dst, dst, vc);
+    k.Vector("muls", DType::F32, {dst, dst, scale}, vc);
+  }
+  if (cast) {
+    k.Li(src, std::int64_t(slot + cast_off + e * ob));
+    k.Cast(s.out, quant ? DType::F32 : acc, src, dst, VecCfg{n, 1, 1, 1, out_blocks, row_blocks, 0});
+  }
 }
 
 // MTE1 then cube: one chunk's A and part h of its B into L0 buffer l0; C part h (+)= A x B.
@@ -752,7 +837,7 @@ void GemmBuilder::step_cube(const Act& a) {
   k.SetFlag(Pipe::M, Pipe::FIX, h);
   k.WaitFlag(Pipe::M, Pipe::FIX, h);
   k.Li(src, std::int64_t(l0c));
-  if (s.bias) return epilogue(h, src);
+  if (epi) return epilogue(h, src);
   k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
   if (edge_m || edge_n)  // the rows and columns of this part that exist
     k.Fixpipe(Pos::GM, s.out, acc, dst, src, out_cfg[h], scale, s.relu);
@@ -795,6 +880,32 @@ void GemmBuilder::run_tile(const std::vector<Act>& program) {
       });
 }
 
+// MTE2: this tile's bias and scale rows (bias + col x nt x 4, and the scale's).
+void GemmBuilder::load_rows() {
+  k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
+  if (edge_n) {  // the 32-byte blocks that hold the tile's columns that exist
+    valid(src, col, t.nt, s.n);
+    k.OpI("shli", src, src, 2);
+    k.Addi(src, src, 31);
+    k.OpI("shri", src, src, 5);
+    k.OpI("shli", src, src, 12);
+    k.Li(tmp, std::int64_t(DataCopyCfg{1, 0, 0, 0}.pack()));
+    k.Op("or", src, src, tmp);
+  }
+  for (auto [gm, ub] : {std::pair{bias, ub_bias}, std::pair{cscale, ub_scale}}) {
+    if (gm.n == zero.n) continue;
+    k.Li(tmp, std::int64_t(t.nt) * 4);
+    k.Mul(tmp, col, tmp);
+    k.Add(tmp, tmp, gm);
+    k.Li(dst, std::int64_t(ub));
+    if (edge_n)
+      k.DataCopy(Pos::UB, dst, Pos::GM, tmp, src);
+    else
+      k.DataCopy(Pos::UB, dst, Pos::GM, tmp, DataCopyCfg{1, t.nt * 4 / 32, 0, 0});
+  }
+  k.SetFlag(Pipe::MTE2, Pipe::V, 0);
+}
+
 void GemmBuilder::tile_pointers() {
   row_col(tile);
   // c_ptr = C + (row x mt x n + col x nt) x ob
@@ -805,27 +916,7 @@ void GemmBuilder::tile_pointers() {
   k.Add(c_ptr, c_ptr, tmp);
   k.Add(c_ptr, c_ptr, C);
   output_configs();
-  if (s.bias) {  // this tile's bias row: bias + col x nt x 4
-    k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
-    if (edge_n) {  // the 32-byte blocks that hold the tile's columns that exist
-      valid(src, col, t.nt, s.n);
-      k.OpI("shli", src, src, 2);
-      k.Addi(src, src, 31);
-      k.OpI("shri", src, src, 5);
-      k.OpI("shli", src, src, 12);
-      k.Li(tmp, std::int64_t(DataCopyCfg{1, 0, 0, 0}.pack()));
-      k.Op("or", src, src, tmp);
-    }
-    k.Li(tmp, std::int64_t(t.nt) * 4);
-    k.Mul(tmp, col, tmp);
-    k.Add(tmp, tmp, bias);
-    k.Li(dst, std::int64_t(ub_bias));
-    if (edge_n)
-      k.DataCopy(Pos::UB, dst, Pos::GM, tmp, src);
-    else
-      k.DataCopy(Pos::UB, dst, Pos::GM, tmp, DataCopyCfg{1, t.nt * 4 / 32, 0, 0});
-    k.SetFlag(Pipe::MTE2, Pipe::V, 0);
-  }
+  if (rows) load_rows();
   if (!conv) return;
   // For load3d: (m_start << 32) | (kt << 16) | (mt << 48), with m_start = row x mt (banded:
   // counted from the band's first output row); k_start (bits 15:0) is kstart, which the steps
@@ -857,7 +948,7 @@ void GemmBuilder::output_configs() {
       k.Addi(o, src, -std::int32_t(ntp));
       k.Op("max", o, o, zero);
     }
-    if (!s.bias) {
+    if (!epi) {
       k.OpI("shli", o, o, 16);
       k.Op("or", o, o, dst);
       k.Li(tmp, std::int64_t(FixpCfg{0, 0, s.n, t.mt / 16}.pack()));  // L0C holds the whole tile
@@ -893,7 +984,9 @@ Image gemm_kernel(const AiCoreConfig& cfg, const GemmShape& s) { return build(cf
 
 GemmShape conv2d_gemm_shape(const ConvShape& c) {
   // C (ho x wo, cout) = A (ho x wo, c x kh x kw) x B (c x kh x kw, cout), with B given as B^T.
-  return GemmShape{c.ho() * c.wo(), c.k(), c.cout, DType::F32, DType::F16, true};
+  GemmShape s{c.ho() * c.wo(), c.k(), c.cout, c.out, DType::F16, true, c.relu, c.bias};
+  s.channel_scale = c.scale, s.residual = c.residual, s.relu6 = c.relu6;
+  return s;
 }
 
 namespace {

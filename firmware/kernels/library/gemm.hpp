@@ -27,6 +27,12 @@ struct GemmShape {
   // type (s8 saturates at -128 / 127; f16 overflows to inf): FixPipe's dequantize, or, with
   // bias, the vector epilogue (s32 -> f32, x scale, cast). 1 for an s32 C.
   float scale = 1.0f;
+  // The fused epilogue of a layer (f16 / bf16 inputs), on the vector unit:
+  // C = act(A x B x channel_scale + bias + residual), act ReLU or ReLU6 (min(max(x, 0), 6)).
+  bool channel_scale = false;  // n f32 values, one per column (a folded batch norm's scale)
+  bool residual = false;       // an m x n tensor of C's type added before the activation
+  bool relu6 = false;
+  bool vector_epilogue() const { return bias || channel_scale || residual || relu6; }
 };
 
 // A convolution run as a GEMM: A is the img2col of the input (via load3d), B^T the weights.
@@ -35,6 +41,10 @@ struct ConvShape {
   std::uint32_t cout = 0;             // output channels
   std::uint32_t kh = 1, kw = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
   std::uint32_t pad_t = 0, pad_b = 0, pad_l = 0, pad_r = 0;
+  // The fused epilogue, per output channel: y = act(conv x scale + bias + residual), y of type
+  // `out` (f32, f16 or bf16); residual is a tensor like y.
+  aicore::DType out = aicore::DType::F32;
+  bool scale = false, bias = false, residual = false, relu = false, relu6 = false;
   std::uint32_t ho() const { return (h + pad_t + pad_b - dil_h * (kh - 1) - 1) / stride_h + 1; }
   std::uint32_t wo() const { return (w + pad_l + pad_r - dil_w * (kw - 1) - 1) / stride_w + 1; }
   std::uint32_t c1() const { return (c + 15) / 16; }
@@ -80,11 +90,12 @@ auto conv2d_words(F&& f) -> decltype(f()) {
   }
 }
 
-// Conv2D (fp16, one image, f32 out): x (NC1HWC0) and weights (cout x k, k in img2col order:
-// ((c1 x kh + i) x kw + j) x 16 + c0) -> y (ho x wo rows of cout, NHWC). The feature map is
+// Conv2D (fp16, one image): x (NC1HWC0) and weights (cout x k, k in img2col order:
+// ((c1 x kh + i) x kw + j) x 16 + c0) -> y (ho x wo rows of cout, NHWC), through the fused
+// epilogue if the shape asks for one. The feature map is
 // kept in L1 when it fits, else each output tile loads the band of input rows it reads (two
 // bands in L1, so the next tile's loads while this one computes); each k chunk of A comes from
-// load3d. Arguments at argbase: x, weights, y.
+// load3d. Arguments at argbase: x, weights, y, then bias, scale and residual (those the shape has).
 aicore::Image conv2d_kernel(const aicore::AiCoreConfig& cfg, const ConvShape& c);
 GemmShape conv2d_gemm_shape(const ConvShape& c);
 // The tiling, and how the feature map sits in L1, for the summary.
