@@ -97,7 +97,8 @@ void KernelLauncher::describe(cfg::Spec& k) {
   describe_shape(k.section("shape", "Problem shape of a library kernel"));
   k.param("cores", Type::Int, "cores to run on (default: all)").optional().range(1, 256);
   k.param("blocks", Type::Int,
-          "task blocks (block ids 0..blocks-1; default: cores); more blocks than cores run in waves")
+          "task blocks (block ids 0..blocks-1; default: cores, or for a library kernel its work units (tiles, "
+          "rows, ...) if fewer); more blocks than cores run in waves")
       .optional()
       .range(1, 65535);
   describe_tensors(k.object_list("tensors", "Tensors placed in DRAM before the launch"));
@@ -295,7 +296,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
     if (K->lib) {
       // Sizes first: a shape its tensors cannot hold is an error before any tiling or building.
       check_library_args(K, k);
-      build_library(K, k.at("shape"), core_cfg, tasks != nullptr);
+      build_library(K, k.at("shape"), core_cfg, tasks != nullptr, k.has("blocks"));
     }
     if (const cfg::Node* c = k.find("check")) read_check(K, *c, dir);
     layout(K, k);
@@ -400,15 +401,23 @@ void KernelLauncher::check_library_args(const Kernel* K, const cfg::Node& k) {
                            " elements (32 bytes): the last block is recomputed from the inputs");
 }
 
-void KernelLauncher::build_library(Kernel* K, const cfg::Node& sh, const aicore::AiCoreConfig& core_cfg,
-                                   bool by_tasks) {
+void KernelLauncher::build_library(Kernel* K, const cfg::Node& sh, const aicore::AiCoreConfig& core_cfg, bool by_tasks,
+                                   bool blocks_given) {
   // The kernel's tiling is chosen for the cores its blocks run on at once: in bare mode those
   // it is given; the task scheduler puts blocks on any free core, so its roofline takes them all.
+  // Unless the scenario sets blocks, the kernel takes no more blocks than it has work units:
+  // a block with nothing to do still costs its dispatch and start.
   aicore::AiCoreConfig cfg = core_cfg, peak = core_cfg;
-  cfg.cores = std::min(std::min(cfg.cores, K->cores), K->blocks);
-  peak.cores = by_tasks ? std::min(peak.cores, K->blocks) : cfg.cores;
   try {
+    cfg.cores = std::min(std::min(cfg.cores, K->cores), K->blocks);
     BuiltKernel b = K->lib->build(cfg, K->shape);
+    if (!blocks_given && b.units < K->blocks) {
+      K->blocks = unsigned(b.units);
+      cfg.cores = std::min(cfg.cores, K->blocks);
+      b = K->lib->build(cfg, K->shape);  // its tiling for the cores it now has
+      K->blocks = unsigned(std::min<std::uint64_t>(K->blocks, b.units));
+    }
+    peak.cores = by_tasks ? std::min(peak.cores, K->blocks) : cfg.cores;
     K->image = std::move(b.image);
     K->tiling = std::move(b.tiling);
     K->work = library_work(*K->lib, peak, K->shape);

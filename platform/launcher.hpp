@@ -98,7 +98,8 @@ class KernelLauncher : public sc_core::sc_module {
   const Tensor& alias_of(const TensorSpec& s) const;
   static int tensor_index(const Kernel* K, const std::string& name, const cfg::Node& where);
   static void check_library_args(const Kernel* K, const cfg::Node& k);
-  static void build_library(Kernel* K, const cfg::Node& shape, const aicore::AiCoreConfig& core_cfg, bool by_tasks);
+  static void build_library(Kernel* K, const cfg::Node& shape, const aicore::AiCoreConfig& core_cfg, bool by_tasks,
+                            bool blocks_given);
   static void read_check(Kernel* K, const cfg::Node& c, const std::string& dir);
   static void read_expected(Kernel* K, const cfg::Node& e, const std::string& dir);
   static void check_reference_sizes(const Kernel* K, const cfg::Node& c);

@@ -48,7 +48,8 @@ std::vector<LibraryArg> gemm_args(const KernelShape& s) {
 }
 BuiltKernel build_gemm(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& g = std::get<kernels::GemmShape>(s);
-  return {kernels::gemm_kernel(core, g), kernels::gemm_tiling(core, g).str()};
+  const kernels::GemmTiling t = kernels::gemm_tiling(core, g);
+  return {kernels::gemm_kernel(core, g), t.str(), std::uint64_t((g.m + t.mt - 1) / t.mt) * ((g.n + t.nt - 1) / t.nt)};
 }
 
 KernelWork gemm_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
@@ -83,7 +84,10 @@ std::vector<LibraryArg> conv2d_args(const KernelShape& s) {
 }
 BuiltKernel build_conv2d(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& c = std::get<kernels::ConvShape>(s);
-  return {kernels::conv2d_kernel(core, c), kernels::conv2d_tiling(core, c)};
+  const kernels::GemmShape g = kernels::conv2d_gemm_shape(c);
+  const kernels::GemmTiling t = kernels::conv2d_words([&] { return kernels::gemm_tiling(core, g, &c); });
+  return {kernels::conv2d_kernel(core, c), kernels::conv2d_tiling(core, c),
+          std::uint64_t((g.m + t.mt - 1) / t.mt) * ((g.n + t.nt - 1) / t.nt)};
 }
 
 KernelWork conv2d_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
@@ -115,9 +119,11 @@ std::vector<LibraryArg> pool_args(const KernelShape& s) {
 BuiltKernel build_pool(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& p = std::get<kernels::PoolShape>(s);
   const std::uint32_t bo = kernels::pool_band_rows(core, p);
-  return {kernels::pool_kernel(core, p), "one channel group (16) and a band of up to " + std::to_string(bo) +
-                                             " output rows per unit, " +
-                                             std::to_string(p.c1() * ((p.ho() + bo - 1) / bo)) + " units"};
+  const std::uint64_t units = std::uint64_t(p.c1()) * ((p.ho() + bo - 1) / bo);
+  return {kernels::pool_kernel(core, p),
+          "one channel group (16) and a band of up to " + std::to_string(bo) + " output rows per unit, " +
+              std::to_string(units) + " units",
+          units};
 }
 
 // One max or add per window element (average: and one multiply per output).
@@ -138,7 +144,8 @@ std::vector<LibraryArg> softmax_args(const KernelShape& s) {
   return {{"x", sm.dtype, n}, {"out", sm.dtype, n}};
 }
 BuiltKernel build_softmax(const aicore::AiCoreConfig& core, const KernelShape& s) {
-  return {kernels::softmax_kernel(core, std::get<kernels::SoftmaxShape>(s)), "one row at a time"};
+  const auto& sm = std::get<kernels::SoftmaxShape>(s);
+  return {kernels::softmax_kernel(core, sm), "one row at a time", sm.rows};
 }
 
 // Per element, at least: the row max, the subtraction, the exponential (complex), the row sum
@@ -167,7 +174,11 @@ std::vector<LibraryArg> elementwise_args(const KernelShape& s) {
 }
 BuiltKernel build_elementwise(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& e = std::get<kernels::ElementwiseShape>(s);
-  return {kernels::elementwise_kernel(core, e), std::to_string(kernels::elementwise_tile_bytes(core, e)) + " B tiles"};
+  const std::uint32_t tile = kernels::elementwise_tile_bytes(core, e);
+  const std::uint64_t tile_elems = tile / kernels::elementwise_wide_bytes(e);
+  // The whole tiles, and the tail (one block's work) if n is not a whole number of them.
+  return {kernels::elementwise_kernel(core, e), std::to_string(tile) + " B tiles",
+          std::max<std::uint64_t>(1, e.n / tile_elems + (e.n % tile_elems ? 1 : 0))};
 }
 
 // One operation per element, on the wider of the input and output types (a cast's repeats

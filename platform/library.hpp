@@ -32,6 +32,9 @@ struct LibraryArg {
 struct BuiltKernel {
   aicore::Image image;
   std::string tiling;  // how the work was cut, for the summary
+  // The work items the blocks share (output tiles, rows, channel groups x bands): blocks past
+  // them would only start and stop.
+  std::uint64_t units = 1;
 };
 
 // The least a kernel must do, for its roofline: `ops` operations (the cube's 2 x MACs, or the
