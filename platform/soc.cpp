@@ -102,6 +102,7 @@ void Soc::build_aicores(const cfg::Node& plat) {
   if (const cfg::Node* ac = plat.find("aicore")) {
     has_aicore_ = true;
     aicore_cfg_ = aicore::AiCoreConfig::from(*ac);
+    aicore_cfg_.l2_bytes = l2_cfg_.size_bytes;
     for (std::uint64_t st : aicore_cfg_.stops)
       if (st >= ring_cfg_.stops) ac->at("stops").fail("stop " + std::to_string(st) + " does not exist");
     aicore_level_ = std::make_unique<Level>("aicore", [&] {

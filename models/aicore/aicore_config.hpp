@@ -36,6 +36,9 @@ struct AiCoreConfig {
   std::uint32_t l1_to_l0a_bytes_per_cycle = 512;
   std::uint32_t l1_to_l0b_bytes_per_cycle = 256;
   std::uint32_t fixp_bytes_per_cycle = 256;  // L0C read side of FixPipe
+  // Not a parameter of the core: the SoC's L2 capacity, set by the platform so that the kernel
+  // library can order its tiles for it (0: no L2 to plan for).
+  std::uint64_t l2_bytes = 0;
 
   // Peak fp16 throughput of all cores, in FLOP per second (2 per multiply-add).
   double peak_flops() const {

@@ -61,19 +61,27 @@ struct ConvL1 {
   std::uint64_t need(int nb, std::uint64_t b_bytes) const { return (whole ? area : 2 * area) + nb * b_bytes; }
 };
 
-ConvL1 conv_l1(const ConvShape& c, std::uint32_t mt, std::uint64_t b_bytes, std::uint64_t l1) {
+// For mt x nt output tiles on `cores` cores. The whole map costs its load before the first
+// tile, nothing overlapping it; bands overlap compute but each tile loads its own. Whole when
+// it fits and a core's bands would move more bytes than the map (many tiles of cout on the
+// same rows: a strided 1 x 1 on a small map), else bands (s1-3x3-64 on ascend310: 53.5% of
+// peak whole, 65.0% in bands).
+ConvL1 conv_l1(const ConvShape& c, std::uint32_t mt, std::uint32_t nt, std::uint64_t b_bytes, std::uint64_t l1,
+               unsigned cores) {
   const std::uint64_t row_bytes = std::uint64_t(c.c1()) * c.w * 32;  // one input row of every C1 group
-  ConvL1 p;
-  p.area = (row_bytes * c.h + 511) / 512 * 512;
+  const std::uint64_t m = std::uint64_t(c.ho()) * c.wo(), tiles_m = (m + mt - 1) / mt;
+  ConvL1 whole, band;
+  whole.whole = true;
+  whole.area = (row_bytes * c.h + 511) / 512 * 512;
   // Whole: load3d's m_start (16 bits) counts positions of the whole output, and one copy moves
   // each C1 plane of h x w blocks (16 bits).
-  p.whole = p.area + 2 * b_bytes <= l1 && std::uint64_t(c.ho()) * c.wo() <= 65535 && std::uint64_t(c.h) * c.w <= 65535;
-  if (p.whole) return p;
-  const std::uint64_t tiles_m = (std::uint64_t(c.ho()) * c.wo() + mt - 1) / mt;
+  const bool whole_fits = whole.need(2, b_bytes) <= l1 && m <= 65535 && std::uint64_t(c.h) * c.w <= 65535;
   for (std::uint64_t r = 0; r < tiles_m; ++r)
-    p.band_rows = std::max(p.band_rows, conv_band(c, mt, std::uint32_t(r)).rows);
-  p.area = (row_bytes * p.band_rows + 511) / 512 * 512;
-  return p;
+    band.band_rows = std::max(band.band_rows, conv_band(c, mt, std::uint32_t(r)).rows);
+  band.area = (row_bytes * band.band_rows + 511) / 512 * 512;
+  const std::uint64_t tiles = tiles_m * ((c.cout + nt - 1) / nt), per_core = (tiles + cores - 1) / cores;
+  const bool band_fits = band.need(2, b_bytes) <= l1;
+  return whole_fits && (!band_fits || per_core * band.area > whole.area) ? whole : band;
 }
 
 }  // namespace
@@ -118,9 +126,11 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
   // k in chunks of kt, the largest up to 64 that divides k rounded up to whole fractals: the
   // last chunk then ends in the fractal column that holds k, and ND -> Nz pads that column
   // with zeros, so the padded part of k adds nothing.
+  // A conv (k a whole number of fractals) takes chunks of 64 and a shorter last one, its steps
+  // on the k it has (the stem's 784 = 12 x 64 + 16: 13 chunks, not 49).
   const std::uint64_t k_pad = (s.k + k0 - 1) / k0 * k0;
   for (std::uint32_t kt : {64u, 32u, 16u})
-    if (k_pad % kt == 0 && kt % k0 == 0) {
+    if ((k_pad % kt == 0 || (conv && k_pad >= kt)) && kt % k0 == 0) {
       t.kt = kt;
       break;
     }
@@ -132,7 +142,7 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
   // L1: two chunks of A and of B; a conv's feature map (or two bands of it) and two of B.
   auto l1_need = [&](std::uint32_t mt, std::uint32_t nt) {
     const std::uint64_t b = std::uint64_t(t.kt) * nt * eb;
-    return conv ? conv_l1(*conv, mt, b, l1).need(2, b) : 2 * (std::uint64_t(mt) * t.kt * eb + b);
+    return conv ? conv_l1(*conv, mt, nt, b, l1, cfg.cores).need(2, b) : 2 * (std::uint64_t(mt) * t.kt * eb + b);
   };
   std::uint64_t best_work = ~0ull, best_pad = ~0ull, best_area = 0;
   for (std::uint32_t mt = 16; mt <= 256; mt *= 2)
@@ -149,15 +159,15 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
         best_work = work, best_pad = pad, best_area = area, t.mt = mt, t.nt = nt;
     }
   if (!best_area)
-    throw Error("gemm: no tile of 16..256 fits L0A (" + std::to_string(l0a) + " B), L0B (" + std::to_string(l0b) +
-                " B), L0C (" + std::to_string(l0c) + " B) and L1" +
-                (conv ? " (with the feature map's band of " +
-                            std::to_string(conv_l1(*conv, 16, std::uint64_t(t.kt) * 16 * eb, l1).band_rows) +
-                            " input rows x " + std::to_string(conv->w) + " x " + std::to_string(conv->c1() * 16) +
-                            " channels)"
-                      : std::string()) +
-                (s.vector_epilogue() ? " (and, with the epilogue, UB (" + std::to_string(cfg.size[kUB]) + " B))"
-                                     : std::string()));
+    throw Error(
+        "gemm: no tile of 16..256 fits L0A (" + std::to_string(l0a) + " B), L0B (" + std::to_string(l0b) +
+        " B), L0C (" + std::to_string(l0c) + " B) and L1" +
+        (conv ? " (with the feature map's band of " +
+                    std::to_string(conv_l1(*conv, 16, 16, std::uint64_t(t.kt) * 16 * eb, l1, cfg.cores).band_rows) +
+                    " input rows x " + std::to_string(conv->w) + " x " + std::to_string(conv->c1() * 16) + " channels)"
+              : std::string()) +
+        (s.vector_epilogue() ? " (and, with the epilogue, UB (" + std::to_string(cfg.size[kUB]) + " B))"
+                             : std::string()));
   if (s.vector_epilogue() && (std::uint64_t(s.n) * dtype_bytes(s.out) % 32 || (s.n % t.nt) * dtype_bytes(s.out) % 32))
     throw Error(
         "gemm: with bias (or a scale, a residual, ReLU6), C's rows and its last tile's columns must be whole "
@@ -306,6 +316,8 @@ class GemmBuilder {
   void step(const Act& a);
   void step_mte1(const Act& a);
   void step_cube(const Act& a);
+  // A conv's last chunk when it is shorter than the others: its steps take only its k_tail.
+  bool short_k(const Act& a) const { return conv && a.last && k_tail != t.kt; }
   void emit(const Act& a);
   void run_tile(const std::vector<Act>& program);
   void tile_pointers();
@@ -318,7 +330,8 @@ class GemmBuilder {
   // The plan.
   DType in = DType::F16, acc = DType::F32;
   unsigned eb = 2, ob = 4;
-  std::uint32_t k0 = 16, mf = 0, nf = 0, kf = 0, chunks = 0, tiles_n = 0, tiles = 0, nfp = 0, ntp = 0, group = 0;
+  std::uint32_t k0 = 16, mf = 0, nf = 0, kf = 0, chunks = 0, tiles_n = 0, tiles_m = 0, tiles = 0, nfp = 0, ntp = 0,
+                group = 0, group_m = 1;
   int parts = 1, nb = 8, nu = 1;
   std::uint64_t a_bytes = 0, b_bytes = 0;
   ConvL1 fm;  // a conv's feature map in L1: whole, or two band slots at 0 and fm.area
@@ -358,7 +371,17 @@ void GemmBuilder::plan() {
   chunks = (s.k + t.kt - 1) / t.kt;
   k_tail = s.k - (chunks - 1) * t.kt;
   edge_m = s.m % t.mt != 0, edge_n = s.n % t.nt != 0;
-  tiles_n = (s.n + t.nt - 1) / t.nt, tiles = ((s.m + t.mt - 1) / t.mt) * tiles_n;
+  tiles_n = (s.n + t.nt - 1) / t.nt, tiles_m = (s.m + t.mt - 1) / t.mt, tiles = tiles_m * tiles_n;
+  // Rows per tile group: as many A row panels as fit in half the L2 beside two B column
+  // panels; the other half holds the B panels in flight and the C tiles streaming through (a
+  // conv's A is its feature map: row order). 2048^3 fp16 on ascend310: row order 59.9% of
+  // peak, groups of 2 rows (half the L2) 84.1%, of 4 (three quarters) 75.0%.
+  const std::uint64_t a_panel = std::uint64_t(t.mt) * s.k * eb, b_panel = std::uint64_t(t.nt) * s.k * eb;
+  const std::uint64_t budget = cfg_.l2_bytes / 2;
+  group_m = conv || budget <= 2 * b_panel
+                ? 1
+                : std::uint32_t(std::min<std::uint64_t>(tiles_m, (budget - 2 * b_panel) / a_panel));
+  group_m = std::max<std::uint32_t>(group_m, 1);
   ob = dtype_bytes(s.out);
   // L0C in two parts along n when the tile has an even number of fractal columns, so FixPipe
   // overlaps the cube. Each part's steps load A again: cheap for a GEMM (load2d at 512 B per
@@ -387,7 +410,7 @@ void GemmBuilder::plan_l1() {
   // its feature map or bands), so MTE2 runs a group or more ahead of the cube. L0A / L0B hold
   // two steps. A conv keeps its feature map (or two bands of it) in L1 instead of A chunks.
   a_bytes = std::uint64_t(t.mt) * t.kt * eb, b_bytes = std::uint64_t(t.kt) * t.nt * eb;
-  if (conv) fm = conv_l1(*conv, t.mt, b_bytes, cfg_.size[kL1]);
+  if (conv) fm = conv_l1(*conv, t.mt, t.nt, b_bytes, cfg_.size[kL1], cfg_.cores);
   banded = conv && !fm.whole;
   auto l1_need = [&](int n) { return conv ? fm.need(n, b_bytes) : n * (a_bytes + b_bytes); };
   nb = conv ? 6 : 8;
@@ -588,10 +611,27 @@ void GemmBuilder::final_flags() {
 }
 
 // (row, col) of tile `tr` in the tiles_n-wide grid.
+// Tiles go in groups of `group_m` rows, column by column within a group: the cores working
+// at once share the group's A rows and a few B columns, which stay in the L2 while the
+// group's columns go by (row-major order would stream all of B through the L2 once per row).
 void GemmBuilder::row_col(Reg tr) {
-  k.Li(col, tiles_n);
-  k.Op("divu", row, tr, col);
-  k.Op("rem", col, tr, col);
+  if (group_m == 1) {
+    k.Li(col, tiles_n);
+    k.Op("divu", row, tr, col);
+    k.Op("rem", col, tr, col);
+    return;
+  }
+  k.Li(tmp, std::int64_t(group_m) * tiles_n);
+  k.Op("divu", row, tr, tmp);  // the group
+  k.Op("rem", col, tr, tmp);   // the tile within it
+  k.Li(tmp, group_m);
+  k.Mul(row, row, tmp);  // the group's first row
+  k.Li(dst, tiles_m);
+  k.Op("sub", dst, dst, row);
+  k.Op("min", dst, dst, tmp);  // the group's rows (the last group may have fewer)
+  k.Op("rem", tmp, col, dst);
+  k.Add(row, row, tmp);
+  k.Op("divu", col, col, dst);
 }
 
 // Load side: a_ptr = A + row x mt x k x eb; b_ptr = B + col x nt x eb (B^T: col x nt x k x eb).
@@ -792,6 +832,10 @@ void GemmBuilder::step_mte1(const Act& a) {
     // A: the img2col window of this tile's rows and this chunk's columns.
     if (a.kdelta) k.Addi(kstart, kstart, a.kdelta * std::int32_t(t.kt));
     k.Op("or", window, kstart, wbase);  // wbase: (m_start << 32) | (kt << 16) | (mt << 48)
+    if (short_k(a)) {                   // the last chunk's k_ext: k_tail
+      k.Li(dst, std::int64_t(t.kt - k_tail) << 16);
+      k.Op("sub", window, window, dst);
+    }
     k.Li(dst, std::int64_t(l0a[l0]));
     k.LoadData3D(Pos::L0A, in, dst, banded ? band_l1 : zero, filter, window);
     if (banded && a.last) {  // the tile's last img2col: its band slot may be refilled
@@ -807,11 +851,13 @@ void GemmBuilder::step_mte1(const Act& a) {
     }
   }
   if (s.b_transposed) {
-    // B^T in Nz: its fractals are already B^T's; part h's columns of fractals, as for A.
-    for (std::uint32_t kk = 0; kk < kf; ++kk) {
+    // B^T in Nz: its fractals are already B^T's; part h's columns of fractals, as for A (a
+    // conv's short last chunk: its kfs columns).
+    const std::uint32_t kfs = short_k(a) ? k_tail / k0 : kf;
+    for (std::uint32_t kk = 0; kk < kfs; ++kk) {
       k.Li(dst, std::int64_t(l0b[l0] + kk * 512));
       k.Li(src, std::int64_t(l1b[b] + (std::uint64_t(kk) * nf + std::uint64_t(h) * nfp) * 512));
-      k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{nfp, 1, kf - 1});
+      k.LoadData(Pos::L0B, in, dst, src, Load2dCfg{nfp, 1, kfs - 1});
     }
   } else {
     // B in Nz: its fractal order is B^T's zN order already; transpose inside each fractal.
@@ -831,7 +877,7 @@ void GemmBuilder::step_cube(const Act& a) {
   k.Li(tmp, std::int64_t(l0c));
   k.Li(dst, std::int64_t(l0a[l0]));
   k.Li(src, std::int64_t(l0b[l0]));
-  k.Mmad(acc, in, tmp, dst, src, MmadCfg{t.mt, t.kt, ntp, a.first});
+  k.Mmad(acc, in, tmp, dst, src, MmadCfg{t.mt, short_k(a) ? k_tail : t.kt, ntp, a.first});
   k.SetFlag(Pipe::M, Pipe::MTE1, l0);
   if (!a.last) return;
   k.SetFlag(Pipe::M, Pipe::FIX, h);
@@ -1018,7 +1064,7 @@ std::string conv2d_tiling(const AiCoreConfig& cfg, const ConvShape& c) {
   check_conv(c);
   const GemmShape s = conv2d_gemm_shape(c);
   const GemmTiling t = conv2d_words([&] { return gemm_tiling(cfg, s, &c); });
-  const ConvL1 fm = conv_l1(c, t.mt, std::uint64_t(t.kt) * t.nt * 2, cfg.size[kL1]);
+  const ConvL1 fm = conv_l1(c, t.mt, t.nt, std::uint64_t(t.kt) * t.nt * 2, cfg.size[kL1], cfg.cores);
   return t.str() + " (img2col; " +
          (fm.whole ? std::string("the feature map in L1")
                    : "the feature map in bands of up to " + std::to_string(fm.band_rows) + " input rows") +
