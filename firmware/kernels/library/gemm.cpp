@@ -319,6 +319,9 @@ class GemmBuilder {
   void step(const Act& a);
   void step_mte1(const Act& a);
   void step_cube(const Act& a);
+  void l0c_at(Reg out, int h);
+  void part_flag(Pipe from, Pipe to, bool set, int h);
+  void fix_m(bool set, int h) { part_flag(Pipe::FIX, Pipe::M, set, h); }  // FixPipe has read the part
   // A conv's last chunk when it is shorter than the others: its steps take only its k_tail.
   bool short_k(const Act& a) const { return conv && a.last && k_tail != t.kt; }
   void emit(const Act& a);
@@ -336,6 +339,10 @@ class GemmBuilder {
   std::uint32_t k0 = 16, mf = 0, nf = 0, kf = 0, chunks = 0, tiles_n = 0, tiles_m = 0, tiles = 0, nfp = 0, ntp = 0,
                 group = 0, group_m = 1;
   int parts = 1, nb = 8, nu = 1;
+  // L0C buffers: two when a tile takes at most half of L0C, so FixPipe drains one tile while
+  // the cube computes the next into the other; lc holds this tile's (0 or l0c_tile).
+  int l0c_bufs = 1;
+  std::uint64_t l0c_tile = 0;
   std::uint64_t a_bytes = 0, b_bytes = 0;
   ConvL1 fm;  // a conv's feature map in L1: whole, or two band slots at 0 and fm.area
   bool banded = false;
@@ -362,6 +369,7 @@ class GemmBuilder {
   // Banded conv: the band slot the load side fills next and the one the compute side reads
   // (0 or 1), that slot's L1 address, and two more temporaries for the band's arithmetic.
   Reg ld_par, par, band_l1, bt0, bt1;
+  Reg lc;  // with two L0C buffers: this tile's
   Load3dCfg filter;
 };
 
@@ -391,6 +399,8 @@ void GemmBuilder::plan() {
   // cycle), not for a conv, whose img2col costs more than the overlap saves (11.7% of peak on
   // scenarios/kernels/conv2d.yaml with one part, 7.3% with two).
   parts = gemm_parts(t.nt, conv != nullptr);
+  l0c_tile = std::uint64_t(t.mt) * t.nt * 4;
+  l0c_bufs = 2 * l0c_tile <= cfg_.size[kL0C] ? 2 : 1;
   nfp = nf / parts, ntp = t.nt / parts;
   plan_l1();
   l0a[1] = a_bytes, l0b[1] = b_bytes / parts;
@@ -458,6 +468,7 @@ Image GemmBuilder::build() {
     for (int h = 0; h < parts; ++h) out_cfg[h] = k.reg();
   }
   // arg is free once the arguments are read.
+  if (l0c_bufs == 2) lc = k.Const(0);
   if (banded) ld_par = k.Const(0), par = k.Const(0), band_l1 = k.reg(), bt0 = arg, bt1 = k.reg();
   if (conv)
     filter = Load3dCfg{conv->kh, conv->kw, conv->stride_h, conv->stride_w, conv->dil_h, conv->dil_w, conv->c1() * 16};
@@ -585,9 +596,10 @@ void GemmBuilder::band_window() {
 
 void GemmBuilder::prologue() {
   // Every buffer starts free.
-  for (int b = 0; b < nb; ++b) k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);                    // L1 buffer b
-  for (int b = 0; b < 2; ++b) k.SetFlag(Pipe::M, Pipe::MTE1, b);                        // L0A / L0B buffer b
-  for (int h = 0; h < parts; ++h) k.SetFlag(Pipe::FIX, Pipe::M, h);                     // L0C part h
+  for (int b = 0; b < nb; ++b) k.SetFlag(Pipe::MTE1, Pipe::MTE2, b);  // L1 buffer b
+  for (int b = 0; b < 2; ++b) k.SetFlag(Pipe::M, Pipe::MTE1, b);      // L0A / L0B buffer b
+  for (int b = 0; b < l0c_bufs; ++b)
+    for (int h = 0; h < parts; ++h) k.SetFlag(Pipe::FIX, Pipe::M, h + 2 * b);           // L0C buffer b's part h
   for (int p = 0; p < (banded ? 2 : 0); ++p) k.SetFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);  // band slot p
   if (!epi) return;
   for (int u = 0; u < nu; ++u) k.SetFlag(Pipe::MTE3, Pipe::FIX, u);                       // UB slot u
@@ -604,7 +616,8 @@ void GemmBuilder::final_flags() {
   // Take back the free flags so every flag is clear when the block ends.
   for (int b = 0; b < nb; ++b) k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
   for (int b = 0; b < 2; ++b) k.WaitFlag(Pipe::M, Pipe::MTE1, b);
-  for (int h = 0; h < parts; ++h) k.WaitFlag(Pipe::FIX, Pipe::M, h);
+  for (int b = 0; b < l0c_bufs; ++b)
+    for (int h = 0; h < parts; ++h) k.WaitFlag(Pipe::FIX, Pipe::M, h + 2 * b);
   for (int p = 0; p < (banded ? 2 : 0); ++p) k.WaitFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);
   if (epi) {
     for (int u = 0; u < nu; ++u) k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
@@ -720,7 +733,7 @@ void GemmBuilder::epilogue(int h, Reg l0c_addr) {
   k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
   k.Li(dst, std::int64_t(slot));
   k.Fixpipe(Pos::UB, acc, acc, dst, l0c_addr, FixpCfg{t.mt, ntp, ntp});
-  k.SetFlag(Pipe::FIX, Pipe::M, h);
+  fix_m(true, h);
   k.SetFlag(Pipe::FIX, Pipe::V, u);
   k.WaitFlag(Pipe::FIX, Pipe::V, u);
   if (rows && h == 0) k.WaitFlag(Pipe::MTE2, Pipe::V, 0);  // this tile's rows
@@ -875,24 +888,48 @@ void GemmBuilder::step_mte1(const Act& a) {
 void GemmBuilder::step_cube(const Act& a) {
   const int l0 = a.l0, h = a.part;
   k.WaitFlag(Pipe::MTE1, Pipe::M, l0);
-  if (a.first) k.WaitFlag(Pipe::FIX, Pipe::M, h);  // FixPipe has read the part's previous tile
-  const std::uint64_t l0c = std::uint64_t(h) * nfp * mf * 1024;
-  k.Li(tmp, std::int64_t(l0c));
+  if (a.first) fix_m(false, h);  // FixPipe has read the part's previous tile (in this buffer)
+  l0c_at(tmp, h);
   k.Li(dst, std::int64_t(l0a[l0]));
   k.Li(src, std::int64_t(l0b[l0]));
   k.Mmad(acc, in, tmp, dst, src, MmadCfg{t.mt, short_k(a) ? k_tail : t.kt, ntp, a.first});
   k.SetFlag(Pipe::M, Pipe::MTE1, l0);
   if (!a.last) return;
-  k.SetFlag(Pipe::M, Pipe::FIX, h);
-  k.WaitFlag(Pipe::M, Pipe::FIX, h);
-  k.Li(src, std::int64_t(l0c));
-  if (epi) return epilogue(h, src);
-  k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
-  if (edge_m || edge_n)  // the rows and columns of this part that exist
-    k.Fixpipe(Pos::GM, s.out, acc, dst, src, out_cfg[h], scale, s.relu);
-  else
-    k.Fixpipe(Pos::GM, s.out, acc, dst, src, FixpCfg{t.mt, ntp, s.n}, scale, s.relu);
-  k.SetFlag(Pipe::FIX, Pipe::M, h);
+  part_flag(Pipe::M, Pipe::FIX, true, h);  // per buffer: the cube may finish the next tile first
+  part_flag(Pipe::M, Pipe::FIX, false, h);
+  l0c_at(src, h);
+  if (epi) {
+    epilogue(h, src);
+  } else {
+    k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
+    if (edge_m || edge_n)  // the rows and columns of this part that exist
+      k.Fixpipe(Pos::GM, s.out, acc, dst, src, out_cfg[h], scale, s.relu);
+    else
+      k.Fixpipe(Pos::GM, s.out, acc, dst, src, FixpCfg{t.mt, ntp, s.n}, scale, s.relu);
+    fix_m(true, h);
+  }
+  if (l0c_bufs == 2 && h == parts - 1) {  // the next tile computes into the other buffer
+    k.Li(dst, std::int64_t(l0c_tile));
+    k.Op("sub", lc, dst, lc);
+  }
+}
+
+// out = the L0C address of part h of this tile's buffer.
+void GemmBuilder::l0c_at(Reg out, int h) {
+  k.Li(out, std::int64_t(h) * nfp * mf * 1024);
+  if (l0c_bufs == 2) k.Add(out, out, lc);
+}
+
+// The flag between the cube and FixPipe of part h of this tile's L0C buffer: set or wait.
+void GemmBuilder::part_flag(Pipe from, Pipe to, bool set, int h) {
+  auto flag = [&](int event) {
+    if (set)
+      k.SetFlag(from, to, event);
+    else
+      k.WaitFlag(from, to, event);
+  };
+  if (l0c_bufs == 1) return flag(h);
+  by_parity(lc, [&](int p) { flag(h + 2 * p); });
 }
 
 void GemmBuilder::emit(const Act& a) {
