@@ -411,11 +411,14 @@ void KernelLauncher::build_library(Kernel* K, const cfg::Node& sh, const aicore:
   try {
     cfg.cores = std::min(std::min(cfg.cores, K->cores), K->blocks);
     BuiltKernel b = K->lib->build(cfg, K->shape);
-    if (!blocks_given && b.units < K->blocks) {
-      K->blocks = unsigned(b.units);
-      cfg.cores = std::min(cfg.cores, K->blocks);
+    // Fewer cores may give a finer tiling with more units: settle (in a step or two).
+    const unsigned most = K->blocks;
+    for (int i = 0; i < 4 && !blocks_given && b.units != K->blocks; ++i) {
+      const unsigned want = unsigned(std::min<std::uint64_t>(most, b.units));
+      if (want == K->blocks) break;
+      K->blocks = want;
+      cfg.cores = std::min(std::min(core_cfg.cores, K->cores), K->blocks);
       b = K->lib->build(cfg, K->shape);  // its tiling for the cores it now has
-      K->blocks = unsigned(std::min<std::uint64_t>(K->blocks, b.units));
     }
     peak.cores = by_tasks ? std::min(peak.cores, K->blocks) : cfg.cores;
     K->image = std::move(b.image);
@@ -489,8 +492,12 @@ std::uint64_t KernelLauncher::tensor_elements(TensorSpec& s, const cfg::Node& t)
     if (!n) n = f;
     if (s.npy && s.shape.empty()) s.shape = s.npy->shape;
   }
-  if (s.nc1hwc0) return s.nc1hwc0->stored();  // the shape's elements (checked above), stored with pad channels
-  if (!n && s.alias_kernel >= 0)              // as many as the memory it shares holds
+  if (s.nc1hwc0) {  // the shape's elements (checked above), stored with pad channels
+    if (s.nc1hwc0->stored() > (1ull << 34))
+      t.at("shape").fail("stored NC1HWC0, " + std::to_string(s.nc1hwc0->stored()) + " elements (at most 2^34)");
+    return s.nc1hwc0->stored();
+  }
+  if (!n && s.alias_kernel >= 0)  // as many as the memory it shares holds
     n = alias_of(s).elems * aicore::dtype_bytes(alias_of(s).dtype) / aicore::dtype_bytes(s.t.dtype);
   if (!n) t.fail("give the tensor's elements, shape or file (with at least one element)");
   if (n > (1ull << 34)) t.fail("a tensor of " + std::to_string(n) + " elements (at most 2^34)");

@@ -67,12 +67,14 @@ struct GemmTiling {
   std::string str() const;
 };
 
-// The largest tiles whose double-buffered L0A / L0B and single L0C fit the configuration;
+// The tiles whose double-buffered L0A / L0B and one L0C tile fit the configuration (two L0C
+// tiles, alternating, when two fit), with the least estimated time;
 // throws dvp::Error naming the constraint when the shape cannot be tiled.
 // A conv (`conv` set) keeps its feature map, or two bands of it, in L1 instead of A's chunks.
 GemmTiling gemm_tiling(const aicore::AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv = nullptr);
 
-// Arguments at argbase: A, B, C (GM addresses), and bias when the shape has one. Output tiles go to blocks round-robin
+// Arguments at argbase: A, B, C (GM addresses), then bias, channel scale and residual, those the shape has. Output
+// tiles go to blocks round-robin
 // by block id; within a block, MTE2 (GM -> L1), MTE1 (L1 -> L0A / L0B) and the cube overlap on two buffers each, and
 // FixPipe writes each finished tile.
 aicore::Image gemm_kernel(const aicore::AiCoreConfig& cfg, const GemmShape& s);

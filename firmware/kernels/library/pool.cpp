@@ -27,12 +27,14 @@ void check_pool(const PoolShape& s) {
 }
 
 std::uint64_t padded_w(const PoolShape& s) { return std::uint64_t(s.w) + s.pad_l + s.pad_r; }
-// UB bytes of a band of `bo` output rows: its padded input rows, then its output rows.
+std::uint64_t band_rows_in(const PoolShape& s, std::uint64_t bo) { return (bo - 1) * s.stride_h + s.kh; }
+// UB bytes of a band of `bo` output rows: its padded input rows, rounded up to whole 256-byte
+// repeats (the pad fill writes whole repeats: it must not reach the output rows, which MTE3
+// may still be copying out), then its output rows.
 std::uint64_t band_in_bytes(const PoolShape& s, std::uint64_t bo) {
-  return ((bo - 1) * s.stride_h + s.kh) * padded_w(s) * 32;
+  return (band_rows_in(s, bo) * padded_w(s) * 32 + 255) / 256 * 256;
 }
-// (The pad fill writes whole 256-byte repeats: up to 224 bytes past the input rows.)
-std::uint64_t band_ub(const PoolShape& s, std::uint64_t bo) { return band_in_bytes(s, bo) + bo * s.wo() * 32 + 256; }
+std::uint64_t band_ub(const PoolShape& s, std::uint64_t bo) { return band_in_bytes(s, bo) + bo * s.wo() * 32; }
 
 // Emits the vector work of one band: output rows [0, bo) of the band's UB at `ub_out`, the
 // band's padded input at UB 0.
@@ -69,7 +71,8 @@ void band_vector(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::ui
 std::uint32_t pool_band_rows(const AiCoreConfig& cfg, const PoolShape& s) {
   check_pool(s);
   std::uint32_t bo = 0;
-  while (bo < s.ho() && band_ub(s, bo + 1) <= cfg.size[kUB]) ++bo;
+  // The input copy's row count is a 12-bit field.
+  while (bo < s.ho() && band_ub(s, bo + 1) <= cfg.size[kUB] && band_rows_in(s, bo + 1) <= 4095) ++bo;
   if (!bo)
     throw Error("pool: one output row's padded input rows (" + std::to_string(band_in_bytes(s, 1)) +
                 " B) and output do not fit the UB (" + std::to_string(cfg.size[kUB]) + " B)");
