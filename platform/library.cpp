@@ -49,7 +49,7 @@ std::vector<LibraryArg> gemm_args(const KernelShape& s) {
 BuiltKernel build_gemm(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& g = std::get<kernels::GemmShape>(s);
   const kernels::GemmTiling t = kernels::gemm_tiling(core, g);
-  return {kernels::gemm_kernel(core, g), t.str(), std::uint64_t((g.m + t.mt - 1) / t.mt) * ((g.n + t.nt - 1) / t.nt)};
+  return {kernels::gemm_kernel(core, g), t.str(), t.tiles(g.m, g.n)};
 }
 
 KernelWork gemm_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
@@ -86,8 +86,7 @@ BuiltKernel build_conv2d(const aicore::AiCoreConfig& core, const KernelShape& s)
   const auto& c = std::get<kernels::ConvShape>(s);
   const kernels::GemmShape g = kernels::conv2d_gemm_shape(c);
   const kernels::GemmTiling t = kernels::conv2d_words([&] { return kernels::gemm_tiling(core, g, &c); });
-  return {kernels::conv2d_kernel(core, c), kernels::conv2d_tiling(core, c),
-          std::uint64_t((g.m + t.mt - 1) / t.mt) * ((g.n + t.nt - 1) / t.nt)};
+  return {kernels::conv2d_kernel(core, c), kernels::conv2d_tiling(core, c), t.tiles(g.m, g.n)};
 }
 
 KernelWork conv2d_work(const aicore::AiCoreConfig& core, const KernelShape& s) {

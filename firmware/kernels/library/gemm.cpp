@@ -382,7 +382,7 @@ void GemmBuilder::plan() {
   chunks = (s.k + t.kt - 1) / t.kt;
   k_tail = s.k - (chunks - 1) * t.kt;
   edge_m = s.m % t.mt != 0, edge_n = s.n % t.nt != 0;
-  tiles_n = (s.n + t.nt - 1) / t.nt, tiles_m = (s.m + t.mt - 1) / t.mt, tiles = tiles_m * tiles_n;
+  tiles_n = (s.n + t.nt - 1) / t.nt, tiles_m = (s.m + t.mt - 1) / t.mt, tiles = std::uint32_t(t.tiles(s.m, s.n));
   // Rows per tile group: as many A row panels as fit in half the L2 beside two B column
   // panels; the other half holds the B panels in flight and the C tiles streaming through (a
   // conv's A is its feature map: row order). 2048^3 fp16 on ascend310: row order 59.9% of

@@ -65,6 +65,10 @@ ConvBand conv_band(const ConvShape& c, std::uint32_t mt, std::uint32_t row);
 struct GemmTiling {
   std::uint32_t mt = 0, nt = 0, kt = 0;  // output tile mt x nt, k in chunks of kt
   std::string str() const;
+  // The output tiles of an m x n C: the work units the blocks share.
+  std::uint64_t tiles(std::uint32_t m, std::uint32_t n) const {
+    return std::uint64_t((m + mt - 1) / mt) * ((n + nt - 1) / nt);
+  }
 };
 
 // The tiles whose double-buffered L0A / L0B and one L0C tile fit the configuration (two L0C
