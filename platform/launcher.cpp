@@ -163,6 +163,17 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
            "conv2d: a tensor like y (its type, NHWC) added before the activation; the last argument")
       .defaults("false");
   sh.param("relu6", Type::Bool, "conv2d: the output clamped to [0, 6] (ReLU6)").defaults("false");
+  sh.param("c0", Type::Int,
+           "conv2d: channels per position of the stored input: 16 (NC1HWC0), or 4, the small-channel mode of a first "
+           "layer (c <= 4; x and the weights in layout nc1hwc0_c04): k is kh x kw x 4 in whole fractals, not "
+           "kh x kw x 16")
+      .defaults("16")
+      .range(4, 16);
+  sh.param("groups", Type::Int,
+           "conv2d: grouped convolution (groups = c: depthwise); output channel o sees the c / groups input channels "
+           "of group o / (cout / groups); the weights tensor takes the same groups key")
+      .defaults("1")
+      .range(1, 65535);
 }
 
 void KernelLauncher::describe_tensors(cfg::Spec& t) {
@@ -175,10 +186,15 @@ void KernelLauncher::describe_tensors(cfg::Spec& t) {
   t.param("layout", Type::Enum,
           "how the tensor is stored: nd (as its shape says, C order) or nc1hwc0 (the AI Core's feature-map layout: "
           "a shape of N x C x H x W or C x H x W stored as N x C1 x H x W x 16, the channels past C zero; conv2d "
-          "weights as cout x C x kh x kw). Files, init and save are in the shape's order; the conversion is done on "
-          "the host, at load and at save")
-      .choices({"nd", "nc1hwc0"})
+          "weights as cout x C x kh x kw), or nc1hwc0_c04 (C0 = 4: conv2d's small-channel mode, c0: 4). Files, init "
+          "and save are in the shape's order; the conversion is done on the host, at load and at save")
+      .choices({"nd", "nc1hwc0", "nc1hwc0_c04"})
       .defaults("nd");
+  t.param("groups", Type::Int,
+          "layout nc1hwc0, a grouped conv2d's weights (logical cout x c / groups x kh x kw, as ONNX gives them): "
+          "stored as the kernel reads them, cout rows of an extended group's channels x kh x kw, block-diagonal")
+      .defaults("1")
+      .range(1, 65535);
   t.param("init", Type::Enum, "initial contents, when there is no file")
       .choices({"zeros", "random", "arange"})
       .defaults("zeros");
@@ -365,6 +381,21 @@ void KernelLauncher::read_code(Kernel* K, const cfg::Node& k, const std::string&
   }
 }
 
+// A tensor given a layout is stored as the kernel reads it (C0, a grouped conv's weights): the
+// same number of elements in another arrangement would be silently wrong values.
+void KernelLauncher::check_arg_layout(const TensorSpec& s, const LibraryArg& w, const std::string& role,
+                                      const cfg::Node& a) {
+  if (!w.c0 || !s.nc1hwc0) return;
+  const Nc1hwc0& l = *s.nc1hwc0;
+  if (l.c0 != w.c0)
+    a.fail(role + ": tensor '" + s.t.name + "' is stored with C0 = " + std::to_string(l.c0) + ", the shape's c0 is " +
+           std::to_string(w.c0) + " (layout " + (w.c0 == 4 ? "nc1hwc0_c04" : "nc1hwc0") + ")");
+  if (l.groups != w.groups)
+    a.fail(role + ": tensor '" + s.t.name + "' is laid out for groups " + std::to_string(l.groups) +
+           ", the shape has groups " + std::to_string(w.groups) +
+           " (give the tensor groups: " + std::to_string(w.groups) + ")");
+}
+
 // A library kernel reads and writes exactly its shape's elements: each argument must be a
 // tensor of the kernel's type holding them, or the kernel would run past it in DRAM.
 void KernelLauncher::check_library_args(const Kernel* K, const cfg::Node& k) {
@@ -387,6 +418,7 @@ void KernelLauncher::check_library_args(const Kernel* K, const cfg::Node& k) {
     if (t.elems < w.elems)
       a.fail(role + ": tensor '" + t.name + "' has " + std::to_string(t.elems) + " elements, the shape needs " +
              std::to_string(w.elems));
+    check_arg_layout(K->tensors[std::size_t(K->args[i].first)], w, role, a);
   }
   // An element-wise kernel whose n ends inside a 32-byte block recomputes the last block from
   // its inputs after parts of it may have been written: z cannot be one of its inputs then.
@@ -443,7 +475,10 @@ void KernelLauncher::read_tensors(Kernel* K, const cfg::Node& k, const std::stri
     s.convert = t.get_bool("convert");
     if (t.has("save")) s.save = t.get_string("save");
     if (t.has("shape")) s.shape = t.get_uint_list("shape");
-    if (t.get_string("layout") == "nc1hwc0") read_layout(s, t);
+    if (t.get_string("layout") != "nd")
+      read_layout(s, t);
+    else if (t.get_uint("groups") != 1)
+      t.at("groups").fail("groups describes a grouped conv's weights in layout nc1hwc0");
     if (t.has("file")) read_tensor_file(s, t, dir);
     if (t.has("alias")) read_alias(s, t);
     s.t.elems = tensor_elements(s, t);
@@ -504,16 +539,21 @@ std::uint64_t KernelLauncher::tensor_elements(TensorSpec& s, const cfg::Node& t)
   return n;
 }
 
-// layout: nc1hwc0: the shape is the logical one, of 3 or 4 dimensions.
+// layout: nc1hwc0 (or nc1hwc0_c04): the shape is the logical one, of 3 or 4 dimensions.
 void KernelLauncher::read_layout(TensorSpec& s, const cfg::Node& t) {
-  if (!t.has("shape")) t.at("layout").fail("layout nc1hwc0 needs the tensor's logical shape: shape: [N, C, H, W]");
-  if (t.has("elements")) t.at("elements").fail("with layout nc1hwc0 the shape gives the elements; drop elements");
+  const std::string layout = t.get_string("layout");
+  if (!t.has("shape"))
+    t.at("layout").fail("layout " + layout + " needs the tensor's logical shape: shape: [N, C, H, W]");
+  if (t.has("elements"))
+    t.at("elements").fail("with layout " + layout + " the shape gives the elements; drop elements");
   if (t.has("alias"))
     t.at("layout").fail("an alias takes its memory as it is; give the layout on the tensor it aliases");
+  const std::uint64_t groups = t.get_uint("groups");
+  if (groups != 1 && layout != "nc1hwc0") t.at("groups").fail("a grouped conv's weights are in layout nc1hwc0");
   try {
-    s.nc1hwc0 = Nc1hwc0::of(s.shape);
+    s.nc1hwc0 = Nc1hwc0::of(s.shape, layout == "nc1hwc0_c04" ? 4 : 16, groups);
   } catch (const Error& e) {
-    t.at("shape").fail(e.what());
+    t.at(groups != 1 ? "groups" : "shape").fail(e.what());
   }
 }
 
@@ -599,7 +639,7 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
       c.fail("check op " + op + " needs a library: " + op + " kernel (it uses its shape)");
     if (conv) R.conv = *conv;
     if (pool) R.pool = *pool;
-    if (conv && n != 2 + conv->bias + conv->scale + conv->residual)
+    if (conv && n != std::size_t(2 + conv->bias + conv->scale + conv->residual))
       c.at("inputs").fail(
           "conv2d's check takes the kernel's inputs: x, the weights, then the bias, the scale and the "
           "residual its shape has (" +

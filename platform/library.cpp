@@ -67,6 +67,13 @@ KernelShape read_conv2d(const cfg::Node& sh) {
     sh.at("out").fail("conv2d gives an f32, f16 or bf16 output");
   c.bias = sh.get_bool("bias"), c.scale = sh.get_bool("channel_scale"), c.residual = sh.get_bool("residual");
   c.relu = sh.get_bool("relu"), c.relu6 = sh.get_bool("relu6");
+  c.c0 = u32(sh, "c0"), c.groups = u32(sh, "groups");
+  if (c.c0 != 16 && c.c0 != 4) sh.at("c0").fail("conv2d: c0 is 16, or 4 for the small-channel mode (c <= 4)");
+  if (c.c0 == 4 && c.c > 4)
+    sh.at("c0").fail("conv2d: c0 = 4 takes at most 4 channels (c = " + std::to_string(c.c) + ")");
+  if (!c.groups || c.c % c.groups || c.cout % c.groups)
+    sh.at("groups").fail("conv2d: groups must divide c (" + std::to_string(c.c) + ") and cout (" +
+                         std::to_string(c.cout) + ")");
   if (c.h + c.pad_t + c.pad_b < c.dil_h * (c.kh - 1) + 1 || c.w + c.pad_l + c.pad_r < c.dil_w * (c.kw - 1) + 1)
     sh.fail("conv2d: the dilated filter is larger than the padded input");
   return c;
@@ -74,8 +81,8 @@ KernelShape read_conv2d(const cfg::Node& sh) {
 std::vector<LibraryArg> conv2d_args(const KernelShape& s) {
   const auto& c = std::get<kernels::ConvShape>(s);
   const std::uint64_t y = std::uint64_t(c.ho()) * c.wo() * c.cout;
-  std::vector<LibraryArg> a{{"x", DType::F16, std::uint64_t(c.c1()) * 16 * c.h * c.w},
-                            {"weights", DType::F16, std::uint64_t(c.cout) * c.k()},
+  std::vector<LibraryArg> a{{"x", DType::F16, std::uint64_t(c.c1()) * c.c0 * c.h * c.w, c.c0, 1},
+                            {"weights", DType::F16, std::uint64_t(c.cout) * c.k(), c.c0, c.groups},
                             {"y", c.out, y}};
   if (c.bias) a.push_back({"bias", DType::F32, c.cout});
   if (c.scale) a.push_back({"scale", DType::F32, c.cout});
@@ -91,8 +98,9 @@ BuiltKernel build_conv2d(const aicore::AiCoreConfig& core, const KernelShape& s)
 
 KernelWork conv2d_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& c = std::get<kernels::ConvShape>(s);
-  // The convolution's own MACs: its c channels, not the pad channels of the last C1 group.
-  return cube_work(core, 2.0 * c.ho() * c.wo() * c.cout * c.c * c.kh * c.kw, false);
+  // The convolution's own MACs: its group's c / groups channels, not the pad channels of the
+  // last C1 group nor the zeros of an extended group's block-diagonal weights.
+  return cube_work(core, 2.0 * c.ho() * c.wo() * c.cout * c.cin_g() * c.kh * c.kw, false);
 }
 
 // --- pool ---------------------------------------------------------------------------------------

@@ -27,6 +27,9 @@ struct LibraryArg {
   const char* role;
   aicore::DType dtype;
   std::uint64_t elems;
+  // A conv2d's x and weights: the C0 and groups the kernel reads them in; a tensor given a
+  // layout must be stored so (0: any).
+  std::uint64_t c0 = 0, groups = 0;
 };
 
 struct BuiltKernel {

@@ -30,21 +30,24 @@ void gemm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
     }
 }
 
-// The convolution of output position p, channel co: the sum over c, i, j of x[c][h][w] x
-// wt[co][k], x in NC1HWC0, k in img2col order ((c / 16 x kh + i) x kw + j) x 16 + c % 16, zero
+// The convolution of output position p, channel co: the sum over the channels c of co's group,
+// i and j of x[c][h][w] x wt[co][k], x in NC1HWC0 (C0 16 or 4), k in img2col order
+// ((e / C0 x kh + i) x kw + j) x C0 + e % C0, e the channel's place in its extended group; zero
 // outside the input.
 double conv2d_at(const kernels::ConvShape& cv, const TensorView& x, const TensorView& wt, std::uint64_t p,
                  std::uint64_t co) {
   const std::int64_t oh = std::int64_t(p / cv.wo()), ow = std::int64_t(p % cv.wo());
+  const std::uint32_t g = std::uint32_t(co / cv.cout_g()), c0 = cv.c0;
   double v = 0;
-  for (std::uint32_t ch = 0; ch < cv.c; ++ch)
+  for (std::uint32_t ci = 0; ci < cv.cin_g(); ++ci)
     for (std::uint32_t fi = 0; fi < cv.kh; ++fi)
       for (std::uint32_t fj = 0; fj < cv.kw; ++fj) {
         const std::int64_t h = oh * cv.stride_h - cv.pad_t + std::int64_t(fi) * cv.dil_h;
         const std::int64_t w = ow * cv.stride_w - cv.pad_l + std::int64_t(fj) * cv.dil_w;
         if (h < 0 || w < 0 || h >= cv.h || w >= cv.w) continue;
-        const std::uint64_t xi = ((ch / 16 * cv.h + std::uint64_t(h)) * cv.w + std::uint64_t(w)) * 16 + ch % 16;
-        const std::uint64_t k = ((ch / 16 * cv.kh + fi) * cv.kw + fj) * 16 + ch % 16;
+        const std::uint32_t ch = g * cv.cin_g() + ci, e = g % cv.ext() * cv.cin_g() + ci;
+        const std::uint64_t xi = ((ch / c0 * cv.h + std::uint64_t(h)) * cv.w + std::uint64_t(w)) * c0 + ch % c0;
+        const std::uint64_t k = ((e / c0 * cv.kh + fi) * cv.kw + fj) * c0 + e % c0;
         v += x.at(xi) * wt.at(co * cv.k() + k);
       }
   return v;
@@ -146,7 +149,7 @@ Needs gemm_inputs(const Reference& r, std::uint64_t) {
 }
 Needs conv_inputs(const Reference& r, std::uint64_t) {
   const kernels::ConvShape& c = r.conv;
-  Needs n{{std::uint64_t(c.c1()) * 16 * c.h * c.w, "input"}, {std::uint64_t(c.cout) * c.k(), "weights"}};
+  Needs n{{std::uint64_t(c.c1()) * c.c0 * c.h * c.w, "input"}, {std::uint64_t(c.cout) * c.k(), "weights"}};
   if (c.bias) n.push_back({c.cout, "bias"});
   if (c.scale) n.push_back({c.cout, "scale"});
   if (c.residual) n.push_back({std::uint64_t(c.ho()) * c.wo() * c.cout, "residual"});

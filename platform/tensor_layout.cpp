@@ -4,20 +4,32 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "kernels/library/gemm.hpp"
 
 namespace dvp::platform {
 
-Nc1hwc0 Nc1hwc0::of(const std::vector<std::uint64_t>& shape) {
+Nc1hwc0 Nc1hwc0::of(const std::vector<std::uint64_t>& shape, std::uint64_t c0, std::uint64_t groups) {
   if (shape.size() != 3 && shape.size() != 4)
     throw Error("layout nc1hwc0 needs a shape of 3 (C, H, W) or 4 (N, C, H, W) dimensions, got " +
                 std::to_string(shape.size()));
   const std::size_t o = shape.size() - 3;
-  return Nc1hwc0{o ? shape[0] : 1, shape[o], shape[o + 1], shape[o + 2]};
+  Nc1hwc0 l{o ? shape[0] : 1, shape[o], shape[o + 1], shape[o + 2], c0};
+  if (groups == 1) return l;
+  if (shape.size() != 4 || l.n % groups || c0 != 16 || l.c > 65535 || l.n > 65535)
+    throw Error("groups " + std::to_string(groups) + " takes a grouped conv's weights, cout x C / groups x kh x kw " +
+                "in layout nc1hwc0, with groups dividing cout (" + std::to_string(l.n) + ")");
+  // The conv2d kernel's own extended groups, from its shape: c = C / groups x groups inputs.
+  kernels::ConvShape cv;
+  cv.c = std::uint32_t(l.c * groups), cv.cout = std::uint32_t(l.n), cv.groups = std::uint32_t(groups);
+  l.groups = groups, l.ext = cv.ext(), l.c1e = cv.c1e();
+  return l;
 }
 
 std::uint64_t Nc1hwc0::at(std::uint64_t i) const {
-  const std::uint64_t x = i % w, y = i / w % h, ch = i / w / h % c, b = i / w / h / c;
-  return (((b * c1() + ch / 16) * h + y) * w + x) * 16 + ch % 16;
+  const std::uint64_t x = i % w, y = i / w % h, b = i / w / h / c;
+  // The channel within the row: a group's channels sit at its place in the extended group.
+  const std::uint64_t ch = i / w / h % c + (groups > 1 ? b / (n / groups) % ext * c : 0);
+  return (((b * c1() + ch / c0) * h + y) * w + x) * c0 + ch % c0;
 }
 
 void Nc1hwc0::scatter(const std::uint8_t* logical_data, std::uint8_t* stored_data, unsigned eb) const {

@@ -3,9 +3,14 @@
 // `nc1hwc0`: the AI Core's feature-map layout (NC1HWC0, "5HD"): a logical N x C x H x W tensor
 // (or C x H x W, N = 1) stored as N x C1 x H x W x C0 with C0 = 16 and C1 = ceil(C / 16), the
 // channels past C in the last group zero. The same layout holds convolution weights given as
-// cout x C x kh x kw (O x C1 x kh x kw x C0: the conv2d kernel's img2col order). Files, random
-// and arange contents and saved tensors are in the logical shape; the conversion is done once,
-// on the host, as a framework or driver does before it hands a tensor to the AI Core.
+// cout x C x kh x kw (O x C1 x kh x kw x C0: the conv2d kernel's img2col order). `nc1hwc0_c04`:
+// C0 = 4, the small-channel mode of a first layer (CANN's NC1HWC0_C04): an image's 3 channels
+// and a zero, and its weights cout x kh x kw x 4. A grouped conv's weights (`groups`; logical
+// cout x C / groups x kh x kw, as ONNX gives them) are stored as the kernel reads them: each
+// output channel's row over the C1 groups of its extended group (kernels::ConvShape::ext()),
+// zero outside its own group. Files, random and arange contents and saved tensors are in the
+// logical shape; the conversion is done once, on the host, as a framework or driver does before
+// it hands a tensor to the AI Core.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -15,11 +20,16 @@ namespace dvp::platform {
 
 struct Nc1hwc0 {
   std::uint64_t n = 1, c = 0, h = 0, w = 0;
-  // From a logical shape of 3 (C, H, W) or 4 (N, C, H, W) dimensions; throws dvp::Error otherwise.
-  static Nc1hwc0 of(const std::vector<std::uint64_t>& shape);
-  std::uint64_t c1() const { return (c + 15) / 16; }
+  std::uint64_t c0 = 16;
+  // Weights of a grouped conv: n output channels in `groups` groups, c the channels of one
+  // group; ext groups per extended group, whose c1e x C0 channels a row holds.
+  std::uint64_t groups = 1, ext = 1, c1e = 0;
+  // From a logical shape of 3 (C, H, W) or 4 (N, C, H, W) dimensions; throws dvp::Error otherwise
+  // (and when groups does not divide N).
+  static Nc1hwc0 of(const std::vector<std::uint64_t>& shape, std::uint64_t c0 = 16, std::uint64_t groups = 1);
+  std::uint64_t c1() const { return groups > 1 ? c1e : (c + c0 - 1) / c0; }
   std::uint64_t logical() const { return n * c * h * w; }
-  std::uint64_t stored() const { return n * c1() * h * w * 16; }
+  std::uint64_t stored() const { return n * c1() * h * w * c0; }
   // Where logical element i (C order over N, C, H, W) is stored.
   std::uint64_t at(std::uint64_t i) const;
   // Logical elements of `eb` bytes -> the stored tensor (pad channels zeroed), and back.

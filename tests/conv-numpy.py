@@ -7,7 +7,10 @@
 # layout nc1hwc0, checked against NumPy's result. The input is saved back and must equal what
 # NumPy wrote (the layout conversion both ways). Then the fused epilogue: a folded batch norm's
 # scale and bias per channel, a residual, ReLU or ReLU6, an f16 output, on whole and banded
-# feature maps and a cout that is not a whole tile.
+# feature maps and a cout that is not a whole tile. Then the small-channel mode (c0: 4, layout
+# nc1hwc0_c04: a first layer's 3 or 4 channels) whole and in bands, an odd width among them, and
+# grouped convolutions: depthwise (with a channel multiplier, and in bands with its epilogue),
+# ResNeXt-like groups of 8, and groups whose channels are not whole fractals (one extended group).
 #
 # Usage: conv-numpy.py DVP   (needs python3-numpy)
 import os
@@ -35,10 +38,31 @@ EPILOGUES = {
 }
 SHAPES["odd-48"] = (30, 28, 64, 48, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))
 SHAPES["resnet-1x1"] = (28, 28, 128, 64, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0))
+# The shape's c0 or groups key (the weights' logical shape is cout x c / groups x kh x kw).
+MODES = {
+    "stem-c04": (64, 60, 3, 64, 7, 7, (2, 2), (1, 1), (3, 3, 3, 3), {"c0": 4}),
+    "c04-bands-odd-w": (380, 331, 4, 32, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1), {"c0": 4}),
+    "depthwise": (30, 26, 48, 48, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), {"groups": 48}),
+    "depthwise-x2-s2": (33, 29, 32, 64, 5, 5, (2, 2), (1, 1), (2, 2, 2, 2), {"groups": 32}),
+    "groups-8": (20, 22, 64, 64, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), {"groups": 8}),
+    "groups-3": (17, 15, 24, 36, 3, 3, (1, 1), (1, 1), (0, 1, 1, 0), {"groups": 3}),
+    # Many tiles of cout on one small map: the whole map in L1 on ascend310 (each tile's group
+    # found by its offset there), bands on ascend910.
+    "groups-2-whole": (7, 7, 32, 2048, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), {"groups": 2}),
+}
+SHAPES.update({k: v[:9] for k, v in MODES.items()})
+EPILOGUES["depthwise-bands-bn-relu6-f16"] = ("mobilenet-dw", {"channel_scale": 1, "bias": 1, "relu6": 1}, "f16")
+SHAPES["mobilenet-dw"] = (112, 112, 96, 96, 3, 3, (2, 2), (1, 1), (0, 1, 0, 1))
+MODES["mobilenet-dw"] = SHAPES["mobilenet-dw"] + ({"groups": 96},)
 
 
-def conv_nhwc(x, w, stride, dil, pad):
-    """y[oh, ow, co] = sum over c, i, j of x[c, oh*sh + i*dh - pt, ow*sw + j*dw - pl] * w[co, c, i, j]."""
+def conv_nhwc(x, w, stride, dil, pad, groups=1):
+    """y[oh, ow, co] = sum over c, i, j of x[c, oh*sh + i*dh - pt, ow*sw + j*dw - pl] * w[co, c, i, j],
+    c over the channels of co's group."""
+    if groups > 1:
+        cg, og = x.shape[1] // groups, w.shape[0] // groups
+        return np.concatenate([conv_nhwc(x[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og], stride, dil, pad)
+                               for g in range(groups)], axis=2)
     (sh, sw), (dh, dw), (pt, pb, pl, pr) = stride, dil, pad
     _, c, h, wd = x.shape
     cout, _, kh, kw = w.shape
@@ -60,10 +84,10 @@ kernels:
   - name: conv
     library: conv2d
     shape: {{h: {h}, w: {w}, c: {c}, cout: {cout}, kh: {kh}, kw: {kw}, stride_h: {sh}, stride_w: {sw},
-             dil_h: {dh}, dil_w: {dw}, pad_t: {pt}, pad_b: {pb}, pad_l: {pl}, pad_r: {pr}, out: {out}{keys}}}
+             dil_h: {dh}, dil_w: {dw}, pad_t: {pt}, pad_b: {pb}, pad_l: {pl}, pad_r: {pr}, out: {out}{keys}{mode}}}
     tensors:
-      - {{name: x, dtype: f16, layout: nc1hwc0, shape: [1, {c}, {h}, {w}], file: x.npy, save: x_back.npy}}
-      - {{name: wt, dtype: f16, layout: nc1hwc0, shape: [{cout}, {c}, {kh}, {kw}], file: w.npy}}
+      - {{name: x, dtype: f16, layout: {layout}, shape: [1, {c}, {h}, {w}], file: x.npy, save: x_back.npy}}
+      - {{name: wt, dtype: f16, layout: {layout}, shape: [{cout}, {cg}, {kh}, {kw}], groups: {groups}, file: w.npy}}
       - {{name: y, dtype: {out}, shape: [{ho}, {wo}, {cout}]}}
 {extra}    args: [x, wt, y{args}]
     check: {{expected: y_ref.npy, output: y, atol: {atol}, rtol: {rtol}}}
@@ -88,19 +112,24 @@ def run(d, text, what, x=None):
     print("ok  ", what)
 
 
-def fields(shape):
-    h, w, c, cout, kh, kw, stride, dil, pad = shape
+def fields(name):
+    h, w, c, cout, kh, kw, stride, dil, pad = SHAPES[name]
+    mode = MODES.get(name, (None,) * 9 + ({},))[9]
+    groups = mode.get("groups", 1)
     return dict(h=h, w=w, c=c, cout=cout, kh=kh, kw=kw, sh=stride[0], sw=stride[1], dh=dil[0], dw=dil[1],
-                pt=pad[0], pb=pad[1], pl=pad[2], pr=pad[3])
+                pt=pad[0], pb=pad[1], pl=pad[2], pr=pad[3], cg=c // groups, groups=groups,
+                mode="".join(f", {k}: {v}" for k, v in mode.items()),
+                layout="nc1hwc0_c04" if mode.get("c0") == 4 else "nc1hwc0")
 
 
-def write_inputs(d, rng, shape):
-    h, w, c, cout, kh, kw, stride, dil, pad = shape
+def write_inputs(d, rng, name):
+    h, w, c, cout, kh, kw, stride, dil, pad = SHAPES[name]
+    groups = fields(name)["groups"]
     x = rng.uniform(-1, 1, (1, c, h, w)).astype(np.float16)
-    wt = rng.uniform(-1, 1, (cout, c, kh, kw)).astype(np.float16)
+    wt = rng.uniform(-1, 1, (cout, c // groups, kh, kw)).astype(np.float16)
     np.save(os.path.join(d, "x.npy"), x)
     np.save(os.path.join(d, "w.npy"), wt)
-    return x, conv_nhwc(x, wt, stride, dil, pad)
+    return x, conv_nhwc(x, wt, stride, dil, pad, groups)
 
 
 def epilogue(d, rng, y, keys, out):
@@ -133,17 +162,19 @@ def epilogue(d, rng, y, keys, out):
     return extra, args, y
 
 
+SHAPES_OF_EPILOGUES = {shape for shape, _, _ in EPILOGUES.values()}
+
 with tempfile.TemporaryDirectory() as d:
     rng = np.random.default_rng(11)
-    for name in ("odd", "stem", "bands-1x1", "bands-dilated"):
-        x, y = write_inputs(d, rng, SHAPES[name])
+    for name in ("odd", "stem", "bands-1x1", "bands-dilated", *[m for m in MODES if m not in SHAPES_OF_EPILOGUES]):
+        x, y = write_inputs(d, rng, name)
         np.save(os.path.join(d, "y_ref.npy"), y.astype(np.float32))
         for preset in ("ascend310", "ascend910"):
             run(d, SCENARIO.format(name=name, preset=preset, ho=y.shape[0], wo=y.shape[1], out="f32", keys="",
-                                   extra="", args="", atol="1e-4", rtol="1e-4", **fields(SHAPES[name])),
+                                   extra="", args="", atol="1e-4", rtol="1e-4", **fields(name)),
                 f"{name} on {preset}", x)
     for name, (shape, keys, out) in EPILOGUES.items():
-        x, y = write_inputs(d, rng, SHAPES[shape])
+        x, y = write_inputs(d, rng, shape)
         extra, args, y = epilogue(d, rng, y, keys, out)
         np.save(os.path.join(d, "y_ref.npy"), y.astype(np.float32))
         # An f16 output is the f32 result rounded once: half an f16 step, relative.
@@ -151,7 +182,7 @@ with tempfile.TemporaryDirectory() as d:
         for preset in ("ascend310", "ascend910"):
             run(d, SCENARIO.format(name=name, preset=preset, ho=y.shape[0], wo=y.shape[1], out=out,
                                    keys="".join(f", {k}: true" for k in keys), extra=extra, args=args, atol=atol,
-                                   rtol=rtol, **fields(SHAPES[shape])),
+                                   rtol=rtol, **fields(shape)),
                 f"{name} ({shape}) on {preset}", x)
 
 for f in failures:

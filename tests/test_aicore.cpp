@@ -317,6 +317,72 @@ TEST(AiCoreCube, Load3dIsImg2colWithStrideDilationAndPadding) {
     }
 }
 
+TEST(AiCoreCube, Load3dSmallChannelMapPacksPositionsAlongK) {
+  Bench b;
+  // A 3-channel image stored H x W x 4 (C04: the fourth channel zero), 7 x 7 filter, stride 2,
+  // padding 3: K = 4 x 49 = 196 columns, zero from 196 to 207 (the last fractal's rest).
+  const int H = 9, W = 11, C0 = 4;
+  std::uint8_t* l1 = b.core.buffer(kL1);
+  for (int h = 0; h < H; ++h)
+    for (int w = 0; w < W; ++w)
+      for (int c = 0; c < C0; ++c)
+        num::store(l1 + ((h * W + w) * C0 + c) * 2, DType::F16, c < 3 ? h * 100 + w * 10 + c : 0);
+  Load3dCfg cfg{7, 7, 2, 2, 1, 1, 4, 0, 208, 3, 32};  // C 4, k 0..207, rows 3..34
+  Fmatrix f{W, H, 3, 3, 3, 3};
+  b.run("li64 x1, " + std::to_string(f.pack()) + "\nmtspr fmatrix, x1\nli x2, " + std::to_string(num::to_f16(-7)) +
+        "\nmtspr padvalue, x2\nli x3, 0\nli x4, 0\nli64 x5, " + std::to_string(cfg.pack1()) + "\nli64 x6, " +
+        std::to_string(cfg.pack2()) + "\nload3d.l0a.f16 x3, x4, x5, x6\nend\n");
+  ASSERT_FALSE(b.fault) << b.fault->str();
+  const int Wo = (W + 6 - 7) / 2 + 1, Ho = (H + 6 - 7) / 2 + 1, kf = 208 / 16;
+  for (int r = 0; r < 32; ++r)
+    for (int k = 0; k < 208; ++k) {
+      const int p = 3 + r, oh = p / Wo, ow = p % Wo, pos = k / 4, c = k % 4, i = pos / 7, j = pos % 7;
+      const int h = oh * 2 - 3 + i, w = ow * 2 - 3 + j;
+      double want;
+      if (oh >= Ho || pos >= 49)
+        want = 0;
+      else if (h < 0 || w < 0 || h >= H || w >= W)
+        want = -7;
+      else
+        want = c < 3 ? h * 100 + w * 10 + c : 0;
+      const double got =
+          num::load(b.core.buffer(kL0A) + ((r / 16) * kf + k / 16) * 512 + (r % 16) * 32 + (k % 16) * 2, DType::F16);
+      ASSERT_EQ(got, want) << "row " << r << " k " << k;
+    }
+}
+
+namespace {
+
+// Runs one load3d.l0a.f16 of an 8 x 8 feature map with `cfg`.
+void load3d_small(Bench& b, const Load3dCfg& cfg) {
+  const Fmatrix f{8, 8, 0, 0, 0, 0};
+  b.run("li64 x1, " + std::to_string(f.pack()) + "\nmtspr fmatrix, x1\nli x3, 0\nli x4, 0\nli64 x5, " +
+        std::to_string(cfg.pack1()) + "\nli64 x6, " + std::to_string(cfg.pack2()) +
+        "\nload3d.l0a.f16 x3, x4, x5, x6\nend\n");
+}
+
+}  // namespace
+
+TEST(AiCoreCube, Load3dSmallChannelMapReachesItsLastFractal) {
+  Bench b;
+  load3d_small(b, Load3dCfg{3, 3, 1, 1, 1, 1, 4, 32, 16, 0, 16});  // K = 36, 48 in fractals
+  EXPECT_FALSE(b.fault) << b.fault->str();
+}
+
+TEST(AiCoreCube, Load3dRefusesColumnsPastTheSmallChannelMapsLastFractal) {
+  Bench b;
+  load3d_small(b, Load3dCfg{3, 3, 1, 1, 1, 1, 4, 48, 16, 0, 16});
+  ASSERT_TRUE(b.fault);
+  EXPECT_NE(b.fault->str().find("48 in whole fractals"), std::string::npos) << b.fault->str();
+}
+
+TEST(AiCoreCube, Load3dRefusesAChannelCountThatDoesNotDivideAFractalsColumns) {
+  Bench b;
+  load3d_small(b, Load3dCfg{3, 3, 1, 1, 1, 1, 3, 0, 16, 0, 16});
+  ASSERT_TRUE(b.fault);
+  EXPECT_NE(b.fault->str().find("4 or more dividing it"), std::string::npos) << b.fault->str();
+}
+
 // --- vector values against plain loops --------------------------------------------------------
 
 namespace {

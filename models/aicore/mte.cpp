@@ -144,18 +144,22 @@ Span MteUnit::load2d(const Issued& e) {
 }
 
 Span MteUnit::load3d(const Issued& e) {
-  // img2col. The feature map in L1 is C1 x H x W x C0 (C0 = k0); fmatrix gives W, H and the
-  // padding. Column k of the matrix is ((c1 * kh + i) * kw + j) * C0 + c0, row p is the output
-  // position ho * Wo + wo; element (p, k) is the input at h = ho * stride_h - pad_t + i * dil_h,
+  // img2col. The feature map in L1 is C1 x H x W x C0 (C0 = k0), or, with fewer channels than
+  // k0 (4 or 8 of fp16: the small-channel mode of a network's first layer, CANN's C04), H x W x
+  // channels; fmatrix gives W, H and the padding. Column k of the matrix is
+  // ((c1 * kh + i) * kw + j) * C0 + c0 (C0 the map's), row p is the output position
+  // ho * Wo + wo; element (p, k) is the input at h = ho * stride_h - pad_t + i * dil_h,
   // w = wo * stride_w - pad_l + j * dil_w, or padvalue outside the map (and 0 for rows past
-  // Ho x Wo). Rows m_start.. and columns k_start.. of it go to L0A / L0B in 16 x k0 fractals.
+  // Ho x Wo, and for the columns of a small-channel map past K = channels x kh x kw, up to the
+  // next whole fractal). Rows m_start.. and columns k_start.. go to L0A / L0B in 16 x k0 fractals.
   const Load3dCfg c = Load3dCfg::unpack(e.v[2], e.v[3]);
   const Fmatrix f = Fmatrix::unpack(e.fmatrix);
   const DType t = e.in.dt1;
   if (t == DType::None) return failed(e, "needs a data type");
   const unsigned c0 = k0_of(t);
   const Buffer dst = e.in.info().dst;
-  if (c.channels == 0 || c.channels % c0) return failed(e, "channels must be a multiple of " + std::to_string(c0));
+  if (c.channels == 0 || (c.channels < c0 ? c0 % c.channels || c.channels < 4 : c.channels % c0))
+    return failed(e, "channels must be a multiple of " + std::to_string(c0) + ", or 4 or more dividing it");
   if (!c.kh || !c.kw || !c.stride_h || !c.stride_w || !c.dil_h || !c.dil_w)
     return failed(e, "filter size, stride and dilation must be at least 1");
   if (!f.w || !f.h) return failed(e, "fmatrix holds no feature map (W and H are 0)");
@@ -167,10 +171,12 @@ Span MteUnit::load3d(const Issued& e) {
   // hardware's load3d starts at any point of the map); the rows written are whole fractals.
   if (c.m_ext % 16 || c.k_start % c0 || c.k_ext % c0 || !c.m_ext || !c.k_ext)
     return failed(e, "m_ext must be a multiple of 16, k_start and k_ext of " + std::to_string(c0));
-  const std::uint64_t K = std::uint64_t(c.channels) * c.kh * c.kw;
-  if (c.k_start + c.k_ext > K) return failed(e, "columns past K = channels x kh x kw = " + std::to_string(K));
-  if (!core_.local_range(kL1, e.v[1], std::uint64_t(c.channels / c0) * f.h * f.w * 32, e, "feature map"))
-    return Span::at(now_tick());
+  const std::uint64_t K = std::uint64_t(c.channels) * c.kh * c.kw, k_cols = (K + c0 - 1) / c0 * c0;
+  if (c.k_start + c.k_ext > k_cols)
+    return failed(e, "columns past K = channels x kh x kw = " + std::to_string(K) +
+                         (k_cols != K ? " (" + std::to_string(k_cols) + " in whole fractals)" : std::string()));
+  const std::uint64_t map_bytes = std::uint64_t(c.channels) * f.h * f.w * dtype_bytes(t);
+  if (!core_.local_range(kL1, e.v[1], map_bytes, e, "feature map")) return Span::at(now_tick());
   const std::uint64_t mf = c.m_ext / 16, kf = c.k_ext / c0;
   if (!core_.local_range(dst, e.v[0], mf * kf * 512, e, "destination")) return Span::at(now_tick());
   if (core_.functional()) img2col(e, std::uint64_t(wo), std::uint64_t(ho));
@@ -182,8 +188,9 @@ Span MteUnit::load3d(const Issued& e) {
 void MteUnit::img2col(const Issued& e, std::uint64_t wo, std::uint64_t ho) {
   const Load3dCfg c = Load3dCfg::unpack(e.v[2], e.v[3]);
   const Fmatrix f = Fmatrix::unpack(e.fmatrix);
-  const unsigned eb = dtype_bytes(e.in.dt1), c0 = k0_of(e.in.dt1);
-  const std::uint64_t kf = c.k_ext / c0;
+  const unsigned eb = dtype_bytes(e.in.dt1), k0 = k0_of(e.in.dt1);
+  const unsigned c0 = std::min<unsigned>(c.channels, k0);  // the map's channels per position
+  const std::uint64_t kf = c.k_ext / k0, K = std::uint64_t(c.channels) * c.kh * c.kw;
   const std::uint8_t* fm = core_.buffer(kL1) + e.v[1];
   std::uint8_t* out = core_.buffer(e.in.info().dst) + e.v[0];
   std::uint8_t pad[4];
@@ -194,15 +201,15 @@ void MteUnit::img2col(const Issued& e, std::uint64_t wo, std::uint64_t ho) {
     for (std::uint64_t kk = 0; kk < c.k_ext; ++kk) {
       const std::uint64_t k = c.k_start + kk;
       const std::uint64_t cc = k % c0, j = (k / c0) % c.kw, i = (k / c0 / c.kw) % c.kh, c1 = k / c0 / c.kw / c.kh;
-      std::uint8_t* d = out + ((r / 16) * kf + kk / c0) * 512 + (r % 16) * 32 + (kk % c0) * eb;
+      std::uint8_t* d = out + ((r / 16) * kf + kk / k0) * 512 + (r % 16) * 32 + (kk % k0) * eb;
       const std::int64_t h = oh * c.stride_h - f.pad_t + std::int64_t(i) * c.dil_h;
       const std::int64_t w = ow * c.stride_w - f.pad_l + std::int64_t(j) * c.dil_w;
-      if (std::uint64_t(oh) >= ho)
-        std::memset(d, 0, eb);  // rows past the output
+      if (std::uint64_t(oh) >= ho || k >= K)
+        std::memset(d, 0, eb);  // rows past the output, columns past K
       else if (h < 0 || w < 0 || h >= f.h || w >= f.w)
         std::memcpy(d, pad, eb);
       else
-        std::memcpy(d, fm + ((c1 * f.h + std::uint64_t(h)) * f.w + std::uint64_t(w)) * 32 + cc * eb, eb);
+        std::memcpy(d, fm + ((c1 * f.h + std::uint64_t(h)) * f.w + std::uint64_t(w)) * c0 * eb + cc * eb, eb);
     }
   }
 }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Writes the scenarios of this folder: every distinct conv, pool and FC layer shape of
 # ResNet-50 v1.5 (batch 1, 224 x 224), one file per stage, each layer a library kernel on
-# seeded inputs in NumPy's NCHW / OIHW order (layout nc1hwc0), checked against the platform's
+# seeded inputs in NumPy's NCHW / OIHW order (layout nc1hwc0; the stem's 3 channels
+# nc1hwc0_c04), checked against the platform's
 # reference loop. The FC layer's input is a shipped .npy (fc-input.npy, written here too).
 #
 # Usage: python3 scenarios/layers/generate.py   (from anywhere; needs python3-numpy)
@@ -57,6 +58,9 @@ def conv(name, h, w, c, cout, k, s, p, seed):
     down = "-down-" in name
     expand = not down and k == 1 and cout == 4 * c
     keys = "channel_scale: true, bias: true" + ("" if down else ", relu: true") + (", residual: true" if expand else "")
+    # The stem's 3 channels in the small-channel mode (C0 = 4), as CANN runs a first layer.
+    layout = "nc1hwc0_c04" if c <= 4 else "nc1hwc0"
+    keys += ", c0: 4" if c <= 4 else ""
     residual = ""
     if expand:
         residual = f"      - {{name: res, dtype: f16, shape: [{ho}, {wo}, {cout}], init: random, seed: {seed + 4}}}\n"
@@ -66,8 +70,8 @@ def conv(name, h, w, c, cout, k, s, p, seed):
     shape: {{h: {h}, w: {w}, c: {c}, cout: {cout}, kh: {k}, kw: {k}, stride_h: {s}, stride_w: {s}, pad_t: {p}, pad_b: {p}, pad_l: {p}, pad_r: {p},
              out: f16, {keys}}}
     tensors:
-      - {{name: x, dtype: f16, layout: nc1hwc0, shape: [1, {c}, {h}, {w}], init: random, seed: {seed}}}
-      - {{name: wt, dtype: f16, layout: nc1hwc0, shape: [{cout}, {c}, {k}, {k}], init: random, seed: {seed + 1}, min: -0.1, max: 0.1}}
+      - {{name: x, dtype: f16, layout: {layout}, shape: [1, {c}, {h}, {w}], init: random, seed: {seed}}}
+      - {{name: wt, dtype: f16, layout: {layout}, shape: [{cout}, {c}, {k}, {k}], init: random, seed: {seed + 1}, min: -0.1, max: 0.1}}
       - {{name: y, dtype: f16, shape: [{ho}, {wo}, {cout}]}}
       - {{name: bias, dtype: f32, shape: [{cout}], init: random, seed: {seed + 2}, min: -0.5, max: 0.5}}
       - {{name: scale, dtype: f32, shape: [{cout}], init: random, seed: {seed + 3}, min: 0.5, max: 1.5}}

@@ -63,25 +63,30 @@ struct ConvL1 {
 
 // For mt x nt output tiles on `cores` cores. The whole map costs its load before the first
 // tile, nothing overlapping it; bands overlap compute but each tile loads its own. Whole when
-// it fits and a core's bands would move more bytes than the map (many tiles of cout on the
-// same rows: a strided 1 x 1 on a small map), else bands (s1-3x3-64 on ascend310: 53.5% of
-// peak whole, 65.0% in bands).
+// it fits and a core's bands would move more than twice the map's bytes (many tiles of cout on
+// the same rows: a strided 1 x 1 on a small map), else bands (s1-3x3-64 on ascend310: 53.5% of
+// peak whole, 65.0% in bands; twice, not once: on ascend310 the 1 x 1 64 -> 256 layer gains
+// 8% and none loses, the stem in C0 = 4 takes 101 us in bands, 113 whole).
 ConvL1 conv_l1(const ConvShape& c, std::uint32_t mt, std::uint32_t nt, std::uint64_t b_bytes, std::uint64_t l1,
                unsigned cores) {
-  const std::uint64_t row_bytes = std::uint64_t(c.c1()) * c.w * 32;  // one input row of every C1 group
+  // A band holds one input row of each C1 group of an extended group (a tile's channels); the
+  // whole map every C1 group. A copy moves whole 32-byte blocks (the small-channel map's rows
+  // are not).
+  const std::uint64_t pos_bytes = std::uint64_t(c.c0) * 2, row_bytes = std::uint64_t(c.c1e()) * c.w * pos_bytes;
+  const std::uint64_t plane_blocks = (std::uint64_t(c.h) * c.w * pos_bytes + 31) / 32;
   const std::uint64_t m = std::uint64_t(c.ho()) * c.wo(), tiles_m = (m + mt - 1) / mt;
   ConvL1 whole, band;
   whole.whole = true;
-  whole.area = (row_bytes * c.h + 511) / 512 * 512;
+  whole.area = (c.c1() * plane_blocks * 32 + 511) / 512 * 512;
   // Whole: load3d's m_start (16 bits) counts positions of the whole output, and one copy moves
-  // each C1 plane of h x w blocks (16 bits).
-  const bool whole_fits = whole.need(2, b_bytes) <= l1 && m <= 65535 && std::uint64_t(c.h) * c.w <= 65535;
+  // each C1 plane in blocks of 32 bytes (16 bits).
+  const bool whole_fits = whole.need(2, b_bytes) <= l1 && m <= 65535 && plane_blocks <= 65535;
   for (std::uint64_t r = 0; r < tiles_m; ++r)
     band.band_rows = std::max(band.band_rows, conv_band(c, mt, std::uint32_t(r)).rows);
-  band.area = (row_bytes * band.band_rows + 511) / 512 * 512;
+  band.area = ((row_bytes * band.band_rows + 31) / 32 * 32 + 511) / 512 * 512;
   const std::uint64_t tiles = tiles_m * ((c.cout + nt - 1) / nt), per_core = (tiles + cores - 1) / cores;
   const bool band_fits = band.need(2, b_bytes) <= l1;
-  return whole_fits && (!band_fits || per_core * band.area > whole.area) ? whole : band;
+  return whole_fits && (!band_fits || per_core * band.area > 2 * whole.area) ? whole : band;
 }
 
 }  // namespace
@@ -152,6 +157,7 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
     for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
       const bool fits = 2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b &&
                         std::uint64_t(mt) * nt * 4 <= l0c && (t.kt / k0) * (nt / 16) <= 255 && l1_need(mt, nt) <= l1 &&
+                        (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
                         (!s.vector_epilogue() || (gemm_epilogue_ub(s, mt, nt, conv != nullptr, 1) <= cfg.size[kUB] &&
                                                   nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0));
       if (!fits) continue;
@@ -167,7 +173,8 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
         " B), L0C (" + std::to_string(l0c) + " B) and L1" +
         (conv ? " (with the feature map's band of " +
                     std::to_string(conv_l1(*conv, 16, 16, std::uint64_t(t.kt) * 16 * eb, l1, cfg.cores).band_rows) +
-                    " input rows x " + std::to_string(conv->w) + " x " + std::to_string(conv->c1() * 16) + " channels)"
+                    " input rows x " + std::to_string(conv->w) + " x " + std::to_string(conv->c1e() * conv->c0) +
+                    " channels)"
               : std::string()) +
         (s.vector_epilogue() ? " (and, with the epilogue, UB (" + std::to_string(cfg.size[kUB]) + " B))"
                              : std::string()));
@@ -307,6 +314,7 @@ class GemmBuilder {
   void by_parity(Reg par, F f);
   void row_col(Reg tr);
   void load_pointers(Reg tr);
+  void group_planes(Reg out, Reg base);
   void load(int b, bool tail);
   void edge_configs();
   void output_configs();
@@ -323,7 +331,7 @@ class GemmBuilder {
   void part_flag(Pipe from, Pipe to, bool set, int h);
   void fix_m(bool set, int h) { part_flag(Pipe::FIX, Pipe::M, set, h); }  // FixPipe has read the part
   // A conv's last chunk when it is shorter than the others: its steps take only its k_tail.
-  bool short_k(const Act& a) const { return conv && a.last && k_tail != t.kt; }
+  bool short_k(const Act& a) const { return conv && a.last && k_tail_f != t.kt; }
   void emit(const Act& a);
   void run_tile(const std::vector<Act>& program);
   void tile_pointers();
@@ -346,6 +354,7 @@ class GemmBuilder {
   std::uint64_t a_bytes = 0, b_bytes = 0;
   ConvL1 fm;  // a conv's feature map in L1: whole, or two band slots at 0 and fm.area
   bool banded = false;
+  bool grouped = false;  // a conv of several extended groups: each tile's input channels differ
   std::uint64_t l1a[8] = {}, l1b[8] = {}, l0a[2] = {}, l0b[2] = {};
   bool epi = false;    // the vector epilogue (bias, scale, residual, ReLU6) instead of FixPipe to GM
   bool rows = false;   // it reads per-column rows (bias, scale)
@@ -355,7 +364,8 @@ class GemmBuilder {
   // with zeros), compute the whole tile and write what exists, by configuration words made at
   // run time for each tile.
   bool edge_m = false, edge_n = false;
-  std::uint32_t k_tail = 0;  // elements of k in the last chunk
+  std::uint32_t k_tail = 0;    // elements of k in the last chunk
+  std::uint32_t k_tail_f = 0;  // and in whole fractal columns: a conv's last steps
   // UB: nu slots of slot_bytes (the accumulator; its cast at cast_off; the residual at res_off
   // and its f32 cast at resf_off), then the bias row and the scale row.
   std::uint64_t slot_acc = 0, slot_bytes = 0, ub_bias = 0, ub_scale = 0, cast_off = 0, res_off = 0, resf_off = 0;
@@ -381,6 +391,7 @@ void GemmBuilder::plan() {
   mf = t.mt / 16, nf = t.nt / 16, kf = t.kt / k0;
   chunks = (s.k + t.kt - 1) / t.kt;
   k_tail = s.k - (chunks - 1) * t.kt;
+  k_tail_f = (k_tail + k0 - 1) / k0 * k0;
   edge_m = s.m % t.mt != 0, edge_n = s.n % t.nt != 0;
   tiles_n = (s.n + t.nt - 1) / t.nt, tiles_m = (s.m + t.mt - 1) / t.mt, tiles = std::uint32_t(t.tiles(s.m, s.n));
   // Rows per tile group: as many A row panels as fit in half the L2 beside two B column
@@ -425,6 +436,7 @@ void GemmBuilder::plan_l1() {
   a_bytes = std::uint64_t(t.mt) * t.kt * eb, b_bytes = std::uint64_t(t.kt) * t.nt * eb;
   if (conv) fm = conv_l1(*conv, t.mt, t.nt, b_bytes, cfg_.size[kL1], cfg_.cores);
   banded = conv && !fm.whole;
+  grouped = conv && conv->ext_groups() > 1;
   auto l1_need = [&](int n) { return conv ? fm.need(n, b_bytes) : n * (a_bytes + b_bytes); };
   nb = conv ? 6 : 8;
   while (nb > 2 && l1_need(nb) > cfg_.size[kL1]) nb -= 2;
@@ -458,8 +470,8 @@ Image GemmBuilder::build() {
   k.GetSpr(dim, Spr::BlockDim);
   // Loads run ahead into the next tile: ld_tile, a_ptr and b_ptr are the load side's; tile,
   // c_ptr, window and kstart the compute side's.
-  ld_tile = k.reg(), a_ptr = conv ? zero : k.reg(), b_ptr = k.reg(), c_ptr = k.reg(), tmp = k.reg(), dst = k.reg(),
-  src = k.reg();
+  ld_tile = k.reg(), a_ptr = conv && !(grouped && banded) ? zero : k.reg(), b_ptr = k.reg(), c_ptr = k.reg(),
+  tmp = k.reg(), dst = k.reg(), src = k.reg();
   // window is made just before each load3d, from which src is free.
   row = k.reg(), col = k.reg(), count = k.reg(), kstart = k.reg(), window = src, wbase = k.reg();
   if (edge_m || edge_n) {
@@ -470,8 +482,10 @@ Image GemmBuilder::build() {
   // arg is free once the arguments are read.
   if (l0c_bufs == 2) lc = k.Const(0);
   if (banded) ld_par = k.Const(0), par = k.Const(0), band_l1 = k.reg(), bt0 = arg, bt1 = k.reg();
+  if (grouped && !banded) band_l1 = k.reg();  // the tile's extended group's planes in L1
   if (conv)
-    filter = Load3dCfg{conv->kh, conv->kw, conv->stride_h, conv->stride_w, conv->dil_h, conv->dil_w, conv->c1() * 16};
+    filter =
+        Load3dCfg{conv->kh, conv->kw, conv->stride_h, conv->stride_w, conv->dil_h, conv->dil_w, conv->c1e() * conv->c0};
   if (conv) load_feature_map();
   prologue();
   // The first tile's first chunks; then output tiles round-robin over the blocks: tile,
@@ -497,7 +511,8 @@ void GemmBuilder::load_feature_map() {
   k.Li(tmp, std::int64_t(Fmatrix{conv->w, conv->h, conv->pad_l, conv->pad_r, conv->pad_t, conv->pad_b}.pack()));
   k.SetSpr(Spr::Fmatrix, tmp);
   k.Li(dst, 0);
-  k.DataCopy(Pos::L1, dst, Pos::GM, A, DataCopyCfg{conv->c1(), conv->h * conv->w, 0, 0});  // fp16 feature map
+  const std::uint32_t plane = (conv->h * conv->w * conv->c0 * 2 + 31) / 32;  // blocks of a C1 plane
+  k.DataCopy(Pos::L1, dst, Pos::GM, A, DataCopyCfg{conv->c1(), plane, 0, 0});
   k.SetFlag(Pipe::MTE2, Pipe::MTE1, 7);  // event 7: the L1 buffers use 0..nb-1
   k.WaitFlag(Pipe::MTE2, Pipe::MTE1, 7);
 }
@@ -547,18 +562,25 @@ void GemmBuilder::band(Reg top, Reg rows, Reg pad_t, Reg pad_b, Reg r0) {
 void GemmBuilder::load_band() {
   const ConvShape& c = *conv;
   band(bt0, bt1, dst, src, col);
-  k.Li(tmp, std::int64_t(c.w) * 32);
+  k.Li(tmp, std::int64_t(c.w) * c.c0 * 2);
   k.Mul(bt0, bt0, tmp);
-  k.Add(bt0, bt0, A);  // x + top x w x 32
-  k.Li(tmp, c.w);
-  k.Mul(dst, bt1, tmp);  // block_len: rows x w
-  k.Li(src, c.h);
-  k.Op("sub", src, src, bt1);
-  k.Mul(src, src, tmp);  // src_gap: (h - rows) x w
+  k.Add(bt0, bt0, grouped ? a_ptr : A);  // x (its extended group's planes) + top x w x C0 x 2
+  if (c.c0 == 16) {
+    k.Li(tmp, c.w);
+    k.Mul(dst, bt1, tmp);  // block_len: rows x w
+    k.Li(src, c.h);
+    k.Op("sub", src, src, bt1);
+    k.Mul(src, src, tmp);  // src_gap: (h - rows) x w
+  } else {                 // one plane of C0 = 4: rows x w x 8 bytes, in whole blocks
+    k.Mul(dst, bt1, tmp);
+    k.Addi(dst, dst, 31);
+    k.OpI("shri", dst, dst, 5);
+    k.Li(src, 0);
+  }
   k.OpI("shli", dst, dst, 12);
   k.OpI("shli", src, src, 28);
   k.Op("or", dst, dst, src);
-  k.Li(tmp, std::int64_t(DataCopyCfg{c.c1(), 0, 0, 0}.pack()));
+  k.Li(tmp, std::int64_t(DataCopyCfg{c.c1e(), 0, 0, 0}.pack()));
   k.Op("or", bt1, dst, tmp);
   by_parity(ld_par, [&](int p) {
     k.WaitFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);
@@ -661,7 +683,20 @@ void GemmBuilder::load_pointers(Reg tr) {
   k.Li(tmp, s.b_transposed ? std::int64_t(t.nt) * s.k * eb : std::int64_t(t.nt) * eb);
   k.Mul(b_ptr, col, tmp);
   k.Add(b_ptr, b_ptr, B);
+  if (grouped && banded) group_planes(a_ptr, A);  // the planes its bands come from
   edge_configs();
+}
+
+// out = base + the first C1 plane of tile column col's extended group (col x nt / coute of
+// them, c1e planes of h x w positions each).
+void GemmBuilder::group_planes(Reg out, Reg base) {
+  k.Li(tmp, t.nt);
+  k.Mul(out, col, tmp);
+  k.Li(tmp, conv->coute());
+  k.Op("divu", out, out, tmp);
+  k.Li(tmp, std::int64_t(conv->c1e()) * conv->h * conv->w * 32);
+  k.Mul(out, out, tmp);
+  k.Add(out, out, base);
 }
 
 // out = min(tile, size - index x tile): the rows (or columns) of tile `index` that exist.
@@ -849,11 +884,11 @@ void GemmBuilder::step_mte1(const Act& a) {
     if (a.kdelta) k.Addi(kstart, kstart, a.kdelta * std::int32_t(t.kt));
     k.Op("or", window, kstart, wbase);  // wbase: (m_start << 32) | (kt << 16) | (mt << 48)
     if (short_k(a)) {                   // the last chunk's k_ext: k_tail
-      k.Li(dst, std::int64_t(t.kt - k_tail) << 16);
+      k.Li(dst, std::int64_t(t.kt - k_tail_f) << 16);
       k.Op("sub", window, window, dst);
     }
     k.Li(dst, std::int64_t(l0a[l0]));
-    k.LoadData3D(Pos::L0A, in, dst, banded ? band_l1 : zero, filter, window);
+    k.LoadData3D(Pos::L0A, in, dst, banded || grouped ? band_l1 : zero, filter, window);
     if (banded && a.last) {  // the tile's last img2col: its band slot may be refilled
       by_parity(par, [&](int p) { k.SetFlag(Pipe::MTE1, Pipe::MTE2, 6 + p); });
       k.OpI("xori", par, par, 1);
@@ -869,7 +904,7 @@ void GemmBuilder::step_mte1(const Act& a) {
   if (s.b_transposed) {
     // B^T in Nz: its fractals are already B^T's; part h's columns of fractals, as for A (a
     // conv's short last chunk: its kfs columns).
-    const std::uint32_t kfs = short_k(a) ? k_tail / k0 : kf;
+    const std::uint32_t kfs = short_k(a) ? k_tail_f / k0 : kf;
     for (std::uint32_t kk = 0; kk < kfs; ++kk) {
       k.Li(dst, std::int64_t(l0b[l0] + kk * 512));
       k.Li(src, std::int64_t(l1b[b] + (std::uint64_t(kk) * nf + std::uint64_t(h) * nfp) * 512));
@@ -892,7 +927,7 @@ void GemmBuilder::step_cube(const Act& a) {
   l0c_at(tmp, h);
   k.Li(dst, std::int64_t(l0a[l0]));
   k.Li(src, std::int64_t(l0b[l0]));
-  k.Mmad(acc, in, tmp, dst, src, MmadCfg{t.mt, short_k(a) ? k_tail : t.kt, ntp, a.first});
+  k.Mmad(acc, in, tmp, dst, src, MmadCfg{t.mt, short_k(a) ? k_tail_f : t.kt, ntp, a.first});
   k.SetFlag(Pipe::M, Pipe::MTE1, l0);
   if (!a.last) return;
   part_flag(Pipe::M, Pipe::FIX, true, h);  // per buffer: the cube may finish the next tile first
@@ -1010,6 +1045,7 @@ void GemmBuilder::tile_pointers() {
   if (banded) {
     band_window();
   } else {
+    if (grouped) group_planes(band_l1, zero);
     k.Li(tmp, std::int64_t(t.mt));
     k.Mul(wbase, row, tmp);
   }
@@ -1086,9 +1122,16 @@ void check_conv(const ConvShape& c) {
   if (c.pad_t > c.dil_h * (c.kh - 1) || c.pad_b > c.dil_h * (c.kh - 1))
     throw Error("conv2d: padding above or below of more than the dilated filter's extent less one (" +
                 std::to_string(c.dil_h * (c.kh - 1)) + ") gives output rows that read only padding");
+  if (c.c0 != 16 && c.c0 != 4) throw Error("conv2d: c0 is 16, or 4 for the small-channel mode");
+  if (c.c0 == 4 && (c.c > 4 || c.groups != 1))
+    throw Error("conv2d: c0 = 4 (the small-channel mode) takes at most 4 channels and one group (c = " +
+                std::to_string(c.c) + ", groups = " + std::to_string(c.groups) + ")");
+  if (!c.groups || c.c % c.groups || c.cout % c.groups)
+    throw Error("conv2d: groups (" + std::to_string(c.groups) + ") must divide c (" + std::to_string(c.c) +
+                ") and cout (" + std::to_string(c.cout) + ")");
   // One copy moves a band of every C1 plane: its length and the gap between planes (at most
-  // h x w blocks) are 16-bit fields.
-  if (std::uint64_t(c.h) * c.w > 65535)
+  // h x w blocks) are 16-bit fields. (A small-channel map is one plane, in blocks of 4 positions.)
+  if (c.c0 == 16 && std::uint64_t(c.h) * c.w > 65535)
     throw Error("conv2d: an input plane of " + std::to_string(std::uint64_t(c.h) * c.w) +
                 " positions (h x w) is more than the 65535 the band copy's 16-bit block fields reach");
 }

@@ -37,7 +37,7 @@ struct GemmShape {
 
 // A convolution run as a GEMM: A is the img2col of the input (via load3d), B^T the weights.
 struct ConvShape {
-  std::uint32_t h = 0, w = 0, c = 0;  // input: c channels of h x w, stored NC1HWC0 (C1 = ceil(c / 16))
+  std::uint32_t h = 0, w = 0, c = 0;  // input: c channels of h x w, stored NC1HWC0 (C1 = ceil(c / c0))
   std::uint32_t cout = 0;             // output channels
   std::uint32_t kh = 1, kw = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
   std::uint32_t pad_t = 0, pad_b = 0, pad_l = 0, pad_r = 0;
@@ -45,11 +45,35 @@ struct ConvShape {
   // `out` (f32, f16 or bf16); residual is a tensor like y.
   aicore::DType out = aicore::DType::F32;
   bool scale = false, bias = false, residual = false, relu = false, relu6 = false;
+  // C0 of the stored input: 16, or 4, the small-channel mode of a first layer (c <= 4, CANN's
+  // NC1HWC0_C04): each position's 4 channels packed along k, so a 7 x 7 filter on 3 channels is
+  // k = 196 (208 in whole fractals), not 49 x 16 = 784, and the image moves a quarter of the bytes.
+  std::uint32_t c0 = 16;
+  // Grouped convolution: output channel o sees the c / groups input channels of its group
+  // o / (cout / groups) (depthwise: groups = c). The cube works on extended groups of `ext()`
+  // groups whose input and output channels are whole fractals (CANN's group extension), its
+  // weights block-diagonal inside one; each output tile lies in one extended group.
+  std::uint32_t groups = 1;
   std::uint32_t ho() const { return (h + pad_t + pad_b - dil_h * (kh - 1) - 1) / stride_h + 1; }
   std::uint32_t wo() const { return (w + pad_l + pad_r - dil_w * (kw - 1) - 1) / stride_w + 1; }
-  std::uint32_t c1() const { return (c + 15) / 16; }
-  // The GEMM's k: every channel of the C1 groups (the pad channels of the last one included).
-  std::uint32_t k() const { return c1() * 16 * kh * kw; }
+  std::uint32_t c1() const { return (c + c0 - 1) / c0; }
+  std::uint32_t cin_g() const { return c / groups; }
+  std::uint32_t cout_g() const { return cout / groups; }
+  // Groups per extended group: the fewest whose input and output channels are multiples of 16
+  // when that divides groups, else all of them (one extended group: a dense conv whose weights
+  // are zero across groups).
+  std::uint32_t ext() const {
+    std::uint32_t e = 1;
+    while ((e * cin_g() % 16 || e * cout_g() % 16) && e < 16) e *= 2;
+    return groups % e == 0 && e * cin_g() % 16 == 0 && e * cout_g() % 16 == 0 ? e : groups;
+  }
+  std::uint32_t ext_groups() const { return groups / ext(); }
+  // An extended group's input channel groups of C0 (all of C1 when there is one) and outputs.
+  std::uint32_t c1e() const { return ext_groups() == 1 ? c1() : ext() * cin_g() / c0; }
+  std::uint32_t coute() const { return cout / ext_groups(); }
+  // The GEMM's k: an extended group's channels x kh x kw (with C0 = 16, the pad channels of the
+  // last C1 group included; with C0 = 4, k0 columns of 4 channels at a time).
+  std::uint32_t k() const { return c1e() * c0 * kh * kw; }
 };
 
 // The part of the input a conv tile reads: the input rows [top, top + rows) of its output rows
