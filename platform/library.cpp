@@ -152,7 +152,10 @@ std::vector<LibraryArg> softmax_args(const KernelShape& s) {
 }
 BuiltKernel build_softmax(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& sm = std::get<kernels::SoftmaxShape>(s);
-  return {kernels::softmax_kernel(core, sm), "one row at a time", sm.rows};
+  const std::uint32_t u = kernels::softmax_unit_rows(sm);
+  return {kernels::softmax_kernel(core, sm),
+          u == 1 ? "one row at a time" : "one row at a time, in units of " + std::to_string(u) + " rows (whole blocks)",
+          (sm.rows + u - 1) / u};
 }
 
 // Per element, at least: the row max, the subtraction, the exponential (complex), the row sum

@@ -11,14 +11,17 @@ using namespace aicore;
 namespace {
 
 // A row is `full` repeats of per_repeat elements and a `tail`, one more repeat under a mask.
-// UB: x / exp at 0, the broadcast sum at row_bytes, reductions at 2 x row_bytes (the tail's 32
-// bytes after).
+// UB: x / exp at 0, the broadcast sum at the row's bytes rounded up to a block, reductions after
+// it (the tail's 32 bytes after), then the last block of a row that ends inside one (see below):
+// blk, its sum, and blk_y, the output's block under it.
 struct Row {
   KernelBuilder& k;
   DType t;
   std::uint32_t full, tail;
   Reg n, m;  // per_repeat (the mask between ops), scratch for other masks
   Reg ub_x, ub_s, ub_r, ub_xt, ub_st, ub_r2, v;
+  Reg ub_blk = Reg{}, ub_blk_s = Reg{}, ub_blk_y = Reg{};
+  std::uint32_t blk_elems = 0, before = 0;  // a block's elements; of them, the earlier rows'
 
   void mask(std::uint32_t count) {
     k.Li(m, count);
@@ -30,6 +33,13 @@ struct Row {
     if (!tail) return;
     mask(tail);
     k.Vector(op, t, tail_ops, VecCfg{1, 1, 1, 1, 8, 8, 8});
+    k.SetMaskCount(n);
+  }
+  // An op over the last block only (`block`: with it).
+  void on_block(bool block, const char* op, const std::vector<Reg>& ops) {
+    if (!block) return;
+    mask(blk_elems);
+    k.Vector(op, t, ops, VecCfg{1, 1, 1, 1, 8, 8, 8});
     k.SetMaskCount(n);
   }
   // A reduction of the row into ub_r: of the full repeats, of the tail (into ub_r2), then of
@@ -49,41 +59,96 @@ struct Row {
     k.WaitFlag(Pipe::V, Pipe::S, event);
     k.LoadUb(v, ub_r, 0);  // the result's bits, in the low element width
   }
-  // exp(x - max) / sum of it, in place at ub_x.
-  void softmax(std::uint64_t sign) {
+  // exp(x - max) / sum of it, in place at ub_x; with `block`, the same for the row's last block
+  // at ub_blk (the same operations on the same values), then the earlier rows' elements of it
+  // from ub_blk_y (x + 0: the value).
+  void softmax(std::uint64_t sign, bool block) {
     reduce("redmax", "max", 0);
     k.OpI("xori", v, v, std::int32_t(sign));  // the max negated, added
     each("adds", {ub_x, ub_x, v}, {ub_xt, ub_xt, v});
     each("exp", {ub_x, ub_x}, {ub_xt, ub_xt});
+    on_block(block, "adds", {ub_blk, ub_blk, v});
+    on_block(block, "exp", {ub_blk, ub_blk});
     reduce("redsum", "add", 1);  // the sum, broadcast over a row, divides
     each("dup", {ub_s, v}, {ub_st, v});
     each("div", {ub_x, ub_x, ub_s}, {ub_xt, ub_xt, ub_st});
+    on_block(block, "dup", {ub_blk_s, v});
+    on_block(block, "div", {ub_blk, ub_blk, ub_blk_s});
+    if (!block || !before) return;
+    mask(before);
+    k.Li(v, 0);
+    k.Vector("adds", t, {ub_blk, ub_blk_y, v}, VecCfg{1, 1, 1, 1, 8, 8, 8});
+    k.SetMaskCount(n);
   }
 };
 
+// Rows go to blocks in units of `unit` rows whose bytes are whole 32-byte blocks, so no two
+// blocks write one 32-byte block. A row is read from its first byte (any alignment) in whole
+// blocks. It is written the same way when that stays inside its unit: the last block's bytes
+// past the row land in the rows after it, which write them again later (and which, in place,
+// are their own inputs as read, untouched by the vector unit). The unit's rows from `apart` on
+// would write past the unit: they write their whole blocks, then the block [end - 32, end)
+// that ends with the row, computed apart from x's bytes there (with, for a row shorter than a
+// block, the earlier rows' results in it from the output). A unit is at least a row's blocks
+// and one more, so that block starts inside the unit.
+struct Plan {
+  std::uint64_t row_bytes, padded, unit, apart;
+  std::uint32_t blocks, whole;  // blocks read and written per row; whole ones (written apart)
+};
+
+void row_in(KernelBuilder& k, const Row& r, const Plan& p, Reg X, Reg O, Reg off, Reg g, bool block) {
+  k.Add(g, X, off);
+  k.DataCopy(Pos::UB, r.ub_x, Pos::GM, g, DataCopyCfg{1, p.blocks, 0, 0});
+  if (!block) return;
+  k.Addi(g, g, std::int32_t(p.row_bytes) - 32);
+  k.DataCopy(Pos::UB, r.ub_blk, Pos::GM, g, DataCopyCfg{1, 1, 0, 0});
+  if (!r.before) return;
+  k.Add(g, O, off);
+  k.Addi(g, g, std::int32_t(p.row_bytes) - 32);
+  k.DataCopy(Pos::UB, r.ub_blk_y, Pos::GM, g, DataCopyCfg{1, 1, 0, 0});
+}
+
+void row_out(KernelBuilder& k, const Row& r, const Plan& p, Reg O, Reg off, Reg g, bool block) {
+  k.Add(g, O, off);
+  if (!block) return k.DataCopy(Pos::GM, g, Pos::UB, r.ub_x, DataCopyCfg{1, p.blocks, 0, 0});
+  if (p.whole) k.DataCopy(Pos::GM, g, Pos::UB, r.ub_x, DataCopyCfg{1, p.whole, 0, 0});
+  k.Addi(g, g, std::int32_t(p.row_bytes) - 32);
+  k.DataCopy(Pos::GM, g, Pos::UB, r.ub_blk, DataCopyCfg{1, 1, 0, 0});
+}
+
 }  // namespace
+
+std::uint32_t softmax_unit_rows(const SoftmaxShape& s) {
+  const std::uint64_t row = std::uint64_t(s.cols) * dtype_bytes(s.dtype);
+  if (row % 32 == 0) return 1;
+  std::uint32_t u = 1;
+  while (u * row % 32 || u * row < (row + 31) / 32 * 32 + 32) ++u;
+  return u;
+}
 
 Image softmax_kernel(const AiCoreConfig& cfg, const SoftmaxShape& s) {
   if (s.dtype != DType::F32 && s.dtype != DType::F16) throw Error("softmax: dtype f32 or f16");
   const unsigned eb = dtype_bytes(s.dtype);
   const std::uint32_t per_repeat = 256 / eb, full = s.cols / per_repeat, tail = s.cols % per_repeat;
-  if (s.rows == 0 || s.cols == 0 || std::uint64_t(s.cols) * eb % 32 || full + (tail ? 1 : 0) > 255)
-    throw Error("softmax: a row must be whole 32-byte blocks (cols a multiple of " + std::to_string(32 / eb) + " for " +
-                dtype_name(s.dtype) +
-                ": the copies move blocks, and a row ending inside one would write the next row's first elements) "
-                "of at most " +
-                std::to_string(255 * per_repeat) + " elements");
-  const std::uint64_t row_bytes = std::uint64_t(s.cols) * eb, tail_at = std::uint64_t(full) * 256;
-  if (2 * row_bytes + 64 > cfg.size[kUB]) throw Error("softmax: a row does not fit the UB twice");
-  const DataCopyCfg copy{1, std::uint32_t(row_bytes / 32), 0, 0};
+  if (s.rows == 0 || s.cols == 0 || full + (tail ? 1 : 0) > 255)
+    throw Error("softmax: rows and cols at least 1, a row of at most " + std::to_string(255 * per_repeat) +
+                " elements");
+  Plan p{std::uint64_t(s.cols) * eb, 0, softmax_unit_rows(s), 0, 0, 0};
+  p.padded = (p.row_bytes + 31) / 32 * 32;
+  while (p.apart * p.row_bytes + p.padded <= p.unit * p.row_bytes) ++p.apart;
+  p.blocks = std::uint32_t(p.padded / 32), p.whole = std::uint32_t(p.row_bytes / 32);
+  const bool ragged = p.unit > 1;  // rows end inside blocks
+  const std::uint64_t tail_at = std::uint64_t(full) * 256, blk_at = 2 * p.padded + 64;
+  if (blk_at + 96 > cfg.size[kUB]) throw Error("softmax: a row does not fit the UB twice");
+  const std::uint64_t units = (s.rows + p.unit - 1) / p.unit;
 
   KernelBuilder k;
   Reg arg = k.reg(), X = k.reg(), O = k.reg();
   k.GetSpr(arg, Spr::ArgBase);
   k.LoadGm(X, arg, 0);
   k.LoadGm(O, arg, 8);
-  Reg row = k.reg(), dim = k.reg(), nrows = k.Const(s.rows), off = k.reg(), g = k.reg(),
-      rb = k.Const(std::int64_t(row_bytes));
+  Reg unit = k.reg(), dim = k.reg(), nunits = k.Const(std::int64_t(units)), off = k.reg(), g = k.reg(), row = k.reg(),
+      end = k.reg(), last = k.reg();
   Row r{k,
         s.dtype,
         full,
@@ -91,29 +156,59 @@ Image softmax_kernel(const AiCoreConfig& cfg, const SoftmaxShape& s) {
         k.Const(per_repeat),
         k.reg(),
         k.Const(0),
-        k.Const(std::int64_t(row_bytes)),
-        k.Const(std::int64_t(2 * row_bytes)),
+        k.Const(std::int64_t(p.padded)),
+        k.Const(std::int64_t(2 * p.padded)),
         k.Const(std::int64_t(tail_at)),
-        k.Const(std::int64_t(row_bytes + tail_at)),
-        k.Const(std::int64_t(2 * row_bytes + 32)),
+        k.Const(std::int64_t(p.padded + tail_at)),
+        k.Const(std::int64_t(2 * p.padded + 32)),
         k.reg()};
-  k.GetSpr(row, Spr::BlockId);
+  if (ragged) {
+    r.ub_blk = k.Const(std::int64_t(blk_at)), r.ub_blk_s = k.Const(std::int64_t(blk_at + 32));
+    r.ub_blk_y = k.Const(std::int64_t(blk_at + 64));
+    r.blk_elems = 32 / eb, r.before = p.row_bytes < 32 ? std::uint32_t((32 - p.row_bytes) / eb) : 0;
+  }
+  k.GetSpr(unit, Spr::BlockId);
   k.GetSpr(dim, Spr::BlockDim);
   k.SetMaskCount(r.n);
   k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);  // the UB row is free
-  k.RoundRobin(row, nrows, dim, [&] {
-    k.Mul(off, row, rb);
-    k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);  // x row -> UB
-    k.Add(g, X, off);
-    k.DataCopy(Pos::UB, r.ub_x, Pos::GM, g, copy);
-    k.SetFlag(Pipe::MTE2, Pipe::V, 0);
-    k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
-    r.softmax(eb == 4 ? 0x80000000u : 0x8000u);
-    k.SetFlag(Pipe::V, Pipe::MTE3, 0);
-    k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
-    k.Add(g, O, off);
-    k.DataCopy(Pos::GM, g, Pos::UB, r.ub_x, copy);
+  k.RoundRobin(unit, nunits, dim, [&] {
+    // Rows [unit x u, min(that + u, rows)); those from `last` on are written apart.
+    k.Li(g, std::int64_t(p.unit));
+    k.Mul(row, unit, g);
+    k.Add(end, row, g);
+    k.Addi(last, row, std::int32_t(p.apart));
+    k.Li(g, s.rows);
+    k.Op("min", end, end, g);
+    Label top = k.NewLabel(), done = k.NewLabel();
+    k.Bind(top);
+    k.Branch("bgeu", row, end, done);
+    k.Li(g, std::int64_t(p.row_bytes));
+    k.Mul(off, row, g);
+    k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
+    auto body = [&](bool block) {
+      row_in(k, r, p, X, O, off, g, block);
+      k.SetFlag(Pipe::MTE2, Pipe::V, 0);
+      k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
+      r.softmax(eb == 4 ? 0x80000000u : 0x8000u, block);
+      k.SetFlag(Pipe::V, Pipe::MTE3, 0);
+      k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
+      row_out(k, r, p, O, off, g, block);
+    };
+    if (ragged) {
+      Label other = k.NewLabel(), next = k.NewLabel();
+      k.Branch("bltu", row, last, other);
+      body(true);
+      k.Jump(next);
+      k.Bind(other);
+      body(false);
+      k.Bind(next);
+    } else {
+      body(false);
+    }
     k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);
+    k.Addi(row, row, 1);
+    k.Jump(top);
+    k.Bind(done);
   });
   k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
   k.End();

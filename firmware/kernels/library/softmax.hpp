@@ -11,8 +11,13 @@ namespace dvp::kernels {
 
 struct SoftmaxShape {
   aicore::DType dtype = aicore::DType::F32;
-  std::uint32_t rows = 0, cols = 0;  // cols: a multiple of one repeat (64 fp32, 128 fp16), at most 255 repeats
+  std::uint32_t rows = 0, cols = 0;  // cols: any, up to 255 repeats (16320 f32, 32640 f16)
 };
+
+// Rows per work unit: 1 when a row is whole 32-byte blocks, else the fewest whose bytes are
+// whole blocks and at least a row's blocks and one more (softmax.cpp says why), so no two
+// blocks write one 32-byte block.
+std::uint32_t softmax_unit_rows(const SoftmaxShape& s);
 
 // Arguments at argbase: x, out (GM addresses).
 aicore::Image softmax_kernel(const aicore::AiCoreConfig& cfg, const SoftmaxShape& s);
