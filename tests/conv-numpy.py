@@ -51,6 +51,9 @@ MODES = {
     "groups-2-whole": (7, 7, 32, 2048, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), {"groups": 2}),
 }
 SHAPES.update({k: v[:9] for k, v in MODES.items()})
+# 40 f16 channels: y's rows (80 bytes) end inside 32-byte blocks, each row's last block apart.
+EPILOGUES["bn-relu-f16-ragged-cout"] = ("cout-40", {"channel_scale": 1, "bias": 1, "relu": 1}, "f16")
+SHAPES["cout-40"] = (26, 30, 32, 40, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))
 EPILOGUES["depthwise-bands-bn-relu6-f16"] = ("mobilenet-dw", {"channel_scale": 1, "bias": 1, "relu6": 1}, "f16")
 SHAPES["mobilenet-dw"] = (112, 112, 96, 96, 3, 3, (2, 2), (1, 1), (0, 1, 0, 1))
 MODES["mobilenet-dw"] = SHAPES["mobilenet-dw"] + ({"groups": 96},)

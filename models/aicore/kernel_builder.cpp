@@ -88,6 +88,13 @@ void KernelBuilder::LoadUb(Reg d, Reg base, std::int32_t off) {
   emit(i);
 }
 
+void KernelBuilder::StoreUb(Reg v, Reg base, std::int32_t off) {
+  Instr i;
+  i.op = op("st.ub");
+  i.c = v.n, i.b = base.n, i.imm = off;
+  emit(i);
+}
+
 void KernelBuilder::StoreGm(Reg v, Reg base, std::int32_t off) {
   Instr i;
   i.op = op("st.d");

@@ -43,6 +43,7 @@ class KernelBuilder {
   void LoadGm(Reg d, Reg base, std::int32_t off);   // ld.d through the dCache
   void StoreGm(Reg v, Reg base, std::int32_t off);  // st.d
   void LoadUb(Reg d, Reg base, std::int32_t off);   // ld.ub: 64 bits from UB
+  void StoreUb(Reg v, Reg base, std::int32_t off);  // st.ub: 64 bits to UB
   void GetSpr(Reg d, Spr s);                        // mfspr
   void SetSpr(Spr s, Reg v);                        // mtspr
   void SetMaskCount(Reg n);                         // continuous mask: first n elements

@@ -94,16 +94,18 @@ def pool(name, mode, h, w, c, k, s, p, seed, out_hw):
 """
 
 
+# The FC's logits in f16, as the network's other outputs (2000-byte rows: the epilogue writes
+# the last block of each apart).
 FC = """  - name: fc
     library: gemm
-    shape: {m: 1, k: 2048, n: 1000, b_transposed: true, bias: true, out: f32}
+    shape: {m: 1, k: 2048, n: 1000, b_transposed: true, bias: true, out: f16}
     tensors:
       - {name: x, dtype: f16, shape: [1, 2048], file: fc-input.npy}
       - {name: wt, dtype: f16, shape: [1000, 2048], init: random, seed: 901, min: -0.05, max: 0.05}
-      - {name: y, dtype: f32, shape: [1, 1000]}
+      - {name: y, dtype: f16, shape: [1, 1000]}
       - {name: bias, dtype: f32, shape: [1000], init: random, seed: 902}
     args: [x, wt, y, bias]
-    check: {op: gemm, inputs: [x, wt, bias], output: y, m: 1, k: 2048, n: 1000, b_transposed: true, atol: 1e-4, rtol: 1e-4}
+    check: {op: gemm, inputs: [x, wt, bias], output: y, m: 1, k: 2048, n: 1000, b_transposed: true, atol: 1e-3, rtol: 1e-3}
 """
 
 CHECKS = """checks:

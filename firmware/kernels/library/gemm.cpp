@@ -31,7 +31,17 @@ std::uint64_t gemm_epilogue_ub(const GemmShape& s, std::uint32_t mt, std::uint32
   const unsigned ob = dtype_bytes(s.out);
   const bool cast = s.out != DType::F32 && s.out != DType::S32;
   const unsigned per = 4 + (cast ? ob : 0) + (s.residual ? ob + (ob != 4 ? 4 : 0) : 0);
-  return slots * std::uint64_t(mt) * ntp * per + (int(s.bias) + int(s.channel_scale)) * std::uint64_t(nt) * 4;
+  // (and 32 bytes for the last block of a row that ends inside one: GemmBuilder::ragged_out)
+  return slots * std::uint64_t(mt) * ntp * per + (int(s.bias) + int(s.channel_scale)) * std::uint64_t(nt) * 4 + 32;
+}
+
+// C's rows end inside 32-byte blocks (n x its bytes is not a multiple of 32): the vector
+// epilogue writes them row by row (GemmBuilder::ragged_out).
+bool gemm_ragged(const GemmShape& s) { return s.vector_epilogue() && std::uint64_t(s.n) * dtype_bytes(s.out) % 32; }
+
+// The last block of a ragged row is the part's: the last tile's last part holds 32 bytes or more.
+bool ragged_tail_fits(const GemmShape& s, std::uint32_t ntp) {
+  return s.n % ntp == 0 || s.n % ntp * dtype_bytes(s.out) >= 32;
 }
 
 // The estimated cycles of a GEMM in mt x nt tiles: the tiles go round the cores in waves; a
@@ -108,6 +118,10 @@ ConvBand conv_band(const ConvShape& c, std::uint32_t mt, std::uint32_t row) {
 
 GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) {
   const bool int8 = s.in == DType::S8;
+  if (gemm_ragged(s) && (std::uint64_t(s.n) * dtype_bytes(s.out) < 32 || s.residual))
+    throw Error("gemm: with bias (or a scale, a residual, ReLU6), C's rows of n = " + std::to_string(s.n) + " " +
+                aicore::dtype_name(s.out) + " end inside 32-byte blocks; such rows must be 32 bytes or more, " +
+                "and take no residual (the epilogue writes each row's last block apart)");
   if (s.in != DType::F16 && s.in != DType::BF16 && !int8) throw Error("gemm: inputs are f16, bf16 or s8");
   if (int8 && !s.b_transposed) throw Error("gemm: an int8 B must be given transposed (n x k): set b_transposed");
   if (int8 && s.out != DType::S32 && s.out != DType::S8 && s.out != DType::F16 && s.out != DType::F32)
@@ -155,11 +169,13 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
   std::uint64_t best_work = ~0ull, best_pad = ~0ull, best_area = 0;
   for (std::uint32_t mt = 16; mt <= 256; mt *= 2)
     for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
-      const bool fits = 2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b &&
-                        std::uint64_t(mt) * nt * 4 <= l0c && (t.kt / k0) * (nt / 16) <= 255 && l1_need(mt, nt) <= l1 &&
-                        (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
-                        (!s.vector_epilogue() || (gemm_epilogue_ub(s, mt, nt, conv != nullptr, 1) <= cfg.size[kUB] &&
-                                                  nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0));
+      const bool fits =
+          2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b && std::uint64_t(mt) * nt * 4 <= l0c &&
+          (t.kt / k0) * (nt / 16) <= 255 && l1_need(mt, nt) <= l1 &&
+          (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
+          (!s.vector_epilogue() || (gemm_epilogue_ub(s, mt, nt, conv != nullptr, 1) <= cfg.size[kUB] &&
+                                    nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0)) &&
+          (!gemm_ragged(s) || ragged_tail_fits(s, nt / gemm_parts(nt, conv != nullptr)));
       if (!fits) continue;
       const std::uint64_t work = gemm_estimate(cfg, s, mt, nt, k_pad), area = std::uint64_t(mt) * nt;
       const std::uint64_t pad = (s.m + mt - 1) / mt * mt * ((s.n + nt - 1) / nt * nt);
@@ -178,12 +194,6 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
               : std::string()) +
         (s.vector_epilogue() ? " (and, with the epilogue, UB (" + std::to_string(cfg.size[kUB]) + " B))"
                              : std::string()));
-  if (s.vector_epilogue() && (std::uint64_t(s.n) * dtype_bytes(s.out) % 32 || (s.n % t.nt) * dtype_bytes(s.out) % 32))
-    throw Error(
-        "gemm: with bias (or a scale, a residual, ReLU6), C's rows and its last tile's columns must be whole "
-        "32-byte blocks (the epilogue "
-        "writes C from UB through MTE3 in blocks): n = " +
-        std::to_string(s.n) + " of " + aicore::dtype_name(s.out) + " is not");
   return t;
 }
 
@@ -320,6 +330,8 @@ class GemmBuilder {
   void output_configs();
   void valid(Reg out, Reg index, std::uint32_t tile, std::uint32_t size);
   void epilogue(int h, Reg l0c_addr);
+  void ragged_out(int h);
+  void tail_block();
   void epilogue_vector(std::uint64_t slot, int h);
   void epilogue_rows(std::uint64_t slot, std::uint32_t r0, std::uint32_t n, std::uint32_t j, int h);
   void load_residual(int h, int u, std::uint64_t slot);
@@ -369,6 +381,12 @@ class GemmBuilder {
   // UB: nu slots of slot_bytes (the accumulator; its cast at cast_off; the residual at res_off
   // and its f32 cast at resf_off), then the bias row and the scale row.
   std::uint64_t slot_acc = 0, slot_bytes = 0, ub_bias = 0, ub_scale = 0, cast_off = 0, res_off = 0, resf_off = 0;
+  // C's rows end inside 32-byte blocks: written row by row; in the last tile's part tail_part
+  // each row's last block, tail_at bytes into it, is assembled at ub_tail and written apart.
+  bool ragged = false;
+  int tail_part = 0;
+  std::int32_t tail_at = 0;
+  std::uint64_t ub_tail = 0;
   // The code.
   KernelBuilder k;
   Reg zero = KernelBuilder::zero();
@@ -427,6 +445,13 @@ void GemmBuilder::plan() {
   slot_bytes = resf_off + (s.residual && ob != 4 ? part * 4 : 0);
   nu = epi && gemm_epilogue_ub(s, t.mt, t.nt, conv != nullptr, 2) <= cfg_.size[kUB] ? 2 : 1;
   ub_bias = nu * slot_bytes, ub_scale = ub_bias + (s.bias ? std::uint64_t(t.nt) * 4 : 0);
+  ub_tail = ub_scale + (s.channel_scale ? std::uint64_t(t.nt) * 4 : 0);
+  ragged = gemm_ragged(s);
+  if (ragged) {  // the part of the last tile whose rows end inside a block, and where its last block starts
+    const std::uint32_t v = s.n - (tiles_n - 1) * t.nt;
+    tail_part = int((v - 1) / ntp);
+    tail_at = std::int32_t((v - std::uint32_t(tail_part) * ntp) * ob) - 32;
+  }
 }
 
 void GemmBuilder::plan_l1() {
@@ -627,6 +652,7 @@ void GemmBuilder::prologue() {
   for (int u = 0; u < nu; ++u) k.SetFlag(Pipe::MTE3, Pipe::FIX, u);                       // UB slot u
   if (rows) k.SetFlag(Pipe::V, Pipe::MTE2, 0);                                            // the UB rows
   for (int u = 0; u < (s.residual ? nu : 0); ++u) k.SetFlag(Pipe::V, Pipe::MTE2, 1 + u);  // slot u's residual
+  if (ragged) k.SetFlag(Pipe::MTE3, Pipe::S, 0);                                          // ub_tail
   // The epilogue's vector ops take one row segment of a part (up to 64 elements) per repeat.
   if (ntp < 64) {
     k.Li(tmp, ntp);
@@ -645,6 +671,7 @@ void GemmBuilder::final_flags() {
     for (int u = 0; u < nu; ++u) k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
     if (rows) k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
     for (int u = 0; u < (s.residual ? nu : 0); ++u) k.WaitFlag(Pipe::V, Pipe::MTE2, 1 + u);
+    if (ragged) k.WaitFlag(Pipe::MTE3, Pipe::S, 0);
   }
 }
 
@@ -780,7 +807,9 @@ void GemmBuilder::epilogue(int h, Reg l0c_addr) {
   k.WaitFlag(Pipe::V, Pipe::MTE3, u);
   k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
   k.Li(src, std::int64_t(cast ? slot + cast_off : slot));
-  if (edge_m || edge_n) {  // the part's rows and columns that exist; none: no copy
+  if (ragged) {
+    ragged_out(h);
+  } else if (edge_m || edge_n) {  // the part's rows and columns that exist; none: no copy
     Label none = k.NewLabel();
     k.OpI("shli", tmp, out_cfg[h], 36);  // block_len, bits 27:12
     k.OpI("shri", tmp, tmp, 48);
@@ -990,6 +1019,61 @@ void GemmBuilder::emit(const Act& a) {
   }
 }
 
+// C's rows end inside 32-byte blocks, so C's row stride is no whole number of blocks: part h
+// goes out row by row from dst (GM) and src (UB), its whole blocks by one copy; in the last
+// tile's part that holds the rows' ends, each row's last block, which a copy from the part's
+// next whole block would write past the row into the next one (another tile's, perhaps another
+// core's), is written apart: the 32 bytes that end the row, assembled aligned at ub_tail by the
+// scalar unit. row and col are free here (the load side sets them again at its next tile).
+void GemmBuilder::ragged_out(int h) {
+  const Reg left = col;
+  k.OpI("andi", left, out_cfg[h], 0xfff);  // rows
+  if (h == tail_part) {                    // the scalar unit reads what the vector unit wrote
+    k.SetFlag(Pipe::V, Pipe::S, 0);
+    k.WaitFlag(Pipe::V, Pipe::S, 0);
+  }
+  k.Loop(left, [&] {
+    Label no_whole = k.NewLabel();
+    k.OpI("shli", tmp, out_cfg[h], 36);
+    k.OpI("shri", tmp, tmp, 48);  // whole blocks
+    k.Branch("beq", tmp, zero, no_whole);
+    k.OpI("shli", tmp, tmp, 12);
+    k.OpI("ori", tmp, tmp, 1);  // one block of them
+    k.DataCopy(Pos::GM, dst, Pos::UB, src, tmp);
+    k.Bind(no_whole);
+    if (h == tail_part) tail_block();
+    k.Li(tmp, std::int64_t(s.n) * ob);
+    k.Add(dst, dst, tmp);
+    k.Addi(src, src, std::int32_t(ntp * ob));
+  });
+}
+
+// A ragged row's last block (when the part's config says the row has bytes past its whole
+// blocks): the 32 bytes at src + tail_at, any 2-byte (1-byte for s8) position, shifted into
+// four aligned words at ub_tail, then copied to dst + tail_at.
+void GemmBuilder::tail_block() {
+  Label none = k.NewLabel();
+  k.OpI("shri", tmp, out_cfg[tail_part], 32);
+  k.Branch("beq", tmp, zero, none);
+  k.WaitFlag(Pipe::MTE3, Pipe::S, 0);  // ub_tail's last copy has read it
+  const std::int32_t at = tail_at & ~7, sh = (tail_at & 7) * 8;
+  for (std::int32_t w = 0; w < 4; ++w) {
+    k.LoadUb(row, src, at + 8 * w);
+    if (sh) {
+      k.OpI("shri", row, row, sh);
+      k.LoadUb(tmp, src, at + 8 * w + 8);
+      k.OpI("shli", tmp, tmp, 64 - sh);
+      k.Op("or", row, row, tmp);
+    }
+    k.StoreUb(row, zero, std::int32_t(ub_tail) + 8 * w);
+  }
+  k.Addi(tmp, dst, tail_at);
+  k.Li(row, std::int64_t(ub_tail));
+  k.DataCopy(Pos::GM, tmp, Pos::UB, row, DataCopyCfg{1, 1, 0, 0});
+  k.SetFlag(Pipe::MTE3, Pipe::S, 0);
+  k.Bind(none);
+}
+
 // The compute side of a tile: c_ptr, and for a conv the img2col window, then its program.
 void GemmBuilder::run_tile(const std::vector<Act>& program) {
   tile_pointers();
@@ -1077,10 +1161,19 @@ void GemmBuilder::output_configs() {
       k.Op("or", o, o, tmp);
       continue;
     }
-    // Blocks of 32 B: columns x ob / 32 per row; the gaps to the next row: in UB the part's
-    // rows are ntp wide, in C n.
     k.Li(tmp, ob);
     k.Mul(o, o, tmp);
+    if (ragged) {  // rows (11:0), whole blocks (27:12), bytes past them (36:32): ragged_out
+      k.OpI("andi", tmp, o, 31);
+      k.OpI("shli", tmp, tmp, 32);
+      k.OpI("shri", o, o, 5);
+      k.OpI("shli", o, o, 12);
+      k.Op("or", o, o, tmp);
+      k.Op("or", o, o, dst);
+      continue;
+    }
+    // Blocks of 32 B: columns x ob / 32 per row; the gaps to the next row: in UB the part's
+    // rows are ntp wide, in C n.
     k.OpI("shri", o, o, 5);
     k.Li(tmp, std::int64_t(s.n) * ob / 32);
     k.Op("sub", tmp, tmp, o);
