@@ -9,7 +9,7 @@
 # scale and bias per channel, a residual, ReLU or ReLU6, an f16 output, on whole and banded
 # feature maps and a cout that is not a whole tile. Then the small-channel mode (c0: 4, layout
 # nc1hwc0_c04: a first layer's 3 or 4 channels) whole and in bands, an odd width among them, and
-# grouped convolutions: depthwise (with a channel multiplier, and in bands with its epilogue),
+# input planes of more than 65535 positions, and grouped convolutions: depthwise (with a channel multiplier, and in bands with its epilogue),
 # ResNeXt-like groups of 8, and groups whose channels are not whole fractals (one extended group).
 #
 # Usage: conv-numpy.py DVP   (needs python3-numpy)
@@ -46,6 +46,9 @@ MODES = {
     "depthwise-x2-s2": (33, 29, 32, 64, 5, 5, (2, 2), (1, 1), (2, 2, 2, 2), {"groups": 32}),
     "groups-8": (20, 22, 64, 64, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), {"groups": 8}),
     "groups-3": (17, 15, 24, 36, 3, 3, (1, 1), (1, 1), (0, 1, 1, 0), {"groups": 3}),
+    # 78000 positions a plane (more than a copy's 16-bit fields): a copy per plane of each band.
+    "big-plane": (300, 260, 32, 16, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), {}),
+    "big-plane-one-c1": (310, 250, 10, 24, 3, 3, (2, 2), (1, 1), (1, 0, 1, 0), {}),
     # Many tiles of cout on one small map: the whole map in L1 on ascend310 (each tile's group
     # found by its offset there), bands on ascend910.
     "groups-2-whole": (7, 7, 32, 2048, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), {"groups": 2}),

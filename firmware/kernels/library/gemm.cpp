@@ -95,7 +95,8 @@ ConvL1 conv_l1(const ConvShape& c, std::uint32_t mt, std::uint32_t nt, std::uint
     band.band_rows = std::max(band.band_rows, conv_band(c, mt, std::uint32_t(r)).rows);
   band.area = ((row_bytes * band.band_rows + 31) / 32 * 32 + 511) / 512 * 512;
   const std::uint64_t tiles = tiles_m * ((c.cout + nt - 1) / nt), per_core = (tiles + cores - 1) / cores;
-  const bool band_fits = band.need(2, b_bytes) <= l1;
+  // A band copy's block_len (16 bits) counts its rows' positions (C0 = 16).
+  const bool band_fits = band.need(2, b_bytes) <= l1 && (c.c0 != 16 || std::uint64_t(band.band_rows) * c.w <= 65535);
   return whole_fits && (!band_fits || per_core * band.area > 2 * whole.area) ? whole : band;
 }
 
@@ -319,6 +320,7 @@ class GemmBuilder {
   void load_feature_map();
   void band(Reg top, Reg rows, Reg pad_t, Reg pad_b, Reg r0);
   void load_band();
+  void load_band_planes();
   void band_window();
   template <typename F>
   void by_parity(Reg par, F f);
@@ -590,13 +592,18 @@ void GemmBuilder::load_band() {
   k.Li(tmp, std::int64_t(c.w) * c.c0 * 2);
   k.Mul(bt0, bt0, tmp);
   k.Add(bt0, bt0, grouped ? a_ptr : A);  // x (its extended group's planes) + top x w x C0 x 2
+  if (c.c0 == 16 && c.c1e() > 1 && std::uint64_t(c.h) * c.w > 65535) return load_band_planes();
   if (c.c0 == 16) {
     k.Li(tmp, c.w);
     k.Mul(dst, bt1, tmp);  // block_len: rows x w
-    k.Li(src, c.h);
-    k.Op("sub", src, src, bt1);
-    k.Mul(src, src, tmp);  // src_gap: (h - rows) x w
-  } else {                 // one plane of C0 = 4: rows x w x 8 bytes, in whole blocks
+    if (c.c1e() == 1) {
+      k.Li(src, 0);  // one plane: no gap (which may be past the field)
+    } else {
+      k.Li(src, c.h);
+      k.Op("sub", src, src, bt1);
+      k.Mul(src, src, tmp);  // src_gap: (h - rows) x w
+    }
+  } else {  // one plane of C0 = 4: rows x w x 8 bytes, in whole blocks
     k.Mul(dst, bt1, tmp);
     k.Addi(dst, dst, 31);
     k.OpI("shri", dst, dst, 5);
@@ -611,6 +618,31 @@ void GemmBuilder::load_band() {
     k.WaitFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);
     k.Li(dst, std::int64_t(p * fm.area));
     k.DataCopy(Pos::L1, dst, Pos::GM, bt0, bt1);
+    k.SetFlag(Pipe::MTE2, Pipe::MTE1, 6 + p);
+  });
+  k.OpI("xori", ld_par, ld_par, 1);
+}
+
+// load_band for planes of more than 65535 positions, whose gap between one plane's band and
+// the next is more than a copy's 16-bit gap field reaches: a copy per C1 plane, its band's rows
+// (bt0: the first plane's, bt1: the rows).
+void GemmBuilder::load_band_planes() {
+  const ConvShape& c = *conv;
+  k.Li(tmp, c.w);
+  k.Mul(dst, bt1, tmp);        // block_len: rows x w
+  k.OpI("shli", src, dst, 5);  // a plane's bytes in the band slot
+  k.OpI("shli", dst, dst, 12);
+  k.OpI("ori", bt1, dst, 1);  // one block of them
+  by_parity(ld_par, [&](int p) {
+    k.WaitFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);
+    k.Li(dst, std::int64_t(p * fm.area));
+    k.Li(col, c.c1e());
+    k.Loop(col, [&] {
+      k.DataCopy(Pos::L1, dst, Pos::GM, bt0, bt1);
+      k.Add(dst, dst, src);
+      k.Li(tmp, std::int64_t(c.h) * c.w * 32);
+      k.Add(bt0, bt0, tmp);
+    });
     k.SetFlag(Pipe::MTE2, Pipe::MTE1, 6 + p);
   });
   k.OpI("xori", ld_par, ld_par, 1);
@@ -1222,11 +1254,6 @@ void check_conv(const ConvShape& c) {
   if (!c.groups || c.c % c.groups || c.cout % c.groups)
     throw Error("conv2d: groups (" + std::to_string(c.groups) + ") must divide c (" + std::to_string(c.c) +
                 ") and cout (" + std::to_string(c.cout) + ")");
-  // One copy moves a band of every C1 plane: its length and the gap between planes (at most
-  // h x w blocks) are 16-bit fields. (A small-channel map is one plane, in blocks of 4 positions.)
-  if (c.c0 == 16 && std::uint64_t(c.h) * c.w > 65535)
-    throw Error("conv2d: an input plane of " + std::to_string(std::uint64_t(c.h) * c.w) +
-                " positions (h x w) is more than the 65535 the band copy's 16-bit block fields reach");
 }
 
 }  // namespace
