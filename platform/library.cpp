@@ -128,8 +128,10 @@ BuiltKernel build_pool(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const std::uint32_t bo = kernels::pool_band_rows(core, p);
   const std::uint64_t units = std::uint64_t(p.c1()) * ((p.ho() + bo - 1) / bo);
   return {kernels::pool_kernel(core, p),
-          "one channel group (16) and a band of up to " + std::to_string(bo) + " output rows per unit, " +
-              std::to_string(units) + " units",
+          p.global() ? "one channel group (16) per unit, its map in chunks of " +
+                           std::to_string(kernels::kGlobalChunk) + " positions, " + std::to_string(units) + " units"
+                     : "one channel group (16) and a band of up to " + std::to_string(bo) + " output rows per unit, " +
+                           std::to_string(units) + " units",
           units};
 }
 

@@ -2,6 +2,7 @@
 #include "pool.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "aicore/kernel_builder.hpp"
 #include "aicore/numeric.hpp"
@@ -70,6 +71,7 @@ void band_vector(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::ui
 
 std::uint32_t pool_band_rows(const AiCoreConfig& cfg, const PoolShape& s) {
   check_pool(s);
+  if (s.global()) return 1;
   std::uint32_t bo = 0;
   // The input copy's row count is a 12-bit field.
   while (bo < s.ho() && band_ub(s, bo + 1) <= cfg.size[kUB] && band_rows_in(s, bo + 1) <= 4095) ++bo;
@@ -79,7 +81,125 @@ std::uint32_t pool_band_rows(const AiCoreConfig& cfg, const PoolShape& s) {
   return bo;
 }
 
+namespace {
+
+// Sums the f32 values of `p` positions (a power of two; 16 channels each) at UB `at` into its
+// first position, halving: the second half added to the first, 64 elements a repeat, the
+// last halves under masks of 32 and 16.
+void halve(KernelBuilder& k, std::uint32_t p, Reg at, Reg other, Reg n) {
+  for (std::uint32_t half = p / 2; half >= 1; half /= 2) {
+    const std::uint32_t elems = half * 16;
+    k.Li(n, std::min<std::uint32_t>(elems, 64));
+    k.SetMaskCount(n);
+    k.Addi(other, at, std::int32_t(elems * 4));
+    k.Vector("add", DType::F32, {at, at, other}, VecCfg{std::max<std::uint32_t>(elems / 64, 1), 1, 1, 1, 8, 8, 8});
+  }
+}
+
+// One chunk of `count` positions (`p`: the power of two at or above it) from GM `gm`, advanced
+// past it: into UB `in` (whole blocks: a position is one), widened to f32 at `f` (zeros past
+// count), halved, added to the sum at `acc`. t and t2 are scratch; n holds the mask count.
+struct GlobalRegs {
+  Reg gm, in, f, acc, n, t, t2;
+};
+void global_chunk(KernelBuilder& k, std::uint32_t count, std::uint32_t p, const GlobalRegs& r) {
+  k.WaitFlag(Pipe::V, Pipe::MTE2, 0);  // `in` is free
+  k.DataCopy(Pos::UB, r.in, Pos::GM, r.gm, DataCopyCfg{1, count, 0, 0});
+  k.Li(r.t, std::int64_t(count) * 32);
+  k.Add(r.gm, r.gm, r.t);
+  k.SetFlag(Pipe::MTE2, Pipe::V, 0);
+  k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
+  if (count < p) {  // the positions past count add nothing
+    k.Li(r.n, std::min<std::uint32_t>(p * 16, 64));
+    k.SetMaskCount(r.n);
+    k.Vector("dup", DType::F32, {r.f, KernelBuilder::zero()},
+             VecCfg{std::max<std::uint32_t>(p * 16 / 64, 1), 1, 1, 1, 8, 8, 8});
+  }
+  for (std::uint32_t done = 0; done < count * 16;) {  // f16 -> f32, 64 elements a repeat
+    const std::uint32_t reps = std::min<std::uint32_t>((count * 16 - done) / 64, 255);
+    const std::uint32_t elems = reps ? reps * 64 : count * 16 - done;
+    k.Li(r.n, reps ? 64 : elems);
+    k.SetMaskCount(r.n);
+    k.Addi(r.t, r.in, std::int32_t(done * 2));
+    k.Addi(r.t2, r.f, std::int32_t(done * 4));
+    k.Cast(DType::F32, DType::F16, r.t2, r.t, VecCfg{std::max<std::uint32_t>(reps, 1), 1, 1, 1, 8, 4, 0});
+    done += elems;
+  }
+  k.SetFlag(Pipe::V, Pipe::MTE2, 0);
+  halve(k, p, r.f, r.t, r.n);
+  k.Li(r.n, 16);
+  k.SetMaskCount(r.n);
+  k.Vector("add", DType::F32, {r.acc, r.acc, r.f}, VecCfg{1, 1, 1, 1, 8, 8, 8});
+}
+
+std::uint32_t pow2_at_least(std::uint32_t n) {
+  std::uint32_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+// Global average pooling: a unit is one channel group; its h x w positions stream through UB
+// in chunks of kGlobalChunk, each widened to f32 and summed by halving (the next chunk's copy
+// overlapping the halving), the sums of the chunks added in f32, times 1 / (h x w), rounded
+// once to f16. UB: the chunk in, its f32 values, the sum, the output block.
+Image global_pool(const PoolShape& s) {
+  const std::uint64_t hw = std::uint64_t(s.h) * s.w, full = hw / kGlobalChunk;
+  const std::uint32_t last = std::uint32_t(hw % kGlobalChunk);
+  const std::uint64_t in_at = 0, f_at = kGlobalChunk * 32, acc_at = f_at + kGlobalChunk * 64, out_at = acc_at + 64;
+  float inv = float(1.0 / double(hw));
+  std::uint32_t inv_bits;
+  std::memcpy(&inv_bits, &inv, 4);
+  KernelBuilder k;
+  Reg arg = k.reg(), X = k.reg(), Y = k.reg();
+  k.GetSpr(arg, Spr::ArgBase);
+  k.LoadGm(X, arg, 0);
+  k.LoadGm(Y, arg, 8);
+  Reg g = k.reg(), dim = k.reg(), groups = k.Const(s.c1()), count = k.reg(), out = k.Const(std::int64_t(out_at));
+  GlobalRegs r{k.reg(),
+               k.Const(std::int64_t(in_at)),
+               k.Const(std::int64_t(f_at)),
+               k.Const(std::int64_t(acc_at)),
+               k.reg(),
+               k.reg(),
+               k.reg()};
+  Reg inv_r = k.Const(inv_bits);
+  k.GetSpr(g, Spr::BlockId);
+  k.GetSpr(dim, Spr::BlockDim);
+  k.SetFlag(Pipe::V, Pipe::MTE2, 0);  // `in` is free
+  k.SetFlag(Pipe::MTE3, Pipe::V, 0);  // the output block is free
+  k.RoundRobin(g, groups, dim, [&] {
+    k.Li(r.t, std::int64_t(hw) * 32);
+    k.Mul(r.gm, g, r.t);
+    k.Add(r.gm, r.gm, X);
+    k.Li(r.n, 16);
+    k.SetMaskCount(r.n);
+    k.Vector("dup", DType::F32, {r.acc, KernelBuilder::zero()}, VecCfg{1, 1, 1, 1, 8, 8, 8});
+    k.Li(count, std::int64_t(full));
+    k.Loop(count, [&] { global_chunk(k, kGlobalChunk, kGlobalChunk, r); });
+    if (last) global_chunk(k, last, pow2_at_least(last), r);
+    k.Li(r.n, 16);
+    k.SetMaskCount(r.n);
+    k.Vector("muls", DType::F32, {r.acc, r.acc, inv_r}, VecCfg{1, 1, 1, 1, 8, 8, 8});
+    k.WaitFlag(Pipe::MTE3, Pipe::V, 0);
+    k.Cast(DType::F16, DType::F32, out, r.acc, VecCfg{1, 1, 1, 1, 4, 8, 0});
+    k.SetFlag(Pipe::V, Pipe::MTE3, 0);
+    k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
+    k.Li(r.t, 32);
+    k.Mul(r.t, g, r.t);
+    k.Add(r.t, r.t, Y);
+    k.DataCopy(Pos::GM, r.t, Pos::UB, out, DataCopyCfg{1, 1, 0, 0});
+    k.SetFlag(Pipe::MTE3, Pipe::V, 0);
+  });
+  k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
+  k.WaitFlag(Pipe::MTE3, Pipe::V, 0);
+  k.End();
+  return k.Build();
+}
+
+}  // namespace
+
 Image pool_kernel(const AiCoreConfig& cfg, const PoolShape& s) {
+  if (s.global()) return global_pool(s);
   const std::uint32_t bo = pool_band_rows(cfg, s), bands = (s.ho() + bo - 1) / bo;
   const std::uint64_t ub_out = band_in_bytes(s, bo), wp = padded_w(s);
   const bool padded = s.pad_t || s.pad_b || s.pad_l || s.pad_r;

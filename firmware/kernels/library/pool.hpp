@@ -25,7 +25,13 @@ struct PoolShape {
   std::uint32_t c1() const { return (c + 15) / 16; }
   std::uint32_t ho() const { return (h + pad_t + pad_b - kh) / stride_h + 1; }
   std::uint32_t wo() const { return (w + pad_l + pad_r - kw) / stride_w + 1; }
+  // An average whose window is the whole unpadded map: global average pooling, which streams
+  // the map instead of holding a window's rows (global_pool in pool.cpp).
+  bool global() const { return mode == "avg" && kh == h && kw == w && !pad_t && !pad_b && !pad_l && !pad_r; }
 };
+
+// Positions of the map a global pool's unit sums at a time.
+constexpr std::uint32_t kGlobalChunk = 512;
 
 // Output rows per unit (band): the most whose padded input rows and output rows fit the UB;
 // throws dvp::Error when not even one does.
