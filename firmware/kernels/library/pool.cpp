@@ -23,8 +23,8 @@ void check_pool(const PoolShape& s) {
   if (s.pad_t >= s.kh || s.pad_b >= s.kh || s.pad_l >= s.kw || s.pad_r >= s.kw)
     throw Error("pool: padding must be smaller than the window");
   if (s.stride_w > 255 / 8) throw Error("pool: stride_w above 31 does not fit a repeat stride");
-  if (s.w > 65535 || std::uint64_t(s.ho()) * s.wo() > 65535)
-    throw Error("pool: an input row or output plane of more than 65535 positions does not fit one copy");
+  if (s.w > 65535 || s.wo() > 65535)
+    throw Error("pool: an input or output row of more than 65535 positions does not fit one copy");
 }
 
 std::uint64_t padded_w(const PoolShape& s) { return std::uint64_t(s.w) + s.pad_l + s.pad_r; }
@@ -73,8 +73,10 @@ std::uint32_t pool_band_rows(const AiCoreConfig& cfg, const PoolShape& s) {
   check_pool(s);
   if (s.global()) return 1;
   std::uint32_t bo = 0;
-  // The input copy's row count is a 12-bit field.
-  while (bo < s.ho() && band_ub(s, bo + 1) <= cfg.size[kUB] && band_rows_in(s, bo + 1) <= 4095) ++bo;
+  // The input copy's row count is a 12-bit field, the output copy's length (rows x wo) 16 bits.
+  while (bo < s.ho() && band_ub(s, bo + 1) <= cfg.size[kUB] && band_rows_in(s, bo + 1) <= 4095 &&
+         std::uint64_t(bo + 1) * s.wo() <= 65535)
+    ++bo;
   if (!bo)
     throw Error("pool: one output row's padded input rows (" + std::to_string(band_in_bytes(s, 1)) +
                 " B) and output do not fit the UB (" + std::to_string(cfg.size[kUB]) + " B)");
