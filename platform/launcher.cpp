@@ -420,17 +420,6 @@ void KernelLauncher::check_library_args(const Kernel* K, const cfg::Node& k) {
              std::to_string(w.elems));
     check_arg_layout(K->tensors[std::size_t(K->args[i].first)], w, role, a);
   }
-  // An element-wise kernel whose n ends inside a 32-byte block recomputes the last block from
-  // its inputs after parts of it may have been written: z cannot be one of its inputs then.
-  const auto* e = std::get_if<kernels::ElementwiseShape>(&K->shape);
-  if (!e) return;
-  const std::uint64_t block = kernels::elementwise_block_elems(*e);
-  const std::size_t z = want.size() - 1;
-  for (std::size_t i = 0; i < z; ++i)
-    if (K->args[i].first == K->args[z].first && e->n % block)
-      args.items()[z].fail("elementwise in place (z is also argument " + std::to_string(i + 1) +
-                           ") needs n a multiple of " + std::to_string(block) +
-                           " elements (32 bytes): the last block is recomputed from the inputs");
 }
 
 void KernelLauncher::build_library(Kernel* K, const cfg::Node& sh, const aicore::AiCoreConfig& core_cfg, bool by_tasks,

@@ -27,8 +27,10 @@ std::uint32_t elementwise_tile_bytes(const AiCoreConfig& cfg, const ElementwiseS
   const unsigned operands = elementwise_binary(s.op) ? 3 : 2;  // each operand area is a full tile
   std::uint32_t tile = 65280;                                  // 255 repeats x 256 B
   std::uint32_t p = 256;
-  while (p * 2 <= tile && 2ull * operands * p * 2 <= cfg.size[kUB]) p *= 2;
-  if (2ull * operands * p > cfg.size[kUB]) throw Error("elementwise: the UB cannot hold two tiles of each operand");
+  // Two tiles of each operand, and 768 bytes for the last block of a ragged n (ElementwiseCode).
+  while (p * 2 <= tile && 2ull * operands * p * 2 + 768 <= cfg.size[kUB]) p *= 2;
+  if (2ull * operands * p + 768 > cfg.size[kUB])
+    throw Error("elementwise: the UB cannot hold two tiles of each operand");
   return p;
 }
 
@@ -60,18 +62,24 @@ struct TileCfg {
 // a whole number of tiles, one block also does the tail, in whole 32-byte blocks of x and z
 // (what a copy moves): the whole blocks after the last tile, then, if n ends inside a block,
 // the last block's worth of elements ending at n, which recomputes a few elements already done
-// (the same values: the ops are pointwise).
+// (the same values: the ops are pointwise). That last block may reach back into the last whole
+// tile, so the block that owns that tile does the tail, and reads the last block's inputs
+// first, before it writes anything: in place (z an input), what it recomputes are still inputs.
 struct ElementwiseCode {
   const ElementwiseShape& s;
   bool binary, cast;
   std::uint32_t tile;  // bytes of the wider type
   std::uint64_t x_bytes, z_bytes;
   TileCfg whole;
-  std::vector<TileCfg> tail;  // its pieces
+  std::vector<TileCfg> tail;  // its pieces; the last one (the block ending at n) when `ragged`
+  bool ragged = false;
   KernelBuilder k{};
   Reg arg{}, X{}, Y{}, Z{}, t{}, dim{}, ntiles{}, off{}, g{}, u0{}, u1{}, u2{}, n128{};
 
-  std::int64_t ub(int operand, int b) const { return std::int64_t(tile) * (2 * operand + b); }  // [x0 x1 y0 y1 z0 z1]
+  // [x0 x1 y0 y1 z0 z1], then the ragged last block's x, y and z (b = 2).
+  std::int64_t ub(int operand, int b) const {
+    return b == 2 ? std::int64_t(tile) * 6 + 256 * operand : std::int64_t(tile) * (2 * operand + b);
+  }
   // This tile's byte offset in an operand of `bytes` per element: t x tile, or the piece's.
   void offset(const TileCfg* piece, std::uint64_t tile_bytes, unsigned bytes);
   void load(int b, const TileCfg* piece = nullptr);
@@ -88,7 +96,7 @@ void ElementwiseCode::offset(const TileCfg* piece, std::uint64_t tile_bytes, uns
 void ElementwiseCode::load(int b, const TileCfg* piece) {
   const TileCfg& c = piece ? *piece : whole;
   offset(piece, x_bytes, dtype_bytes(s.dtype));
-  k.WaitFlag(Pipe::V, Pipe::MTE2, b);
+  if (b < 2) k.WaitFlag(Pipe::V, Pipe::MTE2, b);  // buffer 2 (the last block) is used once
   k.Add(g, X, off);
   k.Li(u0, ub(0, b));
   k.DataCopy(Pos::UB, u0, Pos::GM, g, c.copy_in);
@@ -103,7 +111,7 @@ void ElementwiseCode::load(int b, const TileCfg* piece) {
 void ElementwiseCode::compute(int b, const TileCfg* piece) {
   const TileCfg& c = piece ? *piece : whole;
   k.WaitFlag(Pipe::MTE2, Pipe::V, b);
-  k.WaitFlag(Pipe::MTE3, Pipe::V, b);
+  if (b < 2) k.WaitFlag(Pipe::MTE3, Pipe::V, b);
   k.Li(u0, ub(0, b));
   k.Li(u2, ub(2, b));
   if (cast) {
@@ -114,7 +122,7 @@ void ElementwiseCode::compute(int b, const TileCfg* piece) {
   } else {
     k.Vector(s.op.c_str(), s.dtype, {u2, u0}, c.vec);
   }
-  k.SetFlag(Pipe::V, Pipe::MTE2, b);
+  if (b < 2) k.SetFlag(Pipe::V, Pipe::MTE2, b);
   k.SetFlag(Pipe::V, Pipe::MTE3, b);
 }
 
@@ -124,7 +132,7 @@ void ElementwiseCode::store(int b, const TileCfg* piece) {
   offset(piece, z_bytes, cast ? dtype_bytes(s.to) : dtype_bytes(s.dtype));
   k.Add(g, Z, off);
   k.DataCopy(Pos::GM, g, Pos::UB, u2, c.copy_out);
-  k.SetFlag(Pipe::MTE3, Pipe::V, b);
+  if (b < 2) k.SetFlag(Pipe::MTE3, Pipe::V, b);
   k.Add(t, t, dim);
 }
 
@@ -155,7 +163,8 @@ Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
   ElementwiseCode c{s, binary, cast, tile, tile_elems * eb, tile_elems * ob, tile_cfg(tile_elems, eb, ob, wide), {}};
   if (const std::uint64_t whole_blocks = rest / block_elems * block_elems)
     c.tail.push_back(tile_cfg(whole_blocks, eb, ob, wide, full * tile_elems));
-  if (rest % block_elems) c.tail.push_back(tile_cfg(block_elems, eb, ob, wide, s.n - block_elems));
+  c.ragged = rest % block_elems != 0;
+  if (c.ragged) c.tail.push_back(tile_cfg(block_elems, eb, ob, wide, s.n - block_elems));
   KernelBuilder& k = c.k;
   c.arg = k.reg(), c.X = k.reg(), c.Y = k.reg(), c.Z = k.reg();
   k.GetSpr(c.arg, Spr::ArgBase);
@@ -171,6 +180,16 @@ Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
     k.SetFlag(Pipe::V, Pipe::MTE2, b);  // input buffers b free
     k.SetFlag(Pipe::MTE3, Pipe::V, b);  // output buffer b free
   }
+  // The tail's block: the last whole tile's (block 0 without one); it reads the ragged last
+  // block's inputs (buffer 2) before anything else.
+  Reg owner = k.Const(full ? std::int64_t(full - 1) : 0);
+  k.Op("rem", owner, owner, c.dim);
+  if (c.ragged) {
+    Label not_owner = k.NewLabel();
+    k.Branch("bne", c.t, owner, not_owner);
+    c.load(2, &c.tail.back());
+    k.Bind(not_owner);
+  }
   // This block's tiles: blockid, blockid + blockdim, ...; two per turn (buffers 0 and 1).
   Label top = k.NewLabel(), done = k.NewLabel();
   k.Bind(top);
@@ -180,11 +199,12 @@ Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
   }
   k.Jump(top);
   k.Bind(done);
-  if (rest) {  // the tail is tile number `full`: the block whose next tile that is takes it
+  if (rest) {  // the tail: its whole blocks, then the ragged last block already loaded
     Label no_tail = k.NewLabel();
-    k.Branch("bne", c.t, c.ntiles, no_tail);
-    for (std::size_t i = 0; i < c.tail.size(); ++i)
-      c.load(int(i), &c.tail[i]), c.compute(int(i), &c.tail[i]), c.store(int(i), &c.tail[i]);
+    k.GetSpr(c.t, Spr::BlockId);
+    k.Branch("bne", c.t, owner, no_tail);
+    if (!c.ragged || c.tail.size() == 2) c.load(0, &c.tail[0]), c.compute(0, &c.tail[0]), c.store(0, &c.tail[0]);
+    if (c.ragged) c.compute(2, &c.tail.back()), c.store(2, &c.tail.back());
     k.Bind(no_tail);
   }
   for (int b = 0; b < 2; ++b) {
