@@ -5,7 +5,7 @@
 # unless the block that does the tail reads them first. Each case runs out of place (x -> z)
 # and in place (x2 -> x2) in one scenario on both presets (2 and 32 cores): both results must
 # be equal bit for bit, and equal NumPy's (fp16 / fp32 rounding of the same op; exp within
-# 2 ulp-ish tolerance, the vector unit's own exp).
+# 2 ulp-ish tolerance, the vector unit's own exp). n under one block (10 f16, 1 f32) too.
 #
 # Usage: elementwise-inplace.py DVP   (needs python3-numpy)
 import os
@@ -20,7 +20,7 @@ DVP = sys.argv[1]
 # The last block reaching back into the last whole tile (another block's on 2 cores: 16384 f16
 # and 8192 f32 elements a unary tile with a 256 KiB UB): 2 x 16384 + 5, 3 x 8192 + 3.
 CASES = [("exp", "f16", 100), ("relu", "f16", 40003), ("add", "f16", 70001), ("mul", "f32", 33339),
-         ("max", "f32", 17), ("exp", "f16", 32773), ("exp", "f32", 24579)]
+         ("max", "f32", 17), ("exp", "f16", 32773), ("exp", "f32", 24579), ("add", "f16", 10), ("exp", "f32", 1)]
 NP = {"f16": np.float16, "f32": np.float32}
 REF = {"exp": lambda x, y: np.exp(x), "relu": lambda x, y: np.maximum(x, 0), "add": lambda x, y: x + y,
        "mul": lambda x, y: x * y, "max": np.maximum, "abs": lambda x, y: np.abs(x)}

@@ -153,17 +153,16 @@ Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
   // A tile is `tile` bytes of the wider type; x and z tiles hold the same number of elements.
   const std::uint32_t tile = elementwise_tile_bytes(cfg, s);
   const std::uint64_t tile_elems = tile / wide;
-  // Copies move whole 32-byte blocks: the tail tile is a whole number of blocks of x and of z,
-  // and ends at n, so n must be at least one block of the narrower type.
+  // Copies move whole 32-byte blocks: the tail is a whole number of blocks of x and of z, its
+  // last block ending at n. Under one block (n < 16 f16 elements) there is nothing to end at: one
+  // block from element 0, its copies past n staying in the tensors' memory (whole 4 KiB pages).
   const std::uint64_t block_elems = elementwise_block_elems(s);
-  if (s.n < block_elems)
-    throw Error("elementwise: n = " + std::to_string(s.n) + " is less than one 32-byte block (" +
-                std::to_string(block_elems) + " elements), the least a copy moves");
   const std::uint64_t full = s.n / tile_elems, rest = s.n % tile_elems;
   ElementwiseCode c{s, binary, cast, tile, tile_elems * eb, tile_elems * ob, tile_cfg(tile_elems, eb, ob, wide), {}};
+  if (s.n < block_elems) c.tail.push_back(tile_cfg(block_elems, eb, ob, wide, 0));
   if (const std::uint64_t whole_blocks = rest / block_elems * block_elems)
     c.tail.push_back(tile_cfg(whole_blocks, eb, ob, wide, full * tile_elems));
-  c.ragged = rest % block_elems != 0;
+  c.ragged = s.n >= block_elems && rest % block_elems != 0;
   if (c.ragged) c.tail.push_back(tile_cfg(block_elems, eb, ob, wide, s.n - block_elems));
   KernelBuilder& k = c.k;
   c.arg = k.reg(), c.X = k.reg(), c.Y = k.reg(), c.Z = k.reg();
