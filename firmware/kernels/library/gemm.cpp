@@ -41,7 +41,8 @@ bool gemm_ragged(const GemmShape& s) { return s.vector_epilogue() && std::uint64
 
 // The last block of a ragged row is the part's: the last tile's last part holds 32 bytes or more.
 bool ragged_tail_fits(const GemmShape& s, std::uint32_t ntp) {
-  return s.n % ntp == 0 || s.n % ntp * dtype_bytes(s.out) >= 32;
+  const unsigned ob = dtype_bytes(s.out);
+  return s.n % ntp == 0 || s.n % ntp * ob >= 32 || std::uint64_t(s.n) * ob < 32;  // the last: narrow_out
 }
 
 // The estimated cycles of a GEMM in mt x nt tiles: the tiles go round the cores in waves; a
@@ -119,10 +120,10 @@ ConvBand conv_band(const ConvShape& c, std::uint32_t mt, std::uint32_t row) {
 
 GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) {
   const bool int8 = s.in == DType::S8;
-  if (gemm_ragged(s) && (std::uint64_t(s.n) * dtype_bytes(s.out) < 32 || s.residual))
+  if (gemm_ragged(s) && ((std::uint64_t(s.n) < 32 && s.out == DType::S8) || s.residual))
     throw Error("gemm: with bias (or a scale, a residual, ReLU6), C's rows of n = " + std::to_string(s.n) + " " +
-                aicore::dtype_name(s.out) + " end inside 32-byte blocks; such rows must be 32 bytes or more, " +
-                "and take no residual (the epilogue writes each row's last block apart)");
+                aicore::dtype_name(s.out) + " end inside 32-byte blocks; such rows take no residual, and s8 " +
+                "ones must be 32 bytes or more (the epilogue writes their last blocks apart)");
   if (s.in != DType::F16 && s.in != DType::BF16 && !int8) throw Error("gemm: inputs are f16, bf16 or s8");
   if (int8 && !s.b_transposed) throw Error("gemm: an int8 B must be given transposed (n x k): set b_transposed");
   if (int8 && s.out != DType::S32 && s.out != DType::S8 && s.out != DType::F16 && s.out != DType::F32)
@@ -333,6 +334,8 @@ class GemmBuilder {
   void valid(Reg out, Reg index, std::uint32_t tile, std::uint32_t size);
   void epilogue(int h, Reg l0c_addr);
   void ragged_out(int h);
+  void narrow_out(int h);
+  void narrow_rows();
   void tail_block();
   void epilogue_vector(std::uint64_t slot, int h);
   void epilogue_rows(std::uint64_t slot, std::uint32_t r0, std::uint32_t n, std::uint32_t j, int h);
@@ -1058,6 +1061,7 @@ void GemmBuilder::emit(const Act& a) {
 // core's), is written apart: the 32 bytes that end the row, assembled aligned at ub_tail by the
 // scalar unit. row and col are free here (the load side sets them again at its next tile).
 void GemmBuilder::ragged_out(int h) {
+  if (std::uint64_t(s.n) * ob < 32) return narrow_out(h);
   const Reg left = col;
   k.OpI("andi", left, out_cfg[h], 0xfff);  // rows
   if (h == tail_part) {                    // the scalar unit reads what the vector unit wrote
@@ -1074,6 +1078,60 @@ void GemmBuilder::ragged_out(int h) {
     k.DataCopy(Pos::GM, dst, Pos::UB, src, tmp);
     k.Bind(no_whole);
     if (h == tail_part) tail_block();
+    k.Li(tmp, std::int64_t(s.n) * ob);
+    k.Add(dst, dst, tmp);
+    k.Addi(src, src, std::int32_t(ntp * ob));
+  });
+}
+
+// Rows under one 32-byte block (n = 3 f16): part 0 holds all of them (n < 16 <= its width). A
+// row goes out as one block from its first byte, the bytes past it landing in the rows after
+// it, which write them again. A whole tile (mt rows, whose bytes end on a block boundary: mt is
+// a multiple of 16) ends with rows whose block would reach into the next tile's rows: the
+// tile's last block is assembled instead, element by element from their UB rows by the scalar
+// unit, and written ending at the tile's end. The last row tile (fewer rows) ends C: its blocks
+// past it stay in C's own pages.
+void GemmBuilder::narrow_out(int h) {
+  if (h > 0) return;
+  const std::uint64_t row_bytes = std::uint64_t(s.n) * ob, tile_bytes = t.mt * row_bytes;
+  const std::uint32_t fwd = std::uint32_t((tile_bytes - 32) / row_bytes + 1);  // rows whose block stays inside
+  Label partial = k.NewLabel(), done = k.NewLabel();
+  k.OpI("andi", col, out_cfg[0], 0xfff);  // rows
+  k.Li(tmp, t.mt);
+  k.Branch("bne", col, tmp, partial);
+  k.SetFlag(Pipe::V, Pipe::S, 0);  // the scalar unit reads what the vector unit wrote
+  k.WaitFlag(Pipe::V, Pipe::S, 0);
+  k.Li(col, fwd);
+  narrow_rows();
+  k.WaitFlag(Pipe::MTE3, Pipe::S, 0);  // ub_tail's last copy has read it
+  const std::int64_t first = std::int64_t(tile_bytes - 32) / ob, at = -std::int64_t(fwd) * ntp * ob;
+  for (std::int64_t word = 0, e = first; word < 4; ++word) {  // T, 8 bytes at a time
+    k.Li(row, 0);
+    for (std::int64_t i = 0; i < 8 / ob; ++i, ++e) {
+      const std::int64_t byte = at + (e / s.n) * ntp * ob + (e % s.n) * ob;  // from src
+      k.LoadUb(tmp, src, std::int32_t(byte & ~std::int64_t(7)));
+      k.OpI("shli", tmp, tmp, std::int32_t(64 - 8 * ((byte & 7) + ob)));
+      k.OpI("shri", tmp, tmp, std::int32_t(64 - 8 * ob));  // the element, zero-extended
+      if (i) k.OpI("shli", tmp, tmp, std::int32_t(8 * ob * i));
+      k.Op("or", row, row, tmp);
+    }
+    k.StoreUb(row, zero, std::int32_t(ub_tail + 8 * word));
+  }
+  k.Li(tmp, std::int64_t(tile_bytes - 32) - std::int64_t(fwd) * std::int64_t(row_bytes));
+  k.Add(tmp, dst, tmp);
+  k.Li(row, std::int64_t(ub_tail));
+  k.DataCopy(Pos::GM, tmp, Pos::UB, row, DataCopyCfg{1, 1, 0, 0});
+  k.SetFlag(Pipe::MTE3, Pipe::S, 0);
+  k.Jump(done);
+  k.Bind(partial);
+  narrow_rows();
+  k.Bind(done);
+}
+
+// `col` rows, each one block from its first byte; dst and src move past them.
+void GemmBuilder::narrow_rows() {
+  k.Loop(col, [&] {
+    k.DataCopy(Pos::GM, dst, Pos::UB, src, DataCopyCfg{1, 1, 0, 0});
     k.Li(tmp, std::int64_t(s.n) * ob);
     k.Add(dst, dst, tmp);
     k.Addi(src, src, std::int32_t(ntp * ob));
