@@ -56,9 +56,12 @@ MODES = {
 SHAPES.update({k: v[:9] for k, v in MODES.items()})
 # 40 f16 channels: y's rows (80 bytes) end inside 32-byte blocks, each row's last block apart.
 EPILOGUES["bn-relu-f16-ragged-cout"] = ("cout-40", {"channel_scale": 1, "bias": 1, "relu": 1}, "f16")
+EPILOGUES["bn-residual-relu-ragged-cout"] = ("cout-40", {"channel_scale": 1, "bias": 1, "residual": 1, "relu": 1},
+                                             "f16")
 SHAPES["cout-40"] = (26, 30, 32, 40, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))
 # 3 f16 output channels (an image head): rows of 6 bytes, each tile's last block assembled.
 EPILOGUES["bias-f16-cout-3"] = ("cout-3", {"bias": 1}, "f16")
+EPILOGUES["bias-residual-f16-cout-3"] = ("cout-3", {"bias": 1, "residual": 1}, "f16")
 SHAPES["cout-3"] = (40, 36, 16, 3, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))
 EPILOGUES["depthwise-bands-bn-relu6-f16"] = ("mobilenet-dw", {"channel_scale": 1, "bias": 1, "relu6": 1}, "f16")
 SHAPES["mobilenet-dw"] = (112, 112, 96, 96, 3, 3, (2, 2), (1, 1), (0, 1, 0, 1))

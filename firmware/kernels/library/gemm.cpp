@@ -120,10 +120,10 @@ ConvBand conv_band(const ConvShape& c, std::uint32_t mt, std::uint32_t row) {
 
 GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) {
   const bool int8 = s.in == DType::S8;
-  if (gemm_ragged(s) && ((std::uint64_t(s.n) < 32 && s.out == DType::S8) || s.residual))
-    throw Error("gemm: with bias (or a scale, a residual, ReLU6), C's rows of n = " + std::to_string(s.n) + " " +
-                aicore::dtype_name(s.out) + " end inside 32-byte blocks; such rows take no residual, and s8 " +
-                "ones must be 32 bytes or more (the epilogue writes their last blocks apart)");
+  if (gemm_ragged(s) && std::uint64_t(s.n) < 32 && s.out == DType::S8)
+    throw Error("gemm: with bias (or a scale, a residual, ReLU6), C's rows of n = " + std::to_string(s.n) +
+                " s8 end inside one 32-byte block; s8 rows must be 32 bytes or more (the epilogue writes their last "
+                "blocks apart)");
   if (s.in != DType::F16 && s.in != DType::BF16 && !int8) throw Error("gemm: inputs are f16, bf16 or s8");
   if (int8 && !s.b_transposed) throw Error("gemm: an int8 B must be given transposed (n x k): set b_transposed");
   if (int8 && s.out != DType::S32 && s.out != DType::S8 && s.out != DType::F16 && s.out != DType::F32)
@@ -866,7 +866,26 @@ void GemmBuilder::load_residual(int h, int u, std::uint64_t slot) {
   k.Add(tmp, tmp, R);
   k.Addi(tmp, tmp, std::int32_t(h * ntp * ob));
   k.Li(dst, std::int64_t(slot + res_off));
-  if (edge_m || edge_n) {
+  if (ragged) {  // C's rows are no whole number of blocks apart: row by row, each its blocks
+    const Reg o = out_cfg[h], cfg = row;
+    k.OpI("shri", cfg, o, 32);  // bytes past the whole blocks: one more block
+    k.Op("sltu", cfg, zero, cfg);
+    k.OpI("shli", col, o, 36);
+    k.OpI("shri", col, col, 48);
+    k.Add(cfg, cfg, col);
+    k.OpI("shli", cfg, cfg, 12);
+    k.OpI("ori", cfg, cfg, 1);
+    Label none = k.NewLabel();
+    k.OpI("shri", col, cfg, 12);
+    k.Branch("beq", col, zero, none);  // no columns in this part
+    k.OpI("andi", col, o, 0xfff);      // rows
+    k.Loop(col, [&] {                  // (src holds the part's L0C address: not a temporary here)
+      k.DataCopy(Pos::UB, dst, Pos::GM, tmp, cfg);
+      k.Addi(tmp, tmp, std::int32_t(std::uint64_t(s.n) * ob));
+      k.Addi(dst, dst, std::int32_t(ntp * ob));
+    });
+    k.Bind(none);
+  } else if (edge_m || edge_n) {
     Label none = k.NewLabel();
     const Reg o = out_cfg[h], cfg = row;
     k.OpI("shli", cfg, o, 36);  // block_len, bits 27:12: nothing to load when 0
