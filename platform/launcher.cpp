@@ -396,8 +396,9 @@ void KernelLauncher::check_arg_layout(const TensorSpec& s, const LibraryArg& w, 
            " (give the tensor groups: " + std::to_string(w.groups) + ")");
 }
 
-// A library kernel reads and writes exactly its shape's elements: each argument must be a
-// tensor of the kernel's type holding them, or the kernel would run past it in DRAM.
+// A library kernel reads and writes its shape's elements (and, where an output ends inside a
+// 32-byte block, up to the end of that block, in the tensor's own pages): each argument must be
+// a tensor of the kernel's type holding them, or the kernel would run past it in DRAM.
 void KernelLauncher::check_library_args(const Kernel* K, const cfg::Node& k) {
   const cfg::Node& args = k.at("args");
   const std::vector<LibraryArg> want = K->lib->args(K->shape);
@@ -542,7 +543,7 @@ void KernelLauncher::read_layout(TensorSpec& s, const cfg::Node& t) {
   try {
     s.nc1hwc0 = Nc1hwc0::of(s.shape, layout == "nc1hwc0_c04" ? 4 : 16, groups);
   } catch (const Error& e) {
-    t.at(groups != 1 ? "groups" : "shape").fail(e.what());
+    t.at(std::string(e.what()).rfind("groups", 0) == 0 ? "groups" : "shape").fail(e.what());
   }
 }
 

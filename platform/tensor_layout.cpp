@@ -15,7 +15,10 @@ Nc1hwc0 Nc1hwc0::of(const std::vector<std::uint64_t>& shape, std::uint64_t c0, s
   const std::size_t o = shape.size() - 3;
   Nc1hwc0 l{o ? shape[0] : 1, shape[o], shape[o + 1], shape[o + 2], c0};
   if (groups == 1) return l;
-  if (shape.size() != 4 || l.n % groups || c0 != 16 || l.c > 65535 || l.n > 65535)
+  if (shape.size() != 4)
+    throw Error("groups " + std::to_string(groups) + " lays out a grouped conv's weights: a shape of 4 dimensions, " +
+                "[cout, C / groups, kh, kw]");
+  if (l.n % groups || c0 != 16 || l.c > 65535 || l.n > 65535)
     throw Error("groups " + std::to_string(groups) + " takes a grouped conv's weights, cout x C / groups x kh x kw " +
                 "in layout nc1hwc0, with groups dividing cout (" + std::to_string(l.n) + ")");
   // The conv2d kernel's own extended groups, from its shape: c = C / groups x groups inputs.

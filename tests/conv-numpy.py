@@ -66,6 +66,11 @@ SHAPES["cout-3"] = (40, 36, 16, 3, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))
 EPILOGUES["depthwise-bands-bn-relu6-f16"] = ("mobilenet-dw", {"channel_scale": 1, "bias": 1, "relu6": 1}, "f16")
 SHAPES["mobilenet-dw"] = (112, 112, 96, 96, 3, 3, (2, 2), (1, 1), (0, 1, 0, 1))
 MODES["mobilenet-dw"] = SHAPES["mobilenet-dw"] + ({"groups": 96},)
+# Depthwise in bands with every epilogue input and edge tiles: the most registers the conv uses.
+EPILOGUES["depthwise-299-bn-residual-f16"] = ("dw-299", {"channel_scale": 1, "bias": 1, "residual": 1, "relu": 1},
+                                              "f16")
+SHAPES["dw-299"] = (299, 299, 32, 32, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))
+MODES["dw-299"] = SHAPES["dw-299"] + ({"groups": 32},)
 
 
 def conv_nhwc(x, w, stride, dil, pad, groups=1):

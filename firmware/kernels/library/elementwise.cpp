@@ -76,9 +76,11 @@ struct ElementwiseCode {
   KernelBuilder k{};
   Reg arg{}, X{}, Y{}, Z{}, t{}, dim{}, ntiles{}, off{}, g{}, u0{}, u1{}, u2{}, n128{};
 
-  // [x0 x1 y0 y1 z0 z1], then the ragged last block's x, y and z (b = 2).
+  // [x0 x1 y0 y1 z0 z1] ([x0 x1 z0 z1] for one input), then the ragged last block's x, y and z
+  // (b = 2), 256 bytes each: what elementwise_tile_bytes counts.
   std::int64_t ub(int operand, int b) const {
-    return b == 2 ? std::int64_t(tile) * 6 + 256 * operand : std::int64_t(tile) * (2 * operand + b);
+    const int operands = binary ? 3 : 2, at = operand == 2 && !binary ? 1 : operand;
+    return b == 2 ? std::int64_t(tile) * 2 * operands + 256 * operand : std::int64_t(tile) * (2 * at + b);
   }
   // This tile's byte offset in an operand of `bytes` per element: t x tile, or the piece's.
   void offset(const TileCfg* piece, std::uint64_t tile_bytes, unsigned bytes);

@@ -118,12 +118,11 @@ ConvBand conv_band(const ConvShape& c, std::uint32_t mt, std::uint32_t row) {
   return band;
 }
 
-GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) {
+namespace {
+
+// The shape's types, scale and sizes, as the GEMM takes them.
+void check_gemm(const GemmShape& s) {
   const bool int8 = s.in == DType::S8;
-  if (gemm_ragged(s) && std::uint64_t(s.n) < 32 && s.out == DType::S8)
-    throw Error("gemm: with bias (or a scale, a residual, ReLU6), C's rows of n = " + std::to_string(s.n) +
-                " s8 end inside one 32-byte block; s8 rows must be 32 bytes or more (the epilogue writes their last "
-                "blocks apart)");
   if (s.in != DType::F16 && s.in != DType::BF16 && !int8) throw Error("gemm: inputs are f16, bf16 or s8");
   if (int8 && !s.b_transposed) throw Error("gemm: an int8 B must be given transposed (n x k): set b_transposed");
   if (int8 && s.out != DType::S32 && s.out != DType::S8 && s.out != DType::F16 && s.out != DType::F32)
@@ -136,13 +135,23 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
     throw Error("gemm: a per-column scale, a residual and ReLU6 take f16 or bf16 inputs");
   if (!int8 && s.out != DType::F32 && s.out != DType::F16 && s.out != DType::BF16)
     throw Error("gemm: f16 and bf16 inputs give an f32, f16 or bf16 output");
-  const std::uint32_t k0 = 32 / dtype_bytes(s.in);
+  if (gemm_ragged(s) && std::uint64_t(s.n) < 32 && s.out == DType::S8)
+    throw Error("gemm: with bias (or a scale, a residual, ReLU6), C's rows of n = " + std::to_string(s.n) +
+                " s8 end inside one 32-byte block; s8 rows must be 32 bytes or more (the epilogue writes their last "
+                "blocks apart)");
   if (!s.m || !s.n || !s.k)
     throw Error("gemm: m, k and n must be at least 1 (got " + std::to_string(s.m) + " x " + std::to_string(s.k) +
                 " x " + std::to_string(s.n) + ")");
   // Configuration words hold strides of 16 bits: k (A, and B stored transposed) and n (B).
   if (s.k > 65535 || (!s.b_transposed && s.n > 65535))
     throw Error("gemm: k (and n, for B stored k x n) must be at most 65535 (the ND -> Nz stride field)");
+}
+
+}  // namespace
+
+GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) {
+  check_gemm(s);
+  const std::uint32_t k0 = 32 / dtype_bytes(s.in);
   GemmTiling t;
   // k in chunks of kt, the largest up to 64 that divides k rounded up to whole fractals: the
   // last chunk then ends in the fractal column that holds k, and ND -> Nz pads that column
@@ -169,22 +178,27 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
     return conv ? conv_l1(*conv, mt, nt, b, l1, cfg.cores).need(2, b) : 2 * (std::uint64_t(mt) * t.kt * eb + b);
   };
   std::uint64_t best_work = ~0ull, best_pad = ~0ull, best_area = 0;
+  bool fits_but_tail = false;  // a tile fits, but leaves the last part of a ragged row under a block
   for (std::uint32_t mt = 16; mt <= 256; mt *= 2)
     for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
-      const bool fits =
-          2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b && std::uint64_t(mt) * nt * 4 <= l0c &&
-          (t.kt / k0) * (nt / 16) <= 255 && l1_need(mt, nt) <= l1 &&
-          (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
-          (!s.vector_epilogue() || (gemm_epilogue_ub(s, mt, nt, conv != nullptr, 1) <= cfg.size[kUB] &&
-                                    nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0)) &&
-          (!gemm_ragged(s) || ragged_tail_fits(s, nt / gemm_parts(nt, conv != nullptr)));
-      if (!fits) continue;
+      const bool fits = 2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b &&
+                        std::uint64_t(mt) * nt * 4 <= l0c && (t.kt / k0) * (nt / 16) <= 255 && l1_need(mt, nt) <= l1 &&
+                        (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
+                        (!s.vector_epilogue() || (gemm_epilogue_ub(s, mt, nt, conv != nullptr, 1) <= cfg.size[kUB] &&
+                                                  nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0));
+      const bool tail_fits = !gemm_ragged(s) || ragged_tail_fits(s, nt / gemm_parts(nt, conv != nullptr));
+      fits_but_tail |= fits && !tail_fits;
+      if (!fits || !tail_fits) continue;
       const std::uint64_t work = gemm_estimate(cfg, s, mt, nt, k_pad), area = std::uint64_t(mt) * nt;
       const std::uint64_t pad = (s.m + mt - 1) / mt * mt * ((s.n + nt - 1) / nt * nt);
       if (std::tie(work, pad) < std::tie(best_work, best_pad) ||
           (work == best_work && pad == best_pad && area > best_area))
         best_work = work, best_pad = pad, best_area = area, t.mt = mt, t.nt = nt;
     }
+  if (!best_area && fits_but_tail)
+    throw Error("gemm: with bias (or a scale, a residual, ReLU6), C's rows of n = " + std::to_string(s.n) + " " +
+                aicore::dtype_name(s.out) + " end inside 32-byte blocks, and no tile width w leaves the last " +
+                "tile's last part 32 bytes or more (n mod w x its bytes): not yet");
   if (!best_area)
     throw Error(
         "gemm: no tile of 16..256 fits L0A (" + std::to_string(l0a) + " B), L0B (" + std::to_string(l0b) +
@@ -320,7 +334,7 @@ class GemmBuilder {
   void prologue();
   void load_feature_map();
   void band(Reg top, Reg rows, Reg pad_t, Reg pad_b, Reg r0);
-  void load_band();
+  void load_band(Reg tr);
   void load_band_planes();
   void band_window();
   template <typename F>
@@ -500,8 +514,8 @@ Image GemmBuilder::build() {
   k.GetSpr(dim, Spr::BlockDim);
   // Loads run ahead into the next tile: ld_tile, a_ptr and b_ptr are the load side's; tile,
   // c_ptr, window and kstart the compute side's.
-  ld_tile = k.reg(), a_ptr = conv && !(grouped && banded) ? zero : k.reg(), b_ptr = k.reg(), c_ptr = k.reg(),
-  tmp = k.reg(), dst = k.reg(), src = k.reg();
+  ld_tile = k.reg(), a_ptr = conv ? zero : k.reg(), b_ptr = k.reg(), c_ptr = k.reg(), tmp = k.reg(), dst = k.reg(),
+  src = k.reg();
   // window is made just before each load3d, from which src is free.
   row = k.reg(), col = k.reg(), count = k.reg(), kstart = k.reg(), window = src, wbase = k.reg();
   if (edge_m || edge_n) {
@@ -523,7 +537,7 @@ Image GemmBuilder::build() {
   Label no_tiles = k.NewLabel();
   k.Branch("bgeu", tile, ntiles, no_tiles);
   load_pointers(tile);
-  if (banded) load_band();
+  if (banded) load_band(tile);
   for (std::uint32_t c = 0; c < std::min<std::uint32_t>(nb, chunks); ++c) load(int(c), c == chunks - 1);
   k.Bind(no_tiles);
   const std::vector<Act> program = tile_program(chunks, nb, group, parts, k_tail != t.kt);
@@ -589,12 +603,16 @@ void GemmBuilder::band(Reg top, Reg rows, Reg pad_t, Reg pad_b, Reg r0) {
 
 // MTE2: the band of the load side's tile (row) into the next band slot, each C1 group's rows
 // [top, top + rows) one block per position.
-void GemmBuilder::load_band() {
+void GemmBuilder::load_band(Reg tr) {
   const ConvShape& c = *conv;
   band(bt0, bt1, dst, src, col);
+  if (grouped) {  // the planes of tile tr's extended group (band() took col: make it again)
+    row_col(tr);
+    group_planes(col, A);
+  }
   k.Li(tmp, std::int64_t(c.w) * c.c0 * 2);
   k.Mul(bt0, bt0, tmp);
-  k.Add(bt0, bt0, grouped ? a_ptr : A);  // x (its extended group's planes) + top x w x C0 x 2
+  k.Add(bt0, bt0, grouped ? col : A);  // x (its extended group's planes) + top x w x C0 x 2
   if (c.c0 == 16 && c.c1e() > 1 && std::uint64_t(c.h) * c.w > 65535) return load_band_planes();
   if (c.c0 == 16) {
     k.Li(tmp, c.w);
@@ -745,7 +763,6 @@ void GemmBuilder::load_pointers(Reg tr) {
   k.Li(tmp, s.b_transposed ? std::int64_t(t.nt) * s.k * eb : std::int64_t(t.nt) * eb);
   k.Mul(b_ptr, col, tmp);
   k.Add(b_ptr, b_ptr, B);
-  if (grouped && banded) group_planes(a_ptr, A);  // the planes its bands come from
   edge_configs();
 }
 
@@ -1058,7 +1075,7 @@ void GemmBuilder::emit(const Act& a) {
       k.Add(ld_tile, tile, dim);
       k.Branch("bgeu", ld_tile, ntiles, none);
       load_pointers(ld_tile);
-      if (banded) load_band();
+      if (banded) load_band(ld_tile);
       k.Bind(none);
       break;
     }

@@ -144,10 +144,14 @@ std::uint32_t pow2_at_least(std::uint32_t n) {
 // in chunks of kGlobalChunk, each widened to f32 and summed by halving (the next chunk's copy
 // overlapping the halving), the sums of the chunks added in f32, times 1 / (h x w), rounded
 // once to f16. UB: the chunk in, its f32 values, the sum, the output block.
-Image global_pool(const PoolShape& s) {
+Image global_pool(const AiCoreConfig& cfg, const PoolShape& s) {
   const std::uint64_t hw = std::uint64_t(s.h) * s.w, full = hw / kGlobalChunk;
   const std::uint32_t last = std::uint32_t(hw % kGlobalChunk);
   const std::uint64_t in_at = 0, f_at = kGlobalChunk * 32, acc_at = f_at + kGlobalChunk * 64, out_at = acc_at + 64;
+  if (out_at + 32 > cfg.size[kUB])
+    throw Error("pool: a global average's chunk of " + std::to_string(kGlobalChunk) + " positions (" +
+                std::to_string(out_at + 32) + " B with its f32 sums) does not fit the UB (" +
+                std::to_string(cfg.size[kUB]) + " B)");
   float inv = float(1.0 / double(hw));
   std::uint32_t inv_bits;
   std::memcpy(&inv_bits, &inv, 4);
@@ -201,7 +205,7 @@ Image global_pool(const PoolShape& s) {
 }  // namespace
 
 Image pool_kernel(const AiCoreConfig& cfg, const PoolShape& s) {
-  if (s.global()) return global_pool(s);
+  if (s.global()) return global_pool(cfg, s);
   const std::uint32_t bo = pool_band_rows(cfg, s), bands = (s.ho() + bo - 1) / bo;
   const std::uint64_t ub_out = band_in_bytes(s, bo), wp = padded_w(s);
   const bool padded = s.pad_t || s.pad_b || s.pad_l || s.pad_r;

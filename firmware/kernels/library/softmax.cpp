@@ -118,6 +118,56 @@ void row_out(KernelBuilder& k, const Row& r, const Plan& p, Reg O, Reg off, Reg 
 
 }  // namespace
 
+namespace {
+
+struct UnitRegs {
+  Reg X, O, off, g, row, end, last;
+};
+
+// Unit `unit`'s rows [unit x u, min(that + u, rows)), one at a time; those from `last` (the
+// unit's first row + apart) on are written apart.
+void unit_rows(KernelBuilder& k, Row& r, const Plan& p, const SoftmaxShape& s, Reg unit, const UnitRegs& u) {
+  const bool ragged = p.unit > 1;
+  k.Li(u.g, std::int64_t(p.unit));
+  k.Mul(u.row, unit, u.g);
+  k.Add(u.end, u.row, u.g);
+  k.Addi(u.last, u.row, std::int32_t(p.apart));
+  k.Li(u.g, s.rows);
+  k.Op("min", u.end, u.end, u.g);
+  Label top = k.NewLabel(), done = k.NewLabel();
+  k.Bind(top);
+  k.Branch("bgeu", u.row, u.end, done);
+  k.Li(u.g, std::int64_t(p.row_bytes));
+  k.Mul(u.off, u.row, u.g);
+  k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
+  auto body = [&](bool block) {
+    row_in(k, r, p, u.X, u.O, u.off, u.g, block);
+    k.SetFlag(Pipe::MTE2, Pipe::V, 0);
+    k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
+    r.softmax(dtype_bytes(s.dtype) == 4 ? 0x80000000u : 0x8000u, block);
+    k.SetFlag(Pipe::V, Pipe::MTE3, 0);
+    k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
+    row_out(k, r, p, u.O, u.off, u.g, block);
+  };
+  if (ragged) {
+    Label other = k.NewLabel(), next = k.NewLabel();
+    k.Branch("bltu", u.row, u.last, other);
+    body(true);
+    k.Jump(next);
+    k.Bind(other);
+    body(false);
+    k.Bind(next);
+  } else {
+    body(false);
+  }
+  k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);
+  k.Addi(u.row, u.row, 1);
+  k.Jump(top);
+  k.Bind(done);
+}
+
+}  // namespace
+
 std::uint32_t softmax_unit_rows(const SoftmaxShape& s) {
   const std::uint64_t row = std::uint64_t(s.cols) * dtype_bytes(s.dtype);
   if (row % 32 == 0) return 1;
@@ -171,45 +221,8 @@ Image softmax_kernel(const AiCoreConfig& cfg, const SoftmaxShape& s) {
   k.GetSpr(dim, Spr::BlockDim);
   k.SetMaskCount(r.n);
   k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);  // the UB row is free
-  k.RoundRobin(unit, nunits, dim, [&] {
-    // Rows [unit x u, min(that + u, rows)); those from `last` on are written apart.
-    k.Li(g, std::int64_t(p.unit));
-    k.Mul(row, unit, g);
-    k.Add(end, row, g);
-    k.Addi(last, row, std::int32_t(p.apart));
-    k.Li(g, s.rows);
-    k.Op("min", end, end, g);
-    Label top = k.NewLabel(), done = k.NewLabel();
-    k.Bind(top);
-    k.Branch("bgeu", row, end, done);
-    k.Li(g, std::int64_t(p.row_bytes));
-    k.Mul(off, row, g);
-    k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
-    auto body = [&](bool block) {
-      row_in(k, r, p, X, O, off, g, block);
-      k.SetFlag(Pipe::MTE2, Pipe::V, 0);
-      k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
-      r.softmax(eb == 4 ? 0x80000000u : 0x8000u, block);
-      k.SetFlag(Pipe::V, Pipe::MTE3, 0);
-      k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
-      row_out(k, r, p, O, off, g, block);
-    };
-    if (ragged) {
-      Label other = k.NewLabel(), next = k.NewLabel();
-      k.Branch("bltu", row, last, other);
-      body(true);
-      k.Jump(next);
-      k.Bind(other);
-      body(false);
-      k.Bind(next);
-    } else {
-      body(false);
-    }
-    k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);
-    k.Addi(row, row, 1);
-    k.Jump(top);
-    k.Bind(done);
-  });
+  const UnitRegs u{X, O, off, g, row, end, last};
+  k.RoundRobin(unit, nunits, dim, [&] { unit_rows(k, r, p, s, unit, u); });
   k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
   k.End();
   return k.Build();
