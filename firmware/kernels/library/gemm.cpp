@@ -31,7 +31,7 @@ std::uint64_t gemm_epilogue_ub(const GemmShape& s, std::uint32_t mt, std::uint32
   const unsigned ob = dtype_bytes(s.out);
   const bool cast = s.out != DType::F32 && s.out != DType::S32;
   const unsigned per = 4 + (cast ? ob : 0) + (s.residual ? ob + (ob != 4 ? 4 : 0) : 0);
-  // (and 32 bytes for the last block of a row that ends inside one: GemmBuilder::ragged_out)
+  // (and 32 bytes for the last block of a tile whose rows are under one: GemmBuilder::narrow_out)
   return slots * std::uint64_t(mt) * ntp * per + (int(s.bias) + int(s.channel_scale)) * std::uint64_t(nt) * 4 + 32;
 }
 
@@ -39,10 +39,10 @@ std::uint64_t gemm_epilogue_ub(const GemmShape& s, std::uint32_t mt, std::uint32
 // epilogue writes them row by row (GemmBuilder::ragged_out).
 bool gemm_ragged(const GemmShape& s) { return s.vector_epilogue() && std::uint64_t(s.n) * dtype_bytes(s.out) % 32; }
 
-// The last block of a ragged row is the part's: the last tile's last part holds 32 bytes or more.
-bool ragged_tail_fits(const GemmShape& s, std::uint32_t ntp) {
-  const unsigned ob = dtype_bytes(s.out);
-  return s.n % ntp == 0 || s.n % ntp * ob >= 32 || std::uint64_t(s.n) * ob < 32;  // the last: narrow_out
+// Ragged rows of a block or more take tiles no wider than n: the last column tile is shifted left
+// to end at n (GemmBuilder::shift_n), so every tile's rows are whole blocks.
+bool ragged_width_fits(const GemmShape& s, std::uint32_t nt) {
+  return nt <= s.n || std::uint64_t(s.n) * dtype_bytes(s.out) < 32;  // the last: narrow_out
 }
 
 // The estimated cycles of a GEMM in mt x nt tiles: the tiles go round the cores in waves; a
@@ -178,7 +178,6 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
     return conv ? conv_l1(*conv, mt, nt, b, l1, cfg.cores).need(2, b) : 2 * (std::uint64_t(mt) * t.kt * eb + b);
   };
   std::uint64_t best_work = ~0ull, best_pad = ~0ull, best_area = 0;
-  bool fits_but_tail = false;  // a tile fits, but leaves the last part of a ragged row under a block
   for (std::uint32_t mt = 16; mt <= 256; mt *= 2)
     for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
       const bool fits = 2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b &&
@@ -186,19 +185,13 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
                         (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
                         (!s.vector_epilogue() || (gemm_epilogue_ub(s, mt, nt, conv != nullptr, 1) <= cfg.size[kUB] &&
                                                   nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0));
-      const bool tail_fits = !gemm_ragged(s) || ragged_tail_fits(s, nt / gemm_parts(nt, conv != nullptr));
-      fits_but_tail |= fits && !tail_fits;
-      if (!fits || !tail_fits) continue;
+      if (!fits || (gemm_ragged(s) && !ragged_width_fits(s, nt))) continue;
       const std::uint64_t work = gemm_estimate(cfg, s, mt, nt, k_pad), area = std::uint64_t(mt) * nt;
       const std::uint64_t pad = (s.m + mt - 1) / mt * mt * ((s.n + nt - 1) / nt * nt);
       if (std::tie(work, pad) < std::tie(best_work, best_pad) ||
           (work == best_work && pad == best_pad && area > best_area))
         best_work = work, best_pad = pad, best_area = area, t.mt = mt, t.nt = nt;
     }
-  if (!best_area && fits_but_tail)
-    throw Error("gemm: with bias (or a scale, a residual, ReLU6), C's rows of n = " + std::to_string(s.n) + " " +
-                aicore::dtype_name(s.out) + " end inside 32-byte blocks, and no tile width w leaves the last " +
-                "tile's last part 32 bytes or more (n mod w x its bytes): not yet");
   if (!best_area)
     throw Error(
         "gemm: no tile of 16..256 fits L0A (" + std::to_string(l0a) + " B), L0B (" + std::to_string(l0b) +
@@ -342,6 +335,8 @@ class GemmBuilder {
   void row_col(Reg tr);
   void load_pointers(Reg tr);
   void group_planes(Reg out, Reg base);
+  void col_start(Reg out, std::int64_t unit);
+  void valid_cols(Reg out);
   void load(int b, bool tail);
   void edge_configs();
   void output_configs();
@@ -350,7 +345,6 @@ class GemmBuilder {
   void ragged_out(int h);
   void narrow_out(int h);
   void narrow_rows();
-  void tail_block();
   void epilogue_vector(std::uint64_t slot, int h);
   void epilogue_rows(std::uint64_t slot, std::uint32_t r0, std::uint32_t n, std::uint32_t j, int h);
   void load_residual(int h, int u, std::uint64_t slot);
@@ -400,12 +394,15 @@ class GemmBuilder {
   // UB: nu slots of slot_bytes (the accumulator; its cast at cast_off; the residual at res_off
   // and its f32 cast at resf_off), then the bias row and the scale row.
   std::uint64_t slot_acc = 0, slot_bytes = 0, ub_bias = 0, ub_scale = 0, cast_off = 0, res_off = 0, resf_off = 0;
-  // C's rows end inside 32-byte blocks: written row by row; in the last tile's part tail_part
-  // each row's last block, tail_at bytes into it, is assembled at ub_tail and written apart.
+  // C's rows end inside 32-byte blocks: written row by row (ragged_out); rows under a block
+  // assemble a tile's last block at ub_tail (narrow_out).
   bool ragged = false;
-  int tail_part = 0;
-  std::int32_t tail_at = 0;
   std::uint64_t ub_tail = 0;
+  // Ragged rows of a block or more: the last column tile starts at n - nt, not at a multiple of
+  // nt, so it is whole too (its first columns are the previous tile's again: the same values,
+  // each an independent dot product, written twice). No tile then has a row ending inside a
+  // block that another tile's row continues.
+  bool shift_n = false;
   // The code.
   KernelBuilder k;
   Reg zero = KernelBuilder::zero();
@@ -429,7 +426,8 @@ void GemmBuilder::plan() {
   chunks = (s.k + t.kt - 1) / t.kt;
   k_tail = s.k - (chunks - 1) * t.kt;
   k_tail_f = (k_tail + k0 - 1) / k0 * k0;
-  edge_m = s.m % t.mt != 0, edge_n = s.n % t.nt != 0;
+  shift_n = gemm_ragged(s) && std::uint64_t(s.n) * dtype_bytes(s.out) >= 32 && s.n % t.nt != 0;
+  edge_m = s.m % t.mt != 0, edge_n = s.n % t.nt != 0 && !shift_n;
   tiles_n = (s.n + t.nt - 1) / t.nt, tiles_m = (s.m + t.mt - 1) / t.mt, tiles = std::uint32_t(t.tiles(s.m, s.n));
   // Rows per tile group: as many A row panels as fit in half the L2 beside two B column
   // panels; the other half holds the B panels in flight and the C tiles streaming through (a
@@ -466,11 +464,6 @@ void GemmBuilder::plan() {
   ub_bias = nu * slot_bytes, ub_scale = ub_bias + (s.bias ? std::uint64_t(t.nt) * 4 : 0);
   ub_tail = ub_scale + (s.channel_scale ? std::uint64_t(t.nt) * 4 : 0);
   ragged = gemm_ragged(s);
-  if (ragged) {  // the part of the last tile whose rows end inside a block, and where its last block starts
-    const std::uint32_t v = s.n - (tiles_n - 1) * t.nt;
-    tail_part = int((v - 1) / ntp);
-    tail_at = std::int32_t((v - std::uint32_t(tail_part) * ntp) * ob) - 32;
-  }
 }
 
 void GemmBuilder::plan_l1() {
@@ -760,10 +753,34 @@ void GemmBuilder::load_pointers(Reg tr) {
     k.Mul(a_ptr, row, tmp);
     k.Add(a_ptr, a_ptr, A);
   }
-  k.Li(tmp, s.b_transposed ? std::int64_t(t.nt) * s.k * eb : std::int64_t(t.nt) * eb);
-  k.Mul(b_ptr, col, tmp);
+  col_start(b_ptr, s.b_transposed ? std::int64_t(s.k) * eb : std::int64_t(eb));
   k.Add(b_ptr, b_ptr, B);
   edge_configs();
+}
+
+// out = the columns of tile column col that exist (all nt with shift_n).
+void GemmBuilder::valid_cols(Reg out) {
+  if (shift_n)
+    k.Li(out, t.nt);
+  else
+    valid(out, col, t.nt, s.n);
+}
+
+// out = the first column of tile column col (col x nt; with shift_n at most n - nt) x `unit`.
+void GemmBuilder::col_start(Reg out, std::int64_t unit) {
+  if (!shift_n) {
+    k.Li(tmp, std::int64_t(t.nt) * unit);
+    k.Mul(out, col, tmp);
+    return;
+  }
+  k.Li(tmp, t.nt);
+  k.Mul(out, col, tmp);
+  k.Li(tmp, std::int64_t(s.n - t.nt));
+  k.Op("min", out, out, tmp);
+  if (unit != 1) {
+    k.Li(tmp, unit);
+    k.Mul(out, out, tmp);
+  }
 }
 
 // out = base + the first C1 plane of tile column col's extended group (col x nt / coute of
@@ -799,7 +816,7 @@ void GemmBuilder::edge_configs() {
     k.Li(tmp, std::int64_t(Nd2NzCfg{0, k_tail, s.k, t.mt}.pack()));
     k.Op("or", a_tail, tmp, dst);
   }
-  valid(dst, col, t.nt, s.n);
+  valid_cols(dst);
   if (!s.b_transposed) k.OpI("shli", dst, dst, 16);  // B's columns; B^T's rows
   const Nd2NzCfg whole = s.b_transposed ? Nd2NzCfg{0, t.kt, s.k, t.nt} : Nd2NzCfg{t.kt, 0, s.n, t.kt};
   const Nd2NzCfg last = s.b_transposed ? Nd2NzCfg{0, k_tail, s.k, t.nt} : Nd2NzCfg{k_tail, 0, s.n, t.kt};
@@ -1091,29 +1108,17 @@ void GemmBuilder::emit(const Act& a) {
 }
 
 // C's rows end inside 32-byte blocks, so C's row stride is no whole number of blocks: part h
-// goes out row by row from dst (GM) and src (UB), its whole blocks by one copy; in the last
-// tile's part that holds the rows' ends, each row's last block, which a copy from the part's
-// next whole block would write past the row into the next one (another tile's, perhaps another
-// core's), is written apart: the 32 bytes that end the row, assembled aligned at ub_tail by the
-// scalar unit. row and col are free here (the load side sets them again at its next tile).
+// goes out row by row from dst (GM) and src (UB), each row's whole blocks by one copy (every
+// tile nt columns wide, the last shifted to end at n: shift_n). row and col are free here (the
+// load side sets them again at its next tile).
 void GemmBuilder::ragged_out(int h) {
   if (std::uint64_t(s.n) * ob < 32) return narrow_out(h);
-  const Reg left = col;
-  k.OpI("andi", left, out_cfg[h], 0xfff);  // rows
-  if (h == tail_part) {                    // the scalar unit reads what the vector unit wrote
-    k.SetFlag(Pipe::V, Pipe::S, 0);
-    k.WaitFlag(Pipe::V, Pipe::S, 0);
-  }
-  k.Loop(left, [&] {
-    Label no_whole = k.NewLabel();
-    k.OpI("shli", tmp, out_cfg[h], 36);
-    k.OpI("shri", tmp, tmp, 48);  // whole blocks
-    k.Branch("beq", tmp, zero, no_whole);
-    k.OpI("shli", tmp, tmp, 12);
-    k.OpI("ori", tmp, tmp, 1);  // one block of them
-    k.DataCopy(Pos::GM, dst, Pos::UB, src, tmp);
-    k.Bind(no_whole);
-    if (h == tail_part) tail_block();
+  if (edge_m)
+    k.OpI("andi", col, out_cfg[h], 0xfff);  // rows
+  else
+    k.Li(col, t.mt);
+  k.Loop(col, [&] {  // every tile is nt columns wide (shift_n): a part's row is whole blocks
+    k.DataCopy(Pos::GM, dst, Pos::UB, src, DataCopyCfg{1, ntp * ob / 32, 0, 0});
     k.Li(tmp, std::int64_t(s.n) * ob);
     k.Add(dst, dst, tmp);
     k.Addi(src, src, std::int32_t(ntp * ob));
@@ -1174,32 +1179,6 @@ void GemmBuilder::narrow_rows() {
   });
 }
 
-// A ragged row's last block (when the part's config says the row has bytes past its whole
-// blocks): the 32 bytes at src + tail_at, any 2-byte (1-byte for s8) position, shifted into
-// four aligned words at ub_tail, then copied to dst + tail_at.
-void GemmBuilder::tail_block() {
-  Label none = k.NewLabel();
-  k.OpI("shri", tmp, out_cfg[tail_part], 32);
-  k.Branch("beq", tmp, zero, none);
-  k.WaitFlag(Pipe::MTE3, Pipe::S, 0);  // ub_tail's last copy has read it
-  const std::int32_t at = tail_at & ~7, sh = (tail_at & 7) * 8;
-  for (std::int32_t w = 0; w < 4; ++w) {
-    k.LoadUb(row, src, at + 8 * w);
-    if (sh) {
-      k.OpI("shri", row, row, sh);
-      k.LoadUb(tmp, src, at + 8 * w + 8);
-      k.OpI("shli", tmp, tmp, 64 - sh);
-      k.Op("or", row, row, tmp);
-    }
-    k.StoreUb(row, zero, std::int32_t(ub_tail) + 8 * w);
-  }
-  k.Addi(tmp, dst, tail_at);
-  k.Li(row, std::int64_t(ub_tail));
-  k.DataCopy(Pos::GM, tmp, Pos::UB, row, DataCopyCfg{1, 1, 0, 0});
-  k.SetFlag(Pipe::MTE3, Pipe::S, 0);
-  k.Bind(none);
-}
-
 // The compute side of a tile: c_ptr, and for a conv the img2col window, then its program.
 void GemmBuilder::run_tile(const std::vector<Act>& program) {
   tile_pointers();
@@ -1225,9 +1204,8 @@ void GemmBuilder::load_rows() {
   }
   for (auto [gm, ub] : {std::pair{bias, ub_bias}, std::pair{cscale, ub_scale}}) {
     if (gm.n == zero.n) continue;
-    k.Li(tmp, std::int64_t(t.nt) * 4);
-    k.Mul(tmp, col, tmp);
-    k.Add(tmp, tmp, gm);
+    col_start(dst, 4);
+    k.Add(tmp, dst, gm);
     k.Li(dst, std::int64_t(ub));
     if (edge_n)
       k.DataCopy(Pos::UB, dst, Pos::GM, tmp, src);
@@ -1242,9 +1220,8 @@ void GemmBuilder::tile_pointers() {
   // c_ptr = C + (row x mt x n + col x nt) x ob
   k.Li(tmp, std::int64_t(t.mt) * s.n * ob);
   k.Mul(c_ptr, row, tmp);
-  k.Li(tmp, std::int64_t(t.nt) * ob);
-  k.Mul(tmp, col, tmp);
-  k.Add(c_ptr, c_ptr, tmp);
+  col_start(dst, ob);
+  k.Add(c_ptr, c_ptr, dst);
   k.Add(c_ptr, c_ptr, C);
   output_configs();
   if (rows) load_rows();
@@ -1270,7 +1247,7 @@ void GemmBuilder::tile_pointers() {
 void GemmBuilder::output_configs() {
   if (!edge_m && !edge_n) return;
   valid(dst, row, t.mt, s.m);  // rows
-  valid(src, col, t.nt, s.n);  // columns of the tile
+  valid_cols(src);             // columns of the tile
   for (int h = 0; h < parts; ++h) {
     const Reg o = out_cfg[h];
     if (h == 0) {
