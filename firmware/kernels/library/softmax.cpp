@@ -22,6 +22,23 @@ struct Row {
   Reg ub_x, ub_s, ub_r, ub_xt, ub_st, ub_r2, v;
   Reg ub_blk = Reg{}, ub_blk_s = Reg{}, ub_blk_y = Reg{};
   std::uint32_t blk_elems = 0, before = 0;  // a block's elements; of them, the earlier rows'
+  Reg c0 = Reg{}, c1 = Reg{}, c2 = Reg{};   // operand addresses of a later chunk of repeats
+
+  // The full repeats in chunks of at most 255 (a repeat count is 8 bits): f(operands, repeats),
+  // the address operands of chunk j moved on by its first repeat's bytes (v, a value, is not).
+  template <typename F>
+  void chunks(const std::vector<Reg>& at, F f) {
+    for (std::uint32_t r0 = 0; r0 < full; r0 += 255) {
+      std::vector<Reg> ops = at;
+      const Reg temps[] = {c0, c1, c2};
+      for (std::size_t i = 0; i < ops.size() && r0; ++i)
+        if (ops[i].n != v.n) {
+          k.Addi(temps[i], ops[i], std::int32_t(r0 * 256));
+          ops[i] = temps[i];
+        }
+      f(ops, std::min<std::uint32_t>(255, full - r0), r0 == 0);
+    }
+  }
 
   void mask(std::uint32_t count) {
     k.Li(m, count);
@@ -29,7 +46,9 @@ struct Row {
   }
   // An op over the row: the full repeats from the operands `at`, then the tail from `tail_ops`.
   void each(const char* op, const std::vector<Reg>& at, const std::vector<Reg>& tail_ops) {
-    if (full) k.Vector(op, t, at, VecCfg{full, 1, 1, 1, 8, 8, 8});
+    chunks(at, [&](const std::vector<Reg>& ops, std::uint32_t reps, bool) {
+      k.Vector(op, t, ops, VecCfg{reps, 1, 1, 1, 8, 8, 8});
+    });
     if (!tail) return;
     mask(tail);
     k.Vector(op, t, tail_ops, VecCfg{1, 1, 1, 1, 8, 8, 8});
@@ -42,10 +61,17 @@ struct Row {
     k.Vector(op, t, ops, VecCfg{1, 1, 1, 1, 8, 8, 8});
     k.SetMaskCount(n);
   }
-  // A reduction of the row into ub_r: of the full repeats, of the tail (into ub_r2), then of
-  // the two (`combine` on one element); the scalar unit reads it into v after `event`.
+  // A reduction of the row into ub_r: of the full repeats (a later chunk's into ub_r2, then
+  // combined), of the tail (into ub_r2), then of the two (`combine` on one element); the
+  // scalar unit reads it into v after `event`.
   void reduce(const char* op, const char* combine, int event) {
-    if (full) k.Vector(op, t, {ub_r, ub_x}, VecCfg{full, 1, 1, 1, 8, 8, 8});
+    chunks({ub_x}, [&](const std::vector<Reg>& ops, std::uint32_t reps, bool first) {
+      k.Vector(op, t, {first ? ub_r : ub_r2, ops[0]}, VecCfg{reps, 1, 1, 1, 8, 8, 8});
+      if (first) return;
+      mask(1);
+      k.Vector(combine, t, {ub_r, ub_r, ub_r2}, VecCfg{1, 1, 1, 1, 8, 8, 8});
+      k.SetMaskCount(n);
+    });
     if (tail) {
       mask(tail);
       k.Vector(op, t, {full ? ub_r2 : ub_r, ub_xt}, VecCfg{1, 1, 1, 1, 8, 8, 8});
@@ -180,16 +206,17 @@ Image softmax_kernel(const AiCoreConfig& cfg, const SoftmaxShape& s) {
   if (s.dtype != DType::F32 && s.dtype != DType::F16) throw Error("softmax: dtype f32 or f16");
   const unsigned eb = dtype_bytes(s.dtype);
   const std::uint32_t per_repeat = 256 / eb, full = s.cols / per_repeat, tail = s.cols % per_repeat;
-  if (s.rows == 0 || s.cols == 0 || full + (tail ? 1 : 0) > 255)
-    throw Error("softmax: rows and cols at least 1, a row of at most " + std::to_string(255 * per_repeat) +
-                " elements");
+  if (s.rows == 0 || s.cols == 0) throw Error("softmax: rows and cols must be at least 1");
   Plan p{std::uint64_t(s.cols) * eb, 0, softmax_unit_rows(s), 0, 0, 0};
   p.padded = (p.row_bytes + 31) / 32 * 32;
   while (p.apart * p.row_bytes + p.padded <= p.unit * p.row_bytes) ++p.apart;
   p.blocks = std::uint32_t(p.padded / 32), p.whole = std::uint32_t(p.row_bytes / 32);
   const bool ragged = p.unit > 1;  // rows end inside blocks
   const std::uint64_t tail_at = std::uint64_t(full) * 256, blk_at = 2 * p.padded + 64;
-  if (blk_at + 96 > cfg.size[kUB]) throw Error("softmax: a row does not fit the UB twice");
+  if (blk_at + 96 > cfg.size[kUB])
+    throw Error("softmax: a row of " + std::to_string(s.cols) + " " + dtype_name(s.dtype) + " (" +
+                std::to_string(p.row_bytes) + " B) does not fit the UB (" + std::to_string(cfg.size[kUB]) +
+                " B) twice, beside its sums: not yet (a softmax over a row larger than that takes several passes)");
   const std::uint64_t units = (s.rows + p.unit - 1) / p.unit;
 
   KernelBuilder k;
@@ -212,6 +239,7 @@ Image softmax_kernel(const AiCoreConfig& cfg, const SoftmaxShape& s) {
         k.Const(std::int64_t(p.padded + tail_at)),
         k.Const(std::int64_t(2 * p.padded + 32)),
         k.reg()};
+  if (full > 255) r.c0 = k.reg(), r.c1 = k.reg(), r.c2 = k.reg();
   if (ragged) {
     r.ub_blk = k.Const(std::int64_t(blk_at)), r.ub_blk_s = k.Const(std::int64_t(blk_at + 32));
     r.ub_blk_y = k.Const(std::int64_t(blk_at + 64));

@@ -11,7 +11,7 @@ namespace dvp::kernels {
 
 struct SoftmaxShape {
   aicore::DType dtype = aicore::DType::F32;
-  std::uint32_t rows = 0, cols = 0;  // cols: any, up to 255 repeats (16320 f32, 32640 f16)
+  std::uint32_t rows = 0, cols = 0;  // cols: any whose row fits the UB twice (a single-pass softmax)
 };
 
 // Rows per work unit: 1 when a row is whole 32-byte blocks, else the fewest whose bytes are
