@@ -58,6 +58,9 @@ SHAPES.update({k: v[:9] for k, v in MODES.items()})
 EPILOGUES["bn-relu-f16-ragged-cout"] = ("cout-40", {"channel_scale": 1, "bias": 1, "relu": 1}, "f16")
 EPILOGUES["bn-residual-relu-ragged-cout"] = ("cout-40", {"channel_scale": 1, "bias": 1, "residual": 1, "relu": 1},
                                              "f16")
+# The same on 16 x 16 positions: whole tiles of rows (m = 256), the last column tile shifted.
+EPILOGUES["residual-ragged-cout-whole-rows"] = ("cout-40-m256", {"bias": 1, "residual": 1}, "f16")
+SHAPES["cout-40-m256"] = (16, 16, 32, 40, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))
 SHAPES["cout-40"] = (26, 30, 32, 40, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))
 # 3 f16 output channels (an image head): rows of 6 bytes, each tile's last block assembled.
 EPILOGUES["bias-f16-cout-3"] = ("cout-3", {"bias": 1}, "f16")

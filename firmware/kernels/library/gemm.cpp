@@ -348,6 +348,7 @@ class GemmBuilder {
   void epilogue_vector(std::uint64_t slot, int h);
   void epilogue_rows(std::uint64_t slot, std::uint32_t r0, std::uint32_t n, std::uint32_t j, int h);
   void load_residual(int h, int u, std::uint64_t slot);
+  void load_residual_rows(int h);
   void load_rows();
   void step(const Act& a);
   void step_mte1(const Act& a);
@@ -894,31 +895,43 @@ void GemmBuilder::epilogue(int h, Reg l0c_addr) {
 // MTE2: part h's residual tile (C's shape and type, at R + the part's offset in C) into slot
 // u: the output copy read the other way, its two gaps swapped. Uses row and col (free here;
 // src holds the L0C address).
-void GemmBuilder::load_residual(int h, int u, std::uint64_t slot) {
-  k.WaitFlag(Pipe::V, Pipe::MTE2, 1 + u);
-  k.Op("sub", tmp, c_ptr, C);
-  k.Add(tmp, tmp, R);
-  k.Addi(tmp, tmp, std::int32_t(h * ntp * ob));
-  k.Li(dst, std::int64_t(slot + res_off));
-  if (ragged) {  // C's rows are no whole number of blocks apart: row by row, each its blocks
-    const Reg o = out_cfg[h], cfg = row;
-    k.OpI("shri", cfg, o, 32);  // bytes past the whole blocks: one more block
+// The residual tile of part h when C's rows are no whole number of blocks apart: row by row
+// from tmp (GM) into dst (UB), each row's blocks (what it reads past the row is not used).
+void GemmBuilder::load_residual_rows(int h) {
+  const Reg cfg = row;
+  Label none = k.NewLabel();
+  if (!edge_m && !edge_n) {  // whole tiles (shift_n): mt rows of whole blocks
+    k.Li(cfg, std::int64_t(DataCopyCfg{1, ntp * ob / 32, 0, 0}.pack()));
+    k.Li(col, t.mt);
+  } else {  // the part's rows and blocks (one more for bytes past its whole blocks)
+    const Reg o = out_cfg[h];
+    k.OpI("shri", cfg, o, 32);
     k.Op("sltu", cfg, zero, cfg);
     k.OpI("shli", col, o, 36);
     k.OpI("shri", col, col, 48);
     k.Add(cfg, cfg, col);
     k.OpI("shli", cfg, cfg, 12);
     k.OpI("ori", cfg, cfg, 1);
-    Label none = k.NewLabel();
     k.OpI("shri", col, cfg, 12);
     k.Branch("beq", col, zero, none);  // no columns in this part
     k.OpI("andi", col, o, 0xfff);      // rows
-    k.Loop(col, [&] {                  // (src holds the part's L0C address: not a temporary here)
-      k.DataCopy(Pos::UB, dst, Pos::GM, tmp, cfg);
-      k.Addi(tmp, tmp, std::int32_t(std::uint64_t(s.n) * ob));
-      k.Addi(dst, dst, std::int32_t(ntp * ob));
-    });
-    k.Bind(none);
+  }
+  k.Loop(col, [&] {  // (src holds the part's L0C address: not a temporary here)
+    k.DataCopy(Pos::UB, dst, Pos::GM, tmp, cfg);
+    k.Addi(tmp, tmp, std::int32_t(std::uint64_t(s.n) * ob));
+    k.Addi(dst, dst, std::int32_t(ntp * ob));
+  });
+  k.Bind(none);
+}
+
+void GemmBuilder::load_residual(int h, int u, std::uint64_t slot) {
+  k.WaitFlag(Pipe::V, Pipe::MTE2, 1 + u);
+  k.Op("sub", tmp, c_ptr, C);
+  k.Add(tmp, tmp, R);
+  k.Addi(tmp, tmp, std::int32_t(h * ntp * ob));
+  k.Li(dst, std::int64_t(slot + res_off));
+  if (ragged) {
+    load_residual_rows(h);
   } else if (edge_m || edge_n) {
     Label none = k.NewLabel();
     const Reg o = out_cfg[h], cfg = row;
