@@ -40,9 +40,12 @@ std::uint64_t gemm_epilogue_ub(const GemmShape& s, std::uint32_t mt, std::uint32
 bool gemm_ragged(const GemmShape& s) { return s.vector_epilogue() && std::uint64_t(s.n) * dtype_bytes(s.out) % 32; }
 
 // Ragged rows of a block or more take tiles no wider than n: the last column tile is shifted left
-// to end at n (GemmBuilder::shift_n), so every tile's rows are whole blocks.
-bool ragged_width_fits(const GemmShape& s, std::uint32_t nt) {
-  return nt <= s.n || std::uint64_t(s.n) * dtype_bytes(s.out) < 32;  // the last: narrow_out
+// to end at n (GemmBuilder::shift_n), so every tile's rows are whole blocks. Rows under one block
+// (narrow_out) take tiles of 32 bytes or more, so that the block assembled at a tile's end starts
+// inside it (16 rows of one s8 are 16 bytes: such a tile takes 32 rows).
+bool ragged_tile_fits(const GemmShape& s, std::uint32_t mt, std::uint32_t nt) {
+  const std::uint64_t row_bytes = std::uint64_t(s.n) * dtype_bytes(s.out);
+  return row_bytes < 32 ? mt * row_bytes >= 32 : nt <= s.n;
 }
 
 // The estimated cycles of a GEMM in mt x nt tiles: the tiles go round the cores in waves; a
@@ -135,10 +138,6 @@ void check_gemm(const GemmShape& s) {
     throw Error("gemm: a per-column scale, a residual and ReLU6 take f16 or bf16 inputs");
   if (!int8 && s.out != DType::F32 && s.out != DType::F16 && s.out != DType::BF16)
     throw Error("gemm: f16 and bf16 inputs give an f32, f16 or bf16 output");
-  if (gemm_ragged(s) && std::uint64_t(s.n) < 32 && s.out == DType::S8)
-    throw Error("gemm: with bias (or a scale, a residual, ReLU6), C's rows of n = " + std::to_string(s.n) +
-                " s8 end inside one 32-byte block; s8 rows must be 32 bytes or more (the epilogue writes their last "
-                "blocks apart)");
   if (!s.m || !s.n || !s.k)
     throw Error("gemm: m, k and n must be at least 1 (got " + std::to_string(s.m) + " x " + std::to_string(s.k) +
                 " x " + std::to_string(s.n) + ")");
@@ -185,7 +184,7 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
                         (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
                         (!s.vector_epilogue() || (gemm_epilogue_ub(s, mt, nt, conv != nullptr, 1) <= cfg.size[kUB] &&
                                                   nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0));
-      if (!fits || (gemm_ragged(s) && !ragged_width_fits(s, nt))) continue;
+      if (!fits || (gemm_ragged(s) && !ragged_tile_fits(s, mt, nt))) continue;
       const std::uint64_t work = gemm_estimate(cfg, s, mt, nt, k_pad), area = std::uint64_t(mt) * nt;
       const std::uint64_t pad = (s.m + mt - 1) / mt * mt * ((s.n + nt - 1) / nt * nt);
       if (std::tie(work, pad) < std::tie(best_work, best_pad) ||
