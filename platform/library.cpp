@@ -155,9 +155,10 @@ std::vector<LibraryArg> softmax_args(const KernelShape& s) {
 BuiltKernel build_softmax(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& sm = std::get<kernels::SoftmaxShape>(s);
   const std::uint32_t u = kernels::softmax_unit_rows(sm);
+  const std::string rows =
+      kernels::softmax_one_pass(core, sm) ? "one row at a time" : "one row at a time in three passes over chunks of it";
   return {kernels::softmax_kernel(core, sm),
-          u == 1 ? "one row at a time" : "one row at a time, in units of " + std::to_string(u) + " rows (whole blocks)",
-          (sm.rows + u - 1) / u};
+          u == 1 ? rows : rows + ", in units of " + std::to_string(u) + " rows (whole blocks)", (sm.rows + u - 1) / u};
 }
 
 // Per element, at least: the row max, the subtraction, the exponential (complex), the row sum

@@ -62,9 +62,8 @@ struct Row {
     k.SetMaskCount(n);
   }
   // A reduction of the row into ub_r: of the full repeats (a later chunk's into ub_r2, then
-  // combined), of the tail (into ub_r2), then of the two (`combine` on one element); the
-  // scalar unit reads it into v after `event`.
-  void reduce(const char* op, const char* combine, int event) {
+  // combined), of the tail (into ub_r2), then of the two (`combine` on one element).
+  void reduce_ub(const char* op, const char* combine) {
     chunks({ub_x}, [&](const std::vector<Reg>& ops, std::uint32_t reps, bool first) {
       k.Vector(op, t, {first ? ub_r : ub_r2, ops[0]}, VecCfg{reps, 1, 1, 1, 8, 8, 8});
       if (first) return;
@@ -81,9 +80,23 @@ struct Row {
       }
       k.SetMaskCount(n);
     }
+  }
+  // The scalar unit reads the element at `at` into v after `event`: its bits, in the low
+  // element width.
+  void read(Reg at, int event) {
     k.SetFlag(Pipe::V, Pipe::S, event);
     k.WaitFlag(Pipe::V, Pipe::S, event);
-    k.LoadUb(v, ub_r, 0);  // the result's bits, in the low element width
+    k.LoadUb(v, at, 0);
+  }
+  void reduce(const char* op, const char* combine, int event) {
+    reduce_ub(op, combine);
+    read(ub_r, event);
+  }
+  // ub_acc op= ub_r, on one element (a reduction's chunks of a long row, one by one).
+  void fold(const char* combine, Reg ub_acc) {
+    mask(1);
+    k.Vector(combine, t, {ub_acc, ub_acc, ub_r}, VecCfg{1, 1, 1, 1, 8, 8, 8});
+    k.SetMaskCount(n);
   }
   // exp(x - max) / sum of it, in place at ub_x; with `block`, the same for the row's last block
   // at ub_blk (the same operations on the same values), then the earlier rows' elements of it
@@ -150,9 +163,13 @@ struct UnitRegs {
   Reg X, O, off, g, row, end, last;
 };
 
-// Unit `unit`'s rows [unit x u, min(that + u, rows)), one at a time; those from `last` (the
-// unit's first row + apart) on are written apart.
-void unit_rows(KernelBuilder& k, Row& r, const Plan& p, const SoftmaxShape& s, Reg unit, const UnitRegs& u) {
+// Unit `unit`'s rows [unit x u, min(that + u, rows)), one at a time; `body(block)` each, with
+// `block` for those from `last` (the unit's first row + apart) on: they are written apart. off
+// is the row's byte offset in x and out. With `fence`, a row's first load waits for the last
+// row's write (MTE3 -> MTE2; a body that reuses the UB within a row fences its own loads).
+template <typename Body>
+void unit_rows(KernelBuilder& k, const Plan& p, const SoftmaxShape& s, Reg unit, const UnitRegs& u, bool fence,
+               Body body) {
   const bool ragged = p.unit > 1;
   k.Li(u.g, std::int64_t(p.unit));
   k.Mul(u.row, unit, u.g);
@@ -165,16 +182,7 @@ void unit_rows(KernelBuilder& k, Row& r, const Plan& p, const SoftmaxShape& s, R
   k.Branch("bgeu", u.row, u.end, done);
   k.Li(u.g, std::int64_t(p.row_bytes));
   k.Mul(u.off, u.row, u.g);
-  k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
-  auto body = [&](bool block) {
-    row_in(k, r, p, u.X, u.O, u.off, u.g, block);
-    k.SetFlag(Pipe::MTE2, Pipe::V, 0);
-    k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
-    r.softmax(dtype_bytes(s.dtype) == 4 ? 0x80000000u : 0x8000u, block);
-    k.SetFlag(Pipe::V, Pipe::MTE3, 0);
-    k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
-    row_out(k, r, p, u.O, u.off, u.g, block);
-  };
+  if (fence) k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
   if (ragged) {
     Label other = k.NewLabel(), next = k.NewLabel();
     k.Branch("bltu", u.row, u.last, other);
@@ -186,10 +194,204 @@ void unit_rows(KernelBuilder& k, Row& r, const Plan& p, const SoftmaxShape& s, R
   } else {
     body(false);
   }
-  k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);
+  if (fence) k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);
   k.Addi(u.row, u.row, 1);
   k.Jump(top);
   k.Bind(done);
+}
+
+// A row the UB cannot hold twice (128256 f16 classes) goes in three passes over chunks of it of
+// `chunk` bytes (255 repeats at most, so each op is one instruction): its max, folded chunk by
+// chunk into ub_acc; the sum of exp(x - max), the same way; then exp(x - max) / sum, written
+// chunk by chunk. The row is read three times, a chunk's load after the vector unit is done
+// with the last (one UB buffer). The last chunk (`last`, 1 to chunk bytes) may end inside a
+// block; `whole` is every other. A row written apart has its last block loaded before any
+// chunk is written (in place, the chunks before it would change it) and computed beside the
+// last chunk.
+struct LongRow {
+  enum Pass { Max, Sum, Out };
+  KernelBuilder& k;
+  Row &whole, &last;
+  const Plan& p;
+  const UnitRegs& u;
+  std::uint64_t chunk, last_bytes;
+  std::uint32_t chunks;  // before the last
+  std::uint64_t sign, lowest;
+  Reg acc, mx, at, to, count;
+
+  void load(bool is_last) {
+    const std::uint64_t bytes = is_last ? last_bytes : chunk;
+    k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);  // the chunk before is written (or not to be)
+    k.DataCopy(Pos::UB, whole.ub_x, Pos::GM, at, DataCopyCfg{1, std::uint32_t((bytes + 31) / 32), 0, 0});
+    k.SetFlag(Pipe::MTE2, Pipe::V, 0);
+    k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
+  }
+  void write(bool is_last, bool block) {
+    const std::uint64_t bytes = is_last ? last_bytes : chunk;
+    const std::uint32_t blocks = std::uint32_t(block ? bytes / 32 : (bytes + 31) / 32);
+    if (blocks) k.DataCopy(Pos::GM, to, Pos::UB, whole.ub_x, DataCopyCfg{1, blocks, 0, 0});
+    if (!block) return;
+    k.Add(u.g, u.O, u.off);
+    k.Addi(u.g, u.g, std::int32_t(p.row_bytes) - 32);
+    k.DataCopy(Pos::GM, u.g, Pos::UB, whole.ub_blk, DataCopyCfg{1, 1, 0, 0});
+  }
+  void step(Pass pass, bool is_last, bool block) {
+    Row& r = is_last ? last : whole;
+    load(is_last);
+    if (pass == Max) {
+      r.reduce_ub("redmax", "max");
+      r.fold("max", acc);
+    } else {
+      r.each("adds", {r.ub_x, r.ub_x, mx}, {r.ub_xt, r.ub_xt, mx});
+      r.each("exp", {r.ub_x, r.ub_x}, {r.ub_xt, r.ub_xt});
+    }
+    if (pass == Sum) {
+      r.reduce_ub("redsum", "add");
+      r.fold("add", acc);
+    } else if (pass == Out) {
+      r.each("div", {r.ub_x, r.ub_x, r.ub_s}, {r.ub_xt, r.ub_xt, r.ub_st});
+      r.on_block(is_last && block, "adds", {r.ub_blk, r.ub_blk, mx});
+      r.on_block(is_last && block, "exp", {r.ub_blk, r.ub_blk});
+      r.on_block(is_last && block, "div", {r.ub_blk, r.ub_blk, r.ub_blk_s});
+    }
+    k.SetFlag(Pipe::V, Pipe::MTE3, 0);
+    k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
+    if (pass == Out) write(is_last, block);
+    k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);
+  }
+  void pass(Pass pass, bool block) {
+    k.Add(at, u.X, u.off);
+    k.Add(to, u.O, u.off);
+    if (chunks) {
+      k.Li(count, chunks);
+      k.Loop(count, [&] {
+        step(pass, false, block);
+        k.Addi(at, at, std::int32_t(chunk));
+        k.Addi(to, to, std::int32_t(chunk));
+      });
+    }
+    step(pass, true, block);
+  }
+  // ub_acc = value (one element), the start of a fold.
+  void start(std::uint64_t value) {
+    k.Li(whole.v, std::int64_t(value));
+    whole.mask(1);
+    k.Vector("dup", whole.t, {acc, whole.v}, VecCfg{1, 1, 1, 1, 8, 8, 8});
+    k.SetMaskCount(whole.n);
+  }
+  void row(bool block) {
+    if (block) {
+      k.Add(u.g, u.X, u.off);
+      k.Addi(u.g, u.g, std::int32_t(p.row_bytes) - 32);
+      k.DataCopy(Pos::UB, whole.ub_blk, Pos::GM, u.g, DataCopyCfg{1, 1, 0, 0});
+    }
+    start(lowest);
+    pass(Max, block);
+    whole.read(acc, 0);
+    k.OpI("xori", mx, whole.v, std::int32_t(sign));  // the max negated, added
+    start(0);
+    pass(Sum, block);
+    whole.read(acc, 1);  // the sum, broadcast over a chunk, divides
+    whole.each("dup", {whole.ub_s, whole.v}, {whole.ub_s, whole.v});
+    whole.on_block(block, "dup", {whole.ub_blk_s, whole.v});
+    pass(Out, block);
+  }
+};
+
+// The kernel's registers: its arguments, its share of the units, the row loop's.
+struct Frame {
+  KernelBuilder& k;
+  Reg unit, dim, nunits;
+  UnitRegs u;
+};
+
+Frame frame(KernelBuilder& k, std::uint64_t units) {
+  Reg arg = k.reg(), X = k.reg(), O = k.reg();
+  k.GetSpr(arg, Spr::ArgBase);
+  k.LoadGm(X, arg, 0);
+  k.LoadGm(O, arg, 8);
+  k.release(arg);
+  Frame f{k, k.reg(), k.reg(), k.Const(std::int64_t(units)), {X, O, k.reg(), k.reg(), k.reg(), k.reg(), k.reg()}};
+  k.GetSpr(f.unit, Spr::BlockId);
+  k.GetSpr(f.dim, Spr::BlockDim);
+  return f;
+}
+
+// Rows the UB holds twice: one pass each (Row::softmax).
+void single_pass(KernelBuilder& k, const Frame& f, const Plan& p, const SoftmaxShape& s) {
+  const unsigned eb = dtype_bytes(s.dtype);
+  const std::uint32_t per_repeat = 256 / eb, full = s.cols / per_repeat, tail = s.cols % per_repeat;
+  const std::uint64_t tail_at = std::uint64_t(full) * 256, blk_at = 2 * p.padded + 64;
+  Row r{k,
+        s.dtype,
+        full,
+        tail,
+        k.Const(per_repeat),
+        k.reg(),
+        KernelBuilder::zero(),
+        k.Const(std::int64_t(p.padded)),
+        k.Const(std::int64_t(2 * p.padded)),
+        k.Const(std::int64_t(tail_at)),
+        k.Const(std::int64_t(p.padded + tail_at)),
+        k.Const(std::int64_t(2 * p.padded + 32)),
+        k.reg()};
+  if (full > 255) r.c0 = k.reg(), r.c1 = k.reg(), r.c2 = k.reg();
+  if (p.unit > 1) {  // rows end inside blocks
+    r.ub_blk = k.Const(std::int64_t(blk_at)), r.ub_blk_s = k.Const(std::int64_t(blk_at + 32));
+    r.ub_blk_y = k.Const(std::int64_t(blk_at + 64));
+    r.blk_elems = 32 / eb, r.before = p.row_bytes < 32 ? std::uint32_t((32 - p.row_bytes) / eb) : 0;
+  }
+  k.SetMaskCount(r.n);
+  const UnitRegs& u = f.u;
+  k.RoundRobin(f.unit, f.nunits, f.dim, [&] {
+    unit_rows(k, p, s, f.unit, u, true, [&](bool block) {
+      row_in(k, r, p, u.X, u.O, u.off, u.g, block);
+      k.SetFlag(Pipe::MTE2, Pipe::V, 0);
+      k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
+      r.softmax(eb == 4 ? 0x80000000u : 0x8000u, block);
+      k.SetFlag(Pipe::V, Pipe::MTE3, 0);
+      k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
+      row_out(k, r, p, u.O, u.off, u.g, block);
+    });
+  });
+}
+
+// Rows larger: three passes each over chunks of `chunk` bytes (LongRow). UB: a chunk at 0, the
+// sum broadcast over a chunk after it, then the reductions (ub_r, ub_r2), ub_acc, and the last
+// block and its sum.
+void multi_pass(KernelBuilder& k, const Frame& f, const Plan& p, const SoftmaxShape& s, std::uint64_t chunk) {
+  const unsigned eb = dtype_bytes(s.dtype);
+  const std::uint32_t per_repeat = 256 / eb, chunk_elems = std::uint32_t(chunk / eb);
+  const std::uint32_t chunks = (s.cols - 1) / chunk_elems, rem = s.cols - chunks * chunk_elems;
+  Reg n = k.Const(per_repeat), m = k.reg(), ub_s = k.Const(std::int64_t(chunk)), v = k.reg();
+  Reg ub_r = k.Const(std::int64_t(2 * chunk)), ub_r2 = k.Const(std::int64_t(2 * chunk + 32));
+  Row whole{k,    s.dtype, std::uint32_t(chunk / 256), 0,    n,     m, KernelBuilder::zero(),
+            ub_s, ub_r,    KernelBuilder::zero(),      ub_s, ub_r2, v};
+  if (p.unit > 1)
+    whole.ub_blk = k.Const(std::int64_t(2 * chunk + 96)), whole.ub_blk_s = k.Const(std::int64_t(2 * chunk + 128));
+  whole.blk_elems = 32 / eb;
+  Row last = whole;
+  last.full = rem / per_repeat, last.tail = rem % per_repeat;
+  if (last.tail)
+    last.ub_xt = k.Const(std::int64_t(last.full) * 256), last.ub_st = k.Const(chunk + std::int64_t(last.full) * 256);
+  LongRow L{k,
+            whole,
+            last,
+            p,
+            f.u,
+            chunk,
+            std::uint64_t(rem) * eb,
+            chunks,
+            eb == 4 ? 0x80000000u : 0x8000u,
+            eb == 4 ? 0xff800000u : 0xfc00u,  // -inf
+            k.Const(std::int64_t(2 * chunk + 64)),
+            k.reg(),
+            k.reg(),
+            k.reg(),
+            k.reg()};
+  k.SetMaskCount(n);
+  k.RoundRobin(f.unit, f.nunits, f.dim,
+               [&] { unit_rows(k, p, s, f.unit, f.u, false, [&](bool block) { L.row(block); }); });
 }
 
 }  // namespace
@@ -202,55 +404,33 @@ std::uint32_t softmax_unit_rows(const SoftmaxShape& s) {
   return u;
 }
 
+// One pass: the row, its sums' broadcast, the reductions and the last block (blk_at + 96).
+bool softmax_one_pass(const AiCoreConfig& cfg, const SoftmaxShape& s) {
+  const std::uint64_t padded = (std::uint64_t(s.cols) * dtype_bytes(s.dtype) + 31) / 32 * 32;
+  return 2 * padded + 160 <= cfg.size[kUB];
+}
+
 Image softmax_kernel(const AiCoreConfig& cfg, const SoftmaxShape& s) {
   if (s.dtype != DType::F32 && s.dtype != DType::F16) throw Error("softmax: dtype f32 or f16");
-  const unsigned eb = dtype_bytes(s.dtype);
-  const std::uint32_t per_repeat = 256 / eb, full = s.cols / per_repeat, tail = s.cols % per_repeat;
   if (s.rows == 0 || s.cols == 0) throw Error("softmax: rows and cols must be at least 1");
+  const unsigned eb = dtype_bytes(s.dtype);
   Plan p{std::uint64_t(s.cols) * eb, 0, softmax_unit_rows(s), 0, 0, 0};
   p.padded = (p.row_bytes + 31) / 32 * 32;
   while (p.apart * p.row_bytes + p.padded <= p.unit * p.row_bytes) ++p.apart;
   p.blocks = std::uint32_t(p.padded / 32), p.whole = std::uint32_t(p.row_bytes / 32);
-  const bool ragged = p.unit > 1;  // rows end inside blocks
-  const std::uint64_t tail_at = std::uint64_t(full) * 256, blk_at = 2 * p.padded + 64;
-  if (blk_at + 96 > cfg.size[kUB])
-    throw Error("softmax: a row of " + std::to_string(s.cols) + " " + dtype_name(s.dtype) + " (" +
-                std::to_string(p.row_bytes) + " B) does not fit the UB (" + std::to_string(cfg.size[kUB]) +
-                " B) twice, beside its sums: not yet (a softmax over a row larger than that takes several passes)");
-  const std::uint64_t units = (s.rows + p.unit - 1) / p.unit;
-
+  const bool one_pass = softmax_one_pass(cfg, s);
+  // Several: chunks of whole repeats, 255 at most, two of them beside 160 bytes.
+  const std::uint64_t chunk =
+      std::min<std::uint64_t>(255, (cfg.size[kUB] - std::min<std::uint64_t>(cfg.size[kUB], 160)) / 512) * 256;
+  if (!one_pass && chunk == 0)
+    throw Error("softmax: the UB (" + std::to_string(cfg.size[kUB]) + " B) holds no two 256-byte chunks of a row");
   KernelBuilder k;
-  Reg arg = k.reg(), X = k.reg(), O = k.reg();
-  k.GetSpr(arg, Spr::ArgBase);
-  k.LoadGm(X, arg, 0);
-  k.LoadGm(O, arg, 8);
-  Reg unit = k.reg(), dim = k.reg(), nunits = k.Const(std::int64_t(units)), off = k.reg(), g = k.reg(), row = k.reg(),
-      end = k.reg(), last = k.reg();
-  Row r{k,
-        s.dtype,
-        full,
-        tail,
-        k.Const(per_repeat),
-        k.reg(),
-        k.Const(0),
-        k.Const(std::int64_t(p.padded)),
-        k.Const(std::int64_t(2 * p.padded)),
-        k.Const(std::int64_t(tail_at)),
-        k.Const(std::int64_t(p.padded + tail_at)),
-        k.Const(std::int64_t(2 * p.padded + 32)),
-        k.reg()};
-  if (full > 255) r.c0 = k.reg(), r.c1 = k.reg(), r.c2 = k.reg();
-  if (ragged) {
-    r.ub_blk = k.Const(std::int64_t(blk_at)), r.ub_blk_s = k.Const(std::int64_t(blk_at + 32));
-    r.ub_blk_y = k.Const(std::int64_t(blk_at + 64));
-    r.blk_elems = 32 / eb, r.before = p.row_bytes < 32 ? std::uint32_t((32 - p.row_bytes) / eb) : 0;
-  }
-  k.GetSpr(unit, Spr::BlockId);
-  k.GetSpr(dim, Spr::BlockDim);
-  k.SetMaskCount(r.n);
+  const Frame f = frame(k, (s.rows + p.unit - 1) / p.unit);
   k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);  // the UB row is free
-  const UnitRegs u{X, O, off, g, row, end, last};
-  k.RoundRobin(unit, nunits, dim, [&] { unit_rows(k, r, p, s, unit, u); });
+  if (one_pass)
+    single_pass(k, f, p, s);
+  else
+    multi_pass(k, f, p, s, chunk);
   k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
   k.End();
   return k.Build();

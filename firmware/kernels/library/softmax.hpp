@@ -11,13 +11,17 @@ namespace dvp::kernels {
 
 struct SoftmaxShape {
   aicore::DType dtype = aicore::DType::F32;
-  std::uint32_t rows = 0, cols = 0;  // cols: any whose row fits the UB twice (a single-pass softmax)
+  std::uint32_t rows = 0, cols = 0;  // any; a row the UB cannot hold twice takes three passes
 };
 
 // Rows per work unit: 1 when a row is whole 32-byte blocks, else the fewest whose bytes are
 // whole blocks and at least a row's blocks and one more (softmax.cpp says why), so no two
 // blocks write one 32-byte block.
 std::uint32_t softmax_unit_rows(const SoftmaxShape& s);
+
+// Whether a row fits the UB twice beside its sums (one pass over it), or takes three passes over
+// chunks of it.
+bool softmax_one_pass(const aicore::AiCoreConfig& cfg, const SoftmaxShape& s);
 
 // Arguments at argbase: x, out (GM addresses).
 aicore::Image softmax_kernel(const aicore::AiCoreConfig& cfg, const SoftmaxShape& s);
