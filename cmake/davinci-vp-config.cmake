@@ -13,6 +13,8 @@ if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/davinci-vp-targets.cmake" AND NOT TARGET da
   find_dependency(PkgConfig)
   find_dependency(nlohmann_json 3.10)
   find_dependency(Threads)
+  find_dependency(JPEG)  # DVPP's pixels: libjpeg-turbo and libpng
+  find_dependency(PNG)
   foreach(pkg SYSTEMC:systemc YAMLCPP:yaml-cpp OPENBLAS:openblas UNICORN:unicorn)
     string(REPLACE ":" ";" parts ${pkg})
     list(GET parts 0 var)

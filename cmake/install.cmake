@@ -15,7 +15,7 @@ file(CREATE_LINK ${CMAKE_BINARY_DIR}/firmware ${CMAKE_BINARY_DIR}/share/davinci-
 
 # The models: every library, and davinci-vp::models, which links them all.
 set(DVP_MODEL_LIBS dvp_version dvp_common dvp_tlmcheck dvp_ring dvp_cache dvp_dram dvp_tgen dvp_mmio dvp_isa dvp_aicore
-                   dvp_irq dvp_timer dvp_uart dvp_simctrl dvp_cpu dvp_ts dvp_kernels dvp_platform)
+                   dvp_irq dvp_timer dvp_uart dvp_simctrl dvp_cpu dvp_ts dvp_dvpp dvp_kernels dvp_platform)
 add_library(dvp_models INTERFACE)
 target_link_libraries(dvp_models INTERFACE ${DVP_MODEL_LIBS})
 set_target_properties(dvp_models PROPERTIES EXPORT_NAME models)

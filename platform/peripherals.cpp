@@ -10,6 +10,7 @@
 #include "aicore/aicore_ctrl.hpp"
 #include "common/error.hpp"
 #include "common/system.hpp"
+#include "dvpp/dvpp.hpp"
 #include "irq/irq_controller.hpp"
 #include "simctrl/simctrl.hpp"
 #include "timer/timer.hpp"
@@ -72,12 +73,20 @@ void with_devices(F f) {
   ts::TaskScheduler ts("regs_ts", ts::TsConfig{}, std::move(w));
   aicore::AiCore core("regs_aicore", aicore::AiCoreConfig{}, 0, 128, false);
   aicore::AiCoreCtrl ctrl("regs_aicore_ctrl", core, 0);
+  dvpp::DvppConfig dc;  // every engine built, to list each one's registers
+  for (const dvpp::Codec& c : dvpp::codecs()) {
+    dvpp::EngineConfig e;
+    e.codec = &c;
+    dc.engines.push_back(e);
+  }
+  dvpp::Dvpp dv("regs_dvpp", dc, dvpp::Dvpp::Wiring{});
   f(static_cast<const mmio::Device&>(irq), "IRQ", kIrqOffset, "interrupt controller");
   f(static_cast<const mmio::Device&>(timer), "TIMER", kTimerOffset, "system timer");
   f(static_cast<const mmio::Device&>(sim), "SIMCTRL", kSimctrlOffset, "simulation control");
   f(static_cast<const mmio::Device&>(uart), "UART", kUartOffset, "UART (one per core)");
   f(static_cast<const mmio::Device&>(ts), "TS", kTsOffset, "task scheduler");
   f(static_cast<const mmio::Device&>(ctrl), "AICORE", kAicoreCtrlOffset, "AI Core control (one per AI Core)");
+  f(static_cast<const mmio::Device&>(dv), "DVPP", kDvppOffset, "DVPP media engines");
 }
 
 }  // namespace
@@ -99,7 +108,9 @@ std::string peripherals_header(std::uint64_t mmio_base) {
      << "#define SOC_TS_IRQ " << kTsIrqLine << "\n"
      << "#define SOC_AICPU_IRQ(aicpu) (" << kAicpuFirstLine << " + (aicpu))\n"
      << "#define SOC_AICORE_CTRL_BASE(core) (SOC_MMIO_BASE + " << hex(kAicoreCtrlOffset) << " + "
-     << hex(kAicoreCtrlStride) << " * (core))\n";
+     << hex(kAicoreCtrlStride) << " * (core))\n"
+     << "#define SOC_DVPP_BASE (SOC_MMIO_BASE + " << hex(kDvppOffset) << ")\n"
+     << "#define SOC_DVPP_IRQ " << kDvppIrqLine << "\n";
   with_devices([&](const mmio::Device& d, const char* prefix, std::uint64_t, const char* what) {
     os << "\n// " << what << "\n";
     for (const RegDesc& r : describe(d)) {
@@ -142,7 +153,11 @@ std::string peripherals_markdown() {
      << "\nwhile its completion queue holds entries the firmware has not consumed (`CQ_TAIL` != `CQ_HEAD`).\n"
      << "Its queue entries are `struct dvp_task` and `struct dvp_completion` in `firmware/bsp/dvp_abi.h`.\n"
      << "It gives AI CPU i its tasks through the `AICPU(n)` mailbox registers and line " << kAicpuFirstLine
-     << " + i, high\nfrom assignment until the AI CPU writes `AICPU_DONE(n)`.\n";
+     << " + i, high\nfrom assignment until the AI CPU writes `AICPU_DONE(n)`. DVPP drives line " << kDvppIrqLine
+     << " while an engine's\n`DONE` differs from its `ACK` (`IRQ_STATUS` says which); its commands are `struct "
+        "dvpp_cmd`,\n"
+     << "and engine e's registers are at " << hex(dvpp::Dvpp::kEngineBase) << " + " << hex(dvpp::Dvpp::kEngineStride)
+     << " x e (`enum dvpp_engine`).\n";
   return os.str();
 }
 

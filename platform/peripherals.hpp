@@ -8,10 +8,11 @@
 namespace dvp::platform {
 
 constexpr std::uint64_t kIrqOffset = 0x0000, kTimerOffset = 0x1000, kSimctrlOffset = 0x2000;
-constexpr std::uint64_t kUartOffset = 0x3000, kUartStride = 0x100, kTsOffset = 0x4000;
+constexpr std::uint64_t kUartOffset = 0x3000, kUartStride = 0x100, kTsOffset = 0x4000, kDvppOffset = 0x5000;
 constexpr unsigned kTimerFirstLine = 0;                                         // timer channel c: interrupt line c
 constexpr unsigned kTsIrqLine = 16;                                             // the task scheduler's completions
 constexpr unsigned kAicpuFirstLine = 17;                                        // AI CPU i's mailbox: line 17 + i
+constexpr unsigned kDvppIrqLine = 31;                                           // DVPP's completions
 constexpr std::uint64_t kAicoreCtrlOffset = 0x8000, kAicoreCtrlStride = 0x100;  // AI Core i's control block
 
 // firmware/bsp/soc_regs.h for a window at `mmio_base` (`dvp regs header`).

@@ -79,6 +79,7 @@ static std::string end_problem(Soc& soc) {
   if (soc.launcher() && !soc.launcher()->fault().empty()) return "AI Core fault: " + soc.launcher()->fault();
   if (!soc.cpu_fault().empty()) return "CPU fault: " + soc.cpu_fault();
   if (soc.ts() && !soc.ts()->error().empty()) return soc.ts()->error();
+  if (soc.dvpp() && !soc.dvpp()->error().empty()) return soc.dvpp()->error();
   bool firmware_started = false;
   for (auto& c : soc.cpus()) firmware_started |= c->instructions() > 0;
   if (firmware_started && !(soc.simctrl() && soc.simctrl()->exit_code())) {
@@ -94,6 +95,7 @@ static std::string end_problem(Soc& soc) {
   for (auto& g : soc.requesters())
     if (!g->done()) return std::string(g->name()) + " did not finish";
   if (soc.launcher() && !soc.launcher()->done()) return "the kernels did not finish";
+  if (soc.media() && !soc.media()->done()) return "the media jobs (dvpp:) did not finish";
   return "";
 }
 
@@ -148,6 +150,13 @@ static std::vector<std::string> check_results(const Scenario& s, Soc& soc, const
       else if (!k.detail.empty())
         lines.push_back("n/a  kernel " + k.name + ": " + k.detail);
     }
+  if (MediaLauncher* m = soc.media(); m && m->done())
+    for (auto& r : m->check()) {
+      if (r.checked)
+        line(r.passed, "dvpp " + r.name + ": " + r.detail);
+      else
+        lines.push_back("n/a  dvpp " + r.name + ": " + r.detail);
+    }
   if (soc.ts())
     for (auto& r : soc.ts()->records())
       if (r.fault) line(false, "task " + r.name + " (stream " + std::to_string(r.stream) + "): " + r.fault_text);
@@ -159,6 +168,10 @@ static std::vector<std::string> check_results(const Scenario& s, Soc& soc, const
 // stats.json, summary.txt, trace.json, the AI Cores' instruction profiles, the UART files.
 // The tensors the scenario asks to save (save:, run.save_tensors), once the run is over.
 static void save_tensors(const std::string& out, Soc& soc, const cfg::Node& run, const RunOptions& o) {
+  if (MediaLauncher* m = soc.media(); m && m->done()) {
+    const unsigned n = m->save(out);
+    if (n && !o.quiet) std::cout << n << " media output" << (n == 1 ? "" : "s") << " written\n";
+  }
   KernelLauncher* l = soc.launcher();
   const std::string all = !o.save_tensors.empty()   ? o.save_tensors
                           : run.has("save_tensors") ? run.get_string("save_tensors")

@@ -7,7 +7,9 @@
 #include "cache/l2_config.hpp"
 #include "cpu/cpu_config.hpp"
 #include "dram/dram_config.hpp"
+#include "dvpp/dvpp_config.hpp"
 #include "launcher.hpp"
+#include "media_launcher.hpp"
 #include "ring/ring_timing.hpp"
 #include "tgen/tgen.hpp"
 #include "ts/ts.hpp"
@@ -41,6 +43,9 @@ static cfg::Spec build() {
           .optional());
   ts::TsConfig::describe(
       p.section("ts", "Task scheduler: streams, dispatch onto the AI Cores, completions").optional());
+  dvpp::DvppConfig::describe(
+      p.section("dvpp", "DVPP media engines: channels, rates and limits per engine; a requester on the ring")
+          .optional());
   cfg::Spec& fw = root.section("firmware", "A firmware image for the Arm CPUs, loaded into DRAM before the run");
   fw.optional();
   fw.param("image", Type::String,
@@ -56,6 +61,9 @@ static cfg::Spec build() {
 
   KernelLauncher::describe(root.object_list(
       "kernels", "AI Core kernels run in bare mode (no CPUs): image, tensors, arguments, reference check"));
+
+  MediaLauncher::describe(root.object_list(
+      "dvpp", "Media jobs run on DVPP in bare mode (no firmware): input file, engine, output format, check"));
 
   KernelLauncher::describe_tasks(root.object_list(
       "tasks", "Tasks the runtime firmware submits to the task scheduler (needs firmware: and kernels:)"));
@@ -98,8 +106,9 @@ const cfg::Spec& scenario_schema() {
 
 const std::vector<NotBuilt>& not_built_parts() {
   static const std::vector<NotBuilt> v = {
-      {"platform.dvpp", "the DVPP media engines"},
-      {"dvpp", "the DVPP media engines"},
+      {"platform.dvpp.vdec", "DVPP's video decoder (VDEC, H.264 / H.265)"},
+      {"platform.dvpp.venc", "DVPP's video encoder (VENC)"},
+      {"platform.dvpp.jpege", "DVPP's JPEG encoder (JPEGE)"},
   };
   return v;
 }

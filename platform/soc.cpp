@@ -26,6 +26,9 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
     build_cpus(*c, s.root.find("firmware"), s);
   else if (const cfg::Node* fw = s.root.find("firmware"))
     fw->fail("the scenario runs firmware but the platform has no platform.cpu section");
+  if (const cfg::Node* d = plat.find("dvpp")) build_dvpp(*d, s);
+  if (const cfg::Node* m = s.root.find("dvpp"); m && m->is_seq() && !m->items().empty() && !dvpp_)
+    m->fail("the scenario runs media jobs but the platform has no platform.dvpp section");
   build_requesters(s);
 }
 
@@ -172,6 +175,38 @@ void Soc::build_requesters(const Scenario& s) {
       }
     }
   });
+}
+
+// DVPP: a requester on the ring; its registers on the peripherals' bus (with CPUs), its
+// interrupt on line kDvppIrqLine. The bare-mode launcher of dvpp: entries reaches the registers
+// through that bus, or straight when there is none.
+void Soc::build_dvpp(const cfg::Node& d, const Scenario& s) {
+  const dvpp::DvppConfig cfg = dvpp::DvppConfig::from(d);
+  if (cfg.stop >= ring_cfg_.stops) d.at("stop").fail("stop " + std::to_string(cfg.stop) + " does not exist");
+  if (irq_ && kAicpuFirstLine + cpu_cfg_.aicpu_cores > kDvppIrqLine)
+    d.fail("DVPP's interrupt line " + std::to_string(kDvppIrqLine) + " is an AI CPU mailbox's with " +
+           std::to_string(cpu_cfg_.aicpu_cores) + " AI CPU cores");
+  dvpp::Dvpp::Wiring w;
+  w.dram = storage_->data(), w.dram_base = dram_base_, w.dram_size = storage_->size();
+  w.irq = irq_.get(), w.irq_line = kDvppIrqLine, w.line_bytes = l2_cfg_.line_bytes;
+  w.functional = !timing_only_, w.access_ns = mmio_bus_ ? cpu_cfg_.mmio_access_ns : 0;
+  dvpp_ = std::make_unique<dvpp::Dvpp>("dvpp", cfg, w);
+  ring_->connect_initiator(dvpp_->mem, cfg.stop, dvpp_->name());
+  src_is_hn_.resize(ring_->sources(), false);
+  placement_.push_back({dvpp_->name(), cfg.stop, "requester (DVPP)"});
+  if (mmio_bus_) mmio_bus_->attach(*dvpp_, cpu_cfg_.mmio_base + kDvppOffset);
+  const cfg::Node* jobs = s.root.find("dvpp");
+  if (!jobs || !jobs->is_seq() || jobs->items().empty()) return;
+  if (s.root.find("firmware"))
+    jobs->fail("dvpp: entries run in bare mode, without firmware (the firmware's media tasks are not built yet)");
+  media_ = std::make_unique<MediaLauncher>("media", *jobs, s.dir, *dvpp_, *storage_, dram_base_,
+                                           mmio_bus_ ? cpu_cfg_.mmio_base + kDvppOffset : 0, !timing_only_);
+  if (mmio_bus_)
+    mmio_bus_->connect_cpu(media_->regs, media_->name());
+  else
+    media_->regs.bind(dvpp_->bus);
+  ring_->connect_initiator(media_->socket, cfg.stop, media_->name());
+  src_is_hn_.resize(ring_->sources(), false);
 }
 
 void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s) {

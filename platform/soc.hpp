@@ -15,7 +15,9 @@
 #include "common/system.hpp"
 #include "cpu/arm_cpu.hpp"
 #include "dram/controller.hpp"
+#include "dvpp/dvpp.hpp"
 #include "launcher.hpp"
+#include "media_launcher.hpp"
 #include "ring/ring.hpp"
 #include "scenario.hpp"
 #include "simctrl/simctrl.hpp"
@@ -68,6 +70,9 @@ class Soc : public sc_core::sc_module, public System {
   const std::vector<std::unique_ptr<uart::Uart>>& uarts() const { return uarts_; }
   simctrl::SimCtrl* simctrl() { return simctrl_.get(); }
   ts::TaskScheduler* ts() { return ts_.get(); }
+  // DVPP (platform.dvpp) and its bare-mode launcher (dvpp: entries), or null.
+  dvpp::Dvpp* dvpp() { return dvpp_.get(); }
+  MediaLauncher* media() { return media_.get(); }
   const cpu::CpuConfig* cpu_config() const { return cpus_.empty() ? nullptr : &cpu_cfg_; }
   // The peripherals' bus (its devices and their addresses), or null without CPUs.
   const mmio::MmioBus* mmio_bus() const { return mmio_bus_.get(); }
@@ -119,6 +124,7 @@ class Soc : public sc_core::sc_module, public System {
   void load_firmware(const cfg::Node& firmware, const Scenario& s);
   std::vector<char> read_image(const cfg::Node& firmware, const std::string& path, bool named) const;
   void build_requesters(const Scenario& s);
+  void build_dvpp(const cfg::Node& d, const Scenario& s);
   cpu::CpuConfig cpu_cfg_;
   std::unique_ptr<Level> cpu_level_, periph_level_;
   std::unique_ptr<mmio::MmioBus> mmio_bus_;
@@ -126,6 +132,8 @@ class Soc : public sc_core::sc_module, public System {
   std::unique_ptr<timer::Timer> timer_;
   std::unique_ptr<simctrl::SimCtrl> simctrl_;
   std::unique_ptr<ts::TaskScheduler> ts_;
+  std::unique_ptr<dvpp::Dvpp> dvpp_;
+  std::unique_ptr<MediaLauncher> media_;
   std::vector<std::unique_ptr<aicore::AiCoreCtrl>> aicore_ctrl_;
   std::vector<std::unique_ptr<uart::Uart>> uarts_;
   std::vector<std::unique_ptr<cpu::ArmCpu>> cpus_;

@@ -107,6 +107,19 @@ void summarize_cpus(nlohmann::json& j, Soc& soc, Tick end, double host_seconds) 
   j["firmware_exit_code"] = soc.simctrl() && soc.simctrl()->exit_code() ? int(*soc.simctrl()->exit_code()) : -1;
 }
 
+// Per DVPP engine: frames, errors, the frame rate achieved, its channels' busy fraction.
+void summarize_dvpp(nlohmann::json& j, Soc& soc) {
+  if (!soc.dvpp()) return;
+  for (const dvpp::EngineConfig& e : soc.dvpp()->config().engines) {
+    const stats::Group* g = soc.stats().find(std::string(soc.dvpp()->name()) + "." + e.codec->name);
+    if (!g) continue;
+    const nlohmann::json s = g->to_json();
+    j["dvpp"][e.codec->name] = {{"frames", s.value("frames", 0)}, {"errors", s.value("errors", 0)},
+                                {"fps", s.value("fps", 0.0)},     {"busy_fraction", s.value("busy_fraction", 0.0)},
+                                {"channels", e.channels},         {"fps_1080p_per_channel", e.fps_1080p}};
+  }
+}
+
 }  // namespace
 
 nlohmann::json summarize(Soc& soc, double host_seconds) {
@@ -128,6 +141,7 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
   j["tlm_violations"] = soc.protocol().violations;
   summarize_aicores(j, soc, end);
   summarize_cpus(j, soc, end, host_seconds);
+  summarize_dvpp(j, soc);
   return j;
 }
 
@@ -169,6 +183,7 @@ class Text {
   void aicores();
   void kernel_rows(const KernelLauncher::Result& k);
   void requesters();
+  void dvpp();
 
  private:
   Soc& soc_;
@@ -286,6 +301,27 @@ void Text::requesters() {
   }
 }
 
+void Text::dvpp() {
+  if (!soc_.dvpp() || !sum_.contains("dvpp")) return;
+  os << "\nDVPP\n";
+  for (const auto& [name, e] : sum_["dvpp"].items()) {
+    const double fps = e["fps"].get<double>();
+    row(name + " (" + std::to_string(e["channels"].get<unsigned>()) + " ch x " +
+            fmt("%g", e["fps_1080p_per_channel"].get<double>()) + " fps at 1080p)",
+        std::to_string(e["frames"].get<std::uint64_t>()) + " frames, " +
+            std::to_string(e["errors"].get<std::uint64_t>()) + " errors, " + fmt("%.1f fps", fps) + ", channels " +
+            fmt("%.1f%% busy", 100.0 * e["busy_fraction"].get<double>()));
+  }
+  if (!soc_.media()) return;
+  for (const MediaLauncher::Result& r : soc_.media()->check()) {
+    const double took = double(r.end - r.start);
+    row("job " + r.name, r.engine + ", " + std::to_string(r.frames) + " frame" + (r.frames == 1 ? "" : "s") + " in " +
+                             fmt("%.3f us", took / 1e6) +
+                             (r.status == DVPP_DONE ? fmt(", %.1f fps", per(double(r.frames) * 1e12, took))
+                                                    : std::string(", ") + dvpp::status_name(r.status)));
+  }
+}
+
 }  // namespace
 
 std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum,
@@ -305,6 +341,7 @@ std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum,
   t.tasks();
   t.aicores();
   t.requesters();
+  t.dvpp();
   if (!check_lines.empty()) {
     t.os << "\nchecks\n";
     for (auto& l : check_lines) t.os << "  " << l << "\n";

@@ -16,7 +16,8 @@ PACKAGES="
   libopenblas-dev
   libunicorn-dev
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
-  python3 python3-numpy
+  python3 python3-numpy python3-pil
+  libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev libswscale-dev libavutil-dev
   clang libclang-rt-14-dev
   clang-format clang-tidy
   git

@@ -23,7 +23,9 @@ FALLBACKS = [("scenarios/memory/random-read.yaml", []), ("scenarios/memory/mixed
              ("scenarios/kernels/gemm-fp16.yaml", []), ("scenarios/firmware/aicpu-argmax.yaml", []),
              ("scenarios/firmware/gtimer.yaml", []), ("scenarios/kernels/l1-ub-asm.yaml", []),
              ("scenarios/multistream.yaml", ["--preset", "ascend910"]),
-             ("scenarios/memory/random-read.yaml", ["--preset", "ascend910"])]
+             ("scenarios/memory/random-read.yaml", ["--preset", "ascend910"]),
+             ("scenarios/dvpp/decode-check.yaml", []), ("scenarios/dvpp/bad-media.yaml", []),
+             ("scenarios/dvpp/vpc-resize.yaml", [])]
 # Keys whose effect shows only together with another change, made in both runs.
 COMPANIONS = {
     "platform.cpu.l1.icache_ways": ["platform.cpu.l1.icache_kib=1"],  # the firmware's code fits 32 KiB

@@ -59,4 +59,75 @@ struct dvp_completion {
   char fault_reason[88];
 };
 
+/* DVPP, the media engines (models/dvpp; docs/models.md#dvpp). Each engine has a submission
+   queue of commands in DRAM (registers SQ_BASE / SQ_SIZE, doorbell SQ_TAIL); a free channel
+   takes the next command, reads its input and writes its output through the ring, then writes
+   the result fields of the command back and counts it in DONE (and ERRORS), raising the
+   engine's interrupt. Engine numbers are fixed; a platform builds those it configures. */
+enum dvpp_engine {
+  DVPP_JPEGD = 0, /* JPEG decode: baseline Huffman, 8-bit, 4:2:0 / 4:2:2 / 4:4:4 / grey */
+  DVPP_PNGD = 1,  /* PNG decode: 8-bit grey, grey + alpha, RGB, RGBA, palette */
+  DVPP_JPEGE = 2, /* (not built yet) */
+  DVPP_VDEC = 3,  /* (not built yet) */
+  DVPP_VENC = 4,  /* (not built yet) */
+  DVPP_VPC = 5,   /* picture processing: crop, resize (bilinear), YUV <-> RGB conversion */
+  DVPP_ENGINES = 6
+};
+
+/* Picture formats. Planes follow one another at the stride: Y is stride_w x stride_h bytes,
+   then the interleaved chroma plane (UV: U first; VU for NV21) at half height for 4:2:0, full
+   height for 4:2:2 (half width) and 4:4:4 (full width, 2 x stride_w bytes a row). RGB888 and
+   RGBA8888 are one plane of stride_w x 3 (4) bytes a row. */
+enum dvpp_format {
+  DVPP_FMT_NATIVE = 0, /* the engine's own for the input (JPEGD: the JPEG's sampling; PNGD: RGB or RGBA) */
+  DVPP_FMT_NV12 = 1,   /* YUV 4:2:0 semi-planar, UV */
+  DVPP_FMT_NV21 = 2,   /* YUV 4:2:0 semi-planar, VU */
+  DVPP_FMT_YUV422SP = 3,
+  DVPP_FMT_YUV444SP = 4,
+  DVPP_FMT_YUV400 = 5, /* Y only */
+  DVPP_FMT_RGB888 = 6,
+  DVPP_FMT_RGBA8888 = 7
+};
+
+enum dvpp_status {
+  DVPP_PENDING = 0,
+  DVPP_DONE = 1,
+  DVPP_ERR_CORRUPT = 2,     /* the input is not a valid stream of its kind, or is truncated */
+  DVPP_ERR_UNSUPPORTED = 3, /* valid, but not what the engine decodes (progressive JPEG, 16-bit PNG) */
+  DVPP_ERR_SIZE = 4,        /* width or height outside the engine's range */
+  DVPP_ERR_ALIGN = 5,       /* a buffer address not aligned as the engine requires */
+  DVPP_ERR_OUT_SIZE = 6,    /* the output buffer is smaller than the picture */
+  DVPP_ERR_FORMAT = 7,      /* an output format the engine cannot write for this input */
+  DVPP_ERR_BUS = 8          /* a read or write of a buffer failed (no memory there) */
+};
+
+/* Colour conversion between YUV and RGB (VPC): BT.601 full range (JFIF, what JPEGD writes),
+   BT.601 limited range (SD video), BT.709 limited range (HD video). */
+enum dvpp_csc { DVPP_CSC_BT601_FULL = 0, DVPP_CSC_BT601_LIMITED = 1, DVPP_CSC_BT709_LIMITED = 2 };
+
+/* One command: the firmware fills the first part; the engine writes the second. */
+struct dvpp_cmd {
+  uint64_t in_addr; /* input bytes (a .jpg / .png file's contents; VPC: a picture) */
+  uint64_t in_size;
+  uint64_t out_addr;   /* output buffer */
+  uint64_t out_size;   /* its capacity */
+  uint32_t out_format; /* enum dvpp_format */
+  uint32_t tag;        /* the firmware's */
+  /* VPC: the input picture as laid out, the crop taken of it, the size it is resized to. */
+  uint32_t in_format; /* enum dvpp_format (not NATIVE) */
+  uint32_t in_width, in_height, in_stride_w, in_stride_h;
+  uint32_t crop_x, crop_y, crop_w, crop_h; /* crop_w or crop_h 0: the whole picture */
+  uint32_t out_width, out_height;          /* 0: the crop's size */
+  uint32_t csc;                            /* enum dvpp_csc, when YUV meets RGB */
+  /* Written by the engine. */
+  uint32_t status; /* enum dvpp_status, written last */
+  uint32_t format; /* the format written */
+  uint32_t width, height;
+  uint32_t stride_w, stride_h; /* pixels and rows of the planes as laid out */
+  uint64_t out_bytes;          /* bytes written */
+  uint64_t start_ns, end_ns;   /* when a channel took it, and when it completed */
+  uint32_t channel;
+  uint32_t reserved;
+};
+
 #endif

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+#include "codec.hpp"
+
+namespace dvp::dvpp {
+
+const std::vector<Codec>& codecs() {
+  static const std::vector<Codec> v = {
+      {"jpegd", DVPP_JPEGD, decode_jpeg,
+       "JPEG decode (libjpeg-turbo): baseline Huffman 8-bit, 4:2:0 / 4:2:2 / 4:4:4 / grey, to YUV semi-planar in "
+       "the JPEG's own sampling (NV21 for 4:2:0 on request)"},
+      {"pngd", DVPP_PNGD, decode_png,
+       "PNG decode (libpng): 8-bit grey, grey + alpha, RGB, RGBA, palette, interlaced or not, to RGB888 (RGBA8888 "
+       "when the PNG has alpha)"},
+      {"vpc", DVPP_VPC, process_vpc,
+       "picture processing (libswscale): a crop of a picture in memory resized (bilinear) and converted between "
+       "YUV semi-planar, grey, RGB888 and RGBA8888 (BT.601 full or limited range, BT.709 limited)"},
+  };
+  return v;
+}
+
+const Codec* find_codec(const std::string& name) {
+  for (const Codec& c : codecs())
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+std::uint64_t picture_bytes(dvpp_format format, std::uint32_t stride_w, std::uint32_t stride_h) {
+  const std::uint64_t plane = std::uint64_t(stride_w) * stride_h;
+  switch (format) {
+    case DVPP_FMT_NV12:
+    case DVPP_FMT_NV21: return plane + plane / 2;  // stride_h is even (height_align)
+    case DVPP_FMT_YUV422SP: return 2 * plane;
+    case DVPP_FMT_YUV444SP: return 3 * plane;
+    case DVPP_FMT_YUV400: return plane;
+    case DVPP_FMT_RGB888: return 3 * plane;
+    case DVPP_FMT_RGBA8888: return 4 * plane;
+    default: return 0;
+  }
+}
+
+std::vector<Plane> planes(const Picture& p) {
+  const std::uint64_t luma = std::uint64_t(p.stride_w) * p.stride_h;
+  const std::uint32_t half_w = (p.width + 1) / 2, half_h = (p.height + 1) / 2;
+  switch (p.format) {
+    case DVPP_FMT_NV12: return {{"Y", 0, p.stride_w, p.height, p.width}, {"UV", luma, p.stride_w, half_h, 2 * half_w}};
+    case DVPP_FMT_NV21: return {{"Y", 0, p.stride_w, p.height, p.width}, {"VU", luma, p.stride_w, half_h, 2 * half_w}};
+    case DVPP_FMT_YUV422SP:
+      return {{"Y", 0, p.stride_w, p.height, p.width}, {"UV", luma, p.stride_w, p.height, 2 * half_w}};
+    case DVPP_FMT_YUV444SP:
+      return {{"Y", 0, p.stride_w, p.height, p.width}, {"UV", luma, 2ull * p.stride_w, p.height, 2 * p.width}};
+    case DVPP_FMT_YUV400: return {{"Y", 0, p.stride_w, p.height, p.width}};
+    case DVPP_FMT_RGB888: return {{"RGB", 0, 3ull * p.stride_w, p.height, 3 * p.width}};
+    case DVPP_FMT_RGBA8888: return {{"RGBA", 0, 4ull * p.stride_w, p.height, 4 * p.width}};
+    default: return {};
+  }
+}
+
+namespace {
+const char* const kFormats[] = {"native", "nv12", "nv21", "yuv422sp", "yuv444sp", "yuv400", "rgb888", "rgba8888"};
+}
+
+const char* format_name(dvpp_format f) { return unsigned(f) < 8 ? kFormats[f] : "?"; }
+
+int format_by_name(const std::string& name) {
+  for (int i = 0; i < 8; ++i)
+    if (name == kFormats[i]) return i;
+  return -1;
+}
+
+const char* status_name(dvpp_status s) {
+  static const char* const names[] = {"pending",
+                                      "done",
+                                      "corrupt input",
+                                      "unsupported input",
+                                      "size out of range",
+                                      "misaligned buffer",
+                                      "output buffer too small",
+                                      "output format not available",
+                                      "bus error"};
+  return unsigned(s) < 9 ? names[s] : "?";
+}
+
+Decoded refuse(dvpp_status s, std::string reason) {
+  Decoded d;
+  d.status = s;
+  d.reason = std::move(reason);
+  return d;
+}
+
+void set_strides(Picture& p, const Limits& limits) {
+  auto up = [](std::uint32_t v, std::uint32_t a) { return (v + a - 1) / a * a; };
+  p.stride_w = up(p.width, limits.width_align);
+  p.stride_h = up(p.height, limits.height_align);
+  // 4:2:0 chroma rows pair the luma rows, and 4:2:0 / 4:2:2 chroma pairs its columns: a row of
+  // U V pairs of an odd width is one byte wider than the width.
+  const bool half_w = p.format == DVPP_FMT_NV12 || p.format == DVPP_FMT_NV21 || p.format == DVPP_FMT_YUV422SP;
+  if (half_w && p.stride_w % 2) ++p.stride_w;
+  if ((p.format == DVPP_FMT_NV12 || p.format == DVPP_FMT_NV21) && p.stride_h % 2) ++p.stride_h;
+}
+
+}  // namespace dvp::dvpp

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+// The pixels of the DVPP engines: each engine's codec is one entry of a table (name, ABI number,
+// decode function, output formats), computed by a well-kept library (libjpeg-turbo, libpng).
+// A decode returns the picture laid out as the engine writes it in memory (planes at the
+// configured stride alignment, enum dvpp_format), or the status and reason it refuses the input.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "dvp_abi.h"
+}
+
+namespace dvp::dvpp {
+
+// What an engine accepts and how it lays out its output.
+struct Limits {
+  std::uint32_t min_side = 1, max_side = 1u << 16;  // width and height, pixels
+  std::uint32_t width_align = 1, height_align = 1;  // output stride_w / stride_h
+};
+
+struct Picture {
+  dvpp_format format = DVPP_FMT_NATIVE;
+  std::uint32_t width = 0, height = 0, stride_w = 0, stride_h = 0;
+  std::vector<std::uint8_t> bytes;  // as in memory: every plane at its stride (padding zero)
+};
+
+struct Decoded {
+  dvpp_status status = DVPP_PENDING;  // DVPP_DONE, or why not
+  std::string reason;                 // for an error: the library's or the engine's words
+  Picture picture;
+  std::uint64_t work_pixels = 0;  // what the engine's time scales with (0: the picture's pixels)
+};
+
+// What an engine is asked: the input's bytes, and the command (its output format; VPC's picture,
+// crop and size).
+struct Request {
+  const std::uint8_t* data;
+  std::size_t size;
+  const dvpp_cmd& cmd;
+  dvpp_format want() const { return dvpp_format(cmd.out_format); }
+};
+using DecodeFn = Decoded (*)(const Request& r, const Limits& limits);
+
+struct Codec {
+  const char* name;  // the config's and the scenario's word: "jpegd"
+  dvpp_engine engine;
+  DecodeFn decode;
+  const char* what;  // one line for docs
+};
+
+// The engines built, in ABI order.
+const std::vector<Codec>& codecs();
+const Codec* find_codec(const std::string& name);
+
+// The bytes of one picture of `format` at these strides (planes as enum dvpp_format says).
+std::uint64_t picture_bytes(dvpp_format format, std::uint32_t stride_w, std::uint32_t stride_h);
+
+// One plane of a picture: where it starts, the bytes from a row to the next, and its visible
+// part (rows, bytes of a row); the rest is padding.
+struct Plane {
+  const char* name;  // "Y", "UV", "VU", "RGB", "RGBA"
+  std::uint64_t offset, pitch;
+  std::uint32_t rows, row_bytes;
+};
+std::vector<Plane> planes(const Picture& p);
+const char* format_name(dvpp_format f);
+// -1 when `name` is no format.
+int format_by_name(const std::string& name);
+const char* status_name(dvpp_status s);
+
+Decoded decode_jpeg(const Request& r, const Limits& limits);
+Decoded decode_png(const Request& r, const Limits& limits);
+Decoded process_vpc(const Request& r, const Limits& limits);
+
+// An error result.
+Decoded refuse(dvpp_status s, std::string reason);
+// stride_w / stride_h for a width x height picture under `limits`.
+void set_strides(Picture& p, const Limits& limits);
+
+}  // namespace dvp::dvpp

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+// VPC's pixels: a crop of a picture in memory, resized and converted to another format by
+// libswscale (bilinear, accurate rounding, bit-exact mode: the same bytes on every host), into a
+// picture laid out as the other engines lay theirs. Semi-planar YUV 4:2:0 / 4:2:2 / 4:4:4, grey,
+// RGB888 and RGBA8888 in and out; YUV meets RGB through enum dvpp_csc's matrix and range. The
+// engine's limits: each side of the input and of the output in min_side .. max_side, a crop
+// inside the picture (on even offsets where chroma pairs pixels), a scale of 1/32 .. 16 each way
+// (assumption: the runtime's VPC limits).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "codec.hpp"
+
+extern "C" {
+#include <libavutil/pixfmt.h>
+#include <libswscale/swscale.h>
+}
+
+namespace dvp::dvpp {
+
+namespace {
+
+AVPixelFormat av_format(dvpp_format f) {
+  switch (f) {
+    case DVPP_FMT_NV12: return AV_PIX_FMT_NV12;
+    case DVPP_FMT_NV21: return AV_PIX_FMT_NV21;
+    case DVPP_FMT_YUV422SP: return AV_PIX_FMT_NV16;
+    case DVPP_FMT_YUV444SP: return AV_PIX_FMT_NV24;
+    case DVPP_FMT_YUV400: return AV_PIX_FMT_GRAY8;
+    case DVPP_FMT_RGB888: return AV_PIX_FMT_RGB24;
+    case DVPP_FMT_RGBA8888: return AV_PIX_FMT_RGBA;
+    default: return AV_PIX_FMT_NONE;
+  }
+}
+
+bool chroma_pairs_columns(dvpp_format f) { return f == DVPP_FMT_NV12 || f == DVPP_FMT_NV21 || f == DVPP_FMT_YUV422SP; }
+bool chroma_pairs_rows(dvpp_format f) { return f == DVPP_FMT_NV12 || f == DVPP_FMT_NV21; }
+std::uint32_t pixel_bytes(dvpp_format f) { return f == DVPP_FMT_RGB888 ? 3 : f == DVPP_FMT_RGBA8888 ? 4 : 1; }
+
+struct Crop {
+  std::uint32_t x, y, w, h, ow, oh;
+};
+
+std::string side(std::uint32_t w, std::uint32_t h) { return std::to_string(w) + " x " + std::to_string(h); }
+
+// The input picture as the command describes it, or why the engine refuses it.
+Decoded input_picture(const Request& r, const Limits& limits, Picture& in) {
+  const dvpp_cmd& c = r.cmd;
+  if (av_format(dvpp_format(c.in_format)) == AV_PIX_FMT_NONE)
+    return refuse(DVPP_ERR_FORMAT, "input format " + std::to_string(c.in_format) + " is no picture format");
+  in.format = dvpp_format(c.in_format), in.width = c.in_width, in.height = c.in_height;
+  in.stride_w = c.in_stride_w, in.stride_h = c.in_stride_h;
+  if (in.width < limits.min_side || in.height < limits.min_side || in.width > limits.max_side ||
+      in.height > limits.max_side)
+    return refuse(DVPP_ERR_SIZE, "input " + side(in.width, in.height) + " pixels, outside " +
+                                     std::to_string(limits.min_side) + " .. " + std::to_string(limits.max_side) +
+                                     " a side");
+  if (in.stride_w < in.width || in.stride_h < in.height || (chroma_pairs_columns(in.format) && in.stride_w % 2) ||
+      (chroma_pairs_rows(in.format) && in.stride_h % 2))
+    return refuse(DVPP_ERR_SIZE, "input strides " + side(in.stride_w, in.stride_h) + " do not hold a " +
+                                     side(in.width, in.height) + " " + format_name(in.format) + " picture");
+  const std::uint64_t need = picture_bytes(in.format, in.stride_w, in.stride_h);
+  if (r.size < need)
+    return refuse(DVPP_ERR_SIZE, "the input (" + std::to_string(r.size) + " B) is smaller than its picture (" +
+                                     std::to_string(need) + " B)");
+  Decoded ok;
+  ok.status = DVPP_DONE;
+  return ok;
+}
+
+// The crop and output size, or why not.
+Decoded crop_of(const dvpp_cmd& c, const Picture& in, const Limits& limits, Crop& k) {
+  k = {c.crop_x, c.crop_y, c.crop_w, c.crop_h, c.out_width, c.out_height};
+  if (!k.w || !k.h) k = {0, 0, in.width, in.height, k.ow, k.oh};
+  if (!k.ow || !k.oh) k.ow = k.w, k.oh = k.h;
+  if (std::uint64_t(k.x) + k.w > in.width || std::uint64_t(k.y) + k.h > in.height)
+    return refuse(DVPP_ERR_SIZE, "crop " + side(k.w, k.h) + " at (" + std::to_string(k.x) + ", " + std::to_string(k.y) +
+                                     ") is not inside the " + side(in.width, in.height) + " picture");
+  if ((chroma_pairs_columns(in.format) && k.x % 2) || (chroma_pairs_rows(in.format) && k.y % 2))
+    return refuse(DVPP_ERR_SIZE, std::string("crop offsets on ") + format_name(in.format) + " must be even");
+  if (k.ow < limits.min_side || k.oh < limits.min_side || k.ow > limits.max_side || k.oh > limits.max_side)
+    return refuse(DVPP_ERR_SIZE, "output " + side(k.ow, k.oh) + " pixels, outside " + std::to_string(limits.min_side) +
+                                     " .. " + std::to_string(limits.max_side) + " a side");
+  auto ratio_ok = [](std::uint32_t from, std::uint32_t to) { return to * 32ull >= from && to <= 16ull * from; };
+  if (!ratio_ok(k.w, k.ow) || !ratio_ok(k.h, k.oh))
+    return refuse(DVPP_ERR_SIZE,
+                  "resizing " + side(k.w, k.h) + " to " + side(k.ow, k.oh) + " is outside 1/32 .. 16 times each way");
+  Decoded ok;
+  ok.status = DVPP_DONE;
+  return ok;
+}
+
+// The planes' first bytes and pitches, `p`'s from (x, y) on.
+void plane_pointers(const Picture& p, std::uint8_t* base, std::uint32_t x, std::uint32_t y, std::uint8_t* ptr[4],
+                    int pitch[4]) {
+  const std::vector<Plane> pl = planes(p);
+  for (std::size_t i = 0; i < pl.size(); ++i) {
+    const bool chroma = i == 1;
+    const std::uint64_t row = chroma && chroma_pairs_rows(p.format) ? y / 2 : y;
+    const std::uint64_t byte =
+        chroma ? (p.format == DVPP_FMT_YUV444SP ? 2ull * x : x) : std::uint64_t(x) * pixel_bytes(p.format);
+    ptr[i] = base + pl[i].offset + row * pl[i].pitch + byte;
+    pitch[i] = int(pl[i].pitch);
+  }
+}
+
+}  // namespace
+
+Decoded process_vpc(const Request& r, const Limits& limits) {
+  Picture in;
+  if (Decoded d = input_picture(r, limits, in); d.status != DVPP_DONE) return d;
+  Crop k{};
+  if (Decoded d = crop_of(r.cmd, in, limits, k); d.status != DVPP_DONE) return d;
+  Decoded out;
+  Picture& p = out.picture;
+  p.format = r.want() == DVPP_FMT_NATIVE ? in.format : r.want();
+  if (r.cmd.csc > DVPP_CSC_BT709_LIMITED)
+    return refuse(DVPP_ERR_FORMAT, "colour conversion " + std::to_string(r.cmd.csc) + " is no enum dvpp_csc");
+  p.width = k.ow, p.height = k.oh;
+  set_strides(p, limits);
+  p.bytes.assign(picture_bytes(p.format, p.stride_w, p.stride_h), 0);
+  std::unique_ptr<SwsContext, void (*)(SwsContext*)> ctx(
+      sws_getContext(int(k.w), int(k.h), av_format(in.format), int(k.ow), int(k.oh), av_format(p.format),
+                     SWS_BILINEAR | SWS_ACCURATE_RND | SWS_BITEXACT, nullptr, nullptr, nullptr),
+      sws_freeContext);
+  if (!ctx) return refuse(DVPP_ERR_FORMAT, "libswscale has no conversion for this pair of formats and sizes");
+  const int space = r.cmd.csc == DVPP_CSC_BT709_LIMITED ? SWS_CS_ITU709 : SWS_CS_ITU601;
+  const int full = r.cmd.csc == DVPP_CSC_BT601_FULL ? 1 : 0;  // the YUV side's range; RGB is full
+  sws_setColorspaceDetails(ctx.get(), sws_getCoefficients(space), full, sws_getCoefficients(space), full, 0, 1 << 16,
+                           1 << 16);
+  std::uint8_t* src[4] = {};
+  std::uint8_t* dst[4] = {};
+  int src_pitch[4] = {}, dst_pitch[4] = {};
+  plane_pointers(in, const_cast<std::uint8_t*>(r.data), k.x, k.y, src, src_pitch);
+  plane_pointers(p, p.bytes.data(), 0, 0, dst, dst_pitch);
+  sws_scale(ctx.get(), src, src_pitch, 0, int(k.h), dst, dst_pitch);
+  out.status = DVPP_DONE;
+  out.work_pixels = std::max(std::uint64_t(k.w) * k.h, std::uint64_t(k.ow) * k.oh);
+  return out;
+}
+
+}  // namespace dvp::dvpp

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: MIT
+#include "media_launcher.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <png.h>
+
+#include "common/error.hpp"
+#include "common/payload.hpp"
+#include "common/system.hpp"
+#include "media_reference.hpp"
+
+namespace dvp::platform {
+
+using cfg::Type;
+
+namespace {
+
+const cfg::Choices<dvpp_status> kExpect = {
+    {"done", DVPP_DONE, "decoded"},
+    {"corrupt", DVPP_ERR_CORRUPT, "refused as corrupt or truncated"},
+    {"unsupported", DVPP_ERR_UNSUPPORTED, "refused as valid but not decodable by the engine"},
+    {"size", DVPP_ERR_SIZE, "refused for its width or height"},
+    {"align", DVPP_ERR_ALIGN, "refused for a misaligned buffer"},
+    {"out_size", DVPP_ERR_OUT_SIZE, "refused: the output buffer is too small"},
+    {"format", DVPP_ERR_FORMAT, "refused: the output format is not available for this input"},
+};
+
+const cfg::Choices<dvpp_csc> kCsc = {
+    {"bt601_full", DVPP_CSC_BT601_FULL, "BT.601, full range (JFIF: what JPEGD writes)"},
+    {"bt601_limited", DVPP_CSC_BT601_LIMITED, "BT.601, limited range (SD video)"},
+    {"bt709_limited", DVPP_CSC_BT709_LIMITED, "BT.709, limited range (HD video)"},
+};
+
+std::uint64_t page_up(std::uint64_t v) { return (v + 4095) / 4096 * 4096; }
+
+}  // namespace
+
+struct MediaLauncher::Job {
+  std::string name, input;  // input: the file, or "job NAME" for a picture another job makes
+  const dvpp::EngineConfig* engine = nullptr;
+  dvpp_status expect = DVPP_DONE;
+  std::uint32_t frames = 1, first_tag = 0;
+  unsigned wave = 0;          // submitted after the jobs of the waves before it completed
+  const Job* from = nullptr;  // the job whose output is this one's input (VPC)
+  bool check = true;
+  double psnr_min = 0;
+  std::string save;
+  std::vector<std::uint8_t> file;    // the input's bytes (from: the source's expected picture)
+  dvpp_cmd cmd{};                    // the command, its addresses and VPC fields filled
+  dvpp::Decoded host;                // the engine's codec on the host: the picture's layout and size
+  std::vector<std::uint8_t> output;  // read back after the run
+};
+
+void MediaLauncher::describe(cfg::Spec& e) {
+  std::vector<std::string> engines, formats;
+  for (const dvpp::Codec& c : dvpp::codecs()) engines.emplace_back(c.name);
+  for (int f = 0; f <= DVPP_FMT_RGBA8888; ++f) formats.emplace_back(dvpp::format_name(dvpp_format(f)));
+  e.param("name", Type::String, "job name, for reports");
+  e.param("engine", Type::Enum, "the DVPP engine (platform.dvpp must configure it)").choices(engines);
+  e.param("input", Type::String, "the input file (.jpg, .png), relative to the scenario").optional();
+  e.param("from", Type::String,
+          "vpc: the job (earlier in the list) whose output picture is the input; this job is submitted when that "
+          "one has completed")
+      .optional();
+  e.param("crop", Type::IntList, "vpc: [x, y, width, height] of the input taken (default: all of it)").optional();
+  e.param("resize", Type::IntList, "vpc: [width, height] of the output (default: the crop's)").optional();
+  e.param("csc", Type::Enum, "vpc: the colour conversion where YUV meets RGB: " + kCsc.doc())
+      .choices(kCsc.names())
+      .defaults("bt601_full");
+  e.param("psnr_min", Type::Float,
+          "vpc: the least PSNR against a plain bilinear reference (crop, resize, conversion in floating point)")
+      .unit("dB")
+      .defaults("30")
+      .range(0, 200);
+  e.param("format", Type::Enum, "output format (enum dvpp_format; native: the engine's own for the input)")
+      .choices(formats)
+      .defaults("native");
+  e.param("frames", Type::Int, "times the command is submitted (throughput runs); all write the same buffer")
+      .defaults("1")
+      .range(1, 1000000);
+  e.param("expect", Type::Enum, "the status every frame must end with: " + kExpect.doc())
+      .choices(kExpect.names())
+      .defaults("done");
+  e.param("check", Type::Bool, "compare the output with the host library's decode of the file, bit for bit")
+      .defaults("true");
+  e.param("save", Type::String,
+          "write the output after the run, relative to the output directory: .yuv (the buffer as laid out, "
+          "strides included) or .png (rgb888 / rgba8888 outputs)")
+      .optional();
+  e.param("in_offset", Type::Int, "bytes added to the input's (page-aligned) address")
+      .unit("B")
+      .defaults("0")
+      .range(0, 4095);
+  e.param("out_offset", Type::Int, "bytes added to the output's (page-aligned) address")
+      .unit("B")
+      .defaults("0")
+      .range(0, 4095);
+  e.param("out_size", Type::Int, "the output buffer's capacity (default: the picture's size)")
+      .unit("B")
+      .optional()
+      .min(1);
+}
+
+MediaLauncher::MediaLauncher(sc_core::sc_module_name n, const cfg::Node& entries, const std::string& dir,
+                             dvpp::Dvpp& dvpp, dram::Storage& dram, std::uint64_t dram_base, std::uint64_t regs_base,
+                             bool functional)
+    : sc_module(n),
+      regs("regs"),
+      socket("socket"),
+      dvpp_(dvpp),
+      dram_(dram),
+      base_(dram_base),
+      regs_base_(regs_base),
+      top_(dram.size() / 4096 * 4096),
+      functional_(functional) {
+  for (const cfg::Node& e : entries.items()) read_entry(e, dir);
+  SC_HAS_PROCESS(MediaLauncher);
+  SC_THREAD(run);
+}
+
+MediaLauncher::~MediaLauncher() = default;
+
+// The input: a file (read), or another job's output picture (vpc, `from:`).
+void MediaLauncher::read_input(Job& j, const cfg::Node& e, const std::string& dir) {
+  const bool vpc = j.engine->codec->engine == DVPP_VPC;
+  if (e.has("input") == e.has("from")) e.fail(vpc ? "vpc takes its picture from: a job" : "give input: a file");
+  if (e.has("from")) {
+    if (!vpc) e.at("from").fail("only vpc takes another job's picture; " + j.name + " decodes a file (input:)");
+    for (const auto& o : jobs_)
+      if (o->name == e.get_string("from")) j.from = o.get();
+    if (!j.from) e.at("from").fail("no job '" + e.get_string("from") + "' before this one");
+    if (j.from->expect != DVPP_DONE) e.at("from").fail("job '" + j.from->name + "' is expected to fail");
+    j.input = "job " + j.from->name, j.file = j.from->host.picture.bytes, j.wave = j.from->wave + 1;
+    return;
+  }
+  if (vpc) e.at("input").fail("vpc takes its picture from another job (from: NAME), not from a file");
+  j.input = e.get_string("input");
+  const std::string path = j.input.rfind('/', 0) == 0 ? j.input : dir + "/" + j.input;
+  errno = 0;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) e.at("input").fail("cannot open " + path + ": " + (errno ? std::strerror(errno) : "open failed"));
+  j.file.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  if (j.file.empty()) e.at("input").fail(path + " is empty");
+}
+
+// VPC's fields of the command: the source's picture, the crop, the size, the conversion.
+void MediaLauncher::read_vpc(Job& j, const cfg::Node& e) {
+  dvpp_cmd& c = j.cmd;
+  c.csc = kCsc.parse(e.at("csc"));
+  if (e.has("crop")) {
+    const std::vector<std::uint64_t> v = e.get_uint_list("crop");
+    if (v.size() != 4) e.at("crop").fail("give [x, y, width, height]");
+    c.crop_x = std::uint32_t(v[0]), c.crop_y = std::uint32_t(v[1]), c.crop_w = std::uint32_t(v[2]);
+    c.crop_h = std::uint32_t(v[3]);
+  }
+  if (e.has("resize")) {
+    const std::vector<std::uint64_t> v = e.get_uint_list("resize");
+    if (v.size() != 2) e.at("resize").fail("give [width, height]");
+    c.out_width = std::uint32_t(v[0]), c.out_height = std::uint32_t(v[1]);
+  }
+  if (!j.from) return;
+  const dvpp::Picture& p = j.from->host.picture;
+  c.in_format = p.format, c.in_width = p.width, c.in_height = p.height, c.in_stride_w = p.stride_w;
+  c.in_stride_h = p.stride_h;
+}
+
+// The input read, the command made and run by the engine's codec on the host (for the picture's
+// size), and the buffers placed.
+void MediaLauncher::read_entry(const cfg::Node& e, const std::string& dir) {
+  auto j = std::make_unique<Job>();
+  j->name = e.get_string("name");
+  const dvpp::Codec* codec = dvpp::find_codec(e.get_string("engine"));
+  j->engine = dvpp_.config().engine(codec->engine);
+  if (!j->engine) e.at("engine").fail(std::string("platform.dvpp has no ") + codec->name + " section");
+  read_input(*j, e, dir);
+  j->expect = kExpect.parse(e.at("expect"));
+  j->frames = std::uint32_t(e.get_uint("frames"));
+  j->check = e.get_bool("check");
+  j->psnr_min = e.get_double("psnr_min");
+  j->cmd.out_format = std::uint32_t(dvpp::format_by_name(e.get_string("format")));
+  read_vpc(*j, e);
+  j->host = codec->decode(dvpp::Request{j->file.data(), j->file.size(), j->cmd}, j->engine->limits);
+  const bool ok = j->host.status == DVPP_DONE;
+  j->cmd.in_size = j->file.size();
+  j->cmd.out_size = e.has("out_size") ? e.get_uint("out_size") : ok ? j->host.picture.bytes.size() : 4096;
+  if (e.has("save")) {
+    j->save = e.get_string("save");
+    const bool png = j->save.size() > 4 && j->save.substr(j->save.size() - 4) == ".png";
+    const bool rgb = j->host.picture.format == DVPP_FMT_RGB888 || j->host.picture.format == DVPP_FMT_RGBA8888;
+    if (png && !rgb) e.at("save").fail(".png takes an rgb888 or rgba8888 output; save a YUV picture as .yuv");
+  }
+  place(*j, e);
+  j->first_tag = jobs_.empty() ? 0 : jobs_.back()->first_tag + jobs_.back()->frames;
+  jobs_.push_back(std::move(j));
+}
+
+// The input (a file's bytes; a source job's output is its buffer) and the output buffer, from the
+// top of DRAM down.
+void MediaLauncher::place(Job& j, const cfg::Node& e) {
+  const std::uint64_t in_bytes = j.from ? 0 : page_up(j.file.size() + e.get_uint("in_offset"));
+  const std::uint64_t out_bytes = page_up(j.cmd.out_size + e.get_uint("out_offset"));
+  if (in_bytes + out_bytes + 4096 > top_) e.fail("the input and output do not fit in DRAM");
+  top_ -= in_bytes;
+  j.cmd.in_addr = j.from ? j.from->cmd.out_addr : base_ + top_ + e.get_uint("in_offset");
+  top_ -= out_bytes;
+  j.cmd.out_addr = base_ + top_ + e.get_uint("out_offset");
+  if (!j.from) std::memcpy(dram_.data() + (j.cmd.in_addr - base_), j.file.data(), j.file.size());
+}
+
+void MediaLauncher::write_reg(std::uint32_t offset, std::uint32_t value) {
+  tlm::tlm_generic_payload p;
+  prepare(p, true, regs_base_ + offset, reinterpret_cast<unsigned char*>(&value), 4);
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+  regs->b_transport(p, d);
+  if (p.get_response_status() != tlm::TLM_OK_RESPONSE)
+    system_of(*this).fail(std::string(name()) + ": writing DVPP's register at +" + hex(offset) + " failed");
+  wait(d);
+}
+
+// Each engine's queue below the buffers, room for all its commands. Wave by wave (a job that
+// takes another's picture is in the wave after it): the wave's commands in scenario order, one
+// doorbell per engine, then every command of the wave completed.
+void MediaLauncher::run() {
+  struct Queue {
+    const dvpp::EngineConfig* engine;
+    std::uint64_t at, size;  // DRAM offset, commands
+    std::uint32_t count = 0;
+  };
+  std::vector<Queue> queues;
+  unsigned waves = 0;
+  for (const dvpp::EngineConfig& ec : dvpp_.config().engines) {
+    std::uint64_t n = 0;
+    for (const auto& j : jobs_) n += j->engine == &ec ? j->frames : 0, waves = std::max(waves, j->wave + 1);
+    const std::uint64_t bytes = page_up(n * sizeof(dvpp_cmd));
+    if (!n) continue;
+    if (bytes + 4096 > top_) return system_of(*this).fail(std::string(name()) + ": the command queues do not fit");
+    top_ -= bytes;
+    queues.push_back({&ec, top_, n});
+  }
+  for (unsigned w = 0; w < waves; ++w) {
+    for (Queue& q : queues) {
+      const std::uint32_t first = q.count;
+      for (const auto& j : jobs_)
+        for (std::uint32_t i = 0; j->engine == q.engine && j->wave == w && i < j->frames; ++i) {
+          dvpp_cmd c = j->cmd;
+          c.tag = j->first_tag + i;
+          std::memcpy(dram_.data() + q.at + std::uint64_t(q.count++) * sizeof c, &c, sizeof c);
+        }
+      if (q.count == first) continue;
+      const std::uint32_t off = dvpp::Dvpp::kEngineBase + dvpp::Dvpp::kEngineStride * q.engine->codec->engine;
+      if (!first) {
+        write_reg(off, std::uint32_t(base_ + q.at));
+        write_reg(off + 4, std::uint32_t((base_ + q.at) >> 32));
+        write_reg(off + 8, std::uint32_t(q.size));  // a slot for every command
+      }
+      write_reg(off + 0xc, q.count);
+    }
+    for (const Queue& q : queues)
+      while (dvpp_.done(q.engine->codec->engine) < q.count) wait(dvpp_.completion());
+  }
+  done_ = true;
+}
+
+std::vector<std::uint8_t> MediaLauncher::read_back(std::uint64_t addr, std::uint64_t len) {
+  std::vector<std::uint8_t> out(len);
+  tlm::tlm_generic_payload p;
+  for (std::uint64_t off = 0; off < len;) {
+    const std::uint64_t chunk = std::min<std::uint64_t>(len - off, 64 - (addr + off) % 64);
+    prepare(p, false, addr + off, out.data() + off, unsigned(chunk));
+    if (socket->transport_dbg(p) != chunk) throw Error(std::string(name()) + ": cannot read back " + hex(addr + off));
+    off += chunk;
+  }
+  return out;
+}
+
+const std::vector<MediaLauncher::Result>& MediaLauncher::check() {
+  if (checked_) return results_;
+  checked_ = true;
+  for (auto& j : jobs_) {
+    Result r;
+    r.name = j->name, r.engine = j->engine->codec->name, r.input = j->input, r.frames = j->frames;
+    r.start = kTickMax;
+    for (const dvpp::Dvpp::Frame& f : dvpp_.frames())
+      if (f.engine == j->engine->codec->engine && f.tag >= j->first_tag && f.tag < j->first_tag + j->frames) {
+        if (r.start == kTickMax || f.tag == j->first_tag) r.status = f.status, r.reason = f.reason;
+        if (f.status != r.status) r.status = f.status, r.reason = f.reason;  // a frame that differs says so
+        r.width = f.width, r.height = f.height;
+        r.start = std::min(r.start, f.start), r.end = std::max(r.end, f.end);
+      }
+    r.format = j->host.picture.format;
+    check_job(*j, r);
+    failed_ += r.checked && !r.passed;
+    results_.push_back(r);
+  }
+  return results_;
+}
+
+// The status against `expect`; a decoded picture against the host library's, bit for bit.
+void MediaLauncher::check_job(Job& j, Result& r) {
+  r.checked = true;
+  const std::string what = r.input + " (" + r.engine + ")";
+  if (r.status != j.expect) {
+    r.passed = false;
+    r.detail = what + ": " + dvpp::status_name(r.status) + (r.reason.empty() ? "" : ": " + r.reason) +
+               (j.expect == DVPP_DONE ? "" : std::string(" (expected: ") + dvpp::status_name(j.expect) + ")");
+    return;
+  }
+  if (r.status != DVPP_DONE) {
+    r.detail = what + ": " + dvpp::status_name(r.status) + ", as expected: " + r.reason;
+    return;
+  }
+  const dvpp::Picture& like = j.host.picture;
+  const std::string pic = std::to_string(r.width) + " x " + std::to_string(r.height) + " " +
+                          dvpp::format_name(like.format) + ", " + std::to_string(r.frames) + " frame" +
+                          (r.frames == 1 ? "" : "s");
+  if (!functional_) {
+    r.checked = false;
+    r.detail = pic + "; pixels not compared: a timing-only run moves none";
+    return;
+  }
+  j.output = read_back(j.cmd.out_addr, like.bytes.size());
+  dvpp::Picture have = like;
+  have.bytes = j.output;
+  if (!j.check) {
+    r.checked = false;
+    r.detail = pic + "; check: false";
+    return;
+  }
+  if (j.from) {  // VPC: against a plain bilinear reference from the source's picture
+    const double db = psnr(have, vpc_reference(j.from->host.picture, j.cmd, like));
+    r.passed = db >= j.psnr_min;
+    char line[160];
+    std::snprintf(line, sizeof line, " from %s; PSNR %.1f dB against a plain bilinear reference (least %g)",
+                  j.from->name.c_str(), db, j.psnr_min);
+    r.detail = pic + line;
+    return;
+  }
+  const PixelDiff d = compare_pictures(have, reference_picture(j.engine->codec->engine, j.file, like));
+  r.passed = d.differ == 0;
+  const std::string ref = reference_name(j.engine->codec->engine);
+  r.detail = pic + (r.passed ? "; bit-identical to " + ref + " (" + std::to_string(d.compared) + " visible bytes)"
+                             : "; " + std::to_string(d.differ) + " of " + std::to_string(d.compared) +
+                                   " visible bytes differ from " + ref + ", the first at " + d.where);
+}
+
+unsigned MediaLauncher::save(const std::string& out_dir) {
+  unsigned n = 0;
+  for (auto& j : jobs_) {
+    if (j->save.empty() || j->output.empty()) continue;
+    const std::string path = out_dir + "/" + j->save;
+    const dvpp::Picture& p = j->host.picture;
+    if (j->save.size() > 4 && j->save.substr(j->save.size() - 4) == ".png") {
+      png_image img;
+      std::memset(&img, 0, sizeof img);
+      img.version = PNG_IMAGE_VERSION, img.width = p.width, img.height = p.height;
+      img.format = p.format == DVPP_FMT_RGBA8888 ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB;
+      const int pitch = int(dvpp::planes(p).at(0).pitch);
+      if (!png_image_write_to_file(&img, path.c_str(), 0, j->output.data(), pitch, nullptr))
+        throw OutputError("cannot write " + path + ": " + img.message);
+    } else {
+      std::ofstream f(path, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(j->output.data()), std::streamsize(j->output.size()));
+      if (!f) throw OutputError("cannot write " + path);
+    }
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace dvp::platform

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+// Bare mode for DVPP (the scenario's `dvpp:` entries): runs media jobs on the engines without
+// firmware, through the device's own registers and command queues. Each entry's input file goes
+// into DRAM with an output buffer; its command goes `frames` times into its engine's queue, and
+// one doorbell per engine starts them at time 0. After the run each output is read back through
+// the L2 and compared with the host library's decode of the same file (bit for bit), or its
+// status with the one the entry expects; outputs can be saved.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include "common/config.hpp"
+#include "dram/storage.hpp"
+#include "dvpp/dvpp.hpp"
+
+namespace dvp::platform {
+
+class MediaLauncher : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<MediaLauncher> regs;    // to DVPP's registers
+  tlm_utils::simple_initiator_socket<MediaLauncher> socket;  // a ring requester: read-back through L2
+
+  // `regs_base`: where DVPP's registers are on `regs`.
+  MediaLauncher(sc_core::sc_module_name n, const cfg::Node& entries, const std::string& scenario_dir, dvpp::Dvpp& dvpp,
+                dram::Storage& dram, std::uint64_t dram_base, std::uint64_t regs_base, bool functional);
+  ~MediaLauncher() override;
+
+  static void describe(cfg::Spec& entry);
+
+  struct Result {
+    std::string name, engine, input;
+    std::uint32_t frames = 0;
+    dvpp_status status = DVPP_PENDING;  // of the first frame; every frame the same
+    std::string reason;
+    std::uint32_t width = 0, height = 0;
+    dvpp_format format = DVPP_FMT_NATIVE;
+    Tick start = 0, end = 0;  // the first frame's start, the last one's end
+    bool checked = false, passed = true;
+    std::string detail;
+  };
+  bool done() const { return done_; }
+  // After the run: each entry's status and its check (reads the outputs back).
+  const std::vector<Result>& check();
+  unsigned checks_failed() const { return failed_; }
+  // The outputs with save: (relative to `out_dir`); returns the files written.
+  unsigned save(const std::string& out_dir);
+
+ private:
+  struct Job;
+  void read_entry(const cfg::Node& e, const std::string& dir);
+  void read_input(Job& j, const cfg::Node& e, const std::string& dir);
+  static void read_vpc(Job& j, const cfg::Node& e);
+  void place(Job& j, const cfg::Node& e);
+  void run();
+  void write_reg(std::uint32_t offset, std::uint32_t value);
+  std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);
+  void check_job(Job& j, Result& r);
+
+  std::vector<std::unique_ptr<Job>> jobs_;
+  dvpp::Dvpp& dvpp_;
+  dram::Storage& dram_;
+  std::uint64_t base_, regs_base_, top_;  // DRAM base; inputs and buffers go down from top_
+  bool functional_;
+  bool done_ = false, checked_ = false;
+  unsigned failed_ = 0;
+  std::vector<Result> results_;
+};
+
+}  // namespace dvp::platform

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Makes the DVPP test media in scenarios/dvpp/media/ (committed; run again only to change them):
+# JPEG baseline 4:2:0, 4:2:2, 4:4:4 and grey, odd sizes, a progressive one and a tiny one; PNG
+# 8-bit RGB, RGBA, grey, palette with transparency, a 16-bit one; and broken files (truncated,
+# a bad CRC). Synthetic scenes (gradients, discs, bars, seeded noise), made with PIL and NumPy.
+#
+# Usage: scripts/make-test-media.py   (needs python3-pil, python3-numpy)
+import os
+
+import numpy as np
+from PIL import Image
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "dvpp", "media")
+
+
+def scene(w, h, seed, noise=4.0):
+    """An RGB picture with smooth areas, edges and some texture, as a camera frame has."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+    r = 128 + 100 * np.sin(x / w * 6.0 + seed)
+    g = 128 + 100 * np.cos(y / h * 5.0)
+    b = 255 * (x + y) / (w + h)
+    img = np.stack([r, g, b], axis=-1)
+    for _ in range(6):  # discs
+        cx, cy, rad = rng.uniform(0, w), rng.uniform(0, h), rng.uniform(0.05, 0.2) * min(w, h)
+        mask = (x - cx) ** 2 + (y - cy) ** 2 < rad ** 2
+        img[mask] = rng.uniform(0, 255, 3)
+    img[:, (np.arange(w) // max(1, w // 24)) % 2 == 0] *= 0.85  # bars
+    img += rng.normal(0, noise, img.shape)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def save_jpeg(name, arr, **kw):
+    Image.fromarray(arr).save(os.path.join(OUT, name), "JPEG", **kw)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    save_jpeg("scene-1080p-420.jpg", scene(1920, 1080, 1), quality=60, subsampling=2)
+    save_jpeg("scene-640x480-444.jpg", scene(640, 480, 2), quality=80, subsampling=0)
+    save_jpeg("scene-400x300-422.jpg", scene(400, 300, 3), quality=80, subsampling=1)
+    save_jpeg("scene-333x211-420.jpg", scene(333, 211, 4), quality=85, subsampling=2)
+    Image.fromarray(scene(320, 240, 5)).convert("L").save(os.path.join(OUT, "grey-320x240.jpg"), quality=85)
+    save_jpeg("progressive-320x240.jpg", scene(320, 240, 6), quality=80, progressive=True)
+    save_jpeg("tiny-16x16.jpg", scene(16, 16, 7), quality=90)
+    data = open(os.path.join(OUT, "scene-400x300-422.jpg"), "rb").read()
+    open(os.path.join(OUT, "truncated.jpg"), "wb").write(data[: len(data) // 2])
+
+    Image.fromarray(scene(300, 200, 8, noise=0)).save(os.path.join(OUT, "rgb-300x200.png"))
+    rgba = np.dstack([scene(257, 129, 9, noise=0), (np.arange(257)[None, :] + np.zeros((129, 1))).astype(np.uint8)])
+    Image.fromarray(rgba, "RGBA").save(os.path.join(OUT, "rgba-257x129.png"))
+    Image.fromarray(scene(64, 64, 10, noise=0)).convert("L").save(os.path.join(OUT, "grey-64x64.png"))
+    pal = Image.fromarray(scene(100, 100, 11, noise=0)).convert("P", palette=Image.ADAPTIVE, colors=16)
+    pal.save(os.path.join(OUT, "palette-100x100.png"), transparency=3)
+    Image.fromarray((np.arange(64 * 64).reshape(64, 64) * 16).astype(np.uint16)).save(
+        os.path.join(OUT, "grey16-64x64.png"))
+    data = bytearray(open(os.path.join(OUT, "rgb-300x200.png"), "rb").read())
+    open(os.path.join(OUT, "truncated.png"), "wb").write(data[: len(data) * 2 // 3])
+    at = data.index(b"IDAT")
+    length = int.from_bytes(data[at - 4:at], "big")
+    data[at + 4 + length] ^= 0xFF  # the first IDAT chunk's CRC, one bit pattern off
+    open(os.path.join(OUT, "bad-crc.png"), "wb").write(bytes(data))
+
+
+if __name__ == "__main__":
+    main()

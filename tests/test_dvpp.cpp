@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+// DVPP's test bench: its registers, a frame's exact time from the configured rate, channels
+// taking commands in parallel, a bad input failing alone, and the pixels against TurboJPEG's.
+// The engine's bus goes to a fixed-latency memory; the command queue is in a plain array.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "common/system.hpp"
+#include "dvpp/dvpp.hpp"
+#include "media_reference.hpp"
+#include "stimulus.hpp"
+
+using namespace dvp;
+
+namespace {
+
+constexpr std::uint64_t kDramBase = 0x80000000, kQueue = kDramBase + 0x1000;
+constexpr std::uint64_t kIn = 0x100000, kOut = 0x200000;  // in the bench memory
+constexpr Tick kMemLat = 20 * 1000;
+constexpr std::uint32_t kJpegd = dvpp::Dvpp::kEngineBase + dvpp::Dvpp::kEngineStride * DVPP_JPEGD;
+constexpr std::uint32_t kVpc = dvpp::Dvpp::kEngineBase + dvpp::Dvpp::kEngineStride * DVPP_VPC;
+
+std::vector<std::uint8_t> media(const std::string& name) {
+  std::ifstream f(std::string(DVP_SOURCE_DIR) + "/scenarios/dvpp/media/" + name, std::ios::binary);
+  EXPECT_TRUE(f.good()) << name;
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+dvpp::DvppConfig config(std::uint32_t channels) {
+  dvpp::DvppConfig c;
+  c.clock = Clock(1000.0);
+  c.bus_bytes_per_cycle = 64;
+  c.outstanding = 8;
+  dvpp::EngineConfig e;
+  e.codec = dvpp::find_codec("jpegd");
+  e.channels = channels, e.fps_1080p = 128, e.setup_us = 50;
+  e.limits = {32, 8192, 16, 2};
+  e.addr_align = 128;
+  c.engines.push_back(e);
+  e.codec = dvpp::find_codec("vpc");
+  e.channels = 1, e.fps_1080p = 120, e.setup_us = 20;
+  e.limits = {16, 4096, 16, 2};
+  c.engines.push_back(e);
+  return c;
+}
+
+struct Bench : System {
+  System::Scope scope{*this};
+  test::FixedMemory mem{"mem", kMemLat};
+  test::Stimulus stim{"stim"};
+  std::vector<std::uint8_t> dram = std::vector<std::uint8_t>(1 << 20);
+  std::unique_ptr<dvpp::Dvpp> dv;
+
+  explicit Bench(std::uint32_t channels) {
+    dvpp::Dvpp::Wiring w;
+    w.dram = dram.data(), w.dram_base = kDramBase, w.dram_size = dram.size(), w.line_bytes = 128;
+    dv = std::make_unique<dvpp::Dvpp>("dvpp", config(channels), w);
+    dv->mem.bind(mem.socket);
+    stim.socket.bind(dv->bus);
+  }
+  void put(std::uint64_t at, const std::vector<std::uint8_t>& b) {
+    for (std::size_t i = 0; i < b.size(); ++i) mem.bytes[at + i] = b[i];
+  }
+  std::uint32_t reg(std::uint32_t off) {
+    std::uint32_t v = 0;
+    stim.post(false, off, reinterpret_cast<std::uint8_t*>(&v), 4);
+    return v;
+  }
+  void set(std::uint32_t off, std::uint32_t v) { stim.post(true, off, reinterpret_cast<std::uint8_t*>(&v), 4); }
+  // Commands into engine `regs`' queue (at `queue`), then the doorbell.
+  void submit(const std::vector<dvpp_cmd>& cmds, std::uint32_t regs = kJpegd, std::uint64_t queue = kQueue) {
+    std::memcpy(dram.data() + (queue - kDramBase), cmds.data(), cmds.size() * sizeof(dvpp_cmd));
+    set(regs + 0x0, std::uint32_t(queue));
+    set(regs + 0x4, 0);
+    set(regs + 0x8, 16);
+    set(regs + 0xc, std::uint32_t(cmds.size()));
+  }
+  dvpp_cmd result(unsigned i) const {
+    dvpp_cmd c;
+    std::memcpy(&c, dram.data() + (kQueue - kDramBase) + i * sizeof c, sizeof c);
+    return c;
+  }
+  void wait_done(std::uint32_t n) {
+    while (dv->done(DVPP_JPEGD) < n) sc_core::wait(dv->completion());
+  }
+};
+
+dvpp_cmd command(std::uint64_t in, std::size_t size, std::uint64_t out) {
+  dvpp_cmd c{};
+  c.in_addr = in, c.in_size = size, c.out_addr = out, c.out_size = 1 << 20;
+  return c;
+}
+
+// The configured time of a frame, worked out here: the setup, then the pixels at the rate that
+// makes 1920 x 1080 take 1 / 128 s.
+Tick frame_time(double pixels) { return Tick(std::llround(50e6 + (1e12 / 128 - 50e6) * pixels / (1920.0 * 1080.0))); }
+
+}  // namespace
+
+TEST(Dvpp, RegistersSayWhatIsBuilt) {
+  Bench b(2);
+  b.stim.body = [&](test::Stimulus&) {
+    EXPECT_EQ(b.reg(0x0), (1u << DVPP_JPEGD) | (1u << DVPP_VPC));  // BUILT
+    EXPECT_EQ(b.reg(kJpegd + 0x20), 2u);                           // JPEGD_CHANNELS
+    EXPECT_EQ(b.reg(kJpegd + 0x14), 0u);                           // DONE
+    tlm::tlm_response_status st;
+    std::uint32_t v = 5;
+    b.stim.post(true, kJpegd + 0x10, reinterpret_cast<std::uint8_t*>(&v), 4, 0, &st);  // SQ_HEAD: read-only
+    EXPECT_NE(st, tlm::TLM_OK_RESPONSE);
+  };
+  sc_core::sc_start();
+}
+
+// One 333 x 211 JPEG: its time to the picosecond, the fields written back, the pixels.
+TEST(Dvpp, FrameTimeAndPixels) {
+  Bench b(2);
+  const auto file = media("scene-333x211-420.jpg");
+  b.put(kIn, file);
+  Tick took = 0;
+  b.stim.body = [&](test::Stimulus&) {
+    b.submit({command(kIn, file.size(), kOut)});
+    const Tick t0 = now_tick();
+    b.wait_done(1);
+    took = now_tick() - t0;
+    EXPECT_EQ(b.reg(0x4), 1u << DVPP_JPEGD);  // IRQ_STATUS until acknowledged
+    b.set(kJpegd + 0x1c, 1);
+    EXPECT_EQ(b.reg(0x4), 0u);
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(took, frame_time(333.0 * 211.0));
+  const dvpp_cmd r = b.result(0);
+  EXPECT_EQ(r.status, DVPP_DONE);
+  EXPECT_EQ(r.format, DVPP_FMT_NV12);
+  EXPECT_EQ(r.width, 333u);
+  EXPECT_EQ(r.height, 211u);
+  EXPECT_EQ(r.stride_w, 336u);  // 16-aligned
+  EXPECT_EQ(r.stride_h, 212u);  // 2-aligned
+  EXPECT_EQ(r.out_bytes, 336u * 212u * 3u / 2u);
+  dvpp::Picture have;
+  have.format = DVPP_FMT_NV12, have.width = 333, have.height = 211, have.stride_w = 336, have.stride_h = 212;
+  for (std::uint64_t i = 0; i < r.out_bytes; ++i) have.bytes.push_back(b.mem.bytes[kOut + i]);
+  const platform::PixelDiff d = platform::compare_pictures(have, platform::reference_picture(DVPP_JPEGD, file, have));
+  EXPECT_EQ(d.differ, 0u) << d.where;
+}
+
+// Three frames on two channels: two at once, the third when a channel frees.
+TEST(Dvpp, ChannelsWorkInParallel) {
+  Bench b(2);
+  const auto file = media("scene-333x211-420.jpg");
+  b.put(kIn, file);
+  b.stim.body = [&](test::Stimulus&) {
+    b.submit({command(kIn, file.size(), kOut), command(kIn, file.size(), kOut), command(kIn, file.size(), kOut)});
+    b.wait_done(3);
+  };
+  sc_core::sc_start();
+  const Tick t = frame_time(333.0 * 211.0);
+  EXPECT_EQ(b.result(0).end_ns, t / 1000);
+  EXPECT_EQ(b.result(1).end_ns, t / 1000);
+  EXPECT_NE(b.result(0).channel, b.result(1).channel);
+  EXPECT_EQ(b.result(2).start_ns, t / 1000);
+  EXPECT_EQ(b.result(2).end_ns, 2 * t / 1000);
+}
+
+// A truncated JPEG fails on its channel with the reason; the good one beside it is decoded.
+TEST(Dvpp, BadInputFailsAlone) {
+  Bench b(2);
+  const auto bad = media("truncated.jpg"), good = media("scene-333x211-420.jpg");
+  b.put(kIn, bad);
+  b.put(kIn + 0x10000, good);
+  b.stim.body = [&](test::Stimulus&) {
+    b.submit({command(kIn, bad.size(), kOut), command(kIn + 0x10000, good.size(), kOut + 0x40000),
+              command(kIn + 3, good.size(), kOut)});
+    b.wait_done(3);
+    EXPECT_EQ(b.reg(kJpegd + 0x18), 2u);  // ERRORS
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(b.result(0).status, DVPP_ERR_CORRUPT);
+  EXPECT_EQ(b.result(1).status, DVPP_DONE);
+  EXPECT_EQ(b.result(2).status, DVPP_ERR_ALIGN);
+  EXPECT_EQ(b.result(1).end_ns, frame_time(333.0 * 211.0) / 1000);
+  ASSERT_EQ(b.dv->frames().size(), 3u);
+  for (const auto& f : b.dv->frames())
+    if (f.status == DVPP_ERR_CORRUPT) EXPECT_NE(f.reason.find("Premature end"), std::string::npos) << f.reason;
+}
+
+// VPC on JPEGD's output: a 333 x 211 NV12 picture enlarged twice takes the setup and the output's
+// pixels (the larger) at 120 fps of 1080p; the output is laid out at the engine's strides.
+TEST(Dvpp, VpcTimeFollowsTheLargerPicture) {
+  Bench b(1);
+  const auto file = media("scene-333x211-420.jpg");
+  b.put(kIn, file);
+  Tick took = 0;
+  b.stim.body = [&](test::Stimulus&) {
+    b.submit({command(kIn, file.size(), kOut)});
+    b.wait_done(1);
+    dvpp_cmd v = command(kOut, 336 * 212 * 3 / 2, kOut + 0x80000);
+    v.in_format = DVPP_FMT_NV12, v.in_width = 333, v.in_height = 211, v.in_stride_w = 336, v.in_stride_h = 212;
+    v.out_width = 666, v.out_height = 422, v.out_format = DVPP_FMT_RGB888;
+    const Tick t0 = now_tick();
+    b.submit({v}, kVpc, kQueue + 0x1000);
+    while (b.dv->done(DVPP_VPC) < 1) sc_core::wait(b.dv->completion());
+    took = now_tick() - t0;
+  };
+  sc_core::sc_start();
+  dvpp_cmd r;
+  std::memcpy(&r, b.dram.data() + (kQueue + 0x1000 - kDramBase), sizeof r);
+  EXPECT_EQ(r.status, DVPP_DONE);
+  EXPECT_EQ(r.width, 666u);
+  EXPECT_EQ(r.stride_w, 672u);
+  EXPECT_EQ(r.out_bytes, 672u * 422u * 3u);
+  EXPECT_EQ(took, Tick(std::llround(20e6 + (1e12 / 120 - 20e6) * 666.0 * 422.0 / (1920.0 * 1080.0))));
+}
