@@ -15,12 +15,15 @@ if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/davinci-vp-targets.cmake" AND NOT TARGET da
   find_dependency(Threads)
   find_dependency(JPEG)  # DVPP's pixels: libjpeg-turbo and libpng
   find_dependency(PNG)
-  foreach(pkg SYSTEMC:systemc YAMLCPP:yaml-cpp OPENBLAS:openblas UNICORN:unicorn)
+  # VAR:module+module...: DVPP's libswscale / libavcodec, and libavformat for its VDEC reference.
+  foreach(pkg SYSTEMC:systemc YAMLCPP:yaml-cpp OPENBLAS:openblas UNICORN:unicorn
+              SWSCALE:libswscale+libavcodec+libavutil AVFORMAT:libavformat+libavcodec+libavutil)
     string(REPLACE ":" ";" parts ${pkg})
     list(GET parts 0 var)
-    list(GET parts 1 module)
+    list(GET parts 1 modules)
+    string(REPLACE "+" ";" modules ${modules})
     if(NOT TARGET PkgConfig::${var})
-      pkg_check_modules(${var} REQUIRED IMPORTED_TARGET GLOBAL ${module})
+      pkg_check_modules(${var} REQUIRED IMPORTED_TARGET GLOBAL ${modules})
     endif()
   endforeach()
   include(${CMAKE_CURRENT_LIST_DIR}/davinci-vp-targets.cmake)

@@ -44,9 +44,9 @@ struct MediaLauncher::Job {
   std::string name, input;  // input: the file, or "job NAME" for a picture another job makes
   const dvpp::EngineConfig* engine = nullptr;
   dvpp_status expect = DVPP_DONE;
-  std::uint32_t frames = 1, first_tag = 0;
-  unsigned wave = 0;          // submitted after the jobs of the waves before it completed
-  const Job* from = nullptr;  // the job whose output is this one's input (VPC)
+  std::uint32_t repeat = 1, first_tag = 0;  // commands submitted; the first one's tag
+  unsigned wave = 0;                        // submitted after the jobs of the waves before it completed
+  const Job* from = nullptr;                // the job whose output is this one's input (VPC)
   bool check = true;
   double psnr_min = 0;
   std::string save;
@@ -80,9 +80,14 @@ void MediaLauncher::describe(cfg::Spec& e) {
   e.param("format", Type::Enum, "output format (enum dvpp_format; native: the engine's own for the input)")
       .choices(formats)
       .defaults("native");
-  e.param("frames", Type::Int, "times the command is submitted (throughput runs); all write the same buffer")
+  e.param("repeat", Type::Int, "times the command is submitted (throughput runs); all write the same buffer")
       .defaults("1")
       .range(1, 1000000);
+  e.param("stream", Type::Enum,
+          "vdec: the stream's codec (default: by the file's extension: .h264 .264 .h265 .265 .hevc)")
+      .choices({"h264", "h265"})
+      .optional();
+  e.param("max_frames", Type::Int, "vdec: the most frames to decode (0: all)").defaults("0").min(0);
   e.param("expect", Type::Enum, "the status every frame must end with: " + kExpect.doc())
       .choices(kExpect.names())
       .defaults("done");
@@ -148,6 +153,18 @@ void MediaLauncher::read_input(Job& j, const cfg::Node& e, const std::string& di
   if (j.file.empty()) e.at("input").fail(path + " is empty");
 }
 
+// VDEC's fields of the command: the stream's codec (given, or by the file's extension), the most
+// frames.
+void MediaLauncher::read_vdec(Job& j, const cfg::Node& e) {
+  std::string kind = e.has("stream") ? e.get_string("stream") : "";
+  const std::string ext = j.input.substr(j.input.find_last_of('.') + 1);
+  if (kind.empty() && (ext == "h264" || ext == "264")) kind = "h264";
+  if (kind.empty() && (ext == "h265" || ext == "265" || ext == "hevc")) kind = "h265";
+  if (kind.empty()) e.at("input").fail("say the stream's codec (stream: h264 or h265): ." + ext + " does not");
+  j.cmd.stream = kind == "h264" ? DVPP_STREAM_H264 : DVPP_STREAM_H265;
+  j.cmd.max_frames = std::uint32_t(e.get_uint("max_frames"));
+}
+
 // VPC's fields of the command: the source's picture, the crop, the size, the conversion.
 void MediaLauncher::read_vpc(Job& j, const cfg::Node& e) {
   dvpp_cmd& c = j.cmd;
@@ -179,7 +196,8 @@ void MediaLauncher::read_entry(const cfg::Node& e, const std::string& dir) {
   if (!j->engine) e.at("engine").fail(std::string("platform.dvpp has no ") + codec->name + " section");
   read_input(*j, e, dir);
   j->expect = kExpect.parse(e.at("expect"));
-  j->frames = std::uint32_t(e.get_uint("frames"));
+  j->repeat = std::uint32_t(e.get_uint("repeat"));
+  if (j->engine->codec->engine == DVPP_VDEC) read_vdec(*j, e);
   j->check = e.get_bool("check");
   j->psnr_min = e.get_double("psnr_min");
   j->cmd.out_format = std::uint32_t(dvpp::format_by_name(e.get_string("format")));
@@ -195,7 +213,7 @@ void MediaLauncher::read_entry(const cfg::Node& e, const std::string& dir) {
     if (png && !rgb) e.at("save").fail(".png takes an rgb888 or rgba8888 output; save a YUV picture as .yuv");
   }
   place(*j, e);
-  j->first_tag = jobs_.empty() ? 0 : jobs_.back()->first_tag + jobs_.back()->frames;
+  j->first_tag = jobs_.empty() ? 0 : jobs_.back()->first_tag + jobs_.back()->repeat;
   jobs_.push_back(std::move(j));
 }
 
@@ -235,7 +253,7 @@ void MediaLauncher::run() {
   unsigned waves = 0;
   for (const dvpp::EngineConfig& ec : dvpp_.config().engines) {
     std::uint64_t n = 0;
-    for (const auto& j : jobs_) n += j->engine == &ec ? j->frames : 0, waves = std::max(waves, j->wave + 1);
+    for (const auto& j : jobs_) n += j->engine == &ec ? j->repeat : 0, waves = std::max(waves, j->wave + 1);
     const std::uint64_t bytes = page_up(n * sizeof(dvpp_cmd));
     if (!n) continue;
     if (bytes + 4096 > top_) return system_of(*this).fail(std::string(name()) + ": the command queues do not fit");
@@ -246,7 +264,7 @@ void MediaLauncher::run() {
     for (Queue& q : queues) {
       const std::uint32_t first = q.count;
       for (const auto& j : jobs_)
-        for (std::uint32_t i = 0; j->engine == q.engine && j->wave == w && i < j->frames; ++i) {
+        for (std::uint32_t i = 0; j->engine == q.engine && j->wave == w && i < j->repeat; ++i) {
           dvpp_cmd c = j->cmd;
           c.tag = j->first_tag + i;
           std::memcpy(dram_.data() + q.at + std::uint64_t(q.count++) * sizeof c, &c, sizeof c);
@@ -283,10 +301,11 @@ const std::vector<MediaLauncher::Result>& MediaLauncher::check() {
   checked_ = true;
   for (auto& j : jobs_) {
     Result r;
-    r.name = j->name, r.engine = j->engine->codec->name, r.input = j->input, r.frames = j->frames;
+    r.name = j->name, r.engine = j->engine->codec->name, r.input = j->input, r.commands = j->repeat;
     r.start = kTickMax;
     for (const dvpp::Dvpp::Frame& f : dvpp_.frames())
-      if (f.engine == j->engine->codec->engine && f.tag >= j->first_tag && f.tag < j->first_tag + j->frames) {
+      if (f.engine == j->engine->codec->engine && f.tag >= j->first_tag && f.tag < j->first_tag + j->repeat) {
+        r.frames += f.frames;
         if (r.start == kTickMax || f.tag == j->first_tag) r.status = f.status, r.reason = f.reason;
         if (f.status != r.status) r.status = f.status, r.reason = f.reason;  // a frame that differs says so
         r.width = f.width, r.height = f.height;
@@ -340,9 +359,12 @@ void MediaLauncher::check_job(Job& j, Result& r) {
     r.detail = pic + line;
     return;
   }
-  const PixelDiff d = compare_pictures(have, reference_picture(j.engine->codec->engine, j.file, like));
+  const dvpp_engine engine = j.engine->codec->engine;
+  const PixelDiff d = compare_pictures(
+      have, engine == DVPP_VDEC ? video_reference(j.file, dvpp_stream(j.cmd.stream), like, j.host.frames)
+                                : reference_picture(engine, j.file, like));
   r.passed = d.differ == 0;
-  const std::string ref = reference_name(j.engine->codec->engine);
+  const std::string ref = reference_name(engine);
   r.detail = pic + (r.passed ? "; bit-identical to " + ref + " (" + std::to_string(d.compared) + " visible bytes)"
                              : "; " + std::to_string(d.differ) + " of " + std::to_string(d.compared) +
                                    " visible bytes differ from " + ref + ", the first at " + d.where);

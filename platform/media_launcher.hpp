@@ -34,8 +34,8 @@ class MediaLauncher : public sc_core::sc_module {
 
   struct Result {
     std::string name, engine, input;
-    std::uint32_t frames = 0;
-    dvpp_status status = DVPP_PENDING;  // of the first frame; every frame the same
+    std::uint32_t commands = 0, frames = 0;  // submitted; pictures written
+    dvpp_status status = DVPP_PENDING;       // of the first command; every command the same
     std::string reason;
     std::uint32_t width = 0, height = 0;
     dvpp_format format = DVPP_FMT_NATIVE;
@@ -55,6 +55,7 @@ class MediaLauncher : public sc_core::sc_module {
   void read_entry(const cfg::Node& e, const std::string& dir);
   void read_input(Job& j, const cfg::Node& e, const std::string& dir);
   static void read_vpc(Job& j, const cfg::Node& e);
+  static void read_vdec(Job& j, const cfg::Node& e);
   void place(Job& j, const cfg::Node& e);
   void run();
   void write_reg(std::uint32_t offset, std::uint32_t value);

@@ -11,6 +11,12 @@
 
 #include "common/error.hpp"
 
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/mem.h>
+}
+
 namespace dvp::platform {
 
 namespace {
@@ -90,21 +96,105 @@ Picture reference_picture(dvpp_engine engine, const std::vector<std::uint8_t>& f
 }
 
 const char* reference_name(dvpp_engine engine) {
-  return engine == DVPP_JPEGD ? "libjpeg-turbo's TurboJPEG YUV planes" : "libpng's simplified API";
+  return engine == DVPP_JPEGD  ? "libjpeg-turbo's TurboJPEG YUV planes"
+         : engine == DVPP_VDEC ? "libavformat's demuxer and libavcodec's threaded decode"
+                               : "libpng's simplified API";
+}
+
+namespace {
+
+// The file's bytes as libavformat's input.
+struct MemoryInput {
+  const std::vector<std::uint8_t>& file;
+  std::size_t at = 0;
+  static int read(void* self, std::uint8_t* buf, int size) {
+    auto* m = static_cast<MemoryInput*>(self);
+    const std::size_t n = std::min<std::size_t>(std::size_t(size), m->file.size() - m->at);
+    if (!n) return AVERROR_EOF;
+    std::memcpy(buf, m->file.data() + m->at, n);
+    m->at += n;
+    return int(n);
+  }
+};
+
+struct AvFree {
+  void operator()(AVFormatContext* f) const { avformat_close_input(&f); }
+  void operator()(AVIOContext* io) const {
+    av_freep(&io->buffer);
+    avio_context_free(&io);
+  }
+  void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
+  void operator()(AVPacket* p) const { av_packet_free(&p); }
+  void operator()(AVFrame* f) const { av_frame_free(&f); }
+};
+template <typename T>
+using AvPtr = std::unique_ptr<T, AvFree>;
+
+// One decoded frame appended to `p` as NV12 / NV21 at its strides.
+void append_frame(Picture& p, const AVFrame& f, std::uint64_t frame_bytes) {
+  const std::uint64_t at = p.bytes.size();
+  p.bytes.resize(at + frame_bytes, 0);
+  const std::uint8_t* const planes[3] = {f.data[0], f.data[1], f.data[2]};
+  dvpp::put_yuv420(p, at, planes, f.linesize);
+}
+
+}  // namespace
+
+Picture video_reference(const std::vector<std::uint8_t>& file, dvpp_stream stream, const Picture& like,
+                        std::uint32_t frames) {
+  MemoryInput in{file};
+  auto* buffer = static_cast<std::uint8_t*>(av_malloc(4096));
+  AvPtr<AVIOContext> io(avio_alloc_context(buffer, 4096, 0, &in, MemoryInput::read, nullptr, nullptr));
+  AVFormatContext* raw = avformat_alloc_context();
+  if (!io || !raw) throw Error("libavformat: out of memory");
+  raw->pb = io.get();
+  const AVInputFormat* demuxer = av_find_input_format(stream == DVPP_STREAM_H265 ? "hevc" : "h264");
+  if (avformat_open_input(&raw, nullptr, demuxer, nullptr) < 0) throw Error("libavformat: cannot open the stream");
+  AvPtr<AVFormatContext> fmt(raw);
+  if (avformat_find_stream_info(fmt.get(), nullptr) < 0 || fmt->nb_streams < 1)
+    throw Error("libavformat: no stream found");
+  const AVCodec* codec = avcodec_find_decoder(fmt->streams[0]->codecpar->codec_id);
+  AvPtr<AVCodecContext> ctx(avcodec_alloc_context3(codec));
+  AvPtr<AVPacket> pkt(av_packet_alloc());
+  AvPtr<AVFrame> frame(av_frame_alloc());
+  if (!ctx || avcodec_parameters_to_context(ctx.get(), fmt->streams[0]->codecpar) < 0 ||
+      avcodec_open2(ctx.get(), codec, nullptr) < 0)
+    throw Error("libavcodec: the decoder did not open");
+  Picture p = empty_like(like);
+  p.bytes.clear();
+  const std::uint64_t frame_bytes = dvpp::picture_bytes(p.format, p.stride_w, p.stride_h);
+  std::uint32_t got = 0;
+  auto drain = [&] {
+    while (avcodec_receive_frame(ctx.get(), frame.get()) == 0)
+      if (!frames || got < frames) append_frame(p, *frame, frame_bytes), ++got;
+  };
+  while (av_read_frame(fmt.get(), pkt.get()) >= 0) {
+    avcodec_send_packet(ctx.get(), pkt.get());
+    av_packet_unref(pkt.get());
+    drain();
+  }
+  avcodec_send_packet(ctx.get(), nullptr);
+  drain();
+  return p;
 }
 
 PixelDiff compare_pictures(const Picture& have, const Picture& want) {
   PixelDiff d;
   const std::vector<dvpp::Plane> pl = dvpp::planes(want);
-  for (const dvpp::Plane& p : pl)
-    for (std::uint32_t r = 0; r < p.rows; ++r)
-      for (std::uint32_t b = 0; b < p.row_bytes; ++b) {
-        const std::uint64_t at = p.offset + r * p.pitch + b;
-        ++d.compared;
-        if (at < have.bytes.size() && have.bytes[at] == want.bytes[at]) continue;
-        if (!d.differ++)
-          d.first = at, d.where = std::string(p.name) + " row " + std::to_string(r) + ", byte " + std::to_string(b);
-      }
+  const std::uint64_t frame = dvpp::picture_bytes(want.format, want.stride_w, want.stride_h);
+  const std::uint64_t frames = frame ? std::max<std::uint64_t>(1, want.bytes.size() / frame) : 1;
+  if (have.bytes.size() != want.bytes.size()) d.differ = 1, d.where = "the size";
+  for (std::uint64_t f = 0; f < frames; ++f)
+    for (const dvpp::Plane& p : pl)
+      for (std::uint32_t r = 0; r < p.rows; ++r)
+        for (std::uint32_t b = 0; b < p.row_bytes; ++b) {
+          const std::uint64_t at = f * frame + p.offset + r * p.pitch + b;
+          ++d.compared;
+          if (at < have.bytes.size() && at < want.bytes.size() && have.bytes[at] == want.bytes[at]) continue;
+          if (!d.differ++)
+            d.first = at, d.where = (frames > 1 ? "frame " + std::to_string(f) + ", " : std::string()) + p.name +
+                                    " row " + std::to_string(r) + ", byte " + std::to_string(b);
+        }
   return d;
 }
 

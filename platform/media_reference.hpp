@@ -15,6 +15,12 @@ namespace dvp::platform {
 // picture); throws dvp::Error when the library cannot decode it.
 dvpp::Picture reference_picture(dvpp_engine engine, const std::vector<std::uint8_t>& file, const dvpp::Picture& like);
 
+// VDEC's reference: libavformat's raw H.264 / HEVC demuxer (not the engine's parser) feeding
+// libavcodec's decoder with its default threads: the first `max_frames` frames (0: all), NV12
+// or NV21 as `like` lays out one frame, one after another. Throws dvp::Error when it fails.
+dvpp::Picture video_reference(const std::vector<std::uint8_t>& file, dvpp_stream stream, const dvpp::Picture& like,
+                              std::uint32_t frames);
+
 // Which library call made the reference, for reports.
 const char* reference_name(dvpp_engine engine);
 

@@ -3,10 +3,14 @@
 # Makes the DVPP test media in scenarios/dvpp/media/ (committed; run again only to change them):
 # JPEG baseline 4:2:0, 4:2:2, 4:4:4 and grey, odd sizes, a progressive one and a tiny one; PNG
 # 8-bit RGB, RGBA, grey, palette with transparency, a 16-bit one; and broken files (truncated,
-# a bad CRC). Synthetic scenes (gradients, discs, bars, seeded noise), made with PIL and NumPy.
+# a bad CRC); H.264 and H.265 elementary streams of a few frames (8-bit, 1080p and smaller; a
+# 10-bit one; one under VDEC's 128 pixels; a damaged one). Synthetic scenes (gradients, discs,
+# bars, seeded noise), made with PIL and NumPy; the streams by ffmpeg's libx264 / libx265 from
+# its testsrc2 pattern (single-threaded, so the bytes are the same every time).
 #
-# Usage: scripts/make-test-media.py   (needs python3-pil, python3-numpy)
+# Usage: scripts/make-test-media.py   (needs python3-pil, python3-numpy, ffmpeg)
 import os
+import subprocess
 
 import numpy as np
 from PIL import Image
@@ -63,5 +67,27 @@ def main():
     open(os.path.join(OUT, "bad-crc.png"), "wb").write(bytes(data))
 
 
+def stream(name, size, frames, codec, extra):
+    """An elementary stream of testsrc2 (a moving test pattern) by ffmpeg."""
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc2=size={size}:rate=30",
+                    "-frames:v", str(frames), "-c:v", codec, "-threads", "1", *extra,
+                    "-f", "hevc" if codec == "libx265" else "h264", os.path.join(OUT, name)], check=True)
+
+
+def streams():
+    x264 = ["-pix_fmt", "yuv420p", "-x264-params", "threads=1:lookahead-threads=1"]
+    x265 = ["-x265-params", "pools=none:frame-threads=1:log-level=error"]
+    stream("pattern-1080p.h264", "1920x1080", 6, "libx264", ["-crf", "38", "-preset", "veryfast", *x264])
+    stream("pattern-352x288-baseline.h264", "352x288", 4, "libx264", ["-profile:v", "baseline", "-crf", "30", *x264])
+    stream("pattern-1280x720.h265", "1280x720", 4, "libx265", ["-pix_fmt", "yuv420p", "-crf", "36", *x265])
+    stream("pattern-320x240-10bit.h265", "320x240", 2, "libx265", ["-pix_fmt", "yuv420p10le", *x265])
+    stream("pattern-64x64.h264", "64x64", 2, "libx264", x264)
+    data = bytearray(open(os.path.join(OUT, "pattern-352x288-baseline.h264"), "rb").read())
+    for i in range(len(data) // 2, len(data) // 2 + 64):  # slice data of a middle frame overwritten
+        data[i] = 0xA5
+    open(os.path.join(OUT, "damaged.h264"), "wb").write(bytes(data))
+
+
 if __name__ == "__main__":
     main()
+    streams()

@@ -17,7 +17,8 @@ PACKAGES="
   libunicorn-dev
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
   python3 python3-numpy python3-pil
-  libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev libswscale-dev libavutil-dev
+  libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev libswscale-dev libavutil-dev libavcodec-dev libavformat-dev
+  ffmpeg
   clang libclang-rt-14-dev
   clang-format clang-tidy
   git

@@ -25,7 +25,7 @@ FALLBACKS = [("scenarios/memory/random-read.yaml", []), ("scenarios/memory/mixed
              ("scenarios/multistream.yaml", ["--preset", "ascend910"]),
              ("scenarios/memory/random-read.yaml", ["--preset", "ascend910"]),
              ("scenarios/dvpp/decode-check.yaml", []), ("scenarios/dvpp/bad-media.yaml", []),
-             ("scenarios/dvpp/vpc-resize.yaml", [])]
+             ("scenarios/dvpp/vpc-resize.yaml", []), ("scenarios/dvpp/vdec-h264-1080p.yaml", [])]
 # Keys whose effect shows only together with another change, made in both runs.
 COMPANIONS = {
     "platform.cpu.l1.icache_ways": ["platform.cpu.l1.icache_kib=1"],  # the firmware's code fits 32 KiB

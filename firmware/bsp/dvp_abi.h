@@ -68,7 +68,7 @@ enum dvpp_engine {
   DVPP_JPEGD = 0, /* JPEG decode: baseline Huffman, 8-bit, 4:2:0 / 4:2:2 / 4:4:4 / grey */
   DVPP_PNGD = 1,  /* PNG decode: 8-bit grey, grey + alpha, RGB, RGBA, palette */
   DVPP_JPEGE = 2, /* (not built yet) */
-  DVPP_VDEC = 3,  /* (not built yet) */
+  DVPP_VDEC = 3,  /* video decode: H.264 (baseline, main, high) and H.265 (main), 8-bit 4:2:0 */
   DVPP_VENC = 4,  /* (not built yet) */
   DVPP_VPC = 5,   /* picture processing: crop, resize (bilinear), YUV <-> RGB conversion */
   DVPP_ENGINES = 6
@@ -105,11 +105,14 @@ enum dvpp_status {
    BT.601 limited range (SD video), BT.709 limited range (HD video). */
 enum dvpp_csc { DVPP_CSC_BT601_FULL = 0, DVPP_CSC_BT601_LIMITED = 1, DVPP_CSC_BT709_LIMITED = 2 };
 
+/* Elementary streams VDEC decodes: Annex B byte streams (start codes before NAL units). */
+enum dvpp_stream { DVPP_STREAM_H264 = 1, DVPP_STREAM_H265 = 2 };
+
 /* One command: the firmware fills the first part; the engine writes the second. */
 struct dvpp_cmd {
-  uint64_t in_addr; /* input bytes (a .jpg / .png file's contents; VPC: a picture) */
+  uint64_t in_addr; /* input bytes (a .jpg / .png file's contents, an elementary stream; VPC: a picture) */
   uint64_t in_size;
-  uint64_t out_addr;   /* output buffer */
+  uint64_t out_addr;   /* output buffer (VDEC: every frame, one after another) */
   uint64_t out_size;   /* its capacity */
   uint32_t out_format; /* enum dvpp_format */
   uint32_t tag;        /* the firmware's */
@@ -119,15 +122,18 @@ struct dvpp_cmd {
   uint32_t crop_x, crop_y, crop_w, crop_h; /* crop_w or crop_h 0: the whole picture */
   uint32_t out_width, out_height;          /* 0: the crop's size */
   uint32_t csc;                            /* enum dvpp_csc, when YUV meets RGB */
+  /* VDEC: the stream's codec, and the most frames to decode (0: all). */
+  uint32_t stream;
+  uint32_t max_frames;
   /* Written by the engine. */
   uint32_t status; /* enum dvpp_status, written last */
   uint32_t format; /* the format written */
   uint32_t width, height;
   uint32_t stride_w, stride_h; /* pixels and rows of the planes as laid out */
-  uint64_t out_bytes;          /* bytes written */
-  uint64_t start_ns, end_ns;   /* when a channel took it, and when it completed */
+  uint32_t frames;             /* pictures written (VDEC: frames of the stream) */
   uint32_t channel;
-  uint32_t reserved;
+  uint64_t out_bytes;        /* bytes written */
+  uint64_t start_ns, end_ns; /* when a channel took it, and when it completed */
 };
 
 #endif

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "codec.hpp"
 
+#include <algorithm>
+
 namespace dvp::dvpp {
 
 const std::vector<Codec>& codecs() {
@@ -11,6 +13,9 @@ const std::vector<Codec>& codecs() {
       {"pngd", DVPP_PNGD, decode_png,
        "PNG decode (libpng): 8-bit grey, grey + alpha, RGB, RGBA, palette, interlaced or not, to RGB888 (RGBA8888 "
        "when the PNG has alpha)"},
+      {"vdec", DVPP_VDEC, decode_video,
+       "video decode (libavcodec): H.264 (baseline, main, high) and H.265 (main) Annex B elementary streams, "
+       "8-bit 4:2:0, every frame to NV12 (NV21 on request)"},
       {"vpc", DVPP_VPC, process_vpc,
        "picture processing (libswscale): a crop of a picture in memory resized (bilinear) and converted between "
        "YUV semi-planar, grey, RGB888 and RGBA8888 (BT.601 full or limited range, BT.709 limited)"},
@@ -53,6 +58,18 @@ std::vector<Plane> planes(const Picture& p) {
     case DVPP_FMT_RGBA8888: return {{"RGBA", 0, 4ull * p.stride_w, p.height, 4 * p.width}};
     default: return {};
   }
+}
+
+void put_yuv420(Picture& p, std::uint64_t at, const std::uint8_t* const yuv[3], const int pitch[3]) {
+  for (std::uint32_t r = 0; r < p.height; ++r)
+    std::copy_n(yuv[0] + std::ptrdiff_t(r) * pitch[0], p.width, &p.bytes[at + std::uint64_t(r) * p.stride_w]);
+  const std::uint64_t uv = at + std::uint64_t(p.stride_w) * p.stride_h;
+  const int u = p.format == DVPP_FMT_NV21 ? 1 : 0;  // NV21: V first
+  for (std::uint32_t r = 0; r < (p.height + 1) / 2; ++r)
+    for (std::uint32_t x = 0; x < (p.width + 1) / 2; ++x) {
+      p.bytes[uv + r * std::uint64_t(p.stride_w) + 2 * x + u] = yuv[1][std::ptrdiff_t(r) * pitch[1] + x];
+      p.bytes[uv + r * std::uint64_t(p.stride_w) + 2 * x + 1 - u] = yuv[2][std::ptrdiff_t(r) * pitch[2] + x];
+    }
 }
 
 namespace {

@@ -31,6 +31,7 @@ struct Decoded {
   std::string reason;                 // for an error: the library's or the engine's words
   Picture picture;
   std::uint64_t work_pixels = 0;  // what the engine's time scales with (0: the picture's pixels)
+  std::uint32_t frames = 1;       // pictures, one after another in `picture.bytes` (VDEC: the stream's)
 };
 
 // What an engine is asked: the input's bytes, and the command (its output format; VPC's picture,
@@ -65,6 +66,10 @@ struct Plane {
   std::uint32_t rows, row_bytes;
 };
 std::vector<Plane> planes(const Picture& p);
+
+// A 4:2:0 frame given as three planes (Y, U, V at their own pitches) into `p`'s NV12 / NV21
+// layout, from byte `at` of p.bytes (which must hold it).
+void put_yuv420(Picture& p, std::uint64_t at, const std::uint8_t* const yuv[3], const int pitch[3]);
 const char* format_name(dvpp_format f);
 // -1 when `name` is no format.
 int format_by_name(const std::string& name);
@@ -73,6 +78,7 @@ const char* status_name(dvpp_status s);
 Decoded decode_jpeg(const Request& r, const Limits& limits);
 Decoded decode_png(const Request& r, const Limits& limits);
 Decoded process_vpc(const Request& r, const Limits& limits);
+Decoded decode_video(const Request& r, const Limits& limits);
 
 // An error result.
 Decoded refuse(dvpp_status s, std::string reason);

@@ -21,6 +21,7 @@ struct Dvpp::Engine {
   std::uint64_t *frames = nullptr, *failed = nullptr, *pixels = nullptr, *bytes_in = nullptr, *bytes_out = nullptr,
                 *busy_ps = nullptr;
   Tick first = kTickMax, last = 0;  // the first command's start, the last one's end
+  Tick shared_free = 0;             // when the engine's shared pixel rate is next free
 };
 
 namespace {
@@ -73,7 +74,7 @@ Dvpp::Dvpp(sc_core::sc_module_name name, const DvppConfig& cfg, const Wiring& w)
     });
     e->stats = std::make_unique<stats::Group>(system_of(*this).stats(), std::string(this->name()) + "." + n);
     stats::Group& g = *e->stats;
-    e->frames = &g.counter("frames", "commands completed without error");
+    e->frames = &g.counter("frames", "pictures written by commands completed without error (VDEC: a stream's frames)");
     e->failed = &g.counter("errors", "commands completed with an error status");
     e->pixels = &g.counter("pixels", "pixels of the pictures written");
     e->bytes_in = &g.counter("bytes_in", "input bytes read");
@@ -134,7 +135,7 @@ void Dvpp::run_command(Engine& e, unsigned ch, std::uint64_t at) {
   dvpp_cmd cmd;
   std::memcpy(&cmd, w_.dram + (at - w_.dram_base), sizeof cmd);
   const EngineConfig& c = *e.cfg;
-  Frame f{c.codec->engine, ch, cmd.tag, DVPP_PENDING, "", 0, 0, cmd.in_size, 0, now_tick(), 0};
+  Frame f{c.codec->engine, ch, cmd.tag, DVPP_PENDING, "", 0, 0, 0, cmd.in_size, 0, now_tick(), 0};
   const Tick setup_end = f.start + Tick(std::llround(c.setup_us * 1e6));
   Tick end = setup_end;
   Decoded d;
@@ -150,18 +151,39 @@ void Dvpp::run_command(Engine& e, unsigned ch, std::uint64_t at) {
                                              " B) does not fit the output buffer (" + std::to_string(cmd.out_size) +
                                              " B)";
   if (d.status == DVPP_DONE) {
-    const Tick pixels_end = f.start + c.frame_ps(d.work_pixels ? d.work_pixels : std::uint64_t(p.width) * p.height);
     bool ok = true;
-    const Tick written = write_out(p, cmd.out_addr, setup_end, pixels_end, ok);
+    end = std::max(end, write_frames(e, d, cmd.out_addr, f.start, ok));
     if (!ok) d.status = DVPP_ERR_BUS, d.reason = "writing the output at " + hex(cmd.out_addr) + " failed";
-    end = std::max({end, pixels_end, written});
-    f.out_bytes = ok ? p.bytes.size() : 0;
+    f.out_bytes = ok ? p.bytes.size() : 0, f.frames = ok ? d.frames : 0;
   }
   if (end > now_tick()) wait(to_sc(end - now_tick()));
   f.status = d.status, f.reason = d.reason, f.width = p.width, f.height = p.height;
   cmd.format = p.format, cmd.width = p.width, cmd.height = p.height, cmd.stride_w = p.stride_w;
-  cmd.stride_h = p.stride_h, cmd.out_bytes = f.out_bytes;
+  cmd.stride_h = p.stride_h, cmd.out_bytes = f.out_bytes, cmd.frames = f.frames;
   finish(e, at, cmd, f);
+}
+
+// The pictures, frame after frame: each takes the channel's frame time (and its turn at the
+// engine's shared pixel rate, if it has one) from the end of the one before, its stripes written
+// as its pixels come out. Returns when the last frame is done and written.
+Tick Dvpp::write_frames(Engine& e, const Decoded& d, std::uint64_t addr, Tick start, bool& ok) {
+  const EngineConfig& c = *e.cfg;
+  const Picture& p = d.picture;
+  const std::uint64_t frame_bytes = p.bytes.size() / d.frames;
+  const std::uint64_t pixels = d.work_pixels ? d.work_pixels : std::uint64_t(p.width) * p.height;
+  const Tick setup = Tick(std::llround(c.setup_us * 1e6));
+  Tick t = start, end = start;
+  for (std::uint32_t i = 0; i < d.frames && ok; ++i) {
+    Tick done = t + c.frame_ps(pixels);
+    if (const Tick shared = c.shared_ps(pixels)) {
+      e.shared_free = std::max(t, e.shared_free) + shared;
+      done = std::max(done, e.shared_free);
+    }
+    const std::uint64_t off = i * frame_bytes;
+    end = std::max(done, write_out(p.bytes.data() + off, frame_bytes, addr + off, t + setup, done, ok));
+    t = done;  // the next frame's pixels start; this one's last writes drain meanwhile
+  }
+  return end;
 }
 
 // The input through the ring (its bytes from DRAM's store in a timing-only run), then the codec.
@@ -186,12 +208,12 @@ Decoded Dvpp::decode(const EngineConfig& c, const dvpp_cmd& cmd, Tick& read_done
 
 // The picture in 16 stripes, stripe i written from the start of its share of [from, to): the
 // engine's output leaves as its pixels come out. Returns when the last write completed.
-Tick Dvpp::write_out(const Picture& p, std::uint64_t addr, Tick from, Tick to, bool& ok) {
+Tick Dvpp::write_out(const std::uint8_t* data, std::uint64_t total, std::uint64_t addr, Tick from, Tick to, bool& ok) {
   constexpr std::uint64_t kStripes = 16;
-  const std::uint64_t total = p.bytes.size(), line = w_.line_bytes;
+  const std::uint64_t line = w_.line_bytes;
   const std::uint64_t stripe = std::max<std::uint64_t>(line, (total / kStripes + line - 1) / line * line);
   Tick done = from;
-  std::vector<std::uint8_t> bytes = p.bytes;  // the payload's data pointer is not const
+  std::vector<std::uint8_t> bytes(data, data + total);  // the payload's data pointer is not const
   for (std::uint64_t off = 0, i = 0; off < total && ok; off += stripe, ++i) {
     const Tick start = from + (to - from) * std::min(i, kStripes - 1) / kStripes;
     done = std::max(done, dma(true, addr + off, bytes.data() + off, std::min(stripe, total - off), start, ok));
@@ -237,7 +259,10 @@ void Dvpp::finish(Engine& e, std::uint64_t at, dvpp_cmd& cmd, Frame& f) {
   cmd.start_ns = f.start / 1000, cmd.end_ns = f.end / 1000, cmd.channel = f.channel;
   std::memcpy(w_.dram + (at - w_.dram_base), &cmd, sizeof cmd);
   const bool ok = f.status == DVPP_DONE;
-  ++*(ok ? e.frames : e.failed);
+  if (ok)
+    *e.frames += f.frames;
+  else
+    ++*e.failed;
   if (ok) *e.pixels += std::uint64_t(f.width) * f.height;
   *e.bytes_in += f.in_bytes, *e.bytes_out += f.out_bytes, *e.busy_ps += f.end - f.start;
   e.first = std::min(e.first, f.start), e.last = std::max(e.last, f.end);

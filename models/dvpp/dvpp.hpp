@@ -51,7 +51,7 @@ class Dvpp : public mmio::Device {
     std::uint32_t tag;
     dvpp_status status;
     std::string reason;
-    std::uint32_t width = 0, height = 0;
+    std::uint32_t width = 0, height = 0, frames = 0;  // frames: pictures written
     std::uint64_t in_bytes = 0, out_bytes = 0;
     Tick start = 0, end = 0;
   };
@@ -68,7 +68,8 @@ class Dvpp : public mmio::Device {
   void channel_thread(Engine& e, unsigned ch);
   void run_command(Engine& e, unsigned ch, std::uint64_t at);
   Decoded decode(const EngineConfig& c, const dvpp_cmd& cmd, Tick& read_done);
-  Tick write_out(const Picture& p, std::uint64_t addr, Tick from, Tick to, bool& ok);
+  Tick write_frames(Engine& e, const Decoded& d, std::uint64_t addr, Tick start, bool& ok);
+  Tick write_out(const std::uint8_t* data, std::uint64_t len, std::uint64_t addr, Tick from, Tick to, bool& ok);
   Tick dma(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len, Tick start, bool& ok);
   void finish(Engine& e, std::uint64_t at, dvpp_cmd& cmd, Frame& f);
   void update_irq();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "dvpp_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace dvp::dvpp {
@@ -18,6 +19,15 @@ void describe_engine(cfg::Spec& e) {
       .range(0.01, 1e6);
   e.param("setup_us", Type::Float, "per frame, before its pixels: the command, the headers, the tables")
       .unit("us")
+      .defaults("0")
+      .range(0, 1e6);
+  e.param("max_fps", Type::Float, "one channel's most frames per second at any size (0: no limit)")
+      .unit("1/s")
+      .defaults("0")
+      .range(0, 1e6);
+  e.param("total_fps_1080p", Type::Float,
+          "the engine's pixel rate, shared by its channels, in 1920 x 1080 frames per second (0: none)")
+      .unit("1/s")
       .defaults("0")
       .range(0, 1e6);
   e.param("min_side", Type::Int, "least width and height accepted").unit("pixels").defaults("1").range(1, 65535);
@@ -42,6 +52,8 @@ EngineConfig read_engine(const cfg::Node& n, const Codec& c) {
   e.channels = std::uint32_t(n.get_uint("channels"));
   e.fps_1080p = n.get_double("fps_1080p");
   e.setup_us = n.get_double("setup_us");
+  e.max_fps = n.get_double("max_fps");
+  e.total_fps_1080p = n.get_double("total_fps_1080p");
   e.limits.min_side = std::uint32_t(n.get_uint("min_side"));
   e.limits.max_side = std::uint32_t(n.get_uint("max_side"));
   e.limits.width_align = std::uint32_t(n.get_uint("width_align"));
@@ -58,7 +70,12 @@ EngineConfig read_engine(const cfg::Node& n, const Codec& c) {
 
 Tick EngineConfig::frame_ps(std::uint64_t pixels) const {
   const double setup = setup_us * 1e6, per_pixel = (1e12 / fps_1080p - setup) / (1920.0 * 1080.0);
-  return Tick(std::llround(setup + per_pixel * double(pixels)));
+  const double t = setup + per_pixel * double(pixels);
+  return Tick(std::llround(max_fps > 0 ? std::max(t, 1e12 / max_fps) : t));
+}
+
+Tick EngineConfig::shared_ps(std::uint64_t pixels) const {
+  return total_fps_1080p > 0 ? Tick(std::llround(1e12 / total_fps_1080p * double(pixels) / (1920.0 * 1080.0))) : 0;
 }
 
 void DvppConfig::describe(cfg::Spec& s) {

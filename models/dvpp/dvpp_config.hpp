@@ -18,12 +18,16 @@ struct EngineConfig {
   std::uint32_t channels = 1;  // hardware instances working in parallel
   double fps_1080p = 30;       // frames per second of one channel on 1920 x 1080 pictures
   double setup_us = 0;         // per frame: the command, headers and tables (within 1 / fps_1080p)
+  double max_fps = 0;          // one channel's most frames per second at any size (0: no limit)
+  double total_fps_1080p = 0;  // the engine's pixel rate shared by its channels, in 1080p frames (0: none)
   Limits limits;
   std::uint32_t addr_align = 1;  // input and output buffer addresses, bytes
 
   // Picoseconds one channel takes for a picture of `pixels` pixels: the setup, then the pixels
   // at the rate that makes a 1080p frame take exactly 1 / fps_1080p.
   Tick frame_ps(std::uint64_t pixels) const;
+  // Picoseconds of the shared pixel rate a picture takes (0 without one).
+  Tick shared_ps(std::uint64_t pixels) const;
 };
 
 struct DvppConfig {
