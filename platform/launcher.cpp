@@ -78,6 +78,7 @@ void KernelLauncher::describe_tasks(cfg::Spec& t) {
   t.param("record", Type::Int, "set this event").optional().range(0, DVP_MAX_EVENTS - 1);
   t.param("wait", Type::Int, "wait until this event is set, then clear it").optional().range(0, DVP_MAX_EVENTS - 1);
   t.param("barrier", Type::Bool, "wait until every other stream has nothing queued or running").optional();
+  t.param("dvpp", Type::String, "a media command: the name of a dvpp: entry (its engine runs it)").optional();
 }
 
 void KernelLauncher::describe(cfg::Spec& k) {
@@ -281,7 +282,8 @@ struct KernelLauncher::Kernel {
 
 KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
                                std::vector<aicore::AiCore*> cores, const aicore::AiCoreConfig& core_cfg,
-                               dram::Storage& dram, std::uint64_t dram_base, bool functional, const cfg::Node* tasks)
+                               dram::Storage& dram, std::uint64_t dram_base, bool functional, const cfg::Node* tasks,
+                               DvppTask dvpp_task)
     : sc_module(n),
       socket("socket"),
       cores_(std::move(cores)),
@@ -290,6 +292,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       next_(tasks ? 2 * DVP_JOB_TABLE_OFFSET : 0),  // with firmware: its 16 MiB, then the job table's
       functional_(functional),
       firmware_mode_(tasks != nullptr),
+      dvpp_task_(std::move(dvpp_task)),
       stats_(*this) {
   for (const cfg::Node& k : kernels.items()) {
     kernels_.push_back(std::make_unique<Kernel>());
@@ -743,34 +746,15 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
     dvp_task d{};
     d.stream = std::uint32_t(t.get_uint("stream"));
     streams = std::max<std::uint64_t>(streams, d.stream + 1);
-    const int kinds = int(t.has("kernel")) + int(t.has("record")) + int(t.has("wait")) + int(t.has("barrier"));
-    if (kinds != 1) t.fail("a task is exactly one of kernel: NAME, record: EVENT, wait: EVENT or barrier: true");
+    const int kinds =
+        int(t.has("kernel")) + int(t.has("record")) + int(t.has("wait")) + int(t.has("barrier")) + int(t.has("dvpp"));
+    if (kinds != 1)
+      t.fail("a task is exactly one of kernel: NAME, dvpp: NAME, record: EVENT, wait: EVENT or barrier: true");
     std::string name;
-    if (t.has("kernel")) {
-      const std::string k = t.get_string("kernel");
-      Kernel* K = nullptr;
-      for (auto& x : kernels_)
-        if (x->name == k) K = x.get();
-      if (!K) t.at("kernel").fail("no kernel named '" + k + "' in kernels:");
-      d.type = K->aicpu_func ? DVP_TASK_AICPU : DVP_TASK_KERNEL;
-      aicpu_tasks_ |= K->aicpu_func != 0;
-      if (K->aicpu_func) d.entry = K->aicpu_func;
-      d.image = base_ + K->image_addr;
-      d.code_bytes = K->code_bytes;
-      if (!K->aicpu_func) d.entry = K->image.entry;
-      d.blocks = K->aicpu_func ? 1 : K->blocks;
-      d.args = base_ + K->argtab;
-      name = k;
-    } else if (t.has("barrier")) {
-      d.type = DVP_TASK_BARRIER;
-      name = "barrier";
-    } else {
-      const bool rec = t.has("record");
-      d.type = rec ? DVP_TASK_RECORD : DVP_TASK_WAIT;
-      d.event = std::uint32_t(t.get_uint(rec ? "record" : "wait"));
-      name = std::string(rec ? "record " : "wait ") + std::to_string(d.event);
-    }
+    task_entry(t, d, name);
+    if (t.has("kernel")) task_kernel_[name.substr(0, sizeof d.name - 1)] = t.get_string("kernel");
     if (t.has("name")) name = t.get_string("name");
+    if (t.has("kernel")) task_kernel_[name.substr(0, sizeof d.name - 1)] = t.get_string("kernel");
     std::strncpy(d.name, name.c_str(), sizeof d.name - 1);
     d.id = std::uint32_t(table.size());
     table.push_back(d);
@@ -780,6 +764,36 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
   if (DVP_JOB_TABLE_OFFSET + bytes > 2 * DVP_JOB_TABLE_OFFSET) tasks.fail("too many tasks for the job table's 16 MiB");
   std::memcpy(dram_.data() + DVP_JOB_TABLE_OFFSET, &head, sizeof head);
   std::memcpy(dram_.data() + DVP_JOB_TABLE_OFFSET + sizeof head, table.data(), table.size() * sizeof(dvp_task));
+}
+
+// One task's entry, by its kind; `name` its default name.
+void KernelLauncher::task_entry(const cfg::Node& t, dvp_task& d, std::string& name) {
+  if (t.has("kernel")) {
+    const std::string k = t.get_string("kernel");
+    Kernel* K = nullptr;
+    for (auto& x : kernels_)
+      if (x->name == k) K = x.get();
+    if (!K) t.at("kernel").fail("no kernel named '" + k + "' in kernels:");
+    d.type = K->aicpu_func ? DVP_TASK_AICPU : DVP_TASK_KERNEL;
+    aicpu_tasks_ |= K->aicpu_func != 0;
+    d.entry = K->aicpu_func ? K->aicpu_func : K->image.entry;
+    d.image = base_ + K->image_addr;
+    d.code_bytes = K->code_bytes;
+    d.blocks = K->aicpu_func ? 1 : K->blocks;
+    d.args = base_ + K->argtab;
+    name = k;
+  } else if (t.has("dvpp")) {
+    name = t.get_string("dvpp");
+    if (!dvpp_task_ || !dvpp_task_(name, d)) t.at("dvpp").fail("no job named '" + name + "' in dvpp:");
+  } else if (t.has("barrier")) {
+    d.type = DVP_TASK_BARRIER;
+    name = "barrier";
+  } else {
+    const bool rec = t.has("record");
+    d.type = rec ? DVP_TASK_RECORD : DVP_TASK_WAIT;
+    d.event = std::uint32_t(t.get_uint(rec ? "record" : "wait"));
+    name = std::string(rec ? "record " : "wait ") + std::to_string(d.event);
+  }
 }
 
 void KernelLauncher::set_control_cores(unsigned n) {
@@ -977,8 +991,10 @@ void KernelLauncher::run() {
 void KernelLauncher::check_after_firmware(const std::vector<std::pair<std::string, std::pair<Tick, Tick>>>& times) {
   for (auto& K : kernels_) {
     Result r = result_of(*K);
-    for (auto& [name, t] : times)
-      if (name == K->name) r.start = t.first, r.end = t.second;
+    for (auto& [name, t] : times) {  // a task's name, the kernel it ran (its last run's times)
+      auto it = task_kernel_.find(name);
+      if ((it != task_kernel_.end() ? it->second : name) == K->name) r.start = t.first, r.end = t.second;
+    }
     check(K.get(), r);
     check_compute_bound(r);
     results_.push_back(r);

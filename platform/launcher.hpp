@@ -5,6 +5,8 @@
 // blocks than cores), reads the outputs back through the cache hierarchy and compares them
 // with a plain C++ reference.
 #pragma once
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +22,10 @@
 #include "dram/storage.hpp"
 #include "library.hpp"
 
+extern "C" {
+#include "dvp_abi.h"
+}
+
 namespace dvp::platform {
 
 class KernelLauncher : public sc_core::sc_module {
@@ -28,9 +34,13 @@ class KernelLauncher : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<KernelLauncher> socket;
 
   // `core_cfg`: library kernels are built (tiled) for this core configuration.
+  // A media job's task (tasks: {dvpp: NAME}): fills the task's engine and command address, or
+  // returns false when there is no such job.
+  using DvppTask = std::function<bool(const std::string& job, dvp_task& task)>;
   KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& scenario_dir,
                  std::vector<aicore::AiCore*> cores, const aicore::AiCoreConfig& core_cfg, dram::Storage& dram,
-                 std::uint64_t dram_base, bool functional, const cfg::Node* tasks = nullptr);
+                 std::uint64_t dram_base, bool functional, const cfg::Node* tasks = nullptr,
+                 DvppTask dvpp_task = nullptr);
   ~KernelLauncher() override;
 
   static void describe(cfg::Spec& kernel_entry);
@@ -111,6 +121,7 @@ class KernelLauncher : public sc_core::sc_module {
   void check_compute_bound(Result& r);
   std::vector<double> reference_values(const Kernel* K, std::uint64_t count);
   void write_job_table(const cfg::Node& tasks);
+  void task_entry(const cfg::Node& t, dvp_task& d, std::string& name);
   std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);
   static Result result_of(const Kernel& K);
   nlohmann::json results_json() const;
@@ -121,6 +132,8 @@ class KernelLauncher : public sc_core::sc_module {
   std::uint64_t base_, next_;
   bool functional_;
   bool firmware_mode_;
+  DvppTask dvpp_task_;
+  std::map<std::string, std::string> task_kernel_;  // a kernel task's name (as reports cut it) -> its kernel
   bool aicpu_tasks_ = false;
   bool done_ = false;
   std::string fault_;

@@ -54,6 +54,7 @@ struct MediaLauncher::Job {
   dvpp_cmd cmd{};                    // the command, its addresses and VPC fields filled
   dvpp::Decoded host;                // the engine's codec on the host: the picture's layout and size
   std::vector<std::uint8_t> output;  // read back after the run
+  std::uint64_t cmd_addr = 0;        // firmware mode: the command tasks submit
 };
 
 void MediaLauncher::describe(cfg::Spec& e) {
@@ -113,7 +114,7 @@ void MediaLauncher::describe(cfg::Spec& e) {
 
 MediaLauncher::MediaLauncher(sc_core::sc_module_name n, const cfg::Node& entries, const std::string& dir,
                              dvpp::Dvpp& dvpp, dram::Storage& dram, std::uint64_t dram_base, std::uint64_t regs_base,
-                             bool functional)
+                             bool functional, bool firmware)
     : sc_module(n),
       regs("regs"),
       socket("socket"),
@@ -124,6 +125,11 @@ MediaLauncher::MediaLauncher(sc_core::sc_module_name n, const cfg::Node& entries
       top_(dram.size() / 4096 * 4096),
       functional_(functional) {
   for (const cfg::Node& e : entries.items()) read_entry(e, dir);
+  if (firmware) {
+    for (std::size_t i = 0; i < jobs_.size(); ++i) place_command(*jobs_[i], entries.items()[i]);
+    done_ = true;
+    return;
+  }
   SC_HAS_PROCESS(MediaLauncher);
   SC_THREAD(run);
 }
@@ -230,6 +236,28 @@ void MediaLauncher::place(Job& j, const cfg::Node& e) {
   if (!j.from) std::memcpy(dram_.data() + (j.cmd.in_addr - base_), j.file.data(), j.file.size());
 }
 
+// Firmware mode: the job's one command in DRAM, where its task points.
+void MediaLauncher::place_command(Job& j, const cfg::Node& e) {
+  if (j.repeat != 1) e.at("repeat").fail("with firmware, a task submits a job once: give it more tasks instead");
+  if (top_ < 8192) e.fail("no room for its command in DRAM");
+  top_ -= 4096;
+  j.cmd_addr = base_ + top_;
+  j.cmd.tag = j.first_tag;
+  std::memcpy(dram_.data() + top_, &j.cmd, sizeof j.cmd);
+}
+
+bool MediaLauncher::task_of(const std::string& name, dvp_task& task) const {
+  for (const auto& j : jobs_)
+    if (j->name == name && j->cmd_addr) {
+      task.type = DVP_TASK_DVPP;
+      task.entry = j->engine->codec->engine;
+      task.args = j->cmd_addr;
+      task.blocks = 1;
+      return true;
+    }
+  return false;
+}
+
 void MediaLauncher::write_reg(std::uint32_t offset, std::uint32_t value) {
   tlm::tlm_generic_payload p;
   prepare(p, true, regs_base_ + offset, reinterpret_cast<unsigned char*>(&value), 4);
@@ -323,6 +351,11 @@ const std::vector<MediaLauncher::Result>& MediaLauncher::check() {
 void MediaLauncher::check_job(Job& j, Result& r) {
   r.checked = true;
   const std::string what = r.input + " (" + r.engine + ")";
+  if (r.status == DVPP_PENDING) {
+    r.passed = false;
+    r.detail = what + ": not run (no task submitted it)";
+    return;
+  }
   if (r.status != j.expect) {
     r.passed = false;
     r.detail = what + ": " + dvpp::status_name(r.status) + (r.reason.empty() ? "" : ": " + r.reason) +

@@ -18,6 +18,10 @@
 #include "dram/storage.hpp"
 #include "dvpp/dvpp.hpp"
 
+extern "C" {
+#include "dvp_abi.h"
+}
+
 namespace dvp::platform {
 
 class MediaLauncher : public sc_core::sc_module {
@@ -25,9 +29,10 @@ class MediaLauncher : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<MediaLauncher> regs;    // to DVPP's registers
   tlm_utils::simple_initiator_socket<MediaLauncher> socket;  // a ring requester: read-back through L2
 
-  // `regs_base`: where DVPP's registers are on `regs`.
+  // `regs_base`: where DVPP's registers are on `regs`. With `firmware`, the jobs are placed and
+  // their commands written, for tasks (tasks: {dvpp: NAME}) to submit; nothing runs them here.
   MediaLauncher(sc_core::sc_module_name n, const cfg::Node& entries, const std::string& scenario_dir, dvpp::Dvpp& dvpp,
-                dram::Storage& dram, std::uint64_t dram_base, std::uint64_t regs_base, bool functional);
+                dram::Storage& dram, std::uint64_t dram_base, std::uint64_t regs_base, bool functional, bool firmware);
   ~MediaLauncher() override;
 
   static void describe(cfg::Spec& entry);
@@ -44,6 +49,8 @@ class MediaLauncher : public sc_core::sc_module {
     std::string detail;
   };
   bool done() const { return done_; }
+  // Firmware mode: the task that submits job `name` (its engine and command), false if none.
+  bool task_of(const std::string& name, dvp_task& task) const;
   // After the run: each entry's status and its check (reads the outputs back).
   const std::vector<Result>& check();
   unsigned checks_failed() const { return failed_; }
@@ -57,6 +64,7 @@ class MediaLauncher : public sc_core::sc_module {
   static void read_vpc(Job& j, const cfg::Node& e);
   static void read_vdec(Job& j, const cfg::Node& e);
   void place(Job& j, const cfg::Node& e);
+  void place_command(Job& j, const cfg::Node& e);
   void run();
   void write_reg(std::uint32_t offset, std::uint32_t value);
   std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);

@@ -21,14 +21,15 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
   check_cross_rules(plat);
   build_memory_system(s);
   build_aicores(plat);
+  if (const cfg::Node* d = plat.find("dvpp")) build_dvpp(*d, s);
+  if (const cfg::Node* m = s.root.find("dvpp"); m && m->is_seq() && !m->items().empty() && !dvpp_)
+    m->fail("the scenario runs media jobs but the platform has no platform.dvpp section");
   build_launcher(s);
   if (const cfg::Node* c = plat.find("cpu"))
     build_cpus(*c, s.root.find("firmware"), s);
   else if (const cfg::Node* fw = s.root.find("firmware"))
     fw->fail("the scenario runs firmware but the platform has no platform.cpu section");
-  if (const cfg::Node* d = plat.find("dvpp")) build_dvpp(*d, s);
-  if (const cfg::Node* m = s.root.find("dvpp"); m && m->is_seq() && !m->items().empty() && !dvpp_)
-    m->fail("the scenario runs media jobs but the platform has no platform.dvpp section");
+  if (dvpp_) wire_dvpp(plat);
   build_requesters(s);
 }
 
@@ -132,8 +133,10 @@ void Soc::build_launcher(const Scenario& s) {
     const cfg::Node* tasks = s.root.find("tasks");
     if (tasks && !s.root.find("firmware"))
       tasks->fail("tasks are submitted by firmware: add a firmware: section (e.g. image: runtime)");
+    KernelLauncher::DvppTask dvpp_task;
+    if (media_) dvpp_task = [m = media_.get()](const std::string& job, dvp_task& t) { return m->task_of(job, t); };
     launcher_ = std::make_unique<KernelLauncher>("launcher", *kernels, s.dir, cores, aicore_cfg_, *storage_, dram_base_,
-                                                 !timing_only_, tasks);
+                                                 !timing_only_, tasks, dvpp_task);
     launcher_->set_dram_peak(dram_cfg_.peak_bytes_per_ps());
     unsigned src = ring_->connect_initiator(launcher_->socket, 0, launcher_->name());
     src_is_hn_.resize(src + 1, false);
@@ -177,36 +180,47 @@ void Soc::build_requesters(const Scenario& s) {
   });
 }
 
-// DVPP: a requester on the ring; its registers on the peripherals' bus (with CPUs), its
-// interrupt on line kDvppIrqLine. The bare-mode launcher of dvpp: entries reaches the registers
-// through that bus, or straight when there is none.
+// DVPP: a requester on the ring, and the launcher of the scenario's dvpp: entries (bare mode, or
+// with firmware the commands its tasks submit). Built before the kernel launcher, which writes
+// the job table those tasks are in; wired to the peripherals once they exist (wire_dvpp).
 void Soc::build_dvpp(const cfg::Node& d, const Scenario& s) {
   const dvpp::DvppConfig cfg = dvpp::DvppConfig::from(d);
   if (cfg.stop >= ring_cfg_.stops) d.at("stop").fail("stop " + std::to_string(cfg.stop) + " does not exist");
-  if (irq_ && kAicpuFirstLine + cpu_cfg_.aicpu_cores > kDvppIrqLine)
-    d.fail("DVPP's interrupt line " + std::to_string(kDvppIrqLine) + " is an AI CPU mailbox's with " +
-           std::to_string(cpu_cfg_.aicpu_cores) + " AI CPU cores");
+  const cfg::Node* cpu = s.root.at("platform").find("cpu");
   dvpp::Dvpp::Wiring w;
   w.dram = storage_->data(), w.dram_base = dram_base_, w.dram_size = storage_->size();
-  w.irq = irq_.get(), w.irq_line = kDvppIrqLine, w.line_bytes = l2_cfg_.line_bytes;
-  w.functional = !timing_only_, w.access_ns = mmio_bus_ ? cpu_cfg_.mmio_access_ns : 0;
+  w.line_bytes = l2_cfg_.line_bytes, w.functional = !timing_only_;
+  w.access_ns = cpu ? cpu->get_double("mmio_access_ns") : 0;
   dvpp_ = std::make_unique<dvpp::Dvpp>("dvpp", cfg, w);
   ring_->connect_initiator(dvpp_->mem, cfg.stop, dvpp_->name());
   src_is_hn_.resize(ring_->sources(), false);
   placement_.push_back({dvpp_->name(), cfg.stop, "requester (DVPP)"});
-  if (mmio_bus_) mmio_bus_->attach(*dvpp_, cpu_cfg_.mmio_base + kDvppOffset);
   const cfg::Node* jobs = s.root.find("dvpp");
   if (!jobs || !jobs->is_seq() || jobs->items().empty()) return;
-  if (s.root.find("firmware"))
-    jobs->fail("dvpp: entries run in bare mode, without firmware (the firmware's media tasks are not built yet)");
+  const bool firmware = s.root.find("firmware") != nullptr;
   media_ = std::make_unique<MediaLauncher>("media", *jobs, s.dir, *dvpp_, *storage_, dram_base_,
-                                           mmio_bus_ ? cpu_cfg_.mmio_base + kDvppOffset : 0, !timing_only_);
+                                           cpu ? cpu->get_uint("mmio_base") + kDvppOffset : 0, !timing_only_, firmware);
+  ring_->connect_initiator(media_->socket, cfg.stop, media_->name());
+  src_is_hn_.resize(ring_->sources(), false);
+}
+
+// DVPP's registers on the peripherals' bus (with CPUs) at kDvppOffset, its interrupt on line
+// kDvppIrqLine, the task scheduler's way to it; the bare-mode launcher reaches the registers
+// through that bus, or straight when there is none.
+void Soc::wire_dvpp(const cfg::Node& plat) {
+  if (irq_) {
+    if (kAicpuFirstLine + cpu_cfg_.aicpu_cores > kDvppIrqLine)
+      plat.at("dvpp").fail("DVPP's interrupt line " + std::to_string(kDvppIrqLine) + " is an AI CPU mailbox's with " +
+                           std::to_string(cpu_cfg_.aicpu_cores) + " AI CPU cores");
+    dvpp_->connect_irq(irq_.get(), kDvppIrqLine);
+  }
+  if (mmio_bus_) mmio_bus_->attach(*dvpp_, cpu_cfg_.mmio_base + kDvppOffset);
+  if (ts_) ts_->attach_dvpp(cpu_cfg_.mmio_base + kDvppOffset, dvpp_->completion());
+  if (!media_) return;
   if (mmio_bus_)
     mmio_bus_->connect_cpu(media_->regs, media_->name());
   else
     media_->regs.bind(dvpp_->bus);
-  ring_->connect_initiator(media_->socket, cfg.stop, media_->name());
-  src_is_hn_.resize(ring_->sources(), false);
 }
 
 void Soc::build_cpus(const cfg::Node& c, const cfg::Node* fw, const Scenario& s) {

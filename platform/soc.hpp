@@ -125,6 +125,7 @@ class Soc : public sc_core::sc_module, public System {
   std::vector<char> read_image(const cfg::Node& firmware, const std::string& path, bool named) const;
   void build_requesters(const Scenario& s);
   void build_dvpp(const cfg::Node& d, const Scenario& s);
+  void wire_dvpp(const cfg::Node& plat);
   cpu::CpuConfig cpu_cfg_;
   std::unique_ptr<Level> cpu_level_, periph_level_;
   std::unique_ptr<mmio::MmioBus> mmio_bus_;

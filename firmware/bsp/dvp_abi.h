@@ -18,7 +18,13 @@ enum dvp_task_type {
   DVP_TASK_WAIT = 3,    /* wait until event `event` is set, then clear it */
   DVP_TASK_BARRIER = 4, /* wait until every other stream has nothing queued or running */
   DVP_TASK_AICPU = 5,   /* an AI CPU kernel: `entry` is its function, `args` its argument table */
+  DVP_TASK_DVPP = 6,    /* a media command: `entry` is the engine (enum dvpp_engine), `args` the GM
+                           address of a struct dvpp_cmd, whose result fields come back filled */
 };
+
+/* The task scheduler's submission rings on DVPP, one per engine, in the job table's 16 MiB. */
+#define DVP_TS_DVPP_RINGS_OFFSET (DVP_JOB_TABLE_OFFSET + 0xC00000ull)
+#define DVP_TS_DVPP_RING_ENTRIES 256
 
 /* AI CPU kernels (the firmware's function numbers). Argument table, 8 bytes each:
    x (f32 rows x cols), rows, cols, k, values (f32 rows x k; argmax: unused), indices (s32). */

@@ -40,6 +40,11 @@ class Dvpp : public mmio::Device {
   Dvpp(sc_core::sc_module_name name, const DvppConfig& cfg, const Wiring& w);
   ~Dvpp() override;
   std::string device_kind() const override { return "dvpp"; }
+  // Its interrupt line (the interrupt controller is built after it).
+  void connect_irq(irq::IrqController* irq, unsigned line) {
+    w_.irq = irq;
+    w_.irq_line = line;
+  }
 
   // Register offsets.
   static constexpr std::uint32_t kEngineBase = 0x100, kEngineStride = 0x40, kSize = 0x400;

@@ -25,7 +25,7 @@ AVPixelFormat av_format(dvpp_format f) {
   switch (f) {
     case DVPP_FMT_NV12: return AV_PIX_FMT_NV12;
     case DVPP_FMT_NV21: return AV_PIX_FMT_NV21;
-    case DVPP_FMT_YUV422SP: return AV_PIX_FMT_NV16;
+    case DVPP_FMT_YUV422SP: return AV_PIX_FMT_YUV422P;  // libswscale has no NV16: through planes (Planar422)
     case DVPP_FMT_YUV444SP: return AV_PIX_FMT_NV24;
     case DVPP_FMT_YUV400: return AV_PIX_FMT_GRAY8;
     case DVPP_FMT_RGB888: return AV_PIX_FMT_RGB24;
@@ -105,6 +105,38 @@ void plane_pointers(const Picture& p, std::uint8_t* base, std::uint32_t x, std::
   }
 }
 
+// YUV422SP through libswscale, which takes and makes no NV16: the chroma pairs split into U and V
+// planes (the crop's, for an input), or joined from them (an output).
+struct Planar422 {
+  std::vector<std::uint8_t> u, v;
+  int pitch = 0;
+
+  // The input's crop: src[1], src[2] become planes of its U and V.
+  void split(std::uint8_t* src[4], int src_pitch[4], std::uint32_t w, std::uint32_t h) {
+    pitch = int((w + 1) / 2);
+    u.resize(std::size_t(pitch) * h), v.resize(std::size_t(pitch) * h);
+    for (std::uint32_t r = 0; r < h; ++r)
+      for (int x = 0; x < pitch; ++x) {
+        u[r * std::size_t(pitch) + std::size_t(x)] = src[1][std::ptrdiff_t(r) * src_pitch[1] + 2 * x];
+        v[r * std::size_t(pitch) + std::size_t(x)] = src[1][std::ptrdiff_t(r) * src_pitch[1] + 2 * x + 1];
+      }
+    src[1] = u.data(), src[2] = v.data(), src_pitch[1] = src_pitch[2] = pitch;
+  }
+  // The output's: dst[1], dst[2] become planes, joined into `chroma` by join().
+  void make(std::uint8_t* dst[4], int dst_pitch[4], std::uint32_t w, std::uint32_t h) {
+    pitch = int((w + 1) / 2);
+    u.resize(std::size_t(pitch) * h), v.resize(std::size_t(pitch) * h);
+    dst[1] = u.data(), dst[2] = v.data(), dst_pitch[1] = dst_pitch[2] = pitch;
+  }
+  void join(std::uint8_t* chroma, int chroma_pitch, std::uint32_t h) const {
+    for (std::uint32_t r = 0; r < h; ++r)
+      for (int x = 0; x < pitch; ++x) {
+        chroma[std::ptrdiff_t(r) * chroma_pitch + 2 * x] = u[r * std::size_t(pitch) + std::size_t(x)];
+        chroma[std::ptrdiff_t(r) * chroma_pitch + 2 * x + 1] = v[r * std::size_t(pitch) + std::size_t(x)];
+      }
+  }
+};
+
 }  // namespace
 
 Decoded process_vpc(const Request& r, const Limits& limits) {
@@ -134,7 +166,13 @@ Decoded process_vpc(const Request& r, const Limits& limits) {
   int src_pitch[4] = {}, dst_pitch[4] = {};
   plane_pointers(in, const_cast<std::uint8_t*>(r.data), k.x, k.y, src, src_pitch);
   plane_pointers(p, p.bytes.data(), 0, 0, dst, dst_pitch);
+  Planar422 in422, out422;
+  if (in.format == DVPP_FMT_YUV422SP) in422.split(src, src_pitch, k.w, k.h);
+  std::uint8_t* chroma = dst[1];
+  const int chroma_pitch = dst_pitch[1];
+  if (p.format == DVPP_FMT_YUV422SP) out422.make(dst, dst_pitch, k.ow, k.oh);
   sws_scale(ctx.get(), src, src_pitch, 0, int(k.h), dst, dst_pitch);
+  if (p.format == DVPP_FMT_YUV422SP) out422.join(chroma, chroma_pitch, k.oh);
   out.status = DVPP_DONE;
   out.work_pixels = std::max(std::uint64_t(k.w) * k.h, std::uint64_t(k.ow) * k.oh);
   return out;

@@ -69,7 +69,9 @@ TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, 
                 for (const TaskRecord& r : records_)
                   a.push_back({{"stream", r.stream},
                                {"name", r.name},
-                               {"kind", r.type == DVP_TASK_AICPU ? "aicpu" : "aicore"},
+                               {"kind", r.type == DVP_TASK_AICPU  ? "aicpu"
+                                        : r.type == DVP_TASK_DVPP ? "dvpp"
+                                                                  : "aicore"},
                                {"blocks", r.blocks},
                                {"submitted_ns", double(r.submitted) / 1e3},
                                {"start_ns", double(r.start) / 1e3},
@@ -192,6 +194,10 @@ void TaskScheduler::stream_thread(unsigned s) {
     c.start_ns = rec.start / 1000;
     switch (t.type) {
       case DVP_TASK_KERNEL: run_kernel(t, rec, c); break;
+      case DVP_TASK_DVPP:
+        if (!dvpp_done_) return fail("task '" + rec.name + "' is a DVPP command, but the platform has no DVPP");
+        run_dvpp(t, rec, c);
+        break;
       case DVP_TASK_AICPU:
         if (aicpu_.empty())
           return fail("task '" + rec.name + "' is an AI CPU kernel, but the platform has no AI CPU cores");
@@ -327,6 +333,56 @@ void TaskScheduler::run_aicpu(const dvp_task& t, TaskRecord& rec, dvp_completion
   }
   m.busy = false;
   aicpu_freed_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void TaskScheduler::attach_dvpp(std::uint64_t regs, const sc_core::sc_event& done) {
+  dvpp_regs_ = regs;
+  dvpp_done_ = &done;
+}
+
+// A media command: a copy goes into the engine's ring (the scheduler's, in the job table's
+// area), the engine's doorbell rings, and the task ends when DVPP has written the copy's status;
+// the results go back into the task's command. A status other than done is the task's fault.
+void TaskScheduler::run_dvpp(const dvp_task& t, TaskRecord& rec, dvp_completion& c) {
+  if (t.entry >= DVPP_ENGINES)
+    return fail("task '" + rec.name + "' names DVPP engine " + std::to_string(t.entry) + " (0.." +
+                std::to_string(DVPP_ENGINES - 1) + ")");
+  std::uint8_t* cmd = at(t.args, sizeof(dvpp_cmd), "task '" + rec.name + "''s DVPP command");
+  const std::uint64_t ring =
+      dram_base_ + DVP_TS_DVPP_RINGS_OFFSET + std::uint64_t(t.entry) * DVP_TS_DVPP_RING_ENTRIES * sizeof(dvpp_cmd);
+  const std::uint32_t n = dvpp_submitted_[t.entry]++;
+  std::uint8_t* slot = at(ring + (n % DVP_TS_DVPP_RING_ENTRIES) * sizeof(dvpp_cmd), sizeof(dvpp_cmd), "a DVPP ring");
+  if (!cmd || !slot) return;
+  std::memcpy(slot, cmd, sizeof(dvpp_cmd));
+  reinterpret_cast<dvpp_cmd*>(slot)->status = DVPP_PENDING;
+  sc_core::sc_time d(cfg_.dispatch_ns, sc_core::SC_NS);
+  const std::uint64_t regs = dvpp_regs_ + 0x100 + 0x40 * t.entry;  // Dvpp::kEngineBase, kEngineStride
+  if (n == 0) {
+    write_reg(regs, std::uint32_t(ring), d, "SQ_BASE_LO");
+    write_reg(regs + 4, std::uint32_t(ring >> 32), d, "SQ_BASE_HI");
+    write_reg(regs + 8, DVP_TS_DVPP_RING_ENTRIES, d, "SQ_SIZE");
+  }
+  write_reg(regs + 0xc, n + 1, d, "SQ_TAIL");
+  wait(d);
+  while (reinterpret_cast<const dvpp_cmd*>(slot)->status == DVPP_PENDING) wait(*dvpp_done_);
+  std::memcpy(cmd, slot, sizeof(dvpp_cmd));
+  rec.blocks = 1;
+  const auto status = dvpp_status(reinterpret_cast<const dvpp_cmd*>(slot)->status);
+  if (status == DVPP_DONE) return;
+  rec.fault = true;
+  rec.fault_text = "DVPP engine " + std::to_string(t.entry) + ": status " + std::to_string(status);
+  c.status = DVP_FAULT;
+  std::strncpy(c.fault_reason, rec.fault_text.c_str(), sizeof c.fault_reason - 1);
+  ++faults_;
+}
+
+void TaskScheduler::write_reg(std::uint64_t addr, std::uint32_t value, sc_core::sc_time& delay,
+                              const std::string& what) {
+  tlm::tlm_generic_payload p;
+  prepare(p, true, addr, reinterpret_cast<unsigned char*>(&value), 4);
+  ctrl->b_transport(p, delay);
+  if (p.get_response_status() != tlm::TLM_OK_RESPONSE)
+    fail("writing DVPP's " + what + " at " + hex(addr) + " failed: " + p.get_response_string());
 }
 
 void TaskScheduler::write_ctrl(unsigned core, std::uint32_t offset, std::uint32_t value, sc_core::sc_time& delay) {

@@ -52,6 +52,8 @@ class TaskScheduler : public mmio::Device {
   };
   TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, Wiring w);
   std::string device_kind() const override { return "ts"; }
+  // DVPP, for media tasks: its registers at `regs` on `ctrl`, its completions notified on `done`.
+  void attach_dvpp(std::uint64_t regs, const sc_core::sc_event& done);
 
   struct TaskRecord {
     std::string name;
@@ -74,6 +76,8 @@ class TaskScheduler : public mmio::Device {
   void stream_thread(unsigned s);
   void run_kernel(const dvp_task& t, TaskRecord& rec, dvp_completion& c);
   void run_aicpu(const dvp_task& t, TaskRecord& rec, dvp_completion& c);
+  void run_dvpp(const dvp_task& t, TaskRecord& rec, dvp_completion& c);
+  void write_reg(std::uint64_t addr, std::uint32_t value, sc_core::sc_time& delay, const std::string& what);
   int claim_core();  // a free core by policy, or -1
   std::uint8_t* at(std::uint64_t addr, std::uint64_t len, const std::string& what);
   void complete(const dvp_completion& c);
@@ -103,6 +107,10 @@ class TaskScheduler : public mmio::Device {
   std::vector<std::unique_ptr<Mailbox>> aicpu_;
   unsigned aicpu_line_;
   sc_core::sc_event aicpu_freed_;
+  // DVPP: where its registers are, its completion event, each engine's ring (commands submitted).
+  std::uint64_t dvpp_regs_ = 0;
+  const sc_core::sc_event* dvpp_done_ = nullptr;
+  std::uint32_t dvpp_submitted_[DVPP_ENGINES] = {};
   mmio::Register cq_base_lo_, cq_base_hi_, cq_size_, cq_tail_, cq_head_, status_, cores_reg_;
   std::vector<TaskRecord> records_;
   std::deque<std::string> slice_names_;
