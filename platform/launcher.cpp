@@ -752,7 +752,6 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
       t.fail("a task is exactly one of kernel: NAME, dvpp: NAME, record: EVENT, wait: EVENT or barrier: true");
     std::string name;
     task_entry(t, d, name);
-    if (t.has("kernel")) task_kernel_[name.substr(0, sizeof d.name - 1)] = t.get_string("kernel");
     if (t.has("name")) name = t.get_string("name");
     if (t.has("kernel")) task_kernel_[name.substr(0, sizeof d.name - 1)] = t.get_string("kernel");
     std::strncpy(d.name, name.c_str(), sizeof d.name - 1);

@@ -65,8 +65,8 @@ void MediaLauncher::describe(cfg::Spec& e) {
   e.param("engine", Type::Enum, "the DVPP engine (platform.dvpp must configure it)").choices(engines);
   e.param("input", Type::String, "the input file (.jpg, .png), relative to the scenario").optional();
   e.param("from", Type::String,
-          "vpc: the job (earlier in the list) whose output picture is the input; this job is submitted when that "
-          "one has completed")
+          "vpc, jpege: the job (earlier in the list) whose output picture is the input; this job is submitted "
+          "when that one has completed")
       .optional();
   e.param("crop", Type::IntList, "vpc: [x, y, width, height] of the input taken (default: all of it)").optional();
   e.param("resize", Type::IntList, "vpc: [width, height] of the output (default: the crop's)").optional();
@@ -74,7 +74,8 @@ void MediaLauncher::describe(cfg::Spec& e) {
       .choices(kCsc.names())
       .defaults("bt601_full");
   e.param("psnr_min", Type::Float,
-          "vpc: the least PSNR against a plain bilinear reference (crop, resize, conversion in floating point)")
+          "vpc: the least PSNR against a plain bilinear reference (crop, resize, conversion in floating point); "
+          "jpege: of the JPEG, decoded by TurboJPEG, against the picture encoded")
       .unit("dB")
       .defaults("30")
       .range(0, 200);
@@ -89,6 +90,9 @@ void MediaLauncher::describe(cfg::Spec& e) {
       .choices({"h264", "h265"})
       .optional();
   e.param("max_frames", Type::Int, "vdec: the most frames to decode (0: all)").defaults("0").min(0);
+  e.param("quality", Type::Int, "jpege: the quality, 1 .. 100 (libjpeg's scale of the standard tables)")
+      .defaults("90")
+      .range(1, 100);
   e.param("expect", Type::Enum, "the status every frame must end with: " + kExpect.doc())
       .choices(kExpect.names())
       .defaults("done");
@@ -138,10 +142,13 @@ MediaLauncher::~MediaLauncher() = default;
 
 // The input: a file (read), or another job's output picture (vpc, `from:`).
 void MediaLauncher::read_input(Job& j, const cfg::Node& e, const std::string& dir) {
-  const bool vpc = j.engine->codec->engine == DVPP_VPC;
-  if (e.has("input") == e.has("from")) e.fail(vpc ? "vpc takes its picture from: a job" : "give input: a file");
+  // VPC and JPEGE take a picture in memory: another job's output.
+  const bool vpc = j.engine->codec->engine == DVPP_VPC || j.engine->codec->engine == DVPP_JPEGE;
+  const std::string engine = j.engine->codec->name;
+  if (e.has("input") == e.has("from")) e.fail(vpc ? engine + " takes its picture from: a job" : "give input: a file");
   if (e.has("from")) {
-    if (!vpc) e.at("from").fail("only vpc takes another job's picture; " + j.name + " decodes a file (input:)");
+    if (!vpc)
+      e.at("from").fail("only vpc and jpege take another job's picture; " + j.name + " decodes a file (input:)");
     for (const auto& o : jobs_)
       if (o->name == e.get_string("from")) j.from = o.get();
     if (!j.from) e.at("from").fail("no job '" + e.get_string("from") + "' before this one");
@@ -149,7 +156,7 @@ void MediaLauncher::read_input(Job& j, const cfg::Node& e, const std::string& di
     j.input = "job " + j.from->name, j.file = j.from->host.picture.bytes, j.wave = j.from->wave + 1;
     return;
   }
-  if (vpc) e.at("input").fail("vpc takes its picture from another job (from: NAME), not from a file");
+  if (vpc) e.at("input").fail(engine + " takes its picture from another job (from: NAME), not from a file");
   j.input = e.get_string("input");
   const std::string path = j.input.rfind('/', 0) == 0 ? j.input : dir + "/" + j.input;
   errno = 0;
@@ -208,6 +215,10 @@ void MediaLauncher::read_entry(const cfg::Node& e, const std::string& dir) {
   j->psnr_min = e.get_double("psnr_min");
   j->cmd.out_format = std::uint32_t(dvpp::format_by_name(e.get_string("format")));
   read_vpc(*j, e);
+  if (j->engine->codec->engine == DVPP_JPEGE) j->cmd.quality = std::uint32_t(e.get_uint("quality"));
+  // On the host, with the buffer the job names (or none: a VDEC stream's frames all kept), for the
+  // picture's size.
+  j->cmd.out_size = e.has("out_size") ? e.get_uint("out_size") : ~std::uint64_t(0);
   j->host = codec->decode(dvpp::Request{j->file.data(), j->file.size(), j->cmd}, j->engine->limits);
   const bool ok = j->host.status == DVPP_DONE;
   j->cmd.in_size = j->file.size();
@@ -239,6 +250,8 @@ void MediaLauncher::place(Job& j, const cfg::Node& e) {
 // Firmware mode: the job's one command in DRAM, where its task points.
 void MediaLauncher::place_command(Job& j, const cfg::Node& e) {
   if (j.repeat != 1) e.at("repeat").fail("with firmware, a task submits a job once: give it more tasks instead");
+  if (j.expect != DVPP_DONE)
+    e.at("expect").fail("with firmware, a refused command fails its task, and the run: expect a refusal in bare mode");
   if (top_ < 8192) e.fail("no room for its command in DRAM");
   top_ -= 4096;
   j.cmd_addr = base_ + top_;
@@ -306,8 +319,11 @@ void MediaLauncher::run() {
       }
       write_reg(off + 0xc, q.count);
     }
-    for (const Queue& q : queues)
+    for (const Queue& q : queues) {
       while (dvpp_.done(q.engine->codec->engine) < q.count) wait(dvpp_.completion());
+      const std::uint32_t off = dvpp::Dvpp::kEngineBase + dvpp::Dvpp::kEngineStride * q.engine->codec->engine;
+      write_reg(off + 0x1c, q.count);  // ACK: the interrupt line drops
+    }
   }
   done_ = true;
 }
@@ -334,8 +350,9 @@ const std::vector<MediaLauncher::Result>& MediaLauncher::check() {
     for (const dvpp::Dvpp::Frame& f : dvpp_.frames())
       if (f.engine == j->engine->codec->engine && f.tag >= j->first_tag && f.tag < j->first_tag + j->repeat) {
         r.frames += f.frames;
-        if (r.start == kTickMax || f.tag == j->first_tag) r.status = f.status, r.reason = f.reason;
-        if (f.status != r.status) r.status = f.status, r.reason = f.reason;  // a frame that differs says so
+        // The first command's status, unless one differs from what the job expects: that one.
+        const bool first = r.start == kTickMax;
+        if (first || (f.status != j->expect && r.status == j->expect)) r.status = f.status, r.reason = f.reason;
         r.width = f.width, r.height = f.height;
         r.start = std::min(r.start, f.start), r.end = std::max(r.end, f.end);
       }
@@ -383,6 +400,19 @@ void MediaLauncher::check_job(Job& j, Result& r) {
     r.detail = pic + "; check: false";
     return;
   }
+  const dvpp_engine engine = j.engine->codec->engine;
+  if (engine == DVPP_JPEGE) {  // the JPEG decoded by TurboJPEG, against the picture encoded
+    const dvpp::Picture& src = j.from->host.picture;
+    const double db = psnr(reference_picture(DVPP_JPEGD, j.output, src), src);
+    r.passed = db >= j.psnr_min;
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "%u x %u %s from %s as a %zu-byte JPEG (quality %u); decoded, PSNR %.1f dB against it (least %g)",
+                  src.width, src.height, dvpp::format_name(src.format), j.from->name.c_str(), j.output.size(),
+                  j.cmd.quality, db, j.psnr_min);
+    r.detail = line;
+    return;
+  }
   if (j.from) {  // VPC: against a plain bilinear reference from the source's picture
     const double db = psnr(have, vpc_reference(j.from->host.picture, j.cmd, like));
     r.passed = db >= j.psnr_min;
@@ -392,7 +422,6 @@ void MediaLauncher::check_job(Job& j, Result& r) {
     r.detail = pic + line;
     return;
   }
-  const dvpp_engine engine = j.engine->codec->engine;
   const PixelDiff d = compare_pictures(
       have, engine == DVPP_VDEC ? video_reference(j.file, dvpp_stream(j.cmd.stream), like, j.host.frames)
                                 : reference_picture(engine, j.file, like));

@@ -107,7 +107,6 @@ const cfg::Spec& scenario_schema() {
 const std::vector<NotBuilt>& not_built_parts() {
   static const std::vector<NotBuilt> v = {
       {"platform.dvpp.venc", "DVPP's video encoder (VENC)"},
-      {"platform.dvpp.jpege", "DVPP's JPEG encoder (JPEGE)"},
   };
   return v;
 }

@@ -55,6 +55,7 @@ def main():
     rgba = np.dstack([scene(257, 129, 9, noise=0), (np.arange(257)[None, :] + np.zeros((129, 1))).astype(np.uint8)])
     Image.fromarray(rgba, "RGBA").save(os.path.join(OUT, "rgba-257x129.png"))
     Image.fromarray(scene(64, 64, 10, noise=0)).convert("L").save(os.path.join(OUT, "grey-64x64.png"))
+    Image.fromarray(scene(12, 12, 12, noise=0)).save(os.path.join(OUT, "tiny-12x12.png"))
     pal = Image.fromarray(scene(100, 100, 11, noise=0)).convert("P", palette=Image.ADAPTIVE, colors=16)
     pal.save(os.path.join(OUT, "palette-100x100.png"), transparency=3)
     Image.fromarray((np.arange(64 * 64).reshape(64, 64) * 16).astype(np.uint16)).save(
@@ -82,6 +83,7 @@ def streams():
     stream("pattern-1280x720.h265", "1280x720", 4, "libx265", ["-pix_fmt", "yuv420p", "-crf", "36", *x265])
     stream("pattern-320x240-10bit.h265", "320x240", 2, "libx265", ["-pix_fmt", "yuv420p10le", *x265])
     stream("pattern-64x64.h264", "64x64", 2, "libx264", x264)
+    stream("pattern-200x138.h264", "200x138", 3, "libx264", ["-crf", "30", *x264])  # sides off 32 and 4
     data = bytearray(open(os.path.join(OUT, "pattern-352x288-baseline.h264"), "rb").read())
     for i in range(len(data) // 2, len(data) // 2 + 64):  # slice data of a middle frame overwritten
         data[i] = 0xA5

@@ -214,3 +214,58 @@ TEST(Dvpp, VpcTimeFollowsTheLargerPicture) {
   EXPECT_EQ(r.out_bytes, 672u * 422u * 3u);
   EXPECT_EQ(took, Tick(std::llround(20e6 + (1e12 / 120 - 20e6) * 666.0 * 422.0 / (1920.0 * 1080.0))));
 }
+
+// VDEC's shared pixel rate: four 352 x 288 streams of 4 frames on four channels at 30 fps each
+// (max_fps), with the engine's rate set to 2 frames of 1080p a second: each frame reserves
+// 352 x 288 / (1920 x 1080) / 2 s of it in turn, so the four streams end when 16 frames' shares
+// have passed, later than 4 frames at 30 fps would.
+TEST(Dvpp, VdecChannelsShareThePixelRate) {
+  dvpp::DvppConfig c = config(1);
+  dvpp::EngineConfig v;
+  v.codec = dvpp::find_codec("vdec");
+  v.channels = 4, v.fps_1080p = 30, v.max_fps = 30, v.total_fps_1080p = 2, v.setup_us = 0;
+  v.limits = {128, 4096, 16, 2};
+  v.addr_align = 128, v.max_input_bytes = 1 << 20;
+  c.engines = {v};
+  System sys;
+  System::Scope scope(sys);
+  test::FixedMemory mem("mem", kMemLat);
+  test::Stimulus stim("stim");
+  std::vector<std::uint8_t> dram(1 << 20);
+  dvpp::Dvpp::Wiring w;
+  w.dram = dram.data(), w.dram_base = kDramBase, w.dram_size = dram.size(), w.line_bytes = 128;
+  dvpp::Dvpp dv("dvpp", c, w);
+  dv.mem.bind(mem.socket);
+  stim.socket.bind(dv.bus);
+  const auto file = media("pattern-352x288-baseline.h264");
+  for (std::size_t i = 0; i < file.size(); ++i) mem.bytes[kIn + i] = file[i];
+  constexpr std::uint32_t kVdec = dvpp::Dvpp::kEngineBase + dvpp::Dvpp::kEngineStride * DVPP_VDEC;
+  Tick took = 0;
+  stim.body = [&](test::Stimulus& s) {
+    std::vector<dvpp_cmd> cmds;
+    for (std::uint64_t i = 0; i < 4; ++i) {
+      dvpp_cmd d = command(kIn, file.size(), kOut + i * 0x100000);
+      d.stream = DVPP_STREAM_H264;
+      cmds.push_back(d);
+    }
+    std::memcpy(dram.data() + (kQueue - kDramBase), cmds.data(), cmds.size() * sizeof(dvpp_cmd));
+    auto put = [&](std::uint32_t off, std::uint32_t val) {
+      s.post(true, off, reinterpret_cast<std::uint8_t*>(&val), 4);
+    };
+    put(kVdec, std::uint32_t(kQueue));
+    put(kVdec + 4, 0);
+    put(kVdec + 8, 16);
+    put(kVdec + 0xc, 4);
+    const Tick t0 = now_tick();
+    while (dv.done(DVPP_VDEC) < 4) sc_core::wait(dv.completion());
+    took = now_tick() - t0;
+  };
+  sc_core::sc_start();
+  const Tick share = Tick(std::llround(1e12 / 2 * (352.0 * 288.0) / (1920.0 * 1080.0)));  // one frame's
+  EXPECT_EQ(took, 16 * share);
+  EXPECT_GT(took, Tick(4 * 1e12 / 30));  // the shared rate, not the channels, set the time
+  dvpp_cmd r;
+  std::memcpy(&r, dram.data() + (kQueue - kDramBase), sizeof r);
+  EXPECT_EQ(r.status, DVPP_DONE);
+  EXPECT_EQ(r.frames, 4u);
+}

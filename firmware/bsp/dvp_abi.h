@@ -73,7 +73,7 @@ struct dvp_completion {
 enum dvpp_engine {
   DVPP_JPEGD = 0, /* JPEG decode: baseline Huffman, 8-bit, 4:2:0 / 4:2:2 / 4:4:4 / grey */
   DVPP_PNGD = 1,  /* PNG decode: 8-bit grey, grey + alpha, RGB, RGBA, palette */
-  DVPP_JPEGE = 2, /* (not built yet) */
+  DVPP_JPEGE = 2, /* JPEG encode: a YUV semi-planar or grey picture to a baseline JPEG */
   DVPP_VDEC = 3,  /* video decode: H.264 (baseline, main, high) and H.265 (main), 8-bit 4:2:0 */
   DVPP_VENC = 4,  /* (not built yet) */
   DVPP_VPC = 5,   /* picture processing: crop, resize (bilinear), YUV <-> RGB conversion */
@@ -107,6 +107,20 @@ enum dvpp_status {
   DVPP_ERR_BUS = 8          /* a read or write of a buffer failed (no memory there) */
 };
 
+/* For reports, on both sides. */
+static inline const char* dvpp_status_name(uint32_t s) {
+  static const char* const names[] = {"pending",
+                                      "done",
+                                      "corrupt input",
+                                      "unsupported input",
+                                      "size out of range",
+                                      "misaligned buffer",
+                                      "output buffer too small",
+                                      "output format not available",
+                                      "bus error"};
+  return s < sizeof names / sizeof names[0] ? names[s] : "unknown status";
+}
+
 /* Colour conversion between YUV and RGB (VPC): BT.601 full range (JFIF, what JPEGD writes),
    BT.601 limited range (SD video), BT.709 limited range (HD video). */
 enum dvpp_csc { DVPP_CSC_BT601_FULL = 0, DVPP_CSC_BT601_LIMITED = 1, DVPP_CSC_BT709_LIMITED = 2 };
@@ -128,9 +142,11 @@ struct dvpp_cmd {
   uint32_t crop_x, crop_y, crop_w, crop_h; /* crop_w or crop_h 0: the whole picture */
   uint32_t out_width, out_height;          /* 0: the crop's size */
   uint32_t csc;                            /* enum dvpp_csc, when YUV meets RGB */
-  /* VDEC: the stream's codec, and the most frames to decode (0: all). */
+  /* VDEC: the stream's codec, and the most frames to decode (0: all). JPEGE: the quality. */
   uint32_t stream;
   uint32_t max_frames;
+  uint32_t quality; /* 1 .. 100, as libjpeg's scale of the standard tables */
+  uint32_t reserved;
   /* Written by the engine. */
   uint32_t status; /* enum dvpp_status, written last */
   uint32_t format; /* the format written */

@@ -13,6 +13,10 @@ const std::vector<Codec>& codecs() {
       {"pngd", DVPP_PNGD, decode_png,
        "PNG decode (libpng): 8-bit grey, grey + alpha, RGB, RGBA, palette, interlaced or not, to RGB888 (RGBA8888 "
        "when the PNG has alpha)"},
+      {"jpege", DVPP_JPEGE, encode_jpeg,
+       "JPEG encode (libjpeg-turbo): a YUV semi-planar or grey picture in memory to a baseline JPEG of its own "
+       "sampling at the command's quality",
+       false},
       {"vdec", DVPP_VDEC, decode_video,
        "video decode (libavcodec): H.264 (baseline, main, high) and H.265 (main) Annex B elementary streams, "
        "8-bit 4:2:0, every frame to NV12 (NV21 on request)"},
@@ -84,18 +88,7 @@ int format_by_name(const std::string& name) {
   return -1;
 }
 
-const char* status_name(dvpp_status s) {
-  static const char* const names[] = {"pending",
-                                      "done",
-                                      "corrupt input",
-                                      "unsupported input",
-                                      "size out of range",
-                                      "misaligned buffer",
-                                      "output buffer too small",
-                                      "output format not available",
-                                      "bus error"};
-  return unsigned(s) < 9 ? names[s] : "?";
-}
+const char* status_name(dvpp_status s) { return dvpp_status_name(s); }
 
 Decoded refuse(dvpp_status s, std::string reason) {
   Decoded d;

@@ -48,7 +48,8 @@ struct Codec {
   const char* name;  // the config's and the scenario's word: "jpegd"
   dvpp_engine engine;
   DecodeFn decode;
-  const char* what;  // one line for docs
+  const char* what;         // one line for docs
+  bool picture_out = true;  // writes a picture (laid out at strides), not a bitstream
 };
 
 // The engines built, in ABI order.
@@ -79,6 +80,10 @@ Decoded decode_jpeg(const Request& r, const Limits& limits);
 Decoded decode_png(const Request& r, const Limits& limits);
 Decoded process_vpc(const Request& r, const Limits& limits);
 Decoded decode_video(const Request& r, const Limits& limits);
+Decoded encode_jpeg(const Request& r, const Limits& limits);
+
+// The picture a command's in_* fields describe over the input bytes (VPC, JPEGE), or why not.
+Decoded read_picture(const Request& r, const Limits& limits, Picture& in);
 
 // An error result.
 Decoded refuse(dvpp_status s, std::string reason);

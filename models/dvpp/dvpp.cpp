@@ -121,6 +121,10 @@ void Dvpp::channel_thread(Engine& e, unsigned ch) {
     while (e.head->value == e.tail->value) wait(e.doorbell);
     const std::string who = std::string(e.cfg->codec->name) + " channel " + std::to_string(ch);
     if (!e.size->value) return fail(who + ": the doorbell rang with " + e.size->name() + " 0");
+    if (e.tail->value - e.head->value > e.size->value)  // counts up; behind, or more than a ring ahead
+      return fail(who + ": " + e.tail->name() + " " + std::to_string(e.tail->value) + " is not within " +
+                  e.size->name() + " (" + std::to_string(e.size->value) + ") of " + e.head->name() + " (" +
+                  std::to_string(e.head->value) + ")");
     const std::uint64_t base = std::uint64_t(e.base_hi->value) << 32 | e.base_lo->value;
     const std::uint64_t at = base + std::uint64_t(e.head->value % e.size->value) * sizeof(dvpp_cmd);
     if (at < w_.dram_base || at - w_.dram_base + sizeof(dvpp_cmd) > w_.dram_size)
@@ -135,7 +139,7 @@ void Dvpp::run_command(Engine& e, unsigned ch, std::uint64_t at) {
   dvpp_cmd cmd;
   std::memcpy(&cmd, w_.dram + (at - w_.dram_base), sizeof cmd);
   const EngineConfig& c = *e.cfg;
-  Frame f{c.codec->engine, ch, cmd.tag, DVPP_PENDING, "", 0, 0, 0, cmd.in_size, 0, now_tick(), 0};
+  Frame f{c.codec->engine, ch, cmd.tag, DVPP_PENDING, "", 0, 0, 0, 0, 0, now_tick(), 0};
   const Tick setup_end = f.start + Tick(std::llround(c.setup_us * 1e6));
   Tick end = setup_end;
   Decoded d;
@@ -144,7 +148,7 @@ void Dvpp::run_command(Engine& e, unsigned ch, std::uint64_t at) {
                                                                       : "the output at " + hex(cmd.out_addr)) +
                                    " is not on a multiple of " + std::to_string(c.addr_align) + " bytes");
   else
-    d = decode(c, cmd, end);
+    d = decode(c, cmd, end, f.in_bytes);
   const Picture& p = d.picture;
   if (d.status == DVPP_DONE && p.bytes.size() > cmd.out_size)
     d.status = DVPP_ERR_OUT_SIZE, d.reason = "the picture (" + std::to_string(p.bytes.size()) +
@@ -188,22 +192,27 @@ Tick Dvpp::write_frames(Engine& e, const Decoded& d, std::uint64_t addr, Tick st
 
 // The input through the ring (its bytes from DRAM's store in a timing-only run), then the codec.
 // `read_done`: raised to when the last byte arrived.
-Decoded Dvpp::decode(const EngineConfig& c, const dvpp_cmd& cmd, Tick& read_done) {
+Decoded Dvpp::decode(const EngineConfig& c, const dvpp_cmd& cmd, Tick& read_done, std::uint64_t& in_read) {
   if (!cmd.in_size) return refuse(DVPP_ERR_CORRUPT, "an empty input (in_size 0)");
   if (cmd.out_format > DVPP_FMT_RGBA8888)
     return refuse(DVPP_ERR_FORMAT, "output format " + std::to_string(cmd.out_format) + " is no enum dvpp_format");
   // The bus answers for the input's addresses; a timing-only run takes its bytes from DRAM's store.
   const bool in_dram = cmd.in_addr >= w_.dram_base && cmd.in_addr - w_.dram_base <= w_.dram_size &&
                        cmd.in_size <= w_.dram_size - (cmd.in_addr - w_.dram_base);
-  if (cmd.in_size > w_.dram_size || (!w_.functional && !in_dram))
+  if (cmd.in_size > c.max_input_bytes)
+    return refuse(DVPP_ERR_SIZE, "the input (" + std::to_string(cmd.in_size) + " B) is larger than the engine takes (" +
+                                     std::to_string(c.max_input_bytes) + " B: max_input_kib)");
+  if (!w_.functional && !in_dram)
     return refuse(DVPP_ERR_BUS,
                   "the input " + hex(cmd.in_addr) + " + " + std::to_string(cmd.in_size) + " B is not in DRAM");
-  std::vector<std::uint8_t> in(cmd.in_size);
+  // 64 bytes more, zero: libswscale's vector loads may read a little past a picture's last row.
+  std::vector<std::uint8_t> in(cmd.in_size + 64, 0);
   bool ok = true;
-  read_done = std::max(read_done, dma(false, cmd.in_addr, in.data(), in.size(), now_tick(), ok));
+  read_done = std::max(read_done, dma(false, cmd.in_addr, in.data(), cmd.in_size, now_tick(), ok));
   if (!ok) return refuse(DVPP_ERR_BUS, "reading the input at " + hex(cmd.in_addr) + " failed");
-  if (!w_.functional) std::memcpy(in.data(), w_.dram + (cmd.in_addr - w_.dram_base), in.size());
-  return c.codec->decode(Request{in.data(), in.size(), cmd}, c.limits);
+  in_read = cmd.in_size;
+  if (!w_.functional) std::memcpy(in.data(), w_.dram + (cmd.in_addr - w_.dram_base), cmd.in_size);
+  return c.codec->decode(Request{in.data(), cmd.in_size, cmd}, c.limits);
 }
 
 // The picture in 16 stripes, stripe i written from the start of its share of [from, to): the
@@ -263,7 +272,7 @@ void Dvpp::finish(Engine& e, std::uint64_t at, dvpp_cmd& cmd, Frame& f) {
     *e.frames += f.frames;
   else
     ++*e.failed;
-  if (ok) *e.pixels += std::uint64_t(f.width) * f.height;
+  if (ok) *e.pixels += std::uint64_t(f.width) * f.height * f.frames;
   *e.bytes_in += f.in_bytes, *e.bytes_out += f.out_bytes, *e.busy_ps += f.end - f.start;
   e.first = std::min(e.first, f.start), e.last = std::max(e.last, f.end);
   e.lanes[f.channel].slice(ok ? "frame" : "error", f.start, f.end);

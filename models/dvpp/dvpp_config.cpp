@@ -10,7 +10,19 @@ using cfg::Type;
 
 namespace {
 
-void describe_engine(cfg::Spec& e) {
+// The output's layout: a picture's strides (an encoder, writing a bitstream, has none).
+void describe_layout(cfg::Spec& e) {
+  e.param("width_align", Type::Int, "the output's row stride, in pixels, is the width rounded up to this")
+      .unit("pixels")
+      .defaults("16")
+      .range(1, 4096);
+  e.param("height_align", Type::Int, "the output's plane height is the height rounded up to this")
+      .unit("rows")
+      .defaults("2")
+      .range(1, 4096);
+}
+
+void describe_engine(cfg::Spec& e, bool picture_out) {
   e.param("channels", Type::Int, "hardware instances of the engine, each taking the next command").range(1, 64);
   e.param("fps_1080p", Type::Float,
           "frames per second of one channel on 1920 x 1080 pictures; other sizes take time in proportion to "
@@ -32,14 +44,12 @@ void describe_engine(cfg::Spec& e) {
       .range(0, 1e6);
   e.param("min_side", Type::Int, "least width and height accepted").unit("pixels").defaults("1").range(1, 65535);
   e.param("max_side", Type::Int, "greatest width and height accepted").unit("pixels").defaults("8192").range(1, 65535);
-  e.param("width_align", Type::Int, "the output's row stride, in pixels, is the width rounded up to this")
-      .unit("pixels")
-      .defaults("16")
-      .range(1, 4096);
-  e.param("height_align", Type::Int, "the output's plane height is the height rounded up to this")
-      .unit("rows")
-      .defaults("2")
-      .range(1, 4096);
+  if (picture_out) describe_layout(e);
+  e.param("max_input_kib", Type::Int,
+          "the largest input a command may name (larger ones are refused before any byte is read)")
+      .unit("KiB")
+      .defaults("65536")
+      .range(1, 1 << 20);
   e.param("addr_align", Type::Int, "input and output buffer addresses must be multiples of this")
       .unit("B")
       .defaults("1")
@@ -56,9 +66,12 @@ EngineConfig read_engine(const cfg::Node& n, const Codec& c) {
   e.total_fps_1080p = n.get_double("total_fps_1080p");
   e.limits.min_side = std::uint32_t(n.get_uint("min_side"));
   e.limits.max_side = std::uint32_t(n.get_uint("max_side"));
-  e.limits.width_align = std::uint32_t(n.get_uint("width_align"));
-  e.limits.height_align = std::uint32_t(n.get_uint("height_align"));
+  if (c.picture_out) {
+    e.limits.width_align = std::uint32_t(n.get_uint("width_align"));
+    e.limits.height_align = std::uint32_t(n.get_uint("height_align"));
+  }
   e.addr_align = std::uint32_t(n.get_uint("addr_align"));
+  e.max_input_bytes = n.get_uint("max_input_kib") * 1024;
   if (e.limits.min_side > e.limits.max_side) n.at("min_side").fail("is greater than max_side");
   if (e.setup_us * 1e-6 >= 1.0 / e.fps_1080p)
     n.at("setup_us")
@@ -83,7 +96,7 @@ void DvppConfig::describe(cfg::Spec& s) {
   s.param("clock_mhz", Type::Float, "clock of the bus interface").unit("MHz").range(1, 10000);
   s.param("bus_bytes_per_cycle", Type::Int, "bytes a channel moves per cycle, read or write").unit("B").range(1, 4096);
   s.param("outstanding", Type::Int, "memory requests one channel keeps in flight").range(1, 1024);
-  for (const Codec& c : codecs()) describe_engine(s.section(c.name, c.what).optional());
+  for (const Codec& c : codecs()) describe_engine(s.section(c.name, c.what).optional(), c.picture_out);
 }
 
 DvppConfig DvppConfig::from(const cfg::Node& n) {

@@ -21,7 +21,8 @@ struct EngineConfig {
   double max_fps = 0;          // one channel's most frames per second at any size (0: no limit)
   double total_fps_1080p = 0;  // the engine's pixel rate shared by its channels, in 1080p frames (0: none)
   Limits limits;
-  std::uint32_t addr_align = 1;  // input and output buffer addresses, bytes
+  std::uint32_t addr_align = 1;                 // input and output buffer addresses, bytes
+  std::uint64_t max_input_bytes = 64ull << 20;  // the largest input a command may name
 
   // Picoseconds one channel takes for a picture of `pixels` pixels: the setup, then the pixels
   // at the rate that makes a 1080p frame take exactly 1 / fps_1080p.

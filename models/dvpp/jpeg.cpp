@@ -13,6 +13,8 @@
 
 extern "C" {
 #include <jpeglib.h>
+// jerror.h after jpeglib.h: its message codes
+#include <jerror.h>
 }
 
 namespace dvp::dvpp {
@@ -31,9 +33,12 @@ extern "C" void on_error(j_common_ptr c) {
   std::longjmp(e->jump, 1);
 }
 
-// Level -1: corrupt data libjpeg would decode past; an error here. Trace levels: ignored.
+// Level -1: corrupt data libjpeg would decode past; an error here, but for the warnings about
+// markers a decoder may ignore (a newer JFIF revision, an unknown Adobe transform). Trace
+// levels: ignored.
 extern "C" void on_message(j_common_ptr c, int level) {
-  if (level < 0) on_error(c);
+  const int code = c->err->msg_code;
+  if (level < 0 && code != JWRN_JFIF_MAJOR && code != JWRN_ADOBE_XFORM) on_error(c);
 }
 
 // What a decode keeps across libjpeg's calls: every C++ object lives here, outside the frame
@@ -140,6 +145,7 @@ void Job::store(const jpeg_decompress_struct& c, JDIMENSION first_row) {
 // The libjpeg calls, under setjmp: only trivially destructible locals here.
 bool run(jpeg_decompress_struct& c, ErrorMgr& err, Job& job, const std::uint8_t* data, std::size_t size) {
   if (setjmp(err.jump)) return false;
+  jpeg_create_decompress(&c);  // after setjmp: it may fail too
   jpeg_mem_src(&c, data, static_cast<unsigned long>(size));
   jpeg_read_header(&c, TRUE);
   if (!job.accept(c)) return true;
@@ -171,7 +177,6 @@ Decoded decode_jpeg(const Request& r, const Limits& limits) {
   c.err = jpeg_std_error(&err.pub);
   err.pub.error_exit = on_error;
   err.pub.emit_message = on_message;
-  jpeg_create_decompress(&c);
   if (!run(c, err, job, data, size)) job.out = refuse(DVPP_ERR_CORRUPT, err.message);
   jpeg_destroy_decompress(&c);
   if (job.out.status == DVPP_PENDING) job.out = refuse(DVPP_ERR_CORRUPT, "the stream ended before the last row");

@@ -42,6 +42,7 @@ struct Frames {
   const Limits& limits;
   dvpp_format format;
   std::uint32_t max_frames;
+  std::uint64_t out_size;  // the command's buffer: no frame past it is kept
   Decoded out;
   std::uint64_t frame_bytes = 0;
 
@@ -71,6 +72,10 @@ bool Frames::take(const AVFrame& f) {
     return out = refuse(DVPP_ERR_UNSUPPORTED, "the size changes at frame " + std::to_string(out.frames)), false;
   }
   const std::uint64_t at = p.bytes.size();
+  if (at + frame_bytes > out_size)
+    return out = refuse(DVPP_ERR_OUT_SIZE, "frame " + std::to_string(out.frames) + " does not fit the output buffer (" +
+                                               std::to_string(out_size) + " B)"),
+           false;
   p.bytes.resize(at + frame_bytes, 0);
   const std::uint8_t* const planes[3] = {f.data[0], f.data[1], f.data[2]};
   put_yuv420(p, at, planes, f.linesize);
@@ -114,7 +119,7 @@ Decoded decode_video(const Request& r, const Limits& limits) {
   if (avcodec_open2(ctx.get(), codec, nullptr) < 0) return refuse(DVPP_ERR_UNSUPPORTED, "the decoder did not open");
   std::vector<std::uint8_t> data(r.size + AV_INPUT_BUFFER_PADDING_SIZE, 0);  // the parser reads past the end
   std::memcpy(data.data(), r.data, r.size);
-  Frames fr{limits, want, r.cmd.max_frames, {}, 0};
+  Frames fr{limits, want, r.cmd.max_frames, r.cmd.out_size, {}, 0};
   fr.out.frames = 0;
   const std::uint8_t* at = data.data();
   int left = int(r.size);

@@ -44,8 +44,9 @@ struct Crop {
 
 std::string side(std::uint32_t w, std::uint32_t h) { return std::to_string(w) + " x " + std::to_string(h); }
 
-// The input picture as the command describes it, or why the engine refuses it.
-Decoded input_picture(const Request& r, const Limits& limits, Picture& in) {
+}  // namespace
+
+Decoded read_picture(const Request& r, const Limits& limits, Picture& in) {
   const dvpp_cmd& c = r.cmd;
   if (av_format(dvpp_format(c.in_format)) == AV_PIX_FMT_NONE)
     return refuse(DVPP_ERR_FORMAT, "input format " + std::to_string(c.in_format) + " is no picture format");
@@ -56,8 +57,10 @@ Decoded input_picture(const Request& r, const Limits& limits, Picture& in) {
     return refuse(DVPP_ERR_SIZE, "input " + side(in.width, in.height) + " pixels, outside " +
                                      std::to_string(limits.min_side) + " .. " + std::to_string(limits.max_side) +
                                      " a side");
-  if (in.stride_w < in.width || in.stride_h < in.height || (chroma_pairs_columns(in.format) && in.stride_w % 2) ||
-      (chroma_pairs_rows(in.format) && in.stride_h % 2))
+  // Strides past 4 x max_side are no layout a decoder writes (and would overflow the sizes below).
+  const std::uint64_t most = 4ull * limits.max_side + 4096;
+  if (in.stride_w < in.width || in.stride_h < in.height || in.stride_w > most || in.stride_h > most ||
+      (chroma_pairs_columns(in.format) && in.stride_w % 2) || (chroma_pairs_rows(in.format) && in.stride_h % 2))
     return refuse(DVPP_ERR_SIZE, "input strides " + side(in.stride_w, in.stride_h) + " do not hold a " +
                                      side(in.width, in.height) + " " + format_name(in.format) + " picture");
   const std::uint64_t need = picture_bytes(in.format, in.stride_w, in.stride_h);
@@ -68,6 +71,8 @@ Decoded input_picture(const Request& r, const Limits& limits, Picture& in) {
   ok.status = DVPP_DONE;
   return ok;
 }
+
+namespace {
 
 // The crop and output size, or why not.
 Decoded crop_of(const dvpp_cmd& c, const Picture& in, const Limits& limits, Crop& k) {
@@ -141,7 +146,7 @@ struct Planar422 {
 
 Decoded process_vpc(const Request& r, const Limits& limits) {
   Picture in;
-  if (Decoded d = input_picture(r, limits, in); d.status != DVPP_DONE) return d;
+  if (Decoded d = read_picture(r, limits, in); d.status != DVPP_DONE) return d;
   Crop k{};
   if (Decoded d = crop_of(r.cmd, in, limits, k); d.status != DVPP_DONE) return d;
   Decoded out;

@@ -370,7 +370,7 @@ void TaskScheduler::run_dvpp(const dvp_task& t, TaskRecord& rec, dvp_completion&
   const auto status = dvpp_status(reinterpret_cast<const dvpp_cmd*>(slot)->status);
   if (status == DVPP_DONE) return;
   rec.fault = true;
-  rec.fault_text = "DVPP engine " + std::to_string(t.entry) + ": status " + std::to_string(status);
+  rec.fault_text = "DVPP engine " + std::to_string(t.entry) + ": " + dvpp_status_name(status);
   c.status = DVP_FAULT;
   std::strncpy(c.fault_reason, rec.fault_text.c_str(), sizeof c.fault_reason - 1);
   ++faults_;
