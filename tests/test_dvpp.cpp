@@ -55,10 +55,11 @@ struct Bench : System {
   std::vector<std::uint8_t> dram = std::vector<std::uint8_t>(1 << 20);
   std::unique_ptr<dvpp::Dvpp> dv;
 
-  explicit Bench(std::uint32_t channels) {
+  explicit Bench(std::uint32_t channels) : Bench(config(channels)) {}
+  explicit Bench(const dvpp::DvppConfig& cfg) {
     dvpp::Dvpp::Wiring w;
     w.dram = dram.data(), w.dram_base = kDramBase, w.dram_size = dram.size(), w.line_bytes = 128;
-    dv = std::make_unique<dvpp::Dvpp>("dvpp", config(channels), w);
+    dv = std::make_unique<dvpp::Dvpp>("dvpp", cfg, w);
     dv->mem.bind(mem.socket);
     stim.socket.bind(dv->bus);
   }
@@ -227,45 +228,28 @@ TEST(Dvpp, VdecChannelsShareThePixelRate) {
   v.limits = {128, 4096, 16, 2};
   v.addr_align = 128, v.max_input_bytes = 1 << 20;
   c.engines = {v};
-  System sys;
-  System::Scope scope(sys);
-  test::FixedMemory mem("mem", kMemLat);
-  test::Stimulus stim("stim");
-  std::vector<std::uint8_t> dram(1 << 20);
-  dvpp::Dvpp::Wiring w;
-  w.dram = dram.data(), w.dram_base = kDramBase, w.dram_size = dram.size(), w.line_bytes = 128;
-  dvpp::Dvpp dv("dvpp", c, w);
-  dv.mem.bind(mem.socket);
-  stim.socket.bind(dv.bus);
+  Bench b(c);
   const auto file = media("pattern-352x288-baseline.h264");
-  for (std::size_t i = 0; i < file.size(); ++i) mem.bytes[kIn + i] = file[i];
+  b.put(kIn, file);
   constexpr std::uint32_t kVdec = dvpp::Dvpp::kEngineBase + dvpp::Dvpp::kEngineStride * DVPP_VDEC;
   Tick took = 0;
-  stim.body = [&](test::Stimulus& s) {
+  b.stim.body = [&](test::Stimulus&) {
     std::vector<dvpp_cmd> cmds;
     for (std::uint64_t i = 0; i < 4; ++i) {
       dvpp_cmd d = command(kIn, file.size(), kOut + i * 0x100000);
       d.stream = DVPP_STREAM_H264;
       cmds.push_back(d);
     }
-    std::memcpy(dram.data() + (kQueue - kDramBase), cmds.data(), cmds.size() * sizeof(dvpp_cmd));
-    auto put = [&](std::uint32_t off, std::uint32_t val) {
-      s.post(true, off, reinterpret_cast<std::uint8_t*>(&val), 4);
-    };
-    put(kVdec, std::uint32_t(kQueue));
-    put(kVdec + 4, 0);
-    put(kVdec + 8, 16);
-    put(kVdec + 0xc, 4);
+    b.submit(cmds, kVdec);
     const Tick t0 = now_tick();
-    while (dv.done(DVPP_VDEC) < 4) sc_core::wait(dv.completion());
+    while (b.dv->done(DVPP_VDEC) < 4) sc_core::wait(b.dv->completion());
     took = now_tick() - t0;
   };
   sc_core::sc_start();
   const Tick share = Tick(std::llround(1e12 / 2 * (352.0 * 288.0) / (1920.0 * 1080.0)));  // one frame's
   EXPECT_EQ(took, 16 * share);
   EXPECT_GT(took, Tick(4 * 1e12 / 30));  // the shared rate, not the channels, set the time
-  dvpp_cmd r;
-  std::memcpy(&r, dram.data() + (kQueue - kDramBase), sizeof r);
+  const dvpp_cmd r = b.result(0);
   EXPECT_EQ(r.status, DVPP_DONE);
   EXPECT_EQ(r.frames, 4u);
 }
