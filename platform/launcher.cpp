@@ -12,6 +12,7 @@
 #include "aicore/numeric.hpp"
 #include "common/error.hpp"
 #include "common/payload.hpp"
+#include "dvpp/codec.hpp"
 #include "library.hpp"
 #include "reference.hpp"
 #include "tensor_file.hpp"
@@ -167,7 +168,7 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
   sh.param("c0", Type::Int,
            "conv2d: channels per position of the stored input: 16 (NC1HWC0), or 4, the small-channel mode of a first "
            "layer (c <= 4; x and the weights in layout nc1hwc0_c04): k is kh x kw x 4 in whole fractals, not "
-           "kh x kw x 16")
+           "kh x kw x 16; aipp: channels per position of its output, 16 or 4")
       .defaults("16")
       .range(4, 16);
   sh.param("groups", Type::Int,
@@ -175,6 +176,30 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
            "of group o / (cout / groups); the weights tensor takes the same groups key")
       .defaults("1")
       .range(1, 65535);
+  describe_aipp_shape(sh);
+}
+
+// The aipp kernel's keys of shape (h and w are the common ones; c0 is conv2d's too).
+void KernelLauncher::describe_aipp_shape(cfg::Spec& sh) {
+  sh.param("format", Type::Enum, "aipp: the picture's format (as DVPP writes it)")
+      .choices({"nv12", "nv21", "yuv400", "rgb888"})
+      .optional();
+  sh.param("pitch", Type::Int, "aipp: pixels from a row of the picture to the next (default: w)")
+      .optional()
+      .range(1, 65535);
+  sh.param("plane_rows", Type::Int, "aipp: rows of the Y plane, after which the chroma plane starts (default: h)")
+      .optional()
+      .range(1, 65535);
+  sh.param("csc", Type::Enum,
+           "aipp: YUV to RGB with this standard's matrix (Q8, as CANN's AIPP takes it), or none: the channels as "
+           "they are")
+      .choices({"none", "bt601_full", "bt601_limited", "bt709_limited"})
+      .defaults("none");
+  sh.param("mean", Type::StringList, "aipp: per channel, a whole number subtracted first (default 0)").optional();
+  sh.param("min", Type::StringList, "aipp: per channel, subtracted next, as an f16 (default 0)").optional();
+  sh.param("var_reci", Type::StringList,
+           "aipp: per channel, the multiplier, as an f16 (default 1): y = (v - mean - min) x var_reci")
+      .optional();
 }
 
 void KernelLauncher::describe_tensors(cfg::Spec& t) {
@@ -212,6 +237,10 @@ void KernelLauncher::describe_tensors(cfg::Spec& t) {
       .defaults("false");
   t.param("save", Type::String,
           "after the run, write the tensor to this file (relative to the output directory; .npy, else raw)")
+      .optional();
+  t.param("dvpp", Type::String,
+          "JOB: this tensor is the output buffer of that dvpp: job (same memory, not initialised; default elements: "
+          "the buffer's bytes over the element size): how a decoded, resized picture reaches a kernel (aipp)")
       .optional();
   t.param("alias", Type::String,
           "KERNEL.TENSOR: this tensor is an earlier kernel's tensor (same memory, not initialised): how one "
@@ -251,8 +280,12 @@ struct KernelLauncher::TensorSpec {
   std::uint64_t seed;
   double lo, hi;
   int alias_kernel = -1, alias_tensor = -1;  // another kernel's tensor (same memory)
-  std::string file;                          // initial contents from this file (a path)
-  std::optional<NpyHeader> npy;              // its header, if it is a .npy file
+  bool media = false;                        // a media job's output buffer (at t.addr)
+  std::string media_job;
+  MediaBuffer media_out;
+  bool borrowed() const { return alias_kernel >= 0 || media; }  // memory this tensor does not own
+  std::string file;                                             // initial contents from this file (a path)
+  std::optional<NpyHeader> npy;                                 // its header, if it is a .npy file
   bool convert = false;
   std::string save;                // write it here after the run (as given, relative to the output directory)
   std::optional<Nc1hwc0> nc1hwc0;  // stored NC1HWC0, its shape the logical one
@@ -283,7 +316,7 @@ struct KernelLauncher::Kernel {
 KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
                                std::vector<aicore::AiCore*> cores, const aicore::AiCoreConfig& core_cfg,
                                dram::Storage& dram, std::uint64_t dram_base, bool functional, const cfg::Node* tasks,
-                               DvppTask dvpp_task)
+                               MediaJobs media)
     : sc_module(n),
       socket("socket"),
       cores_(std::move(cores)),
@@ -292,7 +325,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       next_(tasks ? 2 * DVP_JOB_TABLE_OFFSET : 0),  // with firmware: its 16 MiB, then the job table's
       functional_(functional),
       firmware_mode_(tasks != nullptr),
-      dvpp_task_(std::move(dvpp_task)),
+      media_(std::move(media)),
       stats_(*this) {
   for (const cfg::Node& k : kernels.items()) {
     kernels_.push_back(std::make_unique<Kernel>());
@@ -316,6 +349,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       // Sizes first: a shape its tensors cannot hold is an error before any tiling or building.
       check_library_args(K, k);
       build_library(K, k.at("shape"), core_cfg, tasks != nullptr, k.has("blocks"));
+      check_media_layout(K, k);
     }
     if (const cfg::Node* c = k.find("check")) read_check(K, *c, dir);
     layout(K, k);
@@ -474,6 +508,7 @@ void KernelLauncher::read_tensors(Kernel* K, const cfg::Node& k, const std::stri
       t.at("groups").fail("groups describes a grouped conv's weights in layout nc1hwc0");
     if (t.has("file")) read_tensor_file(s, t, dir);
     if (t.has("alias")) read_alias(s, t);
+    if (t.has("dvpp")) read_media(s, t);
     s.t.elems = tensor_elements(s, t);
     if (s.alias_kernel >= 0 &&
         alias_of(s).elems * aicore::dtype_bytes(alias_of(s).dtype) < s.t.elems * aicore::dtype_bytes(s.t.dtype))
@@ -527,6 +562,10 @@ std::uint64_t KernelLauncher::tensor_elements(TensorSpec& s, const cfg::Node& t)
   }
   if (!n && s.alias_kernel >= 0)  // as many as the memory it shares holds
     n = alias_of(s).elems * aicore::dtype_bytes(alias_of(s).dtype) / aicore::dtype_bytes(s.t.dtype);
+  if (!n && s.media) n = s.media_out.bytes / aicore::dtype_bytes(s.t.dtype);
+  if (s.media && n * aicore::dtype_bytes(s.t.dtype) > s.media_out.bytes)
+    t.fail("dvpp job '" + s.media_job + "' writes " + std::to_string(s.media_out.bytes) + " B, less than the " +
+           std::to_string(n * aicore::dtype_bytes(s.t.dtype)) + " B of this tensor");
   if (!n) t.fail("give the tensor's elements, shape or file (with at least one element)");
   if (n > (1ull << 34)) t.fail("a tensor of " + std::to_string(n) + " elements (at most 2^34)");
   return n;
@@ -591,6 +630,55 @@ void KernelLauncher::read_alias(TensorSpec& s, const cfg::Node& t) {
   if (s.alias_kernel < 0) t.at("alias").fail("no tensor '" + a + "' in an earlier kernel (write KERNEL.TENSOR)");
 }
 
+// A media job's output buffer (dvpp: NAME): its DRAM offset now; its contents are what the job
+// writes (in firmware mode, before the kernel runs only if a task orders it so).
+void KernelLauncher::read_media(TensorSpec& s, const cfg::Node& t) {
+  for (const char* other : {"alias", "file", "layout"})
+    if (t.has(other) && (std::string(other) != "layout" || t.get_string("layout") != "nd"))
+      t.at("dvpp").fail(std::string("a tensor is a dvpp job's output as it is written: drop ") + other);
+  s.media_job = t.get_string("dvpp");
+  if (!media_.output || !media_.output(s.media_job, s.media_out))
+    t.at("dvpp").fail("no job named '" + s.media_job + "' in dvpp: that writes a picture");
+  s.t.addr = s.media_out.offset;
+  s.media = true;
+}
+
+// An aipp kernel reading a job's picture takes it as the job lays it out: its format, row stride
+// and plane height, and no more than its size.
+void KernelLauncher::check_media_layout(const Kernel* K, const cfg::Node& k) const {
+  const auto* a = std::get_if<kernels::AippShape>(&K->shape);
+  if (!a || K->args.empty() || K->args[0].first < 0) return;
+  const TensorSpec& s = K->tensors[std::size_t(K->args[0].first)];
+  if (!s.media) return;
+  const MediaBuffer& m = s.media_out;
+  const cfg::Node& sh = k.at("shape");
+  const std::string job = "dvpp job '" + s.media_job + "' writes ";
+  if (a->format != m.format) sh.at("format").fail(job + dvpp::format_name(dvpp_format(m.format)));
+  if (a->pitch != m.stride_w || a->plane_rows != m.stride_h)
+    sh.fail(job + "its picture at a row stride of " + std::to_string(m.stride_w) + " pixels and " +
+            std::to_string(m.stride_h) + " rows a plane: give pitch: " + std::to_string(m.stride_w) +
+            " and plane_rows: " + std::to_string(m.stride_h));
+  if (a->w > m.width || a->h > m.height)
+    sh.fail(job + "a " + std::to_string(m.width) + " x " + std::to_string(m.height) + " picture, smaller than w x h");
+}
+
+// A kernel that read a media job's buffer started after the job completed (the firmware's tasks
+// must order them: a record / wait between), else its check fails, saying so.
+bool KernelLauncher::media_in_time(const Kernel* K, Result& r) const {
+  for (const TensorSpec& s : K->tensors) {
+    if (!s.media || !media_.completed) continue;
+    const Tick end = media_.completed(s.media_job);
+    if (end != kTickMax && end <= r.start) continue;
+    r.checked = true, r.passed = false;
+    r.detail = "read dvpp job '" + s.media_job + "'s picture " +
+               (end == kTickMax ? std::string("which no task ran")
+                                : "at " + std::to_string(r.start / 1e6) + " us, before the job completed (" +
+                                      std::to_string(end / 1e6) + " us): order them with an event");
+    return false;
+  }
+  return true;
+}
+
 const KernelLauncher::Tensor& KernelLauncher::alias_of(const TensorSpec& s) const {
   return kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t;
 }
@@ -624,7 +712,12 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
   R.relu = c.get_bool("relu");
   R.scale = c.get_double("scale");
   R.bias = n == 3;
-  // conv2d and pool check the kernel's own shape.
+  // conv2d, pool and aipp check the kernel's own shape.
+  if (op == "aipp") {
+    const auto* a = std::get_if<kernels::AippShape>(&K->shape);
+    if (!a) c.fail("check op aipp needs a library: aipp kernel (it uses its shape)");
+    R.aipp = *a;
+  }
   if (op == "conv2d" || op == "pool") {
     const auto* conv = std::get_if<kernels::ConvShape>(&K->shape);
     const auto* pool = std::get_if<kernels::PoolShape>(&K->shape);
@@ -689,9 +782,11 @@ void KernelLauncher::check_reference_sizes(const Kernel* K, const cfg::Node& c) 
 void KernelLauncher::layout(Kernel* K, const cfg::Node& k) {
   auto take = [&](std::uint64_t bytes, const cfg::Node& at, const std::string& what) {
     const std::uint64_t end = next_ + ((bytes + 4095) & ~std::uint64_t(4095));
-    if (end > dram_.size())
-      at.fail(what + " (" + std::to_string(bytes) + " B) does not fit in DRAM: " + std::to_string(dram_.size()) +
-              " B, of which " + std::to_string(next_) + " B are taken by what comes before it");
+    const std::uint64_t top = std::min<std::uint64_t>(dram_.size(), media_.floor);
+    if (end > top)
+      at.fail(what + " (" + std::to_string(bytes) + " B) does not fit in DRAM: " + std::to_string(top) + " B" +
+              (top < dram_.size() ? " below the media jobs' buffers" : "") + ", of which " + std::to_string(next_) +
+              " B are taken by what comes before it");
     const std::uint64_t at_offset = next_;
     next_ = end;
     return at_offset;
@@ -706,6 +801,7 @@ void KernelLauncher::layout(Kernel* K, const cfg::Node& k) {
       s.t.addr = kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t.addr;
       continue;
     }
+    if (s.media) continue;  // a media job's buffer, addressed when read
     const cfg::Node& t = k.at("tensors").items()[i];
     s.t.addr = take(s.t.elems * aicore::dtype_bytes(s.t.dtype), t, "tensor '" + s.t.name + "'");
     if (s.file.empty()) continue;
@@ -783,7 +879,7 @@ void KernelLauncher::task_entry(const cfg::Node& t, dvp_task& d, std::string& na
     name = k;
   } else if (t.has("dvpp")) {
     name = t.get_string("dvpp");
-    if (!dvpp_task_ || !dvpp_task_(name, d)) t.at("dvpp").fail("no job named '" + name + "' in dvpp:");
+    if (!media_.task || !media_.task(name, d)) t.at("dvpp").fail("no job named '" + name + "' in dvpp:");
   } else if (t.has("barrier")) {
     d.type = DVP_TASK_BARRIER;
     name = "barrier";
@@ -809,7 +905,7 @@ void KernelLauncher::place(Kernel* K) {
   }
   for (auto& s : K->tensors) {
     const unsigned eb = aicore::dtype_bytes(s.t.dtype);
-    if (s.alias_kernel >= 0 || !s.file.empty()) continue;  // an earlier kernel's memory, or read at load
+    if (s.borrowed() || !s.file.empty()) continue;  // another's memory, or read at load
     // The logical tensor's values, in its order; stored (converted) after.
     const std::uint64_t n = s.nc1hwc0 ? s.nc1hwc0->logical() : s.t.elems;
     std::vector<std::uint8_t> logical(s.nc1hwc0 ? n * eb : 0);
@@ -860,6 +956,7 @@ std::vector<double> KernelLauncher::reference_values(const Kernel* K, std::uint6
 }
 
 void KernelLauncher::check(Kernel* K, Result& r) {
+  if (!media_in_time(K, r)) return void(++failed_);
   if (!K->check) return;
   if (!functional_) {
     r.detail = "not checked: a timing-only run moves no data";
@@ -930,7 +1027,7 @@ unsigned KernelLauncher::save_tensors(const std::string& out_dir, const std::str
       std::vector<fs::path> paths;
       if (!s.save.empty())
         paths.push_back(fs::path(s.save).is_relative() ? fs::path(out_dir) / s.save : fs::path(s.save));
-      if (!all_dir.empty() && s.alias_kernel < 0)
+      if (!all_dir.empty() && !s.borrowed())
         paths.push_back(fs::path(all_dir) / (file_name_of(K->name) + "." + file_name_of(s.t.name) + ".npy"));
       if (paths.empty()) continue;
       auto bytes = read_back(base_ + s.t.addr, s.t.elems * aicore::dtype_bytes(s.t.dtype));
@@ -954,6 +1051,11 @@ unsigned KernelLauncher::save_tensors(const std::string& out_dir, const std::str
 
 void KernelLauncher::run() {
   if (firmware_mode_) return;  // the firmware runs the kernels through the task scheduler
+  // A kernel that reads a media job's picture: after every job has completed.
+  const bool reads_media = std::any_of(kernels_.begin(), kernels_.end(), [](const auto& K) {
+    return std::any_of(K->tensors.begin(), K->tensors.end(), [](const TensorSpec& s) { return s.media; });
+  });
+  if (reads_media && media_.done && !media_.done()) wait(*media_.finished);
   for (auto& K : kernels_) {
     current_ = K->name;
     place(K.get());

@@ -34,18 +34,34 @@ class KernelLauncher : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<KernelLauncher> socket;
 
   // `core_cfg`: library kernels are built (tiled) for this core configuration.
-  // A media job's task (tasks: {dvpp: NAME}): fills the task's engine and command address, or
-  // returns false when there is no such job.
-  using DvppTask = std::function<bool(const std::string& job, dvp_task& task)>;
+  // The media jobs (dvpp:) as kernels see them: a job's task (tasks: {dvpp: NAME}: fills the task's
+  // engine and command address, false when there is no such job), a job's output buffer (a
+  // tensor's dvpp: NAME: its DRAM offset and bytes, false when there is no such job), and the
+  // lowest DRAM offset their buffers and queues take (kernels are placed below it).
+  // A job's output buffer and the picture laid out in it.
+  struct MediaBuffer {
+    std::uint64_t offset = 0, bytes = 0;                                          // DRAM offset, capacity
+    std::uint32_t format = 0, width = 0, height = 0, stride_w = 0, stride_h = 0;  // enum dvpp_format
+  };
+  struct MediaJobs {
+    std::function<bool(const std::string& job, dvp_task& task)> task;
+    std::function<bool(const std::string& job, MediaBuffer& out)> output;
+    // When a job's last command completed (kTickMax: not run); bare mode: whether all have, and
+    // the event that says they have.
+    std::function<Tick(const std::string& job)> completed;
+    std::function<bool()> done;
+    const sc_core::sc_event* finished = nullptr;
+    std::uint64_t floor = ~std::uint64_t(0);
+  };
   KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& scenario_dir,
                  std::vector<aicore::AiCore*> cores, const aicore::AiCoreConfig& core_cfg, dram::Storage& dram,
-                 std::uint64_t dram_base, bool functional, const cfg::Node* tasks = nullptr,
-                 DvppTask dvpp_task = nullptr);
+                 std::uint64_t dram_base, bool functional, const cfg::Node* tasks, MediaJobs media);
   ~KernelLauncher() override;
 
   static void describe(cfg::Spec& kernel_entry);
   static void describe_tasks(cfg::Spec& task_entry);
   static void describe_shape(cfg::Spec& shape);
+  static void describe_aipp_shape(cfg::Spec& shape);
   static void describe_tensors(cfg::Spec& tensor_entry);
   static void describe_check(cfg::Spec& check);
   // Firmware mode (the scenario has tasks:): the kernels are placed in DRAM and listed in the
@@ -105,6 +121,9 @@ class KernelLauncher : public sc_core::sc_module {
   static void read_layout(TensorSpec& s, const cfg::Node& t);
   std::uint64_t tensor_elements(TensorSpec& s, const cfg::Node& t) const;
   void read_alias(TensorSpec& s, const cfg::Node& t);
+  void read_media(TensorSpec& s, const cfg::Node& t);
+  void check_media_layout(const Kernel* K, const cfg::Node& k) const;
+  bool media_in_time(const Kernel* K, Result& r) const;
   const Tensor& alias_of(const TensorSpec& s) const;
   static int tensor_index(const Kernel* K, const std::string& name, const cfg::Node& where);
   static void check_library_args(const Kernel* K, const cfg::Node& k);
@@ -132,7 +151,7 @@ class KernelLauncher : public sc_core::sc_module {
   std::uint64_t base_, next_;
   bool functional_;
   bool firmware_mode_;
-  DvppTask dvpp_task_;
+  MediaJobs media_;
   std::map<std::string, std::string> task_kernel_;  // a kernel task's name (as reports cut it) -> its kernel
   bool aicpu_tasks_ = false;
   bool done_ = false;

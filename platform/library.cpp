@@ -2,6 +2,10 @@
 #include "library.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "aicore/numeric.hpp"
 
 namespace dvp::platform {
 
@@ -202,12 +206,70 @@ KernelWork elementwise_work(const aicore::AiCoreConfig& core, const KernelShape&
   return {double(e.n), "vector op", vector_ps(core, double(e.n), b, e.op == "exp" || e.op == "sqrt")};
 }
 
+// --- aipp ---------------------------------------------------------------------------------------
+// Three numbers of a list key (mean, min, var_reci), or `fallback` each when it is absent.
+std::vector<double> three(const cfg::Node& sh, const char* key, double fallback) {
+  if (!sh.has(key)) return {fallback, fallback, fallback};
+  std::vector<double> v;
+  for (const std::string& t : sh.get_string_list(key)) {
+    char* end = nullptr;
+    v.push_back(std::strtod(t.c_str(), &end));
+    if (t.empty() || *end || !std::isfinite(v.back()) || std::abs(v.back()) > 65504)
+      sh.at(key).fail("'" + t + "' is not a number an f16 holds (|v| <= 65504)");
+  }
+  if (v.size() != 3) sh.at(key).fail("give three values, one per channel");
+  return v;
+}
+
+KernelShape read_aipp(const cfg::Node& sh) {
+  static const std::vector<std::pair<std::string, std::uint32_t>> kFormats = {
+      {"nv12", 1}, {"nv21", 2}, {"yuv400", 5}, {"rgb888", 6}};
+  kernels::AippShape a;
+  a.h = u32(sh, "h"), a.w = u32(sh, "w"), a.c0 = u32(sh, "c0");
+  for (const auto& [name, f] : kFormats)
+    if (sh.get_string("format") == name) a.format = f;
+  const bool yuv420 = a.format == 1 || a.format == 2;  // strides even, as DVPP lays them out
+  a.pitch = sh.has("pitch") ? u32(sh, "pitch") : yuv420 ? (a.w + 1) / 2 * 2 : a.w;
+  a.plane_rows = sh.has("plane_rows") ? u32(sh, "plane_rows") : yuv420 ? (a.h + 1) / 2 * 2 : a.h;
+  const std::string csc = sh.get_string("csc");
+  a.csc = csc != "none";
+  if (a.csc && a.format == 6) sh.at("csc").fail("aipp converts YUV to RGB; an rgb888 picture needs none");
+  if (a.csc) a.matrix = kernels::aipp_yuv_to_rgb(csc == "bt601_full" ? 0 : csc == "bt601_limited" ? 1 : 2);
+  const std::vector<double> mean = three(sh, "mean", 0), min = three(sh, "min", 0), var = three(sh, "var_reci", 1);
+  for (int c = 0; c < 3; ++c) {
+    if (mean[c] < 0 || mean[c] > 255 || mean[c] != std::floor(mean[c]))
+      sh.at("mean").fail("a channel mean is a whole number 0 .. 255 (a fraction goes in min)");
+    a.mean[c] = std::uint16_t(mean[c]);
+    a.min[c] = aicore::num::to_f16(min[c]);
+    a.var[c] = aicore::num::to_f16(var[c]);
+  }
+  return a;
+}
+std::vector<LibraryArg> aipp_args(const KernelShape& s) {
+  const auto& a = std::get<kernels::AippShape>(s);
+  return {{"x", DType::U8, a.in_bytes()}, {"y", DType::F16, a.out_elems()}};
+}
+BuiltKernel build_aipp(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& a = std::get<kernels::AippShape>(s);
+  const std::uint32_t rows = kernels::aipp_band_rows(core, a);
+  const std::uint64_t bands = (a.h + rows - 1) / rows;
+  return {kernels::aipp_kernel(core, a),
+          "bands of " + std::to_string(rows) + " rows, " + std::to_string(bands) + " units", bands};
+}
+// One pixel at a time through MTE2's conversion, on every core.
+KernelWork aipp_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& a = std::get<kernels::AippShape>(s);
+  const double px = double(a.h) * a.w;
+  return {px, "pixel", px / core.aipp_pixels_per_cycle * double(core.clock.period()) / core.cores};
+}
+
 const LibraryKernel kGemm{"gemm", {"m", "k", "n"}, read_gemm, gemm_args, build_gemm, gemm_work};
 const LibraryKernel kConv2d{"conv2d", {"h", "w", "c", "cout"}, read_conv2d, conv2d_args, build_conv2d, conv2d_work};
 const LibraryKernel kPool{"pool", {"pool", "h", "w", "c"}, read_pool, pool_args, build_pool, pool_work};
 const LibraryKernel kSoftmax{"softmax", {"rows", "cols"}, read_softmax, softmax_args, build_softmax, softmax_work};
 const LibraryKernel kElementwise{"elementwise",    {"op", "n"},       read_elementwise,
                                  elementwise_args, build_elementwise, elementwise_work};
+const LibraryKernel kAipp{"aipp", {"h", "w", "format"}, read_aipp, aipp_args, build_aipp, aipp_work};
 
 }  // namespace
 
@@ -235,6 +297,9 @@ const cfg::Choices<const LibraryKernel*>& library_kernels() {
       {"softmax", &kSoftmax, "softmax of each row"},
       {"conv2d", &kConv2d, "2-D convolution via img2col (load3d) on the cube"},
       {"pool", &kPool, "max or average pooling"},
+      {"aipp", &kAipp,
+       "AIPP: a u8 picture (nv12, nv21, yuv400, rgb888) to a network's f16 NC1HWC0 input, colour-converted and "
+       "normalised"},
   };
   return table;
 }

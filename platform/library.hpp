@@ -12,6 +12,7 @@
 #include "aicore/aicore_config.hpp"
 #include "aicore/assembler.hpp"
 #include "common/config.hpp"
+#include "kernels/library/aipp.hpp"
 #include "kernels/library/elementwise.hpp"
 #include "kernels/library/gemm.hpp"
 #include "kernels/library/pool.hpp"
@@ -20,7 +21,7 @@
 namespace dvp::platform {
 
 using KernelShape = std::variant<kernels::GemmShape, kernels::ConvShape, kernels::PoolShape, kernels::SoftmaxShape,
-                                 kernels::ElementwiseShape>;
+                                 kernels::ElementwiseShape, kernels::AippShape>;
 
 // One argument a library kernel takes: a tensor of at least `elems` elements of `dtype`.
 struct LibraryArg {

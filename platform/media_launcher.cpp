@@ -60,14 +60,21 @@ struct MediaLauncher::Job {
 void MediaLauncher::describe(cfg::Spec& e) {
   std::vector<std::string> engines, formats;
   for (const dvpp::Codec& c : dvpp::codecs()) engines.emplace_back(c.name);
-  for (int f = 0; f <= DVPP_FMT_RGBA8888; ++f) formats.emplace_back(dvpp::format_name(dvpp_format(f)));
+  for (int f = 0; f <= DVPP_FMT_P010; ++f) formats.emplace_back(dvpp::format_name(dvpp_format(f)));
   e.param("name", Type::String, "job name, for reports");
   e.param("engine", Type::Enum, "the DVPP engine (platform.dvpp must configure it)").choices(engines);
-  e.param("input", Type::String, "the input file (.jpg, .png), relative to the scenario").optional();
-  e.param("from", Type::String,
-          "vpc, jpege: the job (earlier in the list) whose output picture is the input; this job is submitted "
-          "when that one has completed")
+  e.param("input", Type::String,
+          "the input file, relative to the scenario: .jpg, .png, .h264 / .h265 for the decoders; for vpc, jpege and "
+          "venc a raw .yuv picture (every frame at its picture: size, one after another, as ffmpeg -f rawvideo "
+          "writes them)")
       .optional();
+  e.param("from", Type::String,
+          "vpc, jpege, venc: the job (earlier in the list) whose output picture (venc: every frame of it) is the "
+          "input; this job is submitted when that one has completed")
+      .optional();
+  e.param("picture", Type::IntList, "a .yuv input's [width, height]; rows and planes packed (even sizes for 4:2:0)")
+      .optional();
+  e.param("picture_format", Type::Enum, "a .yuv input's format").choices(formats).defaults("nv12");
   e.param("crop", Type::IntList, "vpc: [x, y, width, height] of the input taken (default: all of it)").optional();
   e.param("resize", Type::IntList, "vpc: [width, height] of the output (default: the crop's)").optional();
   e.param("csc", Type::Enum, "vpc: the colour conversion where YUV meets RGB: " + kCsc.doc())
@@ -75,7 +82,7 @@ void MediaLauncher::describe(cfg::Spec& e) {
       .defaults("bt601_full");
   e.param("psnr_min", Type::Float,
           "vpc: the least PSNR against a plain bilinear reference (crop, resize, conversion in floating point); "
-          "jpege: of the JPEG, decoded by TurboJPEG, against the picture encoded")
+          "jpege, venc: of the stream, decoded by TurboJPEG / libavcodec, against the pictures encoded")
       .unit("dB")
       .defaults("30")
       .range(0, 200);
@@ -86,10 +93,19 @@ void MediaLauncher::describe(cfg::Spec& e) {
       .defaults("1")
       .range(1, 1000000);
   e.param("stream", Type::Enum,
-          "vdec: the stream's codec (default: by the file's extension: .h264 .264 .h265 .265 .hevc)")
+          "vdec, venc: the stream's codec (default: by the extension of the input, vdec, or of save:, venc: .h264 "
+          ".264 .h265 .265 .hevc; venc without one: h264)")
       .choices({"h264", "h265"})
       .optional();
-  e.param("max_frames", Type::Int, "vdec: the most frames to decode (0: all)").defaults("0").min(0);
+  e.param("max_frames", Type::Int, "vdec: the most frames to decode (0: all); venc: the frames to encode (0: all)")
+      .defaults("0")
+      .min(0);
+  e.param("qp", Type::Int, "venc: the constant quantisation parameter (lower: better pictures, more bits)")
+      .defaults("28")
+      .range(0, 51);
+  e.param("gop", Type::Int, "venc: frames from one IDR frame to the next (0: only the first)")
+      .defaults("30")
+      .range(0, 1 << 30);
   e.param("quality", Type::Int, "jpege: the quality, 1 .. 100 (libjpeg's scale of the standard tables)")
       .defaults("90")
       .range(1, 100);
@@ -100,7 +116,7 @@ void MediaLauncher::describe(cfg::Spec& e) {
       .defaults("true");
   e.param("save", Type::String,
           "write the output after the run, relative to the output directory: .yuv (the buffer as laid out, "
-          "strides included) or .png (rgb888 / rgba8888 outputs)")
+          "strides included) or .png (rgb888 / rgba8888 outputs); an encoder's stream as it is (.jpg, .h264, .h265)")
       .optional();
   e.param("in_offset", Type::Int, "bytes added to the input's (page-aligned) address")
       .unit("B")
@@ -134,29 +150,71 @@ MediaLauncher::MediaLauncher(sc_core::sc_module_name n, const cfg::Node& entries
     done_ = true;
     return;
   }
+  reserve_queues(entries);
   SC_HAS_PROCESS(MediaLauncher);
   SC_THREAD(run);
 }
 
+// Each engine's queue below the buffers, room for all its commands.
+void MediaLauncher::reserve_queues(const cfg::Node& entries) {
+  for (const dvpp::EngineConfig& ec : dvpp_.config().engines) {
+    std::uint64_t n = 0;
+    for (const auto& j : jobs_) n += j->engine == &ec ? j->repeat : 0, waves_ = std::max(waves_, j->wave + 1);
+    const std::uint64_t bytes = page_up(n * sizeof(dvpp_cmd));
+    if (!n) continue;
+    if (bytes + 4096 > top_) entries.fail("the command queues do not fit in DRAM below the media buffers");
+    top_ -= bytes;
+    queues_.push_back({&ec, top_, n});
+  }
+}
+
+bool MediaLauncher::output_of(const std::string& name, Output& out) const {
+  for (const auto& j : jobs_)
+    if (j->name == name && j->engine->codec->picture_out && j->expect == DVPP_DONE) {
+      out.offset = j->cmd.out_addr - base_, out.bytes = j->cmd.out_size, out.picture = &j->host.picture;
+      return true;
+    }
+  return false;
+}
+
+Tick MediaLauncher::completed(const std::string& name) const {
+  for (const auto& j : jobs_) {
+    if (j->name != name) continue;
+    Tick end = 0;
+    std::uint32_t n = 0;
+    for (const dvpp::Dvpp::Frame& f : dvpp_.frames())
+      if (f.engine == j->engine->codec->engine && f.tag >= j->first_tag && f.tag < j->first_tag + j->repeat)
+        end = std::max(end, f.end), ++n;
+    return n == j->repeat ? end : kTickMax;
+  }
+  return kTickMax;
+}
+
 MediaLauncher::~MediaLauncher() = default;
 
-// The input: a file (read), or another job's output picture (vpc, `from:`).
+namespace {
+// Engines whose input is a picture in memory, not a file's bitstream.
+bool takes_picture(dvpp_engine e) { return e == DVPP_VPC || e == DVPP_JPEGE || e == DVPP_VENC; }
+}  // namespace
+
+// The input: a file (read), or another job's output picture (`from:`).
 void MediaLauncher::read_input(Job& j, const cfg::Node& e, const std::string& dir) {
-  // VPC and JPEGE take a picture in memory: another job's output.
-  const bool vpc = j.engine->codec->engine == DVPP_VPC || j.engine->codec->engine == DVPP_JPEGE;
+  const bool picture = takes_picture(j.engine->codec->engine);
   const std::string engine = j.engine->codec->name;
-  if (e.has("input") == e.has("from")) e.fail(vpc ? engine + " takes its picture from: a job" : "give input: a file");
+  if (e.has("input") == e.has("from"))
+    e.fail(picture ? engine + " takes a picture: from: a job, or input: a .yuv file" : "give input: a file");
   if (e.has("from")) {
-    if (!vpc)
-      e.at("from").fail("only vpc and jpege take another job's picture; " + j.name + " decodes a file (input:)");
+    if (!picture)
+      e.at("from").fail("only vpc, jpege and venc take another job's picture; " + j.name + " decodes a file (input:)");
     for (const auto& o : jobs_)
       if (o->name == e.get_string("from")) j.from = o.get();
     if (!j.from) e.at("from").fail("no job '" + e.get_string("from") + "' before this one");
     if (j.from->expect != DVPP_DONE) e.at("from").fail("job '" + j.from->name + "' is expected to fail");
+    if (!j.from->engine->codec->picture_out)
+      e.at("from").fail("job '" + j.from->name + "' writes a stream, not a picture");
     j.input = "job " + j.from->name, j.file = j.from->host.picture.bytes, j.wave = j.from->wave + 1;
     return;
   }
-  if (vpc) e.at("input").fail(engine + " takes its picture from another job (from: NAME), not from a file");
   j.input = e.get_string("input");
   const std::string path = j.input.rfind('/', 0) == 0 ? j.input : dir + "/" + j.input;
   errno = 0;
@@ -164,18 +222,49 @@ void MediaLauncher::read_input(Job& j, const cfg::Node& e, const std::string& di
   if (!f) e.at("input").fail("cannot open " + path + ": " + (errno ? std::strerror(errno) : "open failed"));
   j.file.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
   if (j.file.empty()) e.at("input").fail(path + " is empty");
+  if (picture) read_yuv(j, e, path);
 }
 
-// VDEC's fields of the command: the stream's codec (given, or by the file's extension), the most
-// frames.
-void MediaLauncher::read_vdec(Job& j, const cfg::Node& e) {
+// A raw picture file's layout (picture:, picture_format:) into the command's in_* fields: packed
+// rows and planes, whole frames.
+void MediaLauncher::read_yuv(Job& j, const cfg::Node& e, const std::string& path) {
+  if (!e.has("picture"))
+    e.at("input").fail(std::string(j.engine->codec->name) + " reads a raw picture: give its picture: [width, height]");
+  const std::vector<std::uint64_t> v = e.get_uint_list("picture");
+  if (v.size() != 2 || !v[0] || !v[1] || v[0] > 65535 || v[1] > 65535)
+    e.at("picture").fail("give [width, height], each 1 .. 65535");
+  const int format = dvpp::format_by_name(e.get_string("picture_format"));
+  if (format == DVPP_FMT_NATIVE) e.at("picture_format").fail("name the file's format");
+  dvpp::Picture p;
+  p.format = dvpp_format(format), p.width = std::uint32_t(v[0]), p.height = std::uint32_t(v[1]);
+  dvpp::set_strides(p, dvpp::Limits{});
+  if ((p.stride_w != p.width || p.stride_h != p.height))
+    e.at("picture").fail(std::string("a packed ") + dvpp::format_name(p.format) + " picture has an even width" +
+                         (p.format == DVPP_FMT_YUV422SP ? "" : " and height"));
+  const std::uint64_t frame = dvpp::picture_bytes(p.format, p.stride_w, p.stride_h);
+  if (j.file.size() % frame)
+    e.at("input").fail(path + " (" + std::to_string(j.file.size()) + " B) is not a whole number of " +
+                       std::to_string(p.width) + " x " + std::to_string(p.height) + " " + dvpp::format_name(p.format) +
+                       " frames (" + std::to_string(frame) + " B each)");
+  dvpp_cmd& c = j.cmd;
+  c.in_format = p.format, c.in_width = p.width, c.in_height = p.height, c.in_stride_w = p.stride_w;
+  c.in_stride_h = p.stride_h;
+}
+
+// VDEC's and VENC's fields of the command: the stream's codec (given, or by the extension of the
+// file read or saved), the frames; VENC's QP and GOP.
+void MediaLauncher::read_stream(Job& j, const cfg::Node& e) {
+  const bool venc = j.engine->codec->engine == DVPP_VENC;
   std::string kind = e.has("stream") ? e.get_string("stream") : "";
-  const std::string ext = j.input.substr(j.input.find_last_of('.') + 1);
+  const std::string file = venc ? (e.has("save") ? e.get_string("save") : "") : j.input;
+  const std::string ext = file.substr(file.find_last_of('.') + 1);
   if (kind.empty() && (ext == "h264" || ext == "264")) kind = "h264";
   if (kind.empty() && (ext == "h265" || ext == "265" || ext == "hevc")) kind = "h265";
+  if (kind.empty() && venc) kind = "h264";
   if (kind.empty()) e.at("input").fail("say the stream's codec (stream: h264 or h265): ." + ext + " does not");
   j.cmd.stream = kind == "h264" ? DVPP_STREAM_H264 : DVPP_STREAM_H265;
   j.cmd.max_frames = std::uint32_t(e.get_uint("max_frames"));
+  if (venc) j.cmd.qp = std::uint32_t(e.get_uint("qp")), j.cmd.gop = std::uint32_t(e.get_uint("gop"));
 }
 
 // VPC's fields of the command: the source's picture, the crop, the size, the conversion.
@@ -210,7 +299,7 @@ void MediaLauncher::read_entry(const cfg::Node& e, const std::string& dir) {
   read_input(*j, e, dir);
   j->expect = kExpect.parse(e.at("expect"));
   j->repeat = std::uint32_t(e.get_uint("repeat"));
-  if (j->engine->codec->engine == DVPP_VDEC) read_vdec(*j, e);
+  if (j->engine->codec->engine == DVPP_VDEC || j->engine->codec->engine == DVPP_VENC) read_stream(*j, e);
   j->check = e.get_bool("check");
   j->psnr_min = e.get_double("psnr_min");
   j->cmd.out_format = std::uint32_t(dvpp::format_by_name(e.get_string("format")));
@@ -228,6 +317,7 @@ void MediaLauncher::read_entry(const cfg::Node& e, const std::string& dir) {
     const bool png = j->save.size() > 4 && j->save.substr(j->save.size() - 4) == ".png";
     const bool rgb = j->host.picture.format == DVPP_FMT_RGB888 || j->host.picture.format == DVPP_FMT_RGBA8888;
     if (png && !rgb) e.at("save").fail(".png takes an rgb888 or rgba8888 output; save a YUV picture as .yuv");
+    if (png && !codec->picture_out) e.at("save").fail(std::string(codec->name) + " writes a stream: save it as it is");
   }
   place(*j, e);
   j->first_tag = jobs_.empty() ? 0 : jobs_.back()->first_tag + jobs_.back()->repeat;
@@ -281,28 +371,11 @@ void MediaLauncher::write_reg(std::uint32_t offset, std::uint32_t value) {
   wait(d);
 }
 
-// Each engine's queue below the buffers, room for all its commands. Wave by wave (a job that
-// takes another's picture is in the wave after it): the wave's commands in scenario order, one
-// doorbell per engine, then every command of the wave completed.
+// Wave by wave (a job that takes another's picture is in the wave after it): the wave's commands
+// in scenario order, one doorbell per engine, then every command of the wave completed.
 void MediaLauncher::run() {
-  struct Queue {
-    const dvpp::EngineConfig* engine;
-    std::uint64_t at, size;  // DRAM offset, commands
-    std::uint32_t count = 0;
-  };
-  std::vector<Queue> queues;
-  unsigned waves = 0;
-  for (const dvpp::EngineConfig& ec : dvpp_.config().engines) {
-    std::uint64_t n = 0;
-    for (const auto& j : jobs_) n += j->engine == &ec ? j->repeat : 0, waves = std::max(waves, j->wave + 1);
-    const std::uint64_t bytes = page_up(n * sizeof(dvpp_cmd));
-    if (!n) continue;
-    if (bytes + 4096 > top_) return system_of(*this).fail(std::string(name()) + ": the command queues do not fit");
-    top_ -= bytes;
-    queues.push_back({&ec, top_, n});
-  }
-  for (unsigned w = 0; w < waves; ++w) {
-    for (Queue& q : queues) {
+  for (unsigned w = 0; w < waves_; ++w) {
+    for (Queue& q : queues_) {
       const std::uint32_t first = q.count;
       for (const auto& j : jobs_)
         for (std::uint32_t i = 0; j->engine == q.engine && j->wave == w && i < j->repeat; ++i) {
@@ -319,13 +392,14 @@ void MediaLauncher::run() {
       }
       write_reg(off + 0xc, q.count);
     }
-    for (const Queue& q : queues) {
+    for (const Queue& q : queues_) {
       while (dvpp_.done(q.engine->codec->engine) < q.count) wait(dvpp_.completion());
       const std::uint32_t off = dvpp::Dvpp::kEngineBase + dvpp::Dvpp::kEngineStride * q.engine->codec->engine;
       write_reg(off + 0x1c, q.count);  // ACK: the interrupt line drops
     }
   }
   done_ = true;
+  finished_.notify(sc_core::SC_ZERO_TIME);
 }
 
 std::vector<std::uint8_t> MediaLauncher::read_back(std::uint64_t addr, std::uint64_t len) {
@@ -353,7 +427,7 @@ const std::vector<MediaLauncher::Result>& MediaLauncher::check() {
         // The first command's status, unless one differs from what the job expects: that one.
         const bool first = r.start == kTickMax;
         if (first || (f.status != j->expect && r.status == j->expect)) r.status = f.status, r.reason = f.reason;
-        r.width = f.width, r.height = f.height;
+        r.width = f.width, r.height = f.height, r.out_bytes = f.out_bytes;
         r.start = std::min(r.start, f.start), r.end = std::max(r.end, f.end);
       }
     r.format = j->host.picture.format;
@@ -392,7 +466,8 @@ void MediaLauncher::check_job(Job& j, Result& r) {
     r.detail = pic + "; pixels not compared: a timing-only run moves none";
     return;
   }
-  j.output = read_back(j.cmd.out_addr, like.bytes.size());
+  // A picture as the host laid it out; a stream as long as the engine wrote it.
+  j.output = read_back(j.cmd.out_addr, j.engine->codec->picture_out ? like.bytes.size() : r.out_bytes);
   dvpp::Picture have = like;
   have.bytes = j.output;
   if (!j.check) {
@@ -401,25 +476,13 @@ void MediaLauncher::check_job(Job& j, Result& r) {
     return;
   }
   const dvpp_engine engine = j.engine->codec->engine;
-  if (engine == DVPP_JPEGE) {  // the JPEG decoded by TurboJPEG, against the picture encoded
-    const dvpp::Picture& src = j.from->host.picture;
-    const double db = psnr(reference_picture(DVPP_JPEGD, j.output, src), src);
-    r.passed = db >= j.psnr_min;
-    char line[200];
-    std::snprintf(line, sizeof line,
-                  "%u x %u %s from %s as a %zu-byte JPEG (quality %u); decoded, PSNR %.1f dB against it (least %g)",
-                  src.width, src.height, dvpp::format_name(src.format), j.from->name.c_str(), j.output.size(),
-                  j.cmd.quality, db, j.psnr_min);
-    r.detail = line;
-    return;
-  }
-  if (j.from) {  // VPC: against a plain bilinear reference from the source's picture
-    const double db = psnr(have, vpc_reference(j.from->host.picture, j.cmd, like));
-    r.passed = db >= j.psnr_min;
-    char line[160];
-    std::snprintf(line, sizeof line, " from %s; PSNR %.1f dB against a plain bilinear reference (least %g)",
-                  j.from->name.c_str(), db, j.psnr_min);
-    r.detail = pic + line;
+  if (takes_picture(engine)) {
+    try {
+      check_from_picture(j, r, have, pic);
+    } catch (const Error& e) {  // the host library cannot read what the engine wrote
+      r.passed = false;
+      r.detail = std::string("the output does not decode on the host: ") + e.what();
+    }
     return;
   }
   const PixelDiff d = compare_pictures(
@@ -430,6 +493,58 @@ void MediaLauncher::check_job(Job& j, Result& r) {
   r.detail = pic + (r.passed ? "; bit-identical to " + ref + " (" + std::to_string(d.compared) + " visible bytes)"
                              : "; " + std::to_string(d.differ) + " of " + std::to_string(d.compared) +
                                    " visible bytes differ from " + ref + ", the first at " + d.where);
+}
+
+namespace {
+// The picture (every frame of it) a job's command reads.
+dvpp::Picture source_of(const dvpp_cmd& c, const std::vector<std::uint8_t>& bytes) {
+  dvpp::Picture p;
+  p.format = dvpp_format(c.in_format), p.width = c.in_width, p.height = c.in_height;
+  p.stride_w = c.in_stride_w, p.stride_h = c.in_stride_h, p.bytes = bytes;
+  return p;
+}
+}  // namespace
+
+// An engine that reads a picture: an encoder's stream decoded on the host and compared by PSNR
+// with the pictures encoded; VPC's picture against a plain bilinear reference.
+void MediaLauncher::check_from_picture(Job& j, Result& r, const dvpp::Picture& have, const std::string& pic) {
+  const dvpp::Picture src = source_of(j.cmd, j.file);
+  const std::string from = j.from ? j.from->name : j.input;
+  char line[240];
+  double db = 0;
+  switch (j.engine->codec->engine) {
+    case DVPP_JPEGE:  // the JPEG decoded by TurboJPEG, against the picture encoded
+      db = psnr(reference_picture(DVPP_JPEGD, j.output, src), src);
+      std::snprintf(line, sizeof line,
+                    "%u x %u %s from %s as a %zu-byte JPEG (quality %u); decoded, PSNR %.1f dB against it (least %g)",
+                    src.width, src.height, dvpp::format_name(src.format), from.c_str(), j.output.size(), j.cmd.quality,
+                    db, j.psnr_min);
+      break;
+    case DVPP_VENC: {  // the stream decoded by libavcodec, every frame against its source
+      const auto stream = dvpp_stream(j.cmd.stream);
+      const std::uint32_t n = j.host.frames;  // a command's (r.frames counts every repeat's)
+      const dvpp::Picture decoded = video_reference(j.output, stream, src, n);
+      const std::uint64_t got = decoded.bytes.size() / dvpp::picture_bytes(src.format, src.stride_w, src.stride_h);
+      if (got < n) {
+        r.passed = false;
+        r.detail = "the stream decodes to " + std::to_string(got) + " of its " + std::to_string(n) + " frames";
+        return;
+      }
+      db = psnr(decoded, src, n);
+      std::snprintf(line, sizeof line,
+                    "%u frame(s) of %u x %u %s from %s as a %zu-byte %s stream (qp %u, gop %u); decoded, PSNR %.1f dB "
+                    "against them (least %g)",
+                    n, src.width, src.height, dvpp::format_name(src.format), from.c_str(), j.output.size(),
+                    stream == DVPP_STREAM_H264 ? "H.264" : "H.265", j.cmd.qp, j.cmd.gop, db, j.psnr_min);
+      break;
+    }
+    default:  // VPC
+      db = psnr(have, vpc_reference(src, j.cmd, have));
+      std::snprintf(line, sizeof line, "%s from %s; PSNR %.1f dB against a plain bilinear reference (least %g)",
+                    pic.c_str(), from.c_str(), db, j.psnr_min);
+  }
+  r.passed = db >= j.psnr_min;
+  r.detail = line;
 }
 
 unsigned MediaLauncher::save(const std::string& out_dir) {

@@ -44,13 +44,27 @@ class MediaLauncher : public sc_core::sc_module {
     std::string reason;
     std::uint32_t width = 0, height = 0;
     dvpp_format format = DVPP_FMT_NATIVE;
-    Tick start = 0, end = 0;  // the first frame's start, the last one's end
+    Tick start = 0, end = 0;      // the first frame's start, the last one's end
+    std::uint64_t out_bytes = 0;  // the engine's output of its last command
     bool checked = false, passed = true;
     std::string detail;
   };
   bool done() const { return done_; }
   // Firmware mode: the task that submits job `name` (its engine and command), false if none.
   bool task_of(const std::string& name, dvp_task& task) const;
+  // A job's output buffer (a picture engine's): its DRAM offset and capacity, and the picture's
+  // layout in it; false when no job of that name writes a picture.
+  struct Output {
+    std::uint64_t offset = 0, bytes = 0;
+    const dvpp::Picture* picture = nullptr;
+  };
+  bool output_of(const std::string& name, Output& out) const;
+  // When job `name`'s last command completed; kTickMax while one has not.
+  Tick completed(const std::string& name) const;
+  // Bare mode: notified when every job has completed (done()).
+  const sc_core::sc_event& finished() const { return finished_; }
+  // The lowest DRAM offset the jobs' inputs, outputs, commands and queues take.
+  std::uint64_t floor() const { return top_; }
   // After the run: each entry's status and its check (reads the outputs back).
   const std::vector<Result>& check();
   unsigned checks_failed() const { return failed_; }
@@ -62,18 +76,29 @@ class MediaLauncher : public sc_core::sc_module {
   void read_entry(const cfg::Node& e, const std::string& dir);
   void read_input(Job& j, const cfg::Node& e, const std::string& dir);
   static void read_vpc(Job& j, const cfg::Node& e);
-  static void read_vdec(Job& j, const cfg::Node& e);
+  static void read_stream(Job& j, const cfg::Node& e);
+  static void read_yuv(Job& j, const cfg::Node& e, const std::string& path);
   void place(Job& j, const cfg::Node& e);
   void place_command(Job& j, const cfg::Node& e);
+  void reserve_queues(const cfg::Node& entries);
   void run();
   void write_reg(std::uint32_t offset, std::uint32_t value);
   std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);
   void check_job(Job& j, Result& r);
+  void check_from_picture(Job& j, Result& r, const dvpp::Picture& have, const std::string& pic);
 
   std::vector<std::unique_ptr<Job>> jobs_;
   dvpp::Dvpp& dvpp_;
   dram::Storage& dram_;
   std::uint64_t base_, regs_base_, top_;  // DRAM base; inputs and buffers go down from top_
+  struct Queue {
+    const dvpp::EngineConfig* engine;
+    std::uint64_t at, size;  // DRAM offset, commands
+    std::uint32_t count = 0;
+  };
+  std::vector<Queue> queues_;  // bare mode: one per engine with jobs
+  sc_core::sc_event finished_;
+  unsigned waves_ = 0;
   bool functional_;
   bool done_ = false, checked_ = false;
   unsigned failed_ = 0;

@@ -217,10 +217,18 @@ struct Sampler {
   // Chroma's scale against luma, and where a sample sits (centred between the luma it covers).
   bool chroma(int c) const { return !is_rgb(p.format) && c > 0; }
   int sub_x(int c) const { return chroma(c) && p.format != DVPP_FMT_YUV444SP ? 2 : 1; }
-  int sub_y(int c) const { return chroma(c) && (p.format == DVPP_FMT_NV12 || p.format == DVPP_FMT_NV21) ? 2 : 1; }
+  int sub_y(int c) const {
+    return chroma(c) && (p.format == DVPP_FMT_NV12 || p.format == DVPP_FMT_NV21 || p.format == DVPP_FMT_P010) ? 2 : 1;
+  }
   double at(int c, long x, long y) const {
     if (p.format == DVPP_FMT_YUV400 && c > 0) return 128.0;
     const std::vector<dvpp::Plane> pl = dvpp::planes(p);
+    if (p.format == DVPP_FMT_P010) {  // 16-bit samples, on the 8-bit scale (10 bits / 4)
+      const std::uint64_t o = c == 0
+                                  ? pl[0].offset + std::uint64_t(y) * pl[0].pitch + 2 * std::uint64_t(x)
+                                  : pl[1].offset + std::uint64_t(y) * pl[1].pitch + 4 * std::uint64_t(x) + 2 * (c - 1);
+      return (p.bytes[o] | p.bytes[o + 1] << 8) / 256.0;
+    }
     if (is_rgb(p.format)) {
       const unsigned px = p.format == DVPP_FMT_RGBA8888 ? 4 : 3;
       if (c == 3 && px == 3) return 255.0;
@@ -324,16 +332,18 @@ Picture vpc_reference(const Picture& src, const dvpp_cmd& cmd, const Picture& li
   return p;
 }
 
-double psnr(const Picture& have, const Picture& want) {
+double psnr(const Picture& have, const Picture& want, std::uint32_t frames) {
   double sum = 0;
   std::uint64_t n = 0;
-  for (const dvpp::Plane& p : dvpp::planes(want))
-    for (std::uint32_t r = 0; r < p.rows; ++r)
-      for (std::uint32_t b = 0; b < p.row_bytes; ++b, ++n) {
-        const std::uint64_t at = p.offset + r * p.pitch + b;
-        const double d = double(have.bytes.at(at)) - double(want.bytes.at(at));
-        sum += d * d;
-      }
+  const std::uint64_t frame = dvpp::picture_bytes(want.format, want.stride_w, want.stride_h);
+  for (std::uint32_t f = 0; f < frames; ++f)
+    for (const dvpp::Plane& p : dvpp::planes(want))
+      for (std::uint32_t r = 0; r < p.rows; ++r)
+        for (std::uint32_t b = 0; b < p.row_bytes; ++b, ++n) {
+          const std::uint64_t at = f * frame + p.offset + r * p.pitch + b;
+          const double d = double(have.bytes.at(at)) - double(want.bytes.at(at));
+          sum += d * d;
+        }
   return sum == 0 ? INFINITY : 10.0 * std::log10(255.0 * 255.0 * double(n) / sum);
 }
 

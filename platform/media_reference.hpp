@@ -29,8 +29,9 @@ const char* reference_name(dvpp_engine engine);
 // and RGB in floating point (enum dvpp_csc), laid out as `like`. Not bit-exact with libswscale's
 // fixed point: compared by PSNR.
 dvpp::Picture vpc_reference(const dvpp::Picture& src, const dvpp_cmd& cmd, const dvpp::Picture& like);
-// PSNR of `have` against `want` over the visible bytes, dB (infinite when equal).
-double psnr(const dvpp::Picture& have, const dvpp::Picture& want);
+// PSNR of `have` against `want` over the visible bytes of their first `frames` pictures (one
+// after another at `want`'s layout), dB (infinite when equal).
+double psnr(const dvpp::Picture& have, const dvpp::Picture& want, std::uint32_t frames = 1);
 
 struct PixelDiff {
   std::uint64_t compared = 0, differ = 0;  // visible bytes

@@ -159,6 +159,42 @@ Needs pool_inputs(const Reference& r, std::uint64_t) {
   return {{std::uint64_t(r.pool.c1()) * 16 * r.pool.h * r.pool.w, "input"}};
 }
 
+// AIPP, written from its definition (docs/isa.md, aipp.gm2l1): pixel (h, w)'s channels, the
+// chroma of 4:2:0 from its 2 x 2 block; the Q8 matrix in integers, floored, clamped to a byte;
+// then (v - mean - min) x var_reci in double (the model's f32 and one f16 rounding are within
+// the check's tolerance); channels past the picture's are 0.
+void aipp_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const kernels::AippShape& a = R.aipp;
+  const TensorView& x = in[0];
+  const std::uint64_t plane = std::uint64_t(a.pitch) * a.plane_rows;
+  std::fill(out.begin(), out.end(), 0.0);
+  for (std::uint64_t h = 0; h < a.h; ++h)
+    for (std::uint64_t w = 0; w < a.w; ++w) {
+      double px[3] = {0, 0, 0};
+      if (a.format == 6) {
+        for (int c = 0; c < 3; ++c) px[c] = x.at((h * a.pitch + w) * 3 + c);
+      } else {
+        px[0] = x.at(h * a.pitch + w);
+        if (a.format != 5) {  // NV12: U then V; NV21: V then U
+          const std::uint64_t uv = plane + h / 2 * a.pitch + w / 2 * 2;
+          px[1] = x.at(uv + (a.format == 2 ? 1 : 0));
+          px[2] = x.at(uv + (a.format == 2 ? 0 : 1));
+        }
+      }
+      double v[3] = {px[0], px[1], px[2]};
+      for (int c = 0; a.csc && c < 3; ++c) {
+        std::int64_t sum = 0;
+        for (int k = 0; k < 3; ++k) sum += a.matrix.m[c][k] * (std::int64_t(px[k]) - a.matrix.in_bias[k]);
+        v[c] = double(
+            std::clamp<std::int64_t>((sum >= 0 ? sum / 256 : -((-sum + 255) / 256)) + a.matrix.out_bias[c], 0, 255));
+      }
+      for (unsigned c = 0; c < a.channels(); ++c)
+        out[(h * a.w + w) * a.c0 + c] = (v[c] - a.mean[c] - aicore::num::f16(a.min[c])) * aicore::num::f16(a.var[c]);
+    }
+}
+std::uint64_t aipp_count(const Reference& r, std::uint64_t) { return r.aipp.out_elems(); }
+Needs aipp_inputs(const Reference& r, std::uint64_t) { return {{r.aipp.in_bytes(), "picture"}}; }
+
 RefCheck elementwise(const char* name, unsigned inputs, double (*f)(double, double)) {
   return RefCheck{name, inputs, inputs, {}, all, like_output, elementwise_ref, f};
 }
@@ -180,6 +216,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck softmax{"softmax", 1, 1, {"cols"}, all, like_output, softmax_ref, nullptr, true};
   static const RefCheck topk{"topk", 1, 1, {"cols", "k"}, all, row_inputs, topk_ref};
   static const RefCheck argmax{"argmax", 1, 1, {"cols"}, all, row_inputs, argmax_ref};
+  static const RefCheck aipp{"aipp", 1, 1, {}, aipp_count, aipp_inputs, aipp_ref};
   static const cfg::Choices<const RefCheck*> table = {
       {"add", &add, "out[i] = in0[i] + in1[i]"},
       {"sub", &sub, "out[i] = in0[i] - in1[i]"},
@@ -195,6 +232,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"softmax", &softmax, "softmax of each row of cols"},
       {"topk", &topk, "the indices of each row's k largest (ties: lower index first)"},
       {"argmax", &argmax, "the index of each row's largest (ties: lower index first)"},
+      {"aipp", &aipp, "the aipp kernel's picture converted and normalised, from its definition"},
   };
   return table;
 }

@@ -12,6 +12,7 @@
 
 #include "aicore/isa.hpp"
 #include "common/config.hpp"
+#include "kernels/library/aipp.hpp"
 #include "kernels/library/gemm.hpp"
 #include "kernels/library/pool.hpp"
 
@@ -49,6 +50,7 @@ struct Reference {
   std::uint64_t cols = 0;   // softmax, topk, argmax: elements per row
   kernels::ConvShape conv;  // conv2d: the kernel's own shape
   kernels::PoolShape pool;  // pool: likewise
+  kernels::AippShape aipp;  // aipp: likewise
 
   std::uint64_t count(std::uint64_t out_elems) const { return op->count(*this, out_elems); }
   // The reference output, element by element.

@@ -106,7 +106,7 @@ const cfg::Spec& scenario_schema() {
 
 const std::vector<NotBuilt>& not_built_parts() {
   static const std::vector<NotBuilt> v = {
-      {"platform.dvpp.venc", "DVPP's video encoder (VENC)"},
+      {"platform.rtl", "RTL co-simulation (Verilog blocks behind the TLM sockets)"},
   };
   return v;
 }

@@ -133,10 +133,24 @@ void Soc::build_launcher(const Scenario& s) {
     const cfg::Node* tasks = s.root.find("tasks");
     if (tasks && !s.root.find("firmware"))
       tasks->fail("tasks are submitted by firmware: add a firmware: section (e.g. image: runtime)");
-    KernelLauncher::DvppTask dvpp_task;
-    if (media_) dvpp_task = [m = media_.get()](const std::string& job, dvp_task& t) { return m->task_of(job, t); };
+    KernelLauncher::MediaJobs media;
+    if (media_) {
+      const MediaLauncher* m = media_.get();
+      media.task = [m](const std::string& job, dvp_task& t) { return m->task_of(job, t); };
+      media.output = [m](const std::string& job, KernelLauncher::MediaBuffer& b) {
+        MediaLauncher::Output o;
+        if (!m->output_of(job, o)) return false;
+        const dvpp::Picture& p = *o.picture;
+        b = {o.offset, o.bytes, std::uint32_t(p.format), p.width, p.height, p.stride_w, p.stride_h};
+        return true;
+      };
+      media.completed = [m](const std::string& job) { return m->completed(job); };
+      media.done = [m] { return m->done(); };
+      media.finished = &m->finished();
+      media.floor = m->floor();
+    }
     launcher_ = std::make_unique<KernelLauncher>("launcher", *kernels, s.dir, cores, aicore_cfg_, *storage_, dram_base_,
-                                                 !timing_only_, tasks, dvpp_task);
+                                                 !timing_only_, tasks, media);
     launcher_->set_dram_peak(dram_cfg_.peak_bytes_per_ps());
     unsigned src = ring_->connect_initiator(launcher_->socket, 0, launcher_->name());
     src_is_hn_.resize(src + 1, false);

@@ -4,7 +4,7 @@
 # a 2-core machine; SCALE multiplies them), from a fixed random seed, so the same tree gives the
 # same run everywhere: CI cannot fail on a find the developer's run did not make. Seeds come
 # from the shipped files: scenarios and presets, DV assembly, kernel images assembled from it, traffic traces,
-# the .npy test files,
+# the .npy test files, the DVPP test media,
 # and every input that once failed (fuzz/regressions/). Needs a build with -DDVP_FUZZ=ON
 # (scripts/test-sanitize.sh makes one in build-asan/). A crash, a sanitizer report, a leak, a
 # timeout (10 s for one input) or an out-of-memory (2 GiB) fails the run; the input is kept in
@@ -29,14 +29,15 @@ seeds scenario $(find scenarios tests/bad -name '*.yaml')
 seeds assembler $(find firmware tests -name '*.s')
 seeds trace scenarios/memory/traces/* tests/bad/*.trace tests/bad/bad-trace.txt
 seeds npy tests/data/npy/*
+seeds media $(ls scenarios/dvpp/media/* | grep -v '\.yuv$')
 mkdir -p "$work/image-seeds"
 for s in $(find firmware tests -name '*.s'); do
   "$bin/dvas" "$s" -o "$work/image-seeds/$(basename "$s" .s).bin" 2>/dev/null || true
 done
 seeds image
 status=0
-runs_scenario=1500; runs_assembler=100000; runs_image=200000; runs_trace=50000; runs_npy=50000
-for t in scenario assembler image trace npy; do
+runs_scenario=1500; runs_assembler=100000; runs_image=200000; runs_trace=50000; runs_npy=50000; runs_media=3000
+for t in scenario assembler image trace npy media; do
   eval runs=\$runs_$t
   runs=$((runs * scale))
   echo "fuzz: $t, $runs inputs"

@@ -81,9 +81,14 @@ def streams():
     stream("pattern-1080p.h264", "1920x1080", 6, "libx264", ["-crf", "38", "-preset", "veryfast", *x264])
     stream("pattern-352x288-baseline.h264", "352x288", 4, "libx264", ["-profile:v", "baseline", "-crf", "30", *x264])
     stream("pattern-1280x720.h265", "1280x720", 4, "libx265", ["-pix_fmt", "yuv420p", "-crf", "36", *x265])
+    stream("pattern-4k.h265", "3840x2160", 2, "libx265", ["-pix_fmt", "yuv420p", "-crf", "45", *x265])
     stream("pattern-320x240-10bit.h265", "320x240", 2, "libx265", ["-pix_fmt", "yuv420p10le", *x265])
     stream("pattern-64x64.h264", "64x64", 2, "libx264", x264)
     stream("pattern-200x138.h264", "200x138", 3, "libx264", ["-crf", "30", *x264])  # sides off 32 and 4
+    # Raw NV12 frames, as a user brings them to VENC (ffmpeg -pix_fmt nv12 -f rawvideo).
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=128x128:rate=30",
+                    "-frames:v", "2", "-pix_fmt", "nv12", "-f", "rawvideo",
+                    os.path.join(OUT, "pattern-128x128-nv12.yuv")], check=True)
     data = bytearray(open(os.path.join(OUT, "pattern-352x288-baseline.h264"), "rb").read())
     for i in range(len(data) // 2, len(data) // 2 + 64):  # slice data of a middle frame overwritten
         data[i] = 0xA5

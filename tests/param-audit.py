@@ -25,7 +25,8 @@ FALLBACKS = [("scenarios/memory/random-read.yaml", []), ("scenarios/memory/mixed
              ("scenarios/multistream.yaml", ["--preset", "ascend910"]),
              ("scenarios/memory/random-read.yaml", ["--preset", "ascend910"]),
              ("scenarios/dvpp/decode-check.yaml", []), ("scenarios/dvpp/bad-media.yaml", []),
-             ("scenarios/dvpp/vpc-resize.yaml", []), ("scenarios/dvpp/vdec-h264-1080p.yaml", [])]
+             ("scenarios/dvpp/vpc-resize.yaml", []), ("scenarios/dvpp/vdec-h264-1080p.yaml", []),
+             ("scenarios/dvpp/venc.yaml", []), ("scenarios/kernels/aipp.yaml", [])]
 # Keys whose effect shows only together with another change, made in both runs.
 COMPANIONS = {
     "platform.cpu.l1.icache_ways": ["platform.cpu.l1.icache_kib=1"],  # the firmware's code fits 32 KiB
@@ -38,8 +39,12 @@ COMPANIONS = {
     "platform.dram.timing.tCCD_S": ["platform.dram.timing.tCCD_L=32"],
     "platform.dram.timing.tRRD_S": ["platform.dram.timing.tRRD_L=88"],
     "platform.l2.seed": ["platform.l2.replacement=random"],  # the seed of random replacement
+    # A bitstream rate shows where the bits, not the pixels, set a frame's time: frames fast by their
+    # pixels (no per-stream cap, no shared rate, no setup).
+    "platform.dvpp.vdec.max_mbps": ["platform.dvpp.vdec.fps_1080p=100000", "platform.dvpp.vdec.max_fps=0",
+                                    "platform.dvpp.vdec.total_fps_1080p=0", "platform.dvpp.vdec.setup_us=0"],
     # A DVPP engine's largest side shows on pictures larger than it: with min_side 1, max_side 1 refuses all.
-    **{f"platform.dvpp.{e}.max_side": [f"platform.dvpp.{e}.min_side=1"] for e in ("jpegd", "jpege", "pngd", "vdec", "vpc")},
+    **{f"platform.dvpp.{e}.max_side": [f"platform.dvpp.{e}.min_side=1"] for e in ("jpegd", "jpege", "pngd", "vdec", "venc", "vpc")},
 }
 # Keys that change no result by design, with the reason.
 NO_EFFECT = {

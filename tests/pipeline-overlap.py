@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# The camera pipeline through the firmware (scenarios/pipeline-jpeg.yaml): its checks pass, and
+# The camera pipeline through the firmware (scenarios/pipeline-jpeg-resnet.yaml): its checks pass, and
 # in its trace DVPP works on a later frame while the AI Cores work on an earlier one: some slice
 # of a DVPP channel lane (soc.dvpp) overlaps in time a CUBE slice of an AI Core; and every media
 # task ran on DVPP (3 JPEGD and 3 VPC frames in stats.json).
@@ -14,7 +14,7 @@ import tempfile
 
 DVP, SRC, PRESET = sys.argv[1:4]
 with tempfile.TemporaryDirectory() as d:
-    r = subprocess.run([DVP, "run", os.path.join(SRC, "scenarios", "pipeline-jpeg.yaml"), "--preset", PRESET,
+    r = subprocess.run([DVP, "run", os.path.join(SRC, "scenarios", "pipeline-jpeg-resnet.yaml"), "--preset", PRESET,
                         "--quiet", "--out", d], capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"FAIL: dvp exit {r.returncode}: {r.stderr[-400:]}")

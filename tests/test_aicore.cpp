@@ -821,3 +821,70 @@ TEST(AiCoreVector, TheMaskIsReadAtIssue) {
     EXPECT_EQ(num::load(b.ub() + 0x10100 + 2 * i, DType::F16), i < 5 ? 2.0 : 0.0) << i;
   }
 }
+
+namespace {
+// The assembly that sets AIPP's registers (BT.601 full-range YUV -> RGB, mean 0, min 0, var 1)
+// for a w x h NV12 picture at 0x40000 (pitch w), then converts all of it into L1 at 0.
+std::string aipp_program(std::uint32_t w, std::uint32_t h, std::uint32_t c0) {
+  AippCsc m;
+  const std::int16_t mat[3][3] = {{256, 0, 359}, {256, -88, -183}, {256, 454, 0}};
+  std::memcpy(m.m, mat, sizeof mat);
+  m.in_bias[1] = m.in_bias[2] = 128;
+  std::uint64_t csc[3];
+  m.pack(csc);
+  const std::uint64_t one = 0x3c00ull | 0x3c00ull << 16 | 0x3c00ull << 32;  // f16 1.0 each
+  const std::uint64_t regs[7] = {AippSrc{w, h, 1, true, c0}.pack(), csc[0], csc[1], csc[2], 0, 0, one};
+  const char* names[7] = {"aipp_src", "aipp_csc0", "aipp_csc1", "aipp_csc2", "aipp_mean", "aipp_min", "aipp_var"};
+  std::string s;
+  for (int i = 0; i < 7; ++i) s += "li64 x5, " + std::to_string(regs[i]) + "\nmtspr " + names[i] + ", x5\n";
+  return s + "li x1, 0\nli x2, 0x40000\nli64 x3, " + std::to_string(AippCfg{0, 0, w, h}.pack()) +
+         "\naipp.gm2l1 x1, x2, x3\nend\n";
+}
+}  // namespace
+
+// AIPP: an 8 x 4 NV12 picture to RGB in f16 NC1HWC0 (C0 16), each value as the definition
+// computes it in a plain loop (the chroma of a 2 x 2 block shared, the Q8 matrix floored), the
+// channels past RGB zero; its time is the startup and the six row reads (4 Y rows, 2 UV rows of
+// 8 B, a cycle each) and the memory's latency.
+TEST(AiCoreAipp, Nv12ToRgbValuesAndTime) {
+  Bench b;
+  std::uint8_t pic[8 * 4 + 8 * 2];
+  for (int i = 0; i < 32; ++i) pic[i] = std::uint8_t(16 + 7 * i);                              // Y
+  for (int i = 0; i < 16; ++i) pic[32 + i] = std::uint8_t(i % 2 ? 200 - 9 * i : 60 + 11 * i);  // U V pairs
+  b.poke(0x40000, pic, sizeof pic);
+  b.run(aipp_program(8, 4, 16));
+  ASSERT_FALSE(b.fault) << b.fault->str();
+  const std::uint8_t* l1 = b.core.buffer(kL1);
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 8; ++x) {
+      const int Y = pic[y * 8 + x], U = pic[32 + (y / 2) * 8 + (x / 2) * 2] - 128,
+                V = pic[32 + (y / 2) * 8 + (x / 2) * 2 + 1] - 128;
+      const int rgb[3] = {(256 * Y + 359 * V) >> 8, (256 * Y - 88 * U - 183 * V) >> 8, (256 * Y + 454 * U) >> 8};
+      for (int c = 0; c < 16; ++c) {
+        const double want = c < 3 ? std::clamp(rgb[c], 0, 255) : 0;
+        ASSERT_EQ(num::load(l1 + ((y * 8 + x) * 16 + c) * 2, DType::F16), want) << x << "," << y << " ch " << c;
+      }
+    }
+  const Tick cyc = b.cfg.clock.period();
+  EXPECT_EQ(b.core.pipe_busy(Pipe::MTE2), cyc * (b.cfg.mte_startup_cycles + 5) + kMemLat);
+}
+
+// When AIPP's conversion rate, not the reads, is the bound: 128 pixels at 1 a cycle.
+TEST(AiCoreAipp, TheConversionRateBoundsItsTime) {
+  Bench b({"platform.aicore.aipp_pixels_per_cycle=1"});
+  b.run(aipp_program(64, 2, 4));
+  ASSERT_FALSE(b.fault) << b.fault->str();
+  const Tick cyc = b.cfg.clock.period();
+  ASSERT_LT(3 * cyc + kMemLat, 128 * cyc);  // the reads end first
+  EXPECT_EQ(b.core.pipe_busy(Pipe::MTE2), cyc * (b.cfg.mte_startup_cycles + 128));
+}
+
+// A crop outside the picture stops the core, naming the instruction's reason.
+TEST(AiCoreAipp, ACropOutsideThePictureIsAFault) {
+  Bench b;
+  std::string p = aipp_program(8, 4, 16);
+  p.replace(p.find("aipp.gm2l1"), 0, "li64 x3, " + std::to_string(AippCfg{4, 0, 8, 4}.pack()) + "\n");
+  b.run(p);
+  ASSERT_TRUE(b.fault);
+  EXPECT_NE(b.fault->str().find("is not inside the picture"), std::string::npos) << b.fault->str();
+}

@@ -184,8 +184,11 @@ TEST(Dvpp, BadInputFailsAlone) {
   EXPECT_EQ(b.result(2).status, DVPP_ERR_ALIGN);
   EXPECT_EQ(b.result(1).end_ns, frame_time(333.0 * 211.0) / 1000);
   ASSERT_EQ(b.dv->frames().size(), 3u);
-  for (const auto& f : b.dv->frames())
-    if (f.status == DVPP_ERR_CORRUPT) EXPECT_NE(f.reason.find("Premature end"), std::string::npos) << f.reason;
+  for (const auto& f : b.dv->frames()) {
+    if (f.status == DVPP_ERR_CORRUPT) {
+      EXPECT_NE(f.reason.find("Premature end"), std::string::npos) << f.reason;
+    }
+  }
 }
 
 // VPC on JPEGD's output: a 333 x 211 NV12 picture enlarged twice takes the setup and the output's
@@ -252,4 +255,89 @@ TEST(Dvpp, VdecChannelsShareThePixelRate) {
   const dvpp_cmd r = b.result(0);
   EXPECT_EQ(r.status, DVPP_DONE);
   EXPECT_EQ(r.frames, 4u);
+}
+
+namespace {
+
+// One engine of `codec` on its own: `channels`, a 1080p rate, a setup, a bitstream rate.
+dvpp::DvppConfig one_engine(const char* codec, double fps_1080p, double setup_us, double max_mbps) {
+  dvpp::DvppConfig c = config(1);
+  dvpp::EngineConfig e;
+  e.codec = dvpp::find_codec(codec);
+  e.channels = 1, e.fps_1080p = fps_1080p, e.setup_us = setup_us, e.max_mbps = max_mbps;
+  e.limits = {128, 4096, 16, 2};
+  e.addr_align = 128, e.max_input_bytes = 1 << 20;
+  c.engines = {e};
+  return c;
+}
+
+// Runs `cmd` on `engine`'s queue; returns the time from the doorbell to its completion.
+Tick run_one(Bench& b, dvpp_engine engine, const dvpp_cmd& cmd) {
+  const std::uint32_t regs = dvpp::Dvpp::kEngineBase + dvpp::Dvpp::kEngineStride * engine;
+  Tick took = 0;
+  b.stim.body = [&](test::Stimulus&) {
+    b.submit({cmd}, regs);
+    const Tick t0 = now_tick();
+    while (b.dv->done(engine) < 1) sc_core::wait(b.dv->completion());
+    took = now_tick() - t0;
+  };
+  sc_core::sc_start();
+  return took;
+}
+
+// Two raw 128 x 128 NV12 frames (a user's file) as an H.264 command.
+dvpp_cmd venc_command(std::size_t size) {
+  dvpp_cmd v = command(kIn, size, kOut);
+  v.in_format = DVPP_FMT_NV12, v.in_width = 128, v.in_height = 128, v.in_stride_w = 128, v.in_stride_h = 128;
+  v.stream = DVPP_STREAM_H264, v.qp = 28, v.gop = 0;
+  return v;
+}
+
+}  // namespace
+
+// VENC: two 128 x 128 frames take two frames' time at 30 fps of 1080p (after a 100 us setup
+// each); the stream in memory is the host encoder's, byte for byte, and libavformat + libavcodec
+// (not the engine's parser) decode it to two frames within 35 dB of the file's.
+TEST(Dvpp, VencTimeAndStream) {
+  Bench b(one_engine("venc", 30, 100, 0));
+  const auto file = media("pattern-128x128-nv12.yuv");
+  b.put(kIn, file);
+  const dvpp_cmd cmd = venc_command(file.size());
+  const Tick took = run_one(b, DVPP_VENC, cmd);
+  EXPECT_EQ(took, 2 * Tick(std::llround(100e6 + (1e12 / 30 - 100e6) * 128.0 * 128.0 / (1920.0 * 1080.0))));
+  const dvpp_cmd r = b.result(0);
+  ASSERT_EQ(r.status, DVPP_DONE);
+  EXPECT_EQ(r.frames, 2u);
+  std::vector<std::uint8_t> have;
+  for (std::uint64_t i = 0; i < r.out_bytes; ++i) have.push_back(b.mem.bytes[kOut + i]);
+  const dvpp::Decoded host = dvpp::encode_video(dvpp::Request{file.data(), file.size(), cmd}, dvpp::Limits{});
+  EXPECT_EQ(have, host.picture.bytes);
+  dvpp::Picture src;
+  src.format = DVPP_FMT_NV12, src.width = src.height = src.stride_w = src.stride_h = 128, src.bytes = file;
+  const dvpp::Picture decoded = platform::video_reference(have, DVPP_STREAM_H264, src, 2);
+  ASSERT_EQ(decoded.bytes.size(), file.size());
+  EXPECT_GE(platform::psnr(decoded, src, 2), 35.0);
+}
+
+// A bitstream bound: at 0.05 Mbit/s a frame's share of the stream (its bytes x 8 / 2 frames)
+// takes longer than its pixels, so the stream's bits set the time (VENC: written; VDEC: read).
+TEST(Dvpp, BitstreamRateBoundsTheFrameTime) {
+  const auto file = media("pattern-128x128-nv12.yuv");
+  Bench e(one_engine("venc", 30, 100, 0.05));
+  e.put(kIn, file);
+  const Tick venc = run_one(e, DVPP_VENC, venc_command(file.size()));
+  const std::uint64_t bytes = e.result(0).out_bytes;
+  EXPECT_EQ(venc, 2 * Tick(std::llround(double(bytes / 2) * 8 / 0.05 * 1e6)));
+  EXPECT_GT(venc, Tick(2 * 1e12 / 30));  // longer than the pixels alone
+}
+
+TEST(Dvpp, VdecBitstreamRate) {
+  const auto stream = media("pattern-352x288-baseline.h264");
+  Bench d(one_engine("vdec", 1000, 0, 0.1));
+  d.put(kIn, stream);
+  dvpp_cmd c = command(kIn, stream.size(), kOut);
+  c.stream = DVPP_STREAM_H264;
+  const Tick vdec = run_one(d, DVPP_VDEC, c);
+  EXPECT_EQ(d.result(0).frames, 4u);
+  EXPECT_EQ(vdec, 4 * Tick(std::llround(double(stream.size() / 4) * 8 / 0.1 * 1e6)));
 }

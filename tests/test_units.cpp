@@ -63,7 +63,7 @@ class FakeCore : public CoreServices {
 
 Issued issued(const std::string& text, std::initializer_list<std::uint64_t> regs) {
   const Image img = assemble(text + "\nend\n", "unit.s");
-  Issued e{decode(img.code.at(0)), 0, {}, {~0ull, ~0ull}, 0, 0};
+  Issued e{decode(img.code.at(0)), 0, {}, {~0ull, ~0ull}, 0, 0, {}};
   std::size_t i = 0;
   for (std::uint64_t r : regs) e.v[i++] = r;
   return e;

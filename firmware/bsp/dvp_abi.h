@@ -75,7 +75,7 @@ enum dvpp_engine {
   DVPP_PNGD = 1,  /* PNG decode: 8-bit grey, grey + alpha, RGB, RGBA, palette */
   DVPP_JPEGE = 2, /* JPEG encode: a YUV semi-planar or grey picture to a baseline JPEG */
   DVPP_VDEC = 3,  /* video decode: H.264 (baseline, main, high) and H.265 (main), 8-bit 4:2:0 */
-  DVPP_VENC = 4,  /* (not built yet) */
+  DVPP_VENC = 4,  /* video encode: NV12 / NV21 frames to an H.264 (high) or H.265 (main) stream, one QP */
   DVPP_VPC = 5,   /* picture processing: crop, resize (bilinear), YUV <-> RGB conversion */
   DVPP_ENGINES = 6
 };
@@ -83,7 +83,8 @@ enum dvpp_engine {
 /* Picture formats. Planes follow one another at the stride: Y is stride_w x stride_h bytes,
    then the interleaved chroma plane (UV: U first; VU for NV21) at half height for 4:2:0, full
    height for 4:2:2 (half width) and 4:4:4 (full width, 2 x stride_w bytes a row). RGB888 and
-   RGBA8888 are one plane of stride_w x 3 (4) bytes a row. */
+   RGBA8888 are one plane of stride_w x 3 (4) bytes a row. P010 is NV12 of 16-bit little-endian
+   samples (2 x stride_w bytes a row in both planes), the 10 bits in the high bits. */
 enum dvpp_format {
   DVPP_FMT_NATIVE = 0, /* the engine's own for the input (JPEGD: the JPEG's sampling; PNGD: RGB or RGBA) */
   DVPP_FMT_NV12 = 1,   /* YUV 4:2:0 semi-planar, UV */
@@ -92,7 +93,8 @@ enum dvpp_format {
   DVPP_FMT_YUV444SP = 4,
   DVPP_FMT_YUV400 = 5, /* Y only */
   DVPP_FMT_RGB888 = 6,
-  DVPP_FMT_RGBA8888 = 7
+  DVPP_FMT_RGBA8888 = 7,
+  DVPP_FMT_P010 = 8 /* YUV 4:2:0 semi-planar, UV, 10 bits in 16 (VDEC's output of a 10-bit stream) */
 };
 
 enum dvpp_status {
@@ -142,10 +144,13 @@ struct dvpp_cmd {
   uint32_t crop_x, crop_y, crop_w, crop_h; /* crop_w or crop_h 0: the whole picture */
   uint32_t out_width, out_height;          /* 0: the crop's size */
   uint32_t csc;                            /* enum dvpp_csc, when YUV meets RGB */
-  /* VDEC: the stream's codec, and the most frames to decode (0: all). JPEGE: the quality. */
+  /* VDEC, VENC: the stream's codec (enum dvpp_stream), and the most frames to decode (0: all) or
+     the frames to encode (consecutive pictures at the input; 0: every whole one in in_size). */
   uint32_t stream;
   uint32_t max_frames;
-  uint32_t quality; /* 1 .. 100, as libjpeg's scale of the standard tables */
+  uint32_t quality; /* JPEGE: 1 .. 100, as libjpeg's scale of the standard tables */
+  uint32_t qp;      /* VENC: the constant quantisation parameter, 0 .. 51 (lower: better, larger) */
+  uint32_t gop;     /* VENC: frames from one IDR frame to the next (0: only the first is one), <= 2^30 */
   uint32_t reserved;
   /* Written by the engine. */
   uint32_t status; /* enum dvpp_status, written last */

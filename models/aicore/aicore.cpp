@@ -99,6 +99,7 @@ void AiCore::reset_block(Tick t) {
   x_.fill(0);
   mask_[0] = mask_[1] = ~0ull;
   fmatrix_ = padvalue_ = 0;
+  aipp_.fill(0);
   for (auto& a : flag_at_)
     for (auto& b : a)
       for (auto& f : b) f = kTickMax;
@@ -173,7 +174,8 @@ bool AiCore::issue(const Instr& in, std::uint64_t pc, Tick& t, Tick& stalled) {
   t += cfg_.clock.cycles(cfg_.issue_cycles);
   if (t > now_tick()) wait(to_sc(t - now_tick()));
   if (p == int(Pipe::S)) return scalar_flag(in, pc, t, stalled);
-  Issued e{in, pc, {x_[in.a], x_[in.b], x_[in.c], x_[in.d], x_[in.e]}, {mask_[0], mask_[1]}, fmatrix_, padvalue_};
+  Issued e{in, pc, {x_[in.a], x_[in.b], x_[in.c], x_[in.d], x_[in.e]}, {mask_[0], mask_[1]}, fmatrix_, padvalue_, {}};
+  if (in.info().exec == Exec::Aipp) e.aipp = aipp_;  // only AIPP reads its registers
   while (q_[p].size() >= cfg_.queue_depth && !stopping_) {
     sstate_ = SState::WaitQueue;
     sstate_pipe_ = p;
@@ -376,6 +378,7 @@ const std::array<AiCore::PipeUnit, std::size_t(Exec::Count_)> AiCore::kPipeUnits
   u[int(Exec::Mmad)] = [](AiCore& c, const Issued& e) { return c.cube_.mmad(e); };
   u[int(Exec::Fixp)] = [](AiCore& c, const Issued& e) { return c.fixpipe_.fixp(e); };
   u[int(Exec::Vector)] = [](AiCore& c, const Issued& e) { return c.vector_.execute(e); };
+  u[int(Exec::Aipp)] = [](AiCore& c, const Issued& e) { return c.mte_.aipp(e); };
   return u;
 }();
 

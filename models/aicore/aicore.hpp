@@ -151,6 +151,7 @@ class AiCore : public sc_core::sc_module, private CoreServices {
   std::array<std::uint64_t, 32> x_{};
   std::uint64_t mask_[2] = {~0ull, ~0ull};
   std::uint64_t fmatrix_ = 0, padvalue_ = 0;
+  std::array<std::uint64_t, kAippSprs> aipp_{};  // aipp_src .. aipp_var
   Launch launch_;
   std::uint64_t pc_ = 0;  // the scalar unit's pc, for reports
   // Flags: when each is (or will be) set, kTickMax while clear. A SetFlag in a pipe is posted:

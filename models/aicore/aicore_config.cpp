@@ -45,6 +45,10 @@ void AiCoreConfig::describe(cfg::Spec& s) {
       .range(1, 4096);
   s.param("l1_to_ub_bytes_per_cycle", Type::Int, "MTE1 L1 -> UB rate").unit("B/cycle").range(1, 4096);
   s.param("ub_to_l1_bytes_per_cycle", Type::Int, "MTE3 UB -> L1 rate").unit("B/cycle").range(1, 4096);
+  s.param("aipp_pixels_per_cycle", Type::Int,
+          "MTE2's AIPP (aipp.gm2l1): pixels converted and written to L1 per cycle, alongside the picture's reads")
+      .unit("pixels/cycle")
+      .range(1, 1024);
   s.param("gm_outstanding", Type::Int, "bus requests one MTE keeps in flight").range(1, 4096);
   s.param("cube_m", Type::Int, "cube: rows of A per step; an mmad takes ceil(m padded to 16 / cube_m) x ... steps")
       .range(1, 256);
@@ -85,6 +89,7 @@ AiCoreConfig AiCoreConfig::from(const cfg::Node& n) {
   c.gm_write_bytes_per_cycle = u32("gm_write_bytes_per_cycle");
   c.l1_to_ub_bytes_per_cycle = u32("l1_to_ub_bytes_per_cycle");
   c.ub_to_l1_bytes_per_cycle = u32("ub_to_l1_bytes_per_cycle");
+  c.aipp_pixels_per_cycle = u32("aipp_pixels_per_cycle");
   c.gm_outstanding = u32("gm_outstanding");
   c.cube_m = u32("cube_m");
   c.cube_k = u32("cube_k");

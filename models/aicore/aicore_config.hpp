@@ -29,6 +29,7 @@ struct AiCoreConfig {
   std::uint32_t gm_write_bytes_per_cycle = 64;  // MTE3 UB -> GM
   std::uint32_t l1_to_ub_bytes_per_cycle = 128;
   std::uint32_t ub_to_l1_bytes_per_cycle = 128;
+  std::uint32_t aipp_pixels_per_cycle = 8;              // MTE2's AIPP: pixels converted per cycle
   std::uint32_t gm_outstanding = 16;                    // bus requests in flight per MTE
   std::uint32_t cube_m = 16, cube_k = 16, cube_n = 16;  // one step: cube_m x cube_k x cube_n fp16 MACs
   std::uint32_t cube_cycles_per_step = 1;

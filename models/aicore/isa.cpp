@@ -27,6 +27,17 @@ const char* kSprs[][2] = {
     {"padvalue", "load3d padding value (low 16 bits)"},
     {"ctrl", "reserved, reads 0"},
     {"cycle", "core clock cycles since the kernel started (read-only)"},
+    {"aipp_src",
+     "AIPP source: pitch[15:0] (pixels a row; RGB888: x 3 bytes) plane_rows[31:16] (the chroma plane follows "
+     "pitch x plane_rows bytes of Y) format[35:32] (enum dvpp_format: 1 nv12, 2 nv21, 5 yuv400, 6 rgb888) csc[36] "
+     "c0_4[37] (4 channels a position, else 16)"},
+    {"aipp_csc0", "AIPP matrix, s16 Q8 each: m00[15:0] m01[31:16] m02[47:32] m10[63:48]"},
+    {"aipp_csc1", "AIPP matrix: m11[15:0] m12[31:16] m20[47:32] m21[63:48]"},
+    {"aipp_csc2",
+     "AIPP matrix m22[15:0]; input biases (u8) [23:16] [31:24] [39:32]; output biases [47:40] [55:48] [63:56]"},
+    {"aipp_mean", "AIPP channel means, u16: [15:0] [31:16] [47:32]"},
+    {"aipp_min", "AIPP channel minimums, f16: [15:0] [31:16] [47:32]"},
+    {"aipp_var", "AIPP channel reciprocals of the variance, f16: [15:0] [31:16] [47:32]"},
 };
 
 std::uint64_t bits(std::uint64_t v, unsigned lo, unsigned n) { return (v & ((1ull << n) - 1)) << lo; }
@@ -81,6 +92,9 @@ const char* cost_doc(Cost c) {
              "`gm_write_bytes_per_cycle`)";
     case Cost::Vector: return "`vector_startup_cycles` + repeats x `vector_cycles_per_repeat`";
     case Cost::VectorComplex: return "`vector_startup_cycles` + repeats x `vector_complex_cycles_per_repeat`";
+    case Cost::Aipp:
+      return "`mte_startup_cycles` + the crop's rows read at `gm_read_bytes_per_cycle` (GM through the ring, L2 and "
+             "DRAM), and no less than its pixels at `aipp_pixels_per_cycle`";
   }
   return "";
 }
@@ -273,6 +287,32 @@ std::uint64_t Fmatrix::pack() const {
 Fmatrix Fmatrix::unpack(std::uint64_t v) {
   return Fmatrix{field(v, 0, 16), field(v, 16, 16), field(v, 32, 8), field(v, 40, 8), field(v, 48, 8), field(v, 56, 8)};
 }
+std::uint64_t AippSrc::pack() const {
+  return bits(pitch, 0, 16) | bits(plane_rows, 16, 16) | bits(format, 32, 4) | bits(csc, 36, 1) | bits(c0 == 4, 37, 1);
+}
+AippSrc AippSrc::unpack(std::uint64_t w) {
+  return AippSrc{field(w, 0, 16), field(w, 16, 16), field(w, 32, 4), field(w, 36, 1) != 0, field(w, 37, 1) ? 4u : 16u};
+}
+void AippCsc::pack(std::uint64_t w[3]) const {
+  auto s16 = [](std::int16_t v) { return std::uint64_t(std::uint16_t(v)); };
+  w[0] = s16(m[0][0]) | s16(m[0][1]) << 16 | s16(m[0][2]) << 32 | s16(m[1][0]) << 48;
+  w[1] = s16(m[1][1]) | s16(m[1][2]) << 16 | s16(m[2][0]) << 32 | s16(m[2][1]) << 48;
+  w[2] = s16(m[2][2]) | bits(in_bias[0], 16, 8) | bits(in_bias[1], 24, 8) | bits(in_bias[2], 32, 8) |
+         bits(out_bias[0], 40, 8) | bits(out_bias[1], 48, 8) | bits(out_bias[2], 56, 8);
+}
+AippCsc AippCsc::unpack(const std::uint64_t w[3]) {
+  AippCsc c;
+  for (int i = 0; i < 9; ++i) c.m[i / 3][i % 3] = std::int16_t(field(w[i / 4], 16 * (i % 4), 16));
+  for (int i = 0; i < 3; ++i) {
+    c.in_bias[i] = std::uint8_t(field(w[2], 16 + 8 * i, 8));
+    c.out_bias[i] = std::uint8_t(field(w[2], 40 + 8 * i, 8));
+  }
+  return c;
+}
+std::uint64_t AippCfg::pack() const { return bits(x, 0, 16) | bits(y, 16, 16) | bits(w, 32, 16) | bits(h, 48, 16); }
+AippCfg AippCfg::unpack(std::uint64_t v) {
+  return AippCfg{field(v, 0, 16), field(v, 16, 16), field(v, 32, 16), field(v, 48, 16)};
+}
 std::uint64_t FixpCfg::pack() const {
   return bits(m, 0, 16) | bits(n, 16, 16) | bits(dst_stride, 32, 24) | bits(src_fractals, 56, 8);
 }
@@ -434,7 +474,19 @@ const char* const kIsaFormats =
     "| FixpCfg | m [15:0], n [31:16], dst_stride [55:32] (elements between output rows), src_fractals [63:56] (the "
     "L0C matrix's height in 16-row fractals when taller than m; 0: ceil(m / 16)) |\n"
     "| Nd2NzCfg | rows [15:0], cols [31:16] (elements), src_stride [47:32] (elements between source rows), dst_rows "
-    "[63:48] (padded height, a multiple of 16) |\n\n"
+    "[63:48] (padded height, a multiple of 16) |\n"
+    "| AippCfg | x [15:0], y [31:16] (the crop's first column and row in the picture), w [47:32], h [63:48] |\n\n"
+    "## AIPP\n\n"
+    "`aipp.gm2l1` converts a crop of a u8 picture in GM (NV12, NV21, grey or RGB888 at SPR aipp_src's pitch; the\n"
+    "chroma plane of 4:2:0 after plane_rows rows of Y) into f16 in L1: position (r, c) of the crop at\n"
+    "((r x w + c) x c0 + channel) x 2 bytes. A pixel's channels are (Y, U, V) (U V: its 2 x 2 block's pair) or (R, G,\n"
+    "B) or (Y). With aipp_src.csc, out_k = clamp(((sum over j of m_kj x (in_j - in_bias_j)) >> 8) + out_bias_k, 0, "
+    "255),\nan arithmetic shift (floor); then y_k = (out_k - mean_k - min_k) x var_k computed in f32 and rounded once "
+    "to f16;\nchannels past the picture's are 0. Time: `mte_startup_cycles`, then each row of the crop read (its Y or "
+    "RGB\nbytes; a chroma row with the first row and every even row after it) at `gm_read_bytes_per_cycle` through the "
+    "ring, L2 and DRAM, and no "
+    "less\nthan the crop's pixels at `aipp_pixels_per_cycle`. This is CANN's AIPP: the matrix, biases, means, minimums "
+    "and\nreciprocals of the variance are its aipp configuration's.\n\n"
     "## Instructions\n\nCost: what the instruction's time is made of, in cycles of the AI Core clock (keys "
     "of\n`platform.aicore`).\n\n| opcode | mnemonic | pipe | operands | suffixes | meaning | cost "
     "|\n|---|---|---|---|---|---|---|\n";

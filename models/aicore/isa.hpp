@@ -101,6 +101,7 @@ enum class Exec : std::uint8_t {
   Mmad,
   Fixp,
   Vector,  // the pipes' units
+  Aipp,    // MTE2's image preprocessing (appended: the table's order is the ABI's)
   Count_
 };
 
@@ -108,7 +109,7 @@ enum class Exec : std::uint8_t {
 inline bool is_sync(Exec x) { return x == Exec::SetFlag || x == Exec::WaitFlag || x == Exec::Barrier; }
 
 // Which configured cost an instruction pays (platform.aicore; docs/isa.md names the keys).
-enum class Cost : std::uint8_t { Scalar, Sync, Transfer, Cube, Fixpipe, Vector, VectorComplex };
+enum class Cost : std::uint8_t { Scalar, Sync, Transfer, Cube, Fixpipe, Vector, VectorComplex, Aipp };
 const char* cost_doc(Cost c);
 
 using AluFn = std::uint64_t (*)(std::uint64_t a, std::uint64_t b);
@@ -152,8 +153,16 @@ enum class Spr : std::uint8_t {
   PadValue,
   Ctrl,
   Cycle,
+  AippSrc,   // AIPP: the source picture and the output's channels (AippSrc below)
+  AippCsc0,  // AIPP: colour conversion matrix and biases (AippCsc below)
+  AippCsc1,
+  AippCsc2,
+  AippMean,  // AIPP: per-channel mean (u16 x 3), min (f16 x 3), reciprocal of the variance (f16 x 3)
+  AippMin,
+  AippVar,
   Count_
 };
+constexpr unsigned kAippSprs = 7;  // AippSrc .. AippVar, read at issue by aipp.gm2l1
 const char* spr_name(Spr s);
 std::optional<Spr> spr_from(const std::string& s);
 const char* spr_doc(Spr s);
@@ -222,6 +231,30 @@ struct Nd2NzCfg {                                                  // ND matrix 
   std::uint32_t rows = 0, cols = 0, src_stride = 0, dst_rows = 0;  // dst_rows: padded height (multiple of 16)
   std::uint64_t pack() const;
   static Nd2NzCfg unpack(std::uint64_t w);
+};
+
+// AIPP (aipp.gm2l1), the AI Core's image preprocessing on the way from GM to L1. SPR aipp_src:
+// the source picture's layout; aipp_csc0..2 the colour conversion, aipp_mean / aipp_min /
+// aipp_var the per-channel normalisation; xcfg the crop loaded. docs/isa.md gives the formula.
+struct AippSrc {
+  std::uint32_t pitch = 0;       // pixels from a row of the picture to the next (RGB888: 3 bytes each)
+  std::uint32_t plane_rows = 0;  // rows of the Y plane: the chroma plane starts pitch x plane_rows bytes on
+  std::uint32_t format = 0;      // enum dvpp_format: 1 NV12, 2 NV21, 5 YUV400, 6 RGB888
+  bool csc = false;              // apply the matrix (else the pixel's channels as they are)
+  std::uint32_t c0 = 16;         // channels per output position: 16, or 4 (the small-channel C04 mode)
+  std::uint64_t pack() const;
+  static AippSrc unpack(std::uint64_t w);
+};
+struct AippCsc {              // out_c = clamp(((sum_j m[c][j] x (in_j - in_bias_j)) >> 8) + out_bias_c, 0, 255)
+  std::int16_t m[3][3] = {};  // Q8: 256 is 1.0
+  std::uint8_t in_bias[3] = {}, out_bias[3] = {};
+  void pack(std::uint64_t w[3]) const;
+  static AippCsc unpack(const std::uint64_t w[3]);
+};
+struct AippCfg {  // the crop of the source loaded: rows y.., columns x.., w x h positions
+  std::uint32_t x = 0, y = 0, w = 0, h = 0;
+  std::uint64_t pack() const;
+  static AippCfg unpack(std::uint64_t w);
 };
 
 // Text of one instruction, as the assembler reads it. `label_for(target_pc)` names branch

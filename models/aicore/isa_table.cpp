@@ -151,6 +151,8 @@ std::vector<OpInfo> build_table() {  // NOLINT(readability-function-size): the t
              "ND matrix in GM -> Nz fractals in L1 (xcfg is an Nd2NzCfg); rows and columns beyond the matrix are "
              "filled with the low dtype bits of xpad",
              kGm, kL1),
+      // --- MTE2's image preprocessing (AIPP) -----------------------------------------------------
+      // Appended at the end of the table (an opcode is its index): see the last entry.
       // --- MTE1: L1 -> L0A / L0B / UB -----------------------------------------------------------
       issued("load2d.l0a", Pipe::MTE1, Exec::Load2d, Cost::Transfer, 3, 1, T, "xdst, xsrc, xcfg",
              "moves fractals L1 -> L0A (xcfg is a Load2dCfg); .t transposes each fractal", kL1, kL0A),
@@ -231,6 +233,13 @@ std::vector<OpInfo> build_table() {  // NOLINT(readability-function-size): the t
              "rd = 64-bit load from UB at rs1 + sext(imm); 8-byte aligned", Imm::Signed),
       scalar("st.ub", F::Store, Exec::UbStore, "rs2, imm(rs1)",
              "store rs2 (64 bits) to UB at rs1 + sext(imm); 8-byte aligned", Imm::Signed),
+      // --- MTE2: AIPP, the image preprocessing of a network's input ----------------------------
+      issued("aipp.gm2l1", Pipe::MTE2, Exec::Aipp, Cost::Aipp, 3, 0, 0, "xdst, xsrc, xcfg",
+             "a crop (xcfg is an AippCfg) of the u8 picture at xsrc (layout in SPR aipp_src) -> L1 as f16, "
+             "h x w positions of c0 channels (NC1HWC0, C1 = 1): each pixel's channels (the chroma of 4:2:0 from its "
+             "2 x 2 block), converted by the matrix (aipp_csc0..2) if aipp_src.csc, then (v - mean - min) x var "
+             "(aipp_mean, aipp_min, aipp_var) rounded to f16; channels past the picture's are 0",
+             kGm, kL1),
   };
 }
 

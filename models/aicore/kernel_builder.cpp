@@ -187,6 +187,8 @@ void KernelBuilder::Nd2Nz(DType t, Reg dst, Reg src, Reg cfg, Reg pad) {
   emit(x("nd2nz.gm2l1", {dst, src, cfg, pad}, t));
 }
 
+void KernelBuilder::Aipp(Reg dst, Reg src, Reg cfg) { emit(x("aipp.gm2l1", {dst, src, cfg})); }
+
 void KernelBuilder::LoadData(Pos dst, DType t, Reg d, Reg s, const Load2dCfg& p, bool transpose) {
   if (dst != Pos::L0A && dst != Pos::L0B) throw Error("kernel builder: LoadData goes to L0A or L0B");
   Reg c = cfg_reg(p.pack());

@@ -81,6 +81,8 @@ class KernelBuilder {
   void DataCopy(Pos dst, Reg dst_addr, Pos src, Reg src_addr, const DataCopyCfg& p);
   void Nd2Nz(DType t, Reg dst_l1, Reg src_gm, const Nd2NzCfg& p, Reg pad = zero());
   void Nd2Nz(DType t, Reg dst_l1, Reg src_gm, Reg cfg, Reg pad = zero());  // configuration computed at run time
+  // AIPP: the crop `cfg` (an AippCfg) of the picture at `src_gm` -> f16 in L1, as SPRs aipp_* say.
+  void Aipp(Reg dst_l1, Reg src_gm, Reg cfg);
   void LoadData(Pos dst, DType t, Reg dst_addr, Reg src_l1, const Load2dCfg& p, bool transpose = false);
   // img2col: the filter (word 1) fixed, the window of the matrix (word 2) in a register.
   void LoadData3D(Pos dst, DType t, Reg dst_addr, Reg src_l1, const Load3dCfg& filter, Reg window);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fractal.hpp"
+#include "numeric.hpp"
 
 namespace dvp::aicore {
 
@@ -212,6 +213,96 @@ void MteUnit::img2col(const Issued& e, std::uint64_t wo, std::uint64_t ho) {
         std::memcpy(d, fm + ((c1 * f.h + std::uint64_t(h)) * f.w + std::uint64_t(w)) * c0 * eb + cc * eb, eb);
     }
   }
+}
+
+namespace {
+// Picture formats AIPP reads (enum dvpp_format's numbers).
+constexpr std::uint32_t kNv12 = 1, kNv21 = 2, kYuv400 = 5, kRgb888 = 6;
+bool is_420(std::uint32_t f) { return f == kNv12 || f == kNv21; }
+std::uint32_t pixel_bytes(std::uint32_t f) { return f == kRgb888 ? 3 : 1; }
+}  // namespace
+
+// Why aipp.gm2l1 cannot run, or "".
+std::string MteUnit::aipp_fault(const Issued& e) const {
+  const AippSrc s = AippSrc::unpack(e.aipp[0]);
+  const AippCfg c = AippCfg::unpack(e.v[2]);
+  if (!is_420(s.format) && s.format != kYuv400 && s.format != kRgb888)
+    return "aipp_src format " + std::to_string(s.format) + " is not nv12 (1), nv21 (2), yuv400 (5) or rgb888 (6)";
+  if (!c.w || !c.h) return "an empty crop (w and h must be at least 1)";
+  if (is_420(s.format) && (s.pitch % 2 || s.plane_rows % 2))
+    return "a 4:2:0 picture's pitch (" + std::to_string(s.pitch) + ") and plane_rows (" + std::to_string(s.plane_rows) +
+           ") must be even";
+  if (std::uint64_t(c.x) + c.w > s.pitch || std::uint64_t(c.y) + c.h > s.plane_rows)
+    return "the crop (" + std::to_string(c.w) + " x " + std::to_string(c.h) + " at " + std::to_string(c.x) + ", " +
+           std::to_string(c.y) + ") is not inside the picture's pitch x plane_rows (" + std::to_string(s.pitch) +
+           " x " + std::to_string(s.plane_rows) + ")";
+  return "";
+}
+
+// One output row of the crop from its source rows (Y or RGB; the chroma row of 4:2:0) into L1.
+void MteUnit::aipp_row(const Issued& e, const std::uint8_t* luma, const std::uint8_t* chroma, std::uint32_t row) {
+  const AippSrc s = AippSrc::unpack(e.aipp[0]);
+  const AippCfg c = AippCfg::unpack(e.v[2]);
+  const AippCsc m = AippCsc::unpack(&e.aipp[1]);
+  const unsigned channels = s.format == kYuv400 ? 1 : 3;
+  std::uint16_t* out = reinterpret_cast<std::uint16_t*>(core_.buffer(kL1) + e.v[0]) + std::uint64_t(row) * c.w * s.c0;
+  for (std::uint32_t i = 0; i < c.w; ++i, out += s.c0) {
+    int px[3] = {luma[i * pixel_bytes(s.format)], 0, 0};
+    if (s.format == kRgb888) px[1] = luma[3 * i + 1], px[2] = luma[3 * i + 2];
+    if (is_420(s.format)) {  // the U V pair of the pixel's column, from the first pair read
+      const std::uint32_t pair = (c.x + i) / 2 - c.x / 2, u = s.format == kNv21 ? 1 : 0;
+      px[1] = chroma[2 * pair + u], px[2] = chroma[2 * pair + 1 - u];
+    }
+    int v[3] = {px[0], px[1], px[2]};
+    if (s.csc)
+      for (unsigned k = 0; k < 3; ++k) {
+        const int sum = m.m[k][0] * (px[0] - m.in_bias[0]) + m.m[k][1] * (px[1] - m.in_bias[1]) +
+                        m.m[k][2] * (px[2] - m.in_bias[2]);
+        v[k] = std::clamp((sum >> 8) + m.out_bias[k], 0, 255);  // an arithmetic shift: floor
+      }
+    std::fill(out, out + s.c0, std::uint16_t(0));
+    for (unsigned k = 0; k < channels; ++k) {
+      const auto mean = std::uint16_t(e.aipp[4] >> (16 * k)), min = std::uint16_t(e.aipp[5] >> (16 * k));
+      const auto var = std::uint16_t(e.aipp[6] >> (16 * k));
+      // In f32, as the pipe's arithmetic; rounded once to f16.
+      const float d = (float(v[k] - int(mean)) - float(num::f16(min))) * float(num::f16(var));
+      out[k] = num::to_f16(double(d));
+    }
+  }
+}
+
+Span MteUnit::aipp(const Issued& e) {
+  if (const std::string why = aipp_fault(e); !why.empty()) return failed(e, why);
+  const AippSrc s = AippSrc::unpack(e.aipp[0]);
+  const AippCfg c = AippCfg::unpack(e.v[2]);
+  const std::uint64_t out_bytes = std::uint64_t(c.w) * c.h * s.c0 * 2;
+  if (!core_.local_range(kL1, e.v[0], out_bytes, e, "destination")) return Span::at(now_tick());
+  const AiCoreConfig& cfg = core_.config();
+  const bool functional = core_.functional();
+  const std::uint64_t row_bytes = std::uint64_t(s.pitch) * pixel_bytes(s.format);
+  const std::uint64_t chroma_at = e.v[1] + row_bytes * s.plane_rows;
+  const std::uint32_t pair0 = c.x / 2, pairs = (c.x + c.w - 1) / 2 - pair0 + 1;
+  std::vector<std::uint8_t> luma(std::uint64_t(c.w) * pixel_bytes(s.format)), chroma(2ull * pairs);
+  GmTransfer x{false, 0, nullptr, 0, 0, cfg.gm_read_bytes_per_cycle, functional, e.pc, &e.in};
+  Tick t = now_tick() + cfg.clock.cycles(cfg.mte_startup_cycles);
+  const Tick first = t;
+  Tick end = t;
+  auto read = [&](std::uint64_t addr, std::vector<std::uint8_t>& into) {
+    x.addr = addr, x.data = into.data(), x.len = into.size(), x.start = t;
+    const GmTiming g = core_.gm_access(x);
+    end = std::max(end, g.done);
+    t = g.issued;  // the next row issues once this one has been sent
+  };
+  for (std::uint32_t r = 0; r < c.h && !core_.stopping(); ++r) {
+    const std::uint32_t sy = c.y + r;
+    read(e.v[1] + sy * row_bytes + std::uint64_t(c.x) * pixel_bytes(s.format), luma);
+    if (is_420(s.format) && (r == 0 || sy % 2 == 0)) read(chroma_at + (sy / 2) * row_bytes + 2ull * pair0, chroma);
+    if (functional && !core_.stopping()) aipp_row(e, luma.data(), chroma.data(), r);
+  }
+  if (core_.stopping()) return Span::at(now_tick());
+  // The conversion keeps pace with the reads up to aipp_pixels_per_cycle.
+  const Tick convert = first + cfg.clock.cycles(ceil_div(std::uint64_t(c.w) * c.h, cfg.aipp_pixels_per_cycle));
+  return Span{t, std::max(end, convert)};
 }
 
 }  // namespace dvp::aicore

@@ -4,6 +4,7 @@
 // bus interface to GM and its fault report). The units hold no pipe state of their own beyond
 // their statistics; the core's pipe threads own the queues, the flags and the time.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -22,6 +23,7 @@ struct Issued {
   // change an instruction already in a queue.
   std::uint64_t mask[2];
   std::uint64_t fmatrix, padvalue;
+  std::array<std::uint64_t, kAippSprs> aipp;  // aipp.gm2l1 only (zero for the rest)
 };
 
 // When an instruction frees its pipe for the next one, and when its effects are complete.

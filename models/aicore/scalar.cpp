@@ -118,8 +118,17 @@ bool AiCore::s_jump(const Step& s) {
   return true;
 }
 
+namespace {
+// AIPP's registers, aipp_src .. aipp_var: plain read-write words.
+bool aipp_spr(std::int32_t s) { return s >= int(Spr::AippSrc) && s < int(Spr::AippSrc) + int(kAippSprs); }
+}  // namespace
+
 bool AiCore::s_mfspr(const Step& s) {
   std::uint64_t r = 0;
+  if (aipp_spr(s.in.imm)) {
+    set_reg(s.in.a, aipp_[std::size_t(s.in.imm - int(Spr::AippSrc))]);
+    return true;
+  }
   switch (Spr(s.in.imm)) {
     case Spr::CoreId: r = id_; break;
     case Spr::BlockId: r = launch_.block_id; break;
@@ -138,6 +147,10 @@ bool AiCore::s_mfspr(const Step& s) {
 
 bool AiCore::s_mtspr(const Step& s) {
   const std::uint64_t a = x_[s.in.b];
+  if (aipp_spr(s.in.imm)) {
+    aipp_[std::size_t(s.in.imm - int(Spr::AippSrc))] = a;
+    return true;
+  }
   switch (Spr(s.in.imm)) {
     case Spr::Mask0: mask_[0] = a; break;
     case Spr::Mask1: mask_[1] = a; break;

@@ -30,8 +30,9 @@ struct Decoded {
   dvpp_status status = DVPP_PENDING;  // DVPP_DONE, or why not
   std::string reason;                 // for an error: the library's or the engine's words
   Picture picture;
-  std::uint64_t work_pixels = 0;  // what the engine's time scales with (0: the picture's pixels)
-  std::uint32_t frames = 1;       // pictures, one after another in `picture.bytes` (VDEC: the stream's)
+  std::uint64_t work_pixels = 0;   // what the engine's time scales with (0: the picture's pixels)
+  std::uint32_t frames = 1;        // pictures, one after another in `picture.bytes` (VDEC: the stream's)
+  std::uint64_t stream_bytes = 0;  // a decoder's bitstream bytes its frames took (0: all of the input)
 };
 
 // What an engine is asked: the input's bytes, and the command (its output format; VPC's picture,
@@ -48,8 +49,9 @@ struct Codec {
   const char* name;  // the config's and the scenario's word: "jpegd"
   dvpp_engine engine;
   DecodeFn decode;
-  const char* what;         // one line for docs
-  bool picture_out = true;  // writes a picture (laid out at strides), not a bitstream
+  const char* what;           // one line for docs
+  bool picture_out = true;    // writes a picture (laid out at strides), not a bitstream
+  bool bitstream_in = false;  // reads a bitstream (a decoder), not a picture
 };
 
 // The engines built, in ABI order.
@@ -69,7 +71,8 @@ struct Plane {
 std::vector<Plane> planes(const Picture& p);
 
 // A 4:2:0 frame given as three planes (Y, U, V at their own pitches) into `p`'s NV12 / NV21
-// layout, from byte `at` of p.bytes (which must hold it).
+// layout (P010: the planes' samples are 10 bits in 16, little-endian, as libavcodec's
+// yuv420p10le), from byte `at` of p.bytes (which must hold it).
 void put_yuv420(Picture& p, std::uint64_t at, const std::uint8_t* const yuv[3], const int pitch[3]);
 const char* format_name(dvpp_format f);
 // -1 when `name` is no format.
@@ -81,6 +84,7 @@ Decoded decode_png(const Request& r, const Limits& limits);
 Decoded process_vpc(const Request& r, const Limits& limits);
 Decoded decode_video(const Request& r, const Limits& limits);
 Decoded encode_jpeg(const Request& r, const Limits& limits);
+Decoded encode_video(const Request& r, const Limits& limits);
 
 // The picture a command's in_* fields describe over the input bytes (VPC, JPEGE), or why not.
 Decoded read_picture(const Request& r, const Limits& limits, Picture& in);

@@ -156,7 +156,7 @@ void Dvpp::run_command(Engine& e, unsigned ch, std::uint64_t at) {
                                              " B)";
   if (d.status == DVPP_DONE) {
     bool ok = true;
-    end = std::max(end, write_frames(e, d, cmd.out_addr, f.start, ok));
+    end = std::max(end, write_frames(e, d, cmd.out_addr, f.start, f.in_bytes, ok));
     if (!ok) d.status = DVPP_ERR_BUS, d.reason = "writing the output at " + hex(cmd.out_addr) + " failed";
     f.out_bytes = ok ? p.bytes.size() : 0, f.frames = ok ? d.frames : 0;
   }
@@ -169,22 +169,26 @@ void Dvpp::run_command(Engine& e, unsigned ch, std::uint64_t at) {
 
 // The pictures, frame after frame: each takes the channel's frame time (and its turn at the
 // engine's shared pixel rate, if it has one) from the end of the one before, its stripes written
-// as its pixels come out. Returns when the last frame is done and written.
-Tick Dvpp::write_frames(Engine& e, const Decoded& d, std::uint64_t addr, Tick start, bool& ok) {
+// as its pixels come out. A frame's share of the bitstream (read by a decoder, written by an
+// encoder) bounds its time from below at max_mbps. Returns when the last frame is done and written.
+Tick Dvpp::write_frames(Engine& e, const Decoded& d, std::uint64_t addr, Tick start, std::uint64_t in_bytes, bool& ok) {
   const EngineConfig& c = *e.cfg;
   const Picture& p = d.picture;
-  const std::uint64_t frame_bytes = p.bytes.size() / d.frames;
+  const std::uint64_t frame_bytes = p.bytes.size() / d.frames;  // an encoder's: the stream's share
   const std::uint64_t pixels = d.work_pixels ? d.work_pixels : std::uint64_t(p.width) * p.height;
+  const std::uint64_t read = d.stream_bytes ? d.stream_bytes : in_bytes;
+  const std::uint64_t stream = !c.codec->picture_out ? p.bytes.size() : c.codec->bitstream_in ? read : 0;
+  const Tick frame = c.frame_ps(pixels, stream / d.frames);
   const Tick setup = Tick(std::llround(c.setup_us * 1e6));
   Tick t = start, end = start;
   for (std::uint32_t i = 0; i < d.frames && ok; ++i) {
-    Tick done = t + c.frame_ps(pixels);
+    Tick done = t + frame;
     if (const Tick shared = c.shared_ps(pixels)) {
       e.shared_free = std::max(t, e.shared_free) + shared;
       done = std::max(done, e.shared_free);
     }
-    const std::uint64_t off = i * frame_bytes;
-    end = std::max(done, write_out(p.bytes.data() + off, frame_bytes, addr + off, t + setup, done, ok));
+    const std::uint64_t off = i * frame_bytes, len = i + 1 == d.frames ? p.bytes.size() - off : frame_bytes;
+    end = std::max(done, write_out(p.bytes.data() + off, len, addr + off, t + setup, done, ok));
     t = done;  // the next frame's pixels start; this one's last writes drain meanwhile
   }
   return end;
@@ -194,7 +198,7 @@ Tick Dvpp::write_frames(Engine& e, const Decoded& d, std::uint64_t addr, Tick st
 // `read_done`: raised to when the last byte arrived.
 Decoded Dvpp::decode(const EngineConfig& c, const dvpp_cmd& cmd, Tick& read_done, std::uint64_t& in_read) {
   if (!cmd.in_size) return refuse(DVPP_ERR_CORRUPT, "an empty input (in_size 0)");
-  if (cmd.out_format > DVPP_FMT_RGBA8888)
+  if (cmd.out_format > DVPP_FMT_P010)
     return refuse(DVPP_ERR_FORMAT, "output format " + std::to_string(cmd.out_format) + " is no enum dvpp_format");
   // The bus answers for the input's addresses; a timing-only run takes its bytes from DRAM's store.
   const bool in_dram = cmd.in_addr >= w_.dram_base && cmd.in_addr - w_.dram_base <= w_.dram_size &&

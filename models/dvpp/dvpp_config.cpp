@@ -22,7 +22,7 @@ void describe_layout(cfg::Spec& e) {
       .range(1, 4096);
 }
 
-void describe_engine(cfg::Spec& e, bool picture_out) {
+void describe_engine(cfg::Spec& e, const Codec& c) {
   e.param("channels", Type::Int, "hardware instances of the engine, each taking the next command").range(1, 64);
   e.param("fps_1080p", Type::Float,
           "frames per second of one channel on 1920 x 1080 pictures; other sizes take time in proportion to "
@@ -42,9 +42,16 @@ void describe_engine(cfg::Spec& e, bool picture_out) {
       .unit("1/s")
       .defaults("0")
       .range(0, 1e6);
+  if (!c.picture_out || c.bitstream_in)  // VPC has pictures on both sides
+    e.param("max_mbps", Type::Float,
+            "one channel's bitstream rate, in (decoders) or out (encoders): a frame takes at least its share of the "
+            "stream's bits at this rate (0: no bound; pictures alone set the time)")
+        .unit("Mbit/s")
+        .defaults("0")
+        .range(0, 1e6);
   e.param("min_side", Type::Int, "least width and height accepted").unit("pixels").defaults("1").range(1, 65535);
   e.param("max_side", Type::Int, "greatest width and height accepted").unit("pixels").defaults("8192").range(1, 65535);
-  if (picture_out) describe_layout(e);
+  if (c.picture_out) describe_layout(e);
   e.param("max_input_kib", Type::Int,
           "the largest input a command may name (larger ones are refused before any byte is read)")
       .unit("KiB")
@@ -64,6 +71,7 @@ EngineConfig read_engine(const cfg::Node& n, const Codec& c) {
   e.setup_us = n.get_double("setup_us");
   e.max_fps = n.get_double("max_fps");
   e.total_fps_1080p = n.get_double("total_fps_1080p");
+  if (!c.picture_out || c.bitstream_in) e.max_mbps = n.get_double("max_mbps");
   e.limits.min_side = std::uint32_t(n.get_uint("min_side"));
   e.limits.max_side = std::uint32_t(n.get_uint("max_side"));
   if (c.picture_out) {
@@ -81,10 +89,12 @@ EngineConfig read_engine(const cfg::Node& n, const Codec& c) {
 
 }  // namespace
 
-Tick EngineConfig::frame_ps(std::uint64_t pixels) const {
+Tick EngineConfig::frame_ps(std::uint64_t pixels, std::uint64_t stream_bytes) const {
   const double setup = setup_us * 1e6, per_pixel = (1e12 / fps_1080p - setup) / (1920.0 * 1080.0);
-  const double t = setup + per_pixel * double(pixels);
-  return Tick(std::llround(max_fps > 0 ? std::max(t, 1e12 / max_fps) : t));
+  double t = setup + per_pixel * double(pixels);
+  if (max_fps > 0) t = std::max(t, 1e12 / max_fps);
+  if (max_mbps > 0) t = std::max(t, double(stream_bytes) * 8 / max_mbps * 1e6);  // ps: bits / (Mbit/s) x 1e6
+  return Tick(std::llround(t));
 }
 
 Tick EngineConfig::shared_ps(std::uint64_t pixels) const {
@@ -96,7 +106,7 @@ void DvppConfig::describe(cfg::Spec& s) {
   s.param("clock_mhz", Type::Float, "clock of the bus interface").unit("MHz").range(1, 10000);
   s.param("bus_bytes_per_cycle", Type::Int, "bytes a channel moves per cycle, read or write").unit("B").range(1, 4096);
   s.param("outstanding", Type::Int, "memory requests one channel keeps in flight").range(1, 1024);
-  for (const Codec& c : codecs()) describe_engine(s.section(c.name, c.what).optional(), c.picture_out);
+  for (const Codec& c : codecs()) describe_engine(s.section(c.name, c.what).optional(), c);
 }
 
 DvppConfig DvppConfig::from(const cfg::Node& n) {

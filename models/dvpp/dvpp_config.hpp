@@ -20,13 +20,15 @@ struct EngineConfig {
   double setup_us = 0;         // per frame: the command, headers and tables (within 1 / fps_1080p)
   double max_fps = 0;          // one channel's most frames per second at any size (0: no limit)
   double total_fps_1080p = 0;  // the engine's pixel rate shared by its channels, in 1080p frames (0: none)
+  double max_mbps = 0;         // one channel's bitstream rate, read or written, Mbit/s (0: no bound)
   Limits limits;
   std::uint32_t addr_align = 1;                 // input and output buffer addresses, bytes
   std::uint64_t max_input_bytes = 64ull << 20;  // the largest input a command may name
 
   // Picoseconds one channel takes for a picture of `pixels` pixels: the setup, then the pixels
-  // at the rate that makes a 1080p frame take exactly 1 / fps_1080p.
-  Tick frame_ps(std::uint64_t pixels) const;
+  // at the rate that makes a 1080p frame take exactly 1 / fps_1080p; at least max_fps's frame
+  // time, and at least its `stream_bytes` of bitstream at max_mbps.
+  Tick frame_ps(std::uint64_t pixels, std::uint64_t stream_bytes = 0) const;
   // Picoseconds of the shared pixel rate a picture takes (0 without one).
   Tick shared_ps(std::uint64_t pixels) const;
 };

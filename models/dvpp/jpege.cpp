@@ -120,8 +120,9 @@ bool run(jpeg_compress_struct& c, EncodeError& err, Encode& e) {
 Decoded encode_jpeg(const Request& r, const Limits& limits) {
   Picture in;
   if (Decoded d = read_picture(r, limits, in); d.status != DVPP_DONE) return d;
-  if (in.format == DVPP_FMT_RGB888 || in.format == DVPP_FMT_RGBA8888)
-    return refuse(DVPP_ERR_FORMAT, std::string("JPEGE encodes YUV, not ") + format_name(in.format) + " (VPC converts)");
+  if (in.format == DVPP_FMT_RGB888 || in.format == DVPP_FMT_RGBA8888 || in.format == DVPP_FMT_P010)
+    return refuse(DVPP_ERR_FORMAT,
+                  std::string("JPEGE encodes 8-bit YUV, not ") + format_name(in.format) + " (VPC converts)");
   if (r.cmd.quality < 1 || r.cmd.quality > 100)
     return refuse(DVPP_ERR_FORMAT, "quality " + std::to_string(r.cmd.quality) + " is outside 1 .. 100");
   Encode e{in, r.data, int(r.cmd.quality), {}, {}};

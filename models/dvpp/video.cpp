@@ -3,18 +3,20 @@
 // access units by libavcodec's own parser, on one thread (the same frames in the same order on
 // every host), with errors that explode (AV_EF_EXPLODE: a damaged slice is an error here, not
 // concealed as a player would). Every frame, 8-bit 4:2:0, is written NV12 (NV21 on request) at
-// the engine's strides, one after another. Refused: 10-bit or other chroma formats
-// (`unsupported`: the P010 output is not built), a size outside the engine's range, a size
-// change mid-stream.
+// the engine's strides, one after another; a 10-bit one (H.265 main 10) as P010. Refused: other
+// chroma formats and depths (`unsupported`), a format the stream's depth is not written in
+// (`format`), a size outside the engine's range, a size or depth change mid-stream.
 #include <cstring>
 #include <memory>
 
 #include "codec.hpp"
+#include "libav.hpp"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavutil/error.h>
 #include <libavutil/frame.h>
+#include <libavutil/log.h>
 #include <libavutil/pixdesc.h>
 }
 
@@ -22,40 +24,44 @@ namespace dvp::dvpp {
 
 namespace {
 
-struct AvDeleter {
-  void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
-  void operator()(AVCodecParserContext* p) const { av_parser_close(p); }
-  void operator()(AVPacket* p) const { av_packet_free(&p); }
-  void operator()(AVFrame* f) const { av_frame_free(&f); }
-};
-template <typename T>
-using Av = std::unique_ptr<T, AvDeleter>;
-
-std::string av_error(int e) {
-  char text[AV_ERROR_MAX_STRING_SIZE] = {};
-  av_strerror(e, text, sizeof text);
-  return text;
-}
-
 // The decoder's frames, appended to one picture of consecutive NV12 (NV21) frames.
 struct Frames {
   const Limits& limits;
-  dvpp_format format;
+  dvpp_format format;  // NATIVE until the first frame: NV12, or P010 for a 10-bit stream
   std::uint32_t max_frames;
   std::uint64_t out_size;  // the command's buffer: no frame past it is kept
   Decoded out;
   std::uint64_t frame_bytes = 0;
 
+  bool pick_format(const AVFrame& f);
   bool take(const AVFrame& f);
   bool full() const { return max_frames && out.frames >= max_frames; }
 };
 
+// The output format for the stream's first frame, or why not.
+bool Frames::pick_format(const AVFrame& f) {
+  const bool ten = f.format == AV_PIX_FMT_YUV420P10LE;
+  if (!ten && f.format != AV_PIX_FMT_YUV420P && f.format != AV_PIX_FMT_YUVJ420P)
+    return out = refuse(DVPP_ERR_UNSUPPORTED, std::string("frames of ") + av_get_pix_fmt_name(AVPixelFormat(f.format)) +
+                                                  " (VDEC writes 8-bit and 10-bit 4:2:0)"),
+           false;
+  if (format == DVPP_FMT_NATIVE) format = ten ? DVPP_FMT_P010 : DVPP_FMT_NV12;
+  if (ten != (format == DVPP_FMT_P010))
+    return out = refuse(DVPP_ERR_FORMAT, std::string("a ") +
+                                             (ten ? "10-bit stream is written p010"
+                                                  : "8-bit stream is "
+                                                    "written nv12 or "
+                                                    "nv21") +
+                                             ", not " + format_name(format) + " (VPC converts)"),
+           false;
+  return true;
+}
+
 bool Frames::take(const AVFrame& f) {
   Picture& p = out.picture;
-  if (f.format != AV_PIX_FMT_YUV420P && f.format != AV_PIX_FMT_YUVJ420P)
-    return out = refuse(DVPP_ERR_UNSUPPORTED, std::string("frames of ") + av_get_pix_fmt_name(AVPixelFormat(f.format)) +
-                                                  " (VDEC writes 8-bit 4:2:0; 10-bit output is not built)"),
-           false;
+  if (!out.frames && !pick_format(f)) return false;
+  if (out.frames && (f.format == AV_PIX_FMT_YUV420P10LE) != (format == DVPP_FMT_P010))
+    return out = refuse(DVPP_ERR_UNSUPPORTED, "the bit depth changes at frame " + std::to_string(out.frames)), false;
   if (f.decode_error_flags || (f.flags & AV_FRAME_FLAG_CORRUPT))
     return out = refuse(DVPP_ERR_CORRUPT, "frame " + std::to_string(out.frames) + " decoded with errors"), false;
   const auto w = std::uint32_t(f.width), h = std::uint32_t(f.height);
@@ -98,16 +104,21 @@ bool send(AVCodecContext* ctx, const AVPacket* pkt, AVFrame* frame, Frames& fr) 
 
 }  // namespace
 
+void quiet_libav() {
+  if (av_log_get_level() > AV_LOG_FATAL) av_log_set_level(AV_LOG_FATAL);
+}
+
 Decoded decode_video(const Request& r, const Limits& limits) {
   const AVCodecID id = r.cmd.stream == DVPP_STREAM_H264   ? AV_CODEC_ID_H264
                        : r.cmd.stream == DVPP_STREAM_H265 ? AV_CODEC_ID_HEVC
                                                           : AV_CODEC_ID_NONE;
   if (id == AV_CODEC_ID_NONE)
     return refuse(DVPP_ERR_FORMAT, "stream type " + std::to_string(r.cmd.stream) + " is no enum dvpp_stream");
-  const dvpp_format want = r.want() == DVPP_FMT_NATIVE ? DVPP_FMT_NV12 : r.want();
-  if (want != DVPP_FMT_NV12 && want != DVPP_FMT_NV21)
+  const dvpp_format want = r.want();
+  if (want != DVPP_FMT_NATIVE && want != DVPP_FMT_NV12 && want != DVPP_FMT_NV21 && want != DVPP_FMT_P010)
     return refuse(DVPP_ERR_FORMAT,
-                  std::string("VDEC writes nv12 or nv21, not ") + format_name(want) + " (VPC converts)");
+                  std::string("VDEC writes nv12, nv21 or p010, not ") + format_name(want) + " (VPC converts)");
+  quiet_libav();
   const AVCodec* codec = avcodec_find_decoder(id);
   Av<AVCodecContext> ctx(codec ? avcodec_alloc_context3(codec) : nullptr);
   Av<AVCodecParserContext> parser(av_parser_init(id));
@@ -135,6 +146,7 @@ Decoded decode_video(const Request& r, const Limits& limits) {
   if (!fr.full() && !send(ctx.get(), nullptr, frame.get(), fr)) return std::move(fr.out);
   if (!fr.out.frames) return refuse(DVPP_ERR_CORRUPT, "no frame in the stream");
   fr.out.status = DVPP_DONE;
+  fr.out.stream_bytes = std::uint64_t(at - data.data());  // parsed: up to the last frame kept
   return std::move(fr.out);
 }
 

@@ -30,13 +30,16 @@ AVPixelFormat av_format(dvpp_format f) {
     case DVPP_FMT_YUV400: return AV_PIX_FMT_GRAY8;
     case DVPP_FMT_RGB888: return AV_PIX_FMT_RGB24;
     case DVPP_FMT_RGBA8888: return AV_PIX_FMT_RGBA;
+    case DVPP_FMT_P010: return AV_PIX_FMT_P010LE;
     default: return AV_PIX_FMT_NONE;
   }
 }
 
-bool chroma_pairs_columns(dvpp_format f) { return f == DVPP_FMT_NV12 || f == DVPP_FMT_NV21 || f == DVPP_FMT_YUV422SP; }
-bool chroma_pairs_rows(dvpp_format f) { return f == DVPP_FMT_NV12 || f == DVPP_FMT_NV21; }
-std::uint32_t pixel_bytes(dvpp_format f) { return f == DVPP_FMT_RGB888 ? 3 : f == DVPP_FMT_RGBA8888 ? 4 : 1; }
+bool chroma_pairs_rows(dvpp_format f) { return f == DVPP_FMT_NV12 || f == DVPP_FMT_NV21 || f == DVPP_FMT_P010; }
+bool chroma_pairs_columns(dvpp_format f) { return chroma_pairs_rows(f) || f == DVPP_FMT_YUV422SP; }
+std::uint32_t pixel_bytes(dvpp_format f) {
+  return f == DVPP_FMT_RGB888 ? 3 : f == DVPP_FMT_RGBA8888 ? 4 : f == DVPP_FMT_P010 ? 2 : 1;
+}
 
 struct Crop {
   std::uint32_t x, y, w, h, ow, oh;
@@ -103,8 +106,9 @@ void plane_pointers(const Picture& p, std::uint8_t* base, std::uint32_t x, std::
   for (std::size_t i = 0; i < pl.size(); ++i) {
     const bool chroma = i == 1;
     const std::uint64_t row = chroma && chroma_pairs_rows(p.format) ? y / 2 : y;
-    const std::uint64_t byte =
-        chroma ? (p.format == DVPP_FMT_YUV444SP ? 2ull * x : x) : std::uint64_t(x) * pixel_bytes(p.format);
+    // A chroma pair covers two columns (4:4:4: one): its bytes per luma column.
+    const std::uint64_t pair = p.format == DVPP_FMT_YUV444SP || p.format == DVPP_FMT_P010 ? 2 : 1;
+    const std::uint64_t byte = chroma ? pair * x : std::uint64_t(x) * pixel_bytes(p.format);
     ptr[i] = base + pl[i].offset + row * pl[i].pitch + byte;
     pitch[i] = int(pl[i].pitch);
   }
@@ -152,6 +156,8 @@ Decoded process_vpc(const Request& r, const Limits& limits) {
   Decoded out;
   Picture& p = out.picture;
   p.format = r.want() == DVPP_FMT_NATIVE ? in.format : r.want();
+  if (p.format == DVPP_FMT_P010)
+    return refuse(DVPP_ERR_FORMAT, "VPC writes 8-bit formats: it takes p010 in, and writes nv12 or another");
   if (r.cmd.csc > DVPP_CSC_BT709_LIMITED)
     return refuse(DVPP_ERR_FORMAT, "colour conversion " + std::to_string(r.cmd.csc) + " is no enum dvpp_csc");
   p.width = k.ow, p.height = k.oh;
@@ -159,7 +165,8 @@ Decoded process_vpc(const Request& r, const Limits& limits) {
   p.bytes.assign(picture_bytes(p.format, p.stride_w, p.stride_h), 0);
   std::unique_ptr<SwsContext, void (*)(SwsContext*)> ctx(
       sws_getContext(int(k.w), int(k.h), av_format(in.format), int(k.ow), int(k.oh), av_format(p.format),
-                     SWS_BILINEAR | SWS_ACCURATE_RND | SWS_BITEXACT, nullptr, nullptr, nullptr),
+                     SWS_BILINEAR | SWS_ACCURATE_RND | SWS_BITEXACT | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP, nullptr,
+                     nullptr, nullptr),
       sws_freeContext);
   if (!ctx) return refuse(DVPP_ERR_FORMAT, "libswscale has no conversion for this pair of formats and sizes");
   const int space = r.cmd.csc == DVPP_CSC_BT709_LIMITED ? SWS_CS_ITU709 : SWS_CS_ITU601;
