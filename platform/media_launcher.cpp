@@ -2,6 +2,7 @@
 #include "media_launcher.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -47,6 +48,8 @@ struct MediaLauncher::Job {
   std::uint32_t repeat = 1, first_tag = 0;  // commands submitted; the first one's tag
   unsigned wave = 0;                        // submitted after the jobs of the waves before it completed
   const Job* from = nullptr;                // the job whose output is this one's input (VPC)
+  const Job* into = nullptr;                // VPC stitching: the job whose canvas this one pastes into
+  std::vector<const Job*> pasted;           // the jobs that paste into this one's canvas, in order
   bool check = true;
   double psnr_min = 0;
   std::string save;
@@ -75,11 +78,7 @@ void MediaLauncher::describe(cfg::Spec& e) {
   e.param("picture", Type::IntList, "a .yuv input's [width, height]; rows and planes packed (even sizes for 4:2:0)")
       .optional();
   e.param("picture_format", Type::Enum, "a .yuv input's format").choices(formats).defaults("nv12");
-  e.param("crop", Type::IntList, "vpc: [x, y, width, height] of the input taken (default: all of it)").optional();
-  e.param("resize", Type::IntList, "vpc: [width, height] of the output (default: the crop's)").optional();
-  e.param("csc", Type::Enum, "vpc: the colour conversion where YUV meets RGB: " + kCsc.doc())
-      .choices(kCsc.names())
-      .defaults("bt601_full");
+  describe_vpc(e);
   e.param("psnr_min", Type::Float,
           "vpc: the least PSNR against a plain bilinear reference (crop, resize, conversion in floating point); "
           "jpege, venc: of the stream, decoded by TurboJPEG / libavcodec, against the pictures encoded")
@@ -92,20 +91,7 @@ void MediaLauncher::describe(cfg::Spec& e) {
   e.param("repeat", Type::Int, "times the command is submitted (throughput runs); all write the same buffer")
       .defaults("1")
       .range(1, 1000000);
-  e.param("stream", Type::Enum,
-          "vdec, venc: the stream's codec (default: by the extension of the input, vdec, or of save:, venc: .h264 "
-          ".264 .h265 .265 .hevc; venc without one: h264)")
-      .choices({"h264", "h265"})
-      .optional();
-  e.param("max_frames", Type::Int, "vdec: the most frames to decode (0: all); venc: the frames to encode (0: all)")
-      .defaults("0")
-      .min(0);
-  e.param("qp", Type::Int, "venc: the constant quantisation parameter (lower: better pictures, more bits)")
-      .defaults("28")
-      .range(0, 51);
-  e.param("gop", Type::Int, "venc: frames from one IDR frame to the next (0: only the first)")
-      .defaults("30")
-      .range(0, 1 << 30);
+  describe_video(e);
   e.param("quality", Type::Int, "jpege: the quality, 1 .. 100 (libjpeg's scale of the standard tables)")
       .defaults("90")
       .range(1, 100);
@@ -132,6 +118,45 @@ void MediaLauncher::describe(cfg::Spec& e) {
       .min(1);
 }
 
+// VPC's keys: the crop, the size, the canvas and where the picture goes in it, the conversion.
+void MediaLauncher::describe_vpc(cfg::Spec& e) {
+  e.param("crop", Type::IntList, "vpc: [x, y, width, height] of the input taken (default: all of it)").optional();
+  e.param("canvas", Type::IntList,
+          "vpc: [width, height] of the output picture the resized crop is pasted into, the rest filled (padding, "
+          "letterboxing; default: the resized crop's size)")
+      .optional();
+  e.param("paste", Type::IntList, "vpc: [x, y] of the resized crop in the canvas (even on 4:2:0)").optional();
+  e.param("fill", Type::IntList,
+          "vpc: the canvas's fill, the output format's channels (Y U V, or R G B (A)), 0 .. 255 each")
+      .optional();
+  e.param("into", Type::String,
+          "vpc: stitching: the resized crop is pasted into this earlier vpc job's output picture (its format and "
+          "canvas), the rest of it kept; submitted after that job")
+      .optional();
+  e.param("resize", Type::IntList, "vpc: [width, height] of the output (default: the crop's)").optional();
+  e.param("csc", Type::Enum, "vpc: the colour conversion where YUV meets RGB: " + kCsc.doc())
+      .choices(kCsc.names())
+      .defaults("bt601_full");
+}
+
+// VDEC's and VENC's keys: the codec, the frames, the QP and GOP.
+void MediaLauncher::describe_video(cfg::Spec& e) {
+  e.param("stream", Type::Enum,
+          "vdec, venc: the stream's codec (default: by the extension of the input, vdec, or of save:, venc: .h264 "
+          ".264 .h265 .265 .hevc; venc without one: h264)")
+      .choices({"h264", "h265"})
+      .optional();
+  e.param("max_frames", Type::Int, "vdec: the most frames to decode (0: all); venc: the frames to encode (0: all)")
+      .defaults("0")
+      .min(0);
+  e.param("qp", Type::Int, "venc: the constant quantisation parameter (lower: better pictures, more bits)")
+      .defaults("28")
+      .range(0, 51);
+  e.param("gop", Type::Int, "venc: frames from one IDR frame to the next (0: only the first)")
+      .defaults("30")
+      .range(0, 1 << 30);
+}
+
 MediaLauncher::MediaLauncher(sc_core::sc_module_name n, const cfg::Node& entries, const std::string& dir,
                              dvpp::Dvpp& dvpp, dram::Storage& dram, std::uint64_t dram_base, std::uint64_t regs_base,
                              bool functional, bool firmware)
@@ -145,6 +170,7 @@ MediaLauncher::MediaLauncher(sc_core::sc_module_name n, const cfg::Node& entries
       top_(dram.size() / 4096 * 4096),
       functional_(functional) {
   for (const cfg::Node& e : entries.items()) read_entry(e, dir);
+  if (!functional_) preload_outputs();
   if (firmware) {
     for (std::size_t i = 0; i < jobs_.size(); ++i) place_command(*jobs_[i], entries.items()[i]);
     done_ = true;
@@ -282,10 +308,43 @@ void MediaLauncher::read_vpc(Job& j, const cfg::Node& e) {
     if (v.size() != 2) e.at("resize").fail("give [width, height]");
     c.out_width = std::uint32_t(v[0]), c.out_height = std::uint32_t(v[1]);
   }
+  read_canvas(j, e);
   if (!j.from) return;
   const dvpp::Picture& p = j.from->host.picture;
   c.in_format = p.format, c.in_width = p.width, c.in_height = p.height, c.in_stride_w = p.stride_w;
   c.in_stride_h = p.stride_h;
+}
+
+// VPC's canvas: its size, the paste offset, the fill; or another job's canvas (into:, stitching).
+void MediaLauncher::read_canvas(Job& j, const cfg::Node& e) {
+  dvpp_cmd& c = j.cmd;
+  auto pair = [&](const char* key, std::uint32_t& a, std::uint32_t& b) {
+    if (!e.has(key)) return;
+    const std::vector<std::uint64_t> v = e.get_uint_list(key);
+    if (v.size() != 2 || v[0] > 65535 || v[1] > 65535) e.at(key).fail("give two numbers, 0 .. 65535");
+    a = std::uint32_t(v[0]), b = std::uint32_t(v[1]);
+  };
+  pair("canvas", c.canvas_w, c.canvas_h);
+  pair("paste", c.paste_x, c.paste_y);
+  if (e.has("fill")) {
+    const std::vector<std::uint64_t> v = e.get_uint_list("fill");
+    if (v.empty() || v.size() > 4) e.at("fill").fail("give one to four channel values");
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v[i] > 255) e.at("fill").fail("a channel value is 0 .. 255");
+      c.fill |= std::uint32_t(v[i]) << (8 * i);
+    }
+  }
+  if (!e.has("into")) return;
+  if (j.engine->codec->engine != DVPP_VPC) e.at("into").fail("only vpc pastes into another job's canvas");
+  for (const auto& o : jobs_)
+    if (o->name == e.get_string("into") && o->engine == j.engine && !o->into && o->expect == DVPP_DONE)
+      j.into = o.get();
+  if (!j.into) e.at("into").fail("no vpc job '" + e.get_string("into") + "' before this one that makes a canvas");
+  if (e.has("canvas") || e.has("fill") || e.get_string("format") != "native")
+    e.at("into").fail("a paste takes its canvas, fill and format from job '" + j.into->name + "'");
+  const dvpp::Picture& canvas = j.into->host.picture;
+  c.canvas_w = canvas.width, c.canvas_h = canvas.height, c.fill_mode = 1, c.out_format = canvas.format;
+  j.wave = std::max(j.wave, j.into->wave + 1);
 }
 
 // The input read, the command made and run by the engine's codec on the host (for the picture's
@@ -328,12 +387,17 @@ void MediaLauncher::read_entry(const cfg::Node& e, const std::string& dir) {
 // top of DRAM down.
 void MediaLauncher::place(Job& j, const cfg::Node& e) {
   const std::uint64_t in_bytes = j.from ? 0 : page_up(j.file.size() + e.get_uint("in_offset"));
-  const std::uint64_t out_bytes = page_up(j.cmd.out_size + e.get_uint("out_offset"));
+  const std::uint64_t out_bytes = j.into ? 0 : page_up(j.cmd.out_size + e.get_uint("out_offset"));
   if (in_bytes + out_bytes + 4096 > top_) e.fail("the input and output do not fit in DRAM");
   top_ -= in_bytes;
   j.cmd.in_addr = j.from ? j.from->cmd.out_addr : base_ + top_ + e.get_uint("in_offset");
   top_ -= out_bytes;
-  j.cmd.out_addr = base_ + top_ + e.get_uint("out_offset");
+  j.cmd.out_addr = j.into ? j.into->cmd.out_addr : base_ + top_ + e.get_uint("out_offset");
+  if (j.into) {
+    if (e.get_uint("out_offset") || e.has("out_size")) e.at("into").fail("a paste writes the canvas's buffer as it is");
+    j.cmd.out_size = j.into->cmd.out_size;
+    jobs_of(j.into).pasted.push_back(&j);
+  }
   if (!j.from) std::memcpy(dram_.data() + (j.cmd.in_addr - base_), j.file.data(), j.file.size());
 }
 
@@ -347,6 +411,26 @@ void MediaLauncher::place_command(Job& j, const cfg::Node& e) {
   j.cmd_addr = base_ + top_;
   j.cmd.tag = j.first_tag;
   std::memcpy(dram_.data() + top_, &j.cmd, sizeof j.cmd);
+}
+
+// A timing-only run moves no bytes, so a job that reads another's output would read what was
+// never written; and an encoder's time follows its input's content (the stream's size). Each
+// job's output buffer gets what its engine will write (the host's result), so every engine
+// reads what it would have.
+void MediaLauncher::preload_outputs() {
+  for (const auto& j : jobs_) {
+    if (j->host.status != DVPP_DONE || j->cmd.out_size < j->host.picture.bytes.size()) continue;
+    const std::vector<std::uint8_t>& b = j->host.picture.bytes;
+    std::uint8_t* at = dram_.data() + (j->cmd.out_addr - base_);
+    if (j->host.spans.empty()) std::memcpy(at, b.data(), b.size());
+    for (const auto& [off, len] : j->host.spans) std::memcpy(at + off, b.data() + off, len);
+  }
+}
+
+MediaLauncher::Job& MediaLauncher::jobs_of(const Job* j) {
+  for (auto& o : jobs_)
+    if (o.get() == j) return *o;
+  throw Error("media launcher: no such job");  // not reached: j is one of jobs_
 }
 
 bool MediaLauncher::task_of(const std::string& name, dvp_task& task) const {
@@ -505,6 +589,32 @@ dvpp::Picture source_of(const dvpp_cmd& c, const std::vector<std::uint8_t>& byte
 }
 }  // namespace
 
+namespace {
+// PSNR over the bytes of `spans` (a paste's part of a canvas), dB.
+double psnr_spans(const dvpp::Picture& have, const dvpp::Picture& want,
+                  const std::vector<std::pair<std::uint64_t, std::uint64_t>>& spans) {
+  double sum = 0;
+  std::uint64_t n = 0;
+  for (const auto& [off, len] : spans)
+    for (std::uint64_t i = off; i < off + len; ++i, ++n) {
+      const double d = double(have.bytes.at(i)) - double(want.bytes.at(i));
+      sum += d * d;
+    }
+  return sum == 0 ? INFINITY : 10.0 * std::log10(255.0 * 255.0 * double(n) / sum);
+}
+}  // namespace
+
+// A VPC job's reference picture, with the parts later jobs pasted into its canvas (stitching).
+dvpp::Picture MediaLauncher::canvas_reference(const Job& j, const dvpp::Picture& like) const {
+  dvpp::Picture ref = vpc_reference(source_of(j.cmd, j.file), j.cmd, like);
+  for (const Job* q : j.pasted) {
+    const dvpp::Picture part = vpc_reference(source_of(q->cmd, q->file), q->cmd, like);
+    for (const auto& [off, len] : q->host.spans)
+      std::copy_n(part.bytes.begin() + std::ptrdiff_t(off), len, ref.bytes.begin() + std::ptrdiff_t(off));
+  }
+  return ref;
+}
+
 // An engine that reads a picture: an encoder's stream decoded on the host and compared by PSNR
 // with the pictures encoded; VPC's picture against a plain bilinear reference.
 void MediaLauncher::check_from_picture(Job& j, Result& r, const dvpp::Picture& have, const std::string& pic) {
@@ -538,8 +648,9 @@ void MediaLauncher::check_from_picture(Job& j, Result& r, const dvpp::Picture& h
                     stream == DVPP_STREAM_H264 ? "H.264" : "H.265", j.cmd.qp, j.cmd.gop, db, j.psnr_min);
       break;
     }
-    default:  // VPC
-      db = psnr(have, vpc_reference(src, j.cmd, have));
+    default:  // VPC: its picture; a canvas with what later jobs pasted into it; a paste, its part
+      db = j.into ? psnr_spans(have, vpc_reference(src, j.cmd, have), j.host.spans)
+                  : psnr(have, canvas_reference(j, have));
       std::snprintf(line, sizeof line, "%s from %s; PSNR %.1f dB against a plain bilinear reference (least %g)",
                     pic.c_str(), from.c_str(), db, j.psnr_min);
   }

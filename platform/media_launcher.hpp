@@ -36,6 +36,8 @@ class MediaLauncher : public sc_core::sc_module {
   ~MediaLauncher() override;
 
   static void describe(cfg::Spec& entry);
+  static void describe_vpc(cfg::Spec& entry);
+  static void describe_video(cfg::Spec& entry);
 
   struct Result {
     std::string name, engine, input;
@@ -75,17 +77,21 @@ class MediaLauncher : public sc_core::sc_module {
   struct Job;
   void read_entry(const cfg::Node& e, const std::string& dir);
   void read_input(Job& j, const cfg::Node& e, const std::string& dir);
-  static void read_vpc(Job& j, const cfg::Node& e);
+  void read_vpc(Job& j, const cfg::Node& e);
+  void read_canvas(Job& j, const cfg::Node& e);
+  Job& jobs_of(const Job* j);
   static void read_stream(Job& j, const cfg::Node& e);
   static void read_yuv(Job& j, const cfg::Node& e, const std::string& path);
   void place(Job& j, const cfg::Node& e);
   void place_command(Job& j, const cfg::Node& e);
   void reserve_queues(const cfg::Node& entries);
+  void preload_outputs();
   void run();
   void write_reg(std::uint32_t offset, std::uint32_t value);
   std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);
   void check_job(Job& j, Result& r);
   void check_from_picture(Job& j, Result& r, const dvpp::Picture& have, const std::string& pic);
+  dvpp::Picture canvas_reference(const Job& j, const dvpp::Picture& like) const;
 
   std::vector<std::unique_ptr<Job>> jobs_;
   dvpp::Dvpp& dvpp_;

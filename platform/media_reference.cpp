@@ -287,8 +287,10 @@ std::uint8_t byte(double v) { return std::uint8_t(std::clamp(std::lround(v), 0L,
 
 }  // namespace
 
-Picture vpc_reference(const Picture& src, const dvpp_cmd& cmd, const Picture& like) {
-  Picture p = empty_like(like);
+namespace {
+
+// The crop of `src` resized to p's size (p allocated, its layout set), as vpc_reference says.
+void resized_reference(const Picture& src, const dvpp_cmd& cmd, Picture& p) {
   std::uint32_t cx = cmd.crop_x, cy = cmd.crop_y, cw = cmd.crop_w, ch = cmd.crop_h;
   if (!cw || !ch) cx = 0, cy = 0, cw = src.width, ch = src.height;
   const Sampler s{src, double(cx), double(cy), double(cx + cw - 1), double(cy + ch - 1)};
@@ -315,12 +317,12 @@ Picture vpc_reference(const Picture& src, const dvpp_cmd& cmd, const Picture& li
         for (unsigned c = 0; c < px; ++c)
           p.bytes[pl[0].offset + y * pl[0].pitch + x * px + c] =
               byte(value(int(c), cx + (x + 0.5) * sx - 0.5, cy + (y + 0.5) * sy - 0.5));
-    return p;
+    return;
   }
   for (std::uint32_t y = 0; y < p.height; ++y)
     for (std::uint32_t x = 0; x < p.width; ++x)
       p.bytes[y * pl[0].pitch + x] = byte(value(0, cx + (x + 0.5) * sx - 0.5, cy + (y + 0.5) * sy - 0.5));
-  if (pl.size() < 2) return p;
+  if (pl.size() < 2) return;
   fx = p.format == DVPP_FMT_YUV444SP ? 1 : 2, fy = p.format == DVPP_FMT_NV12 || p.format == DVPP_FMT_NV21 ? 2 : 1;
   const bool vu = p.format == DVPP_FMT_NV21;
   for (std::uint32_t y = 0; y < pl[1].rows; ++y)
@@ -329,7 +331,54 @@ Picture vpc_reference(const Picture& src, const dvpp_cmd& cmd, const Picture& li
       p.bytes[pl[1].offset + y * pl[1].pitch + 2 * x + (vu ? 1 : 0)] = byte(value(1, u, v));
       p.bytes[pl[1].offset + y * pl[1].pitch + 2 * x + (vu ? 0 : 1)] = byte(value(2, u, v));
     }
-  return p;
+}
+
+// Every pixel of `p` the fill's channels (Y U V from the low byte; R G B A).
+void fill_reference(Picture& p, std::uint32_t fill) {
+  auto ch = [fill](unsigned c) { return std::uint8_t(fill >> (8 * c)); };
+  const std::vector<dvpp::Plane> pl = dvpp::planes(p);
+  if (is_rgb(p.format)) {
+    const unsigned px = p.format == DVPP_FMT_RGBA8888 ? 4 : 3;
+    for (std::uint32_t y = 0; y < p.height; ++y)
+      for (std::uint32_t x = 0; x < p.width; ++x)
+        for (unsigned c = 0; c < px; ++c) p.bytes[pl[0].offset + y * pl[0].pitch + x * px + c] = ch(c);
+    return;
+  }
+  for (std::uint32_t y = 0; y < pl[0].rows; ++y)
+    std::fill_n(p.bytes.begin() + std::ptrdiff_t(pl[0].offset + y * pl[0].pitch), pl[0].row_bytes, ch(0));
+  const bool vu = p.format == DVPP_FMT_NV21;
+  for (std::size_t i = 1; i < pl.size(); ++i)
+    for (std::uint32_t y = 0; y < pl[i].rows; ++y)
+      for (std::uint32_t b = 0; b < pl[i].row_bytes; ++b)
+        p.bytes[pl[i].offset + y * pl[i].pitch + b] = ch((b % 2 == 0) != vu ? 1 : 2);
+}
+
+// `sub` copied into `canvas` with its top left at (x, y), plane by plane.
+void paste_reference(Picture& canvas, const Picture& sub, std::uint32_t x, std::uint32_t y) {
+  std::uint64_t at[4] = {};
+  int pitch[4] = {};
+  dvpp::plane_offsets(canvas, x, y, at, pitch);
+  const std::vector<dvpp::Plane> pl = dvpp::planes(sub);
+  for (std::size_t i = 0; i < pl.size(); ++i)
+    for (std::uint32_t r = 0; r < pl[i].rows; ++r)
+      std::copy_n(sub.bytes.begin() + std::ptrdiff_t(pl[i].offset + r * pl[i].pitch), pl[i].row_bytes,
+                  canvas.bytes.begin() + std::ptrdiff_t(at[i] + std::uint64_t(r) * std::uint64_t(pitch[i])));
+}
+
+}  // namespace
+
+Picture vpc_reference(const Picture& src, const dvpp_cmd& cmd, const Picture& like) {
+  Picture sub;  // the resized crop alone, at its own size
+  sub.format = like.format;
+  sub.width = cmd.out_width ? cmd.out_width : cmd.crop_w && cmd.crop_h ? cmd.crop_w : src.width;
+  sub.height = cmd.out_height ? cmd.out_height : cmd.crop_w && cmd.crop_h ? cmd.crop_h : src.height;
+  dvpp::set_strides(sub, dvpp::Limits{});
+  sub.bytes.assign(dvpp::picture_bytes(sub.format, sub.stride_w, sub.stride_h), 0);
+  resized_reference(src, cmd, sub);
+  Picture canvas = empty_like(like);
+  if (cmd.fill_mode == 0) fill_reference(canvas, cmd.fill);
+  paste_reference(canvas, sub, cmd.paste_x, cmd.paste_y);
+  return canvas;
 }
 
 double psnr(const Picture& have, const Picture& want, std::uint32_t frames) {

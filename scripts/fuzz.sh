@@ -36,7 +36,7 @@ for s in $(find firmware tests -name '*.s'); do
 done
 seeds image
 status=0
-runs_scenario=1500; runs_assembler=100000; runs_image=200000; runs_trace=50000; runs_npy=50000; runs_media=3000
+runs_scenario=1500; runs_assembler=100000; runs_image=200000; runs_trace=50000; runs_npy=50000; runs_media=6000
 for t in scenario assembler image trace npy media; do
   eval runs=\$runs_$t
   runs=$((runs * scale))

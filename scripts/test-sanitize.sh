@@ -13,6 +13,7 @@ cmake --build build-asan -j2
 # Leaks are checked, except in runs that stop the simulation (docs/testing.md); a report ends
 # the process with exit 86, which fails its test.
 export ASAN_OPTIONS="detect_leaks=1:exitcode=86:strict_string_checks=1"
+export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp"  # a library's own leaks (tests/lsan.supp says which)
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 cd build-asan
 ctest -j2 --output-on-failure -LE 'scenario|lint'

@@ -151,7 +151,12 @@ struct dvpp_cmd {
   uint32_t quality; /* JPEGE: 1 .. 100, as libjpeg's scale of the standard tables */
   uint32_t qp;      /* VENC: the constant quantisation parameter, 0 .. 51 (lower: better, larger) */
   uint32_t gop;     /* VENC: frames from one IDR frame to the next (0: only the first is one), <= 2^30 */
-  uint32_t reserved;
+  /* VPC: the canvas the resized crop is pasted into (0 x 0: its own size) and where; fill_mode 0
+     fills the rest with `fill` (padding, letterboxing), 1 writes the crop only and leaves the
+     rest as it is in memory (stitching: several commands paste into one canvas). fill: the
+     output's channels a byte each from the low byte (Y U V; R G B A). */
+  uint32_t canvas_w, canvas_h, paste_x, paste_y;
+  uint32_t fill, fill_mode;
   /* Written by the engine. */
   uint32_t status; /* enum dvpp_status, written last */
   uint32_t format; /* the format written */

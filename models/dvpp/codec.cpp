@@ -75,6 +75,22 @@ std::vector<Plane> planes(const Picture& p) {
   }
 }
 
+void plane_offsets(const Picture& p, std::uint32_t x, std::uint32_t y, std::uint64_t at[4], int pitch[4]) {
+  const std::vector<Plane> pl = planes(p);
+  const bool half_rows = p.format == DVPP_FMT_NV12 || p.format == DVPP_FMT_NV21 || p.format == DVPP_FMT_P010;
+  const std::uint64_t luma = p.format == DVPP_FMT_RGB888     ? 3
+                             : p.format == DVPP_FMT_RGBA8888 ? 4
+                             : p.format == DVPP_FMT_P010     ? 2
+                                                             : 1;
+  // A chroma pair covers two columns (4:4:4: one): its bytes per luma column.
+  const std::uint64_t pair = p.format == DVPP_FMT_YUV444SP || p.format == DVPP_FMT_P010 ? 2 : 1;
+  for (std::size_t i = 0; i < pl.size(); ++i) {
+    const std::uint64_t row = i == 1 && half_rows ? y / 2 : y;
+    at[i] = pl[i].offset + row * pl[i].pitch + (i == 1 ? pair : luma) * x;
+    pitch[i] = int(pl[i].pitch);
+  }
+}
+
 void put_p010(Picture& p, std::uint64_t at, const std::uint8_t* const yuv[3], const int pitch[3]) {
   auto sample = [&](int plane, std::uint32_t r, std::uint32_t x) {  // 10 bits, little-endian in 16
     const std::uint8_t* s = yuv[plane] + std::ptrdiff_t(r) * pitch[plane] + 2 * std::ptrdiff_t(x);

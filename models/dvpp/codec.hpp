@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 extern "C" {
@@ -33,6 +34,9 @@ struct Decoded {
   std::uint64_t work_pixels = 0;   // what the engine's time scales with (0: the picture's pixels)
   std::uint32_t frames = 1;        // pictures, one after another in `picture.bytes` (VDEC: the stream's)
   std::uint64_t stream_bytes = 0;  // a decoder's bitstream bytes its frames took (0: all of the input)
+  // Only these (offset, bytes) of the picture are written (VPC pasting into a canvas it keeps);
+  // empty: all of it.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
 };
 
 // What an engine is asked: the input's bytes, and the command (its output format; VPC's picture,
@@ -69,6 +73,9 @@ struct Plane {
   std::uint32_t rows, row_bytes;
 };
 std::vector<Plane> planes(const Picture& p);
+// Where pixel (x, y) starts in each plane (offsets into the picture's bytes; chroma: its pair's),
+// and the planes' pitches. x and y even where chroma pairs pixels.
+void plane_offsets(const Picture& p, std::uint32_t x, std::uint32_t y, std::uint64_t at[4], int pitch[4]);
 
 // A 4:2:0 frame given as three planes (Y, U, V at their own pitches) into `p`'s NV12 / NV21
 // layout (P010: the planes' samples are 10 bits in 16, little-endian, as libavcodec's

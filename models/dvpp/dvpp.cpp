@@ -188,10 +188,25 @@ Tick Dvpp::write_frames(Engine& e, const Decoded& d, std::uint64_t addr, Tick st
       done = std::max(done, e.shared_free);
     }
     const std::uint64_t off = i * frame_bytes, len = i + 1 == d.frames ? p.bytes.size() - off : frame_bytes;
-    end = std::max(done, write_out(p.bytes.data() + off, len, addr + off, t + setup, done, ok));
+    const Tick written = d.spans.empty() ? write_out(p.bytes.data() + off, len, addr + off, t + setup, done, ok)
+                                         : write_spans(d, addr, t + setup, done, ok);
+    end = std::max(done, written);
     t = done;  // the next frame's pixels start; this one's last writes drain meanwhile
   }
   return end;
+}
+
+// Only the picture's spans (a paste into a canvas that keeps the rest): span k of n leaves at the
+// start of its n-th of [from, to), as the pixels come out. Returns when the last write completed.
+Tick Dvpp::write_spans(const Decoded& d, std::uint64_t addr, Tick from, Tick to, bool& ok) {
+  Tick done = from;
+  const std::uint64_t n = d.spans.size();
+  for (std::uint64_t k = 0; k < n && ok; ++k) {
+    const auto& [off, len] = d.spans[k];
+    const Tick start = from + (to - from) * k / n;
+    done = std::max(done, write_out(d.picture.bytes.data() + off, len, addr + off, start, start, ok));
+  }
+  return done;
 }
 
 // The input through the ring (its bytes from DRAM's store in a timing-only run), then the codec.

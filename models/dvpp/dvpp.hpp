@@ -73,6 +73,7 @@ class Dvpp : public mmio::Device {
   void channel_thread(Engine& e, unsigned ch);
   void run_command(Engine& e, unsigned ch, std::uint64_t at);
   Decoded decode(const EngineConfig& c, const dvpp_cmd& cmd, Tick& read_done, std::uint64_t& in_read);
+  Tick write_spans(const Decoded& d, std::uint64_t addr, Tick from, Tick to, bool& ok);
   Tick write_frames(Engine& e, const Decoded& d, std::uint64_t addr, Tick start, std::uint64_t in_bytes, bool& ok);
   Tick write_out(const std::uint8_t* data, std::uint64_t len, std::uint64_t addr, Tick from, Tick to, bool& ok);
   Tick dma(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len, Tick start, bool& ok);

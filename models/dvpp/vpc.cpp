@@ -37,9 +37,6 @@ AVPixelFormat av_format(dvpp_format f) {
 
 bool chroma_pairs_rows(dvpp_format f) { return f == DVPP_FMT_NV12 || f == DVPP_FMT_NV21 || f == DVPP_FMT_P010; }
 bool chroma_pairs_columns(dvpp_format f) { return chroma_pairs_rows(f) || f == DVPP_FMT_YUV422SP; }
-std::uint32_t pixel_bytes(dvpp_format f) {
-  return f == DVPP_FMT_RGB888 ? 3 : f == DVPP_FMT_RGBA8888 ? 4 : f == DVPP_FMT_P010 ? 2 : 1;
-}
 
 struct Crop {
   std::uint32_t x, y, w, h, ow, oh;
@@ -99,19 +96,11 @@ Decoded crop_of(const dvpp_cmd& c, const Picture& in, const Limits& limits, Crop
   return ok;
 }
 
-// The planes' first bytes and pitches, `p`'s from (x, y) on.
 void plane_pointers(const Picture& p, std::uint8_t* base, std::uint32_t x, std::uint32_t y, std::uint8_t* ptr[4],
                     int pitch[4]) {
-  const std::vector<Plane> pl = planes(p);
-  for (std::size_t i = 0; i < pl.size(); ++i) {
-    const bool chroma = i == 1;
-    const std::uint64_t row = chroma && chroma_pairs_rows(p.format) ? y / 2 : y;
-    // A chroma pair covers two columns (4:4:4: one): its bytes per luma column.
-    const std::uint64_t pair = p.format == DVPP_FMT_YUV444SP || p.format == DVPP_FMT_P010 ? 2 : 1;
-    const std::uint64_t byte = chroma ? pair * x : std::uint64_t(x) * pixel_bytes(p.format);
-    ptr[i] = base + pl[i].offset + row * pl[i].pitch + byte;
-    pitch[i] = int(pl[i].pitch);
-  }
+  std::uint64_t at[4] = {};
+  plane_offsets(p, x, y, at, pitch);
+  for (std::size_t i = 0; i < planes(p).size(); ++i) ptr[i] = base + at[i];
 }
 
 // YUV422SP through libswscale, which takes and makes no NV16: the chroma pairs split into U and V
@@ -148,6 +137,68 @@ struct Planar422 {
 
 }  // namespace
 
+namespace {
+
+// Where the resized crop goes: the canvas (its own size unless the command gives one) and the
+// paste offset; or why not.
+struct Canvas {
+  std::uint32_t w, h, x, y;
+};
+Decoded canvas_of(const dvpp_cmd& c, const Crop& k, dvpp_format f, const Limits& limits, Canvas& v) {
+  v = {c.canvas_w ? c.canvas_w : k.ow, c.canvas_h ? c.canvas_h : k.oh, c.paste_x, c.paste_y};
+  if (!c.canvas_w != !c.canvas_h) return refuse(DVPP_ERR_SIZE, "give the canvas both sides, or neither");
+  if (c.fill_mode > 1)
+    return refuse(DVPP_ERR_FORMAT, "fill_mode " + std::to_string(c.fill_mode) + " is 0 (fill) or 1 (keep)");
+  if (std::uint64_t(v.x) + k.ow > v.w || std::uint64_t(v.y) + k.oh > v.h)
+    return refuse(DVPP_ERR_SIZE, "the resized crop (" + side(k.ow, k.oh) + " at " + std::to_string(v.x) + ", " +
+                                     std::to_string(v.y) + ") is not inside the " + side(v.w, v.h) + " canvas");
+  if (v.w > limits.max_side || v.h > limits.max_side)
+    return refuse(DVPP_ERR_SIZE,
+                  "canvas " + side(v.w, v.h) + " pixels, over " + std::to_string(limits.max_side) + " a side");
+  if ((chroma_pairs_columns(f) && v.x % 2) || (chroma_pairs_rows(f) && v.y % 2))
+    return refuse(DVPP_ERR_SIZE, std::string("paste offsets on ") + format_name(f) + " must be even");
+  Decoded ok;
+  ok.status = DVPP_DONE;
+  return ok;
+}
+
+// Every sample of `p` set to the fill's channel bytes (Y U V; R G B A).
+void fill_picture(Picture& p, std::uint32_t fill) {
+  const std::uint8_t ch[4] = {std::uint8_t(fill), std::uint8_t(fill >> 8), std::uint8_t(fill >> 16),
+                              std::uint8_t(fill >> 24)};
+  const std::vector<Plane> pl = planes(p);
+  for (std::size_t i = 0; i < pl.size(); ++i) {
+    // The plane's repeating group: Y; U V (V U for NV21); R G B (A).
+    std::vector<std::uint8_t> unit = {ch[0]};
+    if (i == 1)
+      unit =
+          p.format == DVPP_FMT_NV21 ? std::vector<std::uint8_t>{ch[2], ch[1]} : std::vector<std::uint8_t>{ch[1], ch[2]};
+    if (p.format == DVPP_FMT_RGB888) unit = {ch[0], ch[1], ch[2]};
+    if (p.format == DVPP_FMT_RGBA8888) unit = {ch[0], ch[1], ch[2], ch[3]};
+    for (std::uint32_t r = 0; r < pl[i].rows; ++r)
+      for (std::uint32_t b = 0; b < pl[i].row_bytes; ++b)
+        p.bytes[pl[i].offset + r * pl[i].pitch + b] = unit[b % unit.size()];
+  }
+}
+
+// The bytes of the canvas `p` the w x h picture at (x, y) covers, plane by plane, row by row.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> region_spans(const Picture& p, const Canvas& v, std::uint32_t w,
+                                                                  std::uint32_t h) {
+  Picture sub;
+  sub.format = p.format, sub.width = w, sub.height = h, sub.stride_w = p.stride_w, sub.stride_h = p.stride_h;
+  const std::vector<Plane> whole = planes(sub);
+  std::uint64_t at[4] = {};
+  int pitch[4] = {};
+  plane_offsets(p, v.x, v.y, at, pitch);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+  for (std::size_t i = 0; i < whole.size(); ++i)
+    for (std::uint32_t r = 0; r < whole[i].rows; ++r)
+      spans.emplace_back(at[i] + std::uint64_t(r) * std::uint64_t(pitch[i]), whole[i].row_bytes);
+  return spans;
+}
+
+}  // namespace
+
 Decoded process_vpc(const Request& r, const Limits& limits) {
   Picture in;
   if (Decoded d = read_picture(r, limits, in); d.status != DVPP_DONE) return d;
@@ -160,9 +211,12 @@ Decoded process_vpc(const Request& r, const Limits& limits) {
     return refuse(DVPP_ERR_FORMAT, "VPC writes 8-bit formats: it takes p010 in, and writes nv12 or another");
   if (r.cmd.csc > DVPP_CSC_BT709_LIMITED)
     return refuse(DVPP_ERR_FORMAT, "colour conversion " + std::to_string(r.cmd.csc) + " is no enum dvpp_csc");
-  p.width = k.ow, p.height = k.oh;
+  Canvas v{};
+  if (Decoded d = canvas_of(r.cmd, k, p.format, limits, v); d.status != DVPP_DONE) return d;
+  p.width = v.w, p.height = v.h;
   set_strides(p, limits);
   p.bytes.assign(picture_bytes(p.format, p.stride_w, p.stride_h), 0);
+  if (r.cmd.fill_mode == 0) fill_picture(p, r.cmd.fill);
   std::unique_ptr<SwsContext, void (*)(SwsContext*)> ctx(
       sws_getContext(int(k.w), int(k.h), av_format(in.format), int(k.ow), int(k.oh), av_format(p.format),
                      SWS_BILINEAR | SWS_ACCURATE_RND | SWS_BITEXACT | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP, nullptr,
@@ -177,7 +231,7 @@ Decoded process_vpc(const Request& r, const Limits& limits) {
   std::uint8_t* dst[4] = {};
   int src_pitch[4] = {}, dst_pitch[4] = {};
   plane_pointers(in, const_cast<std::uint8_t*>(r.data), k.x, k.y, src, src_pitch);
-  plane_pointers(p, p.bytes.data(), 0, 0, dst, dst_pitch);
+  plane_pointers(p, p.bytes.data(), v.x, v.y, dst, dst_pitch);
   Planar422 in422, out422;
   if (in.format == DVPP_FMT_YUV422SP) in422.split(src, src_pitch, k.w, k.h);
   std::uint8_t* chroma = dst[1];
@@ -185,8 +239,11 @@ Decoded process_vpc(const Request& r, const Limits& limits) {
   if (p.format == DVPP_FMT_YUV422SP) out422.make(dst, dst_pitch, k.ow, k.oh);
   sws_scale(ctx.get(), src, src_pitch, 0, int(k.h), dst, dst_pitch);
   if (p.format == DVPP_FMT_YUV422SP) out422.join(chroma, chroma_pitch, k.oh);
+  if (r.cmd.fill_mode == 1) out.spans = region_spans(p, v, k.ow, k.oh);
   out.status = DVPP_DONE;
-  out.work_pixels = std::max(std::uint64_t(k.w) * k.h, std::uint64_t(k.ow) * k.oh);
+  // Its time: the larger of the crop's and the resized pixels, or the canvas's when it fills it.
+  const std::uint64_t filled = r.cmd.fill_mode == 0 ? std::uint64_t(v.w) * v.h : 0;
+  out.work_pixels = std::max({std::uint64_t(k.w) * k.h, std::uint64_t(k.ow) * k.oh, filled});
   return out;
 }
 
