@@ -29,6 +29,7 @@ void check(const Decoded& d, const Codec& c, const Limits& limits) {
           p.height <= limits.max_side);
   require(p.stride_w >= p.width && p.stride_h >= p.height && p.stride_w % limits.width_align == 0);
   require(p.bytes.size() == picture_bytes(p.format, p.stride_w, p.stride_h) * d.frames);
+  for (const auto& [off, len] : d.spans) require(len && off + len <= p.bytes.size());
 }
 
 // A command that reads `p` (its first frame) as a picture in memory.
@@ -42,6 +43,11 @@ dvpp_cmd picture_cmd(const Picture& p, std::uint8_t sel) {
   cmd.out_format = 1 + (sel >> 4) % 7;
   cmd.csc = sel % 3;
   cmd.quality = 1 + sel % 100;
+  if (sel & 4) {  // a canvas around the resized crop: filled, or kept (a paste)
+    cmd.canvas_w = cmd.out_width + 2 * (sel % 5), cmd.canvas_h = cmd.out_height + 2 * (sel % 7);
+    cmd.paste_x = 2 * (sel % 3), cmd.paste_y = 2 * ((sel >> 5) % 4);
+    cmd.fill = 0x01020304u * sel, cmd.fill_mode = (sel >> 3) & 1;
+  }
   cmd.out_size = ~0ull;
   return cmd;
 }

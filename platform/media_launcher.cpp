@@ -47,6 +47,8 @@ struct MediaLauncher::Job {
   dvpp_status expect = DVPP_DONE;
   std::uint32_t repeat = 1, first_tag = 0;  // commands submitted; the first one's tag
   unsigned wave = 0;                        // submitted after the jobs of the waves before it completed
+  unsigned final_wave = 0;                  // the wave after which its buffer is final (its pastes')
+  bool read = false;                        // another job reads its output (from:)
   const Job* from = nullptr;                // the job whose output is this one's input (VPC)
   const Job* into = nullptr;                // VPC stitching: the job whose canvas this one pastes into
   std::vector<const Job*> pasted;           // the jobs that paste into this one's canvas, in order
@@ -125,9 +127,12 @@ void MediaLauncher::describe_vpc(cfg::Spec& e) {
           "vpc: [width, height] of the output picture the resized crop is pasted into, the rest filled (padding, "
           "letterboxing; default: the resized crop's size)")
       .optional();
-  e.param("paste", Type::IntList, "vpc: [x, y] of the resized crop in the canvas (even on 4:2:0)").optional();
+  e.param("paste", Type::IntList,
+          "vpc: [x, y] of the resized crop in the canvas (x even on 4:2:0 and 4:2:2, y on 4:2:0)")
+      .optional();
   e.param("fill", Type::IntList,
-          "vpc: the canvas's fill, the output format's channels (Y U V, or R G B (A)), 0 .. 255 each")
+          "vpc: the canvas's fill, the output format's channels (Y U V, or R G B (A)), 0 .. 255 each (default: "
+          "black, opaque: 0 128 128, or 0 0 0 255)")
       .optional();
   e.param("into", Type::String,
           "vpc: stitching: the resized crop is pasted into this earlier vpc job's output picture (its format and "
@@ -203,17 +208,42 @@ bool MediaLauncher::output_of(const std::string& name, Output& out) const {
   return false;
 }
 
+// When a job's own commands completed (kTickMax while one has not).
+Tick MediaLauncher::end_of(const Job& j) const {
+  Tick end = 0;
+  std::uint32_t n = 0;
+  for (const dvpp::Dvpp::Frame& f : dvpp_.frames())
+    if (f.engine == j.engine->codec->engine && f.tag >= j.first_tag && f.tag < j.first_tag + j.repeat)
+      end = std::max(end, f.end), ++n;
+  return n == j.repeat ? end : kTickMax;
+}
+
+// A canvas is complete when its pastes are.
 Tick MediaLauncher::completed(const std::string& name) const {
   for (const auto& j : jobs_) {
     if (j->name != name) continue;
-    Tick end = 0;
-    std::uint32_t n = 0;
-    for (const dvpp::Dvpp::Frame& f : dvpp_.frames())
-      if (f.engine == j->engine->codec->engine && f.tag >= j->first_tag && f.tag < j->first_tag + j->repeat)
-        end = std::max(end, f.end), ++n;
-    return n == j->repeat ? end : kTickMax;
+    Tick end = end_of(*j);
+    for (const Job* q : j->pasted) end = std::max(end, end_of(*q));
+    return end;
   }
   return kTickMax;
+}
+
+// A paste into `canvas`: its rows must not meet another paste's (the result would depend on
+// which finished first); the canvas's picture takes them (what a job reading it sees), and is
+// final a wave later.
+void MediaLauncher::add_paste(Job& canvas, const Job& q, const cfg::Node& e) {
+  if (q.expect != DVPP_DONE || q.host.status != DVPP_DONE) return;  // refused: writes nothing
+  for (const Job* o : canvas.pasted)
+    for (const auto& [a, n] : o->host.spans)
+      for (const auto& [b, m] : q.host.spans)
+        if (a < b + m && b < a + n)
+          (e.has("paste") ? e.at("paste") : e).fail("overlaps job '" + o->name + "''s paste into the canvas");
+  for (const auto& [off, len] : q.host.spans)
+    std::copy_n(q.host.picture.bytes.begin() + std::ptrdiff_t(off), len,
+                canvas.host.picture.bytes.begin() + std::ptrdiff_t(off));
+  canvas.pasted.push_back(&q);
+  canvas.final_wave = std::max(canvas.final_wave, q.wave);
 }
 
 MediaLauncher::~MediaLauncher() = default;
@@ -238,7 +268,11 @@ void MediaLauncher::read_input(Job& j, const cfg::Node& e, const std::string& di
     if (j.from->expect != DVPP_DONE) e.at("from").fail("job '" + j.from->name + "' is expected to fail");
     if (!j.from->engine->codec->picture_out)
       e.at("from").fail("job '" + j.from->name + "' writes a stream, not a picture");
-    j.input = "job " + j.from->name, j.file = j.from->host.picture.bytes, j.wave = j.from->wave + 1;
+    if (j.from->into)
+      e.at("from").fail("job '" + j.from->name + "' pastes into job '" + j.from->into->name + "': read that one");
+    // A canvas is read once its pastes are in: their picture (host.picture holds them).
+    j.input = "job " + j.from->name, j.file = j.from->host.picture.bytes, j.wave = j.from->final_wave + 1;
+    jobs_of(j.from).read = true;
     return;
   }
   j.input = e.get_string("input");
@@ -305,7 +339,7 @@ void MediaLauncher::read_vpc(Job& j, const cfg::Node& e) {
   }
   if (e.has("resize")) {
     const std::vector<std::uint64_t> v = e.get_uint_list("resize");
-    if (v.size() != 2) e.at("resize").fail("give [width, height]");
+    if (v.size() != 2 || !v[0] || !v[1]) e.at("resize").fail("give [width, height], each at least 1");
     c.out_width = std::uint32_t(v[0]), c.out_height = std::uint32_t(v[1]);
   }
   read_canvas(j, e);
@@ -326,8 +360,14 @@ void MediaLauncher::read_canvas(Job& j, const cfg::Node& e) {
   };
   pair("canvas", c.canvas_w, c.canvas_h);
   pair("paste", c.paste_x, c.paste_y);
+  const bool rgb =
+      e.get_string("format") == "rgb888" || e.get_string("format") == "rgba8888" ||
+      (e.get_string("format") == "native" && j.from &&
+       (j.from->host.picture.format == DVPP_FMT_RGB888 || j.from->host.picture.format == DVPP_FMT_RGBA8888));
+  c.fill = rgb ? 0xff000000u : 0x00808000u;  // black: Y 0, U V 128; R G B 0, alpha 255
   if (e.has("fill")) {
     const std::vector<std::uint64_t> v = e.get_uint_list("fill");
+    c.fill = rgb && v.size() < 4 ? 0xff000000u : 0;  // opaque unless an alpha is given
     if (v.empty() || v.size() > 4) e.at("fill").fail("give one to four channel values");
     for (std::size_t i = 0; i < v.size(); ++i) {
       if (v[i] > 255) e.at("fill").fail("a channel value is 0 .. 255");
@@ -340,6 +380,9 @@ void MediaLauncher::read_canvas(Job& j, const cfg::Node& e) {
     if (o->name == e.get_string("into") && o->engine == j.engine && !o->into && o->expect == DVPP_DONE)
       j.into = o.get();
   if (!j.into) e.at("into").fail("no vpc job '" + e.get_string("into") + "' before this one that makes a canvas");
+  if (j.into->host.status != DVPP_DONE)
+    e.at("into").fail("job '" + j.into->name + "' makes no canvas: " + j.into->host.reason);
+  if (j.into->read) e.at("into").fail("a job already reads job '" + j.into->name + "''s canvas: paste before it");
   if (e.has("canvas") || e.has("fill") || e.get_string("format") != "native")
     e.at("into").fail("a paste takes its canvas, fill and format from job '" + j.into->name + "'");
   const dvpp::Picture& canvas = j.into->host.picture;
@@ -393,10 +436,11 @@ void MediaLauncher::place(Job& j, const cfg::Node& e) {
   j.cmd.in_addr = j.from ? j.from->cmd.out_addr : base_ + top_ + e.get_uint("in_offset");
   top_ -= out_bytes;
   j.cmd.out_addr = j.into ? j.into->cmd.out_addr : base_ + top_ + e.get_uint("out_offset");
+  j.final_wave = j.wave;
   if (j.into) {
     if (e.get_uint("out_offset") || e.has("out_size")) e.at("into").fail("a paste writes the canvas's buffer as it is");
     j.cmd.out_size = j.into->cmd.out_size;
-    jobs_of(j.into).pasted.push_back(&j);
+    add_paste(jobs_of(j.into), j, e);
   }
   if (!j.from) std::memcpy(dram_.data() + (j.cmd.in_addr - base_), j.file.data(), j.file.size());
 }
@@ -539,6 +583,16 @@ void MediaLauncher::check_job(Job& j, Result& r) {
   }
   if (r.status != DVPP_DONE) {
     r.detail = what + ": " + dvpp::status_name(r.status) + ", as expected: " + r.reason;
+    return;
+  }
+  // With firmware, the tasks order the jobs: a picture read, or pasted into, before it was done.
+  const Job* before = j.into ? j.into : j.from;
+  const Tick ready = j.into ? end_of(*j.into) : j.from ? completed(j.from->name) : 0;
+  if (before && r.start < ready) {
+    r.passed = false;
+    r.detail = what + ": started at " + std::to_string(r.start / 1e6) + " us, before job '" + before->name +
+               "' completed (" + (ready == kTickMax ? std::string("never") : std::to_string(ready / 1e6) + " us") +
+               "): order them with an event";
     return;
   }
   const dvpp::Picture& like = j.host.picture;

@@ -80,6 +80,8 @@ class MediaLauncher : public sc_core::sc_module {
   void read_vpc(Job& j, const cfg::Node& e);
   void read_canvas(Job& j, const cfg::Node& e);
   Job& jobs_of(const Job* j);
+  void add_paste(Job& canvas, const Job& q, const cfg::Node& e);
+  Tick end_of(const Job& j) const;
   static void read_stream(Job& j, const cfg::Node& e);
   static void read_yuv(Job& j, const cfg::Node& e, const std::string& path);
   void place(Job& j, const cfg::Node& e);

@@ -359,10 +359,16 @@ void paste_reference(Picture& canvas, const Picture& sub, std::uint32_t x, std::
   int pitch[4] = {};
   dvpp::plane_offsets(canvas, x, y, at, pitch);
   const std::vector<dvpp::Plane> pl = dvpp::planes(sub);
-  for (std::size_t i = 0; i < pl.size(); ++i)
+  for (std::size_t i = 0; i < pl.size(); ++i) {
+    const std::uint64_t end =
+        at[i] + (pl[i].rows ? std::uint64_t(pl[i].rows - 1) * std::uint64_t(pitch[i]) : 0) + pl[i].row_bytes;
+    if (sub.format != canvas.format || end > canvas.bytes.size())
+      throw Error("the reference's " + std::to_string(sub.width) + " x " + std::to_string(sub.height) +
+                  " picture does not fit its canvas at (" + std::to_string(x) + ", " + std::to_string(y) + ")");
     for (std::uint32_t r = 0; r < pl[i].rows; ++r)
       std::copy_n(sub.bytes.begin() + std::ptrdiff_t(pl[i].offset + r * pl[i].pitch), pl[i].row_bytes,
                   canvas.bytes.begin() + std::ptrdiff_t(at[i] + std::uint64_t(r) * std::uint64_t(pitch[i])));
+  }
 }
 
 }  // namespace
@@ -370,8 +376,10 @@ void paste_reference(Picture& canvas, const Picture& sub, std::uint32_t x, std::
 Picture vpc_reference(const Picture& src, const dvpp_cmd& cmd, const Picture& like) {
   Picture sub;  // the resized crop alone, at its own size
   sub.format = like.format;
-  sub.width = cmd.out_width ? cmd.out_width : cmd.crop_w && cmd.crop_h ? cmd.crop_w : src.width;
-  sub.height = cmd.out_height ? cmd.out_height : cmd.crop_w && cmd.crop_h ? cmd.crop_h : src.height;
+  // The engine's rule: no crop (a side 0) takes the picture; no size (a side 0) keeps the crop's.
+  const bool crop = cmd.crop_w && cmd.crop_h, size = cmd.out_width && cmd.out_height;
+  sub.width = size ? cmd.out_width : crop ? cmd.crop_w : src.width;
+  sub.height = size ? cmd.out_height : crop ? cmd.crop_h : src.height;
   dvpp::set_strides(sub, dvpp::Limits{});
   sub.bytes.assign(dvpp::picture_bytes(sub.format, sub.stride_w, sub.stride_h), 0);
   resized_reference(src, cmd, sub);

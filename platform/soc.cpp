@@ -124,37 +124,45 @@ void Soc::build_aicores(const cfg::Node& plat) {
   }
 }
 
-// The bare-mode launcher (or, with firmware, the loader of the job table).
+// The media jobs as the kernel launcher sees them (none without dvpp: jobs).
+KernelLauncher::MediaJobs Soc::media_jobs() const {
+  KernelLauncher::MediaJobs media;
+  if (!media_) return media;
+  const MediaLauncher* m = media_.get();
+  media.task = [m](const std::string& job, dvp_task& t) { return m->task_of(job, t); };
+  media.output = [m](const std::string& job, KernelLauncher::MediaBuffer& b) {
+    MediaLauncher::Output o;
+    if (!m->output_of(job, o)) return false;
+    const dvpp::Picture& p = *o.picture;
+    b = {o.offset, o.bytes, std::uint32_t(p.format), p.width, p.height, p.stride_w, p.stride_h};
+    return true;
+  };
+  media.completed = [m](const std::string& job) { return m->completed(job); };
+  media.done = [m] { return m->done(); };
+  media.finished = &m->finished();
+  media.floor = m->floor();
+  return media;
+}
+
+// The bare-mode launcher (or, with firmware, the loader of the job table: also for a scenario
+// whose tasks are media tasks only).
 void Soc::build_launcher(const Scenario& s) {
-  if (const cfg::Node* kernels = s.root.find("kernels"); kernels && kernels->is_seq() && !kernels->items().empty()) {
-    if (!has_aicore_) kernels->fail("the scenario runs kernels but the platform has no platform.aicore section");
-    std::vector<aicore::AiCore*> cores;
-    for (auto& c : cores_) cores.push_back(c.get());
-    const cfg::Node* tasks = s.root.find("tasks");
-    if (tasks && !s.root.find("firmware"))
-      tasks->fail("tasks are submitted by firmware: add a firmware: section (e.g. image: runtime)");
-    KernelLauncher::MediaJobs media;
-    if (media_) {
-      const MediaLauncher* m = media_.get();
-      media.task = [m](const std::string& job, dvp_task& t) { return m->task_of(job, t); };
-      media.output = [m](const std::string& job, KernelLauncher::MediaBuffer& b) {
-        MediaLauncher::Output o;
-        if (!m->output_of(job, o)) return false;
-        const dvpp::Picture& p = *o.picture;
-        b = {o.offset, o.bytes, std::uint32_t(p.format), p.width, p.height, p.stride_w, p.stride_h};
-        return true;
-      };
-      media.completed = [m](const std::string& job) { return m->completed(job); };
-      media.done = [m] { return m->done(); };
-      media.finished = &m->finished();
-      media.floor = m->floor();
-    }
-    launcher_ = std::make_unique<KernelLauncher>("launcher", *kernels, s.dir, cores, aicore_cfg_, *storage_, dram_base_,
-                                                 !timing_only_, tasks, media);
-    launcher_->set_dram_peak(dram_cfg_.peak_bytes_per_ps());
-    unsigned src = ring_->connect_initiator(launcher_->socket, 0, launcher_->name());
-    src_is_hn_.resize(src + 1, false);
-  }
+  static const cfg::Node kNone;
+  const cfg::Node* kernels = s.root.find("kernels");
+  const cfg::Node* tasks = s.root.find("tasks");
+  const bool has_kernels = kernels && kernels->is_seq() && !kernels->items().empty();
+  if (!has_kernels && !(tasks && media_)) return;
+  if (has_kernels && !has_aicore_)
+    kernels->fail("the scenario runs kernels but the platform has no platform.aicore section");
+  if (tasks && !s.root.find("firmware"))
+    tasks->fail("tasks are submitted by firmware: add a firmware: section (e.g. image: runtime)");
+  std::vector<aicore::AiCore*> cores;
+  for (auto& c : cores_) cores.push_back(c.get());
+  launcher_ = std::make_unique<KernelLauncher>("launcher", has_kernels ? *kernels : kNone, s.dir, cores, aicore_cfg_,
+                                               *storage_, dram_base_, !timing_only_, tasks, media_jobs());
+  launcher_->set_dram_peak(dram_cfg_.peak_bytes_per_ps());
+  unsigned src = ring_->connect_initiator(launcher_->socket, 0, launcher_->name());
+  src_is_hn_.resize(src + 1, false);
 }
 
 // Traffic generators: requesters on the ring.

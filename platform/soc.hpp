@@ -116,6 +116,7 @@ class Soc : public sc_core::sc_module, public System {
   void check_cross_rules(const cfg::Node& plat) const;
   void build_memory_system(const Scenario& s);
   void build_aicores(const cfg::Node& plat);
+  KernelLauncher::MediaJobs media_jobs() const;
   void build_launcher(const Scenario& s);
   void build_cpus(const cfg::Node& cpu, const cfg::Node* firmware, const Scenario& s);
   void build_peripherals(const cfg::Node& cpu, const Scenario& s);

@@ -158,7 +158,9 @@ void Dvpp::run_command(Engine& e, unsigned ch, std::uint64_t at) {
     bool ok = true;
     end = std::max(end, write_frames(e, d, cmd.out_addr, f.start, f.in_bytes, ok));
     if (!ok) d.status = DVPP_ERR_BUS, d.reason = "writing the output at " + hex(cmd.out_addr) + " failed";
-    f.out_bytes = ok ? p.bytes.size() : 0, f.frames = ok ? d.frames : 0;
+    std::uint64_t written = d.spans.empty() ? p.bytes.size() : 0;  // a paste writes its spans only
+    for (const auto& span : d.spans) written += span.second;
+    f.out_bytes = ok ? written : 0, f.frames = ok ? d.frames : 0;
   }
   if (end > now_tick()) wait(to_sc(end - now_tick()));
   f.status = d.status, f.reason = d.reason, f.width = p.width, f.height = p.height;
