@@ -380,13 +380,15 @@ void MediaLauncher::read_canvas(Job& j, const cfg::Node& e) {
     if (o->name == e.get_string("into") && o->engine == j.engine && !o->into && o->expect == DVPP_DONE)
       j.into = o.get();
   if (!j.into) e.at("into").fail("no vpc job '" + e.get_string("into") + "' before this one that makes a canvas");
-  if (j.into->host.status != DVPP_DONE)
-    e.at("into").fail("job '" + j.into->name + "' makes no canvas: " + j.into->host.reason);
   if (j.into->read) e.at("into").fail("a job already reads job '" + j.into->name + "''s canvas: paste before it");
   if (e.has("canvas") || e.has("fill") || e.get_string("format") != "native")
     e.at("into").fail("a paste takes its canvas, fill and format from job '" + j.into->name + "'");
+  // The canvas the host made; if the platform refused it (a what-if's limits), the command's own
+  // fields: the paste runs, and fails as its canvas did.
   const dvpp::Picture& canvas = j.into->host.picture;
-  c.canvas_w = canvas.width, c.canvas_h = canvas.height, c.fill_mode = 1, c.out_format = canvas.format;
+  const bool made = j.into->host.status == DVPP_DONE;
+  c.canvas_w = made ? canvas.width : j.into->cmd.canvas_w, c.canvas_h = made ? canvas.height : j.into->cmd.canvas_h;
+  c.fill_mode = 1, c.out_format = made ? std::uint32_t(canvas.format) : j.into->cmd.out_format;
   j.wave = std::max(j.wave, j.into->wave + 1);
 }
 
