@@ -250,12 +250,12 @@ MediaLauncher::~MediaLauncher() = default;
 
 namespace {
 // Engines whose input is a picture in memory, not a file's bitstream.
-bool takes_picture(dvpp_engine e) { return e == DVPP_VPC || e == DVPP_JPEGE || e == DVPP_VENC; }
+bool takes_picture(const dvpp::Codec& c) { return !c.bitstream_in; }
 }  // namespace
 
 // The input: a file (read), or another job's output picture (`from:`).
 void MediaLauncher::read_input(Job& j, const cfg::Node& e, const std::string& dir) {
-  const bool picture = takes_picture(j.engine->codec->engine);
+  const bool picture = takes_picture(*j.engine->codec);
   const std::string engine = j.engine->codec->name;
   if (e.has("input") == e.has("from"))
     e.fail(picture ? engine + " takes a picture: from: a job, or input: a .yuv file" : "give input: a file");
@@ -616,7 +616,7 @@ void MediaLauncher::check_job(Job& j, Result& r) {
     return;
   }
   const dvpp_engine engine = j.engine->codec->engine;
-  if (takes_picture(engine)) {
+  if (takes_picture(*j.engine->codec)) {
     try {
       check_from_picture(j, r, have, pic);
     } catch (const Error& e) {  // the host library cannot read what the engine wrote

@@ -245,6 +245,13 @@ void MteUnit::aipp_row(const Issued& e, const std::uint8_t* luma, const std::uin
   const AippCfg c = AippCfg::unpack(e.v[2]);
   const AippCsc m = AippCsc::unpack(&e.aipp[1]);
   const unsigned channels = s.format == kYuv400 ? 1 : 3;
+  int mean[3];
+  float min[3], var[3];  // the f16 registers' values, decoded once for the row
+  for (unsigned k = 0; k < 3; ++k) {
+    mean[k] = int(std::uint16_t(e.aipp[4] >> (16 * k)));
+    min[k] = float(num::f16(std::uint16_t(e.aipp[5] >> (16 * k))));
+    var[k] = float(num::f16(std::uint16_t(e.aipp[6] >> (16 * k))));
+  }
   std::uint16_t* out = reinterpret_cast<std::uint16_t*>(core_.buffer(kL1) + e.v[0]) + std::uint64_t(row) * c.w * s.c0;
   for (std::uint32_t i = 0; i < c.w; ++i, out += s.c0) {
     int px[3] = {luma[i * pixel_bytes(s.format)], 0, 0};
@@ -261,13 +268,8 @@ void MteUnit::aipp_row(const Issued& e, const std::uint8_t* luma, const std::uin
         v[k] = std::clamp((sum >> 8) + m.out_bias[k], 0, 255);  // an arithmetic shift: floor
       }
     std::fill(out, out + s.c0, std::uint16_t(0));
-    for (unsigned k = 0; k < channels; ++k) {
-      const auto mean = std::uint16_t(e.aipp[4] >> (16 * k)), min = std::uint16_t(e.aipp[5] >> (16 * k));
-      const auto var = std::uint16_t(e.aipp[6] >> (16 * k));
-      // In f32, as the pipe's arithmetic; rounded once to f16.
-      const float d = (float(v[k] - int(mean)) - float(num::f16(min))) * float(num::f16(var));
-      out[k] = num::to_f16(double(d));
-    }
+    for (unsigned k = 0; k < channels; ++k)  // in f32, as the pipe's arithmetic; rounded once to f16
+      out[k] = num::to_f16(double((float(v[k] - mean[k]) - min[k]) * var[k]));
   }
 }
 

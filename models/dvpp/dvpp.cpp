@@ -243,10 +243,11 @@ Tick Dvpp::write_out(const std::uint8_t* data, std::uint64_t total, std::uint64_
   const std::uint64_t line = w_.line_bytes;
   const std::uint64_t stripe = std::max<std::uint64_t>(line, (total / kStripes + line - 1) / line * line);
   Tick done = from;
-  std::vector<std::uint8_t> bytes(data, data + total);  // the payload's data pointer is not const
+  // A write's payload is only read from; TLM's data pointer is not const.
+  std::uint8_t* bytes = const_cast<std::uint8_t*>(data);
   for (std::uint64_t off = 0, i = 0; off < total && ok; off += stripe, ++i) {
     const Tick start = from + (to - from) * std::min(i, kStripes - 1) / kStripes;
-    done = std::max(done, dma(true, addr + off, bytes.data() + off, std::min(stripe, total - off), start, ok));
+    done = std::max(done, dma(true, addr + off, bytes + off, std::min(stripe, total - off), start, ok));
   }
   return done;
 }
