@@ -19,6 +19,7 @@ PACKAGES="
   python3 python3-numpy python3-pil
   libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev libswscale-dev libavutil-dev libavcodec-dev libavformat-dev
   ffmpeg
+  verilator
   clang libclang-rt-14-dev
   clang-format clang-tidy
   git
