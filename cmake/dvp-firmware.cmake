@@ -31,7 +31,8 @@ if(NOT DVP_AARCH64_CC OR NOT DVP_AARCH64_OBJCOPY)
 endif()
 
 set(DVP_BSP_SOURCES ${DVP_BSP_DIR}/start.S ${DVP_BSP_DIR}/bsp.c ${DVP_BSP_DIR}/printf.c ${DVP_BSP_DIR}/heap.c)
-set(DVP_BSP_HEADERS ${DVP_BSP_DIR}/bsp.h ${DVP_BSP_DIR}/soc_regs.h ${DVP_BSP_DIR}/dvp_abi.h)
+set(DVP_BSP_HEADERS ${DVP_BSP_DIR}/bsp.h ${DVP_BSP_DIR}/soc_regs.h ${DVP_BSP_DIR}/dvp_abi.h ${DVP_BSP_DIR}/vecacc.h
+                     ${DVP_BSP_DIR}/vecacc_regs.h)
 # Every firmware's compiler flags. Freestanding, MMU off: device memory, so no unaligned access.
 # -fno-tree-loop-distribute-patterns keeps gcc from turning the BSP's memset into a call to itself.
 set(DVP_FIRMWARE_CFLAGS -ffreestanding -fno-builtin -fno-pie -mstrict-align -O2 -g

@@ -12,10 +12,11 @@
 file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/share/davinci-vp)
 file(CREATE_LINK ${CMAKE_SOURCE_DIR}/scenarios/presets ${CMAKE_BINARY_DIR}/share/davinci-vp/presets SYMBOLIC)
 file(CREATE_LINK ${CMAKE_BINARY_DIR}/firmware ${CMAKE_BINARY_DIR}/share/davinci-vp/firmware SYMBOLIC)
+file(CREATE_LINK ${CMAKE_BINARY_DIR}/rtl ${CMAKE_BINARY_DIR}/share/davinci-vp/rtl SYMBOLIC)
 
 # The models: every library, and davinci-vp::models, which links them all.
 set(DVP_MODEL_LIBS dvp_version dvp_common dvp_tlmcheck dvp_ring dvp_cache dvp_dram dvp_tgen dvp_mmio dvp_isa dvp_aicore
-                   dvp_irq dvp_timer dvp_uart dvp_simctrl dvp_cpu dvp_ts dvp_dvpp dvp_rtl dvp_kernels dvp_platform)
+                   dvp_irq dvp_timer dvp_uart dvp_simctrl dvp_cpu dvp_ts dvp_dvpp dvp_rtl dvp_vecacc dvp_kernels dvp_platform)
 add_library(dvp_models INTERFACE)
 target_link_libraries(dvp_models INTERFACE ${DVP_MODEL_LIBS})
 set_target_properties(dvp_models PROPERTIES EXPORT_NAME models)
@@ -44,6 +45,7 @@ set(DVP_RTL_ABI_DIR ${CMAKE_INSTALL_PREFIX}/${DVP_INSTALL_INCLUDEDIR}/rtl)
 configure_file(${CMAKE_SOURCE_DIR}/models/rtl/dvp-verilate.py ${CMAKE_BINARY_DIR}/install/dvp-verilate @ONLY)
 set(DVP_RTL_ABI_DIR ${DVP_RTL_ABI_DIR_SAVED})
 install(PROGRAMS ${CMAKE_BINARY_DIR}/install/dvp-verilate DESTINATION bin COMPONENT tools)
+install(FILES ${CMAKE_BINARY_DIR}/rtl/vecacc.so DESTINATION share/davinci-vp/rtl COMPONENT tools)
 install(FILES ${CMAKE_SOURCE_DIR}/models/rtl/dvp_rtl_plugin.h DESTINATION ${DVP_INSTALL_INCLUDEDIR}/rtl COMPONENT models)
 install(DIRECTORY ${CMAKE_BINARY_DIR}/firmware/ DESTINATION share/davinci-vp/firmware COMPONENT tools
         FILES_MATCHING PATTERN "*.bin" PATTERN "CMakeFiles" EXCLUDE)

@@ -59,8 +59,8 @@ static void print_mmio(const platform::Soc& soc) {
   std::printf("\nMMIO devices (register maps: docs/peripherals.md); any other address gets an address error\n");
   std::printf("  %-12s %-18s %-18s %s\n", "device", "base", "end", "kind");
   for (auto& r : regions)
-    std::printf("  %-12s 0x%016llx 0x%016llx %s\n", r.dev->basename(), (unsigned long long)r.base,
-                (unsigned long long)(r.base + r.size - 1), r.dev->device_kind().c_str());
+    std::printf("  %-12s 0x%016llx 0x%016llx %s\n", r.name.c_str(), (unsigned long long)r.base,
+                (unsigned long long)(r.base + r.size - 1), r.kind.c_str());
 }
 
 static int print_map(const platform::Scenario& s) {

@@ -204,6 +204,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   prepare_out_dir(out, !o.out_dir.empty());
   phase("building the SoC");
   Soc soc("soc", s);
+  soc.set_output_dir(out);
   soc.tracer().configure(trace, run.get_uint("trace_max_slices_per_lane"), 0);
   for (auto& u : soc.uarts())
     u->connect(out, [quiet = o.quiet](const std::string& line) {

@@ -32,6 +32,11 @@ std::string firmware_dir() {
   return data_dir("firmware");
 }
 
+std::string rtl_dir() {
+  if (const char* e = std::getenv("DVP_RTL")) return e;
+  return data_dir("rtl");
+}
+
 static const cfg::Node* find_path(const cfg::Node& root, const std::string& dotted) {
   const cfg::Node* n = &root;
   std::size_t start = 0;

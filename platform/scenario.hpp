@@ -30,6 +30,9 @@ std::string preset_dir();
 // Where the project's firmware images are: $DVP_FIRMWARE, else share/davinci-vp/firmware
 // beside bin/ (installed; in a build tree a link to build/firmware).
 std::string firmware_dir();
+// Where the project's RTL plug-ins are (a platform.rtl plugin named without a '/'): $DVP_RTL, else
+// share/davinci-vp/rtl beside bin/ (in a build tree a link to build/rtl).
+std::string rtl_dir();
 Scenario load_scenario(const std::string& path, const Overrides& o);
 
 }  // namespace dvp::platform

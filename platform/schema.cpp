@@ -11,19 +11,17 @@
 #include "launcher.hpp"
 #include "media_launcher.hpp"
 #include "ring/ring_timing.hpp"
+#include "rtl/rtl_config.hpp"
 #include "tgen/tgen.hpp"
 #include "ts/ts.hpp"
+#include "vecacc/vecacc.hpp"
 
 namespace dvp::platform {
 
 using cfg::Type;
 
-static cfg::Spec build() {
-  cfg::Spec root("", Type::Section, "A scenario file.");
-  root.param("name", Type::String, "scenario name; outputs go to out/<name> by default");
-  root.param("description", Type::String, "one paragraph on what the scenario shows").optional();
-
-  cfg::Spec& p = root.section("platform", "The SoC: a preset, then any key below overridden.");
+// The SoC: platform:, every model's keys.
+static void describe_platform(cfg::Spec& p) {
   p.param("preset", Type::String, "preset to start from (scenarios/presets/<preset>.yaml)").optional();
   p.param("name", Type::String, "name of the SoC this configuration describes");
   cfg::Spec& sim = p.section("sim", "Simulation kernel settings");
@@ -46,6 +44,21 @@ static cfg::Spec build() {
   dvpp::DvppConfig::describe(
       p.section("dvpp", "DVPP media engines: channels, rates and limits per engine; a requester on the ring")
           .optional());
+  rtl::RtlConfig::describe(p.object_list(
+      "rtl",
+      "RTL blocks: Verilog built by dvp-verilate into a plug-in, behind AXI4 / AXI4-Lite bridges (docs/rtl-cosim.md)"));
+  vecacc::VecaccConfig::describe(
+      p.section("vecacc",
+                "vecacc, the worked example of RTL co-simulation: a vector engine as a TLM model or as its Verilog")
+          .optional());
+}
+
+static cfg::Spec build() {
+  cfg::Spec root("", Type::Section, "A scenario file.");
+  root.param("name", Type::String, "scenario name; outputs go to out/<name> by default");
+  root.param("description", Type::String, "one paragraph on what the scenario shows").optional();
+
+  describe_platform(root.section("platform", "The SoC: a preset, then any key below overridden."));
   cfg::Spec& fw = root.section("firmware", "A firmware image for the Arm CPUs, loaded into DRAM before the run");
   fw.optional();
   fw.param("image", Type::String,
@@ -106,7 +119,7 @@ const cfg::Spec& scenario_schema() {
 
 const std::vector<NotBuilt>& not_built_parts() {
   static const std::vector<NotBuilt> v = {
-      {"platform.rtl", "RTL co-simulation (Verilog blocks behind the TLM sockets)"},
+      {"model", "a whole network from an ONNX file (the network compiler)"},
   };
   return v;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "soc.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "peripherals.hpp"
+#include "vecacc_regs.h"
 
 namespace dvp::platform {
 
@@ -30,6 +32,8 @@ Soc::Soc(sc_core::sc_module_name name, const Scenario& s) : sc_module(name) {
   else if (const cfg::Node* fw = s.root.find("firmware"))
     fw->fail("the scenario runs firmware but the platform has no platform.cpu section");
   if (dvpp_) wire_dvpp(plat);
+  if (const cfg::Node* r = plat.find("rtl"); r && r->is_seq()) build_rtl(*r, s);
+  if (const cfg::Node* v = plat.find("vecacc")) build_vecacc(*v);
   build_requesters(s);
 }
 
@@ -165,6 +169,20 @@ void Soc::build_launcher(const Scenario& s) {
   src_is_hn_.resize(src + 1, false);
 }
 
+// Where a traffic generator's region is, and so the largest piece it sends: an L2 line in DRAM, a
+// 4 KiB page in an RTL block's region (the AXI bursts' limit); a config error anywhere else.
+std::uint32_t Soc::requester_split(const tgen::TgenConfig& c, const cfg::Node& t, std::uint32_t i) const {
+  const std::uint64_t end = c.region_base + c.region_bytes;
+  if (c.pattern == tgen::Pattern::Trace) return l2_cfg_.line_bytes;
+  for (const RtlRoute& r : rtl_routes_)
+    if (c.region_base >= r.base && end <= r.base + r.size) return 4096;
+  if (c.region_base >= dram_base_ && end <= dram_base_ + dram_cfg_.geo.capacity()) return l2_cfg_.line_bytes;
+  t.at(t.has("region_base") ? "region_base" : "region_bytes")
+      .fail("instance " + std::to_string(i) + " region " + hex(c.region_base) + " - " + hex(end - 1) +
+            " is neither within DRAM (" + hex(dram_base_) + " - " + hex(dram_base_ + dram_cfg_.geo.capacity() - 1) +
+            ") nor within an RTL block's target region");
+}
+
 // Traffic generators: requesters on the ring.
 void Soc::build_requesters(const Scenario& s) {
   const cfg::Node* traffic = s.root.find("traffic");
@@ -184,15 +202,12 @@ void Soc::build_requesters(const Scenario& s) {
       for (std::uint32_t i = 0; i < n; ++i, ++k) {
         tgen::TgenConfig c = base;
         c.seed = base.seed + i;
-        c.region_base = dram_base_ + group.region_offset + group.instance_stride * i;
-        if (c.pattern != tgen::Pattern::Trace && c.region_base + c.region_bytes > dram_base_ + dram_cfg_.geo.capacity())
-          t.at("region_bytes")
-              .fail("instance " + std::to_string(i) + " region ends at " + hex(c.region_base + c.region_bytes) +
-                    ", past the end of DRAM (" + hex(dram_base_ + dram_cfg_.geo.capacity()) + ")");
+        c.region_base = group.region_base.value_or(dram_base_ + group.region_offset) + group.instance_stride * i;
+        const std::uint32_t split = requester_split(c, t, i);
         std::uint32_t stop = stops.empty() ? spread(k, total, ring_cfg_.stops) : std::uint32_t(stops[i % stops.size()]);
         std::string nm = base.name + std::to_string(i);
         c.name = nm;
-        auto g = std::make_unique<tgen::TrafficGenerator>(nm.c_str(), c, l2_cfg_.line_bytes, timing_only_);
+        auto g = std::make_unique<tgen::TrafficGenerator>(nm.c_str(), c, split, timing_only_);
         unsigned src = ring_->connect_initiator(g->socket, stop, g->name());
         src_is_hn_.resize(src + 1, false);
         placement_.push_back({g->name(), stop, "requester"});
@@ -381,6 +396,8 @@ std::vector<char> Soc::read_image(const cfg::Node& fw, const std::string& path, 
 }
 
 int Soc::route(std::uint64_t addr, unsigned src) const {
+  for (const RtlRoute& r : rtl_routes_)
+    if (addr - r.base < r.size) return r.dst;
   if (addr >= dram_base_ && addr - dram_base_ < storage_->size()) {
     if (src_is_hn_[src]) {
       std::uint32_t ch = mapper_->decode(addr - dram_base_).channel;
@@ -398,7 +415,125 @@ std::vector<AddressRegion> Soc::address_map() const {
                    std::to_string(dram_cfg_.controllers) + " " + dram_cfg_.type + " controllers x " +
                    std::to_string(dram_cfg_.channels_per_controller) + " channels",
                true});
+  for (const rtl::RtlBlock* b : all_rtl()) {
+    const rtl::RtlConfig& c = b->config();
+    if (c.has_target)
+      m.push_back({"rtl " + c.name, c.target_base, c.target_size,
+                   std::string(b->model().top()) + " (RTL, " + c.plugin + ") at ring stop " + std::to_string(c.stop) +
+                       (mmio_bus_ ? " and on the CPUs' MMIO bus" : ""),
+                   true});
+  }
   return m;
+}
+
+// RTL blocks (platform.rtl): each a plug-in behind its bridges. A target is a ring destination
+// for its region, and with CPUs a device on their MMIO bus; an initiator is a ring requester; an
+// interrupt output drives a free line of the controller.
+void Soc::build_rtl(const cfg::Node& list, const Scenario& s) {
+  rtl_level_ = std::make_unique<Level>("rtl", [&] {
+    for (const cfg::Node& n : list.items()) {
+      const rtl::RtlConfig c = rtl::RtlConfig::from(n, s.dir, rtl_dir());
+      for (const auto& b : rtl_)
+        if (b->config().name == c.name) n.at("name").fail("another RTL block is named " + c.name);
+      rtl_.push_back(make_rtl(c, n, c.has_target ? n.at("target").at("base") : n));
+    }
+  });
+}
+
+std::unique_ptr<rtl::RtlBlock> Soc::make_rtl(const rtl::RtlConfig& c, const cfg::Node& n, const cfg::Node& base_key) {
+  if (c.stop >= ring_cfg_.stops) n.at("stop").fail("stop " + std::to_string(c.stop) + " does not exist");
+  std::unique_ptr<rtl::RtlBlock> b;
+  try {
+    b = std::make_unique<rtl::RtlBlock>(c.name.c_str(), c, l2_cfg_.line_bytes);
+  } catch (const Error& e) {
+    n.fail(e.what());  // the plug-in, its ports: named with the scenario's line
+  }
+  if (c.has_target) place_rtl_target(*b, base_key);
+  if (c.has_initiator) {
+    ring_->connect_initiator(b->mem, c.stop, b->name());
+    src_is_hn_.resize(ring_->sources(), false);
+    placement_.push_back({b->name(), c.stop, "requester (RTL)"});
+  }
+  if (c.irq) {
+    claim_irq_line(*c.irq, n.at("irq"));
+    b->connect_irq(irq_.get(), *c.irq);
+  }
+  return b;
+}
+
+// An interrupt line for a block: one the controller has and no other device drives.
+void Soc::claim_irq_line(unsigned line, const cfg::Node& key) {
+  if (!irq_) key.fail("an interrupt needs the CPU subsystem (platform.cpu)");
+  if (irq_lines_taken_.empty()) {
+    irq_lines_taken_ = {kTsIrqLine, kDvppIrqLine, kTimerFirstLine, kTimerFirstLine + 1};
+    for (unsigned a = 0; a < cpu_cfg_.aicpu_cores; ++a) irq_lines_taken_.push_back(kAicpuFirstLine + a);
+  }
+  if (line >= irq::IrqController::kLines)
+    key.fail("the interrupt controller has lines 0 to " + std::to_string(irq::IrqController::kLines - 1));
+  if (std::find(irq_lines_taken_.begin(), irq_lines_taken_.end(), line) != irq_lines_taken_.end())
+    key.fail("line " + std::to_string(line) + " is taken (docs/peripherals.md lists the lines in use)");
+  irq_lines_taken_.push_back(line);
+}
+
+void Soc::place_rtl_target(rtl::RtlBlock& b, const cfg::Node& base_key) {
+  const rtl::RtlConfig& c = b.config();
+  const std::uint64_t end = c.target_base + c.target_size;
+  if (c.target_base < dram_base_ + storage_->size() && dram_base_ < end)
+    base_key.fail("the region " + hex(c.target_base) + " - " + hex(end - 1) + " overlaps DRAM");
+  for (const RtlRoute& r : rtl_routes_)
+    if (c.target_base < r.base + r.size && r.base < end) base_key.fail("the region overlaps another RTL block's");
+  if (mmio_bus_) {
+    if (c.target_base < cpu_cfg_.mmio_base || end > dram_base_)
+      base_key.fail("the CPUs reach devices between mmio_base (" + hex(cpu_cfg_.mmio_base) + ") and DRAM (" +
+                    hex(dram_base_) + "): put the region there");
+    try {
+      mmio_bus_->attach(b.target, b.basename(), "rtl (" + std::string(b.model().top()) + ")", c.target_base,
+                        c.target_size, cpu_cfg_.mmio_access_ns);
+    } catch (const Error& e) {
+      base_key.fail(e.what());
+    }
+    b.note_binding(false);
+  }
+  rtl_routes_.push_back({c.target_base, c.target_size, int(ring_->connect_target(b.target, c.stop, b.name()))});
+  b.note_binding(true);
+  placement_.push_back({b.name(), c.stop, "RTL target " + hex(c.target_base)});
+}
+
+// The worked example (platform.vecacc): its TLM model on the MMIO bus and the ring, or its Verilog
+// behind the bridges in the same places; the firmware cannot tell which.
+void Soc::build_vecacc(const cfg::Node& n) {
+  const vecacc::VecaccConfig c = vecacc::VecaccConfig::from(n);
+  if (!mmio_bus_) n.fail("vecacc is driven by firmware: it needs platform.cpu");
+  if (c.stop >= ring_cfg_.stops) n.at("stop").fail("stop " + std::to_string(c.stop) + " does not exist");
+  if (c.rtl) {
+    rtl::RtlConfig r;
+    r.name = "vecacc", r.plugin = rtl::RtlConfig::plugin_path(c.plugin, "", rtl_dir()), r.clock = c.clock;
+    r.stop = c.stop, r.waves = c.waves, r.irq = c.irq;
+    r.has_target = true, r.target_base = c.base, r.target_size = VECACC_SIZE, r.target.prefix = "s_axi_";
+    r.has_initiator = true, r.initiator.prefix = "m_axi_";
+    vecacc_rtl_ = make_rtl(r, n, n.at("base"));
+    if (vecacc_rtl_->initiator_data_bytes() != c.bus_bytes)
+      n.at("data_bits")
+          .fail("the plug-in " + r.plugin + " has a " + std::to_string(vecacc_rtl_->initiator_data_bytes() * 8) +
+                "-bit bus: build it with -G DATA_W=" + std::to_string(c.bus_bytes * 8));
+    return;
+  }
+  // A register access: the CPUs' path to the peripherals, then vecacc.v's AXI4-Lite handshake (the
+  // access waits for its clock's edge, the response comes an edge later).
+  const double access_ns = cpu_cfg_.mmio_access_ns + 2e-3 * double(c.clock.period());
+  vecacc_ = std::make_unique<vecacc::Vecacc>("vecacc", c, l2_cfg_.line_bytes, access_ns);
+  try {
+    mmio_bus_->attach(*vecacc_, c.base);
+  } catch (const Error& e) {
+    n.at("base").fail(e.what());
+  }
+  if (c.base < cpu_cfg_.mmio_base || c.base + VECACC_SIZE > dram_base_)
+    n.at("base").fail("the CPUs reach devices between mmio_base (" + hex(cpu_cfg_.mmio_base) + ") and DRAM");
+  ring_->connect_initiator(vecacc_->mem, c.stop, vecacc_->name());
+  src_is_hn_.resize(ring_->sources(), false);
+  placement_.push_back({vecacc_->name(), c.stop, "requester (vecacc, TLM)"});
+  claim_irq_line(c.irq, n.at("irq"));
+  vecacc_->connect_irq(irq_.get(), c.irq);
 }
 
 }  // namespace dvp::platform

@@ -19,12 +19,14 @@
 #include "launcher.hpp"
 #include "media_launcher.hpp"
 #include "ring/ring.hpp"
+#include "rtl/rtl_block.hpp"
 #include "scenario.hpp"
 #include "simctrl/simctrl.hpp"
 #include "tgen/tgen.hpp"
 #include "timer/timer.hpp"
 #include "ts/ts.hpp"
 #include "uart/uart.hpp"
+#include "vecacc/vecacc.hpp"
 
 namespace dvp::platform {
 
@@ -76,6 +78,20 @@ class Soc : public sc_core::sc_module, public System {
   const cpu::CpuConfig* cpu_config() const { return cpus_.empty() ? nullptr : &cpu_cfg_; }
   // The peripherals' bus (its devices and their addresses), or null without CPUs.
   const mmio::MmioBus* mmio_bus() const { return mmio_bus_.get(); }
+  // The RTL blocks (platform.rtl), in the scenario's order.
+  const std::vector<std::unique_ptr<rtl::RtlBlock>>& rtl_blocks() const { return rtl_; }
+  // Every RTL block: platform.rtl's, and vecacc when it runs as RTL.
+  std::vector<const rtl::RtlBlock*> all_rtl() const {
+    std::vector<const rtl::RtlBlock*> v;
+    for (const auto& b : rtl_) v.push_back(b.get());
+    if (vecacc_rtl_) v.push_back(vecacc_rtl_.get());
+    return v;
+  }
+  // The run's output folder (for waveforms).
+  void set_output_dir(const std::string& dir) {
+    for (auto& b : rtl_) b->set_output_dir(dir);
+    if (vecacc_rtl_) vecacc_rtl_->set_output_dir(dir);
+  }
   // The first CPU fault, or "".
   const std::string& cpu_fault() const { return cpu_fault_; }
 
@@ -125,8 +141,24 @@ class Soc : public sc_core::sc_module, public System {
   void load_firmware(const cfg::Node& firmware, const Scenario& s);
   std::vector<char> read_image(const cfg::Node& firmware, const std::string& path, bool named) const;
   void build_requesters(const Scenario& s);
+  std::uint32_t requester_split(const tgen::TgenConfig& c, const cfg::Node& t, std::uint32_t i) const;
   void build_dvpp(const cfg::Node& d, const Scenario& s);
   void wire_dvpp(const cfg::Node& plat);
+  void build_rtl(const cfg::Node& list, const Scenario& s);
+  std::unique_ptr<rtl::RtlBlock> make_rtl(const rtl::RtlConfig& c, const cfg::Node& n, const cfg::Node& base_key);
+  void place_rtl_target(rtl::RtlBlock& b, const cfg::Node& base_key);
+  void claim_irq_line(unsigned line, const cfg::Node& key);
+  void build_vecacc(const cfg::Node& n);
+  std::vector<unsigned> irq_lines_taken_;
+  std::unique_ptr<vecacc::Vecacc> vecacc_;
+  std::unique_ptr<rtl::RtlBlock> vecacc_rtl_;
+  std::unique_ptr<Level> rtl_level_;
+  std::vector<std::unique_ptr<rtl::RtlBlock>> rtl_;
+  struct RtlRoute {
+    std::uint64_t base, size;
+    int dst;
+  };
+  std::vector<RtlRoute> rtl_routes_;  // ring destinations of the RTL targets
   cpu::CpuConfig cpu_cfg_;
   std::unique_ptr<Level> cpu_level_, periph_level_;
   std::unique_ptr<mmio::MmioBus> mmio_bus_;

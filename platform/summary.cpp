@@ -120,6 +120,27 @@ void summarize_dvpp(nlohmann::json& j, Soc& soc) {
   }
 }
 
+// Per RTL block: the cycles its clock ran and the bursts through each bridge; and the host's rate
+// of RTL cycles (all blocks), a host figure like transactions_per_host_second.
+void summarize_rtl(nlohmann::json& j, Soc& soc, double host_seconds) {
+  double cycles = 0;
+  for (const rtl::RtlBlock* b : soc.all_rtl()) {
+    const stats::Group* g = soc.stats().find(b->name());
+    if (!g) continue;
+    const nlohmann::json s = g->to_json();
+    auto bursts = [&](const char* p) {
+      return s.value(std::string(p) + "reads", 0.0) + s.value(std::string(p) + "writes", 0.0);
+    };
+    j["rtl"][b->config().name] = {{"cycles", s.value("cycles", 0)},
+                                  {"clock_mhz", b->config().clock.mhz()},
+                                  {"target_accesses", s.value("target_accesses", 0)},
+                                  {"target_bursts", bursts("target.")},
+                                  {"initiator_bursts", bursts("initiator.")}};
+    cycles += s.value("cycles", 0.0);
+  }
+  if (!soc.all_rtl().empty()) j["rtl_cycles_per_host_second"] = per(cycles, host_seconds);
+}
+
 }  // namespace
 
 nlohmann::json summarize(Soc& soc, double host_seconds) {
@@ -142,6 +163,7 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
   summarize_aicores(j, soc, end);
   summarize_cpus(j, soc, end, host_seconds);
   summarize_dvpp(j, soc);
+  summarize_rtl(j, soc, host_seconds);
   return j;
 }
 
@@ -184,6 +206,7 @@ class Text {
   void kernel_rows(const KernelLauncher::Result& k);
   void requesters();
   void dvpp();
+  void rtl();
 
  private:
   Soc& soc_;
@@ -322,6 +345,20 @@ void Text::dvpp() {
   }
 }
 
+void Text::rtl() {
+  if (!sum_.contains("rtl")) return;
+  os << "\nRTL\n";
+  const double ns = sum_["simulated_ns"].get<double>();
+  for (const auto& [name, e] : sum_["rtl"].items()) {
+    const double cycles = e["cycles"].get<double>(), mhz = e["clock_mhz"].get<double>();
+    row(name + fmt(" (%g MHz)", mhz), fmt("%.0f cycles", cycles) +
+                                          fmt(" (clocked %.1f%% of the run)", 100.0 * per(cycles * 1e3 / mhz, ns)) +
+                                          ", " + fmt("%.0f accesses in, ", e["target_accesses"].get<double>()) +
+                                          fmt("%.0f bursts out", e["initiator_bursts"].get<double>()));
+  }
+  row("RTL cycles / host second", fmt("%.0f", sum_["rtl_cycles_per_host_second"].get<double>()));
+}
+
 }  // namespace
 
 std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum,
@@ -342,6 +379,7 @@ std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum,
   t.aicores();
   t.requesters();
   t.dvpp();
+  t.rtl();
   if (!check_lines.empty()) {
     t.os << "\nchecks\n";
     for (auto& l : check_lines) t.os << "  " << l << "\n";

@@ -51,6 +51,9 @@ models/tgen
 models/aicore mmio
 models/cpu irq cache
 models/ts mmio irq aicore
+models/dvpp mmio irq
+models/rtl irq
+models/vecacc mmio irq
 firmware/kernels aicore
 TABLE
     [ $bad = 0 ] || { echo "an include outside the layer table of docs/architecture.md"; exit 1; }

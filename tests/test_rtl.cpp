@@ -44,7 +44,8 @@ struct Bench : System {
   test::FixedMemory mem{"dram", 20000};
   std::unique_ptr<rtl::RtlBlock> blk;
   explicit Bench(const rtl::RtlConfig& c, unsigned line_bytes = 128) {
-    blk = std::make_unique<rtl::RtlBlock>("rtl", c, line_bytes, ::testing::TempDir());
+    blk = std::make_unique<rtl::RtlBlock>("rtl", c, line_bytes);
+    blk->set_output_dir(::testing::TempDir());
     stim.socket.bind(blk->target);
     blk->note_binding(false);
     blk->mem.bind(mem.socket);  // unused by a block without an initiator

@@ -56,11 +56,16 @@ MmioBus::MmioBus(sc_core::sc_module_name name) : sc_module(name), cpus("cpus"), 
 }
 
 void MmioBus::attach(Device& d, std::uint64_t base) {
-  for (const Region& r : regions_)
-    if (base < r.base + r.size && r.base < base + d.size())
-      throw Error(std::string(d.name()) + " at " + std::to_string(base) + " overlaps " + r.dev->name());
-  regions_.push_back(Region{base, d.size(), &d});
+  add_region(Region{base, d.size(), &d, d.basename(), d.device_kind(), sc_core::SC_ZERO_TIME});
   tlmcheck::bind_checked(devices, d.bus, tlm_checks_, std::string(name()) + " -> " + d.name(), checkers_);
+}
+
+void MmioBus::add_region(Region n) {
+  for (const Region& r : regions_)
+    if (n.base < r.base + r.size && r.base < n.base + n.size)
+      throw Error(n.name + " at " + hex(n.base) + " overlaps " + r.name + " (" + hex(r.base) + " - " +
+                  hex(r.base + r.size - 1) + ")");
+  regions_.push_back(std::move(n));
   by_base_.push_back(regions_.size() - 1);
   std::sort(by_base_.begin(), by_base_.end(),
             [this](std::size_t a, std::size_t b) { return regions_[a].base < regions_[b].base; });
@@ -69,6 +74,7 @@ void MmioBus::attach(Device& d, std::uint64_t base) {
 std::string MmioBus::describe(std::uint64_t addr) const {
   for (const Region& r : regions_)
     if (addr >= r.base && addr < r.base + r.size) {
+      if (!r.dev) return r.name + " (offset " + hex(addr - r.base) + ")";
       std::string s = r.dev->basename();
       for (const Register* x : r.dev->registers())
         if (x->offset() == addr - r.base) return s + "." + x->name();
@@ -87,6 +93,7 @@ void MmioBus::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& de
     const Region& r = regions_[i];
     if (addr < r.base + r.size) {
       p.set_address(addr - r.base);
+      delay += r.path;
       devices[int(i)]->b_transport(p, delay);
       p.set_address(addr);
       return;

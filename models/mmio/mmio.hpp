@@ -90,6 +90,15 @@ class MmioBus : public sc_core::sc_module {
   explicit MmioBus(sc_core::sc_module_name name);
   // Throws dvp::Error when the range overlaps another device.
   void attach(Device& d, std::uint64_t base);
+  // Any other target (an RTL block's): it gets offsets from `base`, as a device does, and each
+  // access costs `path_ns` on the way there and back on top of its own time (a Device counts
+  // that path in its access_ns).
+  template <typename Socket>
+  void attach(Socket& s, const std::string& who, const std::string& kind, std::uint64_t base, std::uint64_t size,
+              double path_ns) {
+    add_region(Region{base, size, nullptr, who, kind, sc_core::sc_time(path_ns, sc_core::SC_NS)});
+    tlmcheck::bind_checked(devices, s, tlm_checks_, std::string(name()) + " -> " + who, checkers_);
+  }
   // Binds a CPU (or any initiator) to `cpus`. With checks on, each binding, this one and each
   // device's, gets a TLM base-protocol checker (debug.tlm_checks).
   template <typename Socket>
@@ -99,13 +108,16 @@ class MmioBus : public sc_core::sc_module {
   void set_tlm_checks(bool on) { tlm_checks_ = on; }
   struct Region {
     std::uint64_t base, size;
-    Device* dev;
+    Device* dev;  // null for a target without registers of its own (an RTL block)
+    std::string name, kind;
+    sc_core::sc_time path = sc_core::SC_ZERO_TIME;  // added to such a target's accesses
   };
   const std::vector<Region>& regions() const { return regions_; }
   // The device and register at an address, for fault reports ("timer0.CMP0"), or "".
   std::string describe(std::uint64_t addr) const;
 
  private:
+  void add_region(Region r);
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   std::vector<Region> regions_;       // in attach order: the index is the device's socket
   std::vector<std::size_t> by_base_;  // indexes of regions_ sorted by base

@@ -124,7 +124,8 @@ void record(const char* what, const char* file, int line, const char* msg) {{
 }}  // namespace
 
 void vl_finish(const char* file, int line, const char*) {{ record("$finish", file, line, nullptr); }}
-void vl_stop(const char* file, int line, const char*) {{ record("$stop", file, line, nullptr); }}
+// $fatal and failed assertions come here too, after the design printed its message.
+void vl_stop(const char* file, int line, const char*) {{ record("$stop, $fatal or an assertion", file, line, nullptr); }}
 void vl_fatal(const char* file, int line, const char*, const char* msg) {{ record("fatal", file, line, msg); }}
 
 extern "C" __attribute__((visibility("default"))) const dvp_rtl_api* dvp_rtl_plugin(void) {{

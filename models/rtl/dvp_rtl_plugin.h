@@ -30,8 +30,8 @@ struct dvp_rtl_port {
 
 struct dvp_rtl_api {
   uint32_t abi_version;
-  const char* top;      /* the Verilog top module's name */
-  const char* sources;  /* the files it was built from, for reports */
+  const char* top;     /* the Verilog top module's name */
+  const char* sources; /* the files it was built from, for reports */
   /* A new instance; `name` is its scope in waveforms. */
   void* (*create)(const char* name);
   void (*destroy)(void* inst);

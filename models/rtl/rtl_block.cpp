@@ -36,7 +36,7 @@ std::string port_list(const Model& m) {
 
 }  // namespace
 
-RtlBlock::RtlBlock(sc_core::sc_module_name name, const RtlConfig& cfg, unsigned line_bytes, const std::string& out_dir)
+RtlBlock::RtlBlock(sc_core::sc_module_name name, const RtlConfig& cfg, unsigned line_bytes)
     : sc_module(name),
       target("target"),
       mem("mem"),
@@ -70,11 +70,6 @@ RtlBlock::RtlBlock(sc_core::sc_module_name name, const RtlConfig& cfg, unsigned 
   Tracer& tr = system_of(*this).tracer();
   clock_lane_ = tr.lane(this->name(), "clock");
   if (cfg.has_target) target_lane_ = tr.lane(this->name(), "target");
-  if (!cfg.waves.empty())
-    model_->trace_open(std::filesystem::path(cfg.waves).is_absolute()
-                           ? cfg.waves
-                           : (std::filesystem::path(out_dir) / cfg.waves).string());
-  reset();
   SC_HAS_PROCESS(RtlBlock);
   SC_THREAD(run);
 }
@@ -142,6 +137,8 @@ void RtlBlock::cycle() {
   if (slave_) slave_->sample(edge);
   if (master_) master_->sample(edge);
   clk_.set(1), model_->eval(edge), model_->dump(edge);
+  if (const char* said = model_->stopped())
+    fail("rtl " + cfg_.name + ": the design stopped at " + format_ns(edge) + ": " + said);
   if (slave_) slave_->drive(edge + period);
   if (master_) master_->drive(edge + period);
   clk_.set(0), model_->eval(edge + period / 2), model_->dump(edge + period / 2);
@@ -223,6 +220,17 @@ void RtlBlock::fail(const std::string& what) {
   if (failed_) return;
   failed_ = true;
   system_of(*this).fail(what);
+}
+
+// The waveform starts before reset, so it shows the whole run.
+void RtlBlock::start_of_simulation() {
+  if (!cfg_.waves.empty()) try {
+      const std::filesystem::path w(cfg_.waves);
+      model_->trace_open(w.is_absolute() ? w.string() : (std::filesystem::path(out_dir_) / w).string());
+    } catch (const Error& e) {
+      fail(e.what());
+    }
+  reset();
 }
 
 void RtlBlock::end_of_simulation() {

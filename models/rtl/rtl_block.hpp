@@ -41,15 +41,19 @@ class RtlBlock : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket_optional<RtlBlock> mem;
 
   // `line_bytes`: the largest request the ring takes (an L2 line; never crossed).
-  RtlBlock(sc_core::sc_module_name name, const RtlConfig& cfg, unsigned line_bytes, const std::string& out_dir);
+  RtlBlock(sc_core::sc_module_name name, const RtlConfig& cfg, unsigned line_bytes);
   ~RtlBlock() override;
 
   const RtlConfig& config() const { return cfg_; }
+  // The run's output folder: a relative `waves` path is in it.
+  void set_output_dir(const std::string& dir) { out_dir_ = dir; }
   // Records whether accesses through the next binding of `target` carry absolute addresses
   // (the ring) or offsets from the region's base (the peripherals' bus).
   void note_binding(bool absolute) { absolute_.push_back(absolute); }
   void connect_irq(irq::IrqController* irq, unsigned line) { irq_ = irq, irq_line_ = line; }
   const Model& model() const { return *model_; }
+  // The AXI4 master's data bus in bytes (0 without an initiator).
+  unsigned initiator_data_bytes() const { return iport_ ? iport_->data_bytes : 0; }
   std::uint64_t cycles() const { return cycles_; }
 
  private:
@@ -62,10 +66,12 @@ class RtlBlock : public sc_core::sc_module {
   void fail(const std::string& what);
   void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   Tick transport(bool write, std::uint64_t addr, std::uint8_t* data, unsigned len, Tick at, unsigned& resp);
+  void start_of_simulation() override;
   void end_of_simulation() override;
 
   RtlConfig cfg_;
   unsigned line_bytes_;
+  std::string out_dir_ = ".";
   std::unique_ptr<Model> model_;
   Pin clk_, rst_, busy_, irq_pin_;
   bool rst_low_ = true;

@@ -27,16 +27,19 @@ AxiBinding read_axi(const cfg::Node& n) {
   return b;
 }
 
-std::string resolve(const std::string& p, const std::string& dir) {
+}  // namespace
+
+std::string RtlConfig::plugin_path(const std::string& p, const std::string& dir, const std::string& builtin) {
   namespace fs = std::filesystem;
+  if (p.find('/') == std::string::npos) return (fs::path(builtin) / (p + ".so")).string();
   return fs::path(p).is_absolute() || dir.empty() ? p : (fs::path(dir) / p).lexically_normal().string();
 }
 
-}  // namespace
-
 void RtlConfig::describe(cfg::Spec& s) {
   s.param("name", Type::String, "the block's name (its module is soc.rtl.<name>)");
-  s.param("plugin", Type::String, "the plug-in built by dvp-verilate (.so), relative to the scenario file");
+  s.param("plugin", Type::String,
+          "the plug-in built by dvp-verilate: a path (with a '/': ./my_top.so) is relative to the scenario file; a "
+          "plain name is one the project builds (build/rtl/<name>.so)");
   s.param("clock_mhz", Type::Float, "the RTL's clock").unit("MHz").range(0.001, 100000);
   s.param("clock_port", Type::String, "the clock input (auto: clk, aclk, clock or ACLK)").defaults("auto");
   s.param("reset_port", Type::String, "the reset input (auto: rst_n, aresetn, ARESETn, rst, reset; none: no reset)")
@@ -69,10 +72,10 @@ void RtlConfig::describe(cfg::Spec& s) {
   describe_axi(s.section("initiator", "an AXI4 / AXI4-Lite master interface into the ring").optional(), "m_axi_");
 }
 
-RtlConfig RtlConfig::from(const cfg::Node& n, const std::string& dir) {
+RtlConfig RtlConfig::from(const cfg::Node& n, const std::string& dir, const std::string& builtin) {
   RtlConfig c;
   c.name = n.get_string("name");
-  c.plugin = resolve(n.get_string("plugin"), dir);
+  c.plugin = plugin_path(n.get_string("plugin"), dir, builtin);
   c.clock = Clock(n.get_double("clock_mhz"));
   c.clock_port = n.get_string("clock_port"), c.reset_port = n.get_string("reset_port");
   if (const cfg::Node* r = n.find("reset_active_low")) c.reset_active_low = r->as_bool();

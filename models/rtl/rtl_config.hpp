@@ -31,8 +31,10 @@ struct RtlConfig {
   std::optional<std::uint32_t> irq;
 
   static void describe(cfg::Spec& s);
-  // `dir`: the scenario's directory (a relative plug-in or waves path is relative to it).
-  static RtlConfig from(const cfg::Node& n, const std::string& dir);
+  // `dir`: the scenario's directory (a plug-in path is relative to it); `builtin`: the folder of
+  // the plug-ins the project builds (a plug-in named without a '/' is <builtin>/<name>.so).
+  static RtlConfig from(const cfg::Node& n, const std::string& dir, const std::string& builtin);
+  static std::string plugin_path(const std::string& p, const std::string& dir, const std::string& builtin);
 };
 
 }  // namespace dvp::rtl

@@ -38,6 +38,12 @@ void TgenConfig::describe(cfg::Spec& s) {
       .unit("B")
       .defaults("0")
       .min(0);
+  s.param("region_base", Type::Int,
+          "instead of region_offset, the absolute address of the first instance's region: one in DRAM, or in an RTL "
+          "block's target region (platform.rtl), where accesses are split at 4 KiB instead of L2 lines")
+      .unit("B")
+      .optional()
+      .min(0);
   s.param("region_bytes", Type::Int, "size of each instance's region; addresses wrap inside it")
       .unit("B")
       .defaults("1048576")
@@ -94,6 +100,7 @@ TgenGroup TgenGroup::from(const cfg::Node& t, const std::string& dir) {
     t.at("region_bytes").fail("region is smaller than one access (" + std::to_string(c.access_bytes) + " B)");
   g.instances = std::uint32_t(t.get_uint("instances"));
   g.region_offset = t.get_uint("region_offset");
+  if (const cfg::Node* b = t.find("region_base")) g.region_base = b->as_uint();
   g.instance_stride = t.has("instance_stride_bytes") ? t.get_uint("instance_stride_bytes") : c.region_bytes;
   g.stops = t.get_uint_list("stops");
   return g;

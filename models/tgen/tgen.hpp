@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_set>
@@ -64,6 +65,7 @@ struct TgenGroup {
   TgenConfig base;  // region_base relative to the DRAM base is region_offset
   std::uint32_t instances = 1;
   std::uint64_t region_offset = 0;
+  std::optional<std::uint64_t> region_base;  // absolute, instead of region_offset (a device's region)
   std::uint64_t instance_stride = 0;
   std::vector<std::uint64_t> stops;  // empty: spread over the ring
 

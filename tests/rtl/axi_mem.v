@@ -3,7 +3,8 @@
 // byte strobes, IDs echoed, one read and one write burst at a time. STALL != 0 makes the slave
 // hold AWREADY / WREADY / ARREADY low and delay RVALID / BVALID on a pseudo-random pattern
 // (back-pressure); BUG selects a deliberate protocol error for the checker's tests:
-// 1 = RLAST on the first beat of every burst, 2 = RID one more than ARID.
+// 1 = RLAST on the first beat of every burst, 2 = RID one more than ARID, 3 = $fatal on the first
+// read (a design that stops the run itself).
 module axi_mem #(
     parameter DATA_W = 64,
     parameter ADDR_W = 16,
@@ -101,6 +102,11 @@ module axi_mem #(
   end
 
   // Reads.
+  generate
+    if (BUG == 3) begin : fatal_on_read
+      always @(posedge clk) if (rst_n && s_axi_arvalid) $fatal(1, "axi_mem: reads refused (BUG=3)");
+    end
+  endgenerate
   reg r_active;
   reg [ADDR_W-1:0] r_addr;
   reg [7:0] r_len, r_beat;
