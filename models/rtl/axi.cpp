@@ -101,6 +101,10 @@ AxiPort bind_axi(const Model& m, const AxiBinding& b, Role role, const std::stri
     if (a.protocol == Protocol::Axi4Lite && s.axi4_only) continue;
     Pin p = find(m, b, s, tried);
     const bool last = (i == WLAST || i == RLAST) && a.protocol == Protocol::Axi4;
+    if (!p && b.ports.count(s.name)) {
+      problems += "\n  ports: " + std::string(s.name) + " names " + tried + ", which the RTL does not have";
+      continue;
+    }
     if (!p) {
       if (s.required || last) problems += "\n  missing " + tried + " (" + upper(s.name) + ")";
       continue;

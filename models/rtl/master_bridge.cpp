@@ -8,14 +8,15 @@
 namespace dvp::rtl {
 
 MasterBridge::MasterBridge(const AxiPort& port, AxiChecker& checker, PortStats& stats, const Clock& clock,
-                           unsigned outstanding, unsigned line_bytes, Transport transport)
+                           unsigned outstanding, unsigned line_bytes, Transport transport, std::uint64_t timeout_cycles)
     : port_(port),
       checker_(checker),
       stats_(stats),
       clock_(clock),
       outstanding_(outstanding),
       line_bytes_(line_bytes),
-      transport_(std::move(transport)) {
+      transport_(std::move(transport)),
+      timeout_cycles_(timeout_cycles) {
   beat_.resize(port.data_bytes);
   for (Sig s : {RVALID, BVALID, ARREADY, AWREADY, WREADY}) port_.set(s, 0);
 }
@@ -64,8 +65,9 @@ void MasterBridge::span(Req& r) const {
     const std::uint64_t base = b.addr - b.addr % bus;
     lo = std::min(lo, base + b.lane_lo), hi = std::max(hi, base + b.lane_hi);
   }
-  r.lo = lo;
-  r.bytes.assign(hi - lo, 0);
+  r.lo = lo, r.span = hi - lo;
+  r.stride = r.burst == kFixed ? r.span : 0;
+  r.bytes.assign(r.burst == kFixed ? r.span * (r.len + 1) : r.span, 0);
 }
 
 void MasterBridge::issue_read(Req& r, Tick edge) {
@@ -75,6 +77,16 @@ void MasterBridge::issue_read(Req& r, Tick edge) {
     Tick done;
   };
   std::vector<Piece> pieces;
+  if (r.burst == kFixed) {  // a beat a transaction, in order; each within one beat of the bus
+    Tick ready = edge;
+    for (unsigned k = 0; k <= r.len; ++k) {
+      unsigned resp = kOkay;
+      ready = std::max(ready, transport_(false, r.lo, r.bytes.data() + k * r.stride, unsigned(r.span), edge, resp));
+      r.resp = std::max(r.resp, resp);
+      r.beat_ready.push_back(ready);
+    }
+    return;
+  }
   for (std::uint64_t a = r.lo, end = r.lo + r.bytes.size(); a < end;) {
     const auto n = unsigned(std::min<std::uint64_t>(end - a, line_bytes_ - a % line_bytes_));
     unsigned resp = kOkay;
@@ -99,7 +111,7 @@ void MasterBridge::write_beat(Req& r, const WBeat& w, Tick edge) {
   const std::uint64_t base = b.addr - b.addr % port_.data_bytes;
   for (unsigned l = b.lane_lo; l < b.lane_hi; ++l)
     if (w.strb[l / 8] >> (l % 8) & 1) {
-      r.bytes[base + l - r.lo] = w.data[l], r.mask[base + l - r.lo] = 1;
+      r.bytes[at(r, r.beats, base + l)] = w.data[l], r.mask[at(r, r.beats, base + l)] = 1;
       ++stats_.bytes;
     }
   ++stats_.beats;
@@ -109,24 +121,33 @@ void MasterBridge::write_beat(Req& r, const WBeat& w, Tick edge) {
   if (++r.beats > r.len) issue_write(r, edge);
 }
 
-// The strobed bytes go out as runs of contiguous bytes, each within a line.
+// The strobed bytes go out as runs of contiguous bytes, each within a line; a FIXED burst's beat
+// by beat, in order.
 void MasterBridge::issue_write(Req& r, Tick edge) {
   r.ready = edge;
-  for (std::size_t i = 0; i < r.bytes.size();) {
+  if (r.burst == kFixed)
+    for (unsigned k = 0; k <= r.len; ++k) write_runs(r, k * r.stride, (k + 1) * r.stride, edge);
+  else
+    write_runs(r, 0, r.bytes.size(), edge);
+  responses_.push_back(std::move(r));
+  writes_.pop_front();
+}
+
+// The strobed runs of r.bytes[from, to), which hold the bytes from r.lo on.
+void MasterBridge::write_runs(Req& r, std::uint64_t from, std::uint64_t to, Tick edge) {
+  for (std::uint64_t i = from; i < to;) {
     if (!r.mask[i]) {
       ++i;
       continue;
     }
-    const std::uint64_t a = r.lo + i;
-    std::size_t n = 1;
-    while (i + n < r.bytes.size() && r.mask[i + n] && (a + n) % line_bytes_) ++n;
+    const std::uint64_t a = r.lo + (i - from);
+    std::uint64_t n = 1;
+    while (i + n < to && r.mask[i + n] && (a + n) % line_bytes_) ++n;
     unsigned resp = kOkay;
     r.ready = std::max(r.ready, transport_(true, a, r.bytes.data() + i, unsigned(n), edge, resp));
     r.resp = std::max(r.resp, resp);
     i += n;
   }
-  responses_.push_back(std::move(r));
-  writes_.pop_front();
 }
 
 void MasterBridge::take_w(Tick edge) {
@@ -169,6 +190,11 @@ void MasterBridge::sample(Tick edge) {
     }
   }
   if (port_.get(WVALID) && port_.get(WREADY)) take_w(edge);
+  orphan_cycles_ = early_w_.empty() ? 0 : orphan_cycles_ + 1;
+  if (orphan_cycles_ == timeout_cycles_)
+    checker_.violation(
+        edge, WVALID,
+        "write data waited " + std::to_string(timeout_cycles_) + " cycles for its write address (timeout_cycles)");
 }
 
 void MasterBridge::drive_r(Tick next_edge) {
@@ -179,7 +205,7 @@ void MasterBridge::drive_r(Tick next_edge) {
   const Beat b = beat_of(r.addr, r.size, r.len, r.burst, r.beats, port_.data_bytes);
   const std::uint64_t base = b.addr - b.addr % port_.data_bytes;
   std::fill(beat_.begin(), beat_.end(), 0);
-  for (unsigned l = b.lane_lo; l < b.lane_hi; ++l) beat_[l] = r.bytes[base + l - r.lo];
+  for (unsigned l = b.lane_lo; l < b.lane_hi; ++l) beat_[l] = r.bytes[at(r, r.beats, base + l)];
   port_[RDATA].set_bytes(beat_.data(), port_.data_bytes);
   port_.set(RID, r.id), port_.set(RRESP, r.resp), port_.set(RLAST, r.beats == r.len);
 }
@@ -191,7 +217,7 @@ void MasterBridge::drive(Tick next_edge) {
   if (b_offered_) port_.set(BID, responses_.front().id), port_.set(BRESP, responses_.front().resp);
   port_.set(ARREADY, reads_.size() < outstanding_);
   port_.set(AWREADY, writes_.size() + responses_.size() < outstanding_);
-  port_.set(WREADY, 1);
+  port_.set(WREADY, early_w_.size() < 256);  // a burst's worth of data ahead of its address
 }
 
 }  // namespace dvp::rtl

@@ -41,7 +41,6 @@ RtlBlock::RtlBlock(sc_core::sc_module_name name, const RtlConfig& cfg, unsigned 
       target("target"),
       mem("mem"),
       cfg_(cfg),
-      line_bytes_(line_bytes),
       model_(std::make_unique<Model>(cfg.plugin, this->name())),
       stats_(*this),
       cycles_(stats_.counter("cycles", "RTL clock cycles run (the clock is stopped while the block is idle)")),
@@ -53,6 +52,11 @@ RtlBlock::RtlBlock(sc_core::sc_module_name name, const RtlConfig& cfg, unsigned 
   if (cfg.has_target) {
     tport_ =
         std::make_unique<AxiPort>(bind_axi(*model_, cfg.target, Role::Slave, where + " target " + cfg.target.prefix));
+    if (tport_->addr_bits < 64 && cfg.target_size > (std::uint64_t(1) << tport_->addr_bits))
+      throw Error(tport_->where + ": a " + std::to_string(tport_->addr_bits) + "-bit address reaches " +
+                      std::to_string(std::uint64_t(1) << tport_->addr_bits) + " bytes, less than the region's " +
+                      std::to_string(cfg.target_size) + ": the rest would alias",
+                  kExitConfig);
     tstats_ = std::make_unique<PortStats>(stats_, "target.");
     tcheck_ = std::make_unique<AxiChecker>(*tport_, stats_, "target.", fail_fn);
     slave_ = std::make_unique<SlaveBridge>(*tport_, *tcheck_, *tstats_, cfg.clock, cfg.outstanding);
@@ -63,9 +67,12 @@ RtlBlock::RtlBlock(sc_core::sc_module_name name, const RtlConfig& cfg, unsigned 
         bind_axi(*model_, cfg.initiator, Role::Master, where + " initiator " + cfg.initiator.prefix));
     istats_ = std::make_unique<PortStats>(stats_, "initiator.");
     icheck_ = std::make_unique<AxiChecker>(*iport_, stats_, "initiator.", fail_fn);
-    master_ = std::make_unique<MasterBridge>(*iport_, *icheck_, *istats_, cfg.clock, cfg.outstanding, line_bytes,
-                                             [this](bool w, std::uint64_t a, std::uint8_t* d, unsigned n, Tick at,
-                                                    unsigned& r) { return transport(w, a, d, n, at, r); });
+    master_ = std::make_unique<MasterBridge>(
+        *iport_, *icheck_, *istats_, cfg.clock, cfg.outstanding, line_bytes,
+        [this](bool w, std::uint64_t a, std::uint8_t* d, unsigned n, Tick at, unsigned& r) {
+          return transport(w, a, d, n, at, r);
+        },
+        cfg.timeout_cycles);
   }
   Tracer& tr = system_of(*this).tracer();
   clock_lane_ = tr.lane(this->name(), "clock");
@@ -129,6 +136,7 @@ bool RtlBlock::has_work() const {
 // One clock cycle: the handshakes at the rising edge, the edge, the bridges' inputs for the next
 // one, the falling edge (the RTL's combinational outputs settle on the new inputs).
 void RtlBlock::cycle() {
+  if (in_cycle_) return fail("rtl " + cfg_.name + ": clocked again from inside its own cycle (a target that waits)");
   in_cycle_ = true;
   const Tick edge = next_edge_, period = cfg_.clock.period();
   if (tcheck_) tcheck_->sample(edge);
@@ -187,9 +195,10 @@ void RtlBlock::b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time
   if (failed_) return p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
   if (addr >= cfg_.target_size || p.get_data_length() > cfg_.target_size - addr)
     return p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  if (p.get_data_length() == 0) return p.set_response_status(tlm::TLM_OK_RESPONSE);
   catch_up(now_tick() + to_tick(delay));
   const Tick start = next_edge_, period = cfg_.clock.period();
-  slave_->begin(p, addr, start);
+  if (!slave_->begin(p, addr, start)) return p.set_response_status(slave_->status());
   model_->eval(start - period / 2);
   for (std::uint64_t n = 0; slave_->busy() && !failed_; ++n) {
     if (n == cfg_.timeout_cycles)

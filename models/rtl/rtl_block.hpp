@@ -70,7 +70,6 @@ class RtlBlock : public sc_core::sc_module {
   void end_of_simulation() override;
 
   RtlConfig cfg_;
-  unsigned line_bytes_;
   std::string out_dir_ = ".";
   std::unique_ptr<Model> model_;
   Pin clk_, rst_, busy_, irq_pin_;

@@ -22,16 +22,25 @@ void SlaveBridge::idle() {
   for (Sig s : {AWVALID, WVALID, ARVALID}) port_.set(s, 0);
 }
 
-void SlaveBridge::begin(tlm::tlm_generic_payload& p, std::uint64_t addr, Tick t) {
+bool SlaveBridge::begin(tlm::tlm_generic_payload& p, std::uint64_t addr, Tick t) {
   write_ = p.is_write(), addr_ = addr, len_ = p.get_data_length();
   data_ = p.get_data_ptr();
   if (is_timing_only(p) || !data_) scratch_.assign(len_, 0), data_ = scratch_.data();
   be_ = p.get_byte_enable_ptr(), be_len_ = be_ ? p.get_byte_enable_length() : 0;
+  if (!be_len_) be_ = nullptr;
   status_ = tlm::TLM_OK_RESPONSE;
   bursts_.clear(), waiting_.clear();
   next_a_ = next_w_ = answered_ = 0, w_beat_ = 0;
   const unsigned bus = port_.data_bytes;
-  const std::uint64_t id_span = port_.id_bits ? std::uint64_t(1) << std::min(port_.id_bits, 16u) : 1;
+  if (p.get_streaming_width() < len_) return status_ = tlm::TLM_BURST_ERROR_RESPONSE, false;
+  // Without WSTRB every byte of a beat is written: only whole beats can go.
+  if (write_ && !port_.has(WSTRB) && (be_ || addr % bus || len_ % bus))
+    return status_ = tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, false;
+  // IDs the narrower of AWID / ARID can carry (the slave echoes what it got).
+  unsigned id_bits = 0;
+  for (Sig s : {AWID, ARID})
+    if (port_.has(s)) id_bits = id_bits ? std::min(id_bits, port_[s].bits()) : port_[s].bits();
+  const std::uint64_t id_span = std::uint64_t(1) << std::min(id_bits, 16u);
   for (std::uint64_t a = addr & ~std::uint64_t(bus - 1), end = addr + len_; a < end;) {
     const std::uint64_t want = (end - a + bus - 1) / bus, page = (4096 - a % 4096) / bus;
     const auto beats = unsigned(std::min<std::uint64_t>({want, page, port_.max_beats()}));
@@ -40,6 +49,7 @@ void SlaveBridge::begin(tlm::tlm_generic_payload& p, std::uint64_t addr, Tick t)
   }
   for (Burst& b : bursts_) b.issued = t;
   drive_address(), drive_write();
+  return true;
 }
 
 void SlaveBridge::lanes(const Burst& b, unsigned k, unsigned& lo, unsigned& hi, std::int64_t& off) const {
@@ -51,7 +61,11 @@ void SlaveBridge::lanes(const Burst& b, unsigned k, unsigned& lo, unsigned& hi, 
 
 bool SlaveBridge::enabled(std::int64_t i) const { return !be_ || be_[std::size_t(i) % be_len_] == 0xff; }
 
+// Responses first: a response at the edge its address or last data is taken on breaks AXI4
+// A3.3.1 (the slave must see them first), and is caught as one to nothing outstanding.
 void SlaveBridge::sample(Tick edge) {
+  if (port_.get(RVALID)) take_read_beat(edge);
+  if (port_.get(BVALID)) take_write_response(edge);
   if (a_offered_ && port_.get(write_ ? AWREADY : ARREADY)) {
     bursts_[next_a_].issued = edge;
     waiting_[bursts_[next_a_].id].push_back(unsigned(next_a_));
@@ -62,8 +76,6 @@ void SlaveBridge::sample(Tick edge) {
     ++bursts_[next_w_].done;
     if (++w_beat_ == bursts_[next_w_].beats) ++next_w_, w_beat_ = 0;
   }
-  if (port_.get(RVALID)) take_read_beat(edge);
-  if (port_.get(BVALID)) take_write_response(edge);
 }
 
 // The oldest burst outstanding on the ID the slave answers with; a violation when none is.
@@ -88,11 +100,12 @@ void SlaveBridge::take_read_beat(Tick edge) {
   for (unsigned l = lo; l < hi; ++l)
     if (enabled(off + l)) data_[off + l] = beat_[l];
   ++stats_.beats, stats_.bytes += hi - lo;
+  b->resp = std::max(b->resp, unsigned(port_.get(RRESP)));
   const bool last = ++b->done == b->beats;
   if (port_.has(RLAST) && bool(port_.get(RLAST)) != last)
     return checker_.violation(edge, RLAST,
                               last ? "RLAST low on the burst's last beat" : "RLAST high before the burst's last beat");
-  if (last) waiting_[b->id].pop_front(), answered(*b, unsigned(port_.get(RRESP)), edge);
+  if (last) waiting_[b->id].pop_front(), answered(*b, b->resp, edge);
 }
 
 void SlaveBridge::take_write_response(Tick edge) {

@@ -22,7 +22,9 @@ class SlaveBridge {
   SlaveBridge(const AxiPort& port, AxiChecker& checker, PortStats& stats, const Clock& clock, unsigned outstanding);
 
   // Starts serving `p` at RTL address `addr` (the region's offset) from the edge at `t` on.
-  void begin(tlm::tlm_generic_payload& p, std::uint64_t addr, Tick t);
+  // Returns false, with the response status set, for an access AXI cannot carry to this RTL: a
+  // write of part of a beat to a slave without WSTRB, a streaming (FIXED-address) access.
+  bool begin(tlm::tlm_generic_payload& p, std::uint64_t addr, Tick t);
   bool busy() const { return answered_ < bursts_.size(); }
   void sample(Tick edge);
   void drive(Tick next_edge);
@@ -38,6 +40,7 @@ class SlaveBridge {
     std::uint64_t addr;  // bus-aligned
     unsigned beats, id;
     unsigned done = 0;  // beats answered (R) or sent (W)
+    unsigned resp = 0;  // the worst response of its beats
     Tick issued = 0;
     bool answered = false;
   };

@@ -151,14 +151,16 @@ void Vecacc::operate() {
   std::uint32_t left = count_.value;
   const Tick start = cfg_.clock.align_up(now_tick());
   Tick t = start;
-  bool ok = (a | b | d) % cfg_.bus_bytes == 0;
+  // As vecacc.v: an unaligned vector is refused; a read error is noted and the work goes on; a
+  // write error ends it.
+  bool read_ok = true, ok = (a | b | d) % cfg_.bus_bytes == 0;
   const bool adding = op_.value == 0;
   while (ok && left) {
     const std::uint32_t beats = chunk_beats(a, b, d, left), bytes = beats * cfg_.bus_bytes;
     const std::uint32_t n = std::min(left, bytes / 4);
     a_.assign(bytes, 0), b_.assign(bytes, 0), out_.assign(n * 4, 0);
-    t = phase(false, a, a_.data(), bytes, t, ok);
-    if (adding) t = phase(false, b, b_.data(), bytes, t, ok);
+    t = phase(false, a, a_.data(), bytes, t, read_ok);
+    if (adding) t = phase(false, b, b_.data(), bytes, t, read_ok);
     for (std::uint32_t i = 0; i < n; ++i) {
       std::uint32_t x, y;
       std::memcpy(&x, &a_[4 * i], 4), std::memcpy(&y, &b_[4 * i], 4);
@@ -172,6 +174,7 @@ void Vecacc::operate() {
   if (t > now_tick()) wait(to_sc(t - now_tick()));
   cycles_.value = std::uint32_t((t - start) / cfg_.clock.period());
   ++ops_, busy_ps_ += t - start;
+  ok = ok && read_ok;
   lane_.slice(ok ? "operation" : "error", start, t);
   busy_ = false, done_ = true, error_ = !ok;
   set_irq();
