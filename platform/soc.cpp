@@ -475,6 +475,13 @@ void Soc::claim_irq_line(unsigned line, const cfg::Node& key) {
   irq_lines_taken_.push_back(line);
 }
 
+// A device region the CPUs must reach: within their MMIO window, between mmio_base and DRAM.
+void Soc::check_in_mmio_window(std::uint64_t base, std::uint64_t size, const cfg::Node& key) const {
+  if (base < cpu_cfg_.mmio_base || base + size > dram_base_)
+    key.fail("the CPUs reach devices between mmio_base (" + hex(cpu_cfg_.mmio_base) + ") and DRAM (" + hex(dram_base_) +
+             "): put the region there");
+}
+
 void Soc::place_rtl_target(rtl::RtlBlock& b, const cfg::Node& base_key) {
   const rtl::RtlConfig& c = b.config();
   const std::uint64_t end = c.target_base + c.target_size;
@@ -483,9 +490,7 @@ void Soc::place_rtl_target(rtl::RtlBlock& b, const cfg::Node& base_key) {
   for (const RtlRoute& r : rtl_routes_)
     if (c.target_base < r.base + r.size && r.base < end) base_key.fail("the region overlaps another RTL block's");
   if (mmio_bus_) {
-    if (c.target_base < cpu_cfg_.mmio_base || end > dram_base_)
-      base_key.fail("the CPUs reach devices between mmio_base (" + hex(cpu_cfg_.mmio_base) + ") and DRAM (" +
-                    hex(dram_base_) + "): put the region there");
+    check_in_mmio_window(c.target_base, c.target_size, base_key);
     try {
       mmio_bus_->attach(b.target, b.basename(), "rtl (" + std::string(b.model().top()) + ")", c.target_base,
                         c.target_size, cpu_cfg_.mmio_access_ns);
@@ -527,8 +532,7 @@ void Soc::build_vecacc(const cfg::Node& n) {
   } catch (const Error& e) {
     n.at("base").fail(e.what());
   }
-  if (c.base < cpu_cfg_.mmio_base || c.base + VECACC_SIZE > dram_base_)
-    n.at("base").fail("the CPUs reach devices between mmio_base (" + hex(cpu_cfg_.mmio_base) + ") and DRAM");
+  check_in_mmio_window(c.base, VECACC_SIZE, n.at("base"));
   ring_->connect_initiator(vecacc_->mem, c.stop, vecacc_->name());
   src_is_hn_.resize(ring_->sources(), false);
   placement_.push_back({vecacc_->name(), c.stop, "requester (vecacc, TLM)"});

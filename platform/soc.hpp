@@ -147,6 +147,7 @@ class Soc : public sc_core::sc_module, public System {
   void build_rtl(const cfg::Node& list, const Scenario& s);
   std::unique_ptr<rtl::RtlBlock> make_rtl(const rtl::RtlConfig& c, const cfg::Node& n, const cfg::Node& base_key);
   void place_rtl_target(rtl::RtlBlock& b, const cfg::Node& base_key);
+  void check_in_mmio_window(std::uint64_t base, std::uint64_t size, const cfg::Node& key) const;
   void claim_irq_line(unsigned line, const cfg::Node& key);
   void build_vecacc(const cfg::Node& n);
   std::vector<unsigned> irq_lines_taken_;

@@ -121,9 +121,11 @@ AxiPort bind_axi(const Model& m, const AxiBinding& b, Role role, const std::stri
   for (Sig id : {AWID, BID, ARID, RID})
     if (a.pin[id]) a.id_bits = std::max(a.id_bits, a.pin[id].bits());
   if (a.pin[AWADDR]) a.addr_bits = a.pin[AWADDR].bits();
+  while ((1u << a.size_log2) < a.data_bytes) ++a.size_log2;
   if (!problems.empty())
     throw Error(where + ": not an AXI " + (a.protocol == Protocol::Axi4 ? "4" : "4-Lite") + " " +
-                    (role == Role::Slave ? "slave" : "master") + " interface:" + problems,
+                    (role == Role::Slave ? "slave" : "master") + " interface:" + problems +
+                    "\n  (its ports: " + m.port_names() + "; name them with prefix: or ports:)",
                 kExitConfig);
   return a;
 }

@@ -63,6 +63,7 @@ struct AxiPort {
   Protocol protocol = Protocol::Axi4;
   Role role = Role::Slave;
   unsigned data_bytes = 4, addr_bits = 32, id_bits = 0;
+  unsigned size_log2 = 2;  // AxSIZE of a full-width beat: log2(data_bytes)
   std::array<Pin, kSigs> pin;
   const Pin& operator[](Sig s) const { return pin[s]; }
   bool has(Sig s) const { return bool(pin[s]); }

@@ -28,10 +28,8 @@ bool MasterBridge::busy() const {
 
 // The burst's address channel (base = AWADDR or ARADDR; ID, LEN, SIZE, BURST follow it).
 bool MasterBridge::accept(Req& r, Sig base, Tick edge) {
-  unsigned bus_log2 = 0;
-  while ((1u << bus_log2) < port_.data_bytes) ++bus_log2;
   r.addr = port_.get(base), r.id = std::uint32_t(port_.get(Sig(base + 1)));
-  r.len = unsigned(port_.get(Sig(base + 2))), r.size = unsigned(port_.get(Sig(base + 3), bus_log2));
+  r.len = unsigned(port_.get(Sig(base + 2))), r.size = unsigned(port_.get(Sig(base + 3), port_.size_log2));
   r.burst = Burst(port_.get(Sig(base + 4), kIncr)), r.accepted = edge;
   return legal(r, base, edge);
 }

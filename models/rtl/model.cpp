@@ -58,6 +58,12 @@ Model::~Model() {
   // The library stays loaded: static destructors in it may still be registered with atexit.
 }
 
+std::string Model::port_names() const {
+  std::string s;
+  for (const dvp_rtl_port& p : ports_) s += std::string(s.empty() ? "" : ", ") + p.name;
+  return s;
+}
+
 Pin Model::pin(const std::string& n) const {
   auto it = by_name_.find(n);
   return it == by_name_.end() ? Pin() : Pin(&ports_[it->second]);

@@ -47,6 +47,8 @@ class Model {
   // The port named `n`, or an empty Pin.
   Pin pin(const std::string& n) const;
   const std::vector<dvp_rtl_port>& ports() const { return ports_; }
+  // "clk, rst_n, ...": the ports' names, for messages.
+  std::string port_names() const;
   void eval(std::uint64_t time_ps) { api_->eval(inst_, time_ps); }
   // Throws dvp::Error when the waveform cannot be started.
   void trace_open(const std::string& path);

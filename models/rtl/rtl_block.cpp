@@ -28,12 +28,6 @@ Pin pick(const Model& m, const std::string& want, std::initializer_list<const ch
   return Pin();
 }
 
-std::string port_list(const Model& m) {
-  std::string s;
-  for (const dvp_rtl_port& p : m.ports()) s += std::string(s.empty() ? "" : ", ") + p.name;
-  return s;
-}
-
 }  // namespace
 
 RtlBlock::RtlBlock(sc_core::sc_module_name name, const RtlConfig& cfg, unsigned line_bytes)
@@ -89,7 +83,7 @@ void RtlBlock::find_control_pins() {
     const std::string what = "rtl " + cfg_.name + " (" + m.top() + " in " + cfg_.plugin + "): ";
     if (!p)
       throw Error(
-          what + "no " + key + " port" + (want == "auto" ? "" : " named " + want) + "; its ports: " + port_list(m),
+          what + "no " + key + " port" + (want == "auto" ? "" : " named " + want) + "; its ports: " + m.port_names(),
           kExitConfig);
     if (p.is_input() != input || p.bits() != 1)
       throw Error(what + key + " port " + p.name() + " must be a 1-bit " + (input ? "input" : "output"), kExitConfig);

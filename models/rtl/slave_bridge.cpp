@@ -144,9 +144,7 @@ void SlaveBridge::drive_address() {
   port_.set(base, b.addr);
   port_.set(Sig(base + 1), b.id);
   port_.set(Sig(base + 2), b.beats - 1);
-  unsigned size = 0;
-  while ((1u << size) < port_.data_bytes) ++size;
-  port_.set(Sig(base + 3), size);
+  port_.set(Sig(base + 3), port_.size_log2);
   port_.set(Sig(base + 4), kIncr);
   port_.set(Sig(base + 5), 0);
 }
