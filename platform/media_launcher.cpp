@@ -511,7 +511,8 @@ void MediaLauncher::run() {
         for (std::uint32_t i = 0; j->engine == q.engine && j->wave == w && i < j->repeat; ++i) {
           dvpp_cmd c = j->cmd;
           c.tag = j->first_tag + i;
-          std::memcpy(dram_.data() + q.at + std::uint64_t(q.count++) * sizeof c, &c, sizeof c);
+          // Through the hierarchy: an earlier wave's command may be in an L2 line.
+          write_through(base_ + q.at + std::uint64_t(q.count++) * sizeof c, c);
         }
       if (q.count == first) continue;
       const std::uint32_t off = dvpp::Dvpp::kEngineBase + dvpp::Dvpp::kEngineStride * q.engine->codec->engine;
@@ -532,15 +533,26 @@ void MediaLauncher::run() {
   finished_.notify(sc_core::SC_ZERO_TIME);
 }
 
-std::vector<std::uint8_t> MediaLauncher::read_back(std::uint64_t addr, std::uint64_t len) {
-  std::vector<std::uint8_t> out(len);
+// Debug transport through the hierarchy (the coherent bytes: an L2 line, else DRAM): the
+// launcher stands for the firmware of a bare run and takes no simulated time.
+void MediaLauncher::debug(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len) {
   tlm::tlm_generic_payload p;
   for (std::uint64_t off = 0; off < len;) {
     const std::uint64_t chunk = std::min<std::uint64_t>(len - off, 64 - (addr + off) % 64);
-    prepare(p, false, addr + off, out.data() + off, unsigned(chunk));
-    if (socket->transport_dbg(p) != chunk) throw Error(std::string(name()) + ": cannot read back " + hex(addr + off));
+    prepare(p, write, addr + off, data + off, unsigned(chunk));
+    if (socket->transport_dbg(p) != chunk)
+      throw Error(std::string(name()) + ": cannot " + (write ? "write " : "read back ") + hex(addr + off));
     off += chunk;
   }
+}
+
+void MediaLauncher::write_through(std::uint64_t addr, dvpp_cmd cmd) {
+  debug(true, addr, reinterpret_cast<std::uint8_t*>(&cmd), sizeof cmd);
+}
+
+std::vector<std::uint8_t> MediaLauncher::read_back(std::uint64_t addr, std::uint64_t len) {
+  std::vector<std::uint8_t> out(len);
+  debug(false, addr, out.data(), len);
   return out;
 }
 

@@ -90,6 +90,8 @@ class MediaLauncher : public sc_core::sc_module {
   void preload_outputs();
   void run();
   void write_reg(std::uint32_t offset, std::uint32_t value);
+  void debug(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len);
+  void write_through(std::uint64_t addr, dvpp_cmd cmd);
   std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);
   void check_job(Job& j, Result& r);
   void check_from_picture(Job& j, Result& r, const dvpp::Picture& have, const std::string& pic);

@@ -225,7 +225,6 @@ void Soc::build_dvpp(const cfg::Node& d, const Scenario& s) {
   if (cfg.stop >= ring_cfg_.stops) d.at("stop").fail("stop " + std::to_string(cfg.stop) + " does not exist");
   const cfg::Node* cpu = s.root.at("platform").find("cpu");
   dvpp::Dvpp::Wiring w;
-  w.dram = storage_->data(), w.dram_base = dram_base_, w.dram_size = storage_->size();
   w.line_bytes = l2_cfg_.line_bytes, w.functional = !timing_only_;
   w.access_ns = cpu ? cpu->get_double("mmio_access_ns") : 0;
   dvpp_ = std::make_unique<dvpp::Dvpp>("dvpp", cfg, w);
@@ -304,9 +303,8 @@ void Soc::build_task_scheduler(const cfg::Node& c, const cfg::Node& tsn) {
   for (auto& core : cores_) cores.push_back(core.get());
   ts::TaskScheduler::Wiring w;
   w.cores = cores;
-  w.dram = storage_->data();
-  w.dram_base = dram_base_;
-  w.dram_size = storage_->size();
+  w.dvpp_rings = dram_base_ + DVP_TS_DVPP_RINGS_OFFSET;
+  w.line_bytes = l2_cfg_.line_bytes;
   w.irq = irq_.get();
   w.irq_line = kTsIrqLine;
   w.aicpus = cpu_cfg_.aicpu_cores;
@@ -325,14 +323,28 @@ void Soc::build_task_scheduler(const cfg::Node& c, const cfg::Node& tsn) {
     mmio_bus_->attach(*aicore_ctrl_.back(), cpu_cfg_.mmio_base + kAicoreCtrlOffset + kAicoreCtrlStride * i);
   }
   mmio_bus_->connect_cpu(ts_->ctrl, ts_->name());
+  // Its queues through the ring from the CPU cluster's stop: the scheduler is a dedicated CPU
+  // (seeds, the Ascend SoC: "专用CPU作为任务调度器"); where it sits is an assumption.
+  ring_->connect_initiator(ts_->mem, cpu_cfg_.stop, ts_->name());
+  src_is_hn_.resize(ring_->sources(), false);
+  placement_.push_back({ts_->name(), cpu_cfg_.stop, "requester (task scheduler's queues)"});
 }
 
+// The Arm cores map DRAM by the pointer a DRAM controller grants through TLM DMI (the ring
+// grants none, nor does an RTL bridge): their loads and stores are values in memory, timed by
+// their L1 models, and with firmware the L2 keeps tags only so nothing is held past the pointer.
 void Soc::build_arm_cores() {
+  tlm::tlm_generic_payload req;
+  req.set_address(dram_base_);
+  tlm::tlm_dmi dmi;
+  if (!mcs_.front()->get_direct_mem_ptr(req, dmi) || dmi.get_start_address() != dram_base_)
+    throw Error("soc: the DRAM controller granted no direct pointer to DRAM at " + hex(dram_base_));
+  const std::uint64_t dram_bytes = dmi.get_end_address() - dmi.get_start_address() + 1;
   for (unsigned i = 0; i < cpu_cfg_.cores(); ++i) {
     const std::string role =
         i < cpu_cfg_.control_cores ? "ctrl" + std::to_string(i) : "aicpu" + std::to_string(i - cpu_cfg_.control_cores);
-    cpus_.push_back(std::make_unique<cpu::ArmCpu>(role.c_str(), cpu_cfg_, i, storage_->data(), dram_base_,
-                                                  storage_->size(), *irq_));
+    cpus_.push_back(
+        std::make_unique<cpu::ArmCpu>(role.c_str(), cpu_cfg_, i, dmi.get_dmi_ptr(), dram_base_, dram_bytes, *irq_));
     cpu::ArmCpu& core = *cpus_.back();
     mmio_bus_->connect_cpu(core.mmio, core.name());
     ring_->connect_initiator(core.bus, cpu_cfg_.stop, core.name());

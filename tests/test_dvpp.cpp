@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // DVPP's test bench: its registers, a frame's exact time from the configured rate, channels
 // taking commands in parallel, a bad input failing alone, and the pixels against TurboJPEG's.
-// The engine's bus goes to a fixed-latency memory; the command queue is in a plain array.
+// The engine's bus goes to a fixed-latency memory that holds the command queues too: the engine
+// reads each command and writes its result there, one memory access each.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,6 +22,7 @@ namespace {
 constexpr std::uint64_t kDramBase = 0x80000000, kQueue = kDramBase + 0x1000;
 constexpr std::uint64_t kIn = 0x100000, kOut = 0x200000;  // in the bench memory
 constexpr Tick kMemLat = 20 * 1000;
+constexpr Tick kFetch = kMemLat, kWriteBack = kMemLat;  // a command's read, its result's write
 constexpr std::uint32_t kJpegd = dvpp::Dvpp::kEngineBase + dvpp::Dvpp::kEngineStride * DVPP_JPEGD;
 constexpr std::uint32_t kVpc = dvpp::Dvpp::kEngineBase + dvpp::Dvpp::kEngineStride * DVPP_VPC;
 
@@ -52,13 +54,12 @@ struct Bench : System {
   System::Scope scope{*this};
   test::FixedMemory mem{"mem", kMemLat};
   test::Stimulus stim{"stim"};
-  std::vector<std::uint8_t> dram = std::vector<std::uint8_t>(1 << 20);
   std::unique_ptr<dvpp::Dvpp> dv;
 
   explicit Bench(std::uint32_t channels) : Bench(config(channels)) {}
   explicit Bench(const dvpp::DvppConfig& cfg) {
     dvpp::Dvpp::Wiring w;
-    w.dram = dram.data(), w.dram_base = kDramBase, w.dram_size = dram.size(), w.line_bytes = 128;
+    w.line_bytes = 128;
     dv = std::make_unique<dvpp::Dvpp>("dvpp", cfg, w);
     dv->mem.bind(mem.socket);
     stim.socket.bind(dv->bus);
@@ -74,15 +75,17 @@ struct Bench : System {
   void set(std::uint32_t off, std::uint32_t v) { stim.post(true, off, reinterpret_cast<std::uint8_t*>(&v), 4); }
   // Commands into engine `regs`' queue (at `queue`), then the doorbell.
   void submit(const std::vector<dvpp_cmd>& cmds, std::uint32_t regs = kJpegd, std::uint64_t queue = kQueue) {
-    std::memcpy(dram.data() + (queue - kDramBase), cmds.data(), cmds.size() * sizeof(dvpp_cmd));
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(cmds.data());
+    put(queue, std::vector<std::uint8_t>(bytes, bytes + cmds.size() * sizeof(dvpp_cmd)));
     set(regs + 0x0, std::uint32_t(queue));
     set(regs + 0x4, 0);
     set(regs + 0x8, 16);
     set(regs + 0xc, std::uint32_t(cmds.size()));
   }
-  dvpp_cmd result(unsigned i) const {
+  dvpp_cmd result(unsigned i, std::uint64_t queue = kQueue) {
     dvpp_cmd c;
-    std::memcpy(&c, dram.data() + (kQueue - kDramBase) + i * sizeof c, sizeof c);
+    auto* bytes = reinterpret_cast<std::uint8_t*>(&c);
+    for (std::size_t k = 0; k < sizeof c; ++k) bytes[k] = mem.bytes[queue + i * sizeof c + k];
     return c;
   }
   void wait_done(std::uint32_t n) {
@@ -132,7 +135,7 @@ TEST(Dvpp, FrameTimeAndPixels) {
     EXPECT_EQ(b.reg(0x4), 0u);
   };
   sc_core::sc_start();
-  EXPECT_EQ(took, frame_time(333.0 * 211.0));
+  EXPECT_EQ(took, kFetch + frame_time(333.0 * 211.0) + kWriteBack);
   const dvpp_cmd r = b.result(0);
   EXPECT_EQ(r.status, DVPP_DONE);
   EXPECT_EQ(r.format, DVPP_FMT_NV12);
@@ -159,11 +162,12 @@ TEST(Dvpp, ChannelsWorkInParallel) {
   };
   sc_core::sc_start();
   const Tick t = frame_time(333.0 * 211.0);
-  EXPECT_EQ(b.result(0).end_ns, t / 1000);
-  EXPECT_EQ(b.result(1).end_ns, t / 1000);
+  EXPECT_EQ(b.result(0).end_ns, (kFetch + t) / 1000);
+  EXPECT_EQ(b.result(1).end_ns, (kFetch + t) / 1000);
   EXPECT_NE(b.result(0).channel, b.result(1).channel);
-  EXPECT_EQ(b.result(2).start_ns, t / 1000);
-  EXPECT_EQ(b.result(2).end_ns, 2 * t / 1000);
+  // The freed channel writes its result back, then fetches the third command.
+  EXPECT_EQ(b.result(2).start_ns, (kFetch + t + kWriteBack + kFetch) / 1000);
+  EXPECT_EQ(b.result(2).end_ns, (2 * kFetch + 2 * t + kWriteBack) / 1000);
 }
 
 // A truncated JPEG fails on its channel with the reason; the good one beside it is decoded.
@@ -182,7 +186,7 @@ TEST(Dvpp, BadInputFailsAlone) {
   EXPECT_EQ(b.result(0).status, DVPP_ERR_CORRUPT);
   EXPECT_EQ(b.result(1).status, DVPP_DONE);
   EXPECT_EQ(b.result(2).status, DVPP_ERR_ALIGN);
-  EXPECT_EQ(b.result(1).end_ns, frame_time(333.0 * 211.0) / 1000);
+  EXPECT_EQ(b.result(1).end_ns, (kFetch + frame_time(333.0 * 211.0)) / 1000);
   ASSERT_EQ(b.dv->frames().size(), 3u);
   for (const auto& f : b.dv->frames()) {
     if (f.status == DVPP_ERR_CORRUPT) {
@@ -210,13 +214,13 @@ TEST(Dvpp, VpcTimeFollowsTheLargerPicture) {
     took = now_tick() - t0;
   };
   sc_core::sc_start();
-  dvpp_cmd r;
-  std::memcpy(&r, b.dram.data() + (kQueue + 0x1000 - kDramBase), sizeof r);
+  const dvpp_cmd r = b.result(0, kQueue + 0x1000);
   EXPECT_EQ(r.status, DVPP_DONE);
   EXPECT_EQ(r.width, 666u);
   EXPECT_EQ(r.stride_w, 672u);
   EXPECT_EQ(r.out_bytes, 672u * 422u * 3u);
-  EXPECT_EQ(took, Tick(std::llround(20e6 + (1e12 / 120 - 20e6) * 666.0 * 422.0 / (1920.0 * 1080.0))));
+  EXPECT_EQ(took,
+            kFetch + Tick(std::llround(20e6 + (1e12 / 120 - 20e6) * 666.0 * 422.0 / (1920.0 * 1080.0))) + kWriteBack);
 }
 
 // VDEC's shared pixel rate: four 352 x 288 streams of 4 frames on four channels at 30 fps each
@@ -250,7 +254,7 @@ TEST(Dvpp, VdecChannelsShareThePixelRate) {
   };
   sc_core::sc_start();
   const Tick share = Tick(std::llround(1e12 / 2 * (352.0 * 288.0) / (1920.0 * 1080.0)));  // one frame's
-  EXPECT_EQ(took, 16 * share);
+  EXPECT_EQ(took, kFetch + 16 * share + kWriteBack);
   EXPECT_GT(took, Tick(4 * 1e12 / 30));  // the shared rate, not the channels, set the time
   const dvpp_cmd r = b.result(0);
   EXPECT_EQ(r.status, DVPP_DONE);
@@ -271,7 +275,8 @@ dvpp::DvppConfig one_engine(const char* codec, double fps_1080p, double setup_us
   return c;
 }
 
-// Runs `cmd` on `engine`'s queue; returns the time from the doorbell to its completion.
+// Runs `cmd` on `engine`'s queue; returns the time from the doorbell to its completion, less the
+// command's fetch and write-back.
 Tick run_one(Bench& b, dvpp_engine engine, const dvpp_cmd& cmd) {
   const std::uint32_t regs = dvpp::Dvpp::kEngineBase + dvpp::Dvpp::kEngineStride * engine;
   Tick took = 0;
@@ -279,7 +284,7 @@ Tick run_one(Bench& b, dvpp_engine engine, const dvpp_cmd& cmd) {
     b.submit({cmd}, regs);
     const Tick t0 = now_tick();
     while (b.dv->done(engine) < 1) sc_core::wait(b.dv->completion());
-    took = now_tick() - t0;
+    took = now_tick() - t0 - kFetch - kWriteBack;
   };
   sc_core::sc_start();
   return took;

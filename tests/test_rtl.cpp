@@ -1,19 +1,28 @@
 // SPDX-License-Identifier: MIT
 // RTL co-simulation's test bench: Verilog blocks (tests/rtl, models/vecacc) Verilated into
 // plug-ins by the build, behind the bridges. An AXI4 slave memory at 64, 128 (with
-// back-pressure) and 256 bits against a reference byte array under accesses of random length,
-// offset and byte enables; exact cycle times of a burst; the 4 KiB split; the vector engine's
-// AXI4 master through the master bridge against a plain loop, at two widths and burst styles;
-// the clock stopping when idle; and the protocol checker stopping deliberately broken blocks.
+// back-pressure), 256 and 512 bits, and a slave that answers reads out of order, takes write
+// data before its address and answers SLVERR / DECERR, at 32 bits, against a reference byte
+// array under accesses of random length, offset and byte enables; exact cycle times of a burst;
+// the 4 KiB split; the vector engine's AXI4 master through the master bridge against a plain
+// loop, at two widths and burst styles; the clock stopping when idle; the protocol checker
+// stopping deliberately broken blocks; and the task scheduler and DVPP with their queues and
+// data in a Verilog memory.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include "common/payload.hpp"
 #include "common/system.hpp"
+#include "dvpp/dvpp.hpp"
+#include "media_reference.hpp"
 #include "rtl/rtl_block.hpp"
 #include "stimulus.hpp"
+#include "ts/ts.hpp"
 
 using namespace dvp;
 
@@ -62,9 +71,9 @@ struct Bench : System {
 
 // Random reads and writes of 1 B to 3 KiB at random offsets, a third with byte enables, against
 // a reference array; every read compared byte for byte.
-void random_traffic(const std::string& name, unsigned seed) {
+void random_traffic(const std::string& name, unsigned seed, std::size_t bytes = 1 << 16) {
   Bench b(mem_config(name));
-  std::vector<std::uint8_t> ref(1 << 16, 0);
+  std::vector<std::uint8_t> ref(bytes, 0);
   bool ran = false;
   b.stim.body = [&](test::Stimulus& s) {
     std::mt19937 rng(seed);
@@ -106,6 +115,35 @@ void random_traffic(const std::string& name, unsigned seed) {
 TEST(RtlMem, Bus64RandomTraffic) { random_traffic("axi_mem64", 1); }
 TEST(RtlMem, Bus128WithBackPressure) { random_traffic("axi_mem128_stall", 2); }
 TEST(RtlMem, Bus256) { random_traffic("axi_mem256", 3); }
+TEST(RtlMem, Bus512) { random_traffic("axi_mem512", 4); }
+// tests/rtl/axi_ooo_mem.v at 32 bits: reads answered newest first across IDs, write data taken
+// before its address; below its error regions.
+TEST(RtlMem, Bus32OutOfOrderAndDataBeforeAddress) { random_traffic("axi_ooo_mem32", 5, 0xe000); }
+
+// SLVERR and DECERR become TLM errors (generic, address) and are counted; an access fails when
+// any of its bursts does.
+TEST(RtlMem, ErrorResponsesFailTheAccess) {
+  Bench b(mem_config("axi_ooo_mem32"));
+  b.stim.body = [&](test::Stimulus& s) {
+    std::vector<std::uint8_t> buf(64, 0xab);
+    auto status = [&](bool write, std::uint64_t addr) {
+      tlm::tlm_generic_payload p;
+      prepare(p, write, addr, buf.data(), unsigned(buf.size()));
+      sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+      s.socket->b_transport(p, d);
+      s.pause(to_tick(d));
+      return p.get_response_status();
+    };
+    EXPECT_EQ(status(false, 0xf000), tlm::TLM_GENERIC_ERROR_RESPONSE);
+    EXPECT_EQ(status(true, 0xe100), tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    EXPECT_EQ(status(false, 0xdfe0), tlm::TLM_ADDRESS_ERROR_RESPONSE);  // its second burst is at 0xe000
+    EXPECT_EQ(status(true, 0x100), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(status(false, 0x100), tlm::TLM_OK_RESPONSE);
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(b.failure(), "");
+  EXPECT_EQ(b.stat("target.error_responses"), 3);
+}
 
 // A read of 8 beats: ARREADY at the first edge, RVALID a cycle after the slave took the address,
 // then a beat an edge: (beats + 1) cycles. A write: AW at the first edge, W from the next edge,
@@ -437,4 +475,181 @@ TEST(RtlMasterBridge, NarrowUnalignedWrapAndFixedBursts) {
   EXPECT_GT(checked, 2000u);
   EXPECT_EQ(g.to_json().at("writes").get<int>(), 6);
   EXPECT_EQ(g.to_json().at("reads").get<int>(), 5);
+}
+
+namespace {
+
+// The rest of the platform on its sockets: a model an RTL block could stand in for reaches
+// memory only through its socket, so a Verilog memory placed where its queues are sees every
+// access. tests/rtl/axi_mem.v (64 bits) at kRtlBase behind the slave bridge, on a bus with the
+// model's registers and the stimulus, which fills and reads the memory through the bridge too.
+constexpr std::uint64_t kRtlBase = 0x80000000, kRegs = 0x10000000, kIrqRegs = 0x20000000;
+
+struct SocketBench : System {
+  System::Scope scope{*this};
+  mmio::MmioBus bus{"bus"};
+  test::Stimulus stim{"stim"};
+  test::FixedMemory unused{"unused", 0};
+  irq::IrqController irq{"irq", 1, 0};
+  std::unique_ptr<rtl::RtlBlock> blk;
+  SocketBench() {
+    rtl::RtlConfig c = mem_config("axi_mem64");
+    c.name = "rtl", c.target_base = kRtlBase;
+    blk = std::make_unique<rtl::RtlBlock>("rtl", c, 128);
+    blk->set_output_dir(::testing::TempDir());
+    bus.attach(blk->target, "rtl", "rtl", kRtlBase, c.target_size, 0);
+    blk->note_binding(false);
+    blk->mem.bind(unused.socket);
+    bus.attach(irq, kIrqRegs);
+    bus.connect_cpu(stim.socket, "stim");
+  }
+  double stat(const std::string& key) const { return stats().find("rtl")->to_json().at(key).get<double>(); }
+  template <class T>
+  void write(std::uint64_t addr, const T& v) {
+    T copy = v;
+    stim.access(true, addr, reinterpret_cast<std::uint8_t*>(&copy), sizeof copy);
+  }
+  template <class T>
+  T read(std::uint64_t addr) {
+    T v{};
+    stim.access(false, addr, reinterpret_cast<std::uint8_t*>(&v), sizeof v);
+    return v;
+  }
+};
+
+// TLM accesses of `len` bytes at `addr` cut at `line` bytes.
+unsigned pieces(std::uint64_t addr, std::uint64_t len, std::uint64_t line) {
+  return unsigned((addr + len - 1) / line - addr / line + 1);
+}
+
+}  // namespace
+
+// The task scheduler's submission and completion queues in the Verilog memory: two streams,
+// an event between them. Every task entry it reads and every completion it writes are AXI
+// bursts there (counted), the completions read back through the bridge are right and in
+// order, and a task's fetch takes the RTL's cycles: a 72-byte entry is 9 beats, 10 cycles.
+TEST(RtlReplacesMemory, TaskSchedulerQueues) {
+  SocketBench b;
+  ts::TsConfig cfg;
+  cfg.dispatch_ns = 100, cfg.completion_ns = 50;
+  ts::TaskScheduler::Wiring w;
+  w.irq = &b.irq, w.line_bytes = 128;
+  ts::TaskScheduler sched("ts", cfg, w);
+  b.bus.attach(sched, kRegs);
+  b.bus.connect_cpu(sched.ctrl, "ts.ctrl");  // no AI Cores, no DVPP: unused
+  b.bus.connect_cpu(sched.mem, "ts.mem");
+  const std::uint64_t sq0 = kRtlBase + 0x1000, sq1 = kRtlBase + 0x2000, cq = kRtlBase + 0x3000;
+  auto task = [](std::uint32_t type, std::uint32_t stream, std::uint32_t id, std::uint32_t event) {
+    dvp_task t{};
+    t.type = type, t.stream = stream, t.id = id, t.event = event;
+    return t;
+  };
+  std::vector<dvp_completion> done;
+  double before = 0, after = 0;
+  b.stim.body = [&](test::Stimulus& s) {
+    b.write(sq0, task(DVP_TASK_RECORD, 0, 0, 3));
+    b.write(sq0 + sizeof(dvp_task), task(DVP_TASK_RECORD, 0, 1, 4));
+    b.write(sq1, task(DVP_TASK_WAIT, 1, 100, 3));
+    for (const auto& [off, v] : std::vector<std::pair<std::uint32_t, std::uint32_t>>{{0x0, std::uint32_t(cq)},
+                                                                                     {0x4, 0},
+                                                                                     {0x8, 16},
+                                                                                     {0x100, std::uint32_t(sq0)},
+                                                                                     {0x104, 0},
+                                                                                     {0x108, 16},
+                                                                                     {0x140, std::uint32_t(sq1)},
+                                                                                     {0x144, 0},
+                                                                                     {0x148, 16}})
+      b.write(kRegs + off, v);
+    before = b.stat("target_accesses");
+    b.write(kRegs + 0x14c, std::uint32_t(1));  // stream 1 first: it waits for stream 0's record
+    b.write(kRegs + 0x10c, std::uint32_t(2));
+    while (b.read<std::uint32_t>(kRegs + 0xc) < 3) s.pause(1000000);  // CQ_TAIL
+    after = b.stat("target_accesses");
+    for (unsigned i = 0; i < 3; ++i) done.push_back(b.read<dvp_completion>(cq + i * sizeof(dvp_completion)));
+  };
+  sc_core::sc_start();
+  ASSERT_EQ(b.failure(), "");
+  ASSERT_EQ(sched.error(), "");
+  const unsigned reads = pieces(sq0, sizeof(dvp_task), 128) + pieces(sq0 + sizeof(dvp_task), sizeof(dvp_task), 128) +
+                         pieces(sq1, sizeof(dvp_task), 128);
+  const unsigned writes = 3 * pieces(cq, sizeof(dvp_completion), 128);
+  EXPECT_EQ(reads, 4u);  // the second entry crosses a line
+  EXPECT_EQ(after - before, reads + writes);
+  std::vector<std::uint32_t> ids;
+  for (const dvp_completion& c : done) {
+    EXPECT_EQ(c.status, std::uint32_t(DVP_OK));
+    ids.push_back(c.id);
+  }
+  EXPECT_EQ(ids[0], 0u);  // the wait (100) ends after the record (0)
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::uint32_t>{0, 1, 100}));
+  ASSERT_EQ(sched.records().size(), 3u);
+  // Each stream's first task (records are in completion order, a stream's in its order): the
+  // entry's read, then the dispatch. Stream 1's, rung first, has the memory to itself: up to a
+  // cycle to the RTL's next edge and 10 cycles; stream 0's queues behind it in the Verilog.
+  auto fetch = [&](unsigned stream) {
+    for (const auto& r : sched.records())
+      if (r.stream == stream) return r.start - r.submitted - 100000;
+    return Tick(0);
+  };
+  EXPECT_GE(fetch(1), 10 * kPeriod);
+  EXPECT_LE(fetch(1), 11 * kPeriod);
+  EXPECT_GE(fetch(0), fetch(1) + 9 * kPeriod);
+}
+
+// DVPP with its command queue, its input JPEG and its output picture all in the Verilog memory:
+// the command, the file and the picture cross the bridge as bursts, and the pixels read back
+// through it equal TurboJPEG's.
+TEST(RtlReplacesMemory, DvppQueueInputAndOutput) {
+  SocketBench b;
+  dvpp::DvppConfig cfg;
+  cfg.clock = Clock(1000.0), cfg.bus_bytes_per_cycle = 64, cfg.outstanding = 8;
+  dvpp::EngineConfig e;
+  e.codec = dvpp::find_codec("jpegd");
+  e.channels = 1, e.fps_1080p = 128, e.setup_us = 5, e.limits = {8, 8192, 16, 2}, e.addr_align = 128;
+  e.max_input_bytes = 1 << 20;
+  cfg.engines.push_back(e);
+  dvpp::Dvpp::Wiring w;
+  w.line_bytes = 128;
+  dvpp::Dvpp dv("dvpp", cfg, w);
+  b.bus.attach(dv, kRegs);
+  b.bus.connect_cpu(dv.mem, "dvpp.mem");
+  std::ifstream f(std::string(DVP_SOURCE_DIR) + "/scenarios/dvpp/media/tiny-16x16.jpg", std::ios::binary);
+  const std::vector<std::uint8_t> file{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  ASSERT_FALSE(file.empty());
+  const std::uint64_t queue = kRtlBase + 0x1000, in = kRtlBase + 0x4000, out = kRtlBase + 0x8000;
+  dvpp_cmd result{};
+  std::vector<std::uint8_t> pixels;
+  double before = 0, after = 0;
+  b.stim.body = [&](test::Stimulus& s) {
+    std::vector<std::uint8_t> bytes = file;
+    s.access(true, in, bytes.data(), unsigned(bytes.size()));
+    dvpp_cmd c{};
+    c.in_addr = in, c.in_size = file.size(), c.out_addr = out, c.out_size = 4096, c.out_format = DVPP_FMT_NV12;
+    b.write(queue, c);
+    const std::uint32_t regs = kRegs + dvpp::Dvpp::kEngineBase + dvpp::Dvpp::kEngineStride * DVPP_JPEGD;
+    b.write(regs + 0x0, std::uint32_t(queue)), b.write(regs + 0x4, std::uint32_t(0));
+    b.write(regs + 0x8, std::uint32_t(4));
+    before = b.stat("target_accesses");
+    b.write(regs + 0xc, std::uint32_t(1));
+    while (dv.done(DVPP_JPEGD) < 1) sc_core::wait(dv.completion());
+    after = b.stat("target_accesses");
+    result = b.read<dvpp_cmd>(queue);
+    pixels.resize(result.out_bytes);
+    s.access(false, out, pixels.data(), unsigned(pixels.size()));
+  };
+  sc_core::sc_start();
+  ASSERT_EQ(b.failure(), "");
+  ASSERT_EQ(dv.error(), "");
+  ASSERT_EQ(result.status, DVPP_DONE);
+  EXPECT_EQ(result.width, 16u);
+  EXPECT_EQ(result.height, 16u);
+  const unsigned cmd = pieces(queue, sizeof(dvpp_cmd), 128);
+  // The command read and written back, the file in line pieces, the picture in line pieces.
+  EXPECT_EQ(after - before, 2 * cmd + pieces(in, file.size(), 128) + pieces(out, result.out_bytes, 128));
+  dvpp::Picture have;
+  have.format = DVPP_FMT_NV12, have.width = result.width, have.height = result.height;
+  have.stride_w = result.stride_w, have.stride_h = result.stride_h, have.bytes = pixels;
+  const platform::PixelDiff d = platform::compare_pictures(have, platform::reference_picture(DVPP_JPEGD, file, have));
+  EXPECT_EQ(d.differ, 0u) << d.where;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The task scheduler: blocks spread over the AI Cores by policy, waves when there are more
 // blocks than cores, events between streams, and completion timestamps worked out from the
-// configured dispatch and completion latencies.
+// configured dispatch and completion latencies and the memory's (it reads its queues there).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -19,7 +19,7 @@ using namespace dvp;
 
 namespace {
 
-constexpr Tick kMemLat = 50 * 1000;              // 50 ns, the AI Cores' memory
+constexpr Tick kMemLat = 50 * 1000;              // 50 ns, the AI Cores' and the scheduler's memory
 constexpr std::uint64_t kDramBase = 0x80000000;  // the scheduler's queues
 constexpr std::uint64_t kImage = 0x1000, kArgs = 0x8000;
 
@@ -56,7 +56,6 @@ struct Bench {
   std::vector<std::unique_ptr<aicore::AiCoreCtrl>> ctrls;  // their control registers, on `bus`
   mmio::MmioBus bus{"bus"};
   irq::IrqController irq{"irq", 1, 0};
-  std::vector<std::uint8_t> dram = std::vector<std::uint8_t>(1 << 20);
   std::unique_ptr<ts::TaskScheduler> ts;
   std::vector<BlockRun> runs;
   test::Stimulus stim{"stim"};
@@ -79,14 +78,12 @@ struct Bench {
     }
     ts::TaskScheduler::Wiring w;
     w.cores = raw;
-    w.dram = dram.data();
-    w.dram_base = kDramBase;
-    w.dram_size = dram.size();
     w.irq = &irq;
     w.irq_line = 16;
     w.ctrl_stride = 0x100;
     ts = std::make_unique<ts::TaskScheduler>("ts", tcfg, std::move(w));
     ts->ctrl.bind(bus.cpus);
+    ts->mem.bind(mem.socket);
     stim.socket.bind(ts->bus);
     irq_side.socket.bind(irq.bus);
     irq_side.body = [](test::Stimulus&) {};
@@ -119,7 +116,7 @@ struct Bench {
     t.args = kArgs;
     return t;
   }
-  // Queues in `dram`: stream s at 0x1000 * (s + 1), completions at 0x10000.
+  // Queues in the memory: stream s at 0x1000 * (s + 1), completions at 0x10000.
   void setup_queues(test::Stimulus& s) {
     // Register writes through the scheduler's MMIO socket (its access time is 0 here).
     auto put = [&s](std::uint32_t off, std::uint32_t v) { s.post(true, off, reinterpret_cast<std::uint8_t*>(&v), 4); };
@@ -135,16 +132,20 @@ struct Bench {
       for (std::size_t i = 0; i < tasks.size(); ++i) {
         dvp_task t = tasks[i];
         t.id = std::uint32_t(st * 100 + i);
-        std::memcpy(dram.data() + 0x1000 * (st + 1) + i * sizeof t, &t, sizeof t);
+        store(kDramBase + 0x1000 * (st + 1) + i * sizeof t, &t, sizeof t);
       }
       std::uint32_t tail = std::uint32_t(tasks.size());
       s.post(true, 0x10c + 0x40 * st, reinterpret_cast<std::uint8_t*>(&tail), 4);
     };
   }
   std::function<void(unsigned, const std::vector<dvp_task>&)> ring;
+  void store(std::uint64_t addr, const void* data, std::size_t len) {
+    for (std::size_t k = 0; k < len; ++k) mem.bytes[addr + k] = static_cast<const std::uint8_t*>(data)[k];
+  }
   dvp_completion completion(unsigned i) {
     dvp_completion c;
-    std::memcpy(&c, dram.data() + 0x10000 + i * sizeof c, sizeof c);
+    auto* bytes = reinterpret_cast<std::uint8_t*>(&c);
+    for (std::size_t k = 0; k < sizeof c; ++k) bytes[k] = mem.bytes[kDramBase + 0x10000 + i * sizeof c + k];
     return c;
   }
 };
@@ -162,19 +163,18 @@ TEST(TaskScheduler, BlocksSpreadOverAllCoresAtTheDispatchLatency) {
   };
   sc_core::sc_start();
   ASSERT_EQ(b.runs.size(), 4u);
-  const Tick d = 100 * 1000, clk = b.cfg.clock.period();
+  const Tick d = 100 * 1000;
   Tick last_end = 0;
   for (const BlockRun& r : b.runs) {
-    // Block i on core i (round robin from core 0), started after the entry's fetch and i + 1
-    // block dispatches, on the next core clock edge.
+    // Block i on core i (round robin from core 0), started after the entry's read from memory,
+    // its dispatch and i + 1 block dispatches, on the next core clock edge.
     EXPECT_EQ(r.core, r.block);
-    EXPECT_EQ(r.start, b.cfg.clock.align_up(rung + d + (r.block + 1) * d)) << "block " << r.block;
+    EXPECT_EQ(r.start, b.cfg.clock.align_up(rung + kMemLat + d + (r.block + 1) * d)) << "block " << r.block;
     last_end = std::max(last_end, r.end);
   }
-  (void)clk;
   const dvp_completion c = b.completion(0);
   EXPECT_EQ(c.status, std::uint32_t(DVP_OK));
-  EXPECT_EQ(c.start_ns, (rung + d) / 1000);
+  EXPECT_EQ(c.start_ns, (rung + kMemLat + d) / 1000);
   EXPECT_EQ(c.end_ns, (last_end + 200 * 1000) / 1000);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Helpers on the TLM generic payload shared by all models.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include <tlm>
@@ -29,6 +30,33 @@ inline void prepare(tlm::tlm_generic_payload& p, bool write, std::uint64_t addr,
   p.set_streaming_width(len);
   p.set_byte_enable_ptr(nullptr);
   p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+}
+
+// A control structure (a queue entry, a command, a completion) read or written by a model through
+// its socket, so whatever answers for the address (DRAM behind the L2, an RTL memory) sees the
+// access and the value is the coherent one. The pieces never cross a `line`-byte boundary (the
+// L2 takes one line per request) and are issued together at `delay`, which comes back as the
+// time the last one completed. Returns the first failed piece's response, else TLM_OK_RESPONSE.
+template <class Socket>
+tlm::tlm_response_status access_lines(Socket& socket, bool write, std::uint64_t addr, void* data, std::uint64_t len,
+                                      std::uint64_t line, sc_core::sc_time& delay) {
+  tlm::tlm_generic_payload p;
+  // Absolute times: a target may wait inside b_transport, moving "now" between pieces.
+  const sc_core::sc_time start = sc_core::sc_time_stamp() + delay;
+  sc_core::sc_time done = start;
+  auto* bytes = static_cast<unsigned char*>(data);
+  for (std::uint64_t off = 0; off < len;) {
+    const std::uint64_t piece = std::min(len - off, line - (addr + off) % line);
+    prepare(p, write, addr + off, bytes + off, unsigned(piece));
+    const sc_core::sc_time& now = sc_core::sc_time_stamp();
+    sc_core::sc_time d = start > now ? start - now : sc_core::SC_ZERO_TIME;
+    socket->b_transport(p, d);
+    if (p.get_response_status() != tlm::TLM_OK_RESPONSE) return p.get_response_status();
+    done = std::max(done, sc_core::sc_time_stamp() + d);
+    off += piece;
+  }
+  delay = done - sc_core::sc_time_stamp();
+  return tlm::TLM_OK_RESPONSE;
 }
 
 }  // namespace dvp

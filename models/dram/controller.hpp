@@ -37,11 +37,12 @@ class Controller : public sc_core::sc_module {
   Tick drain_writes(Tick now);
   // Closes the books at the end of a run: idle refreshes up to `end`.
   void finish(Tick end);
+  // DMI on all of DRAM (also `socket`'s): the Arm cores' direct pointer is granted here.
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& p, tlm::tlm_dmi& dmi);
 
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   unsigned transport_dbg(tlm::tlm_generic_payload& p);
-  bool get_direct_mem_ptr(tlm::tlm_generic_payload& p, tlm::tlm_dmi& dmi);
 
   Config cfg_;
   const AddressMapper& map_;

@@ -127,17 +127,17 @@ void Dvpp::channel_thread(Engine& e, unsigned ch) {
                   std::to_string(e.head->value) + ")");
     const std::uint64_t base = std::uint64_t(e.base_hi->value) << 32 | e.base_lo->value;
     const std::uint64_t at = base + std::uint64_t(e.head->value % e.size->value) * sizeof(dvpp_cmd);
-    if (at < w_.dram_base || at - w_.dram_base + sizeof(dvpp_cmd) > w_.dram_size)
-      return fail(who + ": the queue entry at " + hex(at) + " is not in DRAM");
     ++e.head->value;
     run_command(e, ch, at);
+    if (!error_.empty()) return;
   }
 }
 
 // One command: the input read and decoded, the picture written as it comes out, the result.
 void Dvpp::run_command(Engine& e, unsigned ch, std::uint64_t at) {
   dvpp_cmd cmd;
-  std::memcpy(&cmd, w_.dram + (at - w_.dram_base), sizeof cmd);
+  const std::string who = std::string(e.cfg->codec->name) + " channel " + std::to_string(ch);
+  if (!command_io(false, at, cmd, who)) return;
   const EngineConfig& c = *e.cfg;
   Frame f{c.codec->engine, ch, cmd.tag, DVPP_PENDING, "", 0, 0, 0, 0, 0, now_tick(), 0};
   const Tick setup_end = f.start + Tick(std::llround(c.setup_us * 1e6));
@@ -166,7 +166,27 @@ void Dvpp::run_command(Engine& e, unsigned ch, std::uint64_t at) {
   f.status = d.status, f.reason = d.reason, f.width = p.width, f.height = p.height;
   cmd.format = p.format, cmd.width = p.width, cmd.height = p.height, cmd.stride_w = p.stride_w;
   cmd.stride_h = p.stride_h, cmd.out_bytes = f.out_bytes, cmd.frames = f.frames;
-  finish(e, at, cmd, f);
+  f.end = now_tick();
+  cmd.status = f.status;
+  cmd.start_ns = f.start / 1000, cmd.end_ns = f.end / 1000, cmd.channel = f.channel;
+  if (!command_io(true, at, cmd, who)) return;
+  finish(e, f);
+}
+
+// The command at `at` read or written whole (through the ring, whatever the run's fidelity: the
+// engine must know its work and the firmware its result), the channel waiting for it.
+bool Dvpp::command_io(bool write, std::uint64_t at, dvpp_cmd& cmd, const std::string& who) {
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+  const tlm::tlm_response_status st = access_lines(mem, write, at, &cmd, sizeof cmd, w_.line_bytes, d);
+  if (st != tlm::TLM_OK_RESPONSE) {
+    tlm::tlm_generic_payload p;
+    p.set_response_status(st);
+    fail(who + ": " + (write ? "writing the result into" : "reading") + " the queue entry at " + hex(at) +
+         " failed: " + p.get_response_string());
+    return false;
+  }
+  wait(d);
+  return true;
 }
 
 // The pictures, frame after frame: each takes the channel's frame time (and its turn at the
@@ -211,28 +231,22 @@ Tick Dvpp::write_spans(const Decoded& d, std::uint64_t addr, Tick from, Tick to,
   return done;
 }
 
-// The input through the ring (its bytes from DRAM's store in a timing-only run), then the codec.
+// The input through the ring (with its bytes even in a timing-only run: the codec needs them),
+// then the codec.
 // `read_done`: raised to when the last byte arrived.
 Decoded Dvpp::decode(const EngineConfig& c, const dvpp_cmd& cmd, Tick& read_done, std::uint64_t& in_read) {
   if (!cmd.in_size) return refuse(DVPP_ERR_CORRUPT, "an empty input (in_size 0)");
   if (cmd.out_format > DVPP_FMT_P010)
     return refuse(DVPP_ERR_FORMAT, "output format " + std::to_string(cmd.out_format) + " is no enum dvpp_format");
-  // The bus answers for the input's addresses; a timing-only run takes its bytes from DRAM's store.
-  const bool in_dram = cmd.in_addr >= w_.dram_base && cmd.in_addr - w_.dram_base <= w_.dram_size &&
-                       cmd.in_size <= w_.dram_size - (cmd.in_addr - w_.dram_base);
   if (cmd.in_size > c.max_input_bytes)
     return refuse(DVPP_ERR_SIZE, "the input (" + std::to_string(cmd.in_size) + " B) is larger than the engine takes (" +
                                      std::to_string(c.max_input_bytes) + " B: max_input_kib)");
-  if (!w_.functional && !in_dram)
-    return refuse(DVPP_ERR_BUS,
-                  "the input " + hex(cmd.in_addr) + " + " + std::to_string(cmd.in_size) + " B is not in DRAM");
   // 64 bytes more, zero: libswscale's vector loads may read a little past a picture's last row.
   std::vector<std::uint8_t> in(cmd.in_size + 64, 0);
   bool ok = true;
-  read_done = std::max(read_done, dma(false, cmd.in_addr, in.data(), cmd.in_size, now_tick(), ok));
+  read_done = std::max(read_done, dma(false, cmd.in_addr, in.data(), cmd.in_size, now_tick(), ok, true));
   if (!ok) return refuse(DVPP_ERR_BUS, "reading the input at " + hex(cmd.in_addr) + " failed");
   in_read = cmd.in_size;
-  if (!w_.functional) std::memcpy(in.data(), w_.dram + (cmd.in_addr - w_.dram_base), cmd.in_size);
   return c.codec->decode(Request{in.data(), cmd.in_size, cmd}, c.limits);
 }
 
@@ -247,18 +261,19 @@ Tick Dvpp::write_out(const std::uint8_t* data, std::uint64_t total, std::uint64_
   std::uint8_t* bytes = const_cast<std::uint8_t*>(data);
   for (std::uint64_t off = 0, i = 0; off < total && ok; off += stripe, ++i) {
     const Tick start = from + (to - from) * std::min(i, kStripes - 1) / kStripes;
-    done = std::max(done, dma(true, addr + off, bytes + off, std::min(stripe, total - off), start, ok));
+    done = std::max(done, dma(true, addr + off, bytes + off, std::min(stripe, total - off), start, ok, w_.functional));
   }
   return done;
 }
 
 // [addr, addr + len) through the ring from `start` on, in requests that never cross an L2 line,
-// at bus_bytes_per_cycle, at most `outstanding` in flight. Returns when the last completed;
-// `ok` false when one failed.
-Tick Dvpp::dma(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len, Tick start, bool& ok) {
+// at bus_bytes_per_cycle, at most `outstanding` in flight, with their bytes if `carry` (else
+// timing-only). Returns when the last completed; `ok` false when one failed.
+Tick Dvpp::dma(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len, Tick start, bool& ok,
+               bool carry) {
   static TimingOnly timing_only;
   tlm::tlm_generic_payload p;
-  if (!w_.functional) p.set_extension(&timing_only);
+  if (!carry) p.set_extension(&timing_only);
   std::priority_queue<Tick, std::vector<Tick>, std::greater<>> in_flight;
   const Tick quantum = to_tick(tlm::tlm_global_quantum::instance().get());
   Tick issue = std::max(start, now_tick()), done = issue;
@@ -270,7 +285,7 @@ Tick Dvpp::dma(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t
       in_flight.pop();
     }
     if (issue >= now_tick() + quantum) wait(to_sc(issue - now_tick()));
-    prepare(p, write, a, w_.functional ? data + off : scratch_.data(), piece);
+    prepare(p, write, a, carry ? data + off : scratch_.data(), piece);
     sc_core::sc_time d = to_sc(issue - now_tick());
     mem->b_transport(p, d);
     if (p.get_response_status() != tlm::TLM_OK_RESPONSE) return ok = false, now_tick();
@@ -283,12 +298,8 @@ Tick Dvpp::dma(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t
   return std::max(done, issue);
 }
 
-// The result into the command (status last), the counters, the interrupt.
-void Dvpp::finish(Engine& e, std::uint64_t at, dvpp_cmd& cmd, Frame& f) {
-  f.end = now_tick();
-  cmd.status = f.status;
-  cmd.start_ns = f.start / 1000, cmd.end_ns = f.end / 1000, cmd.channel = f.channel;
-  std::memcpy(w_.dram + (at - w_.dram_base), &cmd, sizeof cmd);
+// The command's result is in memory: the counters, the interrupt.
+void Dvpp::finish(Engine& e, const Frame& f) {
   const bool ok = f.status == DVPP_DONE;
   if (ok)
     *e.frames += f.frames;

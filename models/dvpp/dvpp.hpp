@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // DVPP, the media engines: one device with MMIO registers (a submission queue per engine in
-// DRAM, its doorbell, counters of commands taken, done and failed, one interrupt line) and a
-// TLM initiator on the ring through which its channels read their inputs and write their
-// outputs, competing with the AI Cores for the L2 and DRAM. An engine has `channels` hardware
-// instances; each takes the next command, reads the input, decodes it (codec.hpp: real pixels
-// from libjpeg-turbo / libpng), and writes the picture in stripes as its pixels come out over
-// the frame's time (DvppConfig: the published per-channel rate). A bad input is a status in
-// the command and a count in ERRORS; the other channels go on. Register map:
-// docs/peripherals.md; the command: struct dvpp_cmd in firmware/bsp/dvp_abi.h.
+// memory, its doorbell, counters of commands taken, done and failed, one interrupt line) and a
+// TLM initiator on the ring through which its channels read their commands and inputs and
+// write their outputs and results, competing with the AI Cores for the L2 and DRAM. Nothing
+// else reaches memory: whatever answers for an address (DRAM, an RTL block) sees every access. An engine has `channels`
+// hardware instances; each takes the next command, reads the input, decodes it (codec.hpp: real pixels from
+// libjpeg-turbo / libpng), and writes the picture in stripes as its pixels come out over the frame's time (DvppConfig:
+// the published per-channel rate). A bad input is a status in the command and a count in ERRORS; the other channels go
+// on. Register map: docs/peripherals.md; the command: struct dvpp_cmd in firmware/bsp/dvp_abi.h.
 #pragma once
 #include <deque>
 #include <memory>
@@ -29,12 +29,10 @@ class Dvpp : public mmio::Device {
   tlm_utils::simple_initiator_socket<Dvpp> mem;  // to the ring: inputs and outputs
 
   struct Wiring {
-    std::uint8_t* dram = nullptr;  // DRAM's bytes: the command queues (and inputs, timing-only)
-    std::uint64_t dram_base = 0, dram_size = 0;
     irq::IrqController* irq = nullptr;  // none in bare mode
     unsigned irq_line = 31;
     std::uint32_t line_bytes = 128;  // requests never cross an L2 line
-    bool functional = true;          // false: timing-only, no bytes move on the ring
+    bool functional = true;          // false: timing-only, outputs move no bytes
     double access_ns = 0;            // one register access
   };
   Dvpp(sc_core::sc_module_name name, const DvppConfig& cfg, const Wiring& w);
@@ -65,7 +63,7 @@ class Dvpp : public mmio::Device {
   std::uint32_t done(dvpp_engine e) const;
   const sc_core::sc_event& completion() const { return completion_; }
   const DvppConfig& config() const { return cfg_; }
-  // A queue the firmware gave that is not in DRAM: the run stops with it.
+  // A queue entry that cannot be read or written: the run stops with it.
   const std::string& error() const { return error_; }
 
  private:
@@ -76,8 +74,9 @@ class Dvpp : public mmio::Device {
   Tick write_spans(const Decoded& d, std::uint64_t addr, Tick from, Tick to, bool& ok);
   Tick write_frames(Engine& e, const Decoded& d, std::uint64_t addr, Tick start, std::uint64_t in_bytes, bool& ok);
   Tick write_out(const std::uint8_t* data, std::uint64_t len, std::uint64_t addr, Tick from, Tick to, bool& ok);
-  Tick dma(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len, Tick start, bool& ok);
-  void finish(Engine& e, std::uint64_t at, dvpp_cmd& cmd, Frame& f);
+  Tick dma(bool write, std::uint64_t addr, std::uint8_t* data, std::uint64_t len, Tick start, bool& ok, bool carry);
+  bool command_io(bool write, std::uint64_t at, dvpp_cmd& cmd, const std::string& who);
+  void finish(Engine& e, const Frame& f);
   void update_irq();
   void fail(const std::string& msg);
 

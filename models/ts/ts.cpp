@@ -12,11 +12,15 @@ namespace dvp::ts {
 using cfg::Type;
 
 void TsConfig::describe(cfg::Spec& s) {
-  s.param("dispatch_ns", Type::Float, "reading a task from its queue; starting one block on an AI Core")
+  s.param("dispatch_ns", Type::Float,
+          "taking a task read from its queue (the read itself goes through the memory system); starting one block "
+          "on an AI Core")
       .unit("ns")
       .defaults("100")
       .range(0, 1e9);
-  s.param("completion_ns", Type::Float, "from a task's end to its completion entry and interrupt")
+  s.param("completion_ns", Type::Float,
+          "from a task's end to writing its completion entry (the write goes through the memory system; the "
+          "interrupt follows it)")
       .unit("ns")
       .defaults("100")
       .range(0, 1e9);
@@ -36,11 +40,11 @@ TsConfig TsConfig::from(const cfg::Node& n) {
 TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, Wiring w)
     : Device(name, 0x500, w.access_ns),
       ctrl("ctrl"),
+      mem("mem"),
       cfg_(cfg),
       cores_(std::move(w.cores)),
-      dram_(w.dram),
-      dram_base_(w.dram_base),
-      dram_size_(w.dram_size),
+      dvpp_rings_(w.dvpp_rings),
+      line_bytes_(w.line_bytes),
       irq_(*w.irq),
       irq_line_(w.irq_line),
       ctrl_base_(w.ctrl_base),
@@ -140,12 +144,15 @@ TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, 
   }
 }
 
-std::uint8_t* TaskScheduler::at(std::uint64_t addr, std::uint64_t len, const std::string& what) {
-  if (addr < dram_base_ || addr - dram_base_ + len > dram_size_) {
-    fail(what + " at " + hex(addr) + " (" + std::to_string(len) + " bytes) is not in DRAM");
-    return nullptr;
-  }
-  return dram_ + (addr - dram_base_);
+bool TaskScheduler::access(bool write, std::uint64_t addr, void* data, std::uint64_t len, const std::string& what,
+                           sc_core::sc_time& delay) {
+  const tlm::tlm_response_status st = access_lines(mem, write, addr, data, len, line_bytes_, delay);
+  if (st == tlm::TLM_OK_RESPONSE) return true;
+  tlm::tlm_generic_payload p;
+  p.set_response_status(st);
+  fail(std::string(write ? "writing " : "reading ") + what + " at " + hex(addr) + " (" + std::to_string(len) +
+       " bytes) failed: " + p.get_response_string());
+  return false;
 }
 
 void TaskScheduler::fail(const std::string& msg) {
@@ -172,16 +179,15 @@ void TaskScheduler::stream_thread(unsigned s) {
     }
     st.busy = true;
     const Tick submitted = now_tick();
-    wait(dispatch);  // fetch the entry
     const std::uint64_t base = std::uint64_t(st.base_hi->value) << 32 | st.base_lo->value;
     if (!st.size->value)
       return fail("stream " + std::to_string(s) + " rang its doorbell with SQ" + std::to_string(s) + "_SIZE 0");
     const std::uint64_t slot = st.head->value % st.size->value;
-    const std::uint8_t* p =
-        at(base + slot * sizeof(dvp_task), sizeof(dvp_task), "stream " + std::to_string(s) + "'s queue entry");
-    if (!p) return;
     dvp_task t;
-    std::memcpy(&t, p, sizeof t);
+    sc_core::sc_time fetch = sc_core::SC_ZERO_TIME;
+    if (!access(false, base + slot * sizeof t, &t, sizeof t, "stream " + std::to_string(s) + "'s queue entry", fetch))
+      return;
+    wait(fetch + dispatch);
     ++st.head->value;
     TaskRecord rec;
     rec.name = std::string(t.name, strnlen(t.name, sizeof t.name));
@@ -270,6 +276,7 @@ void TaskScheduler::run_kernel(const dvp_task& t, TaskRecord& rec, dvp_completio
     }
   };
   while (next < t.blocks || running) {
+    reap();  // blocks that ended while this one was dispatching too: their events are past
     // Start blocks on free cores, one dispatch latency each.
     for (int core; next < t.blocks && (core = claim_core()) >= 0;) {
       wait(dispatch);
@@ -295,11 +302,13 @@ void TaskScheduler::run_kernel(const dvp_task& t, TaskRecord& rec, dvp_completio
       ++running;
       ++blocks_;
     }
+    bool ended = false;
+    for (int m : mine) ended |= !cores_[unsigned(m)]->busy();
+    if (ended) continue;
     sc_core::sc_event_or_list any;
     any |= core_freed_;
     for (int m : mine) any |= cores_[unsigned(m)]->finished();
     wait(any);
-    reap();
   }
   if (rec.fault) ++faults_;
 }
@@ -347,15 +356,16 @@ void TaskScheduler::run_dvpp(const dvp_task& t, TaskRecord& rec, dvp_completion&
   if (t.entry >= DVPP_ENGINES)
     return fail("task '" + rec.name + "' names DVPP engine " + std::to_string(t.entry) + " (0.." +
                 std::to_string(DVPP_ENGINES - 1) + ")");
-  std::uint8_t* cmd = at(t.args, sizeof(dvpp_cmd), "task '" + rec.name + "''s DVPP command");
-  const std::uint64_t ring =
-      dram_base_ + DVP_TS_DVPP_RINGS_OFFSET + std::uint64_t(t.entry) * DVP_TS_DVPP_RING_ENTRIES * sizeof(dvpp_cmd);
-  const std::uint32_t n = dvpp_submitted_[t.entry]++;
-  std::uint8_t* slot = at(ring + (n % DVP_TS_DVPP_RING_ENTRIES) * sizeof(dvpp_cmd), sizeof(dvpp_cmd), "a DVPP ring");
-  if (!cmd || !slot) return;
-  std::memcpy(slot, cmd, sizeof(dvpp_cmd));
-  reinterpret_cast<dvpp_cmd*>(slot)->status = DVPP_PENDING;
+  const std::string what = "task '" + rec.name + "''s DVPP command";
+  const std::uint64_t ring = dvpp_rings_ + std::uint64_t(t.entry) * DVP_TS_DVPP_RING_ENTRIES * sizeof(dvpp_cmd);
+  dvpp_cmd cmd;
   sc_core::sc_time d(cfg_.dispatch_ns, sc_core::SC_NS);
+  dvpp_submit_.lock();
+  const std::uint32_t n = dvpp_submitted_[t.entry]++;
+  const std::uint64_t slot = ring + (n % DVP_TS_DVPP_RING_ENTRIES) * sizeof(dvpp_cmd);
+  if (!access(false, t.args, &cmd, sizeof cmd, what, d)) return;
+  cmd.status = DVPP_PENDING;
+  if (!access(true, slot, &cmd, sizeof cmd, "the DVPP ring's entry", d)) return;
   const std::uint64_t regs = dvpp_regs_ + 0x100 + 0x40 * t.entry;  // Dvpp::kEngineBase, kEngineStride
   if (n == 0) {
     write_reg(regs, std::uint32_t(ring), d, "SQ_BASE_LO");
@@ -364,10 +374,20 @@ void TaskScheduler::run_dvpp(const dvp_task& t, TaskRecord& rec, dvp_completion&
   }
   write_reg(regs + 0xc, n + 1, d, "SQ_TAIL");
   wait(d);
-  while (reinterpret_cast<const dvpp_cmd*>(slot)->status == DVPP_PENDING) wait(*dvpp_done_);
-  std::memcpy(cmd, slot, sizeof(dvpp_cmd));
+  dvpp_submit_.unlock();
+  // The entry's status read back now and at each of DVPP's completions; done, the results go home.
+  for (;;) {
+    d = sc_core::SC_ZERO_TIME;
+    if (!access(false, slot, &cmd, sizeof cmd, "the DVPP ring's entry", d)) return;
+    wait(d);
+    if (cmd.status != DVPP_PENDING) break;
+    wait(*dvpp_done_);
+  }
+  d = sc_core::SC_ZERO_TIME;
+  if (!access(true, t.args, &cmd, sizeof cmd, what, d)) return;
+  wait(d);
   rec.blocks = 1;
-  const auto status = dvpp_status(reinterpret_cast<const dvpp_cmd*>(slot)->status);
+  const auto status = dvpp_status(cmd.status);
   if (status == DVPP_DONE) return;
   rec.fault = true;
   rec.fault_text = "DVPP engine " + std::to_string(t.entry) + ": " + dvpp_status_name(status);
@@ -395,17 +415,21 @@ void TaskScheduler::write_ctrl(unsigned core, std::uint32_t offset, std::uint32_
 }
 
 void TaskScheduler::complete(const dvp_completion& c) {
+  completing_.lock();  // (a failed run stops; the lock is not taken again)
   const std::uint64_t base = std::uint64_t(cq_base_hi_.value) << 32 | cq_base_lo_.value;
   if (!cq_size_.value) return fail("a task completed but CQ_SIZE is 0 (the firmware set up no completion queue)");
   if (cq_tail_.value - cq_head_.value >= cq_size_.value)
     return fail("the completion queue is full (" + std::to_string(cq_size_.value) +
                 " entries the firmware has not consumed): raise CQ_SIZE or consume faster");
-  std::uint8_t* p = at(base + (cq_tail_.value % cq_size_.value) * sizeof(dvp_completion), sizeof(dvp_completion),
-                       "the completion queue entry");
-  if (!p) return;
-  std::memcpy(p, &c, sizeof c);
+  dvp_completion entry = c;
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+  if (!access(true, base + (cq_tail_.value % cq_size_.value) * sizeof entry, &entry, sizeof entry,
+              "the completion queue entry", d))
+    return;
+  wait(d);  // the entry is in memory before the tail moves and the interrupt rises
   ++cq_tail_.value;
   update_irq();
+  completing_.unlock();
 }
 
 }  // namespace dvp::ts

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Task scheduler: streams of tasks in submission queues in DRAM, rung by doorbells; AI Core
+// Task scheduler: streams of tasks in submission queues in memory, rung by doorbells; AI Core
 // kernels' blocks go onto free AI Cores (by policy), events order streams, completions go to a
-// completion queue in DRAM with an interrupt. Register map: docs/peripherals.md; the queue
-// entries: firmware/bsp/dvp_abi.h.
+// completion queue in memory with an interrupt. It reads and writes the queues only through its
+// `mem` socket, so whatever answers for their addresses (DRAM behind the L2, an RTL block) sees
+// every access. Register map: docs/peripherals.md; the queue entries: firmware/bsp/dvp_abi.h.
 #pragma once
 #include <deque>
 #include <memory>
@@ -38,12 +39,14 @@ class TaskScheduler : public mmio::Device {
   // Where it writes the AI Cores' control registers (aicore/aicore_ctrl.hpp): bind to a bus
   // that has core i's block at ctrl_base + i * ctrl_stride.
   tlm_utils::simple_initiator_socket<TaskScheduler> ctrl;
+  // Where it reads tasks and DVPP commands and writes completions: a requester on the ring.
+  tlm_utils::simple_initiator_socket<TaskScheduler> mem;
 
   // What it is connected to.
   struct Wiring {
     std::vector<aicore::AiCore*> cores;  // the AI Cores it dispatches to
-    std::uint8_t* dram = nullptr;        // DRAM's bytes, where the firmware's queues live
-    std::uint64_t dram_base = 0, dram_size = 0;
+    std::uint64_t dvpp_rings = 0;        // its rings of DVPP commands (DVP_TS_DVPP_RINGS_OFFSET in DRAM)
+    std::uint64_t line_bytes = 128;      // its accesses never cross an L2 line
     irq::IrqController* irq = nullptr;
     unsigned irq_line = 16;                        // its completion interrupt
     unsigned aicpus = 0, aicpu_line = 17;          // AI CPU i's mailbox raises line aicpu_line + i
@@ -79,7 +82,10 @@ class TaskScheduler : public mmio::Device {
   void run_dvpp(const dvp_task& t, TaskRecord& rec, dvp_completion& c);
   void write_reg(std::uint64_t addr, std::uint32_t value, sc_core::sc_time& delay, const std::string& what);
   int claim_core();  // a free core by policy, or -1
-  std::uint8_t* at(std::uint64_t addr, std::uint64_t len, const std::string& what);
+  // `len` bytes at `addr` through `mem`, the time advancing `delay`; false (and the run
+  // stopped, naming `what`) when the access failed.
+  bool access(bool write, std::uint64_t addr, void* data, std::uint64_t len, const std::string& what,
+              sc_core::sc_time& delay);
   void complete(const dvp_completion& c);
   void update_irq();
   void write_ctrl(unsigned core, std::uint32_t offset, std::uint32_t value, sc_core::sc_time& delay);
@@ -87,8 +93,7 @@ class TaskScheduler : public mmio::Device {
 
   TsConfig cfg_;
   std::vector<aicore::AiCore*> cores_;
-  std::uint8_t* dram_;
-  std::uint64_t dram_base_, dram_size_;
+  std::uint64_t dvpp_rings_, line_bytes_;
   irq::IrqController& irq_;
   unsigned irq_line_;
   std::uint64_t ctrl_base_, ctrl_stride_;
@@ -111,6 +116,9 @@ class TaskScheduler : public mmio::Device {
   std::uint64_t dvpp_regs_ = 0;
   const sc_core::sc_event* dvpp_done_ = nullptr;
   std::uint32_t dvpp_submitted_[DVPP_ENGINES] = {};
+  // One command unit: a DVPP command's copy and doorbell, and a completion entry with the tail
+  // behind it, are each written whole before another stream's (accesses may take time).
+  sc_core::sc_mutex dvpp_submit_, completing_;
   mmio::Register cq_base_lo_, cq_base_hi_, cq_size_, cq_tail_, cq_head_, status_, cores_reg_;
   std::vector<TaskRecord> records_;
   std::deque<std::string> slice_names_;
