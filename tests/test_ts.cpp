@@ -22,8 +22,9 @@ namespace {
 constexpr Tick kMemLat = 50 * 1000;              // 50 ns, the AI Cores' and the scheduler's memory
 constexpr std::uint64_t kDramBase = 0x80000000;  // the scheduler's queues
 constexpr std::uint64_t kImage = 0x1000, kArgs = 0x8000;
+constexpr std::uint64_t kHole = 0xf0000000;  // from here up nothing answers
 
-// Fixed-latency memory several cores share.
+// Fixed-latency memory several cores share; an address error from kHole up.
 struct SharedMemory : sc_core::sc_module {
   tlm_utils::multi_passthrough_target_socket<SharedMemory> socket{"socket"};
   std::map<std::uint64_t, std::uint8_t> bytes;
@@ -31,6 +32,7 @@ struct SharedMemory : sc_core::sc_module {
     socket.register_b_transport(this, &SharedMemory::b_transport);
   }
   void b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& d) {
+    if (p.get_address() + p.get_data_length() > kHole) return p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     for (unsigned i = 0; i < p.get_data_length(); ++i) {
       if (p.is_write())
         bytes[p.get_address() + i] = p.get_data_ptr()[i];
@@ -247,4 +249,21 @@ TEST(TaskScheduler, RoundRobinMovesOnToTheNextCore) {
 
 TEST(TaskScheduler, FirstFreeTakesTheLowestFreeCore) {
   EXPECT_EQ(two_kernels_on("first_free"), (std::vector<unsigned>{0, 0}));
+}
+
+// A completion queue where nothing answers: the first completion's write fails, and the run
+// stops naming the queue, the address, its size and the response.
+TEST(TaskScheduler, ACompletionQueueNothingAnswersForStopsTheRun) {
+  Bench b(1, "round_robin");
+  b.stim.body = [&](test::Stimulus& s) {
+    b.setup_queues(s);
+    std::uint32_t lo = std::uint32_t(kHole + 0x100);
+    s.post(true, 0x0, reinterpret_cast<std::uint8_t*>(&lo), 4);  // CQ_BASE_LO
+    dvp_task rec{};
+    rec.type = DVP_TASK_RECORD;
+    b.ring(0, {rec});
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(b.ts->error(),
+            "ts: writing the completion queue entry at 0xf0000100 (128 bytes) failed: TLM_ADDRESS_ERROR_RESPONSE");
 }
