@@ -4,10 +4,12 @@
 // configured dispatch and completion latencies and the memory's (it reads its queues there).
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <map>
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 
 #include "aicore/aicore_ctrl.hpp"
 #include "aicore/assembler.hpp"
@@ -82,6 +84,7 @@ struct Bench {
     w.cores = raw;
     w.irq = &irq;
     w.irq_line = 16;
+    w.dvpp_rings = kDramBase + 0x40000;
     w.ctrl_stride = 0x100;
     ts = std::make_unique<ts::TaskScheduler>("ts", tcfg, std::move(w));
     ts->ctrl.bind(bus.cpus);
@@ -266,4 +269,63 @@ TEST(TaskScheduler, ACompletionQueueNothingAnswersForStopsTheRun) {
   sc_core::sc_start();
   EXPECT_EQ(b.ts->error(),
             "ts: writing the completion queue entry at 0xf0000100 (128 bytes) failed: TLM_ADDRESS_ERROR_RESPONSE");
+}
+
+namespace {
+
+// DVPP as the scheduler sees it: registers on its control bus; a doorbell on engine e completes
+// the command `latency[e]` later, writing its status into the ring slot and notifying.
+struct StubDvpp : sc_core::sc_module {
+  tlm_utils::simple_target_socket<StubDvpp> socket{"socket"};
+  SharedMemory& mem;
+  std::map<unsigned, Tick> latency;
+  std::map<unsigned, std::uint64_t> ring;  // SQ_BASE_LO per engine
+  sc_core::sc_event done;
+  StubDvpp(sc_core::sc_module_name n, SharedMemory& m) : sc_module(n), mem(m) {
+    socket.register_b_transport(this, &StubDvpp::b_transport);
+  }
+  void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& d) {
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    std::uint32_t v = 0;
+    std::memcpy(&v, p.get_data_ptr(), 4);
+    const auto off = std::uint32_t(p.get_address()), e = (off - 0x100) / 0x40;
+    if ((off - 0x100) % 0x40 == 0) ring[e] = v;  // SQ_BASE_LO (the rings are below 4 GiB here)
+    if ((off - 0x100) % 0x40 != 0xc) return;
+    const std::uint64_t slot = ring[e] + (v - 1) * sizeof(dvpp_cmd);
+    sc_core::sc_spawn([this, e, slot, at = d] {
+      wait(at + to_sc(latency[e]));
+      const std::uint32_t status = DVPP_DONE;
+      for (unsigned k = 0; k < 4; ++k)
+        mem.bytes[slot + offsetof(dvpp_cmd, status) + k] = std::uint8_t(status >> (8 * k));
+      done.notify(sc_core::SC_ZERO_TIME);
+    });
+  }
+};
+
+}  // namespace
+
+// Two streams' media commands on two engines that finish 10 ns apart, the second while the
+// stream waiting for it reads its slot after the first's completion (a 50 ns read): its
+// completion must not be lost; both tasks complete, DONE.
+TEST(TaskScheduler, DvppCompletionsCloseTogetherAreNotLost) {
+  Bench b(1, "round_robin");
+  StubDvpp dv("dvpp", b.mem);
+  dv.latency = {{DVPP_JPEGD, 1000 * 1000}, {DVPP_VPC, 1010 * 1000}};
+  b.bus.attach(dv.socket, "dvpp", "dvpp", 0x10000, 0x400, 0);
+  b.ts->attach_dvpp(0x10000, dv.done);
+  b.stim.body = [&](test::Stimulus& s) {
+    b.setup_queues(s);
+    for (unsigned st = 0; st < 2; ++st) {
+      dvpp_cmd cmd{};
+      cmd.tag = st;
+      b.store(kDramBase + 0x20000 + st * 0x1000, &cmd, sizeof cmd);
+      dvp_task t{};
+      t.type = DVP_TASK_DVPP, t.entry = st ? DVPP_VPC : DVPP_JPEGD, t.args = kDramBase + 0x20000 + st * 0x1000;
+      b.ring(st, {t});
+    }
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(b.ts->error(), "");
+  ASSERT_EQ(b.ts->records().size(), 2u);
+  for (const auto& r : b.ts->records()) EXPECT_FALSE(r.fault) << r.fault_text;
 }

@@ -158,7 +158,7 @@ struct dvpp_cmd {
   uint32_t canvas_w, canvas_h, paste_x, paste_y;
   uint32_t fill, fill_mode;
   /* Written by the engine. */
-  uint32_t status; /* enum dvpp_status, written last */
+  uint32_t status; /* enum dvpp_status; the command is written back whole, then DONE counts it */
   uint32_t format; /* the format written */
   uint32_t width, height;
   uint32_t stride_w, stride_h; /* pixels and rows of the planes as laid out */

@@ -174,9 +174,10 @@ unsigned L2Slice::transport_dbg(tlm::tlm_generic_payload& p) {
   int way = array_.lookup(set, line_addr);
   if (way < 0) return memory->transport_dbg(p);
   std::uint8_t* bytes = array_.data(set, way) + offset;
-  if (p.is_write())
+  if (p.is_write()) {
     std::memcpy(bytes, p.get_data_ptr(), len);
-  else
+    array_.line(set, way).dirty = true;  // memory is stale now: the line must go back on eviction
+  } else
     std::memcpy(p.get_data_ptr(), bytes, len);
   p.set_response_status(tlm::TLM_OK_RESPONSE);
   return len;

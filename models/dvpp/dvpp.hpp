@@ -26,7 +26,7 @@ namespace dvp::dvpp {
 
 class Dvpp : public mmio::Device {
  public:
-  tlm_utils::simple_initiator_socket<Dvpp> mem;  // to the ring: inputs and outputs
+  tlm_utils::simple_initiator_socket<Dvpp> mem;  // to the ring: commands, inputs, outputs, results
 
   struct Wiring {
     irq::IrqController* irq = nullptr;  // none in bare mode

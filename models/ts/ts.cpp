@@ -347,42 +347,30 @@ void TaskScheduler::run_aicpu(const dvp_task& t, TaskRecord& rec, dvp_completion
 void TaskScheduler::attach_dvpp(std::uint64_t regs, const sc_core::sc_event& done) {
   dvpp_regs_ = regs;
   dvpp_done_ = &done;
+  // Completions counted as they are notified: one that comes while a stream reads its entry's
+  // status is not lost (the stream sees the count move and reads again instead of waiting).
+  sc_core::sc_spawn_options opt;
+  opt.spawn_method();
+  opt.set_sensitivity(&done);
+  opt.dont_initialize();
+  sc_core::sc_spawn([this] { ++dvpp_completions_; }, "dvpp_completions", &opt);
 }
 
-// A media command: a copy goes into the engine's ring (the scheduler's, in the job table's
-// area), the engine's doorbell rings, and the task ends when DVPP has written the copy's status;
-// the results go back into the task's command. A status other than done is the task's fault.
+// A media command: the scheduler reads it, writes a copy into the engine's ring (the
+// scheduler's, in the job table's area) and rings the engine's doorbell; the task ends when DVPP
+// has written the copy's status, and the results go back into the task's command. A status
+// other than done is the task's fault.
 void TaskScheduler::run_dvpp(const dvp_task& t, TaskRecord& rec, dvp_completion& c) {
   if (t.entry >= DVPP_ENGINES)
     return fail("task '" + rec.name + "' names DVPP engine " + std::to_string(t.entry) + " (0.." +
                 std::to_string(DVPP_ENGINES - 1) + ")");
   const std::string what = "task '" + rec.name + "''s DVPP command";
-  const std::uint64_t ring = dvpp_rings_ + std::uint64_t(t.entry) * DVP_TS_DVPP_RING_ENTRIES * sizeof(dvpp_cmd);
   dvpp_cmd cmd;
   sc_core::sc_time d(cfg_.dispatch_ns, sc_core::SC_NS);
-  dvpp_submit_.lock();
-  const std::uint32_t n = dvpp_submitted_[t.entry]++;
-  const std::uint64_t slot = ring + (n % DVP_TS_DVPP_RING_ENTRIES) * sizeof(dvpp_cmd);
   if (!access(false, t.args, &cmd, sizeof cmd, what, d)) return;
-  cmd.status = DVPP_PENDING;
-  if (!access(true, slot, &cmd, sizeof cmd, "the DVPP ring's entry", d)) return;
-  const std::uint64_t regs = dvpp_regs_ + 0x100 + 0x40 * t.entry;  // Dvpp::kEngineBase, kEngineStride
-  if (n == 0) {
-    write_reg(regs, std::uint32_t(ring), d, "SQ_BASE_LO");
-    write_reg(regs + 4, std::uint32_t(ring >> 32), d, "SQ_BASE_HI");
-    write_reg(regs + 8, DVP_TS_DVPP_RING_ENTRIES, d, "SQ_SIZE");
-  }
-  write_reg(regs + 0xc, n + 1, d, "SQ_TAIL");
   wait(d);
-  dvpp_submit_.unlock();
-  // The entry's status read back now and at each of DVPP's completions; done, the results go home.
-  for (;;) {
-    d = sc_core::SC_ZERO_TIME;
-    if (!access(false, slot, &cmd, sizeof cmd, "the DVPP ring's entry", d)) return;
-    wait(d);
-    if (cmd.status != DVPP_PENDING) break;
-    wait(*dvpp_done_);
-  }
+  const std::uint64_t slot = submit_dvpp(t.entry, cmd);
+  if (!slot || !await_dvpp(slot, cmd)) return;
   d = sc_core::SC_ZERO_TIME;
   if (!access(true, t.args, &cmd, sizeof cmd, what, d)) return;
   wait(d);
@@ -394,6 +382,41 @@ void TaskScheduler::run_dvpp(const dvp_task& t, TaskRecord& rec, dvp_completion&
   c.status = DVP_FAULT;
   std::strncpy(c.fault_reason, rec.fault_text.c_str(), sizeof c.fault_reason - 1);
   ++faults_;
+}
+
+// The copy into the next slot of `engine`'s ring, then its doorbell: one stream at a time per
+// engine, so the slots fill and the doorbell counts in order. Returns the slot (0: failed).
+std::uint64_t TaskScheduler::submit_dvpp(std::uint32_t engine, dvpp_cmd cmd) {
+  const std::uint64_t ring = dvpp_rings_ + std::uint64_t(engine) * DVP_TS_DVPP_RING_ENTRIES * sizeof(dvpp_cmd);
+  sc_core::sc_mutex& lock = dvpp_submit_[engine];
+  lock.lock();
+  const std::uint32_t n = dvpp_submitted_[engine]++;
+  const std::uint64_t slot = ring + (n % DVP_TS_DVPP_RING_ENTRIES) * sizeof(dvpp_cmd);
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+  cmd.status = DVPP_PENDING;
+  if (!access(true, slot, &cmd, sizeof cmd, "the DVPP ring's entry", d)) return 0;
+  const std::uint64_t regs = dvpp_regs_ + 0x100 + 0x40 * engine;  // Dvpp::kEngineBase, kEngineStride
+  if (n == 0) {
+    write_reg(regs, std::uint32_t(ring), d, "SQ_BASE_LO");
+    write_reg(regs + 4, std::uint32_t(ring >> 32), d, "SQ_BASE_HI");
+    write_reg(regs + 8, DVP_TS_DVPP_RING_ENTRIES, d, "SQ_SIZE");
+  }
+  write_reg(regs + 0xc, n + 1, d, "SQ_TAIL");
+  wait(d);
+  lock.unlock();
+  return error_.empty() ? slot : 0;
+}
+
+// The slot's status read now and after each DVPP completion until it is set; `cmd` gets it.
+bool TaskScheduler::await_dvpp(std::uint64_t slot, dvpp_cmd& cmd) {
+  for (;;) {
+    const std::uint64_t seen = dvpp_completions_;
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    if (!access(false, slot, &cmd, sizeof cmd, "the DVPP ring's entry", d)) return false;
+    wait(d);
+    if (cmd.status != DVPP_PENDING) return true;
+    if (dvpp_completions_ == seen) wait(*dvpp_done_);
+  }
 }
 
 void TaskScheduler::write_reg(std::uint64_t addr, std::uint32_t value, sc_core::sc_time& delay,

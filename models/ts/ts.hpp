@@ -80,6 +80,8 @@ class TaskScheduler : public mmio::Device {
   void run_kernel(const dvp_task& t, TaskRecord& rec, dvp_completion& c);
   void run_aicpu(const dvp_task& t, TaskRecord& rec, dvp_completion& c);
   void run_dvpp(const dvp_task& t, TaskRecord& rec, dvp_completion& c);
+  std::uint64_t submit_dvpp(std::uint32_t engine, dvpp_cmd cmd);
+  bool await_dvpp(std::uint64_t slot, dvpp_cmd& cmd);
   void write_reg(std::uint64_t addr, std::uint32_t value, sc_core::sc_time& delay, const std::string& what);
   int claim_core();  // a free core by policy, or -1
   // `len` bytes at `addr` through `mem`, the time advancing `delay`; false (and the run
@@ -116,9 +118,10 @@ class TaskScheduler : public mmio::Device {
   std::uint64_t dvpp_regs_ = 0;
   const sc_core::sc_event* dvpp_done_ = nullptr;
   std::uint32_t dvpp_submitted_[DVPP_ENGINES] = {};
-  // One command unit: a DVPP command's copy and doorbell, and a completion entry with the tail
-  // behind it, are each written whole before another stream's (accesses may take time).
-  sc_core::sc_mutex dvpp_submit_, completing_;
+  std::uint64_t dvpp_completions_ = 0;  // DVPP's completions so far
+  // A DVPP command's copy and doorbell (per engine), and a completion entry with the tail behind
+  // it, are each written whole before another stream's: the accesses take time.
+  sc_core::sc_mutex dvpp_submit_[DVPP_ENGINES], completing_;
   mmio::Register cq_base_lo_, cq_base_hi_, cq_size_, cq_tail_, cq_head_, status_, cores_reg_;
   std::vector<TaskRecord> records_;
   std::deque<std::string> slice_names_;

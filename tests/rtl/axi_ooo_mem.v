@@ -3,7 +3,8 @@
 // (INCR bursts of full-width beats, byte strobes):
 // - reads out of order: up to SLOTS read bursts are taken; once the slots are full, or GATHER
 //   cycles pass with no new address, the newest burst whose ID has no older one waiting is
-//   answered first (AXI4 A5: order is kept per ID only);
+//   answered first (AXI4 A5: order is kept per ID only); `reordered` counts the bursts answered
+//   before an older one (a test reads it: the reordering really happened);
 // - data before address: WREADY is high until a whole burst's beats (WLAST) are buffered, and
 //   only then AWREADY (A3.3.1: a slave may wait for WVALID before AWREADY); a burst whose AWLEN
 //   disagrees with the beats it sent stops the run ($fatal);
@@ -46,7 +47,8 @@ module axi_ooo_mem #(
     output [1:0] s_axi_rresp,
     output s_axi_rlast,
     output reg s_axi_rvalid,
-    input s_axi_rready
+    input s_axi_rready,
+    output reg [15:0] reordered
 );
   localparam NB = DATA_W / 8;
   localparam LB = $clog2(NB);
@@ -114,6 +116,11 @@ module axi_ooo_mem #(
   assign s_axi_rid = s_id[r_slot];
   assign s_axi_rlast = r_beat == s_len[r_slot];
   wire start = has_pick && !r_active && (!has_free || quiet >= GATHER);
+  reg older;
+  always @* begin
+    older = 0;
+    for (k = 0; k < SLOTS; k = k + 1) if (s_valid[k] && newer(s_seq[pick], s_seq[k])) older = 1;
+  end
   always @(posedge clk) begin
     if (!rst_n) begin
       s_valid <= 0;
@@ -121,6 +128,7 @@ module axi_ooo_mem #(
       s_axi_rvalid <= 0;
       seq <= 0;
       quiet <= 0;
+      reordered <= 0;
     end else begin
       if (s_axi_arvalid && s_axi_arready) begin
         s_valid[free] <= 1;
@@ -132,6 +140,7 @@ module axi_ooo_mem #(
         quiet <= 0;
       end else if (quiet != 8'hff) quiet <= quiet + 1;
       if (start) begin
+        if (older) reordered <= reordered + 1;
         r_active <= 1;
         r_slot <= pick;
         r_addr <= s_addr[pick];
