@@ -20,6 +20,7 @@ PACKAGES="
   libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev libswscale-dev libavutil-dev libavcodec-dev libavformat-dev
   ffmpeg
   verilator
+  libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
   clang libclang-rt-14-dev
   clang-format clang-tidy
   git

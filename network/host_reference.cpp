@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: MIT
+#include "host_reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+
+#include "common/error.hpp"
+
+namespace dvp::network {
+
+namespace {
+
+using Shape = std::vector<std::int64_t>;
+
+// One node being run: its inputs, attributes and outputs by name.
+struct Op {
+  const onnx::NodeProto& n;
+  Tensors& v;
+  std::int64_t opset;
+  std::string who() const { return "node '" + n.name() + "' (" + n.op_type() + ")"; }
+  bool has_in(int i) const { return i < n.input_size() && !n.input(i).empty(); }
+  const Tensor& in(int i) const {
+    auto it = has_in(i) ? v.find(n.input(i)) : v.end();
+    if (it == v.end()) throw Error(who() + ": input " + std::to_string(i) + " has no value");
+    return it->second;
+  }
+  Tensor& out(int i, Shape shape) {
+    Tensor& t = v[n.output(i)];
+    t.shape = std::move(shape);
+    t.data.assign(t.elements(), 0.0f);
+    return t;
+  }
+  const onnx::AttributeProto* attr(const char* name) const {
+    for (const auto& a : n.attribute())
+      if (a.name() == name) return &a;
+    return nullptr;
+  }
+  std::int64_t i(const char* name, std::int64_t dflt) const { return attr(name) ? attr(name)->i() : dflt; }
+  float f(const char* name, float dflt) const { return attr(name) ? attr(name)->f() : dflt; }
+  std::string s(const char* name, const std::string& dflt) const { return attr(name) ? attr(name)->s() : dflt; }
+  Shape ints(const char* name, Shape dflt) const {
+    return attr(name) ? Shape(attr(name)->ints().begin(), attr(name)->ints().end()) : dflt;
+  }
+};
+
+std::int64_t count(const Shape& s, std::size_t from = 0, std::size_t to = SIZE_MAX) {
+  std::int64_t c = 1;
+  for (std::size_t k = from; k < std::min(to, s.size()); ++k) c *= s[k];
+  return c;
+}
+
+std::int64_t axis_of(std::int64_t a, std::size_t rank) { return a < 0 ? a + std::int64_t(rank) : a; }
+
+// Element-wise with numpy broadcasting (ONNX's multidirectional broadcasting).
+void broadcast(Op& op, const std::function<float(float, float)>& fn) {
+  const Tensor &a = op.in(0), &b = op.in(1);
+  const std::size_t rank = std::max(a.shape.size(), b.shape.size());
+  Shape sa(rank - a.shape.size(), 1), sb(rank - b.shape.size(), 1), so(rank);
+  sa.insert(sa.end(), a.shape.begin(), a.shape.end());
+  sb.insert(sb.end(), b.shape.begin(), b.shape.end());
+  for (std::size_t k = 0; k < rank; ++k) {
+    if (sa[k] != sb[k] && sa[k] != 1 && sb[k] != 1)
+      throw Error(op.who() + ": shapes " + a.shape_str() + " and " + b.shape_str() + " do not broadcast");
+    so[k] = std::max(sa[k], sb[k]);
+  }
+  Tensor& o = op.out(0, so);
+  std::vector<std::int64_t> idx(rank, 0);
+  for (std::size_t e = 0; e < o.data.size(); ++e) {
+    std::int64_t ia = 0, ib = 0;
+    for (std::size_t k = 0; k < rank; ++k) {
+      ia = ia * sa[k] + (sa[k] == 1 ? 0 : idx[k]);
+      ib = ib * sb[k] + (sb[k] == 1 ? 0 : idx[k]);
+    }
+    o.data[e] = fn(a.data[std::size_t(ia)], b.data[std::size_t(ib)]);
+    for (std::size_t k = rank; k-- > 0;)
+      if (++idx[k] < so[k])
+        break;
+      else
+        idx[k] = 0;
+  }
+}
+
+void unary(Op& op, const std::function<float(float)>& fn) {
+  const Tensor& x = op.in(0);
+  Tensor& y = op.out(0, x.shape);
+  for (std::size_t e = 0; e < x.data.size(); ++e) y.data[e] = fn(x.data[e]);
+}
+
+// numpy matmul: 1-D operands promoted, batch dimensions broadcast.
+void matmul(Op& op) {
+  Tensor a = op.in(0), b = op.in(1);
+  const bool a1 = a.shape.size() == 1, b1 = b.shape.size() == 1;
+  if (a1) a.shape.insert(a.shape.begin(), 1);
+  if (b1) b.shape.push_back(1);
+  const std::int64_t m = a.shape[a.shape.size() - 2], k = a.shape.back(), n = b.shape.back();
+  if (b.shape[b.shape.size() - 2] != k)
+    throw Error(op.who() + ": " + a.shape_str() + " x " + b.shape_str() + ": inner dimensions differ");
+  const Shape ba(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
+  const std::size_t rank = std::max(ba.size(), bb.size());
+  Shape pa(rank - ba.size(), 1), pb(rank - bb.size(), 1), batch(rank);
+  pa.insert(pa.end(), ba.begin(), ba.end());
+  pb.insert(pb.end(), bb.begin(), bb.end());
+  for (std::size_t d = 0; d < rank; ++d) batch[d] = std::max(pa[d], pb[d]);
+  Shape so = batch;
+  if (!a1) so.push_back(m);
+  if (!b1) so.push_back(n);
+  Tensor& o = op.out(0, so);
+  for (std::int64_t t = 0; t < count(batch); ++t) {
+    std::int64_t ia = 0, ib = 0, rest = t;
+    for (std::size_t d = rank; d-- > 0;) {
+      const std::int64_t x = rest % batch[d];
+      rest /= batch[d];
+      ia += (pa[d] == 1 ? 0 : x) * count(pa, d + 1);
+      ib += (pb[d] == 1 ? 0 : x) * count(pb, d + 1);
+    }
+    for (std::int64_t r = 0; r < m; ++r)
+      for (std::int64_t c = 0; c < n; ++c) {
+        double acc = 0;
+        for (std::int64_t q = 0; q < k; ++q)
+          acc += double(a.data[std::size_t((ia * m + r) * k + q)]) * b.data[std::size_t((ib * k + q) * n + c)];
+        o.data[std::size_t((t * m + r) * n + c)] = float(acc);
+      }
+  }
+}
+
+void gemm(Op& op) {
+  const Tensor &a = op.in(0), &b = op.in(1);
+  const bool ta = op.i("transA", 0), tb = op.i("transB", 0);
+  const float alpha = op.f("alpha", 1), beta = op.f("beta", 1);
+  const std::int64_t m = ta ? a.shape[1] : a.shape[0], k = ta ? a.shape[0] : a.shape[1];
+  const std::int64_t n = tb ? b.shape[0] : b.shape[1];
+  Tensor& o = op.out(0, {m, n});
+  const Tensor* c = op.has_in(2) ? &op.in(2) : nullptr;
+  for (std::int64_t r = 0; r < m; ++r)
+    for (std::int64_t col = 0; col < n; ++col) {
+      double acc = 0;
+      for (std::int64_t q = 0; q < k; ++q)
+        acc += double(a.data[std::size_t(ta ? q * m + r : r * k + q)]) *
+               b.data[std::size_t(tb ? col * k + q : q * n + col)];
+      double bias = 0;
+      if (c) {  // unidirectional broadcast of C to (m, n)
+        const Shape& cs = c->shape;
+        const std::int64_t cr = cs.size() == 2 && cs[0] != 1 ? r : 0;
+        const std::int64_t cc = !cs.empty() && cs.back() != 1 ? col : 0;
+        bias = c->data[std::size_t(cs.size() == 2 ? cr * cs[1] + cc : cc)];
+      }
+      o.data[std::size_t(r * n + col)] = float(alpha * acc + beta * bias);
+    }
+}
+
+// Pads of a 2-D window op from auto_pad or pads: {top, left, bottom, right}.
+Shape pads_2d(const Op& op, const Shape& in, const Shape& k, const Shape& s, const Shape& d) {
+  const std::string ap = op.s("auto_pad", "NOTSET");
+  Shape p = op.ints("pads", {0, 0, 0, 0});
+  if (ap == "VALID") return {0, 0, 0, 0};
+  if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+    for (int a = 0; a < 2; ++a) {
+      const std::int64_t out = (in[a] + s[a] - 1) / s[a];
+      const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s[a] + (k[a] - 1) * d[a] + 1 - in[a]);
+      const std::int64_t small = total / 2;
+      p[a] = ap == "SAME_UPPER" ? small : total - small;
+      p[a + 2] = total - p[a];
+    }
+  }
+  return p;
+}
+
+void conv(Op& op) {
+  const Tensor &x = op.in(0), &w = op.in(1);
+  const std::int64_t g = op.i("group", 1), N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const std::int64_t M = w.shape[0], cg = w.shape[1];
+  const Shape k = {w.shape[2], w.shape[3]}, s = op.ints("strides", {1, 1}), d = op.ints("dilations", {1, 1});
+  const Shape p = pads_2d(op, {H, W}, k, s, d);
+  if (cg * g != C || M % g)
+    throw Error(op.who() + ": weights " + w.shape_str() + " do not fit input " + x.shape_str() + " in " +
+                std::to_string(g) + " groups");
+  const std::int64_t OH = (H + p[0] + p[2] - (k[0] - 1) * d[0] - 1) / s[0] + 1;
+  const std::int64_t OW = (W + p[1] + p[3] - (k[1] - 1) * d[1] - 1) / s[1] + 1;
+  Tensor& y = op.out(0, {N, M, OH, OW});
+  const Tensor* b = op.has_in(2) ? &op.in(2) : nullptr;
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t m = 0; m < M; ++m) {
+      const std::int64_t c0 = m / (M / g) * cg;
+      for (std::int64_t oh = 0; oh < OH; ++oh)
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          double acc = b ? b->data[std::size_t(m)] : 0.0;
+          for (std::int64_t c = 0; c < cg; ++c)
+            for (std::int64_t i = 0; i < k[0]; ++i)
+              for (std::int64_t j = 0; j < k[1]; ++j) {
+                const std::int64_t h = oh * s[0] - p[0] + i * d[0], ww = ow * s[1] - p[1] + j * d[1];
+                if (h < 0 || h >= H || ww < 0 || ww >= W) continue;
+                acc += double(x.data[std::size_t(((n * C + c0 + c) * H + h) * W + ww)]) *
+                       w.data[std::size_t(((m * cg + c) * k[0] + i) * k[1] + j)];
+              }
+          y.data[std::size_t(((n * M + m) * OH + oh) * OW + ow)] = float(acc);
+        }
+    }
+}
+
+// MaxPool / AveragePool, 2-D: the window's max, or its mean over the elements it covers of the
+// input (count_include_pad 0) or of the padded input (1).
+void pool(Op& op, bool max) {
+  const Tensor& x = op.in(0);
+  const std::int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const Shape k = op.ints("kernel_shape", {}), s = op.ints("strides", {1, 1});
+  const Shape d = max ? op.ints("dilations", {1, 1}) : Shape{1, 1};
+  const Shape p = pads_2d(op, {H, W}, k, s, d);
+  const bool ceil = op.i("ceil_mode", 0), with_pad = op.i("count_include_pad", 0);
+  auto out_size = [&](std::int64_t in, int a) {
+    const std::int64_t span = in + p[a] + p[a + 2] - (k[a] - 1) * d[a] - 1;
+    return (ceil ? (span + s[a] - 1) / s[a] : span / s[a]) + 1;
+  };
+  const std::int64_t OH = out_size(H, 0), OW = out_size(W, 1);
+  Tensor& y = op.out(0, {N, C, OH, OW});
+  for (std::int64_t nc = 0; nc < N * C; ++nc)
+    for (std::int64_t oh = 0; oh < OH; ++oh)
+      for (std::int64_t ow = 0; ow < OW; ++ow) {
+        double acc = max ? -INFINITY : 0.0;
+        std::int64_t inside = 0, padded = 0;
+        for (std::int64_t i = 0; i < k[0]; ++i)
+          for (std::int64_t j = 0; j < k[1]; ++j) {
+            const std::int64_t h = oh * s[0] - p[0] + i * d[0], w = ow * s[1] - p[1] + j * d[1];
+            padded += h < H + p[2] && w < W + p[3];
+            if (h < 0 || h >= H || w < 0 || w >= W) continue;
+            const float v = x.data[std::size_t((nc * H + h) * W + w)];
+            acc = max ? std::max(acc, double(v)) : acc + v;
+            ++inside;
+          }
+        y.data[std::size_t((nc * OH + oh) * OW + ow)] = float(max ? acc : acc / double(with_pad ? padded : inside));
+      }
+}
+
+void global_pool(Op& op, bool max) {
+  const Tensor& x = op.in(0);
+  Shape so = x.shape;
+  std::fill(so.begin() + 2, so.end(), 1);
+  Tensor& y = op.out(0, so);
+  const std::int64_t area = count(x.shape, 2);
+  for (std::size_t nc = 0; nc < y.data.size(); ++nc) {
+    double acc = max ? -INFINITY : 0.0;
+    for (std::int64_t e = 0; e < area; ++e) {
+      const float v = x.data[nc * std::size_t(area) + std::size_t(e)];
+      acc = max ? std::max(acc, double(v)) : acc + v;
+    }
+    y.data[nc] = float(max ? acc : acc / double(area));
+  }
+}
+
+// Softmax over `axis` (opset 13), or over the flattened dimensions from `axis` (before 13).
+void softmax(Op& op) {
+  const Tensor& x = op.in(0);
+  const std::size_t rank = x.shape.size();
+  const std::int64_t axis = axis_of(op.i("axis", op.opset >= 13 ? -1 : 1), rank);
+  Tensor& y = op.out(0, x.shape);
+  const bool flat = op.opset < 13;
+  const std::int64_t outer = count(x.shape, 0, std::size_t(axis));
+  const std::int64_t len = flat ? count(x.shape, std::size_t(axis)) : x.shape[std::size_t(axis)];
+  const std::int64_t inner = flat ? 1 : count(x.shape, std::size_t(axis) + 1);
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t in = 0; in < inner; ++in) {
+      auto at = [&](std::int64_t e) { return std::size_t((o * len + e) * inner + in); };
+      double mx = -INFINITY, sum = 0;
+      for (std::int64_t e = 0; e < len; ++e) mx = std::max(mx, double(x.data[at(e)]));
+      for (std::int64_t e = 0; e < len; ++e) sum += std::exp(double(x.data[at(e)]) - mx);
+      for (std::int64_t e = 0; e < len; ++e) y.data[at(e)] = float(std::exp(double(x.data[at(e)]) - mx) / sum);
+    }
+}
+
+void reshape(Op& op) {
+  const Tensor &x = op.in(0), &spec = op.in(1);
+  Shape so(spec.data.begin(), spec.data.end());
+  const bool allowzero = op.i("allowzero", 0);
+  std::int64_t known = 1, unknown = -1;
+  for (std::size_t d = 0; d < so.size(); ++d) {
+    if (so[d] == 0 && !allowzero) so[d] = x.shape.at(d);
+    if (so[d] == -1)
+      unknown = std::int64_t(d);
+    else
+      known *= so[d];
+  }
+  if (unknown >= 0) so[std::size_t(unknown)] = known ? std::int64_t(x.elements()) / known : 0;
+  if (count(so) != std::int64_t(x.elements()))
+    throw Error(op.who() + ": cannot reshape " + x.shape_str() + " to " + std::to_string(count(so)) + " elements");
+  op.out(0, so).data = x.data;
+}
+
+void flatten(Op& op) {
+  const Tensor& x = op.in(0);
+  const auto axis = std::size_t(axis_of(op.i("axis", 1), x.shape.size()));
+  op.out(0, {count(x.shape, 0, axis), count(x.shape, axis)}).data = x.data;
+}
+
+void transpose(Op& op) {
+  const Tensor& x = op.in(0);
+  const std::size_t rank = x.shape.size();
+  Shape rev(rank);
+  std::iota(rev.rbegin(), rev.rend(), 0);
+  const Shape perm = op.ints("perm", rev);
+  Shape so(rank);
+  for (std::size_t d = 0; d < rank; ++d) so[d] = x.shape[std::size_t(perm[d])];
+  Tensor& y = op.out(0, so);
+  std::vector<std::int64_t> idx(rank, 0);
+  for (std::size_t e = 0; e < y.data.size(); ++e) {  // idx: the output's index
+    std::int64_t src = 0;
+    for (std::size_t d = 0; d < rank; ++d) {
+      std::int64_t v = 0;
+      for (std::size_t q = 0; q < rank; ++q)
+        if (std::size_t(perm[q]) == d) v = idx[q];
+      src = src * x.shape[d] + v;
+    }
+    y.data[e] = x.data[std::size_t(src)];
+    for (std::size_t d = rank; d-- > 0;)
+      if (++idx[d] < so[d])
+        break;
+      else
+        idx[d] = 0;
+  }
+}
+
+void concat(Op& op) {
+  const Tensor& first = op.in(0);
+  const auto axis = std::size_t(axis_of(op.i("axis", 0), first.shape.size()));
+  Shape so = first.shape;
+  so[axis] = 0;
+  for (int q = 0; q < op.n.input_size(); ++q) so[axis] += op.in(q).shape[axis];
+  Tensor& y = op.out(0, so);
+  const std::int64_t outer = count(so, 0, axis), inner = count(so, axis + 1);
+  std::int64_t at = 0;
+  for (int q = 0; q < op.n.input_size(); ++q) {
+    const Tensor& t = op.in(q);
+    const std::int64_t len = t.shape[axis] * inner;
+    for (std::int64_t o = 0; o < outer; ++o)
+      std::copy_n(t.data.begin() + o * len, len, y.data.begin() + o * so[axis] * inner + at);
+    at += len;
+  }
+}
+
+void batch_norm(Op& op) {
+  const Tensor &x = op.in(0), &sc = op.in(1), &b = op.in(2), &mean = op.in(3), &var = op.in(4);
+  const float eps = op.f("epsilon", 1e-5f);
+  Tensor& y = op.out(0, x.shape);
+  const std::int64_t C = x.shape[1], inner = count(x.shape, 2);
+  for (std::size_t e = 0; e < y.data.size(); ++e) {
+    const auto c = std::size_t(std::int64_t(e) / inner % C);
+    y.data[e] =
+        float((x.data[e] - double(mean.data[c])) / std::sqrt(double(var.data[c]) + eps) * sc.data[c] + b.data[c]);
+  }
+}
+
+// Over the dimensions from `axis` on: Y = (X - mean) / sqrt(var + epsilon) * Scale + B, and the
+// optional Mean and InvStdDev outputs (the statistics' shape keeps the rank, 1 from `axis`).
+void layer_norm(Op& op) {
+  const Tensor &x = op.in(0), &sc = op.in(1);
+  const auto axis = std::size_t(axis_of(op.i("axis", -1), x.shape.size()));
+  const double eps = op.f("epsilon", 1e-5f);
+  const std::int64_t rows = count(x.shape, 0, axis), len = count(x.shape, axis);
+  const Tensor* b = op.has_in(2) ? &op.in(2) : nullptr;
+  for (const Tensor* t : {&sc, b})
+    if (t && std::int64_t(t->elements()) != len && t->elements() != 1)
+      throw Error(op.who() + ": scale / bias " + t->shape_str() + " is neither the normalized shape nor one value");
+  Shape stat = x.shape;
+  std::fill(stat.begin() + std::ptrdiff_t(axis), stat.end(), 1);
+  Tensor& y = op.out(0, x.shape);
+  Tensor* mean_out = op.n.output_size() > 1 && !op.n.output(1).empty() ? &op.out(1, stat) : nullptr;
+  Tensor* inv_out = op.n.output_size() > 2 && !op.n.output(2).empty() ? &op.out(2, stat) : nullptr;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* row = x.data.data() + r * len;
+    double mean = 0, var = 0;
+    for (std::int64_t e = 0; e < len; ++e) mean += row[e];
+    mean /= double(len);
+    for (std::int64_t e = 0; e < len; ++e) var += (row[e] - mean) * (row[e] - mean);
+    const double inv = 1.0 / std::sqrt(var / double(len) + eps);
+    for (std::int64_t e = 0; e < len; ++e) {
+      const auto k = std::size_t(e);
+      const double scale = sc.data[sc.elements() == 1 ? 0 : k], bias = b ? b->data[b->elements() == 1 ? 0 : k] : 0;
+      y.data[std::size_t(r * len + e)] = float((row[e] - mean) * inv * scale + bias);
+    }
+    if (mean_out) mean_out->data[std::size_t(r)] = float(mean);
+    if (inv_out) inv_out->data[std::size_t(r)] = float(inv);
+  }
+}
+
+// Clip: bounds from inputs 1 and 2 (opset 11 on) or attributes min / max (before).
+void clip(Op& op) {
+  float lo = -INFINITY, hi = INFINITY;
+  if (op.opset >= 11) {
+    if (op.has_in(1)) lo = op.in(1).data.at(0);
+    if (op.has_in(2)) hi = op.in(2).data.at(0);
+  } else {
+    lo = op.f("min", lo), hi = op.f("max", hi);
+  }
+  unary(op, [lo, hi](float x) { return std::min(std::max(x, lo), hi); });
+}
+
+struct Entry {
+  const char* op;
+  std::function<void(Op&)> run;
+};
+
+const std::vector<Entry>& table() {
+  static const std::vector<Entry> t = {
+      {"Relu", [](Op& o) { unary(o, [](float x) { return x > 0 ? x : 0.0f; }); }},
+      {"Sigmoid", [](Op& o) { unary(o, [](float x) { return float(1.0 / (1.0 + std::exp(-double(x)))); }); }},
+      {"Tanh", [](Op& o) { unary(o, [](float x) { return std::tanh(x); }); }},
+      {"LeakyRelu",
+       [](Op& o) {
+         const float a = o.f("alpha", 0.01f);
+         unary(o, [a](float x) { return x >= 0 ? x : a * x; });
+       }},
+      {"Clip", clip},
+      {"Identity", [](Op& o) { unary(o, [](float x) { return x; }); }},
+      {"Add", [](Op& o) { broadcast(o, [](float a, float b) { return a + b; }); }},
+      {"Sub", [](Op& o) { broadcast(o, [](float a, float b) { return a - b; }); }},
+      {"Mul", [](Op& o) { broadcast(o, [](float a, float b) { return a * b; }); }},
+      {"Div", [](Op& o) { broadcast(o, [](float a, float b) { return a / b; }); }},
+      {"MatMul", matmul},
+      {"Gemm", gemm},
+      {"Conv", conv},
+      {"MaxPool", [](Op& o) { pool(o, true); }},
+      {"AveragePool", [](Op& o) { pool(o, false); }},
+      {"GlobalAveragePool", [](Op& o) { global_pool(o, false); }},
+      {"GlobalMaxPool", [](Op& o) { global_pool(o, true); }},
+      {"Softmax", softmax},
+      {"Flatten", flatten},
+      {"Reshape", reshape},
+      {"Transpose", transpose},
+      {"Concat", concat},
+      {"BatchNormalization", batch_norm},
+      {"LayerNormalization", layer_norm},
+  };
+  return t;
+}
+
+const Entry* find(const std::string& op) {
+  for (const Entry& e : table())
+    if (op == e.op) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset) {
+  if (!n.domain().empty() && n.domain() != "ai.onnx") return "domain " + n.domain() + " is not implemented";
+  if (!find(n.op_type())) return "op " + n.op_type() + " is not implemented";
+  const std::string& op = n.op_type();
+  const bool window = op == "Conv" || op == "MaxPool" || op == "AveragePool";
+  for (const auto& a : n.attribute()) {
+    if (window && a.name() == "kernel_shape" && a.ints_size() != 2) return "only 2-D windows are implemented";
+    if (op == "MaxPool" && a.name() == "storage_order" && a.i()) return "storage_order 1 is not implemented";
+    if (op == "BatchNormalization" && a.name() == "training_mode" && a.i()) return "training_mode is not implemented";
+  }
+  if (op == "MaxPool" && n.output_size() > 1) return "the Indices output is not implemented";
+  if (op == "BatchNormalization" && n.output_size() > 1)
+    return "the running mean / variance outputs are not implemented";
+  if (window && op != "Conv" && opset < 10) return "opset " + std::to_string(opset) + " pooling is not implemented";
+  return "";
+}
+
+void run_reference(const Model& m, Tensors& values) {
+  for (const auto& init : m.graph().initializer()) values[init.name()] = from_proto(init, m.path);
+  for (const auto& node : m.graph().node()) {
+    Op op{node, values, m.opset};
+    const std::string why = reference_refuses(node, m.opset);
+    if (!why.empty()) throw Error(m.path + ": " + op.who() + ": " + why);
+    const bool window = node.op_type() == "Conv" || node.op_type().find("Pool") != std::string::npos;
+    if (window && op.in(0).shape.size() != 4 && node.op_type().rfind("Global", 0) != 0)
+      throw Error(m.path + ": " + op.who() + ": input " + op.in(0).shape_str() + ": only 2-D windows are implemented");
+    find(node.op_type())->run(op);
+  }
+}
+
+std::vector<std::string> reference_ops() {
+  std::vector<std::string> ops;
+  for (const Entry& e : table()) ops.push_back(e.op);
+  return ops;
+}
+
+}  // namespace dvp::network

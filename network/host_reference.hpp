@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+// The host reference of a network: an ONNX graph executed in f32, op by op, with plain loops
+// written from the ONNX operator specification (onnx/defs, Operators.md). It is what the
+// platform's results are checked against, and is itself checked against the ONNX test suite's
+// shipped outputs (libonnx-testdata; tests/test_onnx.cpp). One table entry per operator; an
+// operator or attribute it does not implement is refused with the node's name, its op type and
+// the reason, never approximated.
+#pragma once
+#include <map>
+#include <string>
+
+#include "onnx_model.hpp"
+
+namespace dvp::network {
+
+using Tensors = std::map<std::string, Tensor>;
+
+// Empty when the reference executes `node`; else why not ("op Foo is not implemented",
+// "attribute auto_pad SAME_LOWER is not implemented").
+std::string reference_refuses(const onnx::NodeProto& node, std::int64_t opset);
+
+// Runs `m`'s nodes in order (ONNX graphs are topologically sorted) on `values`, which holds the
+// graph's inputs; initializers are added, then every node's outputs. An Error names the node.
+void run_reference(const Model& m, Tensors& values);
+
+// The operators the reference implements, in table order.
+std::vector<std::string> reference_ops();
+
+}  // namespace dvp::network

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+#include "onnx_model.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <numeric>
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "common/error.hpp"
+
+namespace dvp::network {
+
+std::size_t Tensor::elements() const {
+  return std::accumulate(shape.begin(), shape.end(), std::size_t(1),
+                         [](std::size_t a, std::int64_t d) { return a * std::size_t(d); });
+}
+
+std::string Tensor::shape_str() const {
+  std::string s;
+  for (std::int64_t d : shape) s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s.empty() ? "scalar" : s;
+}
+
+namespace {
+
+template <class T>
+void convert_raw(const std::string& raw, std::vector<float>& out) {
+  out.resize(raw.size() / sizeof(T));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    T v;
+    std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
+    out[i] = float(v);
+  }
+}
+
+template <class Field>
+void convert_field(const Field& f, std::vector<float>& out) {
+  out.assign(f.begin(), f.end());
+}
+
+}  // namespace
+
+Tensor from_proto(const onnx::TensorProto& t, const std::string& where) {
+  Tensor r;
+  r.shape.assign(t.dims().begin(), t.dims().end());
+  const bool raw = t.has_raw_data();
+  switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      raw ? convert_raw<float>(t.raw_data(), r.data) : convert_field(t.float_data(), r.data);
+      break;
+    case onnx::TensorProto::DOUBLE:
+      raw ? convert_raw<double>(t.raw_data(), r.data) : convert_field(t.double_data(), r.data);
+      break;
+    case onnx::TensorProto::INT64:
+      raw ? convert_raw<std::int64_t>(t.raw_data(), r.data) : convert_field(t.int64_data(), r.data);
+      break;
+    case onnx::TensorProto::INT32:
+      raw ? convert_raw<std::int32_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
+      break;
+    default:
+      throw Error(where + ": tensor '" + t.name() + "' has data type " +
+                  onnx::TensorProto::DataType_Name(onnx::TensorProto::DataType(t.data_type())) +
+                  " (float, double, int64 and int32 are read)");
+  }
+  if (t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL)
+    throw Error(where + ": tensor '" + t.name() + "' keeps its data in an external file (not read)");
+  if (r.data.size() != r.elements())
+    throw Error(where + ": tensor '" + t.name() + "' has " + std::to_string(r.data.size()) + " values for shape " +
+                r.shape_str());
+  return r;
+}
+
+Tensor read_tensor_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(path + ": cannot open");
+  onnx::TensorProto t;
+  if (!t.ParseFromIstream(&f)) throw Error(path + ": not a serialized ONNX TensorProto");
+  return from_proto(t, path);
+}
+
+Model load_model(const std::string& path) {
+  Model m;
+  m.path = path;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(path + ": cannot open");
+  if (!m.proto.ParseFromIstream(&f)) throw Error(path + ": not an ONNX model (the protobuf does not parse)");
+  try {
+    onnx::checker::check_model(m.proto);
+    onnx::shape_inference::InferShapes(m.proto);
+  } catch (const std::exception& e) {
+    throw Error(path + ": " + e.what());
+  }
+  for (const auto& o : m.proto.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") m.opset = o.version();
+  return m;
+}
+
+}  // namespace dvp::network

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// ONNX in: a model file parsed with libonnx's protobuf classes, checked by its checker, its
+// shapes inferred; tensors (initializers, .pb files of the ONNX test suite) as host f32 arrays.
+// The network compiler and the host reference (host_reference.hpp) start from here.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+namespace dvp::network {
+
+// A tensor on the host: its shape and its elements as f32 (integer tensors, which carry
+// shapes and indices, are converted exactly up to 2^24).
+struct Tensor {
+  std::vector<std::int64_t> shape;
+  std::vector<float> data;
+  std::size_t elements() const;
+  std::string shape_str() const;  // "1x3x224x224"
+};
+
+// A TensorProto's values (float_data / int64_data / int32_data / double_data or raw_data);
+// `where` names it in an error.
+Tensor from_proto(const onnx::TensorProto& t, const std::string& where);
+// A serialized TensorProto (input_0.pb); the error names the file.
+Tensor read_tensor_file(const std::string& path);
+
+struct Model {
+  std::string path;
+  onnx::ModelProto proto;
+  std::int64_t opset = 0;  // of the default domain
+  const onnx::GraphProto& graph() const { return proto.graph(); }
+};
+
+// Parses, checks (onnx::checker) and infers shapes; a file that cannot be read, parsed or
+// checked is an Error naming it and what is wrong.
+Model load_model(const std::string& path);
+
+}  // namespace dvp::network

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+// ONNX in and the host reference: every case of the ONNX operator test suite Debian ships
+// (libonnx-testdata: model.onnx, input_N.pb, output_N.pb) whose operators the reference
+// implements runs through it and must match the shipped outputs; the rest are counted as
+// unsupported with the reason. Bad files are errors that name them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "common/error.hpp"
+#include "host_reference.hpp"
+
+using namespace dvp;
+using namespace dvp::network;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kSuite = "/usr/share/libonnx-testdata/data/node";
+
+struct Tally {
+  int pass = 0, fail = 0, unsupported = 0;
+};
+
+// One case: "" when it passed, "unsupported: ..." or the first mismatch.
+std::string run_case(const fs::path& dir) {
+  const Model m = load_model((dir / "model.onnx").string());
+  for (const auto& n : m.graph().node())
+    if (const std::string why = reference_refuses(n, m.opset); !why.empty()) return "unsupported: " + why;
+  Tensors values;
+  std::vector<std::string> inputs;  // graph inputs that are not initializers, in order
+  for (const auto& i : m.graph().input()) {
+    bool init = false;
+    for (const auto& t : m.graph().initializer()) init |= t.name() == i.name();
+    if (!init) inputs.push_back(i.name());
+  }
+  const fs::path data = dir / "test_data_set_0";
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    values[inputs[k]] = read_tensor_file((data / ("input_" + std::to_string(k) + ".pb")).string());
+  run_reference(m, values);
+  for (int k = 0; k < m.graph().output_size(); ++k) {
+    const Tensor want = read_tensor_file((data / ("output_" + std::to_string(k) + ".pb")).string());
+    const Tensor& have = values.at(m.graph().output(k).name());
+    if (have.shape != want.shape)
+      return "output " + std::to_string(k) + ": shape " + have.shape_str() + ", expected " + want.shape_str();
+    for (std::size_t e = 0; e < want.data.size(); ++e)
+      if (std::fabs(have.data[e] - want.data[e]) > 1e-4 + 1e-4 * std::fabs(want.data[e]))
+        return "output " + std::to_string(k) + " element " + std::to_string(e) + ": " + std::to_string(have.data[e]) +
+               ", expected " + std::to_string(want.data[e]);
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(OnnxReference, OperatorSuiteCasesMatchTheShippedOutputs) {
+  ASSERT_TRUE(fs::is_directory(kSuite)) << kSuite << ": install libonnx-testdata (scripts/setup.sh)";
+  std::map<std::string, Tally> per_op;
+  std::vector<fs::path> cases;
+  for (const auto& d : fs::directory_iterator(kSuite))
+    if (fs::exists(d.path() / "model.onnx")) cases.push_back(d.path());
+  std::sort(cases.begin(), cases.end());
+  int pass = 0;
+  for (const fs::path& c : cases) {
+    std::string op = "?";
+    std::string result;
+    try {
+      const Model m = load_model((c / "model.onnx").string());
+      if (m.graph().node_size()) op = m.graph().node(0).op_type();
+      result = run_case(c);
+    } catch (const Error& e) {
+      result = std::string("error: ") + e.what();
+    }
+    Tally& t = per_op[op];
+    if (result.empty()) {
+      ++t.pass, ++pass;
+    } else if (result.rfind("unsupported", 0) == 0 || result.rfind("error: ", 0) == 0) {
+      const auto ops = reference_ops();
+      if (std::find(ops.begin(), ops.end(), op) != ops.end())  // why a case of an implemented op is not run
+        std::printf("%s: %s\n", c.filename().c_str(), result.c_str());
+      ++t.unsupported;  // (a model the checker or the tensor reader refuses counts here too)
+    } else {
+      ++t.fail;
+      ADD_FAILURE() << c.filename().string() << ": " << result;
+    }
+  }
+  for (const std::string& op : reference_ops()) {
+    const Tally& t = per_op[op];
+    std::printf("%-20s pass %3d  fail %3d  unsupported %3d\n", op.c_str(), t.pass, t.fail, t.unsupported);
+    EXPECT_GT(t.pass, 0) << op << ": no case of it passed";
+  }
+  EXPECT_GE(pass, 135);  // 139 with the ops above (ONNX 1.12 suite)
+}
+
+TEST(OnnxReference, BadFilesAreErrorsNamingThem) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/junk.onnx") << "not a protobuf at all \xff\xff\xff";
+  try {
+    load_model(dir + "/junk.onnx");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("junk.onnx: "), std::string::npos) << e.what();
+  }
+  try {
+    load_model(dir + "/absent.onnx");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + "/absent.onnx: cannot open");
+  }
+}
