@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <numeric>
 
 #include "common/error.hpp"
@@ -21,6 +22,22 @@ struct Op {
   std::int64_t opset;
   std::string who() const { return "node '" + n.name() + "' (" + n.op_type() + ")"; }
   bool has_in(int i) const { return i < n.input_size() && !n.input(i).empty(); }
+  // A malformed model is an Error naming the node, never an access out of bounds.
+  void need(bool ok, const std::string& what) const {
+    if (!ok) throw Error(who() + ": " + what);
+  }
+  const Tensor& in(int i, std::size_t rank) const {
+    const Tensor& t = in(i);
+    need(t.shape.size() == rank,
+         "input " + std::to_string(i) + " is " + t.shape_str() + ", not of rank " + std::to_string(rank));
+    return t;
+  }
+  // `a` (negative: from the end) as an index into `rank` dimensions, [0, rank + extra).
+  std::size_t axis(std::int64_t a, std::size_t rank, std::size_t extra = 0) const {
+    const std::int64_t r = a < 0 ? a + std::int64_t(rank) : a;
+    need(r >= 0 && r < std::int64_t(rank + extra), "axis " + std::to_string(a) + " is out of range");
+    return std::size_t(r);
+  }
   const Tensor& in(int i) const {
     auto it = has_in(i) ? v.find(n.input(i)) : v.end();
     if (it == v.end()) throw Error(who() + ": input " + std::to_string(i) + " has no value");
@@ -50,8 +67,6 @@ std::int64_t count(const Shape& s, std::size_t from = 0, std::size_t to = SIZE_M
   for (std::size_t k = from; k < std::min(to, s.size()); ++k) c *= s[k];
   return c;
 }
-
-std::int64_t axis_of(std::int64_t a, std::size_t rank) { return a < 0 ? a + std::int64_t(rank) : a; }
 
 // Element-wise with numpy broadcasting (ONNX's multidirectional broadcasting).
 void broadcast(Op& op, const std::function<float(float, float)>& fn) {
@@ -91,6 +106,7 @@ void unary(Op& op, const std::function<float(float)>& fn) {
 // numpy matmul: 1-D operands promoted, batch dimensions broadcast.
 void matmul(Op& op) {
   Tensor a = op.in(0), b = op.in(1);
+  op.need(!a.shape.empty() && !b.shape.empty(), "a scalar operand");
   const bool a1 = a.shape.size() == 1, b1 = b.shape.size() == 1;
   if (a1) a.shape.insert(a.shape.begin(), 1);
   if (b1) b.shape.push_back(1);
@@ -102,7 +118,11 @@ void matmul(Op& op) {
   Shape pa(rank - ba.size(), 1), pb(rank - bb.size(), 1), batch(rank);
   pa.insert(pa.end(), ba.begin(), ba.end());
   pb.insert(pb.end(), bb.begin(), bb.end());
-  for (std::size_t d = 0; d < rank; ++d) batch[d] = std::max(pa[d], pb[d]);
+  for (std::size_t d = 0; d < rank; ++d) {
+    op.need(pa[d] == pb[d] || pa[d] == 1 || pb[d] == 1,
+            "batch dimensions of " + a.shape_str() + " and " + b.shape_str() + " do not broadcast");
+    batch[d] = std::max(pa[d], pb[d]);
+  }
   Shape so = batch;
   if (!a1) so.push_back(m);
   if (!b1) so.push_back(n);
@@ -126,13 +146,20 @@ void matmul(Op& op) {
 }
 
 void gemm(Op& op) {
-  const Tensor &a = op.in(0), &b = op.in(1);
+  const Tensor &a = op.in(0, 2), &b = op.in(1, 2);
   const bool ta = op.i("transA", 0), tb = op.i("transB", 0);
   const float alpha = op.f("alpha", 1), beta = op.f("beta", 1);
   const std::int64_t m = ta ? a.shape[1] : a.shape[0], k = ta ? a.shape[0] : a.shape[1];
   const std::int64_t n = tb ? b.shape[0] : b.shape[1];
-  Tensor& o = op.out(0, {m, n});
+  op.need((tb ? b.shape[1] : b.shape[0]) == k, a.shape_str() + " x " + b.shape_str() + ": inner dimensions differ");
   const Tensor* c = op.has_in(2) ? &op.in(2) : nullptr;
+  if (c) {
+    const Shape& cs = c->shape;
+    const bool rows = cs.size() < 2 || cs[0] == 1 || cs[0] == m, cols = cs.empty() || cs.back() == 1 || cs.back() == n;
+    op.need(cs.size() <= 2 && rows && cols,
+            "C " + c->shape_str() + " does not broadcast to " + std::to_string(m) + "x" + std::to_string(n));
+  }
+  Tensor& o = op.out(0, {m, n});
   for (std::int64_t r = 0; r < m; ++r)
     for (std::int64_t col = 0; col < n; ++col) {
       double acc = 0;
@@ -150,10 +177,16 @@ void gemm(Op& op) {
     }
 }
 
-// Pads of a 2-D window op from auto_pad or pads: {top, left, bottom, right}.
+// Pads of a 2-D window op from auto_pad or pads: {top, left, bottom, right}; the window's
+// attributes checked on the way.
 Shape pads_2d(const Op& op, const Shape& in, const Shape& k, const Shape& s, const Shape& d) {
   const std::string ap = op.s("auto_pad", "NOTSET");
   Shape p = op.ints("pads", {0, 0, 0, 0});
+  auto positive = [](const Shape& v) { return std::all_of(v.begin(), v.end(), [](std::int64_t x) { return x > 0; }); };
+  op.need(k.size() == 2 && s.size() == 2 && d.size() == 2 && p.size() == 4,
+          "kernel, strides and dilations of 2 values and pads of 4 are implemented");
+  op.need(positive(k) && positive(s) && positive(d), "a kernel, stride or dilation of 0 or less");
+  op.need(std::all_of(p.begin(), p.end(), [](std::int64_t x) { return x >= 0; }), "negative pads");
   if (ap == "VALID") return {0, 0, 0, 0};
   if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
     for (int a = 0; a < 2; ++a) {
@@ -168,18 +201,21 @@ Shape pads_2d(const Op& op, const Shape& in, const Shape& k, const Shape& s, con
 }
 
 void conv(Op& op) {
-  const Tensor &x = op.in(0), &w = op.in(1);
+  const Tensor &x = op.in(0, 4), &w = op.in(1, 4);
   const std::int64_t g = op.i("group", 1), N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   const std::int64_t M = w.shape[0], cg = w.shape[1];
   const Shape k = {w.shape[2], w.shape[3]}, s = op.ints("strides", {1, 1}), d = op.ints("dilations", {1, 1});
   const Shape p = pads_2d(op, {H, W}, k, s, d);
-  if (cg * g != C || M % g)
-    throw Error(op.who() + ": weights " + w.shape_str() + " do not fit input " + x.shape_str() + " in " +
-                std::to_string(g) + " groups");
+  op.need(g > 0 && cg * g == C && M % g == 0,
+          "weights " + w.shape_str() + " do not fit input " + x.shape_str() + " in " + std::to_string(g) + " groups");
+  op.need(op.ints("kernel_shape", k) == k, "kernel_shape disagrees with the weights " + w.shape_str());
   const std::int64_t OH = (H + p[0] + p[2] - (k[0] - 1) * d[0] - 1) / s[0] + 1;
   const std::int64_t OW = (W + p[1] + p[3] - (k[1] - 1) * d[1] - 1) / s[1] + 1;
-  Tensor& y = op.out(0, {N, M, OH, OW});
+  op.need(H + p[0] + p[2] >= (k[0] - 1) * d[0] + 1 && W + p[1] + p[3] >= (k[1] - 1) * d[1] + 1,
+          "the kernel is larger than the padded input");
   const Tensor* b = op.has_in(2) ? &op.in(2) : nullptr;
+  op.need(!b || std::int64_t(b->elements()) == M, "a bias of other than " + std::to_string(M) + " values");
+  Tensor& y = op.out(0, {N, M, OH, OW});
   for (std::int64_t n = 0; n < N; ++n)
     for (std::int64_t m = 0; m < M; ++m) {
       const std::int64_t c0 = m / (M / g) * cg;
@@ -202,15 +238,20 @@ void conv(Op& op) {
 // MaxPool / AveragePool, 2-D: the window's max, or its mean over the elements it covers of the
 // input (count_include_pad 0) or of the padded input (1).
 void pool(Op& op, bool max) {
-  const Tensor& x = op.in(0);
+  const Tensor& x = op.in(0, 4);
   const std::int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   const Shape k = op.ints("kernel_shape", {}), s = op.ints("strides", {1, 1});
   const Shape d = max ? op.ints("dilations", {1, 1}) : Shape{1, 1};
   const Shape p = pads_2d(op, {H, W}, k, s, d);
   const bool ceil = op.i("ceil_mode", 0), with_pad = op.i("count_include_pad", 0);
+  // With ceil_mode the last window must still start inside the input or its begin pad (as
+  // ONNX from 1.13 and ONNX Runtime do); a window covering no input is an error.
   auto out_size = [&](std::int64_t in, int a) {
     const std::int64_t span = in + p[a] + p[a + 2] - (k[a] - 1) * d[a] - 1;
-    return (ceil ? (span + s[a] - 1) / s[a] : span / s[a]) + 1;
+    op.need(span >= 0, "the window is larger than the padded input");
+    std::int64_t n = (ceil ? (span + s[a] - 1) / s[a] : span / s[a]) + 1;
+    if (ceil && (n - 1) * s[a] >= in + p[a]) --n;
+    return n;
   };
   const std::int64_t OH = out_size(H, 0), OW = out_size(W, 1);
   Tensor& y = op.out(0, {N, C, OH, OW});
@@ -228,12 +269,14 @@ void pool(Op& op, bool max) {
             acc = max ? std::max(acc, double(v)) : acc + v;
             ++inside;
           }
+        op.need(inside > 0, "window (" + std::to_string(oh) + ", " + std::to_string(ow) + ") covers no input");
         y.data[std::size_t((nc * OH + oh) * OW + ow)] = float(max ? acc : acc / double(with_pad ? padded : inside));
       }
 }
 
 void global_pool(Op& op, bool max) {
   const Tensor& x = op.in(0);
+  op.need(x.shape.size() >= 3, "input " + x.shape_str() + ": N x C x spatial dimensions expected");
   Shape so = x.shape;
   std::fill(so.begin() + 2, so.end(), 1);
   Tensor& y = op.out(0, so);
@@ -252,7 +295,7 @@ void global_pool(Op& op, bool max) {
 void softmax(Op& op) {
   const Tensor& x = op.in(0);
   const std::size_t rank = x.shape.size();
-  const std::int64_t axis = axis_of(op.i("axis", op.opset >= 13 ? -1 : 1), rank);
+  const auto axis = std::int64_t(op.axis(op.i("axis", op.opset >= 13 ? -1 : 1), rank));
   Tensor& y = op.out(0, x.shape);
   const bool flat = op.opset < 13;
   const std::int64_t outer = count(x.shape, 0, std::size_t(axis));
@@ -274,7 +317,12 @@ void reshape(Op& op) {
   const bool allowzero = op.i("allowzero", 0);
   std::int64_t known = 1, unknown = -1;
   for (std::size_t d = 0; d < so.size(); ++d) {
-    if (so[d] == 0 && !allowzero) so[d] = x.shape.at(d);
+    op.need(so[d] >= -1 && !(so[d] == -1 && unknown >= 0),
+            "shape " + std::to_string(so[d]) + " at " + std::to_string(d) + ": one -1 and no other negative");
+    if (so[d] == 0 && !allowzero) {
+      op.need(d < x.shape.size(), "a 0 copies dimension " + std::to_string(d) + ", which " + x.shape_str() + " lacks");
+      so[d] = x.shape[d];
+    }
     if (so[d] == -1)
       unknown = std::int64_t(d);
     else
@@ -288,7 +336,7 @@ void reshape(Op& op) {
 
 void flatten(Op& op) {
   const Tensor& x = op.in(0);
-  const auto axis = std::size_t(axis_of(op.i("axis", 1), x.shape.size()));
+  const std::size_t axis = op.axis(op.i("axis", 1), x.shape.size(), 1);
   op.out(0, {count(x.shape, 0, axis), count(x.shape, axis)}).data = x.data;
 }
 
@@ -298,6 +346,9 @@ void transpose(Op& op) {
   Shape rev(rank);
   std::iota(rev.rbegin(), rev.rend(), 0);
   const Shape perm = op.ints("perm", rev);
+  Shape sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  op.need(sorted == Shape(rev.rbegin(), rev.rend()), "perm is not a permutation of the input's dimensions");
   Shape so(rank);
   for (std::size_t d = 0; d < rank; ++d) so[d] = x.shape[std::size_t(perm[d])];
   Tensor& y = op.out(0, so);
@@ -321,10 +372,16 @@ void transpose(Op& op) {
 
 void concat(Op& op) {
   const Tensor& first = op.in(0);
-  const auto axis = std::size_t(axis_of(op.i("axis", 0), first.shape.size()));
+  const std::size_t axis = op.axis(op.i("axis", 0), first.shape.size());
   Shape so = first.shape;
   so[axis] = 0;
-  for (int q = 0; q < op.n.input_size(); ++q) so[axis] += op.in(q).shape[axis];
+  for (int q = 0; q < op.n.input_size(); ++q) {
+    Shape other = op.in(q, first.shape.size()).shape, mine = first.shape;
+    other[axis] = mine[axis] = 0;
+    op.need(other == mine, "input " + std::to_string(q) + " " + op.in(q).shape_str() + " differs from " +
+                               first.shape_str() + " off the axis");
+    so[axis] += op.in(q).shape[axis];
+  }
   Tensor& y = op.out(0, so);
   const std::int64_t outer = count(so, 0, axis), inner = count(so, axis + 1);
   std::int64_t at = 0;
@@ -340,8 +397,11 @@ void concat(Op& op) {
 void batch_norm(Op& op) {
   const Tensor &x = op.in(0), &sc = op.in(1), &b = op.in(2), &mean = op.in(3), &var = op.in(4);
   const float eps = op.f("epsilon", 1e-5f);
-  Tensor& y = op.out(0, x.shape);
+  op.need(x.shape.size() >= 2, "input " + x.shape_str() + ": N x C expected");
   const std::int64_t C = x.shape[1], inner = count(x.shape, 2);
+  for (const Tensor* t : {&sc, &b, &mean, &var})
+    op.need(std::int64_t(t->elements()) == C, "a scale, bias, mean or variance of other than C values");
+  Tensor& y = op.out(0, x.shape);
   for (std::size_t e = 0; e < y.data.size(); ++e) {
     const auto c = std::size_t(std::int64_t(e) / inner % C);
     y.data[e] =
@@ -353,7 +413,7 @@ void batch_norm(Op& op) {
 // optional Mean and InvStdDev outputs (the statistics' shape keeps the rank, 1 from `axis`).
 void layer_norm(Op& op) {
   const Tensor &x = op.in(0), &sc = op.in(1);
-  const auto axis = std::size_t(axis_of(op.i("axis", -1), x.shape.size()));
+  const std::size_t axis = op.axis(op.i("axis", -1), x.shape.size());
   const double eps = op.f("epsilon", 1e-5f);
   const std::int64_t rows = count(x.shape, 0, axis), len = count(x.shape, axis);
   const Tensor* b = op.has_in(2) ? &op.in(2) : nullptr;
@@ -384,10 +444,11 @@ void layer_norm(Op& op) {
 
 // Clip: bounds from inputs 1 and 2 (opset 11 on) or attributes min / max (before).
 void clip(Op& op) {
-  float lo = -INFINITY, hi = INFINITY;
+  float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
   if (op.opset >= 11) {
-    if (op.has_in(1)) lo = op.in(1).data.at(0);
-    if (op.has_in(2)) hi = op.in(2).data.at(0);
+    for (int q : {1, 2}) op.need(!op.has_in(q) || op.in(q).elements() == 1, "a bound of other than one value");
+    if (op.has_in(1)) lo = op.in(1).data[0];
+    if (op.has_in(2)) hi = op.in(2).data[0];
   } else {
     lo = op.f("min", lo), hi = op.f("max", hi);
   }
@@ -401,7 +462,7 @@ struct Entry {
 
 const std::vector<Entry>& table() {
   static const std::vector<Entry> t = {
-      {"Relu", [](Op& o) { unary(o, [](float x) { return x > 0 ? x : 0.0f; }); }},
+      {"Relu", [](Op& o) { unary(o, [](float x) { return x < 0 ? 0.0f : x; }); }},  // NaN stays NaN
       {"Sigmoid", [](Op& o) { unary(o, [](float x) { return float(1.0 / (1.0 + std::exp(-double(x)))); }); }},
       {"Tanh", [](Op& o) { unary(o, [](float x) { return std::tanh(x); }); }},
       {"LeakyRelu",
@@ -439,6 +500,23 @@ const Entry* find(const std::string& op) {
   return nullptr;
 }
 
+// Attributes of old opsets or values the reference does not implement.
+std::string refuses_attributes(const onnx::NodeProto& n, std::int64_t opset) {
+  const std::string& op = n.op_type();
+  const bool elementwise = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
+  for (const auto& a : n.attribute()) {
+    const std::string& nm = a.name();
+    if (nm == "auto_pad" && a.s() != "NOTSET" && a.s() != "VALID" && a.s() != "SAME_UPPER" && a.s() != "SAME_LOWER")
+      return "auto_pad " + a.s() + " is no ONNX value";
+    if (elementwise && (nm == "broadcast" || nm == "axis"))
+      return "opset " + std::to_string(opset) + "'s axis-aligned broadcasting is not implemented";
+    if (op == "BatchNormalization" && (nm == "spatial" || nm == "is_test"))
+      return "attribute " + nm + " (opset " + std::to_string(opset) + ") is not implemented";
+    if (op == "AveragePool" && nm == "dilations") return "AveragePool dilations are not implemented";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset) {
@@ -451,6 +529,9 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset) {
     if (op == "MaxPool" && a.name() == "storage_order" && a.i()) return "storage_order 1 is not implemented";
     if (op == "BatchNormalization" && a.name() == "training_mode" && a.i()) return "training_mode is not implemented";
   }
+  if (std::string why = refuses_attributes(n, opset); !why.empty()) return why;
+  if ((op == "Concat" && opset < 4) || (op == "Reshape" && opset < 5))
+    return op + " of opset " + std::to_string(opset) + " is not implemented";
   if (op == "MaxPool" && n.output_size() > 1) return "the Indices output is not implemented";
   if (op == "BatchNormalization" && n.output_size() > 1)
     return "the running mean / variance outputs are not implemented";
@@ -467,7 +548,11 @@ void run_reference(const Model& m, Tensors& values) {
     const bool window = node.op_type() == "Conv" || node.op_type().find("Pool") != std::string::npos;
     if (window && op.in(0).shape.size() != 4 && node.op_type().rfind("Global", 0) != 0)
       throw Error(m.path + ": " + op.who() + ": input " + op.in(0).shape_str() + ": only 2-D windows are implemented");
-    find(node.op_type())->run(op);
+    try {
+      find(node.op_type())->run(op);
+    } catch (const Error& e) {
+      throw Error(m.path + ": " + e.what());  // the model's file, then the node and what is wrong
+    }
   }
 }
 

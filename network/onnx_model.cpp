@@ -3,7 +3,6 @@
 
 #include <cstring>
 #include <fstream>
-#include <numeric>
 
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
@@ -13,8 +12,13 @@
 namespace dvp::network {
 
 std::size_t Tensor::elements() const {
-  return std::accumulate(shape.begin(), shape.end(), std::size_t(1),
-                         [](std::size_t a, std::int64_t d) { return a * std::size_t(d); });
+  std::size_t n = 1;
+  for (std::int64_t d : shape) {
+    if (d < 0 || (d && n > (std::size_t(1) << 40) / std::size_t(d)))
+      throw Error("a tensor of shape " + shape_str() + " (a negative dimension, or over 2^40 elements)");
+    n *= std::size_t(d);
+  }
+  return n;
 }
 
 std::string Tensor::shape_str() const {
