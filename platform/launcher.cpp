@@ -162,8 +162,13 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
            "bias; the argument after the bias")
       .defaults("false");
   sh.param("residual", Type::Bool,
-           "conv2d: a tensor like y (its type, NHWC) added before the activation; the last argument")
+           "conv2d: a tensor like y (its type and layout) added before the activation; the last argument")
       .defaults("false");
+  sh.param("out_layout", Type::Enum,
+           "conv2d: how y (and the residual) are stored: nd (ho x wo rows of cout, NHWC) or nc1hwc0 (the layout the "
+           "next conv or pool reads, as CANN's convolutions write it; cout a multiple of 16)")
+      .defaults("nd")
+      .choices({"nd", "nc1hwc0"});
   sh.param("relu6", Type::Bool, "conv2d: the output clamped to [0, 6] (ReLU6)").defaults("false");
   sh.param("c0", Type::Int,
            "conv2d: channels per position of the stored input: 16 (NC1HWC0), or 4, the small-channel mode of a first "

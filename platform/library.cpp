@@ -72,6 +72,9 @@ KernelShape read_conv2d(const cfg::Node& sh) {
   c.bias = sh.get_bool("bias"), c.scale = sh.get_bool("channel_scale"), c.residual = sh.get_bool("residual");
   c.relu = sh.get_bool("relu"), c.relu6 = sh.get_bool("relu6");
   c.c0 = u32(sh, "c0"), c.groups = u32(sh, "groups");
+  c.out_nc1hwc0 = sh.get_string("out_layout") == "nc1hwc0";
+  if (c.out_nc1hwc0 && c.cout % 16)
+    sh.at("out_layout").fail("conv2d: an NC1HWC0 y takes cout a multiple of 16 (got " + std::to_string(c.cout) + ")");
   if (c.c0 != 16 && c.c0 != 4) sh.at("c0").fail("conv2d: c0 is 16, or 4 for the small-channel mode (c <= 4)");
   if (c.c0 == 4 && c.c > 4)
     sh.at("c0").fail("conv2d: c0 = 4 takes at most 4 channels (c = " + std::to_string(c.c) + ")");
@@ -87,10 +90,10 @@ std::vector<LibraryArg> conv2d_args(const KernelShape& s) {
   const std::uint64_t y = std::uint64_t(c.ho()) * c.wo() * c.cout;
   std::vector<LibraryArg> a{{"x", DType::F16, std::uint64_t(c.c1()) * c.c0 * c.h * c.w, c.c0, 1},
                             {"weights", DType::F16, std::uint64_t(c.cout) * c.k(), c.c0, c.groups},
-                            {"y", c.out, y}};
+                            {"y", c.out, y, c.out_nc1hwc0 ? 16u : 0u, 1}};
   if (c.bias) a.push_back({"bias", DType::F32, c.cout});
   if (c.scale) a.push_back({"scale", DType::F32, c.cout});
-  if (c.residual) a.push_back({"residual", c.out, y});
+  if (c.residual) a.push_back({"residual", c.out, y, c.out_nc1hwc0 ? 16u : 0u, 1});
   return a;
 }
 BuiltKernel build_conv2d(const aicore::AiCoreConfig& core, const KernelShape& s) {

@@ -54,7 +54,8 @@ double conv2d_at(const kernels::ConvShape& cv, const TensorView& x, const Tensor
 }
 
 // y[p][co] = act(conv x scale[co] + bias[co] + residual[p][co]), the epilogue's inputs after x
-// and the weights in the kernel's argument order (bias, scale, residual: those it has).
+// and the weights in the kernel's argument order (bias, scale, residual: those it has); y and
+// the residual NHWC, or NC1HWC0 (element (co / 16, p, co % 16)).
 void conv2d_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   const kernels::ConvShape& cv = R.conv;
   std::size_t next = 2;
@@ -63,7 +64,8 @@ void conv2d_ref(const Reference& R, const std::vector<TensorView>& in, std::vect
   const TensorView* res = cv.residual ? &in[next++] : nullptr;
   for (std::uint64_t p = 0; p < std::uint64_t(cv.ho()) * cv.wo(); ++p)
     for (std::uint64_t co = 0; co < cv.cout; ++co) {
-      const std::uint64_t i = p * cv.cout + co;
+      const std::uint64_t hw = std::uint64_t(cv.ho()) * cv.wo();
+      const std::uint64_t i = cv.out_nc1hwc0 ? (co / 16 * hw + p) * 16 + co % 16 : p * cv.cout + co;
       double v = conv2d_at(cv, in[0], in[1], p, co);
       if (scale) v *= scale->at(co);
       if (bias) v += bias->at(co);

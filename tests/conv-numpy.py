@@ -11,6 +11,8 @@
 # nc1hwc0_c04: a first layer's 3 or 4 channels) whole and in bands, an odd width among them, and
 # input planes of more than 65535 positions, and grouped convolutions: depthwise (with a channel multiplier, and in bands with its epilogue),
 # ResNeXt-like groups of 8, and groups whose channels are not whole fractals (one extended group).
+# Last, y stored NC1HWC0 (out_layout: nc1hwc0, as the next layer reads it; the residual too):
+# through FixPipe and through the epilogue, with edge rows, a last column tile shifted, and bands.
 #
 # Usage: conv-numpy.py DVP   (needs python3-numpy)
 import os
@@ -74,6 +76,17 @@ EPILOGUES["depthwise-299-bn-residual-f16"] = ("dw-299", {"channel_scale": 1, "bi
                                               "f16")
 SHAPES["dw-299"] = (299, 299, 32, 32, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))
 MODES["dw-299"] = SHAPES["dw-299"] + ({"groups": 32},)
+# y in NC1HWC0: name: (shape name, epilogue keys, output type).
+OUT_NC1HWC0 = {
+    "5hd-fixpipe-f32": ("cout-80", {}, "f32"),
+    "5hd-fixpipe-relu-f16": ("cout-80", {"relu": 1}, "f16"),
+    "5hd-bn-relu-f16": ("odd-48", {"channel_scale": 1, "bias": 1, "relu": 1}, "f16"),
+    "5hd-bn-residual-relu-f16": ("resnet-1x1", {"channel_scale": 1, "bias": 1, "residual": 1, "relu": 1}, "f16"),
+    "5hd-bands-residual-f32": ("bands-48", {"bias": 1, "residual": 1}, "f32"),
+    "5hd-stem-c04-bn-relu": ("stem-c04", {"channel_scale": 1, "bias": 1, "relu": 1}, "f16"),
+}
+SHAPES["cout-80"] = (27, 25, 48, 80, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))
+SHAPES["bands-48"] = (60, 70, 200, 48, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0))
 
 
 def conv_nhwc(x, w, stride, dil, pad, groups=1):
@@ -108,11 +121,15 @@ kernels:
     tensors:
       - {{name: x, dtype: f16, layout: {layout}, shape: [1, {c}, {h}, {w}], file: x.npy, save: x_back.npy}}
       - {{name: wt, dtype: f16, layout: {layout}, shape: [{cout}, {cg}, {kh}, {kw}], groups: {groups}, file: w.npy}}
-      - {{name: y, dtype: {out}, shape: [{ho}, {wo}, {cout}]}}
+      - {{name: y, dtype: {out}, {ystore}}}
 {extra}    args: [x, wt, y{args}]
     check: {{expected: y_ref.npy, output: y, atol: {atol}, rtol: {rtol}}}
 run: {{trace: false}}
 """
+
+
+def nhwc(y):
+    return f"shape: [{y.shape[0]}, {y.shape[1]}, {y.shape[2]}]"
 
 
 def run(d, text, what, x=None):
@@ -152,7 +169,7 @@ def write_inputs(d, rng, name):
     return x, conv_nhwc(x, wt, stride, dil, pad, groups)
 
 
-def epilogue(d, rng, y, keys, out):
+def epilogue(d, rng, y, keys, out, nc1hwc0=False):
     """The epilogue's inputs as .npy, its tensors and arguments for the scenario, and its result."""
     cout = y.shape[2]
     extra, args = "", ""
@@ -171,8 +188,13 @@ def epilogue(d, rng, y, keys, out):
         y = y + b.astype(np.float64)
     if keys.get("residual"):
         r = rng.uniform(-4, 4, y.shape).astype(np.float16 if out == "f16" else np.float32)
-        np.save(os.path.join(d, "res.npy"), r)
-        extra += f"      - {{name: res, dtype: {out}, shape: {list(y.shape)}, file: res.npy}}\n"
+        if nc1hwc0:  # the file in the logical N x C x H x W, stored like y
+            np.save(os.path.join(d, "res.npy"), r.transpose(2, 0, 1)[None])
+            extra += (f"      - {{name: res, dtype: {out}, layout: nc1hwc0, shape: [1, {cout}, {y.shape[0]}, "
+                      f"{y.shape[1]}], file: res.npy}}\n")
+        else:
+            np.save(os.path.join(d, "res.npy"), r)
+            extra += f"      - {{name: res, dtype: {out}, shape: {list(y.shape)}, file: res.npy}}\n"
         args += ", res"
         y = y + r.astype(np.float64)
     if keys.get("relu") or keys.get("relu6"):
@@ -191,7 +213,7 @@ with tempfile.TemporaryDirectory() as d:
         np.save(os.path.join(d, "y_ref.npy"), y.astype(np.float32))
         for preset in ("ascend310", "ascend910"):
             run(d, SCENARIO.format(name=name, preset=preset, ho=y.shape[0], wo=y.shape[1], out="f32", keys="",
-                                   extra="", args="", atol="1e-4", rtol="1e-4", **fields(name)),
+                                   extra="", args="", atol="1e-4", rtol="1e-4", ystore=nhwc(y), **fields(name)),
                 f"{name} on {preset}", x)
     for name, (shape, keys, out) in EPILOGUES.items():
         x, y = write_inputs(d, rng, shape)
@@ -202,7 +224,18 @@ with tempfile.TemporaryDirectory() as d:
         for preset in ("ascend310", "ascend910"):
             run(d, SCENARIO.format(name=name, preset=preset, ho=y.shape[0], wo=y.shape[1], out=out,
                                    keys="".join(f", {k}: true" for k in keys), extra=extra, args=args, atol=atol,
-                                   rtol=rtol, **fields(shape)),
+                                   rtol=rtol, ystore=nhwc(y), **fields(shape)),
+                f"{name} ({shape}) on {preset}", x)
+    for name, (shape, keys, out) in OUT_NC1HWC0.items():
+        x, y = write_inputs(d, rng, shape)
+        extra, args, y = epilogue(d, rng, y, keys, out, nc1hwc0=True)
+        np.save(os.path.join(d, "y_ref.npy"), y.transpose(2, 0, 1)[None].astype(np.float32))
+        atol, rtol = ("1e-3", "1e-3") if out == "f16" else ("1e-4", "1e-4")
+        ystore = f"layout: nc1hwc0, shape: [1, {y.shape[2]}, {y.shape[0]}, {y.shape[1]}]"
+        for preset in ("ascend310", "ascend910"):
+            run(d, SCENARIO.format(name=name, preset=preset, ho=y.shape[0], wo=y.shape[1], out=out,
+                                   keys="".join(f", {k}: true" for k in keys) + ", out_layout: nc1hwc0", extra=extra,
+                                   args=args, atol=atol, rtol=rtol, ystore=ystore, **fields(shape)),
                 f"{name} ({shape}) on {preset}", x)
 
 for f in failures:

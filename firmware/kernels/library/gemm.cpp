@@ -138,6 +138,8 @@ void check_gemm(const GemmShape& s) {
     throw Error("gemm: a per-column scale, a residual and ReLU6 take f16 or bf16 inputs");
   if (!int8 && s.out != DType::F32 && s.out != DType::F16 && s.out != DType::BF16)
     throw Error("gemm: f16 and bf16 inputs give an f32, f16 or bf16 output");
+  if (s.out_nc1hwc0 && (s.n % 16 || int8))
+    throw Error("gemm: an NC1HWC0 C takes n a multiple of 16 (got " + std::to_string(s.n) + ") and f16 or bf16 inputs");
   if (!s.m || !s.n || !s.k)
     throw Error("gemm: m, k and n must be at least 1 (got " + std::to_string(s.m) + " x " + std::to_string(s.k) +
                 " x " + std::to_string(s.n) + ")");
@@ -184,7 +186,7 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
                         (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
                         (!s.vector_epilogue() || (gemm_epilogue_ub(s, mt, nt, conv != nullptr, 1) <= cfg.size[kUB] &&
                                                   nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0));
-      if (!fits || (gemm_ragged(s) && !ragged_tile_fits(s, mt, nt))) continue;
+      if (!fits || (gemm_ragged(s) && !ragged_tile_fits(s, mt, nt)) || (s.out_nc1hwc0 && nt > s.n)) continue;
       const std::uint64_t work = gemm_estimate(cfg, s, mt, nt, k_pad), area = std::uint64_t(mt) * nt;
       const std::uint64_t pad = (s.m + mt - 1) / mt * mt * ((s.n + nt - 1) / nt * nt);
       if (std::tie(work, pad) < std::tie(best_work, best_pad) ||
@@ -341,6 +343,10 @@ class GemmBuilder {
   void output_configs();
   void valid(Reg out, Reg index, std::uint32_t tile, std::uint32_t size);
   void epilogue(int h, Reg l0c_addr);
+  void block_at(Reg out, Reg base, int h, std::uint32_t j);
+  void fixpipe_blocks(int h);
+  void copy_out_blocks(int h, std::uint64_t ub);
+  void load_residual_blocks(int h, std::uint64_t ub);
   void ragged_out(int h);
   void narrow_out(int h);
   void narrow_rows();
@@ -426,7 +432,9 @@ void GemmBuilder::plan() {
   chunks = (s.k + t.kt - 1) / t.kt;
   k_tail = s.k - (chunks - 1) * t.kt;
   k_tail_f = (k_tail + k0 - 1) / k0 * k0;
-  shift_n = gemm_ragged(s) && std::uint64_t(s.n) * dtype_bytes(s.out) >= 32 && s.n % t.nt != 0;
+  // An NC1HWC0 C is written a column block at a time: whole tiles (shift_n) keep each part's
+  // blocks whole, so only the rows vary.
+  shift_n = ((gemm_ragged(s) && std::uint64_t(s.n) * dtype_bytes(s.out) >= 32) || s.out_nc1hwc0) && s.n % t.nt != 0;
   edge_m = s.m % t.mt != 0, edge_n = s.n % t.nt != 0 && !shift_n;
   tiles_n = (s.n + t.nt - 1) / t.nt, tiles_m = (s.m + t.mt - 1) / t.mt, tiles = std::uint32_t(t.tiles(s.m, s.n));
   // Rows per tile group: as many A row panels as fit in half the L2 beside two B column
@@ -876,7 +884,9 @@ void GemmBuilder::epilogue(int h, Reg l0c_addr) {
   k.WaitFlag(Pipe::V, Pipe::MTE3, u);
   k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
   k.Li(src, std::int64_t(cast ? slot + cast_off : slot));
-  if (ragged) {
+  if (s.out_nc1hwc0) {
+    copy_out_blocks(h, cast ? slot + cast_off : slot);
+  } else if (ragged) {
     ragged_out(h);
   } else if (edge_m || edge_n) {  // the part's rows and columns that exist; none: no copy
     Label none = k.NewLabel();
@@ -927,6 +937,11 @@ void GemmBuilder::load_residual(int h, int u, std::uint64_t slot) {
   k.WaitFlag(Pipe::V, Pipe::MTE2, 1 + u);
   k.Op("sub", tmp, c_ptr, C);
   k.Add(tmp, tmp, R);
+  if (s.out_nc1hwc0) {
+    load_residual_blocks(h, slot + res_off);
+    k.SetFlag(Pipe::MTE2, Pipe::V, 1 + u);
+    return;
+  }
   k.Addi(tmp, tmp, std::int32_t(h * ntp * ob));
   k.Li(dst, std::int64_t(slot + res_off));
   if (ragged) {
@@ -998,6 +1013,58 @@ void GemmBuilder::epilogue_rows(std::uint64_t slot, std::uint32_t r0, std::uint3
   }
 }
 
+// NC1HWC0 C: column block j of part h (16 columns) is the tile's rows x 16, contiguous at
+// c_ptr + (h x nfp + j) x m x 16 elements (c_ptr: the tile's first row in its first block).
+void GemmBuilder::block_at(Reg out, Reg base, int h, std::uint32_t j) {
+  k.Li(out, std::int64_t(h * nfp + j) * s.m * 16 * ob);
+  k.Add(out, out, base);
+}
+
+// FixPipe to an NC1HWC0 C: a write per column block of part h, from its column of fractals in
+// L0C (src: the part's address; mf fractals high). out_cfg: the rows that exist (edge_m).
+void GemmBuilder::fixpipe_blocks(int h) {
+  for (std::uint32_t j = 0; j < nfp; ++j) {
+    block_at(dst, c_ptr, h, j);
+    if (j) k.Addi(src, src, std::int32_t(mf * 1024));
+    if (edge_m)
+      k.Fixpipe(Pos::GM, s.out, acc, dst, src, out_cfg[h], scale, s.relu);
+    else
+      k.Fixpipe(Pos::GM, s.out, acc, dst, src, FixpCfg{t.mt, 16, 16, mf}, scale, s.relu);
+  }
+}
+
+// MTE3 of the epilogue's result (UB at `ub`: the part's rows, ntp wide) to an NC1HWC0 C: per
+// column block, its 16 columns of every row (a gap of the row's other blocks in UB), one
+// contiguous run in C.
+void GemmBuilder::copy_out_blocks(int h, std::uint64_t ub) {
+  const std::uint32_t len = 16 * ob / 32, gap = ntp * ob / 32 - len;
+  for (std::uint32_t j = 0; j < nfp; ++j) {
+    block_at(dst, c_ptr, h, j);
+    k.Li(src, std::int64_t(ub + j * 16 * ob));
+    if (edge_m)
+      k.DataCopy(Pos::GM, dst, Pos::UB, src, out_cfg[h]);
+    else
+      k.DataCopy(Pos::GM, dst, Pos::UB, src, DataCopyCfg{t.mt, len, gap, 0});
+  }
+}
+
+// MTE2: part h's residual tile from an NC1HWC0 residual (tmp: R + the tile's offset in C) into
+// UB at `ub`, the output copy read the other way. Uses row and col (free here).
+void GemmBuilder::load_residual_blocks(int h, std::uint64_t ub) {
+  const std::uint32_t len = 16 * ob / 32, gap = ntp * ob / 32 - len;
+  const Reg cfg = col;
+  k.Li(cfg, std::int64_t(DataCopyCfg{edge_m ? 0 : t.mt, len, 0, gap}.pack()));
+  if (edge_m) {  // the rows that exist (out_cfg's bits 11:0)
+    k.OpI("andi", row, out_cfg[h], 0xfff);
+    k.Op("or", cfg, cfg, row);
+  }
+  for (std::uint32_t j = 0; j < nfp; ++j) {
+    block_at(row, tmp, h, j);
+    k.Li(dst, std::int64_t(ub + j * 16 * ob));
+    k.DataCopy(Pos::UB, dst, Pos::GM, row, cfg);
+  }
+}
+
 // MTE1 then cube: one chunk's A and part h of its B into L0 buffer l0; C part h (+)= A x B.
 void GemmBuilder::step(const Act& a) {
   step_mte1(a);
@@ -1064,6 +1131,9 @@ void GemmBuilder::step_cube(const Act& a) {
   l0c_at(src, h);
   if (epi) {
     epilogue(h, src);
+  } else if (s.out_nc1hwc0) {
+    fixpipe_blocks(h);
+    fix_m(true, h);
   } else {
     k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
     if (edge_m || edge_n)  // the rows and columns of this part that exist
@@ -1229,10 +1299,10 @@ void GemmBuilder::load_rows() {
 
 void GemmBuilder::tile_pointers() {
   row_col(tile);
-  // c_ptr = C + (row x mt x n + col x nt) x ob
-  k.Li(tmp, std::int64_t(t.mt) * s.n * ob);
+  // c_ptr = C + (row x mt x n + col x nt) x ob; NC1HWC0: C + (col x nt / 16 x m + row x mt) x 16 x ob
+  k.Li(tmp, std::int64_t(t.mt) * (s.out_nc1hwc0 ? 16 : s.n) * ob);
   k.Mul(c_ptr, row, tmp);
-  col_start(dst, ob);
+  col_start(dst, s.out_nc1hwc0 ? std::int64_t(s.m) * ob : ob);
   k.Add(c_ptr, c_ptr, dst);
   k.Add(c_ptr, c_ptr, C);
   output_configs();
@@ -1258,6 +1328,13 @@ void GemmBuilder::tile_pointers() {
 // that exist: FixPipe's (m, n, stride), or with bias the MTE3 copy's (rows, blocks, gap).
 void GemmBuilder::output_configs() {
   if (!edge_m && !edge_n) return;
+  if (s.out_nc1hwc0) {  // whole column blocks (shift_n): the rows, then a block's FixPipe or copy word
+    const std::uint32_t len = 16 * ob / 32;
+    valid(dst, row, t.mt, s.m);
+    k.Li(tmp, std::int64_t(epi ? DataCopyCfg{0, len, ntp * ob / 32 - len, 0}.pack() : FixpCfg{0, 16, 16, mf}.pack()));
+    for (int h = 0; h < parts; ++h) k.Op("or", out_cfg[h], tmp, dst);
+    return;
+  }
   valid(dst, row, t.mt, s.m);  // rows
   valid_cols(src);             // columns of the tile
   for (int h = 0; h < parts; ++h) {
@@ -1316,6 +1393,7 @@ GemmShape conv2d_gemm_shape(const ConvShape& c) {
   // C (ho x wo, cout) = A (ho x wo, c x kh x kw) x B (c x kh x kw, cout), with B given as B^T.
   GemmShape s{c.ho() * c.wo(), c.k(), c.cout, c.out, DType::F16, true, c.relu, c.bias};
   s.channel_scale = c.scale, s.residual = c.residual, s.relu6 = c.relu6;
+  s.out_nc1hwc0 = c.out_nc1hwc0;
   return s;
 }
 
@@ -1331,6 +1409,8 @@ void check_conv(const ConvShape& c) {
     throw Error("conv2d: padding above or below of more than the dilated filter's extent less one (" +
                 std::to_string(c.dil_h * (c.kh - 1)) + ") gives output rows that read only padding");
   if (c.c0 != 16 && c.c0 != 4) throw Error("conv2d: c0 is 16, or 4 for the small-channel mode");
+  if (c.out_nc1hwc0 && c.cout % 16)
+    throw Error("conv2d: an NC1HWC0 y takes cout a multiple of 16 (got " + std::to_string(c.cout) + ")");
   if (c.c0 == 4 && (c.c > 4 || c.groups != 1))
     throw Error("conv2d: c0 = 4 (the small-channel mode) takes at most 4 channels and one group (c = " +
                 std::to_string(c.c) + ", groups = " + std::to_string(c.groups) + ")");

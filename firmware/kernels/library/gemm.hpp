@@ -32,6 +32,9 @@ struct GemmShape {
   bool channel_scale = false;  // n f32 values, one per column (a folded batch norm's scale)
   bool residual = false;       // an m x n tensor of C's type added before the activation
   bool relu6 = false;
+  // C stored as a conv's output is read by the next layer: NC1HWC0 (n / 16 column blocks, each
+  // m x 16 contiguous), not row-major. n must be a multiple of 16.
+  bool out_nc1hwc0 = false;
   bool vector_epilogue() const { return bias || channel_scale || residual || relu6; }
 };
 
@@ -45,6 +48,9 @@ struct ConvShape {
   // `out` (f32, f16 or bf16); residual is a tensor like y.
   aicore::DType out = aicore::DType::F32;
   bool scale = false, bias = false, residual = false, relu = false, relu6 = false;
+  // y (and the residual) stored NC1HWC0, as the next conv or pool reads it (CANN's 5HD output),
+  // instead of ho x wo rows of cout (NHWC). cout must be a multiple of 16.
+  bool out_nc1hwc0 = false;
   // C0 of the stored input: 16, or 4, the small-channel mode of a first layer (c <= 4, CANN's
   // NC1HWC0_C04): each position's 4 channels packed along k, so a 7 x 7 filter on 3 channels is
   // k = 196 (208 in whole fractals), not 49 x 16 = 784, and the image moves a quarter of the bytes.
@@ -121,7 +127,8 @@ auto conv2d_words(F&& f) -> decltype(f()) {
 }
 
 // Conv2D (fp16, one image): x (NC1HWC0) and weights (cout x k, k in img2col order:
-// ((c1 x kh + i) x kw + j) x 16 + c0) -> y (ho x wo rows of cout, NHWC), through the fused
+// ((c1 x kh + i) x kw + j) x 16 + c0) -> y (ho x wo rows of cout, NHWC; or NC1HWC0 with
+// out_nc1hwc0), through the fused
 // epilogue if the shape asks for one. The feature map is
 // kept in L1 when it fits, else each output tile loads the band of input rows it reads (two
 // bands in L1, so the next tile's loads while this one computes); each k chunk of A comes from
