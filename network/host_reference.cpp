@@ -49,17 +49,11 @@ struct Op {
     t.data.assign(t.elements(), 0.0f);
     return t;
   }
-  const onnx::AttributeProto* attr(const char* name) const {
-    for (const auto& a : n.attribute())
-      if (a.name() == name) return &a;
-    return nullptr;
-  }
-  std::int64_t i(const char* name, std::int64_t dflt) const { return attr(name) ? attr(name)->i() : dflt; }
-  float f(const char* name, float dflt) const { return attr(name) ? attr(name)->f() : dflt; }
-  std::string s(const char* name, const std::string& dflt) const { return attr(name) ? attr(name)->s() : dflt; }
-  Shape ints(const char* name, Shape dflt) const {
-    return attr(name) ? Shape(attr(name)->ints().begin(), attr(name)->ints().end()) : dflt;
-  }
+  NodeAttrs attrs() const { return NodeAttrs{n}; }
+  std::int64_t i(const char* name, std::int64_t dflt) const { return attrs().i(name, dflt); }
+  float f(const char* name, float dflt) const { return attrs().f(name, dflt); }
+  std::string s(const char* name, const std::string& dflt) const { return attrs().s(name, dflt); }
+  Shape ints(const char* name, const Shape& dflt) const { return attrs().ints(name, dflt); }
 };
 
 std::int64_t count(const Shape& s, std::size_t from = 0, std::size_t to = SIZE_MAX) {

@@ -101,4 +101,19 @@ Model load_model(const std::string& path) {
   return m;
 }
 
+const onnx::AttributeProto* NodeAttrs::find(const char* name) const {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+std::int64_t NodeAttrs::i(const char* name, std::int64_t dflt) const { return find(name) ? find(name)->i() : dflt; }
+float NodeAttrs::f(const char* name, float dflt) const { return find(name) ? find(name)->f() : dflt; }
+std::string NodeAttrs::s(const char* name, const std::string& dflt) const {
+  return find(name) ? find(name)->s() : dflt;
+}
+std::vector<std::int64_t> NodeAttrs::ints(const char* name, const std::vector<std::int64_t>& dflt) const {
+  const onnx::AttributeProto* a = find(name);
+  return a ? std::vector<std::int64_t>(a->ints().begin(), a->ints().end()) : dflt;
+}
+
 }  // namespace dvp::network

@@ -26,6 +26,16 @@ Tensor from_proto(const onnx::TensorProto& t, const std::string& where);
 // A serialized TensorProto (input_0.pb); the error names the file.
 Tensor read_tensor_file(const std::string& path);
 
+// A node's attributes by name, each read with the default its operator's specification gives.
+struct NodeAttrs {
+  const onnx::NodeProto& n;
+  const onnx::AttributeProto* find(const char* name) const;
+  std::int64_t i(const char* name, std::int64_t dflt) const;
+  float f(const char* name, float dflt) const;
+  std::string s(const char* name, const std::string& dflt) const;
+  std::vector<std::int64_t> ints(const char* name, const std::vector<std::int64_t>& dflt) const;
+};
+
 struct Model {
   std::string path;
   onnx::ModelProto proto;

@@ -2,6 +2,8 @@
 // dvp: the davinci-vp command line.
 //   dvp run SCENARIO [--preset NAME] [--set k=v]... [--out DIR] [--save-tensors DIR] [--timing-only] [--no-trace]
 //           [--quiet]
+//   dvp run MODEL.onnx [--input NAME=FILE]... [--check-layers] [run's options]
+//   dvp compile MODEL.onnx [--out DIR] [--input NAME=FILE]... [--check-layers] [--preset NAME]
 //   dvp config SCENARIO [--preset NAME] [--set k=v]... [--origins]
 //   dvp map SCENARIO [--preset NAME] [--set k=v]...
 //   dvp schema            (the config reference, markdown)
@@ -15,11 +17,13 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/version.hpp"
+#include "compiler.hpp"
 #include "peripherals.hpp"
 #include "run.hpp"
 #include "scenario.hpp"
@@ -34,6 +38,8 @@ static const char* kUsage =
     "usage: dvp <command> [options]\n"
     "commands:\n"
     "  run SCENARIO      run a scenario; writes stats.json, summary.txt, trace.json\n"
+    "  run MODEL.onnx    compile an ONNX model (into OUT/compiled) and run it through the firmware\n"
+    "  compile MODEL.onnx  lower an ONNX model onto the kernel library: a scenario and its tensors (--out DIR)\n"
     "  config SCENARIO   print the fully resolved configuration\n"
     "  map SCENARIO      print the address map and ring placement\n"
     "  schema            print the configuration reference (markdown)\n"
@@ -97,7 +103,8 @@ static const std::vector<Command> kCommands = {
     {"run",
      1,
      "a scenario file",
-     {"preset", "set", "out", "save-tensors", "timing-only", "no-trace", "check", "quiet"}},
+     {"preset", "set", "out", "save-tensors", "timing-only", "no-trace", "check", "quiet", "input", "check-layers"}},
+    {"compile", 1, "an ONNX model", {"preset", "out", "input", "check-layers"}},
     {"config", 1, "a scenario file", {"preset", "set", "timing-only", "check", "origins"}},
     {"map", 1, "a scenario file", {"preset", "set"}},
     {"schema", 0, "", {}},
@@ -128,8 +135,37 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "after the run, write every kernel's tensors into DIR as KERNEL.TENSOR.npy")("timing-only", "move no data")(
       "no-trace", "do not write trace.json")("check", po::value<std::vector<std::string>>()->composing(),
                                              "add a check: metric>=value or metric<=value (repeatable)")(
-      "quiet", "print only errors")("origins", "config: show where each value came from");
+      "quiet", "print only errors")("origins", "config: show where each value came from")(
+      "input", po::value<std::vector<std::string>>()->composing(),
+      "an ONNX model's input: NAME=FILE (.npy or a TensorProto .pb; default seeded uniform [-1, 1)) (repeatable)")(
+      "check-layers", "an ONNX model: check every layer against the platform's reference loop, not only the outputs");
   return opts;
+}
+
+// An ONNX model compiled into DIR (dvp compile's --out, or OUT/compiled for dvp run); returns
+// the scenario written.
+static std::string compile(const std::string& model, const po::variables_map& vm, const std::string& preset,
+                           const std::string& dir) {
+  network::CompileOptions co;
+  co.dir = dir;
+  if (!preset.empty()) co.preset = preset;
+  co.check_layers = vm.count("check-layers") > 0;
+  if (vm.count("input"))
+    for (const std::string& a : vm["input"].as<std::vector<std::string>>()) {
+      const auto eq = a.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
+        throw Error("--input " + a + ": give NAME=FILE", kExitConfig);
+      co.inputs[a.substr(0, eq)] = a.substr(eq + 1);
+    }
+  const network::Compiled c = network::compile_model(network::load_model(model), co);
+  if (!vm.count("quiet"))
+    std::cout << "compiled " << model << ": " << c.layers.size() << " layers, weights " << c.weight_bytes / 1024
+              << " KiB, activations " << c.activation_bytes / 1024 << " KiB -> " << c.scenario << "\n";
+  return c.scenario;
+}
+
+static bool is_onnx(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
 }
 
 // run, config and map: load the scenario, then do the command.
@@ -141,7 +177,11 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
   platform::Watchdog* guard = platform::Watchdog::current();
   if (guard) guard->phase("loading the scenario");
   try {
-    s = platform::load_scenario(scenario, ov);
+    const std::string dir =
+        (std::filesystem::path(out.empty() ? "out/" + std::filesystem::path(scenario).stem().string() : out) /
+         "compiled")
+            .string();
+    s = platform::load_scenario(is_onnx(scenario) ? compile(scenario, vm, preset, dir) : scenario, ov);
   } catch (const Error& e) {
     // What goes wrong while loading is the scenario's to fix, whatever raised it.
     std::cerr << "dvp: " << e.what() << "\n";
@@ -186,6 +226,12 @@ static int command(const Command& c, const std::vector<std::string>& args, const
   if (args.empty()) {
     std::cerr << "dvp: " << cmd << " needs a scenario file\n" << kUsage;
     return kExitConfig;
+  }
+  if (cmd == "compile") {
+    if (!is_onnx(args[0])) throw Error("compile takes an ONNX model (MODEL.onnx), got " + args[0], kExitConfig);
+    compile(args[0], vm, preset,
+            out.empty() ? "out/" + std::filesystem::path(args[0]).stem().string() + "/compiled" : out);
+    return kExitOk;
   }
   return scenario_command(cmd, args[0], vm, preset, sets, out);
 }

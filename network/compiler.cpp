@@ -1,0 +1,753 @@
+// SPDX-License-Identifier: MIT
+#include "compiler.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "host_reference.hpp"
+#include "tensor_file.hpp"
+
+namespace dvp::network {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Dims = std::vector<std::int64_t>;
+
+enum class Layout { Nd, Nc1hwc0 };
+
+// An activation as the compiled model holds it: its logical shape (the host reference's), how
+// it is stored, and the kernel tensor that holds it (KERNEL.TENSOR); a graph input is placed by
+// its first consumer, converted at load.
+struct Value {
+  Dims shape;
+  Layout layout = Layout::Nd;
+  std::string dtype = "f16";
+  std::string ref;
+  std::string input;  // a graph input not yet placed: its name
+};
+
+// A tensor entry of a kernel in the scenario.
+struct KTensor {
+  std::string name, dtype, layout, alias, file, save;
+  Dims shape;
+  std::int64_t groups;
+  KTensor(std::string n, std::string dt, std::string lay = "nd", std::string al = "", std::string f = "",
+          std::string sv = "", Dims sh = {}, std::int64_t g = 1)
+      : name(std::move(n)),
+        dtype(std::move(dt)),
+        layout(std::move(lay)),
+        alias(std::move(al)),
+        file(std::move(f)),
+        save(std::move(sv)),
+        shape(std::move(sh)),
+        groups(g) {}
+};
+
+struct Kernel {
+  Kernel(std::string n, std::string lib) : name(std::move(n)), library(std::move(lib)) {}
+  std::string name, library;
+  std::vector<std::pair<std::string, std::string>> shape;
+  std::vector<KTensor> tensors;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> check;
+  std::vector<std::string> check_inputs;
+  std::vector<std::string> nodes;
+  std::string output;  // the tensor it writes
+};
+
+std::int64_t product(const Dims& d, std::size_t from = 0, std::size_t to = ~std::size_t(0)) {
+  std::int64_t p = 1;
+  for (std::size_t i = from; i < std::min(to, d.size()); ++i) p *= d[i];
+  return p;
+}
+
+using Attrs = NodeAttrs;
+
+// A .npy file's values as f32, in its shape.
+Tensor read_npy(const std::string& path) {
+  const platform::NpyHeader h = platform::read_npy_header(path);
+  Tensor t;
+  t.shape.assign(h.shape.begin(), h.shape.end());
+  t.data.resize(h.elements());
+  platform::read_tensor_data(path, &h, aicore::DType::F32, h.elements(), true,
+                             reinterpret_cast<std::uint8_t*>(t.data.data()));
+  return t;
+}
+
+class Compiler {
+ public:
+  Compiler(const Model& m, const CompileOptions& o);
+  Compiled run();
+
+ private:
+  using Lowering = bool (Compiler::*)(int);
+  static const std::map<std::string, Lowering>& lowerings();
+  [[noreturn]] void fail(int i, const std::string& why) const;
+  const onnx::NodeProto& node(int i) const { return g_.node(i); }
+  void read_inputs();
+  void check_input_shape(const onnx::ValueInfoProto& in, const Tensor& t, const std::string& file) const;
+  bool available(const std::string& v) const;
+  int sole_consumer(const std::string& v) const;
+  bool is_weight(const std::string& v) const { return init_.count(v) > 0; }
+  // A weight, or a graph input not placed yet: its values are known when the model is compiled,
+  // and converted at load as a framework converts what it hands the AI Core.
+  bool constant(const std::string& v) const {
+    auto it = values_.find(v);
+    return is_weight(v) || (it != values_.end() && !it->second.input.empty() && it->second.ref.empty());
+  }
+  const Tensor& weight(int i, int input) const;
+  std::string kernel_name(int i);
+  std::string write(const std::string& file, const Tensor& t, const Dims& shape);
+  KTensor use(int i, Kernel& k, const std::string& v, const std::string& name, Layout want, bool c04 = false,
+              const std::string& dtype = "f16");
+  void produce(Kernel& k, const std::string& v, KTensor t, Layout layout);
+  std::string out_dtype(const std::string& v) const { return outputs_.count(v) ? "f32" : "f16"; }
+  std::uint64_t stored(const Value& v) const;
+  void place(Kernel k);
+  // Lowerings: false when an input is not produced yet (the node is tried again later).
+  bool conv(int i);
+  struct Chain {
+    int bn = -1, add = -1, act = -1;
+    std::string residual, out;
+  };
+  Chain conv_chain(int i) const;
+  void conv_epilogue(int i, int bn, Kernel& k, std::int64_t cout);
+  Dims conv_pads(int i, const Dims& x, const Dims& k, const Dims& s, const Dims& d) const;
+  bool pool(int i);
+  bool gemm(int i);
+  KTensor gemm_operand(int i, Kernel& k, int j, const std::string& name, float factor, const Dims& shape);
+  bool elementwise(int i);
+  bool softmax(int i);
+  bool view(int i);
+  void finish_outputs();
+  void emit(const std::string& path) const;
+
+  const Model& m_;
+  const CompileOptions& o_;
+  const onnx::GraphProto& g_;
+  std::map<std::string, const onnx::TensorProto*> init_;
+  std::map<std::string, std::vector<int>> consumers_;
+  std::set<std::string> outputs_;
+  Tensors ref_;  // the host reference: the inputs and every node's outputs
+  std::map<std::string, Value> values_;
+  std::vector<bool> done_;
+  std::set<std::string> names_;
+  std::vector<Kernel> kernels_;
+  Compiled out_;
+};
+
+Compiler::Compiler(const Model& m, const CompileOptions& o) : m_(m), o_(o), g_(m.graph()) {
+  for (const auto& t : g_.initializer()) init_[t.name()] = &t;
+  for (int i = 0; i < g_.node_size(); ++i)
+    for (const auto& in : node(i).input())
+      if (!in.empty()) consumers_[in].push_back(i);
+  for (const auto& v : g_.output()) outputs_.insert(v.name());
+  done_.assign(std::size_t(g_.node_size()), false);
+}
+
+void Compiler::fail(int i, const std::string& why) const {
+  const auto& n = node(i);
+  throw Error(m_.path + ": node '" + (n.name().empty() ? "#" + std::to_string(i) : n.name()) + "' (" + n.op_type() +
+                  "): " + why,
+              kExitConfig);
+}
+
+// The graph's inputs (initializers aside): from the files given, or seeded uniform [-1, 1).
+void Compiler::read_inputs() {
+  std::uint64_t state = o_.seed * 0x9E3779B97F4A7C15ull + 1;
+  for (const auto& in : g_.input()) {
+    if (init_.count(in.name())) continue;
+    Tensor t;
+    if (auto f = o_.inputs.find(in.name()); f != o_.inputs.end()) {
+      t = platform::is_npy_path(f->second) ? read_npy(f->second) : read_tensor_file(f->second);
+      check_input_shape(in, t, f->second);
+    } else {
+      for (const auto& d : in.type().tensor_type().shape().dim()) {
+        if (!d.has_dim_value())
+          throw Error(m_.path + ": input '" + in.name() + "' has a symbolic dimension '" + d.dim_param() +
+                          "': give the input as a file (--input " + in.name() + "=FILE.npy)",
+                      kExitConfig);
+        t.shape.push_back(d.dim_value());
+      }
+      t.data.resize(t.elements());
+      for (float& x : t.data) {  // splitmix64: the same values on every host
+        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        x = float(double((z ^ (z >> 31)) >> 40) / double(1ull << 23) - 1.0);
+      }
+    }
+    ref_[in.name()] = t;
+    values_[in.name()] = Value{t.shape, Layout::Nd, "f16", "", in.name()};
+  }
+  for (const auto& [name, file] : o_.inputs)
+    if (!values_.count(name))
+      throw Error("--input " + name + ": " + m_.path + " has no input of that name", kExitConfig);
+}
+
+// A file given for a graph input holds the shape the model declares (a symbolic dimension
+// takes any size).
+void Compiler::check_input_shape(const onnx::ValueInfoProto& in, const Tensor& t, const std::string& file) const {
+  const auto& dims = in.type().tensor_type().shape().dim();
+  bool same = dims.size() == int(t.shape.size());
+  for (int d = 0; same && d < dims.size(); ++d)
+    same = !dims[d].has_dim_value() || dims[d].dim_value() == t.shape[std::size_t(d)];
+  if (same) return;
+  std::string want;
+  for (const auto& d : dims)
+    want += (want.empty() ? "" : "x") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param());
+  throw Error("--input " + in.name() + ": " + file + " holds a tensor of shape " + t.shape_str() + ", " + m_.path +
+                  " takes " + want,
+              kExitConfig);
+}
+
+bool Compiler::available(const std::string& v) const {
+  auto it = values_.find(v);
+  return it != values_.end() && (!it->second.ref.empty() || !it->second.input.empty());
+}
+
+// The one node that reads v, when v is not also a graph output; else -1.
+int Compiler::sole_consumer(const std::string& v) const {
+  auto it = consumers_.find(v);
+  if (outputs_.count(v) || it == consumers_.end() || it->second.size() != 1) return -1;
+  return it->second[0];
+}
+
+const Tensor& Compiler::weight(int i, int input) const {
+  const auto& n = node(i);
+  if (n.input_size() <= input || !constant(n.input(input)))
+    fail(i, "input " + std::to_string(input) + " must be a weight (an initializer or a graph input) to be lowered");
+  return ref_.at(n.input(input));
+}
+
+std::string Compiler::kernel_name(int i) {
+  std::string s = node(i).name().empty() ? node(i).op_type() + "_" + std::to_string(i) : node(i).name();
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
+  std::string name = s;
+  for (int k = 2; names_.count(name); ++k) name = s + "_" + std::to_string(k);
+  names_.insert(name);
+  return name;
+}
+
+// Writes t's values (f32, in `shape`) under tensors/; returns the path the scenario gives.
+std::string Compiler::write(const std::string& file, const Tensor& t, const Dims& shape) {
+  std::string rel = "tensors/" + file + ".npy";
+  std::vector<std::uint64_t> s(shape.begin(), shape.end());
+  platform::write_tensor_file((fs::path(o_.dir) / rel).string(), aicore::DType::F32, s,
+                              reinterpret_cast<const std::uint8_t*>(t.data.data()), t.data.size());
+  return rel;
+}
+
+// Kernel k's tensor `name` reading value v in layout `want`: an alias of the kernel tensor that
+// holds it, or a graph input placed here (converted to `dtype` and the layout at load), which later
+// layers then read from here.
+KTensor Compiler::use(int i, Kernel& k, const std::string& v, const std::string& name, Layout want, bool c04,
+                      const std::string& dtype) {
+  Value& val = values_.at(v);
+  KTensor t{name, val.dtype};
+  if (!val.ref.empty()) {
+    if (val.layout != want)
+      fail(i, "input '" + v + "' is stored " + (val.layout == Layout::Nd ? "ND" : "NC1HWC0") +
+                  ", this layer reads it " + (want == Layout::Nd ? "ND" : "NC1HWC0") +
+                  " (a layout change between them is not lowered)");
+    t.alias = val.ref;
+    return t;
+  }
+  t.dtype = dtype, t.shape = val.shape;
+  if (want == Layout::Nc1hwc0) {
+    if (val.shape.size() != 4 || val.shape[0] != 1) fail(i, "input '" + v + "' is not 1 x C x H x W");
+    t.layout = c04 ? "nc1hwc0_c04" : "nc1hwc0";
+  }
+  t.file = write("input." + k.name + "." + name, ref_.at(val.input), val.shape);
+  val.ref = k.name + "." + name, val.layout = want, val.dtype = dtype, val.input.clear();
+  return t;
+}
+
+// Kernel k writes value v as its tensor t (the layer's output).
+void Compiler::produce(Kernel& k, const std::string& v, KTensor t, Layout layout) {
+  Value& val = values_[v];
+  val.shape = ref_.at(v).shape, val.layout = layout, val.dtype = t.dtype;
+  val.ref = k.name + "." + t.name, val.input.clear();
+  if (t.shape.empty()) t.shape = val.shape;
+  if (layout == Layout::Nc1hwc0) t.layout = "nc1hwc0";
+  k.output = t.name;
+  k.tensors.push_back(t);
+  out_.activation_bytes += stored(val);
+}
+
+std::uint64_t Compiler::stored(const Value& v) const {
+  const std::uint64_t eb = v.dtype == "f32" ? 4 : 2;
+  if (v.layout == Layout::Nd) return std::uint64_t(product(v.shape)) * eb;
+  return std::uint64_t(v.shape[0] * (v.shape[1] + 15) / 16 * 16 * v.shape[2] * v.shape[3]) * eb;
+}
+
+void Compiler::place(Kernel k) {
+  out_.layers.push_back({k.name, k.library, k.nodes});
+  kernels_.push_back(std::move(k));
+}
+
+std::string num(double v) {
+  std::ostringstream s;
+  s.precision(9);
+  s << v;
+  return s.str();
+}
+std::string num(std::int64_t v) { return std::to_string(v); }
+
+// Pads {top, left, bottom, right} from auto_pad or pads.
+Dims Compiler::conv_pads(int i, const Dims& x, const Dims& k, const Dims& s, const Dims& d) const {
+  const Attrs a{node(i)};
+  const std::string ap = a.s("auto_pad", "NOTSET");
+  if (ap == "VALID") return {0, 0, 0, 0};
+  if (ap != "SAME_UPPER" && ap != "SAME_LOWER") return a.ints("pads", {0, 0, 0, 0});
+  Dims p(4);
+  for (int ax = 0; ax < 2; ++ax) {
+    const std::int64_t out = (x[2 + ax] + s[ax] - 1) / s[ax];
+    const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s[ax] + (k[ax] - 1) * d[ax] + 1 - x[2 + ax]);
+    p[ax] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+    p[ax + 2] = total - p[ax];
+  }
+  return p;
+}
+
+// What follows a conv that the conv2d kernel's epilogue does: a BatchNormalization (a scale and
+// a bias per channel), an Add of another activation (the residual), Relu. Each is fused only
+// when it is the one reader of what comes before it.
+Compiler::Chain Compiler::conv_chain(int i) const {
+  Chain c;
+  c.out = node(i).output(0);
+  int next = sole_consumer(c.out);
+  if (next >= 0 && node(next).op_type() == "BatchNormalization" && constant(node(next).input(1)) &&
+      constant(node(next).input(2)) && constant(node(next).input(3)) && constant(node(next).input(4)))
+    c.bn = next, c.out = node(next).output(0), next = sole_consumer(c.out);
+  // The Add's other operand is the residual, when it is computed already (else the branch that
+  // computes it later fuses the Add, this one being its residual then).
+  if (next >= 0 && node(next).op_type() == "Add" && node(next).input_size() == 2) {
+    const std::string other = node(next).input(node(next).input(0) == c.out);
+    if (!is_weight(other) && available(other) && ref_.at(other).shape == ref_.at(c.out).shape)
+      c.add = next, c.residual = other, c.out = node(next).output(0), next = sole_consumer(c.out);
+  }
+  if (next >= 0 && node(next).op_type() == "Relu") c.act = next, c.out = node(next).output(0);
+  return c;
+}
+
+// Conv and its chain as one conv2d, y stored NC1HWC0. Output channels that are no whole group
+// of 16 are computed up to one (zero weights, scale and bias: the pad channels NC1HWC0 holds as
+// zeros), so the layout is the same whatever cout is.
+bool Compiler::conv(int i) {
+  const auto& n = node(i);
+  if (!available(n.input(0))) return false;
+  const Chain ch = conv_chain(i);
+  const Dims& x = values_.at(n.input(0)).shape;
+  const Attrs a{n};
+  const std::int64_t groups = a.i("group", 1);
+  Tensor w = weight(i, 1);
+  const Dims kk{w.shape[2], w.shape[3]}, s = a.ints("strides", {1, 1}), d = a.ints("dilations", {1, 1});
+  if (x.size() != 4 || x[0] != 1) fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; batch 1 is lowered");
+  if (groups > 1 && w.shape[0] % 16)
+    fail(i, "a grouped conv of " + std::to_string(w.shape[0]) + " output channels: a multiple of 16 is lowered");
+  const std::int64_t cout = (w.shape[0] + 15) / 16 * 16;
+  w.shape[0] = cout, w.data.resize(std::size_t(product(w.shape)), 0.0f);
+  const Dims p = conv_pads(i, x, kk, s, d);
+  const bool c04 = x[1] <= 4 && groups == 1 && values_.at(n.input(0)).ref.empty();
+  Kernel k{kernel_name(i), "conv2d"};
+  for (int j : {i, ch.bn, ch.add, ch.act})
+    if (j >= 0) k.nodes.push_back(node(j).name()), done_[std::size_t(j)] = true;
+  k.shape = {{"h", num(x[2])},           {"w", num(x[3])},         {"c", num(x[1])},        {"cout", num(cout)},
+             {"kh", num(kk[0])},         {"kw", num(kk[1])},       {"stride_h", num(s[0])}, {"stride_w", num(s[1])},
+             {"dil_h", num(d[0])},       {"dil_w", num(d[1])},     {"pad_t", num(p[0])},    {"pad_b", num(p[2])},
+             {"pad_l", num(p[1])},       {"pad_r", num(p[3])},     {"groups", num(groups)}, {"c0", c04 ? "4" : "16"},
+             {"out", out_dtype(ch.out)}, {"out_layout", "nc1hwc0"}};
+  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0, c04));
+  k.tensors.push_back(
+      KTensor{"w", "f16", c04 ? "nc1hwc0_c04" : "nc1hwc0", "", write(k.name + ".w", w, w.shape), "", w.shape, groups});
+  k.args = {"x", "w", "y"};
+  produce(k, ch.out, KTensor{"y", out_dtype(ch.out)}, Layout::Nc1hwc0);
+  conv_epilogue(i, ch.bn, k, cout);
+  if (ch.add >= 0) {
+    KTensor r = use(ch.add, k, ch.residual, "residual", Layout::Nc1hwc0);
+    if (r.dtype != out_dtype(ch.out))
+      fail(ch.add, "the shortcut is " + r.dtype + ", the conv's output " + out_dtype(ch.out));
+    k.tensors.push_back(r), k.args.push_back("residual"), k.shape.push_back({"residual", "true"});
+  }
+  if (ch.act >= 0) k.shape.push_back({"relu", "true"});
+  k.check_inputs = k.args;
+  k.check_inputs.erase(k.check_inputs.begin() + 2);  // y
+  k.check = {{"op", "conv2d"}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  place(std::move(k));
+  return true;
+}
+
+// The conv's bias and a folded batch norm: y = conv x scale + bias, scale = gamma / sqrt(var +
+// epsilon), bias = beta - mean x scale (+ the conv's own bias x scale), in double, stored f32.
+void Compiler::conv_epilogue(int i, int bn, Kernel& k, std::int64_t cout) {
+  const std::size_t real = std::size_t(ref_.at(node(i).input(1)).shape[0]);  // the rest: pad channels, 0
+  std::vector<double> sc(real, 1.0), b(real, 0.0);
+  const bool has_bias = node(i).input_size() > 2 && !node(i).input(2).empty();
+  if (has_bias)
+    for (std::size_t c = 0; c < real; ++c) b[c] = weight(i, 2).data[c];
+  if (bn >= 0) {
+    const Attrs a{node(bn)};
+    if (a.i("training_mode", 0)) fail(bn, "training mode is not lowered");
+    const double eps = a.f("epsilon", 1e-5f);
+    const Tensor &g = weight(bn, 1), &beta = weight(bn, 2), &mean = weight(bn, 3), &var = weight(bn, 4);
+    for (std::size_t c = 0; c < real; ++c) {
+      sc[c] = double(g.data[c]) / std::sqrt(double(var.data[c]) + eps);
+      b[c] = double(beta.data[c]) + (b[c] - double(mean.data[c])) * sc[c];
+    }
+  }
+  std::vector<float> scale(sc.begin(), sc.end()), bias(b.begin(), b.end());
+  scale.resize(std::size_t(cout), 0.0f), bias.resize(std::size_t(cout), 0.0f);
+  if (bn < 0 && !has_bias) return;
+  k.tensors.push_back(
+      KTensor{"bias", "f32", "nd", "", write(k.name + ".bias", Tensor{{cout}, bias}, {cout}), "", {cout}});
+  k.args.push_back("bias"), k.shape.push_back({"bias", "true"});
+  if (bn < 0) return;
+  k.tensors.push_back(
+      KTensor{"scale", "f32", "nd", "", write(k.name + ".scale", Tensor{{cout}, scale}, {cout}), "", {cout}});
+  k.args.push_back("scale"), k.shape.push_back({"channel_scale", "true"});
+}
+
+// MaxPool, AveragePool (padding counted: count_include_pad, or none), GlobalAveragePool.
+bool Compiler::pool(int i) {
+  const auto& n = node(i);
+  if (!available(n.input(0))) return false;
+  const Dims& x = values_.at(n.input(0)).shape;
+  const Attrs a{n};
+  const std::string op = n.op_type();
+  if (x.size() != 4 || x[0] != 1) fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; batch 1 is lowered");
+  if (n.output_size() > 1) fail(i, "the Indices output is not lowered");
+  Kernel k{kernel_name(i), "pool"};
+  k.nodes = {n.name()};
+  k.shape = {{"pool", op == "MaxPool"       ? "max"
+                      : op == "AveragePool" ? "avg"
+                                            : "global"},
+             {"h", num(x[2])},
+             {"w", num(x[3])},
+             {"c", num(x[1])}};
+  if (op != "GlobalAveragePool") {
+    const Dims kk = a.ints("kernel_shape", {}), s = a.ints("strides", {1, 1}), d = a.ints("dilations", {1, 1});
+    if (kk.size() != 2 || d != Dims{1, 1}) fail(i, "2-D windows without dilation are lowered");
+    const Dims p = conv_pads(i, x, kk, s, d);
+    const Dims& y = ref_.at(n.output(0)).shape;
+    if ((x[2] + p[0] + p[2] - kk[0]) / s[0] + 1 != y[2] || (x[3] + p[1] + p[3] - kk[1]) / s[1] + 1 != y[3])
+      fail(i, "ceil_mode adds an output row or column the pool kernel does not compute");
+    if (op == "AveragePool" && !a.i("count_include_pad", 0) && p != Dims{0, 0, 0, 0})
+      fail(i, "padding left out of the average (count_include_pad 0) is not lowered: the kernel divides by the window");
+    for (auto [key, v] : {std::pair{"kh", kk[0]},
+                          {"kw", kk[1]},
+                          {"stride_h", s[0]},
+                          {"stride_w", s[1]},
+                          {"pad_t", p[0]},
+                          {"pad_l", p[1]},
+                          {"pad_b", p[2]},
+                          {"pad_r", p[3]}})
+      k.shape.push_back({key, num(v)});
+  }
+  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0));
+  if (k.tensors.back().dtype != "f16") fail(i, "the pool kernel takes f16");
+  produce(k, n.output(0), KTensor{"y", "f16"}, Layout::Nc1hwc0);
+  done_[std::size_t(i)] = true;
+  k.args = {"x", "y"};
+  k.check_inputs = {"x"};
+  k.check = {{"op", "pool"}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  place(std::move(k));
+  return true;
+}
+
+// Gemm (transA 0; alpha folded into a weight B, beta x C into the bias) and MatMul of 2-D B; a
+// Relu that is the one reader of the result is fused. A is read ND: an NC1HWC0 map of one image
+// of 1 x 1 (a global pool's output) holds its channels in order, then the pad channels.
+bool Compiler::gemm(int i) {
+  const auto& n = node(i);
+  for (int j = 0; j < n.input_size(); ++j)
+    if (!n.input(j).empty() && !is_weight(n.input(j)) && !available(n.input(j))) return false;
+  const Attrs a{n};
+  const bool is_gemm = n.op_type() == "Gemm", bt = is_gemm && a.i("transB", 0);
+  if (is_gemm && a.i("transA", 0)) fail(i, "transA is not lowered");
+  const Dims bsh = ref_.at(n.input(1)).shape;
+  if (bsh.size() != 2) fail(i, "B of shape " + ref_.at(n.input(1)).shape_str() + ": a 2-D B is lowered");
+  const std::int64_t kdim = bt ? bsh[1] : bsh[0], ndim = bt ? bsh[0] : bsh[1];
+  const Value& av = values_.at(n.input(0));
+  const std::int64_t mdim = product(av.shape) / kdim;
+  if (av.layout == Layout::Nc1hwc0 && av.shape[2] * av.shape[3] != 1)
+    fail(i, "A is an NC1HWC0 feature map of " + std::to_string(av.shape[2]) + " x " + std::to_string(av.shape[3]) +
+                "; only 1 x 1 maps are read as ND");
+  std::string cur = n.output(0);
+  int act = sole_consumer(cur);
+  act = act >= 0 && node(act).op_type() == "Relu" ? act : -1;
+  if (act >= 0) cur = node(act).output(0);
+  Kernel k{kernel_name(i), "gemm"};
+  for (int j : {i, act})
+    if (j >= 0) k.nodes.push_back(node(j).name()), done_[std::size_t(j)] = true;
+  k.tensors.push_back(use(i, k, n.input(0), "a", av.layout));  // 1 x 1 NC1HWC0: the same bytes as rows
+  k.tensors.push_back(gemm_operand(i, k, 1, "b", is_gemm ? a.f("alpha", 1.0f) : 1.0f, bsh));
+  for (const KTensor& t : k.tensors)
+    if (t.dtype != "f16") fail(i, "operand " + t.name + " is " + t.dtype + "; the cube takes f16");
+  produce(k, cur, KTensor{"c", out_dtype(cur), "nd", "", "", "", {mdim, ndim}}, Layout::Nd);
+  const std::string tb = bt ? "true" : "false", relu = act >= 0 ? "true" : "false";
+  k.shape = {{"m", num(mdim)},        {"k", num(kdim)},     {"n", num(ndim)},
+             {"out", out_dtype(cur)}, {"b_transposed", tb}, {"relu", relu}};
+  k.args = {"a", "b", "c"};
+  k.check = {{"op", "gemm"},       {"m", num(mdim)}, {"k", num(kdim)}, {"n", num(ndim)},
+             {"b_transposed", tb}, {"relu", relu},   {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  if (is_gemm && n.input_size() > 2 && !n.input(2).empty()) {
+    if (ref_.at(n.input(2)).elements() != std::size_t(ndim) &&
+        !(constant(n.input(2)) && ref_.at(n.input(2)).elements() == 1))
+      fail(i, "C of shape " + ref_.at(n.input(2)).shape_str() + ": a bias of n values (one row) is lowered");
+    k.tensors.push_back(gemm_operand(i, k, 2, "bias", a.f("beta", 1.0f), {ndim}));
+    k.args.push_back("bias"), k.shape.push_back({"bias", "true"});
+  }
+  k.check_inputs = k.args;
+  k.check_inputs.erase(k.check_inputs.begin() + 2);
+  place(std::move(k));
+  return true;
+}
+
+// Gemm's B (f16) or bias (f32) from input j: a weight times `factor`, written now; or an
+// activation (factor 1), read where it is.
+KTensor Compiler::gemm_operand(int i, Kernel& k, int j, const std::string& name, float factor, const Dims& shape) {
+  const std::string dt = name == "bias" ? "f32" : "f16";
+  if (constant(node(i).input(j))) {
+    Tensor t = ref_.at(node(i).input(j));
+    for (float& v : t.data) v *= factor;
+    if (t.data.size() == 1) t.data.resize(std::size_t(product(shape)), t.data[0]);  // a scalar C: every column
+    return KTensor{name, dt, "nd", "", write(k.name + "." + name, t, shape), "", shape};
+  }
+  if (factor != 1.0f) fail(i, "alpha or beta other than 1 on an input that is not a weight is not lowered");
+  return use(i, k, node(i).input(j), name, Layout::Nd, false, dt);  // a graph input: converted to dt at load
+}
+
+// Relu and the binary element-wise ops on operands of one shape, layout and type.
+bool Compiler::elementwise(int i) {
+  const auto& n = node(i);
+  for (const auto& in : n.input())
+    if (is_weight(in)) fail(i, "a weight operand ('" + in + "') is not lowered: the kernel takes two activations");
+  for (const auto& in : n.input())
+    if (!available(in)) return false;
+  static const std::map<std::string, std::string> kOps = {{"Relu", "relu"}, {"Add", "add"}, {"Sub", "sub"},
+                                                          {"Mul", "mul"},   {"Max", "max"}, {"Min", "min"}};
+  const Value& x = values_.at(n.input(0));
+  for (const auto& in : n.input())
+    if (ref_.at(in).shape != x.shape) fail(i, "broadcasting between operands is not lowered");
+  Kernel k{kernel_name(i), "elementwise"};
+  k.nodes = {n.name()};
+  const std::vector<std::string> roles = {"x", "y"};
+  // A graph input is placed in the type of the other operand, or as the model gives it (f32).
+  std::string in_dt = "f32";
+  for (const auto& in : n.input())
+    if (!values_.at(in).ref.empty()) in_dt = values_.at(in).dtype;
+  for (int j = 0; j < n.input_size(); ++j)
+    k.tensors.push_back(use(i, k, n.input(j), roles[std::size_t(j)], x.layout, false, in_dt));
+  const std::string dt = k.tensors[0].dtype;
+  for (const KTensor& t : k.tensors)
+    if (t.dtype != dt) fail(i, "operands of " + t.dtype + " and " + dt);
+  produce(k, n.output(0), KTensor{"z", dt}, values_.at(n.input(0)).layout);
+  k.shape = {{"op", kOps.at(n.op_type())},
+             {"dtype", dt},
+             {"n", num(std::int64_t(stored(values_.at(n.output(0)))) / (dt == "f32" ? 4 : 2))}};
+  for (const KTensor& t : k.tensors)
+    if (t.name != "z") k.args.push_back(t.name), k.check_inputs.push_back(t.name);
+  k.args.push_back("z");
+  k.check = {{"op", kOps.at(n.op_type())}};
+  done_[std::size_t(i)] = true;
+  place(std::move(k));
+  return true;
+}
+
+// Softmax over rows: the last axis (opset 13 on), or the dimensions from `axis` on (before).
+bool Compiler::softmax(int i) {
+  const auto& n = node(i);
+  if (!available(n.input(0))) return false;
+  const Dims& x = values_.at(n.input(0)).shape;
+  const std::int64_t r = std::int64_t(x.size());
+  std::int64_t axis = Attrs{n}.i("axis", m_.opset >= 13 ? -1 : 1);
+  if (axis < 0) axis += r;
+  if (m_.opset >= 13 && axis != r - 1) fail(i, "softmax over axis " + std::to_string(axis) + ": the last is lowered");
+  const std::int64_t cols = product(x, std::size_t(axis)), rows = product(x) / cols;
+  Kernel k{kernel_name(i), "softmax"};
+  k.nodes = {n.name()};
+  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nd, false, "f32"));  // a graph input: as given, f32
+  const std::string dt = k.tensors[0].dtype;
+  produce(k, n.output(0), KTensor{"out", dt}, Layout::Nd);
+  k.shape = {{"dtype", dt}, {"rows", num(rows)}, {"cols", num(cols)}};
+  k.args = {"x", "out"};
+  k.check_inputs = {"x"};
+  k.check = {{"op", "softmax"}, {"cols", num(cols)}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  done_[std::size_t(i)] = true;
+  place(std::move(k));
+  return true;
+}
+
+// Flatten, Reshape, Identity, Dropout (inference): the same memory under the output's shape,
+// when its bytes are in the order the shape says (ND, or a 1 x 1 NC1HWC0 map of one image: its
+// channels in order, the pad channels after them).
+bool Compiler::view(int i) {
+  const auto& n = node(i);
+  if (!available(n.input(0))) return false;
+  Value v = values_.at(n.input(0));
+  const bool same = n.op_type() == "Identity" || n.op_type() == "Dropout";
+  if (!same && v.layout == Layout::Nc1hwc0) {
+    if (v.shape[2] * v.shape[3] != 1)
+      fail(i, "a reshape of an NC1HWC0 feature map of " + std::to_string(v.shape[2]) + " x " +
+                  std::to_string(v.shape[3]) + " needs a layout change (not lowered)");
+    v.layout = Layout::Nd;
+  }
+  v.shape = ref_.at(n.output(0)).shape;
+  if (!v.input.empty()) {  // a graph input: placed by its consumer, in this shape
+    ref_[n.output(0)] = ref_.at(v.input), ref_[n.output(0)].shape = v.shape;
+    v.input = n.output(0);
+  }
+  values_[n.output(0)] = v;
+  done_[std::size_t(i)] = true;
+  return true;
+}
+
+const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
+  static const std::map<std::string, Lowering> table = {
+      {"Conv", &Compiler::conv},        {"MaxPool", &Compiler::pool},
+      {"AveragePool", &Compiler::pool}, {"GlobalAveragePool", &Compiler::pool},
+      {"Gemm", &Compiler::gemm},        {"MatMul", &Compiler::gemm},
+      {"Relu", &Compiler::elementwise}, {"Add", &Compiler::elementwise},
+      {"Sub", &Compiler::elementwise},  {"Mul", &Compiler::elementwise},
+      {"Max", &Compiler::elementwise},  {"Min", &Compiler::elementwise},
+      {"Softmax", &Compiler::softmax},  {"Flatten", &Compiler::view},
+      {"Reshape", &Compiler::view},     {"Identity", &Compiler::view},
+      {"Dropout", &Compiler::view},
+  };
+  return table;
+}
+
+// Each graph output: saved after the run, and its kernel checked against the host reference
+// (an f16 network's tolerance: 2% of the output's largest magnitude, and 2% relative).
+void Compiler::finish_outputs() {
+  for (const std::string& name : outputs_) {
+    const Value& v = values_.at(name);
+    const auto dot = v.ref.find('.');
+    auto k =
+        std::find_if(kernels_.begin(), kernels_.end(), [&](const Kernel& x) { return x.name == v.ref.substr(0, dot); });
+    if (v.ref.empty() || k == kernels_.end() || k->output != v.ref.substr(dot + 1))
+      throw Error(m_.path + ": output '" + name + "' is not computed by a layer on the platform", kExitConfig);
+    const Tensor& want = ref_.at(name);
+    std::vector<std::uint64_t> shape(want.shape.begin(), want.shape.end());
+    const std::string rel = "reference/" + name + ".npy";
+    fs::create_directories(fs::path(o_.dir) / "reference");
+    platform::write_tensor_file((fs::path(o_.dir) / rel).string(), aicore::DType::F32, shape,
+                                reinterpret_cast<const std::uint8_t*>(want.data.data()), want.data.size());
+    double peak = 0;
+    for (float x : want.data) peak = std::max(peak, double(std::fabs(x)));
+    for (KTensor& t : k->tensors)
+      if (t.name == k->output) t.save = "outputs/" + name + ".npy";
+    k->check = {{"expected", rel}, {"atol", num(std::max(0.02 * peak, 1e-6))}, {"rtol", "0.02"}};
+    k->check_inputs.clear();
+  }
+}
+
+void emit_tensor(YAML::Emitter& y, const KTensor& t) {
+  y << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "dtype"
+    << YAML::Value << t.dtype;
+  if (!t.alias.empty()) y << YAML::Key << "alias" << YAML::Value << t.alias;
+  if (t.layout != "nd") y << YAML::Key << "layout" << YAML::Value << t.layout;
+  if (t.alias.empty()) y << YAML::Key << "shape" << YAML::Value << YAML::Flow << t.shape;
+  if (t.groups != 1) y << YAML::Key << "groups" << YAML::Value << t.groups;
+  if (!t.file.empty())
+    y << YAML::Key << "file" << YAML::Value << t.file << YAML::Key << "convert" << YAML::Value << true;
+  if (!t.save.empty()) y << YAML::Key << "save" << YAML::Value << t.save;
+  y << YAML::EndMap;
+}
+
+void emit_kernel(YAML::Emitter& y, const Kernel& k, bool check) {
+  y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << k.name << YAML::Key << "library" << YAML::Value
+    << k.library << YAML::Key << "shape" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  for (const auto& [key, v] : k.shape) y << YAML::Key << key << YAML::Value << v;
+  y << YAML::EndMap << YAML::Key << "tensors" << YAML::Value << YAML::BeginSeq;
+  for (const KTensor& t : k.tensors) emit_tensor(y, t);
+  y << YAML::EndSeq << YAML::Key << "args" << YAML::Value << YAML::Flow << k.args;
+  if (check) {
+    y << YAML::Key << "check" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [key, v] : k.check) y << YAML::Key << key << YAML::Value << v;
+    if (!k.check_inputs.empty()) y << YAML::Key << "inputs" << YAML::Value << YAML::Flow << k.check_inputs;
+    y << YAML::Key << "output" << YAML::Value << k.output << YAML::EndMap;
+  }
+  y << YAML::EndMap;
+}
+
+// The scenario: the kernels, and one task each on stream 0 for the runtime firmware.
+void Compiler::emit(const std::string& path) const {
+  YAML::Emitter y;
+  y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << fs::path(m_.path).stem().string();
+  y << YAML::Key << "description" << YAML::Value
+    << "Compiled by dvp from " + m_.path + " (" + std::to_string(kernels_.size()) +
+           " layers): the runtime firmware on a control CPU submits one task per layer through the task scheduler; "
+           "each graph output is checked against the host f32 reference.";
+  y << YAML::Key << "platform" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "preset" << YAML::Value
+    << o_.preset << YAML::EndMap;
+  y << YAML::Key << "firmware" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "image" << YAML::Value
+    << "runtime" << YAML::Key << "cores" << YAML::Value << YAML::Flow << std::vector<int>{0} << YAML::EndMap;
+  y << YAML::Key << "kernels" << YAML::Value << YAML::BeginSeq;
+  for (const Kernel& k : kernels_)
+    emit_kernel(y, k, o_.check_layers || (!k.check.empty() && k.check[0].first == "expected"));
+  y << YAML::EndSeq << YAML::Key << "tasks" << YAML::Value << YAML::BeginSeq;
+  for (const Kernel& k : kernels_)
+    y << YAML::Flow << YAML::BeginMap << YAML::Key << "kernel" << YAML::Value << k.name << YAML::EndMap;
+  y << YAML::EndSeq << YAML::Key << "checks" << YAML::Value << YAML::BeginSeq;
+  y << YAML::Flow << YAML::BeginMap << YAML::Key << "metric" << YAML::Value << "summary.firmware_exit_code" << YAML::Key
+    << "min" << YAML::Value << 0 << YAML::Key << "max" << YAML::Value << 0 << YAML::EndMap;
+  y << YAML::Flow << YAML::BeginMap << YAML::Key << "metric" << YAML::Value << "summary.kernel_checks_failed"
+    << YAML::Key << "max" << YAML::Value << 0 << YAML::EndMap << YAML::EndSeq << YAML::EndMap;
+  std::ofstream f(path);
+  f << "# Generated by dvp from " << m_.path << ": do not edit; compile the model again.\n" << y.c_str() << "\n";
+  if (!f) throw Error("cannot write " + path, kExitOutput);
+}
+
+Compiled Compiler::run() {
+  fs::create_directories(fs::path(o_.dir) / "tensors");
+  read_inputs();
+  run_reference(m_, ref_);
+  for (const auto& t : g_.initializer()) values_.erase(t.name());
+  // Each node in graph order; one whose input is not computed yet waits, and is tried again.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int i = 0; i < g_.node_size(); ++i) {
+      if (done_[std::size_t(i)]) continue;
+      auto l = lowerings().find(node(i).op_type());
+      if (l != lowerings().end()) progress = (this->*l->second)(i) || progress;
+    }
+  }
+  // What is left is not fused into a layer before it and has no lowering of its own.
+  for (int i = 0; i < g_.node_size(); ++i)
+    if (!done_[std::size_t(i)])
+      fail(i, lowerings().count(node(i).op_type())
+                  ? "an input is never computed on the platform"
+                  : "op " + node(i).op_type() + " is not lowered onto the platform" +
+                        (node(i).op_type() == "BatchNormalization" ? " (only folded into the Conv before it)" : ""));
+  finish_outputs();
+  for (const Kernel& k : kernels_)
+    for (const KTensor& t : k.tensors)
+      if (!t.file.empty() && t.file.find(".input.") == std::string::npos && t.file.rfind("tensors/input.", 0) != 0)
+        out_.weight_bytes += std::uint64_t(product(t.shape)) * (t.dtype == "f32" ? 4 : 2);
+  out_.scenario = (fs::path(o_.dir) / "model.yaml").string();
+  emit(out_.scenario);
+  return out_;
+}
+
+}  // namespace
+
+Compiled compile_model(const Model& m, const CompileOptions& o) {
+  try {
+    return Compiler(m, o).run();
+  } catch (const fs::filesystem_error& e) {
+    throw Error(std::string("cannot write the compiled model: ") + e.what(), kExitOutput);
+  }
+}
+
+}  // namespace dvp::network

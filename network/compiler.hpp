@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// The network compiler: an ONNX graph lowered onto the platform's kernel library, as Ascend's
+// offline model compiler (ATC) lowers one onto CANN's. Its output is a compiled model: a folder
+// holding a scenario (model.yaml: one library kernel per fused layer, the task list the runtime
+// firmware submits through the task scheduler) and the tensors it reads (weights with the batch
+// norm folded in, the inputs, and the host reference's outputs the run is checked against).
+// `dvp run model.onnx` compiles into OUT/compiled and runs that scenario; `dvp run
+// OUT/compiled/model.yaml` runs it again, and it can be read and edited like any scenario.
+//
+// Lowering (docs/networks.md has the table):
+//   Conv (+ BatchNormalization folded into a scale and a bias per channel, + an Add of the
+//     block's shortcut, + Relu or Clip(0, 6)) -> conv2d, y stored NC1HWC0 for the next layer;
+//   MaxPool, AveragePool, GlobalAveragePool -> pool; Gemm, MatMul (B a weight) -> gemm;
+//   Relu, Add, Sub, Mul, Max, Min (operands of one shape and layout) -> elementwise;
+//   Softmax (last axis) -> softmax; Flatten, Reshape, Identity, Dropout -> a view of the same
+//   memory where the layout allows it.
+// Feature maps stay NC1HWC0 f16 between layers; the graph's inputs are converted once, at load
+// (an image of 4 channels or fewer to NC1HWC0_C04 for the first conv's small-channel mode). An
+// operator, attribute or layout it cannot map is an Error naming the node, its op type and why.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "onnx_model.hpp"
+
+namespace dvp::network {
+
+struct CompileOptions {
+  std::string dir;                            // the compiled model's folder (created)
+  std::map<std::string, std::string> inputs;  // a graph input -> its .npy or .pb file
+  std::uint64_t seed = 1;                     // inputs not given: uniform in [-1, 1) from this seed
+  bool check_layers = false;                  // every layer checked against the platform's reference loop
+  std::string preset = "ascend310";           // the scenario's preset (--preset overrides it)
+};
+
+// One kernel of the compiled model: the ONNX nodes it runs.
+struct CompiledLayer {
+  std::string kernel, library;
+  std::vector<std::string> nodes;
+};
+
+struct Compiled {
+  std::string scenario;  // DIR/model.yaml
+  std::vector<CompiledLayer> layers;
+  std::uint64_t weight_bytes = 0;      // as stored (f16 weights, f32 scales and biases)
+  std::uint64_t activation_bytes = 0;  // every layer output, as stored
+};
+
+// Lowers `m` (loaded by load_model) and writes the compiled model. Throws dvp::Error naming
+// the model file and node at fault.
+Compiled compile_model(const Model& m, const CompileOptions& o);
+
+}  // namespace dvp::network

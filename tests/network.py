@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Networks through dvp, against NumPy: a small CNN written here with python3-onnx (a 3-channel
+# image, conv + batch norm + ReLU, max pooling, a residual block whose 24 output channels are no
+# whole group of 16 with a 1 x 1 shortcut conv, global average pooling, a fully connected layer
+# and softmax) runs with `dvp run model.onnx --input ... --check-layers` on both presets, every
+# layer checked by the platform, and its saved output is compared with NumPy's forward pass of
+# the same weights. Then what users get wrong: an op the compiler does not lower, an input file
+# of the wrong shape, an input name the model does not have, a corrupt model file: each a named
+# error and exit 2.
+#
+# Usage: network.py DVP     (needs python3-onnx and python3-numpy)
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+DVP = sys.argv[1]
+rng = np.random.default_rng(7)
+failures = []
+
+
+def conv(x, w, stride=1, pad=0):
+    c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (pad, pad), (pad, pad)))
+    ho, wo = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    y = np.zeros((o, ho, wo))
+    for i in range(kh):
+        for j in range(kw):
+            y += np.einsum("chw,oc->ohw", xp[:, i:i + stride * (ho - 1) + 1:stride, j:j + stride * (wo - 1) + 1:stride],
+                           w[:, :, i, j])
+    return y
+
+
+def bn(x, p):
+    g, b, m, v = p
+    return ((x - m[:, None, None]) / np.sqrt(v[:, None, None] + 1e-5)) * g[:, None, None] + b[:, None, None]
+
+
+def maxpool(x):
+    c, h, w = x.shape
+    return x[:, :h // 2 * 2, :w // 2 * 2].reshape(c, h // 2, 2, w // 2, 2).max(axis=(2, 4))
+
+
+def small_cnn(path):
+    inits, nodes = [], []
+    f32 = lambda a: a.astype(np.float32)
+
+    def init(name, a):
+        inits.append(numpy_helper.from_array(f32(a), name))
+        return name
+
+    def bn_params(c):
+        return [f32(rng.uniform(0.5, 1.5, c)), f32(rng.uniform(-0.2, 0.2, c)), f32(rng.uniform(-0.2, 0.2, c)),
+                f32(rng.uniform(0.5, 1.5, c))]
+
+    w1, p1 = f32(rng.normal(0, 0.4, (16, 3, 3, 3))), bn_params(16)
+    w2, p2 = f32(rng.normal(0, 0.15, (24, 16, 3, 3))), bn_params(24)
+    ws = f32(rng.normal(0, 0.3, (24, 16, 1, 1)))
+    fc, fb = f32(rng.normal(0, 0.3, (10, 24))), f32(rng.uniform(-0.1, 0.1, 10))
+    nodes += [helper.make_node("Conv", ["x", init("w1", w1)], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+              helper.make_node("BatchNormalization", ["c1"] + [init(f"bn1.{i}", a) for i, a in enumerate(p1)], ["b1"],
+                               name="bn1"),
+              helper.make_node("Relu", ["b1"], ["r1"], name="relu1"),
+              helper.make_node("MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[2, 2], strides=[2, 2]),
+              helper.make_node("Conv", ["p1", init("w2", w2)], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+              helper.make_node("BatchNormalization", ["c2"] + [init(f"bn2.{i}", a) for i, a in enumerate(p2)], ["b2"],
+                               name="bn2"),
+              helper.make_node("Conv", ["p1", init("ws", ws)], ["s"], name="shortcut"),
+              helper.make_node("Add", ["b2", "s"], ["a"], name="add"),
+              helper.make_node("Relu", ["a"], ["r2"], name="relu2"),
+              helper.make_node("GlobalAveragePool", ["r2"], ["g"], name="gap"),
+              helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
+              helper.make_node("Gemm", ["f", init("fc", fc), init("fb", fb)], ["l"], name="fc", transB=1),
+              helper.make_node("Softmax", ["l"], ["prob"], name="softmax")]
+    graph = helper.make_graph(nodes, "small-cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 21, 18])],
+                              [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, 10])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=7), path)
+
+    def forward(x):
+        y = maxpool(np.maximum(bn(conv(x[0], w1, 1, 1), p1), 0))
+        y = np.maximum(bn(conv(y, w2, 1, 1), p2) + conv(y, ws), 0)
+        logits = fc.astype(np.float64) @ y.mean(axis=(1, 2)) + fb
+        e = np.exp(logits - logits.max())
+        return (e / e.sum())[None]
+    return forward
+
+
+def dvp(args, want_rc, pattern, what):
+    r = subprocess.run([DVP] + args, capture_output=True, text=True)
+    if r.returncode != want_rc or not re.search(pattern, r.stdout + r.stderr):
+        failures.append(f"{what}: exit {r.returncode} (want {want_rc}), output: {(r.stdout + r.stderr)[-600:]}")
+        return False
+    print("ok  ", what)
+    return True
+
+
+with tempfile.TemporaryDirectory() as d:
+    model = os.path.join(d, "cnn.onnx")
+    forward = small_cnn(model)
+    x = rng.uniform(-1, 1, (1, 3, 21, 18)).astype(np.float32)
+    np.save(os.path.join(d, "x.npy"), x)
+    want = forward(x.astype(np.float16).astype(np.float64))
+    for preset in ("ascend310", "ascend910"):
+        out = os.path.join(d, preset)
+        if dvp(["run", model, "--preset", preset, "--input", "x=" + os.path.join(d, "x.npy"), "--check-layers",
+                "--out", out, "--no-trace"], 0, r"kernel softmax: 10 elements within", f"small CNN on {preset}"):
+            have = np.load(os.path.join(out, "outputs", "prob.npy")).astype(np.float64)
+            err = np.abs(have - want).max()
+            print(f"     max abs error against NumPy {err:.2e}")
+            if have.shape != want.shape or err > 5e-3:
+                failures.append(f"small CNN on {preset}: max abs error {err} against NumPy")
+
+    # What users get wrong.
+    sig = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="gate")], "g",
+                            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+                            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])])
+    onnx.save(helper.make_model(sig, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "sigmoid.onnx"))
+    dvp(["compile", os.path.join(d, "sigmoid.onnx"), "--out", os.path.join(d, "c")], 2,
+        r"sigmoid\.onnx: node 'gate' \(Sigmoid\): op Sigmoid is not lowered onto the platform", "an op not lowered")
+    np.save(os.path.join(d, "small.npy"), np.zeros((1, 3, 20, 18), np.float32))
+    dvp(["compile", model, "--input", "x=" + os.path.join(d, "small.npy"), "--out", os.path.join(d, "c")], 2,
+        r"--input x: .*small\.npy holds a tensor of shape 1x3x20x18, .*cnn\.onnx takes 1x3x21x18", "a wrong input shape")
+    dvp(["compile", model, "--input", "image=" + os.path.join(d, "x.npy"), "--out", os.path.join(d, "c")], 2,
+        r"--input image: .*cnn\.onnx has no input of that name", "an input the model does not have")
+    with open(model, "rb") as f:
+        head = f.read(3000)
+    with open(os.path.join(d, "corrupt.onnx"), "wb") as f:
+        f.write(head)
+    dvp(["run", os.path.join(d, "corrupt.onnx"), "--out", os.path.join(d, "c")], 2, r"corrupt\.onnx", "a corrupt model")
+
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)
