@@ -39,6 +39,7 @@ struct KTensor {
   std::string name, dtype, layout, alias, file, save;
   Dims shape;
   std::int64_t groups;
+  std::int64_t arena = -1;  // its offset in the activation arena (-1: its own memory)
   KTensor(std::string n, std::string dt, std::string lay = "nd", std::string al = "", std::string f = "",
           std::string sv = "", Dims sh = {}, std::int64_t g = 1)
       : name(std::move(n)),
@@ -128,6 +129,7 @@ class Compiler {
   bool softmax(int i);
   bool view(int i);
   void finish_outputs();
+  void plan_arena();
   void emit(const std::string& path) const;
 
   const Model& m_;
@@ -652,6 +654,51 @@ void Compiler::finish_outputs() {
   }
 }
 
+// A tensor's bytes as stored (NC1HWC0: its channels in whole groups of C0).
+std::uint64_t stored_bytes(const KTensor& t) {
+  const std::uint64_t eb = t.dtype == "f32" || t.dtype == "s32" ? 4 : t.dtype == "s8" || t.dtype == "u8" ? 1 : 2;
+  if (t.layout == "nd" || t.shape.size() < 3) return std::uint64_t(product(t.shape)) * eb;
+  const std::int64_t c0 = t.layout == "nc1hwc0_c04" ? 4 : 16, c = t.shape[t.shape.size() - 3];
+  return std::uint64_t(product(t.shape) / c * ((c + c0 - 1) / c0 * c0)) * eb;
+}
+
+// The activation arena: each layer output and graph input lives from the kernel that writes it
+// (or loads it) to the last kernel that reads it (a graph output: to the end); buffers whose
+// lives do not overlap share memory. Largest first, each at the lowest offset free over its
+// life (first fit by size, as TensorFlow Lite's arena planner), in whole pages.
+void Compiler::plan_arena() {
+  struct Buffer {
+    KTensor* t;
+    std::size_t first, last;
+    std::uint64_t bytes, offset = 0;
+  };
+  std::map<std::string, Buffer> buffers;
+  for (std::size_t j = 0; j < kernels_.size(); ++j)
+    for (KTensor& t : kernels_[j].tensors) {
+      if (!t.alias.empty())
+        buffers.at(t.alias).last = j;
+      else if (t.file.empty() || t.file.rfind("tensors/input.", 0) == 0)
+        buffers.emplace(kernels_[j].name + "." + t.name, Buffer{&t, j, j, (stored_bytes(t) + 4095) / 4096 * 4096});
+    }
+  for (const std::string& name : outputs_) buffers.at(values_.at(name).ref).last = kernels_.size();
+  std::vector<Buffer*> order;
+  for (auto& [ref, b] : buffers) order.push_back(&b);
+  std::stable_sort(order.begin(), order.end(), [](const Buffer* a, const Buffer* b) { return a->bytes > b->bytes; });
+  std::vector<const Buffer*> placed;
+  for (Buffer* b : order) {
+    for (bool moved = true; moved;) {  // past every placed buffer that overlaps it in time and memory
+      moved = false;
+      for (const Buffer* p : placed)
+        if (p->first <= b->last && b->first <= p->last && p->offset < b->offset + b->bytes &&
+            b->offset < p->offset + p->bytes)
+          b->offset = p->offset + p->bytes, moved = true;
+    }
+    placed.push_back(b);
+    b->t->arena = std::int64_t(b->offset);
+    out_.arena_bytes = std::max(out_.arena_bytes, b->offset + b->bytes);
+  }
+}
+
 void emit_tensor(YAML::Emitter& y, const KTensor& t) {
   y << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "dtype"
     << YAML::Value << t.dtype;
@@ -662,6 +709,7 @@ void emit_tensor(YAML::Emitter& y, const KTensor& t) {
   if (!t.file.empty())
     y << YAML::Key << "file" << YAML::Value << t.file << YAML::Key << "convert" << YAML::Value << true;
   if (!t.save.empty()) y << YAML::Key << "save" << YAML::Value << t.save;
+  if (t.arena >= 0) y << YAML::Key << "arena" << YAML::Value << t.arena;
   y << YAML::EndMap;
 }
 
@@ -731,6 +779,7 @@ Compiled Compiler::run() {
                   : "op " + node(i).op_type() + " is not lowered onto the platform" +
                         (node(i).op_type() == "BatchNormalization" ? " (only folded into the Conv before it)" : ""));
   finish_outputs();
+  if (o_.arena) plan_arena();
   for (const Kernel& k : kernels_)
     for (const KTensor& t : k.tensors)
       if (!t.file.empty() && t.file.find(".input.") == std::string::npos && t.file.rfind("tensors/input.", 0) != 0)

@@ -32,6 +32,9 @@ struct CompileOptions {
   std::map<std::string, std::string> inputs;  // a graph input -> its .npy or .pb file
   std::uint64_t seed = 1;                     // inputs not given: uniform in [-1, 1) from this seed
   bool check_layers = false;                  // every layer checked against the platform's reference loop
+  // Layer outputs share an activation arena by liveness; off: each its own memory, so every
+  // layer's tensors can be read after the run (--check-layers, --save-tensors).
+  bool arena = true;
   std::string preset = "ascend310";           // the scenario's preset (--preset overrides it)
 };
 
@@ -46,6 +49,7 @@ struct Compiled {
   std::vector<CompiledLayer> layers;
   std::uint64_t weight_bytes = 0;      // as stored (f16 weights, f32 scales and biases)
   std::uint64_t activation_bytes = 0;  // every layer output, as stored
+  std::uint64_t arena_bytes = 0;       // the activation arena (peak activation memory; 0: no arena)
 };
 
 // Lowers `m` (loaded by load_model) and writes the compiled model. Throws dvp::Error naming

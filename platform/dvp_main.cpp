@@ -150,6 +150,7 @@ static std::string compile(const std::string& model, const po::variables_map& vm
   co.dir = dir;
   if (!preset.empty()) co.preset = preset;
   co.check_layers = vm.count("check-layers") > 0;
+  co.arena = !co.check_layers && !vm.count("save-tensors");  // every layer's tensors kept for the checks
   if (vm.count("input"))
     for (const std::string& a : vm["input"].as<std::vector<std::string>>()) {
       const auto eq = a.find('=');
@@ -160,7 +161,9 @@ static std::string compile(const std::string& model, const po::variables_map& vm
   const network::Compiled c = network::compile_model(network::load_model(model), co);
   if (!vm.count("quiet"))
     std::cout << "compiled " << model << ": " << c.layers.size() << " layers, weights " << c.weight_bytes / 1024
-              << " KiB, activations " << c.activation_bytes / 1024 << " KiB -> " << c.scenario << "\n";
+              << " KiB, activations " << c.activation_bytes / 1024 << " KiB"
+              << (c.arena_bytes ? " in an arena of " + std::to_string(c.arena_bytes / 1024) + " KiB" : std::string())
+              << " -> " << c.scenario << "\n";
   return c.scenario;
 }
 

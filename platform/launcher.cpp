@@ -243,6 +243,12 @@ void KernelLauncher::describe_tensors(cfg::Spec& t) {
   t.param("save", Type::String,
           "after the run, write the tensor to this file (relative to the output directory; .npy, else raw)")
       .optional();
+  t.param("arena", Type::Int,
+          "bytes: the tensor lives at this offset (a multiple of 4096) in the activation arena, one region of DRAM "
+          "that tensors whose lives do not overlap share (a network compiler's memory plan; the plan is the "
+          "scenario's to keep apart). Not initialised unless from a file; not with alias, dvpp or init")
+      .optional()
+      .range(0, 1ull << 40);
   t.param("dvpp", Type::String,
           "JOB: this tensor is the output buffer of that dvpp: job (same memory, not initialised; default elements: "
           "the buffer's bytes over the element size): how a decoded, resized picture reaches a kernel (aipp)")
@@ -289,6 +295,7 @@ struct KernelLauncher::TensorSpec {
   std::string media_job;
   MediaBuffer media_out;
   bool borrowed() const { return alias_kernel >= 0 || media; }  // memory this tensor does not own
+  std::optional<std::uint64_t> arena;                           // its offset in the activation arena
   std::string file;                                             // initial contents from this file (a path)
   std::optional<NpyHeader> npy;                                 // its header, if it is a .npy file
   bool convert = false;
@@ -359,6 +366,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
     if (const cfg::Node* c = k.find("check")) read_check(K, *c, dir);
     layout(K, k);
   }
+  place_arena(kernels);
   stats_.json("kernels", "per kernel: blocks, cores, start and end (ns), result of the check, roofline",
               [this] { return results_json(); });
   if (tasks) {
@@ -515,11 +523,24 @@ void KernelLauncher::read_tensors(Kernel* K, const cfg::Node& k, const std::stri
     if (t.has("alias")) read_alias(s, t);
     if (t.has("dvpp")) read_media(s, t);
     s.t.elems = tensor_elements(s, t);
+    if (t.has("arena")) read_arena(s, t);
     if (s.alias_kernel >= 0 &&
         alias_of(s).elems * aicore::dtype_bytes(alias_of(s).dtype) < s.t.elems * aicore::dtype_bytes(s.t.dtype))
       t.at("alias").fail("'" + t.get_string("alias") + "' is smaller than this tensor");
     K->tensors.push_back(s);
   }
+}
+
+// arena: OFFSET: placed once every kernel is read (place_arena), never initialised but from a file.
+void KernelLauncher::read_arena(TensorSpec& s, const cfg::Node& t) {
+  const cfg::Node& a = t.at("arena");
+  if (t.get_uint("arena") % 4096) a.fail("an arena offset is a multiple of 4096");
+  for (const char* other : {"alias", "dvpp"})
+    if (t.has(other)) a.fail(std::string("a tensor in the arena owns its memory there: drop ") + other);
+  if (s.init != "zeros") t.at("init").fail("a tensor in the arena holds what the kernels before it left: drop init");
+  s.arena = t.get_uint("arena");
+  const std::uint64_t bytes = s.t.elems * aicore::dtype_bytes(s.t.dtype);
+  arena_bytes_ = std::max<std::uint64_t>(arena_bytes_, *s.arena + ((bytes + 4095) & ~std::uint64_t(4095)));
 }
 
 // A tensor's element count: from elements, shape and its file, which must agree.
@@ -784,18 +805,20 @@ void KernelLauncher::check_reference_sizes(const Kernel* K, const cfg::Node& c) 
 
 // Where the image, the tensors and the argument table go in DRAM, decided at load in launch
 // order: what does not fit is an error naming it, before anything runs or is filled.
+// Whole pages of DRAM from next_ for `what` (named at `at` when they do not fit).
+std::uint64_t KernelLauncher::take(std::uint64_t bytes, const cfg::Node& at, const std::string& what) {
+  const std::uint64_t end = next_ + ((bytes + 4095) & ~std::uint64_t(4095));
+  const std::uint64_t top = std::min<std::uint64_t>(dram_.size(), media_.floor);
+  if (end > top)
+    at.fail(what + " (" + std::to_string(bytes) + " B) does not fit in DRAM: " + std::to_string(top) + " B" +
+            (top < dram_.size() ? " below the media jobs' buffers" : "") + ", of which " + std::to_string(next_) +
+            " B are taken by what comes before it");
+  const std::uint64_t at_offset = next_;
+  next_ = end;
+  return at_offset;
+}
+
 void KernelLauncher::layout(Kernel* K, const cfg::Node& k) {
-  auto take = [&](std::uint64_t bytes, const cfg::Node& at, const std::string& what) {
-    const std::uint64_t end = next_ + ((bytes + 4095) & ~std::uint64_t(4095));
-    const std::uint64_t top = std::min<std::uint64_t>(dram_.size(), media_.floor);
-    if (end > top)
-      at.fail(what + " (" + std::to_string(bytes) + " B) does not fit in DRAM: " + std::to_string(top) + " B" +
-              (top < dram_.size() ? " below the media jobs' buffers" : "") + ", of which " + std::to_string(next_) +
-              " B are taken by what comes before it");
-    const std::uint64_t at_offset = next_;
-    next_ = end;
-    return at_offset;
-  };
   if (!K->aicpu_func) {
     K->code_bytes = K->image.bytes().size() - 32;  // the image less its header
     K->image_addr = take(K->code_bytes + 32, k, "the kernel image");
@@ -806,23 +829,45 @@ void KernelLauncher::layout(Kernel* K, const cfg::Node& k) {
       s.t.addr = kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t.addr;
       continue;
     }
-    if (s.media) continue;  // a media job's buffer, addressed when read
+    if (s.media || s.arena) continue;  // a media job's buffer, addressed when read; the arena's, later
     const cfg::Node& t = k.at("tensors").items()[i];
     s.t.addr = take(s.t.elems * aicore::dtype_bytes(s.t.dtype), t, "tensor '" + s.t.name + "'");
-    if (s.file.empty()) continue;
-    try {               // straight into DRAM: a file as large as the memory is read once
-      if (s.nc1hwc0) {  // the logical tensor, then stored
-        std::vector<std::uint8_t> logical(s.nc1hwc0->logical() * aicore::dtype_bytes(s.t.dtype));
-        read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, s.nc1hwc0->logical(), s.convert, logical.data());
-        s.store(logical.data(), dram_.data() + s.t.addr);
-      } else {
-        read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, s.t.elems, s.convert, dram_.data() + s.t.addr);
-      }
-    } catch (const Error& e) {
-      t.at("file").fail(e.what());
-    }
+    load_file(s, t);
   }
   K->argtab = take(8 * K->args.size() + 8, k.at("args"), "the argument table");
+}
+
+// The arena after every kernel's own memory: its tensors at their offsets (their files read now),
+// and the aliases of them.
+void KernelLauncher::place_arena(const cfg::Node& kernels) {
+  if (!arena_bytes_) return;
+  const std::uint64_t base = take(arena_bytes_, kernels, "the activation arena");
+  for (std::size_t ki = 0; ki < kernels_.size(); ++ki)
+    for (std::size_t i = 0; i < kernels_[ki]->tensors.size(); ++i) {
+      TensorSpec& s = kernels_[ki]->tensors[i];
+      if (s.arena) {
+        s.t.addr = base + *s.arena;
+        load_file(s, kernels.items()[ki].at("tensors").items()[i]);
+      } else if (s.alias_kernel >= 0) {
+        s.t.addr = kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t.addr;
+      }
+    }
+}
+
+// A tensor's file, straight into DRAM at its address: a file as large as the memory is read once.
+void KernelLauncher::load_file(TensorSpec& s, const cfg::Node& t) {
+  if (s.file.empty()) return;
+  try {
+    if (s.nc1hwc0) {  // the logical tensor, then stored
+      std::vector<std::uint8_t> logical(s.nc1hwc0->logical() * aicore::dtype_bytes(s.t.dtype));
+      read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, s.nc1hwc0->logical(), s.convert, logical.data());
+      s.store(logical.data(), dram_.data() + s.t.addr);
+    } else {
+      read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, s.t.elems, s.convert, dram_.data() + s.t.addr);
+    }
+  } catch (const Error& e) {
+    t.at("file").fail(e.what());
+  }
 }
 
 std::vector<std::uint8_t> KernelLauncher::read_back(std::uint64_t addr, std::uint64_t len) {
@@ -910,7 +955,7 @@ void KernelLauncher::place(Kernel* K) {
   }
   for (auto& s : K->tensors) {
     const unsigned eb = aicore::dtype_bytes(s.t.dtype);
-    if (s.borrowed() || !s.file.empty()) continue;  // another's memory, or read at load
+    if (s.borrowed() || !s.file.empty() || s.arena) continue;  // another's memory, read at load, or the arena's
     // The logical tensor's values, in its order; stored (converted) after.
     const std::uint64_t n = s.nc1hwc0 ? s.nc1hwc0->logical() : s.t.elems;
     std::vector<std::uint8_t> logical(s.nc1hwc0 ? n * eb : 0);

@@ -121,6 +121,10 @@ class KernelLauncher : public sc_core::sc_module {
   static void read_layout(TensorSpec& s, const cfg::Node& t);
   std::uint64_t tensor_elements(TensorSpec& s, const cfg::Node& t) const;
   void read_alias(TensorSpec& s, const cfg::Node& t);
+  void read_arena(TensorSpec& s, const cfg::Node& t);
+  std::uint64_t take(std::uint64_t bytes, const cfg::Node& at, const std::string& what);
+  void place_arena(const cfg::Node& kernels);
+  void load_file(TensorSpec& s, const cfg::Node& t);
   void read_media(TensorSpec& s, const cfg::Node& t);
   void check_media_layout(const Kernel* K, const cfg::Node& k) const;
   bool media_in_time(const Kernel* K, Result& r) const;
@@ -149,6 +153,7 @@ class KernelLauncher : public sc_core::sc_module {
   std::vector<aicore::AiCore*> cores_;
   dram::Storage& dram_;
   std::uint64_t base_, next_;
+  std::uint64_t arena_bytes_ = 0;  // the activation arena: its tensors' furthest end
   bool functional_;
   bool firmware_mode_;
   MediaJobs media_;
