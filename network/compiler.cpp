@@ -60,8 +60,8 @@ struct Kernel {
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> check;
   std::vector<std::string> check_inputs;
-  std::vector<std::string> nodes;
-  std::string output;  // the tensor it writes
+  std::vector<int> nodes;  // the ONNX nodes it runs, fused
+  std::string output;      // the tensor it writes
 };
 
 std::int64_t product(const Dims& d, std::size_t from = 0, std::size_t to = ~std::size_t(0)) {
@@ -131,6 +131,7 @@ class Compiler {
   void finish_outputs();
   void plan_arena();
   void emit(const std::string& path) const;
+  void emit_network(YAML::Emitter& y) const;
 
   const Model& m_;
   const CompileOptions& o_;
@@ -293,7 +294,12 @@ std::uint64_t Compiler::stored(const Value& v) const {
 }
 
 void Compiler::place(Kernel k) {
-  out_.layers.push_back({k.name, k.library, k.nodes});
+  CompiledLayer l{k.name, k.library, {}, {}, ""};
+  for (int j : k.nodes) l.nodes.push_back(node(j).name()), l.ops.push_back(node(j).op_type());
+  for (const KTensor& t : k.tensors)
+    if (t.name == k.output)
+      for (std::int64_t d : t.shape) l.output += (l.output.empty() ? "" : "x") + std::to_string(d);
+  out_.layers.push_back(l);
   kernels_.push_back(std::move(k));
 }
 
@@ -363,7 +369,7 @@ bool Compiler::conv(int i) {
   const bool c04 = x[1] <= 4 && groups == 1 && values_.at(n.input(0)).ref.empty();
   Kernel k{kernel_name(i), "conv2d"};
   for (int j : {i, ch.bn, ch.add, ch.act})
-    if (j >= 0) k.nodes.push_back(node(j).name()), done_[std::size_t(j)] = true;
+    if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
   k.shape = {{"h", num(x[2])},           {"w", num(x[3])},         {"c", num(x[1])},        {"cout", num(cout)},
              {"kh", num(kk[0])},         {"kw", num(kk[1])},       {"stride_h", num(s[0])}, {"stride_w", num(s[1])},
              {"dil_h", num(d[0])},       {"dil_w", num(d[1])},     {"pad_t", num(p[0])},    {"pad_b", num(p[2])},
@@ -429,7 +435,7 @@ bool Compiler::pool(int i) {
   if (x.size() != 4 || x[0] != 1) fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; batch 1 is lowered");
   if (n.output_size() > 1) fail(i, "the Indices output is not lowered");
   Kernel k{kernel_name(i), "pool"};
-  k.nodes = {n.name()};
+  k.nodes = {i};
   k.shape = {{"pool", op == "MaxPool"       ? "max"
                       : op == "AveragePool" ? "avg"
                                             : "global"},
@@ -490,7 +496,7 @@ bool Compiler::gemm(int i) {
   if (act >= 0) cur = node(act).output(0);
   Kernel k{kernel_name(i), "gemm"};
   for (int j : {i, act})
-    if (j >= 0) k.nodes.push_back(node(j).name()), done_[std::size_t(j)] = true;
+    if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
   k.tensors.push_back(use(i, k, n.input(0), "a", av.layout));  // 1 x 1 NC1HWC0: the same bytes as rows
   k.tensors.push_back(gemm_operand(i, k, 1, "b", is_gemm ? a.f("alpha", 1.0f) : 1.0f, bsh));
   for (const KTensor& t : k.tensors)
@@ -542,7 +548,7 @@ bool Compiler::elementwise(int i) {
   for (const auto& in : n.input())
     if (ref_.at(in).shape != x.shape) fail(i, "broadcasting between operands is not lowered");
   Kernel k{kernel_name(i), "elementwise"};
-  k.nodes = {n.name()};
+  k.nodes = {i};
   const std::vector<std::string> roles = {"x", "y"};
   // A graph input is placed in the type of the other operand, or as the model gives it (f32).
   std::string in_dt = "f32";
@@ -577,7 +583,7 @@ bool Compiler::softmax(int i) {
   if (m_.opset >= 13 && axis != r - 1) fail(i, "softmax over axis " + std::to_string(axis) + ": the last is lowered");
   const std::int64_t cols = product(x, std::size_t(axis)), rows = product(x) / cols;
   Kernel k{kernel_name(i), "softmax"};
-  k.nodes = {n.name()};
+  k.nodes = {i};
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nd, false, "f32"));  // a graph input: as given, f32
   const std::string dt = k.tensors[0].dtype;
   produce(k, n.output(0), KTensor{"out", dt}, Layout::Nd);
@@ -729,6 +735,20 @@ void emit_kernel(YAML::Emitter& y, const Kernel& k, bool check) {
   y << YAML::EndMap;
 }
 
+// network: what each kernel runs, for the summary's per-layer table.
+void Compiler::emit_network(YAML::Emitter& y) const {
+  y << YAML::Key << "network" << YAML::Value << YAML::BeginMap << YAML::Key << "model" << YAML::Value << m_.path
+    << YAML::Key << "batch" << YAML::Value << 1 << YAML::Key << "arena_bytes" << YAML::Value << out_.arena_bytes
+    << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
+  for (const CompiledLayer& l : out_.layers) {
+    std::string ops;
+    for (const std::string& op : l.ops) ops += (ops.empty() ? "" : "+") + op;
+    y << YAML::Flow << YAML::BeginMap << YAML::Key << "kernel" << YAML::Value << l.kernel << YAML::Key << "ops"
+      << YAML::Value << ops << YAML::Key << "output" << YAML::Value << l.output << YAML::EndMap;
+  }
+  y << YAML::EndSeq << YAML::EndMap;
+}
+
 // The scenario: the kernels, and one task each on stream 0 for the runtime firmware.
 void Compiler::emit(const std::string& path) const {
   YAML::Emitter y;
@@ -741,6 +761,7 @@ void Compiler::emit(const std::string& path) const {
     << o_.preset << YAML::EndMap;
   y << YAML::Key << "firmware" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "image" << YAML::Value
     << "runtime" << YAML::Key << "cores" << YAML::Value << YAML::Flow << std::vector<int>{0} << YAML::EndMap;
+  emit_network(y);
   y << YAML::Key << "kernels" << YAML::Value << YAML::BeginSeq;
   for (const Kernel& k : kernels_)
     emit_kernel(y, k, o_.check_layers || (!k.check.empty() && k.check[0].first == "expected"));

@@ -35,13 +35,14 @@ struct CompileOptions {
   // Layer outputs share an activation arena by liveness; off: each its own memory, so every
   // layer's tensors can be read after the run (--check-layers, --save-tensors).
   bool arena = true;
-  std::string preset = "ascend310";           // the scenario's preset (--preset overrides it)
+  std::string preset = "ascend310";  // the scenario's preset (--preset overrides it)
 };
 
 // One kernel of the compiled model: the ONNX nodes it runs.
 struct CompiledLayer {
   std::string kernel, library;
-  std::vector<std::string> nodes;
+  std::vector<std::string> nodes, ops;  // the ONNX nodes it runs and their op types
+  std::string output;                   // its output's logical shape: 1x64x56x56
 };
 
 struct Compiled {

@@ -232,7 +232,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   RunResult r;
-  const nlohmann::json sum = summarize(soc, host);
+  nlohmann::json sum = summarize(soc, host);
+  if (s.root.find("network")) sum["network"] = summarize_network(s, soc);
   r.stats = soc.stats().to_json();
   r.stats["summary"] = sum;
   r.stats["trace_dropped_slices"] = soc.tracer().dropped();

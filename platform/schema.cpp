@@ -81,6 +81,17 @@ static cfg::Spec build() {
   KernelLauncher::describe_tasks(root.object_list(
       "tasks", "Tasks the runtime firmware submits to the task scheduler (needs firmware: and kernels:)"));
 
+  cfg::Spec& net = root.section(
+      "network", "What a compiled network's kernels are (written by dvp compile): the summary's per-layer table");
+  net.optional();
+  net.param("model", Type::String, "the ONNX model it was compiled from");
+  net.param("batch", Type::Int, "images per inference").defaults("1").min(1);
+  net.param("arena_bytes", Type::Int, "the activation arena: peak activation memory").unit("B").defaults("0").min(0);
+  cfg::Spec& layer = net.object_list("layers", "one per kernel, in task order");
+  layer.param("kernel", Type::String, "the kernel (kernels: name) that runs the layer");
+  layer.param("ops", Type::String, "the ONNX op types it runs, fused (Conv+BatchNormalization+Relu)");
+  layer.param("output", Type::String, "its output's logical shape (1x64x56x56)");
+
   cfg::Spec& chk = root.object_list("checks", "Pass/fail conditions on results; dvp run exits 1 if one fails");
   chk.param("metric", Type::String, "summary.<key>, or <module>.<counter> as in stats.json (e.g. soc.l2.hn0.hit_rate)");
   chk.param("min", Type::Float, "lowest passing value").optional();

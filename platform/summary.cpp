@@ -167,6 +167,61 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
   return j;
 }
 
+namespace {
+
+// What bounds a layer: compute or DRAM by its roofline; L2 when it beat its DRAM bound (the L2
+// held its tensors); latency when it took over 4x its bound (start-up, waits and small transfers,
+// not a throughput, explain its time).
+const char* layer_bound(const KernelLauncher::Result& k, double dram) {
+  const double took = double(k.end - k.start), bound = k.work.bound_ps(dram);
+  if (took > 4 * bound) return "latency";
+  if (!k.work.dram_bound(dram)) return "compute";
+  return took < bound ? "L2" : "DRAM";
+}
+
+nlohmann::json layer_json(const cfg::Node& l, const KernelLauncher::Result& k, double dram) {
+  const double took = double(k.end - k.start);
+  nlohmann::json j = {{"kernel", k.name},
+                      {"ops", l.get_string("ops")},
+                      {"output", l.get_string("output")},
+                      {"time_us", took / 1e6},
+                      {"start_us", double(k.start) / 1e6}};
+  if (k.has_work)
+    j.update({{"peak_fraction", per(k.work.compute_ps, took)},
+              {"roofline_fraction", per(k.work.bound_ps(dram), took)},
+              {"bound", layer_bound(k, dram)},
+              {"tensor_bytes", k.work.bytes},
+              {"flops", std::string(k.work.unit) == "FLOP" ? k.work.ops : 0.0}});
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json summarize_network(const Scenario& s, Soc& soc) {
+  const cfg::Node& net = s.root.at("network");
+  nlohmann::json j = {{"model", net.get_string("model")},
+                      {"batch", net.get_uint("batch")},
+                      {"arena_bytes", net.get_uint("arena_bytes")},
+                      {"layers", nlohmann::json::array()}};
+  const KernelLauncher* kl = soc.launcher();
+  if (!kl || !net.find("layers")) return j;
+  Tick first = kTickMax, last = 0;
+  double flops = 0;
+  for (const cfg::Node& l : net.at("layers").items())
+    for (const KernelLauncher::Result& k : kl->results())
+      if (k.name == l.get_string("kernel") && k.end > k.start) {
+        j["layers"].push_back(layer_json(l, k, kl->dram_peak()));
+        first = std::min(first, k.start), last = std::max(last, k.end);
+        flops += j["layers"].back().value("flops", 0.0);
+      }
+  if (last <= first) return j;
+  const double latency = double(last - first), peak = soc.aicore_config()->peak_flops();
+  j["latency_us"] = latency / 1e6;
+  j["images_per_second"] = double(net.get_uint("batch")) / (latency / 1e12);
+  j["fp16_peak_fraction"] = flops / (peak * latency / 1e12);
+  return j;
+}
+
 bool lookup_metric(const nlohmann::json& stats, const std::string& metric, double& value) {
   // Module names contain dots, so try every split point: "<module>.<key>".
   for (std::size_t dot = metric.rfind('.'); dot != std::string::npos && dot > 0; dot = metric.rfind('.', dot - 1)) {
@@ -202,6 +257,7 @@ class Text {
   void memory();
   void cpus();
   void tasks();
+  void network();
   void aicores();
   void kernel_rows(const KernelLauncher::Result& k);
   void requesters();
@@ -251,6 +307,29 @@ void Text::cpus() {
   row("host speed", fmt("%.1f MIPS", d("cpu_mips_host")));
   const int code = sum_["firmware_exit_code"].get<int>();
   if (code >= 0) row("firmware exit code", std::to_string(code));
+}
+
+// The layers of a compiled network, one row each, then the whole network.
+void Text::network() {
+  if (!sum_.contains("network") || !sum_["network"].contains("latency_us")) return;
+  const nlohmann::json& n = sum_["network"];
+  os << "\nnetwork " << n["model"].get<std::string>() << " (batch " << n["batch"].get<std::uint64_t>() << ")\n";
+  os << "  layer                     ops                                 output              time us  % peak  "
+        "% roof  bound     tensors MB\n";
+  for (const nlohmann::json& l : n["layers"]) {
+    char line[320];
+    std::snprintf(line, sizeof line, "  %-25s %-35s %-17s %10.3f %6.1f%% %6.1f%%  %-8s %10.3f\n",
+                  l["kernel"].get<std::string>().c_str(), l["ops"].get<std::string>().c_str(),
+                  l["output"].get<std::string>().c_str(), l["time_us"].get<double>(),
+                  100 * l.value("peak_fraction", 0.0), 100 * l.value("roofline_fraction", 0.0),
+                  l.value("bound", std::string("-")).c_str(), double(l.value("tensor_bytes", 0ull)) / 1e6);
+    os << line;
+  }
+  row("latency",
+      fmt("%.3f us", n["latency_us"].get<double>()) + fmt(", %.1f images/s", n["images_per_second"].get<double>()));
+  row("fp16 cube peak achieved", fmt("%.1f%%", 100 * n["fp16_peak_fraction"].get<double>()));
+  row("peak activation memory",
+      fmt("%.0f KiB", double(n["arena_bytes"].get<std::uint64_t>()) / 1024) + " (the activation arena)");
 }
 
 void Text::tasks() {
@@ -376,6 +455,7 @@ std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum,
   t.memory();
   t.cpus();
   t.tasks();
+  t.network();
   t.aicores();
   t.requesters();
   t.dvpp();

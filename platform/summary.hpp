@@ -15,6 +15,11 @@ namespace dvp::platform {
 // The summary object: simulated and host time, DRAM, L2, ring, AI Cores, Arm cores.
 nlohmann::json summarize(Soc& soc, double host_seconds);
 
+// A compiled network's (network: in the scenario) layers as an architect reads them: per layer its
+// ops, output, time, fraction of its engine's peak and of its roofline bound, the bound, the
+// bytes of its tensors; the network's latency, images per second and fraction of the fp16 peak.
+nlohmann::json summarize_network(const Scenario& s, Soc& soc);
+
 // summary.txt: the run at a glance, then the checks' lines; `status` is the result line.
 std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum,
                          const std::vector<std::string>& check_lines, const std::string& status);
