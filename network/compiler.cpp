@@ -27,11 +27,11 @@ enum class Layout { Nd, Nc1hwc0 };
 // it is stored, and the kernel tensor that holds it (KERNEL.TENSOR); a graph input is placed by
 // its first consumer, converted at load.
 struct Value {
-  Dims shape;
+  Dims shape;  // one image's
   Layout layout = Layout::Nd;
   std::string dtype = "f16";
-  std::string ref;
-  std::string input;  // a graph input not yet placed: its name
+  std::vector<std::string> refs;  // per image: the kernel tensor that holds it ("": not placed yet)
+  std::string input;              // a graph input (or a view of one): the reference value of its data
 };
 
 // A tensor entry of a kernel in the scenario.
@@ -60,8 +60,9 @@ struct Kernel {
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> check;
   std::vector<std::string> check_inputs;
-  std::vector<int> nodes;  // the ONNX nodes it runs, fused
-  std::string output;      // the tensor it writes
+  std::vector<int> nodes;            // the ONNX nodes it runs, fused
+  std::string output;                // the tensor it writes
+  std::size_t image = 0, layer = 0;  // in a batch: its image, and its layer's place in the network
 };
 
 std::int64_t product(const Dims& d, std::size_t from = 0, std::size_t to = ~std::size_t(0)) {
@@ -102,9 +103,14 @@ class Compiler {
   // and converted at load as a framework converts what it hands the AI Core.
   bool constant(const std::string& v) const {
     auto it = values_.find(v);
-    return is_weight(v) || (it != values_.end() && !it->second.input.empty() && it->second.ref.empty());
+    return is_weight(v) || (it != values_.end() && !it->second.input.empty() && ref(v).empty() && batch_ == 1);
   }
   const Tensor& weight(int i, int input) const;
+  KTensor weight_tensor(int i, const Kernel& k, KTensor t, const Tensor& data);
+  // The kernel tensor holding v for the image being lowered ("": not placed).
+  const std::string& ref(const std::string& v) const { return values_.at(v).refs[image_]; }
+  Dims image_shape(const std::string& v) const;
+  Tensor image_data(const std::string& v) const;
   std::string kernel_name(int i);
   std::string write(const std::string& file, const Tensor& t, const Dims& shape);
   KTensor use(int i, Kernel& k, const std::string& v, const std::string& name, Layout want, bool c04 = false,
@@ -130,11 +136,17 @@ class Compiler {
   bool view(int i);
   void finish_outputs();
   void plan_arena();
+  void order_batch();
   void emit(const std::string& path) const;
   void emit_network(YAML::Emitter& y) const;
 
   const Model& m_;
   const CompileOptions& o_;
+  // A batch of N runs as N images: each layer is N kernels, one per image, the weights in the
+  // first image's kernel's memory (order_batch decides the order the kernels run in).
+  std::size_t batch_ = 1, image_ = 0;
+  std::map<int, std::string> first_kernel_;  // a node -> the first image's kernel that runs it
+  std::size_t layers_ = 0;
   const onnx::GraphProto& g_;
   std::map<std::string, const onnx::TensorProto*> init_;
   std::map<std::string, std::vector<int>> consumers_;
@@ -154,6 +166,7 @@ Compiler::Compiler(const Model& m, const CompileOptions& o) : m_(m), o_(o), g_(m
       if (!in.empty()) consumers_[in].push_back(i);
   for (const auto& v : g_.output()) outputs_.insert(v.name());
   done_.assign(std::size_t(g_.node_size()), false);
+  batch_ = std::max<std::uint64_t>(1, o.batch);
 }
 
 void Compiler::fail(int i, const std::string& why) const {
@@ -180,6 +193,7 @@ void Compiler::read_inputs() {
                       kExitConfig);
         t.shape.push_back(d.dim_value());
       }
+      if (batch_ > 1 && !t.shape.empty()) t.shape[0] = std::int64_t(batch_);
       t.data.resize(t.elements());
       for (float& x : t.data) {  // splitmix64: the same values on every host
         std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -189,7 +203,7 @@ void Compiler::read_inputs() {
       }
     }
     ref_[in.name()] = t;
-    values_[in.name()] = Value{t.shape, Layout::Nd, "f16", "", in.name()};
+    values_[in.name()] = Value{image_shape(in.name()), Layout::Nd, "f16", std::vector<std::string>(batch_), in.name()};
   }
   for (const auto& [name, file] : o_.inputs)
     if (!values_.count(name))
@@ -202,7 +216,8 @@ void Compiler::check_input_shape(const onnx::ValueInfoProto& in, const Tensor& t
   const auto& dims = in.type().tensor_type().shape().dim();
   bool same = dims.size() == int(t.shape.size());
   for (int d = 0; same && d < dims.size(); ++d)
-    same = !dims[d].has_dim_value() || dims[d].dim_value() == t.shape[std::size_t(d)];
+    same = !dims[d].has_dim_value() || dims[d].dim_value() == t.shape[std::size_t(d)] ||
+           (d == 0 && batch_ > 1 && dims[0].dim_value() == 1 && t.shape[0] == std::int64_t(batch_));
   if (same) return;
   std::string want;
   for (const auto& d : dims)
@@ -214,7 +229,38 @@ void Compiler::check_input_shape(const onnx::ValueInfoProto& in, const Tensor& t
 
 bool Compiler::available(const std::string& v) const {
   auto it = values_.find(v);
-  return it != values_.end() && (!it->second.ref.empty() || !it->second.input.empty());
+  return it != values_.end() && (!it->second.refs[image_].empty() || !it->second.input.empty());
+}
+
+// v's shape for one image: the batch (the first dimension) is 1.
+Dims Compiler::image_shape(const std::string& v) const {
+  Dims d = ref_.at(v).shape;
+  if (batch_ == 1) return d;
+  if (d.empty() || d[0] != std::int64_t(batch_))
+    throw Error(m_.path + ": '" + v + "' is " + ref_.at(v).shape_str() + ": with a batch of " + std::to_string(batch_) +
+                    ", every activation's first dimension is the batch",
+                kExitConfig);
+  d[0] = 1;
+  return d;
+}
+
+// The values of v for the image being lowered.
+Tensor Compiler::image_data(const std::string& v) const {
+  const Tensor& all = ref_.at(v);
+  Tensor t{image_shape(v), {}};
+  const std::size_t n = all.data.size() / batch_;
+  t.data.assign(all.data.begin() + std::ptrdiff_t(image_ * n), all.data.begin() + std::ptrdiff_t((image_ + 1) * n));
+  return t;
+}
+
+// A weight tensor of node i's layer: written for the first image's kernel; the other images'
+// kernels read the same memory.
+KTensor Compiler::weight_tensor(int i, const Kernel& k, KTensor t, const Tensor& data) {
+  if (image_ == 0) {
+    t.file = write(k.name + "." + t.name, data, t.shape);
+    return t;
+  }
+  return KTensor{t.name, t.dtype, "nd", first_kernel_.at(i) + "." + t.name};
 }
 
 // The one node that reads v, when v is not also a graph output; else -1.
@@ -235,8 +281,12 @@ std::string Compiler::kernel_name(int i) {
   std::string s = node(i).name().empty() ? node(i).op_type() + "_" + std::to_string(i) : node(i).name();
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
-  std::string name = s;
-  for (int k = 2; names_.count(name); ++k) name = s + "_" + std::to_string(k);
+  // Reports show a task's first 23 characters (dvp_task's name): a longer name is cut, keeping
+  // its image and the number that makes it unique.
+  const std::string image = batch_ > 1 ? "_b" + std::to_string(image_) : "";
+  auto fit = [&](const std::string& tail) { return s.substr(0, std::min(s.size(), 23 - tail.size())) + tail; };
+  std::string name = fit(image);
+  for (int k = 2; names_.count(name); ++k) name = fit("_" + std::to_string(k) + image);
   names_.insert(name);
   return name;
 }
@@ -257,12 +307,12 @@ KTensor Compiler::use(int i, Kernel& k, const std::string& v, const std::string&
                       const std::string& dtype) {
   Value& val = values_.at(v);
   KTensor t{name, val.dtype};
-  if (!val.ref.empty()) {
+  if (!val.refs[image_].empty()) {
     if (val.layout != want)
       fail(i, "input '" + v + "' is stored " + (val.layout == Layout::Nd ? "ND" : "NC1HWC0") +
                   ", this layer reads it " + (want == Layout::Nd ? "ND" : "NC1HWC0") +
                   " (a layout change between them is not lowered)");
-    t.alias = val.ref;
+    t.alias = val.refs[image_];
     return t;
   }
   t.dtype = dtype, t.shape = val.shape;
@@ -270,16 +320,16 @@ KTensor Compiler::use(int i, Kernel& k, const std::string& v, const std::string&
     if (val.shape.size() != 4 || val.shape[0] != 1) fail(i, "input '" + v + "' is not 1 x C x H x W");
     t.layout = c04 ? "nc1hwc0_c04" : "nc1hwc0";
   }
-  t.file = write("input." + k.name + "." + name, ref_.at(val.input), val.shape);
-  val.ref = k.name + "." + name, val.layout = want, val.dtype = dtype, val.input.clear();
+  t.file = write("input." + k.name + "." + name, image_data(val.input), val.shape);
+  val.refs[image_] = k.name + "." + name, val.layout = want, val.dtype = dtype;
   return t;
 }
 
 // Kernel k writes value v as its tensor t (the layer's output).
 void Compiler::produce(Kernel& k, const std::string& v, KTensor t, Layout layout) {
   Value& val = values_[v];
-  val.shape = ref_.at(v).shape, val.layout = layout, val.dtype = t.dtype;
-  val.ref = k.name + "." + t.name, val.input.clear();
+  val.shape = image_shape(v), val.layout = layout, val.dtype = t.dtype;
+  val.refs.resize(batch_), val.refs[image_] = k.name + "." + t.name, val.input.clear();
   if (t.shape.empty()) t.shape = val.shape;
   if (layout == Layout::Nc1hwc0) t.layout = "nc1hwc0";
   k.output = t.name;
@@ -294,6 +344,8 @@ std::uint64_t Compiler::stored(const Value& v) const {
 }
 
 void Compiler::place(Kernel k) {
+  k.image = image_, k.layer = image_ == 0 ? layers_++ : layers_ - 1;  // the images of a node in step
+  if (image_ == 0) first_kernel_[k.nodes.front()] = k.name;
   CompiledLayer l{k.name, k.library, {}, {}, ""};
   for (int j : k.nodes) l.nodes.push_back(node(j).name()), l.ops.push_back(node(j).op_type());
   for (const KTensor& t : k.tensors)
@@ -366,7 +418,7 @@ bool Compiler::conv(int i) {
   const std::int64_t cout = (w.shape[0] + 15) / 16 * 16;
   w.shape[0] = cout, w.data.resize(std::size_t(product(w.shape)), 0.0f);
   const Dims p = conv_pads(i, x, kk, s, d);
-  const bool c04 = x[1] <= 4 && groups == 1 && values_.at(n.input(0)).ref.empty();
+  const bool c04 = x[1] <= 4 && groups == 1 && ref(n.input(0)).empty();
   Kernel k{kernel_name(i), "conv2d"};
   for (int j : {i, ch.bn, ch.add, ch.act})
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
@@ -377,7 +429,7 @@ bool Compiler::conv(int i) {
              {"out", out_dtype(ch.out)}, {"out_layout", "nc1hwc0"}};
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0, c04));
   k.tensors.push_back(
-      KTensor{"w", "f16", c04 ? "nc1hwc0_c04" : "nc1hwc0", "", write(k.name + ".w", w, w.shape), "", w.shape, groups});
+      weight_tensor(i, k, KTensor{"w", "f16", c04 ? "nc1hwc0_c04" : "nc1hwc0", "", "", "", w.shape, groups}, w));
   k.args = {"x", "w", "y"};
   produce(k, ch.out, KTensor{"y", out_dtype(ch.out)}, Layout::Nc1hwc0);
   conv_epilogue(i, ch.bn, k, cout);
@@ -416,12 +468,10 @@ void Compiler::conv_epilogue(int i, int bn, Kernel& k, std::int64_t cout) {
   std::vector<float> scale(sc.begin(), sc.end()), bias(b.begin(), b.end());
   scale.resize(std::size_t(cout), 0.0f), bias.resize(std::size_t(cout), 0.0f);
   if (bn < 0 && !has_bias) return;
-  k.tensors.push_back(
-      KTensor{"bias", "f32", "nd", "", write(k.name + ".bias", Tensor{{cout}, bias}, {cout}), "", {cout}});
+  k.tensors.push_back(weight_tensor(i, k, KTensor{"bias", "f32", "nd", "", "", "", {cout}}, Tensor{{cout}, bias}));
   k.args.push_back("bias"), k.shape.push_back({"bias", "true"});
   if (bn < 0) return;
-  k.tensors.push_back(
-      KTensor{"scale", "f32", "nd", "", write(k.name + ".scale", Tensor{{cout}, scale}, {cout}), "", {cout}});
+  k.tensors.push_back(weight_tensor(i, k, KTensor{"scale", "f32", "nd", "", "", "", {cout}}, Tensor{{cout}, scale}));
   k.args.push_back("scale"), k.shape.push_back({"channel_scale", "true"});
 }
 
@@ -529,7 +579,7 @@ KTensor Compiler::gemm_operand(int i, Kernel& k, int j, const std::string& name,
     Tensor t = ref_.at(node(i).input(j));
     for (float& v : t.data) v *= factor;
     if (t.data.size() == 1) t.data.resize(std::size_t(product(shape)), t.data[0]);  // a scalar C: every column
-    return KTensor{name, dt, "nd", "", write(k.name + "." + name, t, shape), "", shape};
+    return weight_tensor(i, k, KTensor{name, dt, "nd", "", "", "", shape}, t);
   }
   if (factor != 1.0f) fail(i, "alpha or beta other than 1 on an input that is not a weight is not lowered");
   return use(i, k, node(i).input(j), name, Layout::Nd, false, dt);  // a graph input: converted to dt at load
@@ -553,7 +603,7 @@ bool Compiler::elementwise(int i) {
   // A graph input is placed in the type of the other operand, or as the model gives it (f32).
   std::string in_dt = "f32";
   for (const auto& in : n.input())
-    if (!values_.at(in).ref.empty()) in_dt = values_.at(in).dtype;
+    if (!ref(in).empty()) in_dt = values_.at(in).dtype;
   for (int j = 0; j < n.input_size(); ++j)
     k.tensors.push_back(use(i, k, n.input(j), roles[std::size_t(j)], x.layout, false, in_dt));
   const std::string dt = k.tensors[0].dtype;
@@ -610,12 +660,12 @@ bool Compiler::view(int i) {
                   std::to_string(v.shape[3]) + " needs a layout change (not lowered)");
     v.layout = Layout::Nd;
   }
-  v.shape = ref_.at(n.output(0)).shape;
-  if (!v.input.empty()) {  // a graph input: placed by its consumer, in this shape
-    ref_[n.output(0)] = ref_.at(v.input), ref_[n.output(0)].shape = v.shape;
-    v.input = n.output(0);
-  }
-  values_[n.output(0)] = v;
+  v.shape = image_shape(n.output(0));
+  if (!v.input.empty()) v.input = n.output(0);  // a graph input: placed by its consumer, in this shape
+  Value& out = values_[n.output(0)];
+  std::vector<std::string> refs = out.refs;  // the images before this one
+  refs.resize(batch_), refs[image_] = v.refs[image_];
+  out = v, out.refs = refs;
   done_[std::size_t(i)] = true;
   return true;
 }
@@ -635,29 +685,32 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
   return table;
 }
 
-// Each graph output: saved after the run, and its kernel checked against the host reference
-// (an f16 network's tolerance: 2% of the output's largest magnitude, and 2% relative).
+// Each graph output, each image: saved after the run (OUT/outputs/NAME.npy; with a batch,
+// NAME.bI.npy), and its kernel checked against the host reference (an f16 network's tolerance:
+// 2% of the output's largest magnitude, and 2% relative).
 void Compiler::finish_outputs() {
-  for (const std::string& name : outputs_) {
-    const Value& v = values_.at(name);
-    const auto dot = v.ref.find('.');
-    auto k =
-        std::find_if(kernels_.begin(), kernels_.end(), [&](const Kernel& x) { return x.name == v.ref.substr(0, dot); });
-    if (v.ref.empty() || k == kernels_.end() || k->output != v.ref.substr(dot + 1))
-      throw Error(m_.path + ": output '" + name + "' is not computed by a layer on the platform", kExitConfig);
-    const Tensor& want = ref_.at(name);
-    std::vector<std::uint64_t> shape(want.shape.begin(), want.shape.end());
-    const std::string rel = "reference/" + name + ".npy";
-    fs::create_directories(fs::path(o_.dir) / "reference");
-    platform::write_tensor_file((fs::path(o_.dir) / rel).string(), aicore::DType::F32, shape,
-                                reinterpret_cast<const std::uint8_t*>(want.data.data()), want.data.size());
-    double peak = 0;
-    for (float x : want.data) peak = std::max(peak, double(std::fabs(x)));
-    for (KTensor& t : k->tensors)
-      if (t.name == k->output) t.save = "outputs/" + name + ".npy";
-    k->check = {{"expected", rel}, {"atol", num(std::max(0.02 * peak, 1e-6))}, {"rtol", "0.02"}};
-    k->check_inputs.clear();
-  }
+  fs::create_directories(fs::path(o_.dir) / "reference");
+  for (const std::string& name : outputs_)
+    for (image_ = 0; image_ < batch_; ++image_) {
+      const std::string& r = ref(name);
+      const auto dot = r.find('.');
+      auto k =
+          std::find_if(kernels_.begin(), kernels_.end(), [&](const Kernel& x) { return x.name == r.substr(0, dot); });
+      if (r.empty() || k == kernels_.end() || k->output != r.substr(dot + 1))
+        throw Error(m_.path + ": output '" + name + "' is not computed by a layer on the platform", kExitConfig);
+      const Tensor want = image_data(name);
+      const std::string file = name + (batch_ > 1 ? ".b" + std::to_string(image_) : "") + ".npy";
+      std::vector<std::uint64_t> shape(want.shape.begin(), want.shape.end());
+      platform::write_tensor_file((fs::path(o_.dir) / "reference" / file).string(), aicore::DType::F32, shape,
+                                  reinterpret_cast<const std::uint8_t*>(want.data.data()), want.data.size());
+      double peak = 0;
+      for (float x : want.data) peak = std::max(peak, double(std::fabs(x)));
+      for (KTensor& t : k->tensors)
+        if (t.name == k->output) t.save = "outputs/" + file;
+      k->check = {{"expected", "reference/" + file}, {"atol", num(std::max(0.02 * peak, 1e-6))}, {"rtol", "0.02"}};
+      k->check_inputs.clear();
+    }
+  image_ = 0;
 }
 
 // A tensor's bytes as stored (NC1HWC0: its channels in whole groups of C0).
@@ -668,8 +721,41 @@ std::uint64_t stored_bytes(const KTensor& t) {
   return std::uint64_t(product(t.shape) / c * ((c + c0 - 1) / c0 * c0)) * eb;
 }
 
-// The activation arena: each layer output and graph input lives from the kernel that writes it
-// (or loads it) to the last kernel that reads it (a graph output: to the end); buffers whose
+// The order a batch's kernels run in: the network in two parts. The first runs image by image,
+// so one image's maps stay in the L2 from layer to layer, not the whole batch's; the second runs
+// each layer for every image in turn, so its weights come from DRAM once and from the L2 after.
+// The second part is the longest tail of layers each of whose own tails holds more bytes of
+// weights than of the batch's outputs (the late, wide layers of a CNN; all of a transformer's).
+void Compiler::order_batch() {
+  if (batch_ == 1) return;
+  std::vector<std::uint64_t> weights(layers_, 0), outputs(layers_, 0);
+  for (const Kernel& k : kernels_)
+    for (const KTensor& t : k.tensors) {
+      if (k.image == 0 && t.name == k.output) outputs[k.layer] += stored_bytes(t) * batch_;
+      if (k.image == 0 && t.alias.empty() && !t.file.empty() && t.file.rfind("tensors/input.", 0) != 0)
+        weights[k.layer] += stored_bytes(t);
+    }
+  std::size_t split = layers_;
+  std::uint64_t w = 0, o = 0;
+  for (std::size_t l = layers_; l-- > 0;) {
+    w += weights[l], o += outputs[l];
+    if (w <= o) break;
+    split = l;
+  }
+  std::vector<std::size_t> order;  // kernels_ holds layer l's image b at l x batch + b
+  for (std::size_t b = 0; b < batch_; ++b)
+    for (std::size_t l = 0; l < split; ++l) order.push_back(l * batch_ + b);
+  for (std::size_t l = split; l < layers_; ++l)
+    for (std::size_t b = 0; b < batch_; ++b) order.push_back(l * batch_ + b);
+  std::vector<Kernel> kernels;
+  std::vector<CompiledLayer> layers;
+  for (std::size_t i : order) kernels.push_back(std::move(kernels_[i])), layers.push_back(out_.layers[i]);
+  kernels_ = std::move(kernels), out_.layers = std::move(layers);
+}
+
+// The activation arena: each layer output lives from the kernel that writes it, and each graph
+// input from the start (it is loaded before the run), to the last kernel that reads it (a graph
+// output: to the end); buffers whose
 // lives do not overlap share memory. Largest first, each at the lowest offset free over its
 // life (first fit by size, as TensorFlow Lite's arena planner), in whole pages.
 void Compiler::plan_arena() {
@@ -677,16 +763,19 @@ void Compiler::plan_arena() {
     KTensor* t;
     std::size_t first, last;
     std::uint64_t bytes, offset = 0;
+    bool meets(const Buffer& o) const { return first <= o.last && o.first <= last; }
   };
   std::map<std::string, Buffer> buffers;
   for (std::size_t j = 0; j < kernels_.size(); ++j)
     for (KTensor& t : kernels_[j].tensors) {
-      if (!t.alias.empty())
-        buffers.at(t.alias).last = j;
-      else if (t.file.empty() || t.file.rfind("tensors/input.", 0) == 0)
-        buffers.emplace(kernels_[j].name + "." + t.name, Buffer{&t, j, j, (stored_bytes(t) + 4095) / 4096 * 4096});
+      if (!t.alias.empty()) {
+        if (auto b = buffers.find(t.alias); b != buffers.end()) b->second.last = j;  // weights are not in it
+      } else if (t.file.empty() || t.file.rfind("tensors/input.", 0) == 0)
+        buffers.emplace(kernels_[j].name + "." + t.name,  // a graph input is loaded before the run
+                        Buffer{&t, t.file.empty() ? j : 0, j, (stored_bytes(t) + 4095) / 4096 * 4096});
     }
-  for (const std::string& name : outputs_) buffers.at(values_.at(name).ref).last = kernels_.size();
+  for (const std::string& name : outputs_)
+    for (const std::string& r : values_.at(name).refs) buffers.at(r).last = kernels_.size();
   std::vector<Buffer*> order;
   for (auto& [ref, b] : buffers) order.push_back(&b);
   std::stable_sort(order.begin(), order.end(), [](const Buffer* a, const Buffer* b) { return a->bytes > b->bytes; });
@@ -695,8 +784,7 @@ void Compiler::plan_arena() {
     for (bool moved = true; moved;) {  // past every placed buffer that overlaps it in time and memory
       moved = false;
       for (const Buffer* p : placed)
-        if (p->first <= b->last && b->first <= p->last && p->offset < b->offset + b->bytes &&
-            b->offset < p->offset + p->bytes)
+        if (p->meets(*b) && p->offset < b->offset + b->bytes && b->offset < p->offset + p->bytes)
           b->offset = p->offset + p->bytes, moved = true;
     }
     placed.push_back(b);
@@ -738,7 +826,7 @@ void emit_kernel(YAML::Emitter& y, const Kernel& k, bool check) {
 // network: what each kernel runs, for the summary's per-layer table.
 void Compiler::emit_network(YAML::Emitter& y) const {
   y << YAML::Key << "network" << YAML::Value << YAML::BeginMap << YAML::Key << "model" << YAML::Value << m_.path
-    << YAML::Key << "batch" << YAML::Value << 1 << YAML::Key << "arena_bytes" << YAML::Value << out_.arena_bytes
+    << YAML::Key << "batch" << YAML::Value << batch_ << YAML::Key << "arena_bytes" << YAML::Value << out_.arena_bytes
     << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
   for (const CompiledLayer& l : out_.layers) {
     std::string ops;
@@ -789,7 +877,11 @@ Compiled Compiler::run() {
     for (int i = 0; i < g_.node_size(); ++i) {
       if (done_[std::size_t(i)]) continue;
       auto l = lowerings().find(node(i).op_type());
-      if (l != lowerings().end()) progress = (this->*l->second)(i) || progress;
+      if (l == lowerings().end()) continue;
+      bool lowered = true;  // the images in step: each node's kernels for every image, in order
+      for (image_ = 0; image_ < batch_ && lowered; ++image_) lowered = (this->*l->second)(i);
+      image_ = 0;
+      progress = lowered || progress;
     }
   }
   // What is left is not fused into a layer before it and has no lowering of its own.
@@ -800,6 +892,7 @@ Compiled Compiler::run() {
                   : "op " + node(i).op_type() + " is not lowered onto the platform" +
                         (node(i).op_type() == "BatchNormalization" ? " (only folded into the Conv before it)" : ""));
   finish_outputs();
+  order_batch();
   if (o_.arena) plan_arena();
   for (const Kernel& k : kernels_)
     for (const KTensor& t : k.tensors)

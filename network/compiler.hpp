@@ -31,7 +31,10 @@ struct CompileOptions {
   std::string dir;                            // the compiled model's folder (created)
   std::map<std::string, std::string> inputs;  // a graph input -> its .npy or .pb file
   std::uint64_t seed = 1;                     // inputs not given: uniform in [-1, 1) from this seed
-  bool check_layers = false;                  // every layer checked against the platform's reference loop
+  // Images per inference: the graph inputs' first dimension (the model's 1 or symbolic), each
+  // layer a kernel per image.
+  std::uint64_t batch = 1;
+  bool check_layers = false;  // every layer checked against the platform's reference loop
   // Layer outputs share an activation arena by liveness; off: each its own memory, so every
   // layer's tensors can be read after the run (--check-layers, --save-tensors).
   bool arena = true;

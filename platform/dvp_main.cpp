@@ -2,7 +2,7 @@
 // dvp: the davinci-vp command line.
 //   dvp run SCENARIO [--preset NAME] [--set k=v]... [--out DIR] [--save-tensors DIR] [--timing-only] [--no-trace]
 //           [--quiet]
-//   dvp run MODEL.onnx [--input NAME=FILE]... [--check-layers] [run's options]
+//   dvp run MODEL.onnx [--input NAME=FILE]... [--batch N] [--check-layers] [run's options]
 //   dvp compile MODEL.onnx [--out DIR] [--input NAME=FILE]... [--check-layers] [--preset NAME]
 //   dvp config SCENARIO [--preset NAME] [--set k=v]... [--origins]
 //   dvp map SCENARIO [--preset NAME] [--set k=v]...
@@ -103,8 +103,9 @@ static const std::vector<Command> kCommands = {
     {"run",
      1,
      "a scenario file",
-     {"preset", "set", "out", "save-tensors", "timing-only", "no-trace", "check", "quiet", "input", "check-layers"}},
-    {"compile", 1, "an ONNX model", {"preset", "out", "input", "check-layers"}},
+     {"preset", "set", "out", "save-tensors", "timing-only", "no-trace", "check", "quiet", "input", "check-layers",
+      "batch"}},
+    {"compile", 1, "an ONNX model", {"preset", "out", "input", "check-layers", "batch"}},
     {"config", 1, "a scenario file", {"preset", "set", "timing-only", "check", "origins"}},
     {"map", 1, "a scenario file", {"preset", "set"}},
     {"schema", 0, "", {}},
@@ -138,7 +139,8 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "quiet", "print only errors")("origins", "config: show where each value came from")(
       "input", po::value<std::vector<std::string>>()->composing(),
       "an ONNX model's input: NAME=FILE (.npy or a TensorProto .pb; default seeded uniform [-1, 1)) (repeatable)")(
-      "check-layers", "an ONNX model: check every layer against the platform's reference loop, not only the outputs");
+      "check-layers", "an ONNX model: check every layer against the platform's reference loop, not only the outputs")(
+      "batch", po::value<unsigned>(), "an ONNX model: images per inference (the inputs' first dimension; default 1)");
   return opts;
 }
 
@@ -150,6 +152,7 @@ static std::string compile(const std::string& model, const po::variables_map& vm
   co.dir = dir;
   if (!preset.empty()) co.preset = preset;
   co.check_layers = vm.count("check-layers") > 0;
+  if (vm.count("batch")) co.batch = vm["batch"].as<unsigned>();
   co.arena = !co.check_layers && !vm.count("save-tensors");  // every layer's tensors kept for the checks
   if (vm.count("input"))
     for (const std::string& a : vm["input"].as<std::vector<std::string>>()) {

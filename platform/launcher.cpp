@@ -899,11 +899,20 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
     std::string name;
     task_entry(t, d, name);
     if (t.has("name")) name = t.get_string("name");
-    if (t.has("kernel")) task_kernel_[name.substr(0, sizeof d.name - 1)] = t.get_string("kernel");
+    const std::string shown = name.substr(0, sizeof d.name - 1);  // as reports show it
+    if (t.has("kernel")) {
+      auto [at, fresh] = task_kernel_.emplace(shown, t.get_string("kernel"));
+      if (!fresh && at->second != t.get_string("kernel"))
+        t.fail("task '" + name + "': tasks of different kernels must differ in their first " +
+               std::to_string(sizeof d.name - 1) + " characters ('" + shown + "' is kernel '" + at->second + "')");
+    }
     std::strncpy(d.name, name.c_str(), sizeof d.name - 1);
     d.id = std::uint32_t(table.size());
     table.push_back(d);
   }
+  if (table.size() > DVP_MAX_TASKS)
+    tasks.fail(std::to_string(table.size()) + " tasks: the runtime firmware takes at most " +
+               std::to_string(DVP_MAX_TASKS));
   dvp_job_table head{DVP_JOB_MAGIC, table.size(), streams, 0};
   const std::uint64_t bytes = sizeof head + table.size() * sizeof(dvp_task);
   if (DVP_JOB_TABLE_OFFSET + bytes > 2 * DVP_JOB_TABLE_OFFSET) tasks.fail("too many tasks for the job table's 16 MiB");

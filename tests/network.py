@@ -5,7 +5,8 @@
 # whole group of 16 with a 1 x 1 shortcut conv, global average pooling, a fully connected layer
 # and softmax) runs with `dvp run model.onnx --input ... --check-layers` on both presets, every
 # layer checked by the platform, and its saved output is compared with NumPy's forward pass of
-# the same weights. Then what users get wrong: an op the compiler does not lower, an input file
+# the same weights; again in the activation arena, and with a batch of 3 (each image's output
+# against NumPy). Then what users get wrong: an op the compiler does not lower, an input file
 # of the wrong shape, an input name the model does not have, a corrupt model file: each a named
 # error and exit 2.
 #
@@ -119,6 +120,19 @@ with tempfile.TemporaryDirectory() as d:
             print(f"     max abs error against NumPy {err:.2e}")
             if have.shape != want.shape or err > 5e-3:
                 failures.append(f"small CNN on {preset}: max abs error {err} against NumPy")
+
+    # A batch of 3: each layer a kernel per image, the weights shared; each image against NumPy.
+    xb = rng.uniform(-1, 1, (3, 3, 21, 18)).astype(np.float32)
+    np.save(os.path.join(d, "xb.npy"), xb)
+    out = os.path.join(d, "batch")
+    if dvp(["run", model, "--batch", "3", "--input", "x=" + os.path.join(d, "xb.npy"), "--out", out, "--no-trace"], 0,
+           r"network .*cnn\.onnx \(batch 3\)[\s\S]*conv1_b2 [\s\S]*images/s", "small CNN, a batch of 3"):
+        for b in range(3):
+            have = np.load(os.path.join(out, "outputs", f"prob.b{b}.npy")).astype(np.float64)
+            err = np.abs(have - forward(xb[b:b + 1].astype(np.float16).astype(np.float64))).max()
+            print(f"     image {b}: max abs error against NumPy {err:.2e}")
+            if err > 5e-3:
+                failures.append(f"small CNN, batch of 3, image {b}: max abs error {err} against NumPy")
 
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="gate")], "g",

@@ -11,6 +11,7 @@
 #define DVP_JOB_MAGIC 0x31534a4f42505644ull /* "DVPBOJS1" */
 #define DVP_MAX_STREAMS 8
 #define DVP_MAX_EVENTS 64
+#define DVP_MAX_TASKS 4096 /* tasks the runtime firmware takes (a network of 56 layers, batch 64) */
 
 enum dvp_task_type {
   DVP_TASK_KERNEL = 1,  /* an AI Core kernel: blocks onto free AI Cores */

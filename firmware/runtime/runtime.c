@@ -7,7 +7,7 @@
 
 #define SQ_ENTRIES 64
 #define CQ_ENTRIES 64
-#define MAX_TASKS 256
+#define MAX_TASKS DVP_MAX_TASKS
 
 static struct dvp_task sq[DVP_MAX_STREAMS][SQ_ENTRIES] __attribute__((aligned(64)));
 static struct dvp_completion cq[CQ_ENTRIES] __attribute__((aligned(64)));
