@@ -39,7 +39,9 @@ struct KTensor {
   std::string name, dtype, layout, alias, file, save;
   Dims shape;
   std::int64_t groups;
-  std::int64_t arena = -1;  // its offset in the activation arena (-1: its own memory)
+  std::int64_t arena = -1;   // its offset in the activation arena (-1: its own memory)
+  bool graph_input = false;  // a graph input placed here (its file is the input's values)
+  bool weight() const { return alias.empty() && !file.empty() && !graph_input; }
   KTensor(std::string n, std::string dt, std::string lay = "nd", std::string al = "", std::string f = "",
           std::string sv = "", Dims sh = {}, std::int64_t g = 1)
       : name(std::move(n)),
@@ -113,6 +115,11 @@ class Compiler {
   Tensor image_data(const std::string& v) const;
   std::string kernel_name(int i);
   std::string write(const std::string& file, const Tensor& t, const Dims& shape);
+  // A file of the compiled model as the scenario names it: relative to its folder, or absolute
+  // (a scenario's model: key, whose scenario is elsewhere).
+  std::string path_of(const std::string& rel) const {
+    return o_.absolute_paths ? (fs::absolute(o_.dir) / rel).string() : rel;
+  }
   KTensor use(int i, Kernel& k, const std::string& v, const std::string& name, Layout want, bool c04 = false,
               const std::string& dtype = "f16");
   void produce(Kernel& k, const std::string& v, KTensor t, Layout layout);
@@ -187,6 +194,10 @@ void Compiler::read_inputs() {
       check_input_shape(in, t, f->second);
     } else {
       for (const auto& d : in.type().tensor_type().shape().dim()) {
+        if (!d.has_dim_value() && t.shape.empty() && batch_ > 1) {  // a symbolic batch: --batch's
+          t.shape.push_back(std::int64_t(batch_));
+          continue;
+        }
         if (!d.has_dim_value())
           throw Error(m_.path + ": input '" + in.name() + "' has a symbolic dimension '" + d.dim_param() +
                           "': give the input as a file (--input " + in.name() + "=FILE.npy)",
@@ -293,11 +304,11 @@ std::string Compiler::kernel_name(int i) {
 
 // Writes t's values (f32, in `shape`) under tensors/; returns the path the scenario gives.
 std::string Compiler::write(const std::string& file, const Tensor& t, const Dims& shape) {
-  std::string rel = "tensors/" + file + ".npy";
+  const std::string rel = "tensors/" + file + ".npy";
   std::vector<std::uint64_t> s(shape.begin(), shape.end());
   platform::write_tensor_file((fs::path(o_.dir) / rel).string(), aicore::DType::F32, s,
                               reinterpret_cast<const std::uint8_t*>(t.data.data()), t.data.size());
-  return rel;
+  return path_of(rel);
 }
 
 // Kernel k's tensor `name` reading value v in layout `want`: an alias of the kernel tensor that
@@ -321,6 +332,7 @@ KTensor Compiler::use(int i, Kernel& k, const std::string& v, const std::string&
     t.layout = c04 ? "nc1hwc0_c04" : "nc1hwc0";
   }
   t.file = write("input." + k.name + "." + name, image_data(val.input), val.shape);
+  t.graph_input = true;
   val.refs[image_] = k.name + "." + name, val.layout = want, val.dtype = dtype;
   return t;
 }
@@ -344,6 +356,16 @@ std::uint64_t Compiler::stored(const Value& v) const {
 }
 
 void Compiler::place(Kernel k) {
+  // A graph input this kernel placed and reads again (Add(x, x)): one tensor, named twice.
+  for (auto t = k.tensors.begin(); t != k.tensors.end();) {
+    if (t->alias.rfind(k.name + ".", 0) != 0) {
+      ++t;
+      continue;
+    }
+    const std::string to = t->alias.substr(k.name.size() + 1), from = t->name;
+    for (auto* names : {&k.args, &k.check_inputs}) std::replace(names->begin(), names->end(), from, to);
+    t = k.tensors.erase(t);
+  }
   k.image = image_, k.layer = image_ == 0 ? layers_++ : layers_ - 1;  // the images of a node in step
   if (image_ == 0) first_kernel_[k.nodes.front()] = k.name;
   CompiledLayer l{k.name, k.library, {}, {}, ""};
@@ -418,7 +440,9 @@ bool Compiler::conv(int i) {
   const std::int64_t cout = (w.shape[0] + 15) / 16 * 16;
   w.shape[0] = cout, w.data.resize(std::size_t(product(w.shape)), 0.0f);
   const Dims p = conv_pads(i, x, kk, s, d);
-  const bool c04 = x[1] <= 4 && groups == 1 && ref(n.input(0)).empty();
+  // The small-channel mode reads a graph input stored C0 = 4, which only this conv may read.
+  const bool c04 = x[1] <= 4 && groups == 1 && ref(n.input(0)).empty() && consumers_.at(n.input(0)).size() == 1 &&
+                   !outputs_.count(n.input(0));
   Kernel k{kernel_name(i), "conv2d"};
   for (int j : {i, ch.bn, ch.add, ch.act})
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
@@ -529,6 +553,7 @@ bool Compiler::gemm(int i) {
   const auto& n = node(i);
   for (int j = 0; j < n.input_size(); ++j)
     if (!n.input(j).empty() && !is_weight(n.input(j)) && !available(n.input(j))) return false;
+  if (is_weight(n.input(0))) fail(i, "A is a weight: a layer whose first operand is an activation is lowered");
   const Attrs a{n};
   const bool is_gemm = n.op_type() == "Gemm", bt = is_gemm && a.i("transB", 0);
   if (is_gemm && a.i("transA", 0)) fail(i, "transA is not lowered");
@@ -592,11 +617,12 @@ bool Compiler::elementwise(int i) {
     if (is_weight(in)) fail(i, "a weight operand ('" + in + "') is not lowered: the kernel takes two activations");
   for (const auto& in : n.input())
     if (!available(in)) return false;
-  static const std::map<std::string, std::string> kOps = {{"Relu", "relu"}, {"Add", "add"}, {"Sub", "sub"},
-                                                          {"Mul", "mul"},   {"Max", "max"}, {"Min", "min"}};
+  static const std::map<std::string, std::string> kOps = {
+      {"Relu", "relu"}, {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}};
   const Value& x = values_.at(n.input(0));
+  if (n.input_size() > 2) fail(i, "more than two operands are not lowered");
   for (const auto& in : n.input())
-    if (ref_.at(in).shape != x.shape) fail(i, "broadcasting between operands is not lowered");
+    if (image_shape(in) != x.shape) fail(i, "broadcasting between operands is not lowered");
   Kernel k{kernel_name(i), "elementwise"};
   k.nodes = {i};
   const std::vector<std::string> roles = {"x", "y"};
@@ -677,10 +703,8 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
       {"Gemm", &Compiler::gemm},        {"MatMul", &Compiler::gemm},
       {"Relu", &Compiler::elementwise}, {"Add", &Compiler::elementwise},
       {"Sub", &Compiler::elementwise},  {"Mul", &Compiler::elementwise},
-      {"Max", &Compiler::elementwise},  {"Min", &Compiler::elementwise},
       {"Softmax", &Compiler::softmax},  {"Flatten", &Compiler::view},
       {"Reshape", &Compiler::view},     {"Identity", &Compiler::view},
-      {"Dropout", &Compiler::view},
   };
   return table;
 }
@@ -692,6 +716,8 @@ void Compiler::finish_outputs() {
   fs::create_directories(fs::path(o_.dir) / "reference");
   for (const std::string& name : outputs_)
     for (image_ = 0; image_ < batch_; ++image_) {
+      if (!values_.count(name))
+        throw Error(m_.path + ": output '" + name + "' is not computed by a layer on the platform", kExitConfig);
       const std::string& r = ref(name);
       const auto dot = r.find('.');
       auto k =
@@ -707,7 +733,8 @@ void Compiler::finish_outputs() {
       for (float x : want.data) peak = std::max(peak, double(std::fabs(x)));
       for (KTensor& t : k->tensors)
         if (t.name == k->output) t.save = "outputs/" + file;
-      k->check = {{"expected", "reference/" + file}, {"atol", num(std::max(0.02 * peak, 1e-6))}, {"rtol", "0.02"}};
+      k->check = {
+          {"expected", path_of("reference/" + file)}, {"atol", num(std::max(0.02 * peak, 1e-6))}, {"rtol", "0.02"}};
       k->check_inputs.clear();
     }
   image_ = 0;
@@ -732,8 +759,7 @@ void Compiler::order_batch() {
   for (const Kernel& k : kernels_)
     for (const KTensor& t : k.tensors) {
       if (k.image == 0 && t.name == k.output) outputs[k.layer] += stored_bytes(t) * batch_;
-      if (k.image == 0 && t.alias.empty() && !t.file.empty() && t.file.rfind("tensors/input.", 0) != 0)
-        weights[k.layer] += stored_bytes(t);
+      if (k.image == 0 && t.weight()) weights[k.layer] += stored_bytes(t);
     }
   std::size_t split = layers_;
   std::uint64_t w = 0, o = 0;
@@ -770,7 +796,7 @@ void Compiler::plan_arena() {
     for (KTensor& t : kernels_[j].tensors) {
       if (!t.alias.empty()) {
         if (auto b = buffers.find(t.alias); b != buffers.end()) b->second.last = j;  // weights are not in it
-      } else if (t.file.empty() || t.file.rfind("tensors/input.", 0) == 0)
+      } else if (t.file.empty() || t.graph_input)
         buffers.emplace(kernels_[j].name + "." + t.name,  // a graph input is loaded before the run
                         Buffer{&t, t.file.empty() ? j : 0, j, (stored_bytes(t) + 4095) / 4096 * 4096});
     }
@@ -896,8 +922,7 @@ Compiled Compiler::run() {
   if (o_.arena) plan_arena();
   for (const Kernel& k : kernels_)
     for (const KTensor& t : k.tensors)
-      if (!t.file.empty() && t.file.find(".input.") == std::string::npos && t.file.rfind("tensors/input.", 0) != 0)
-        out_.weight_bytes += std::uint64_t(product(t.shape)) * (t.dtype == "f32" ? 4 : 2);
+      if (t.weight()) out_.weight_bytes += std::uint64_t(product(t.shape)) * (t.dtype == "f32" ? 4 : 2);
   out_.scenario = (fs::path(o_.dir) / "model.yaml").string();
   emit(out_.scenario);
   return out_;

@@ -9,11 +9,11 @@
 //
 // Lowering (docs/networks.md has the table):
 //   Conv (+ BatchNormalization folded into a scale and a bias per channel, + an Add of the
-//     block's shortcut, + Relu or Clip(0, 6)) -> conv2d, y stored NC1HWC0 for the next layer;
+//     block's shortcut, + Relu) -> conv2d, y stored NC1HWC0 for the next layer;
 //   MaxPool, AveragePool, GlobalAveragePool -> pool; Gemm, MatMul (B a weight) -> gemm;
-//   Relu, Add, Sub, Mul, Max, Min (operands of one shape and layout) -> elementwise;
-//   Softmax (last axis) -> softmax; Flatten, Reshape, Identity, Dropout -> a view of the same
-//   memory where the layout allows it.
+//   Relu, Add, Sub, Mul (operands of one shape and layout) -> elementwise;
+//   Softmax (last axis) -> softmax; Flatten, Reshape, Identity -> a view of the same memory
+//   where the layout allows it.
 // Feature maps stay NC1HWC0 f16 between layers; the graph's inputs are converted once, at load
 // (an image of 4 channels or fewer to NC1HWC0_C04 for the first conv's small-channel mode). An
 // operator, attribute or layout it cannot map is an Error naming the node, its op type and why.
@@ -39,6 +39,7 @@ struct CompileOptions {
   // layer's tensors can be read after the run (--check-layers, --save-tensors).
   bool arena = true;
   std::string preset = "ascend310";  // the scenario's preset (--preset overrides it)
+  bool absolute_paths = false;       // the scenario names its files by absolute paths
 };
 
 // One kernel of the compiled model: the ONNX nodes it runs.

@@ -210,22 +210,32 @@ void conv(Op& op) {
   const Tensor* b = op.has_in(2) ? &op.in(2) : nullptr;
   op.need(!b || std::int64_t(b->elements()) == M, "a bias of other than " + std::to_string(M) + " values");
   Tensor& y = op.out(0, {N, M, OH, OW});
+  // Each output is the bias, then the terms in (c, i, j) order, summed in double: the loops run
+  // over a plane of sums with the term outermost, which adds each output's terms in that same
+  // order (the same result as one output at a time) and reads the input a row at a time.
+  std::vector<double> acc(std::size_t(OH * OW));
   for (std::int64_t n = 0; n < N; ++n)
     for (std::int64_t m = 0; m < M; ++m) {
       const std::int64_t c0 = m / (M / g) * cg;
-      for (std::int64_t oh = 0; oh < OH; ++oh)
-        for (std::int64_t ow = 0; ow < OW; ++ow) {
-          double acc = b ? b->data[std::size_t(m)] : 0.0;
-          for (std::int64_t c = 0; c < cg; ++c)
-            for (std::int64_t i = 0; i < k[0]; ++i)
-              for (std::int64_t j = 0; j < k[1]; ++j) {
-                const std::int64_t h = oh * s[0] - p[0] + i * d[0], ww = ow * s[1] - p[1] + j * d[1];
-                if (h < 0 || h >= H || ww < 0 || ww >= W) continue;
-                acc += double(x.data[std::size_t(((n * C + c0 + c) * H + h) * W + ww)]) *
-                       w.data[std::size_t(((m * cg + c) * k[0] + i) * k[1] + j)];
-              }
-          y.data[std::size_t(((n * M + m) * OH + oh) * OW + ow)] = float(acc);
-        }
+      std::fill(acc.begin(), acc.end(), b ? double(b->data[std::size_t(m)]) : 0.0);
+      for (std::int64_t c = 0; c < cg; ++c)
+        for (std::int64_t i = 0; i < k[0]; ++i)
+          for (std::int64_t j = 0; j < k[1]; ++j) {
+            const double wv = w.data[std::size_t(((m * cg + c) * k[0] + i) * k[1] + j)];
+            const float* plane = &x.data[std::size_t((n * C + c0 + c) * H * W)];
+            // The outputs whose window puts this term inside the input: ow in [lo, hi).
+            const std::int64_t off = j * d[1] - p[1];
+            const std::int64_t lo = off >= 0 ? 0 : (-off + s[1] - 1) / s[1];
+            const std::int64_t hi = std::min(OW, W - off <= 0 ? 0 : (W - off - 1) / s[1] + 1);
+            for (std::int64_t oh = 0; oh < OH; ++oh) {
+              const std::int64_t h = oh * s[0] - p[0] + i * d[0];
+              if (h < 0 || h >= H) continue;
+              const std::int64_t row = h * W + off;  // + ow x stride: the input element
+              double* out = &acc[std::size_t(oh * OW)];
+              for (std::int64_t ow = lo; ow < hi; ++ow) out[ow] += double(plane[row + ow * s[1]]) * wv;
+            }
+          }
+      for (std::size_t e = 0; e < acc.size(); ++e) y.data[std::size_t((n * M + m) * OH * OW) + e] = float(acc[e]);
     }
 }
 

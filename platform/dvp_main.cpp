@@ -3,7 +3,7 @@
 //   dvp run SCENARIO [--preset NAME] [--set k=v]... [--out DIR] [--save-tensors DIR] [--timing-only] [--no-trace]
 //           [--quiet]
 //   dvp run MODEL.onnx [--input NAME=FILE]... [--batch N] [--check-layers] [run's options]
-//   dvp compile MODEL.onnx [--out DIR] [--input NAME=FILE]... [--check-layers] [--preset NAME]
+//   dvp compile MODEL.onnx [--out DIR] [--input NAME=FILE]... [--batch N] [--check-layers] [--preset NAME]
 //   dvp config SCENARIO [--preset NAME] [--set k=v]... [--origins]
 //   dvp map SCENARIO [--preset NAME] [--set k=v]...
 //   dvp schema            (the config reference, markdown)
@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "common/config.hpp"
 #include "common/error.hpp"
@@ -144,25 +145,53 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
   return opts;
 }
 
-// An ONNX model compiled into DIR (dvp compile's --out, or OUT/compiled for dvp run); returns
-// the scenario written.
-static std::string compile(const std::string& model, const po::variables_map& vm, const std::string& preset,
-                           const std::string& dir) {
+// NAME=FILE into `inputs`; false when it is not of that form.
+static bool input_arg(const std::string& a, std::map<std::string, std::string>& inputs, const std::string& dir = "") {
+  const auto eq = a.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == a.size()) return false;
+  const std::filesystem::path file = a.substr(eq + 1);
+  inputs[a.substr(0, eq)] = (file.is_relative() && !dir.empty() ? std::filesystem::path(dir) / file : file).string();
+  return true;
+}
+
+// How the command line compiles an ONNX model into DIR (dvp compile's --out, or OUT/compiled
+// for dvp run).
+static network::CompileOptions cli_options(const po::variables_map& vm, const std::string& preset,
+                                           const std::string& dir) {
   network::CompileOptions co;
   co.dir = dir;
   if (!preset.empty()) co.preset = preset;
   co.check_layers = vm.count("check-layers") > 0;
   if (vm.count("batch")) co.batch = vm["batch"].as<unsigned>();
+  if (vm.count("batch") && co.batch == 0) throw Error("--batch 0: a batch is at least 1 image", kExitConfig);
   co.arena = !co.check_layers && !vm.count("save-tensors");  // every layer's tensors kept for the checks
   if (vm.count("input"))
-    for (const std::string& a : vm["input"].as<std::vector<std::string>>()) {
-      const auto eq = a.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
-        throw Error("--input " + a + ": give NAME=FILE", kExitConfig);
-      co.inputs[a.substr(0, eq)] = a.substr(eq + 1);
-    }
+    for (const std::string& a : vm["input"].as<std::vector<std::string>>())
+      if (!input_arg(a, co.inputs)) throw Error("--input " + a + ": give NAME=FILE", kExitConfig);
+  return co;
+}
+
+// How a scenario's model: key compiles its model into OUT/compiled (files relative to the
+// scenario; the compiled scenario names its own by absolute paths, as it is merged under this one).
+static network::CompileOptions model_options(const platform::Scenario& s, const po::variables_map& vm,
+                                             const std::string& out) {
+  const cfg::Node& m = s.root.at("model");
+  network::CompileOptions co;
+  co.dir = (std::filesystem::path(out.empty() ? "out/" + s.root.get_string("name") : out) / "compiled").string();
+  if (!s.preset.empty()) co.preset = s.preset;
+  co.batch = m.get_uint("batch"), co.seed = m.get_uint("seed"), co.check_layers = m.get_bool("check_layers");
+  co.arena = !co.check_layers && !vm.count("save-tensors") && !s.root.at("run").has("save_tensors");
+  co.absolute_paths = true;
+  if (m.has("inputs"))
+    for (const std::string& a : m.get_string_list("inputs"))
+      if (!input_arg(a, co.inputs, s.dir)) m.at("inputs").fail("'" + a + "': give NAME=FILE");
+  return co;
+}
+
+// Compiles `model` (a path) with `co`; returns the scenario written.
+static std::string compile(const std::string& model, const network::CompileOptions& co, bool quiet) {
   const network::Compiled c = network::compile_model(network::load_model(model), co);
-  if (!vm.count("quiet"))
+  if (!quiet)
     std::cout << "compiled " << model << ": " << c.layers.size() << " layers, weights " << c.weight_bytes / 1024
               << " KiB, activations " << c.activation_bytes / 1024 << " KiB"
               << (c.arena_bytes ? " in an arena of " + std::to_string(c.arena_bytes / 1024) + " KiB" : std::string())
@@ -178,16 +207,28 @@ static bool is_onnx(const std::string& path) {
 static int scenario_command(const std::string& cmd, const std::string& scenario, const po::variables_map& vm,
                             const std::string& preset, const std::vector<std::string>& sets, const std::string& out) {
   platform::Overrides ov{preset, sets, vm.count("timing-only") > 0,
-                         vm.count("check") ? vm["check"].as<std::vector<std::string>>() : std::vector<std::string>{}};
+                         vm.count("check") ? vm["check"].as<std::vector<std::string>>() : std::vector<std::string>{},
+                         ""};
   platform::Scenario s;
   platform::Watchdog* guard = platform::Watchdog::current();
   if (guard) guard->phase("loading the scenario");
   try {
-    const std::string dir =
-        (std::filesystem::path(out.empty() ? "out/" + std::filesystem::path(scenario).stem().string() : out) /
-         "compiled")
-            .string();
-    s = platform::load_scenario(is_onnx(scenario) ? compile(scenario, vm, preset, dir) : scenario, ov);
+    const bool quiet = vm.count("quiet") > 0;
+    if (is_onnx(scenario)) {
+      const std::string dir =
+          (std::filesystem::path(out.empty() ? "out/" + std::filesystem::path(scenario).stem().string() : out) /
+           "compiled")
+              .string();
+      s = platform::load_scenario(compile(scenario, cli_options(vm, preset, dir), quiet), ov);
+    } else {
+      s = platform::load_scenario(scenario, ov);
+      if (const cfg::Node* m = s.root.find("model")) {  // its network, compiled, under the scenario's keys
+        const std::filesystem::path onnx = m->get_string("onnx");
+        ov.under = compile((onnx.is_relative() ? std::filesystem::path(s.dir) / onnx : onnx).string(),
+                           model_options(s, vm, out), quiet);
+        s = platform::load_scenario(scenario, ov);
+      }
+    }
   } catch (const Error& e) {
     // What goes wrong while loading is the scenario's to fix, whatever raised it.
     std::cerr << "dvp: " << e.what() << "\n";
@@ -235,10 +276,20 @@ static int command(const Command& c, const std::vector<std::string>& args, const
   }
   if (cmd == "compile") {
     if (!is_onnx(args[0])) throw Error("compile takes an ONNX model (MODEL.onnx), got " + args[0], kExitConfig);
-    compile(args[0], vm, preset,
-            out.empty() ? "out/" + std::filesystem::path(args[0]).stem().string() + "/compiled" : out);
+    try {  // as dvp run: what goes wrong in the model or its inputs is the user's to fix
+      const std::string dir = out.empty() ? "out/" + std::filesystem::path(args[0]).stem().string() + "/compiled" : out;
+      compile(args[0], cli_options(vm, preset, dir), vm.count("quiet") > 0);
+    } catch (const Error& e) {
+      std::cerr << "dvp: " << e.what() << "\n";
+      return e.exit_code() == kExitSimError ? kExitConfig : e.exit_code();
+    }
     return kExitOk;
   }
+  for (const char* model_only : {"input", "batch", "check-layers"})
+    if (vm.count(model_only) && !is_onnx(args[0])) {
+      std::cerr << "dvp: --" << model_only << " is for an ONNX model (MODEL.onnx), not " << args[0] << "\n";
+      return kExitConfig;
+    }
   return scenario_command(cmd, args[0], vm, preset, sets, out);
 }
 

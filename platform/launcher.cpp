@@ -246,7 +246,8 @@ void KernelLauncher::describe_tensors(cfg::Spec& t) {
   t.param("arena", Type::Int,
           "bytes: the tensor lives at this offset (a multiple of 4096) in the activation arena, one region of DRAM "
           "that tensors whose lives do not overlap share (a network compiler's memory plan; the plan is the "
-          "scenario's to keep apart). Not initialised unless from a file; not with alias, dvpp or init")
+          "scenario's to keep apart). Never initialised (init: zeros included) unless from a file; not with alias, "
+          "dvpp or another init")
       .optional()
       .range(0, 1ull << 40);
   t.param("dvpp", Type::String,

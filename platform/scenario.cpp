@@ -128,7 +128,19 @@ Scenario load_scenario(const std::string& path, const Overrides& o) {
   cfg::Node root = cfg::Node::map(scen.origin(), "");
   if (!preset.empty()) root.set("platform", load_preset(preset, preset_origin, s.preset_file));
   s.preset = preset;
+  std::vector<cfg::Node> checks;  // the compiled model's, then the scenario's
+  if (!o.under.empty()) {
+    const cfg::Node under = cfg::load_file(o.under);
+    cfg::merge(root, under);
+    if (const cfg::Node* c = under.find("checks"); c && c->is_seq()) checks = c->items();
+  }
+  if (const cfg::Node* c = scen.find("checks"); c && c->is_seq())
+    for (const cfg::Node& n : c->items()) checks.push_back(n);
   cfg::merge(root, scen);
+  if (!checks.empty()) {
+    cfg::Node& list = root.set("checks", cfg::Node());
+    for (const cfg::Node& n : checks) list.push(n);
+  }
   cfg::merge(root, sets);
   if (cfg::Node* plat = root.find("platform")) {
     plat->erase("preset");

@@ -14,6 +14,9 @@ struct Overrides {
   std::vector<std::string> sets;    // --set a.b=c, in order
   bool timing_only = false;         // --timing-only
   std::vector<std::string> checks;  // --check metric>=value / metric<=value
+  // A scenario merged under this one, over its preset (a compiled model's, for a model: key);
+  // its checks come before the scenario's own.
+  std::string under;
 };
 
 struct Scenario {

@@ -223,11 +223,21 @@ nlohmann::json summarize_network(const Scenario& s, Soc& soc) {
 }
 
 bool lookup_metric(const nlohmann::json& stats, const std::string& metric, double& value) {
-  // Module names contain dots, so try every split point: "<module>.<key>".
+  // Module names contain dots, so try every split point: "<module>.<key>"; the summary's objects
+  // are entered key by key ("summary.network.latency_us").
   for (std::size_t dot = metric.rfind('.'); dot != std::string::npos && dot > 0; dot = metric.rfind('.', dot - 1)) {
     std::string group = metric.substr(0, dot), key = metric.substr(dot + 1);
-    auto g = stats.find(group);
-    if (g != stats.end() && g->is_object()) {
+    const nlohmann::json* g = nullptr;
+    if (auto it = stats.find(group); it != stats.end()) g = &*it;
+    if (!g && group.rfind("summary.", 0) == 0) {
+      g = &stats.at("summary");
+      for (std::size_t at = 8, next; g && at <= group.size(); at = next + 1) {
+        next = std::min(group.find('.', at), group.size());
+        const auto it = g->is_object() ? g->find(group.substr(at, next - at)) : g->end();
+        g = g->is_object() && it != g->end() ? &*it : nullptr;
+      }
+    }
+    if (g && g->is_object()) {
       auto v = g->find(key);
       if (v != g->end() && v->is_number()) {
         value = v->get<double>();

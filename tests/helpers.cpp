@@ -17,7 +17,7 @@ std::string write_temp(const std::string& name, const std::string& yaml) {
 }
 
 platform::Scenario scenario(const std::string& yaml, const std::vector<std::string>& sets) {
-  return platform::load_scenario(write_temp("scenario.yaml", yaml), platform::Overrides{"", sets, false, {}});
+  return platform::load_scenario(write_temp("scenario.yaml", yaml), platform::Overrides{"", sets, false, {}, ""});
 }
 
 cfg::Node preset_platform(const std::string& preset, const std::vector<std::string>& sets) {

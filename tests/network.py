@@ -78,7 +78,8 @@ def small_cnn(path):
               helper.make_node("Relu", ["a"], ["r2"], name="relu2"),
               helper.make_node("GlobalAveragePool", ["r2"], ["g"], name="gap"),
               helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
-              helper.make_node("Gemm", ["f", init("fc", fc), init("fb", fb)], ["l"], name="fc", transB=1),
+              helper.make_node("Relu", ["f"], ["fr"], name="relu3"),  # a layer of its own: elementwise
+              helper.make_node("Gemm", ["fr", init("fc", fc), init("fb", fb)], ["l"], name="fc", transB=1),
               helper.make_node("Softmax", ["l"], ["prob"], name="softmax")]
     graph = helper.make_graph(nodes, "small-cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 21, 18])],
                               [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, 10])], inits)
@@ -134,6 +135,32 @@ with tempfile.TemporaryDirectory() as d:
             if err > 5e-3:
                 failures.append(f"small CNN, batch of 3, image {b}: max abs error {err} against NumPy")
 
+    # The same network from a scenario's model: key, its own checks added to the compiled ones.
+    with open(os.path.join(d, "scenario.yaml"), "w") as f:
+        f.write("name: cnn-scenario\nplatform: {preset: ascend310}\n"
+                "model: {onnx: cnn.onnx, inputs: [x=x.npy]}\n"
+                "checks:\n  - {metric: summary.network.latency_us, max: 1000000}\n")
+    out = os.path.join(d, "scenario")
+    if dvp(["run", os.path.join(d, "scenario.yaml"), "--out", out, "--no-trace"], 0,
+           r"ok   summary.firmware_exit_code[\s\S]*ok   summary.network.latency_us[\s\S]*"
+           r"ok   kernel softmax: 10 elements within", "model: in a scenario"):
+        err = np.abs(np.load(os.path.join(out, "outputs", "prob.npy")) - want).max()
+        if err > 5e-3:
+            failures.append(f"model: in a scenario: max abs error {err} against NumPy")
+
+    # A graph input read twice by one layer: Add(x, x).
+    twice = helper.make_graph([helper.make_node("Add", ["v", "v"], ["w"], name="double")], "twice",
+                              [helper.make_tensor_value_info("v", TensorProto.FLOAT, [4, 40])],
+                              [helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 40])])
+    onnx.save(helper.make_model(twice, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "twice.onnx"))
+    v = rng.uniform(-1, 1, (4, 40)).astype(np.float32)
+    np.save(os.path.join(d, "v.npy"), v)
+    if dvp(["run", os.path.join(d, "twice.onnx"), "--input", "v=" + os.path.join(d, "v.npy"), "--out",
+            os.path.join(d, "twice"), "--no-trace"], 0, r"kernel double: 160 elements within", "Add(x, x)"):
+        if not np.allclose(np.load(os.path.join(d, "twice", "outputs", "w.npy")), 2 * v, rtol=1e-6, atol=0):
+            failures.append("Add(x, x): not 2x")
+
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="gate")], "g",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
@@ -152,6 +179,10 @@ with tempfile.TemporaryDirectory() as d:
     with open(os.path.join(d, "corrupt.onnx"), "wb") as f:
         f.write(head)
     dvp(["run", os.path.join(d, "corrupt.onnx"), "--out", os.path.join(d, "c")], 2, r"corrupt\.onnx", "a corrupt model")
+    dvp(["compile", os.path.join(d, "corrupt.onnx"), "--out", os.path.join(d, "c")], 2, r"corrupt\.onnx",
+        "a corrupt model, compiled")
+    dvp(["run", os.path.join(d, "twice.onnx"), "--batch", "0"], 2, r"--batch 0: a batch is at least 1 image",
+        "a batch of 0")
 
 for f in failures:
     print("FAIL:", f)

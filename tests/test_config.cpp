@@ -89,7 +89,7 @@ TEST(Scenario, PresetThenScenarioThenCommandLine) {
 
 TEST(Scenario, CommandLinePresetWins) {
   auto s = dvp::platform::load_scenario(test::write_temp("p.yaml", "name: t\nplatform: {preset: ascend310}\n"),
-                                        dvp::platform::Overrides{"ascend910", {}, false, {}});
+                                        dvp::platform::Overrides{"ascend910", {}, false, {}, ""});
   EXPECT_EQ(s.root.at("platform").get_string("name"), "ascend910");
   EXPECT_EQ(s.preset, "ascend910");
 }

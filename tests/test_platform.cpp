@@ -190,8 +190,8 @@ TEST(Platform, TwoSocsInOneProcessEachComputeWhatTheyComputeAlone) {
   const std::vector<std::string> sets = {"platform.dram.write_queue=0", "run.trace=false"};
   const auto alone_one = counters_alone(one, "ascend910", sets, 0);
   const auto alone_gemm = counters_alone(gemm, "ascend310", sets, 1);
-  platform::Scenario s_one = platform::load_scenario(one, platform::Overrides{"ascend910", sets, false, {}});
-  platform::Scenario s_gemm = platform::load_scenario(gemm, platform::Overrides{"ascend310", sets, false, {}});
+  platform::Scenario s_one = platform::load_scenario(one, platform::Overrides{"ascend910", sets, false, {}, ""});
+  platform::Scenario s_gemm = platform::load_scenario(gemm, platform::Overrides{"ascend310", sets, false, {}, ""});
   platform::set_quantum(s_one);
   platform::Soc a("soc", s_one), b("soc_b", s_gemm);
   ASSERT_EQ(platform::simulate(kTickMax), "");

@@ -70,7 +70,8 @@ int sc_main(int argc, char** argv) {
   System system;  // trace and statistics of the models below
   System::Scope scope(system);
   const platform::Scenario s = platform::load_scenario(
-      argv[1], platform::Overrides{"ascend310", {"platform.l2.slices=1", "platform.dram.controllers=1"}, false, {}});
+      argv[1],
+      platform::Overrides{"ascend310", {"platform.l2.slices=1", "platform.dram.controllers=1"}, false, {}, ""});
   const cfg::Node& plat = s.root.at("platform");
   const dram::Config dram_cfg = dram::Config::from(plat.at("dram"));
   const cache::L2Config l2_cfg = cache::L2Config::from(plat.at("l2"));
