@@ -53,6 +53,35 @@ static void describe_platform(cfg::Spec& p) {
           .optional());
 }
 
+// model: (an ONNX network the scenario runs) and network: (what a compiled one's kernels are).
+static void describe_network(cfg::Spec& root) {
+  cfg::Spec& model =
+      root.section("model",
+                   "An ONNX network the scenario runs: compiled (as by dvp compile) into OUT/compiled, its kernels and "
+                   "tasks under the scenario's own keys (docs/networks.md)");
+  model.optional();
+  model.param("onnx", Type::String, "the ONNX model file (relative to the scenario)");
+  model
+      .param("inputs", Type::StringList,
+             "graph inputs from files: NAME=FILE (.npy or .pb, relative to the scenario); "
+             "the others seeded uniform in [-1, 1)")
+      .optional();
+  model.param("batch", Type::Int, "images per inference (the inputs' first dimension)").defaults("1").min(1);
+  model.param("seed", Type::Int, "the seed of inputs not given").defaults("1").min(0);
+  model.param("check_layers", Type::Bool, "check every layer against the platform's reference loop").defaults("false");
+
+  cfg::Spec& net = root.section(
+      "network", "What a compiled network's kernels are (written by dvp compile): the summary's per-layer table");
+  net.optional();
+  net.param("model", Type::String, "the ONNX model it was compiled from");
+  net.param("batch", Type::Int, "images per inference").defaults("1").min(1);
+  net.param("arena_bytes", Type::Int, "the activation arena: peak activation memory").unit("B").defaults("0").min(0);
+  cfg::Spec& layer = net.object_list("layers", "one per kernel, in task order");
+  layer.param("kernel", Type::String, "the kernel (kernels: name) that runs the layer");
+  layer.param("ops", Type::String, "the ONNX op types it runs, fused (Conv+BatchNormalization+Relu)");
+  layer.param("output", Type::String, "its output's logical shape (1x64x56x56)");
+}
+
 static cfg::Spec build() {
   cfg::Spec root("", Type::Section, "A scenario file.");
   root.param("name", Type::String, "scenario name; outputs go to out/<name> by default");
@@ -81,31 +110,7 @@ static cfg::Spec build() {
   KernelLauncher::describe_tasks(root.object_list(
       "tasks", "Tasks the runtime firmware submits to the task scheduler (needs firmware: and kernels:)"));
 
-  cfg::Spec& model =
-      root.section("model",
-                   "An ONNX network the scenario runs: compiled (as by dvp compile) into OUT/compiled, its kernels and "
-                   "tasks under the scenario's own keys (docs/networks.md)");
-  model.optional();
-  model.param("onnx", Type::String, "the ONNX model file (relative to the scenario)");
-  model
-      .param("inputs", Type::StringList,
-             "graph inputs from files: NAME=FILE (.npy or .pb, relative to the scenario); "
-             "the others seeded uniform in [-1, 1)")
-      .optional();
-  model.param("batch", Type::Int, "images per inference (the inputs' first dimension)").defaults("1").min(1);
-  model.param("seed", Type::Int, "the seed of inputs not given").defaults("1").min(0);
-  model.param("check_layers", Type::Bool, "check every layer against the platform's reference loop").defaults("false");
-
-  cfg::Spec& net = root.section(
-      "network", "What a compiled network's kernels are (written by dvp compile): the summary's per-layer table");
-  net.optional();
-  net.param("model", Type::String, "the ONNX model it was compiled from");
-  net.param("batch", Type::Int, "images per inference").defaults("1").min(1);
-  net.param("arena_bytes", Type::Int, "the activation arena: peak activation memory").unit("B").defaults("0").min(0);
-  cfg::Spec& layer = net.object_list("layers", "one per kernel, in task order");
-  layer.param("kernel", Type::String, "the kernel (kernels: name) that runs the layer");
-  layer.param("ops", Type::String, "the ONNX op types it runs, fused (Conv+BatchNormalization+Relu)");
-  layer.param("output", Type::String, "its output's logical shape (1x64x56x56)");
+  describe_network(root);
 
   cfg::Spec& chk = root.object_list("checks", "Pass/fail conditions on results; dvp run exits 1 if one fails");
   chk.param("metric", Type::String, "summary.<key>, or <module>.<counter> as in stats.json (e.g. soc.l2.hn0.hit_rate)");
