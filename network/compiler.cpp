@@ -194,7 +194,7 @@ void Compiler::read_inputs() {
       check_input_shape(in, t, f->second);
     } else {
       for (const auto& d : in.type().tensor_type().shape().dim()) {
-        if (!d.has_dim_value() && t.shape.empty() && batch_ > 1) {  // a symbolic batch: --batch's
+        if (!d.has_dim_value() && t.shape.empty()) {  // a symbolic batch: --batch's (default 1)
           t.shape.push_back(std::int64_t(batch_));
           continue;
         }
@@ -607,7 +607,9 @@ KTensor Compiler::gemm_operand(int i, Kernel& k, int j, const std::string& name,
     return weight_tensor(i, k, KTensor{name, dt, "nd", "", "", "", shape}, t);
   }
   if (factor != 1.0f) fail(i, "alpha or beta other than 1 on an input that is not a weight is not lowered");
-  return use(i, k, node(i).input(j), name, Layout::Nd, false, dt);  // a graph input: converted to dt at load
+  KTensor t = use(i, k, node(i).input(j), name, Layout::Nd, false, dt);  // a graph input: converted to dt at load
+  if (t.dtype != dt) fail(i, "operand " + name + " is " + t.dtype + " where the gemm kernel takes " + dt);
+  return t;
 }
 
 // Relu and the binary element-wise ops on operands of one shape, layout and type.

@@ -214,6 +214,7 @@ void conv(Op& op) {
   // over a plane of sums with the term outermost, which adds each output's terms in that same
   // order (the same result as one output at a time) and reads the input a row at a time.
   std::vector<double> acc(std::size_t(OH * OW));
+  if (x.data.empty()) return;  // an empty input: an empty output (its planes are never read)
   for (std::int64_t n = 0; n < N; ++n)
     for (std::int64_t m = 0; m < M; ++m) {
       const std::int64_t c0 = m / (M / g) * cg;

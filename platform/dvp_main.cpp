@@ -213,7 +213,7 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
   platform::Watchdog* guard = platform::Watchdog::current();
   if (guard) guard->phase("loading the scenario");
   try {
-    const bool quiet = vm.count("quiet") > 0;
+    const bool quiet = vm.count("quiet") > 0 || cmd != "run";  // config and map print only what they show
     if (is_onnx(scenario)) {
       const std::string dir =
           (std::filesystem::path(out.empty() ? "out/" + std::filesystem::path(scenario).stem().string() : out) /

@@ -134,10 +134,11 @@ Scenario load_scenario(const std::string& path, const Overrides& o) {
     cfg::merge(root, under);
     if (const cfg::Node* c = under.find("checks"); c && c->is_seq()) checks = c->items();
   }
-  if (const cfg::Node* c = scen.find("checks"); c && c->is_seq())
-    for (const cfg::Node& n : c->items()) checks.push_back(n);
+  const cfg::Node* own = scen.find("checks");
+  if (own && own->is_seq())
+    for (const cfg::Node& n : own->items()) checks.push_back(n);
   cfg::merge(root, scen);
-  if (!checks.empty()) {
+  if (!checks.empty() && (!own || own->is_seq())) {  // else the schema names the scenario's checks: key
     cfg::Node& list = root.set("checks", cfg::Node());
     for (const cfg::Node& n : checks) list.push(n);
   }

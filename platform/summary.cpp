@@ -229,8 +229,8 @@ bool lookup_metric(const nlohmann::json& stats, const std::string& metric, doubl
     std::string group = metric.substr(0, dot), key = metric.substr(dot + 1);
     const nlohmann::json* g = nullptr;
     if (auto it = stats.find(group); it != stats.end()) g = &*it;
-    if (!g && group.rfind("summary.", 0) == 0) {
-      g = &stats.at("summary");
+    if (!g && group.rfind("summary.", 0) == 0 && stats.contains("summary")) {
+      g = &stats["summary"];
       for (std::size_t at = 8, next; g && at <= group.size(); at = next + 1) {
         next = std::min(group.find('.', at), group.size());
         const auto it = g->is_object() ? g->find(group.substr(at, next - at)) : g->end();
