@@ -120,10 +120,11 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
   sh.param("to", Type::Enum, "elementwise cast: the output type")
       .choices({"f16", "bf16", "f32", "s8", "s32"})
       .optional();
-  sh.param("dtype", Type::Enum, "elementwise, softmax: element type (of the input for a cast)")
+  sh.param("dtype", Type::Enum, "elementwise, softmax, layernorm: element type (of the input for a cast)")
       .choices({"f16", "bf16", "f32", "s8", "s32"})
       .defaults("f16");
-  sh.param("rows", Type::Int, "softmax: rows").optional().range(1, 1 << 24);
+  sh.param("rows", Type::Int, "softmax, layernorm: rows").optional().range(1, 1 << 24);
+  sh.param("epsilon", Type::Float, "layernorm: added to each row's variance").defaults("1e-5").range(0, 1);
   for (const char* key : {"h", "w", "c", "cout"})
     sh.param(key, Type::Int,
              "conv2d, pool: input height, width, channels (stored NC1HWC0: groups of 16, the last one padded; "
@@ -139,7 +140,7 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
     sh.param(key, Type::Int, "conv2d: zero padding; pool: padding (never the maximum; 0 in an average)")
         .defaults("0")
         .range(0, 255);
-  sh.param("cols", Type::Int, "softmax: elements per row").optional().range(1, 1 << 20);
+  sh.param("cols", Type::Int, "softmax, layernorm: elements per row").optional().range(1, 1 << 20);
   sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "bf16", "s8"}).defaults("f16");
   sh.param("out", Type::Enum,
            "gemm: type of C (f16 / bf16 inputs: f32, f16 or bf16; s8 inputs: s32, or with scale s8, f16 or f32); "
@@ -147,6 +148,7 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
       .choices({"f32", "f16", "bf16", "s32", "s8"})
       .defaults("f32");
   sh.param("scale", Type::Float,
+           "softmax: each row times scale first (an attention's 1 / sqrt(d)); "
            "gemm, s8 inputs: requantization, C = (A x B (+ bias), ReLU) x scale, rounded to nearest even "
            "(s8 saturates; f16 overflows to inf); with an s32 C, 1")
       .defaults("1")
@@ -272,13 +274,16 @@ void KernelLauncher::describe_check(cfg::Spec& c) {
           "the reference as a file of the output's values (relative to the scenario; .npy of any numeric type, "
           "else raw elements of the output's type), instead of op")
       .optional();
-  c.param("cols", Type::Int, "softmax, topk, argmax: elements per row").optional().range(1, 1 << 20);
+  c.param("cols", Type::Int, "softmax, layernorm, topk, argmax: elements per row").optional().range(1, 1 << 20);
+  c.param("epsilon", Type::Float, "layernorm: added to each row's variance").defaults("1e-5").range(0, 1);
   c.param("m", Type::Int, "gemm: rows of in0 and out").optional().range(1, 1 << 20);
   c.param("k", Type::Int, "gemm: columns of in0, rows of in1; topk: how many").optional().range(1, 1 << 20);
   c.param("n", Type::Int, "gemm: columns of in1 and out").optional().range(1, 1 << 20);
   c.param("b_transposed", Type::Bool, "gemm: in1 is stored n x k").defaults("false");
   c.param("relu", Type::Bool, "gemm: the reference goes through ReLU").defaults("false");
-  c.param("scale", Type::Float, "gemm: the reference is multiplied by it (requantization)").defaults("1");
+  c.param("scale", Type::Float,
+          "gemm: the reference is multiplied by it (requantization); softmax: each row is, first (as an f32)")
+      .defaults("1");
   c.param("inputs", Type::StringList, "op: input tensor names (one or two)").optional();
   c.param("output", Type::String, "output tensor name");
   c.param("atol", Type::Float, "absolute tolerance").defaults("0").min(0);
@@ -727,7 +732,7 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
   if (n < R.op->min_inputs || n > R.op->max_inputs)
     c.at("inputs").fail(op + " takes " +
                         (R.op->max_inputs == 1                  ? std::string("one input")
-                         : R.op->min_inputs == R.op->max_inputs ? "two inputs"
+                         : R.op->min_inputs == R.op->max_inputs ? std::to_string(R.op->max_inputs) + " inputs"
                          : op == "conv2d" ? "x, the weights, then the bias, scale and residual its shape has"
                                           : "two inputs (three with a bias)"));
   for (const char* key : R.op->needs)
@@ -738,6 +743,7 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
   R.b_transposed = c.get_bool("b_transposed");
   R.relu = c.get_bool("relu");
   R.scale = c.get_double("scale");
+  R.epsilon = c.get_double("epsilon");
   R.bias = n == 3;
   // conv2d, pool and aipp check the kernel's own shape.
   if (op == "aipp") {

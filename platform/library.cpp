@@ -152,7 +152,7 @@ KernelWork pool_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
 
 // --- softmax ------------------------------------------------------------------------------------
 KernelShape read_softmax(const cfg::Node& sh) {
-  return kernels::SoftmaxShape{dtype(sh, "dtype"), u32(sh, "rows"), u32(sh, "cols")};
+  return kernels::SoftmaxShape{dtype(sh, "dtype"), u32(sh, "rows"), u32(sh, "cols"), sh.get_double("scale")};
 }
 std::vector<LibraryArg> softmax_args(const KernelShape& s) {
   const auto& sm = std::get<kernels::SoftmaxShape>(s);
@@ -176,6 +176,33 @@ KernelWork softmax_work(const aicore::AiCoreConfig& core, const KernelShape& s) 
   const double n = double(sm.rows) * sm.cols;
   const unsigned b = aicore::dtype_bytes(sm.dtype);
   return {5 * n, "vector op", vector_ps(core, 4 * n, b, false) + vector_ps(core, n, b, true)};
+}
+
+// --- layernorm ----------------------------------------------------------------------------------
+KernelShape read_layernorm(const cfg::Node& sh) {
+  const kernels::LayerNormShape l{dtype(sh, "dtype"), u32(sh, "rows"), u32(sh, "cols"), sh.get_double("epsilon")};
+  if (l.dtype != DType::F16 && l.dtype != DType::F32) sh.at("dtype").fail("layernorm takes f16 or f32");
+  if (std::uint64_t(l.cols) * aicore::dtype_bytes(l.dtype) % 32)
+    sh.at("cols").fail("layernorm: a row is whole 32-byte blocks (" +
+                       std::string(l.dtype == DType::F16 ? "f16" : "f32") + ": cols a multiple of " +
+                       std::to_string(32 / aicore::dtype_bytes(l.dtype)) + "), got " + std::to_string(l.cols));
+  return l;
+}
+std::vector<LibraryArg> layernorm_args(const KernelShape& s) {
+  const auto& l = std::get<kernels::LayerNormShape>(s);
+  const std::uint64_t n = std::uint64_t(l.rows) * l.cols;
+  return {{"x", l.dtype, n}, {"gamma", l.dtype, l.cols}, {"beta", l.dtype, l.cols}, {"y", l.dtype, n}};
+}
+BuiltKernel build_layernorm(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& l = std::get<kernels::LayerNormShape>(s);
+  return {kernels::layernorm_kernel(core, l), "one row at a time", l.rows};
+}
+// Per element: the sum, the subtraction, the square, its sum, the scaling, gamma and beta:
+// seven simple operations (a row's reciprocal square root aside).
+KernelWork layernorm_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& l = std::get<kernels::LayerNormShape>(s);
+  const double n = double(l.rows) * l.cols;
+  return {7 * n, "vector op", vector_ps(core, 7 * n, aicore::dtype_bytes(l.dtype), false)};
 }
 
 // --- elementwise --------------------------------------------------------------------------------
@@ -272,6 +299,8 @@ const LibraryKernel kPool{"pool", {"pool", "h", "w", "c"}, read_pool, pool_args,
 const LibraryKernel kSoftmax{"softmax", {"rows", "cols"}, read_softmax, softmax_args, build_softmax, softmax_work};
 const LibraryKernel kElementwise{"elementwise",    {"op", "n"},       read_elementwise,
                                  elementwise_args, build_elementwise, elementwise_work};
+const LibraryKernel kLayerNorm{"layernorm",    {"rows", "cols"}, read_layernorm,
+                               layernorm_args, build_layernorm,  layernorm_work};
 const LibraryKernel kAipp{"aipp", {"h", "w", "format"}, read_aipp, aipp_args, build_aipp, aipp_work};
 
 }  // namespace
@@ -300,6 +329,7 @@ const cfg::Choices<const LibraryKernel*>& library_kernels() {
       {"softmax", &kSoftmax, "softmax of each row"},
       {"conv2d", &kConv2d, "2-D convolution via img2col (load3d) on the cube"},
       {"pool", &kPool, "max or average pooling"},
+      {"layernorm", &kLayerNorm, "layer normalization of each row (a transformer's LayerNorm), times gamma plus beta"},
       {"aipp", &kAipp,
        "AIPP: a u8 picture (nv12, nv21, yuv400, rgb888) to a network's f16 NC1HWC0 input, colour-converted and "
        "normalised"},

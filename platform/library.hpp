@@ -15,13 +15,14 @@
 #include "kernels/library/aipp.hpp"
 #include "kernels/library/elementwise.hpp"
 #include "kernels/library/gemm.hpp"
+#include "kernels/library/layernorm.hpp"
 #include "kernels/library/pool.hpp"
 #include "kernels/library/softmax.hpp"
 
 namespace dvp::platform {
 
 using KernelShape = std::variant<kernels::GemmShape, kernels::ConvShape, kernels::PoolShape, kernels::SoftmaxShape,
-                                 kernels::ElementwiseShape, kernels::AippShape>;
+                                 kernels::ElementwiseShape, kernels::AippShape, kernels::LayerNormShape>;
 
 // One argument a library kernel takes: a tensor of at least `elems` elements of `dtype`.
 struct LibraryArg {

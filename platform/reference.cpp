@@ -97,14 +97,28 @@ void pool_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
   }
 }
 
-// Each row: exp(x - max) / sum of exp(x - max).
+// Each row of x times the scale (as an f32): exp(x - max) / sum of exp(x - max).
 void softmax_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   const std::uint64_t cols = R.cols;
+  const double s = double(float(R.scale));
   for (std::uint64_t r0 = 0; r0 < out.size(); r0 += cols) {
     double mx = -INFINITY, sum = 0;
-    for (std::uint64_t c = 0; c < cols; ++c) mx = std::max(mx, in[0].at(r0 + c));
-    for (std::uint64_t c = 0; c < cols; ++c) sum += std::exp(in[0].at(r0 + c) - mx);
-    for (std::uint64_t c = 0; c < cols; ++c) out[r0 + c] = std::exp(in[0].at(r0 + c) - mx) / sum;
+    for (std::uint64_t c = 0; c < cols; ++c) mx = std::max(mx, s * in[0].at(r0 + c));
+    for (std::uint64_t c = 0; c < cols; ++c) sum += std::exp(s * in[0].at(r0 + c) - mx);
+    for (std::uint64_t c = 0; c < cols; ++c) out[r0 + c] = std::exp(s * in[0].at(r0 + c) - mx) / sum;
+  }
+}
+
+// Each row: (x - mean) / sqrt(variance + epsilon) x gamma + beta (the variance's divisor: cols).
+void layernorm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const std::uint64_t cols = R.cols;
+  for (std::uint64_t r0 = 0; r0 < out.size(); r0 += cols) {
+    double mean = 0, var = 0;
+    for (std::uint64_t c = 0; c < cols; ++c) mean += in[0].at(r0 + c);
+    mean /= double(cols);
+    for (std::uint64_t c = 0; c < cols; ++c) var += (in[0].at(r0 + c) - mean) * (in[0].at(r0 + c) - mean);
+    const double rstd = 1.0 / std::sqrt(var / double(cols) + R.epsilon);
+    for (std::uint64_t c = 0; c < cols; ++c) out[r0 + c] = (in[0].at(r0 + c) - mean) * rstd * in[1].at(c) + in[2].at(c);
   }
 }
 
@@ -142,6 +156,10 @@ std::uint64_t pool_count(const Reference& r, std::uint64_t) {
 using Needs = std::vector<std::pair<std::uint64_t, const char*>>;
 Needs like_output(const Reference& r, std::uint64_t out) { return Needs(r.op->max_inputs, {out, "input"}); }
 // topk and argmax: k results (argmax 1) of each row of cols, so ceil(out / k) rows in.
+// layernorm: x like the output, gamma and beta a row each.
+Needs layernorm_inputs(const Reference& r, std::uint64_t out) {
+  return {{out, "input"}, {r.cols, "gamma"}, {r.cols, "beta"}};
+}
 Needs row_inputs(const Reference& r, std::uint64_t out) {
   const std::uint64_t k = r.op->name == std::string("topk") ? std::max<std::uint64_t>(r.k, 1) : 1;
   return {{(out + k - 1) / k * r.cols, "input"}};
@@ -216,6 +234,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck conv2d{"conv2d", 2, 5, {}, conv_count, conv_inputs, conv2d_ref};
   static const RefCheck pool{"pool", 1, 1, {}, pool_count, pool_inputs, pool_ref};
   static const RefCheck softmax{"softmax", 1, 1, {"cols"}, all, like_output, softmax_ref, nullptr, true};
+  static const RefCheck layernorm{"layernorm", 3, 3, {"cols"}, all, layernorm_inputs, layernorm_ref, nullptr, true};
   static const RefCheck topk{"topk", 1, 1, {"cols", "k"}, all, row_inputs, topk_ref};
   static const RefCheck argmax{"argmax", 1, 1, {"cols"}, all, row_inputs, argmax_ref};
   static const RefCheck aipp{"aipp", 1, 1, {}, aipp_count, aipp_inputs, aipp_ref};
@@ -232,6 +251,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"conv2d", &conv2d, "the convolution of the conv2d kernel's shape, through its epilogue"},
       {"pool", &pool, "the pooling of the pool kernel's shape"},
       {"softmax", &softmax, "softmax of each row of cols"},
+      {"layernorm", &layernorm, "each row of cols normalized (mean 0, variance 1 + epsilon), times in1 plus in2"},
       {"topk", &topk, "the indices of each row's k largest (ties: lower index first)"},
       {"argmax", &argmax, "the index of each row's largest (ties: lower index first)"},
       {"aipp", &aipp, "the aipp kernel's picture converted and normalised, from its definition"},

@@ -37,7 +37,7 @@ struct RefCheck {
   std::vector<std::pair<std::uint64_t, const char*>> (*input_elems)(const Reference& r, std::uint64_t out_elems);
   void (*compute)(const Reference& r, const std::vector<TensorView>& in, std::vector<double>& out);
   double (*element)(double a, double b) = nullptr;  // the element-wise checks: out[i] = element(a[i], b[i])
-  bool whole_rows = false;                          // the output is rows of `cols` (softmax)
+  bool whole_rows = false;                          // the output is rows of `cols` (softmax, layernorm)
 };
 const cfg::Choices<const RefCheck*>& reference_checks();
 
@@ -47,7 +47,8 @@ struct Reference {
   bool b_transposed = false, relu = false;
   bool bias = false;        // gemm: in2 holds n values added to every row (before ReLU)
   double scale = 1;         // gemm: the result times scale (int8 requantization), as an f32
-  std::uint64_t cols = 0;   // softmax, topk, argmax: elements per row
+  std::uint64_t cols = 0;   // softmax, layernorm, topk, argmax: elements per row
+  double epsilon = 1e-5;    // layernorm: added to the variance
   kernels::ConvShape conv;  // conv2d: the kernel's own shape
   kernels::PoolShape pool;  // pool: likewise
   kernels::AippShape aipp;  // aipp: likewise

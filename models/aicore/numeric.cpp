@@ -180,4 +180,12 @@ void store(std::uint8_t* p, DType t, double v, Round r) {
   std::memcpy(p, &u, dtype_bytes(t));
 }
 
+std::uint64_t bits(double v, DType t) {
+  std::uint8_t b[8] = {};
+  store(b, t, v);
+  std::uint64_t x = 0;
+  for (int i = 7; i >= 0; --i) x = x << 8 | b[i];
+  return x;
+}
+
 }  // namespace dvp::aicore::num

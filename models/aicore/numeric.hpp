@@ -36,5 +36,8 @@ std::int64_t to_int(double x, Round r, std::int64_t lo, std::int64_t hi);
 // Reads / writes one element of type t at p (little-endian) as a double.
 double load(const std::uint8_t* p, DType t);
 void store(std::uint8_t* p, DType t, double v, Round r = Round::Rint);
+// The bits of v as an element of type t (rounded to nearest even): a vector instruction's scalar
+// operand, which the unit reads from a register's low bits.
+std::uint64_t bits(double v, DType t);
 
 }  // namespace dvp::aicore::num

@@ -2,6 +2,7 @@
 #include "softmax.hpp"
 
 #include "aicore/kernel_builder.hpp"
+#include "aicore/numeric.hpp"
 #include "common/error.hpp"
 
 namespace dvp::kernels {
@@ -9,6 +10,11 @@ namespace dvp::kernels {
 using namespace aicore;
 
 namespace {
+
+// The scale as the vector unit's scalar operand (its bits in the element type), -1 for none.
+std::int64_t scale_operand(const SoftmaxShape& s) {
+  return s.scale == 1.0 ? -1 : std::int64_t(num::bits(s.scale, s.dtype));
+}
 
 // A row is `full` repeats of per_repeat elements and a `tail`, one more repeat under a mask.
 // UB: x / exp at 0, the broadcast sum at the row's bytes rounded up to a block, reductions after
@@ -23,6 +29,7 @@ struct Row {
   Reg ub_blk = Reg{}, ub_blk_s = Reg{}, ub_blk_y = Reg{};
   std::uint32_t blk_elems = 0, before = 0;  // a block's elements; of them, the earlier rows'
   Reg c0 = Reg{}, c1 = Reg{}, c2 = Reg{};   // operand addresses of a later chunk of repeats
+  std::int64_t scale = -1;                  // the scale's bits in t (-1: none)
 
   // The full repeats in chunks of at most 255 (a repeat count is 8 bits): f(operands, repeats),
   // the address operands of chunk j moved on by its first repeat's bytes (v, a value, is not).
@@ -98,10 +105,18 @@ struct Row {
     k.Vector(combine, t, {ub_acc, ub_acc, ub_r}, VecCfg{1, 1, 1, 1, 8, 8, 8});
     k.SetMaskCount(n);
   }
+  // x times the scale, in place (with `block`, the last block too); v is free before a row.
+  void scaled(bool block) {
+    if (scale < 0) return;
+    k.Li(v, scale);
+    each("muls", {ub_x, ub_x, v}, {ub_xt, ub_xt, v});
+    on_block(block, "muls", {ub_blk, ub_blk, v});
+  }
   // exp(x - max) / sum of it, in place at ub_x; with `block`, the same for the row's last block
   // at ub_blk (the same operations on the same values), then the earlier rows' elements of it
   // from ub_blk_y (x + 0: the value).
   void softmax(std::uint64_t sign, bool block) {
+    scaled(block);
     reduce("redmax", "max", 0);
     k.OpI("xori", v, v, std::int32_t(sign));  // the max negated, added
     each("adds", {ub_x, ub_x, v}, {ub_xt, ub_xt, v});
@@ -238,6 +253,7 @@ struct LongRow {
   void step(Pass pass, bool is_last, bool block) {
     Row& r = is_last ? last : whole;
     load(is_last);
+    r.scaled(false);  // the last block, once per row (row())
     if (pass == Max) {
       r.reduce_ub("redmax", "max");
       r.fold("max", acc);
@@ -284,6 +300,12 @@ struct LongRow {
       k.Add(u.g, u.X, u.off);
       k.Addi(u.g, u.g, std::int32_t(p.row_bytes) - 32);
       k.DataCopy(Pos::UB, whole.ub_blk, Pos::GM, u.g, DataCopyCfg{1, 1, 0, 0});
+      if (whole.scale >= 0) {
+        k.SetFlag(Pipe::MTE2, Pipe::V, 1);
+        k.WaitFlag(Pipe::MTE2, Pipe::V, 1);
+        k.Li(whole.v, whole.scale);
+        whole.on_block(true, "muls", {whole.ub_blk, whole.ub_blk, whole.v});
+      }
     }
     start(lowest);
     pass(Max, block);
@@ -336,6 +358,7 @@ void single_pass(KernelBuilder& k, const Frame& f, const Plan& p, const SoftmaxS
         k.Const(std::int64_t(2 * p.padded + 32)),
         k.reg()};
   if (full > 255) r.c0 = k.reg(), r.c1 = k.reg(), r.c2 = k.reg();
+  r.scale = scale_operand(s);
   if (p.unit > 1) {  // rows end inside blocks
     r.ub_blk = k.Const(std::int64_t(blk_at)), r.ub_blk_s = k.Const(std::int64_t(blk_at + 32));
     r.ub_blk_y = k.Const(std::int64_t(blk_at + 64));
@@ -369,7 +392,7 @@ void multi_pass(KernelBuilder& k, const Frame& f, const Plan& p, const SoftmaxSh
             ub_s, ub_r,    KernelBuilder::zero(),      ub_s, ub_r2, v};
   if (p.unit > 1)
     whole.ub_blk = k.Const(std::int64_t(2 * chunk + 96)), whole.ub_blk_s = k.Const(std::int64_t(2 * chunk + 128));
-  whole.blk_elems = 32 / eb;
+  whole.blk_elems = 32 / eb, whole.scale = scale_operand(s);
   Row last = whole;
   last.full = rem / per_repeat, last.tail = rem % per_repeat;
   if (last.tail)
@@ -413,6 +436,7 @@ bool softmax_one_pass(const AiCoreConfig& cfg, const SoftmaxShape& s) {
 Image softmax_kernel(const AiCoreConfig& cfg, const SoftmaxShape& s) {
   if (s.dtype != DType::F32 && s.dtype != DType::F16) throw Error("softmax: dtype f32 or f16");
   if (s.rows == 0 || s.cols == 0) throw Error("softmax: rows and cols must be at least 1");
+  if (!(s.scale > 0)) throw Error("softmax: the scale must be positive");
   const unsigned eb = dtype_bytes(s.dtype);
   Plan p{std::uint64_t(s.cols) * eb, 0, softmax_unit_rows(s), 0, 0, 0};
   p.padded = (p.row_bytes + 31) / 32 * 32;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Kernel library: row softmax. out[r][c] = exp(x[r][c] - max_r) / sum_c exp(x[r][c] - max_r),
+// Kernel library: row softmax. out[r][c] = exp(x[r][c] - max_r) / sum_c exp(x[r][c] - max_r)
+// (x times a scale first, if given),
 // rows of `cols` elements, fp32 or fp16, row-major in GM. Rows go round-robin to the blocks.
 #pragma once
 #include <cstdint>
@@ -12,6 +13,9 @@ namespace dvp::kernels {
 struct SoftmaxShape {
   aicore::DType dtype = aicore::DType::F32;
   std::uint32_t rows = 0, cols = 0;  // any; a row the UB cannot hold twice takes three passes
+  // Each row times scale first (> 0; rounded to the element type): an attention's 1 / sqrt(d),
+  // fused as CANN's attention softmax fuses it.
+  double scale = 1.0;
 };
 
 // Rows per work unit: 1 when a row is whole 32-byte blocks, else the fewest whose bytes are
