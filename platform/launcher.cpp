@@ -120,10 +120,16 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
   sh.param("to", Type::Enum, "elementwise cast: the output type")
       .choices({"f16", "bf16", "f32", "s8", "s32"})
       .optional();
-  sh.param("dtype", Type::Enum, "elementwise, softmax, layernorm: element type (of the input for a cast)")
+  sh.param("dtype", Type::Enum, "elementwise, softmax, layernorm, transpose: element type (of the input for a cast)")
       .choices({"f16", "bf16", "f32", "s8", "s32"})
       .defaults("f16");
-  sh.param("rows", Type::Int, "softmax, layernorm: rows").optional().range(1, 1 << 24);
+  sh.param("rows", Type::Int, "softmax, layernorm: rows; transpose: x's second axis, y's third")
+      .optional()
+      .range(1, 1 << 24);
+  sh.param("outer", Type::Int, "transpose: the leading axis, kept").optional().range(1, 1 << 24);
+  sh.param("inner", Type::Int, "transpose: elements moved together (the last axis, kept; whole 32-byte blocks)")
+      .optional()
+      .range(1, 1 << 20);
   sh.param("epsilon", Type::Float, "layernorm: added to each row's variance").defaults("1e-5").range(0, 1);
   for (const char* key : {"h", "w", "c", "cout"})
     sh.param(key, Type::Int,
@@ -140,7 +146,9 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
     sh.param(key, Type::Int, "conv2d: zero padding; pool: padding (never the maximum; 0 in an average)")
         .defaults("0")
         .range(0, 255);
-  sh.param("cols", Type::Int, "softmax, layernorm: elements per row").optional().range(1, 1 << 20);
+  sh.param("cols", Type::Int, "softmax, layernorm: elements per row; transpose: x's third axis, y's second")
+      .optional()
+      .range(1, 1 << 20);
   sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "bf16", "s8"}).defaults("f16");
   sh.param("out", Type::Enum,
            "gemm: type of C (f16 / bf16 inputs: f32, f16 or bf16; s8 inputs: s32, or with scale s8, f16 or f32); "
@@ -750,6 +758,11 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
     const auto* a = std::get_if<kernels::AippShape>(&K->shape);
     if (!a) c.fail("check op aipp needs a library: aipp kernel (it uses its shape)");
     R.aipp = *a;
+  }
+  if (op == "transpose") {
+    const auto* t = std::get_if<kernels::TransposeShape>(&K->shape);
+    if (!t) c.fail("check op transpose needs a library: transpose kernel (it uses its shape)");
+    R.transpose = *t;
   }
   if (op == "conv2d" || op == "pool") {
     const auto* conv = std::get_if<kernels::ConvShape>(&K->shape);

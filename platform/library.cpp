@@ -205,6 +205,33 @@ KernelWork layernorm_work(const aicore::AiCoreConfig& core, const KernelShape& s
   return {7 * n, "vector op", vector_ps(core, 7 * n, aicore::dtype_bytes(l.dtype), false)};
 }
 
+// --- transpose ----------------------------------------------------------------------------------
+KernelShape read_transpose(const cfg::Node& sh) {
+  const kernels::TransposeShape t{dtype(sh, "dtype"), sh.has("outer") ? u32(sh, "outer") : 1, u32(sh, "rows"),
+                                  u32(sh, "cols"), u32(sh, "inner")};
+  if (std::uint64_t(t.inner) * aicore::dtype_bytes(t.dtype) % 32)
+    sh.at("inner").fail("transpose moves runs of whole 32-byte blocks: inner x " +
+                        std::to_string(aicore::dtype_bytes(t.dtype)) + " B is " +
+                        std::to_string(std::uint64_t(t.inner) * aicore::dtype_bytes(t.dtype)));
+  return t;
+}
+std::vector<LibraryArg> transpose_args(const KernelShape& s) {
+  const auto& t = std::get<kernels::TransposeShape>(s);
+  const std::uint64_t n = std::uint64_t(t.outer) * t.rows * t.cols * t.inner;
+  return {{"x", t.dtype, n}, {"y", t.dtype, n}};
+}
+BuiltKernel build_transpose(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& t = std::get<kernels::TransposeShape>(s);
+  const std::uint32_t r = kernels::transpose_piece_rows(core, t);
+  return {kernels::transpose_kernel(core, t), "pieces of " + std::to_string(r) + " rows, two UB buffers",
+          kernels::transpose_pieces(core, t)};
+}
+// No arithmetic: the bound is the bytes (MTE2 reads them, MTE3 writes them).
+KernelWork transpose_work(const aicore::AiCoreConfig&, const KernelShape& s) {
+  const auto& t = std::get<kernels::TransposeShape>(s);
+  return {double(t.outer) * t.rows * t.cols * t.inner, "element", 0};
+}
+
 // --- elementwise --------------------------------------------------------------------------------
 KernelShape read_elementwise(const cfg::Node& sh) {
   const kernels::ElementwiseShape e{sh.get_string("op"), dtype(sh, "dtype"), sh.get_uint("n"),
@@ -301,6 +328,8 @@ const LibraryKernel kElementwise{"elementwise",    {"op", "n"},       read_eleme
                                  elementwise_args, build_elementwise, elementwise_work};
 const LibraryKernel kLayerNorm{"layernorm",    {"rows", "cols"}, read_layernorm,
                                layernorm_args, build_layernorm,  layernorm_work};
+const LibraryKernel kTranspose{"transpose",    {"rows", "cols", "inner"}, read_transpose,
+                               transpose_args, build_transpose,           transpose_work};
 const LibraryKernel kAipp{"aipp", {"h", "w", "format"}, read_aipp, aipp_args, build_aipp, aipp_work};
 
 }  // namespace
@@ -329,6 +358,8 @@ const cfg::Choices<const LibraryKernel*>& library_kernels() {
       {"softmax", &kSoftmax, "softmax of each row"},
       {"conv2d", &kConv2d, "2-D convolution via img2col (load3d) on the cube"},
       {"pool", &kPool, "max or average pooling"},
+      {"transpose", &kTranspose,
+       "two axes swapped: outer x rows x cols x inner to outer x cols x rows x inner (an attention's heads)"},
       {"layernorm", &kLayerNorm, "layer normalization of each row (a transformer's LayerNorm), times gamma plus beta"},
       {"aipp", &kAipp,
        "AIPP: a u8 picture (nv12, nv21, yuv400, rgb888) to a network's f16 NC1HWC0 input, colour-converted and "

@@ -18,11 +18,13 @@
 #include "kernels/library/layernorm.hpp"
 #include "kernels/library/pool.hpp"
 #include "kernels/library/softmax.hpp"
+#include "kernels/library/transpose.hpp"
 
 namespace dvp::platform {
 
-using KernelShape = std::variant<kernels::GemmShape, kernels::ConvShape, kernels::PoolShape, kernels::SoftmaxShape,
-                                 kernels::ElementwiseShape, kernels::AippShape, kernels::LayerNormShape>;
+using KernelShape =
+    std::variant<kernels::GemmShape, kernels::ConvShape, kernels::PoolShape, kernels::SoftmaxShape,
+                 kernels::ElementwiseShape, kernels::AippShape, kernels::LayerNormShape, kernels::TransposeShape>;
 
 // One argument a library kernel takes: a tensor of at least `elems` elements of `dtype`.
 struct LibraryArg {

@@ -156,6 +156,16 @@ std::uint64_t pool_count(const Reference& r, std::uint64_t) {
 using Needs = std::vector<std::pair<std::uint64_t, const char*>>;
 Needs like_output(const Reference& r, std::uint64_t out) { return Needs(r.op->max_inputs, {out, "input"}); }
 // topk and argmax: k results (argmax 1) of each row of cols, so ceil(out / k) rows in.
+// y[o][c][r][i] = x[o][r][c][i].
+void transpose_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const kernels::TransposeShape& t = R.transpose;
+  for (std::uint64_t e = 0; e < out.size(); ++e) {
+    const std::uint64_t i = e % t.inner, r = e / t.inner % t.rows, c = e / t.inner / t.rows % t.cols;
+    const std::uint64_t o = e / t.inner / t.rows / t.cols;
+    out[e] = in[0].at(((o * t.rows + r) * t.cols + c) * t.inner + i);
+  }
+}
+
 // layernorm: x like the output, gamma and beta a row each.
 Needs layernorm_inputs(const Reference& r, std::uint64_t out) {
   return {{out, "input"}, {r.cols, "gamma"}, {r.cols, "beta"}};
@@ -235,6 +245,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck pool{"pool", 1, 1, {}, pool_count, pool_inputs, pool_ref};
   static const RefCheck softmax{"softmax", 1, 1, {"cols"}, all, like_output, softmax_ref, nullptr, true};
   static const RefCheck layernorm{"layernorm", 3, 3, {"cols"}, all, layernorm_inputs, layernorm_ref, nullptr, true};
+  static const RefCheck transpose{"transpose", 1, 1, {}, all, like_output, transpose_ref};
   static const RefCheck topk{"topk", 1, 1, {"cols", "k"}, all, row_inputs, topk_ref};
   static const RefCheck argmax{"argmax", 1, 1, {"cols"}, all, row_inputs, argmax_ref};
   static const RefCheck aipp{"aipp", 1, 1, {}, aipp_count, aipp_inputs, aipp_ref};
@@ -252,6 +263,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"pool", &pool, "the pooling of the pool kernel's shape"},
       {"softmax", &softmax, "softmax of each row of cols"},
       {"layernorm", &layernorm, "each row of cols normalized (mean 0, variance 1 + epsilon), times in1 plus in2"},
+      {"transpose", &transpose, "the transpose kernel's two axes swapped, from its shape"},
       {"topk", &topk, "the indices of each row's k largest (ties: lower index first)"},
       {"argmax", &argmax, "the index of each row's largest (ties: lower index first)"},
       {"aipp", &aipp, "the aipp kernel's picture converted and normalised, from its definition"},

@@ -15,6 +15,7 @@
 #include "kernels/library/aipp.hpp"
 #include "kernels/library/gemm.hpp"
 #include "kernels/library/pool.hpp"
+#include "kernels/library/transpose.hpp"
 
 namespace dvp::platform {
 
@@ -45,13 +46,14 @@ struct Reference {
   const RefCheck* op = nullptr;
   std::uint64_t m = 0, k = 0, n = 0;  // gemm; topk: k
   bool b_transposed = false, relu = false;
-  bool bias = false;        // gemm: in2 holds n values added to every row (before ReLU)
-  double scale = 1;         // gemm: the result times scale (int8 requantization), as an f32
-  std::uint64_t cols = 0;   // softmax, layernorm, topk, argmax: elements per row
-  double epsilon = 1e-5;    // layernorm: added to the variance
-  kernels::ConvShape conv;  // conv2d: the kernel's own shape
-  kernels::PoolShape pool;  // pool: likewise
-  kernels::AippShape aipp;  // aipp: likewise
+  bool bias = false;                  // gemm: in2 holds n values added to every row (before ReLU)
+  double scale = 1;                   // gemm: the result times scale (int8 requantization), as an f32
+  std::uint64_t cols = 0;             // softmax, layernorm, topk, argmax: elements per row
+  double epsilon = 1e-5;              // layernorm: added to the variance
+  kernels::ConvShape conv;            // conv2d: the kernel's own shape
+  kernels::PoolShape pool;            // pool: likewise
+  kernels::AippShape aipp;            // aipp: likewise
+  kernels::TransposeShape transpose;  // transpose: likewise
 
   std::uint64_t count(std::uint64_t out_elems) const { return op->count(*this, out_elems); }
   // The reference output, element by element.

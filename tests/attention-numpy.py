@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# The kernel library's layernorm, and softmax with a scale (an attention's 1 / sqrt(d)), against
-# NumPy on both presets (2 and 32 cores sharing the rows): rows of a transformer's widths (64,
+# The kernel library's pieces of a transformer's attention block against NumPy on both presets:
+# layernorm, softmax with a scale (an attention's 1 / sqrt(d)) and transpose (2 and 32 cores sharing the rows): rows of a transformer's widths (64,
 # 384, 768, 1024 f16; 8, 1000 and 4096 f32), a tail under a mask (400 f16: 3 repeats and 16
 # elements), and rows of more than 255 repeats (40000 f32 and 40000 f16, on a what-if UB of 1 MiB:
 # 256 KiB holds no row of 256 repeats four times; the ops and reductions go chunk by chunk).
@@ -9,7 +9,11 @@
 # skipped the mean, the variance, gamma or beta is off by far more than the tolerance. The
 # layernorm is also run in place (x -> x): it must give the same bytes.
 #
-# Usage: layernorm-numpy.py DVP   (needs python3-numpy)
+# transpose: the heads of BERT-base (128 tokens x 12 heads x 64 to 12 x 128 x 64) and back, a
+# batch of two, f32 and s8 runs of one block, and more rows than half the UB holds (pieces, the
+# last one short). Its result must equal NumPy's bit for bit.
+#
+# Usage: attention-numpy.py DVP   (needs python3-numpy)
 import os
 import subprocess
 import sys
@@ -21,6 +25,8 @@ DVP = sys.argv[1]
 NP = {"f16": np.float16, "f32": np.float32}
 LAYERNORM = [("f16", 6, 64), ("f16", 50, 384), ("f16", 9, 768), ("f16", 33, 1024), ("f16", 7, 400),
              ("f32", 5, 8), ("f32", 17, 1000), ("f32", 3, 4096), ("f32", 2, 40000, 1024), ("f16", 3, 40000, 1024)]
+TRANSPOSE = [("f16", 1, 128, 12, 64), ("f16", 2, 12, 128, 64), ("f32", 3, 7, 5, 8), ("s8", 1, 9, 33, 32),
+             ("f16", 1, 3000, 3, 64)]
 SOFTMAX = [("f16", 40, 128, 0.125), ("f32", 12, 197, 1 / np.sqrt(96)), ("f16", 3, 70001, 0.3)]
 
 LN_SCENARIO = """
@@ -59,6 +65,21 @@ kernels:
     args: [x, y]
 run: {{trace: false}}
 """
+
+TR_SCENARIO = """
+name: transpose
+platform: {{preset: {preset}}}
+kernels:
+  - name: tr
+    library: transpose
+    shape: {{dtype: {dt}, outer: {outer}, rows: {rows}, cols: {cols}, inner: {inner}}}
+    tensors:
+      - {{name: x, dtype: {dt}, shape: [{outer}, {rows}, {cols}, {inner}], file: x.npy}}
+      - {{name: y, dtype: {dt}, shape: [{outer}, {cols}, {rows}, {inner}], save: y.npy}}
+    args: [x, y]
+run: {{trace: false}}
+"""
+NP["s8"] = np.int8
 
 failures = []
 rng = np.random.default_rng(11)
@@ -125,6 +146,22 @@ with tempfile.TemporaryDirectory() as d:
             what = f"softmax {dt} {rows} x {cols} x {scale:.4g} on {preset}"
             out = run(d, SM_SCENARIO.format(preset=preset, dt=dt, rows=rows, cols=cols, scale=repr(float(scale))), what)
             if out is not None and compare(what, np.load(os.path.join(out, "y.npy")), want, rtol, atol):
+                print("ok  ", what)
+
+    for dt, outer, rows, cols, inner in TRANSPOSE:
+        x = rng.uniform(-100, 100, (outer, rows, cols, inner)).astype(NP[dt])
+        np.save(os.path.join(d, "x.npy"), x)
+        want = x.transpose(0, 2, 1, 3)
+        for preset in ("ascend310", "ascend910"):
+            what = f"transpose {dt} {outer} x {rows} x {cols} x {inner} on {preset}"
+            text = TR_SCENARIO.format(preset=preset, dt=dt, outer=outer, rows=rows, cols=cols, inner=inner)
+            out = run(d, text, what)
+            if out is None:
+                continue
+            y = np.load(os.path.join(out, "y.npy"))
+            if y.shape != want.shape or not np.array_equal(y.view(np.uint8), want.view(np.uint8)):
+                failures.append(f"{what}: differs from NumPy's transpose")
+            else:
                 print("ok  ", what)
 
 for f in failures:
