@@ -32,6 +32,11 @@ struct Value {
   std::string dtype = "f16";
   std::vector<std::string> refs;  // per image: the kernel tensor that holds it ("": not placed yet)
   std::string input;              // a graph input (or a view of one): the reference value of its data
+  // Views a reader folds into its own kernel: the stored tensor's last two axes are this value's
+  // swapped (a Transpose a MatMul reads as B), or the value is the stored tensor times `scale` (a
+  // Mul or Div by a constant before a Softmax).
+  bool transposed = false;
+  double scale = 1.0;
 };
 
 // A tensor entry of a kernel in the scenario.
@@ -40,6 +45,7 @@ struct KTensor {
   Dims shape;
   std::int64_t groups;
   std::int64_t arena = -1;   // its offset in the activation arena (-1: its own memory)
+  std::int64_t offset = 0;   // an alias: bytes into the tensor it aliases (a head's slice)
   bool graph_input = false;  // a graph input placed here (its file is the input's values)
   bool weight() const { return alias.empty() && !file.empty() && !graph_input; }
   KTensor(std::string n, std::string dt, std::string lay = "nd", std::string al = "", std::string f = "",
@@ -65,6 +71,7 @@ struct Kernel {
   std::vector<int> nodes;            // the ONNX nodes it runs, fused
   std::string output;                // the tensor it writes
   std::size_t image = 0, layer = 0;  // in a batch: its image, and its layer's place in the network
+  std::size_t head = 0;              // of a node that runs as several kernels (a batched MatMul's heads)
 };
 
 std::int64_t product(const Dims& d, std::size_t from = 0, std::size_t to = ~std::size_t(0)) {
@@ -74,6 +81,14 @@ std::int64_t product(const Dims& d, std::size_t from = 0, std::size_t to = ~std:
 }
 
 using Attrs = NodeAttrs;
+
+// A tensor's bytes as stored (NC1HWC0: its channels in whole groups of C0).
+std::uint64_t stored_bytes(const KTensor& t) {
+  const std::uint64_t eb = t.dtype == "f32" || t.dtype == "s32" ? 4 : t.dtype == "s8" || t.dtype == "u8" ? 1 : 2;
+  if (t.layout == "nd" || t.shape.size() < 3) return std::uint64_t(product(t.shape)) * eb;
+  const std::int64_t c0 = t.layout == "nc1hwc0_c04" ? 4 : 16, c = t.shape[t.shape.size() - 3];
+  return std::uint64_t(product(t.shape) / c * ((c + c0 - 1) / c0 * c0)) * eb;
+}
 
 // A .npy file's values as f32, in its shape.
 Tensor read_npy(const std::string& path) {
@@ -113,7 +128,7 @@ class Compiler {
   const std::string& ref(const std::string& v) const { return values_.at(v).refs[image_]; }
   Dims image_shape(const std::string& v) const;
   Tensor image_data(const std::string& v) const;
-  std::string kernel_name(int i);
+  std::string kernel_name(int i, const std::string& tail = "");
   std::string write(const std::string& file, const Tensor& t, const Dims& shape);
   // A file of the compiled model as the scenario names it: relative to its folder, or absolute
   // (a scenario's model: key, whose scenario is elsewhere).
@@ -121,11 +136,16 @@ class Compiler {
     return o_.absolute_paths ? (fs::absolute(o_.dir) / rel).string() : rel;
   }
   KTensor use(int i, Kernel& k, const std::string& v, const std::string& name, Layout want, bool c04 = false,
-              const std::string& dtype = "f16");
+              const std::string& dtype = "f16", bool folds = false);
+  void set_view(int i, Value v);
   void produce(Kernel& k, const std::string& v, KTensor t, Layout layout);
   std::string out_dtype(const std::string& v) const { return outputs_.count(v) ? "f32" : "f16"; }
-  std::uint64_t stored(const Value& v) const;
   void place(Kernel k);
+  bool finish(int i, Kernel k) {  // node i lowered as k
+    done_[std::size_t(i)] = true;
+    place(std::move(k));
+    return true;
+  }
   // Lowerings: false when an input is not produced yet (the node is tried again later).
   bool conv(int i);
   struct Chain {
@@ -137,7 +157,20 @@ class Compiler {
   Dims conv_pads(int i, const Dims& x, const Dims& k, const Dims& s, const Dims& d) const;
   bool pool(int i);
   bool gemm(int i);
-  KTensor gemm_operand(int i, Kernel& k, int j, const std::string& name, float factor, const Dims& shape);
+  struct GemmPlan {
+    std::int64_t m = 0, k = 0, n = 0, heads = 1;  // heads: a batched MatMul's gemms
+    bool bt = false;                              // B stored n x k
+    int bias_node = -1, bias_input = -1, act = -1;
+    float alpha = 1.0f, beta = 1.0f;
+    std::string out;  // the value the fused chain writes
+  };
+  GemmPlan gemm_plan(int i) const;
+  void gemm_head(int i, const GemmPlan& p, std::int64_t h);
+  KTensor slice(KTensor t, std::int64_t heads, std::int64_t h, const Dims& shape) const;
+  KTensor gemm_operand(int i, Kernel& k, int j, const std::string& name, float factor, const Dims& shape,
+                       std::int64_t heads, std::int64_t h);
+  bool transpose(int i);
+  bool layer_norm(int i);
   bool elementwise(int i);
   bool softmax(int i);
   bool view(int i);
@@ -152,7 +185,8 @@ class Compiler {
   // A batch of N runs as N images: each layer is N kernels, one per image, the weights in the
   // first image's kernel's memory (order_batch decides the order the kernels run in).
   std::size_t batch_ = 1, image_ = 0;
-  std::map<int, std::string> first_kernel_;  // a node -> the first image's kernel that runs it
+  // A node's kernel (a head of it) -> the first image's kernel that runs it, and its layer.
+  std::map<std::pair<int, std::size_t>, std::pair<std::string, std::size_t>> first_kernel_;
   std::size_t layers_ = 0;
   const onnx::GraphProto& g_;
   std::map<std::string, const onnx::TensorProto*> init_;
@@ -266,12 +300,12 @@ Tensor Compiler::image_data(const std::string& v) const {
 
 // A weight tensor of node i's layer: written for the first image's kernel; the other images'
 // kernels read the same memory.
-KTensor Compiler::weight_tensor(int i, const Kernel& k, KTensor t, const Tensor& data) {
+KTensor Compiler::weight_tensor(int, const Kernel& k, KTensor t, const Tensor& data) {
   if (image_ == 0) {
     t.file = write(k.name + "." + t.name, data, t.shape);
     return t;
   }
-  return KTensor{t.name, t.dtype, "nd", first_kernel_.at(i) + "." + t.name};
+  return KTensor{t.name, t.dtype, "nd", first_kernel_.at({k.nodes.front(), k.head}).first + "." + t.name};
 }
 
 // The one node that reads v, when v is not also a graph output; else -1.
@@ -288,14 +322,14 @@ const Tensor& Compiler::weight(int i, int input) const {
   return ref_.at(n.input(input));
 }
 
-std::string Compiler::kernel_name(int i) {
+std::string Compiler::kernel_name(int i, const std::string& tail) {
   std::string s = node(i).name().empty() ? node(i).op_type() + "_" + std::to_string(i) : node(i).name();
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
   // Reports show a task's first 23 characters (dvp_task's name): a longer name is cut, keeping
-  // its image and the number that makes it unique.
-  const std::string image = batch_ > 1 ? "_b" + std::to_string(image_) : "";
-  auto fit = [&](const std::string& tail) { return s.substr(0, std::min(s.size(), 23 - tail.size())) + tail; };
+  // its tail (a head: _h3), its image and the number that makes it unique.
+  const std::string image = tail + (batch_ > 1 ? "_b" + std::to_string(image_) : "");
+  auto fit = [&](const std::string& end) { return s.substr(0, std::min(s.size(), 23 - end.size())) + end; };
   std::string name = fit(image);
   for (int k = 2; names_.count(name); ++k) name = fit("_" + std::to_string(k) + image);
   names_.insert(name);
@@ -313,11 +347,16 @@ std::string Compiler::write(const std::string& file, const Tensor& t, const Dims
 
 // Kernel k's tensor `name` reading value v in layout `want`: an alias of the kernel tensor that
 // holds it, or a graph input placed here (converted to `dtype` and the layout at load), which later
-// layers then read from here.
+// layers then read from here. A view of it to fold (transposed, scaled) is the reader's to fold
+// (`folds`), else an error.
 KTensor Compiler::use(int i, Kernel& k, const std::string& v, const std::string& name, Layout want, bool c04,
-                      const std::string& dtype) {
+                      const std::string& dtype, bool folds) {
   Value& val = values_.at(v);
   KTensor t{name, val.dtype};
+  if (!folds && val.transposed)
+    fail(i, "input '" + v + "' is a Transpose of its last two axes, lowered only as a MatMul's B (read transposed)");
+  if (!folds && val.scale != 1.0)
+    fail(i, "input '" + v + "' is scaled by a constant (Mul or Div), lowered only into the Softmax that reads it");
   if (!val.refs[image_].empty()) {
     if (val.layout != want)
       fail(i, "input '" + v + "' is stored " + (val.layout == Layout::Nd ? "ND" : "NC1HWC0") +
@@ -342,17 +381,12 @@ void Compiler::produce(Kernel& k, const std::string& v, KTensor t, Layout layout
   Value& val = values_[v];
   val.shape = image_shape(v), val.layout = layout, val.dtype = t.dtype;
   val.refs.resize(batch_), val.refs[image_] = k.name + "." + t.name, val.input.clear();
+  val.transposed = false, val.scale = 1.0;
   if (t.shape.empty()) t.shape = val.shape;
   if (layout == Layout::Nc1hwc0) t.layout = "nc1hwc0";
   k.output = t.name;
   k.tensors.push_back(t);
-  out_.activation_bytes += stored(val);
-}
-
-std::uint64_t Compiler::stored(const Value& v) const {
-  const std::uint64_t eb = v.dtype == "f32" ? 4 : 2;
-  if (v.layout == Layout::Nd) return std::uint64_t(product(v.shape)) * eb;
-  return std::uint64_t(v.shape[0] * (v.shape[1] + 15) / 16 * 16 * v.shape[2] * v.shape[3]) * eb;
+  out_.activation_bytes += stored_bytes(t);
 }
 
 void Compiler::place(Kernel k) {
@@ -366,8 +400,10 @@ void Compiler::place(Kernel k) {
     for (auto* names : {&k.args, &k.check_inputs}) std::replace(names->begin(), names->end(), from, to);
     t = k.tensors.erase(t);
   }
-  k.image = image_, k.layer = image_ == 0 ? layers_++ : layers_ - 1;  // the images of a node in step
-  if (image_ == 0) first_kernel_[k.nodes.front()] = k.name;
+  // The images of a node's kernel share its layer.
+  const std::pair<int, std::size_t> key{k.nodes.front(), k.head};
+  if (image_ == 0) first_kernel_[key] = {k.name, layers_++};
+  k.image = image_, k.layer = first_kernel_.at(key).second;
   CompiledLayer l{k.name, k.library, {}, {}, ""};
   for (int j : k.nodes) l.nodes.push_back(node(j).name()), l.ops.push_back(node(j).op_type());
   for (const KTensor& t : k.tensors)
@@ -538,76 +574,129 @@ bool Compiler::pool(int i) {
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0));
   if (k.tensors.back().dtype != "f16") fail(i, "the pool kernel takes f16");
   produce(k, n.output(0), KTensor{"y", "f16"}, Layout::Nc1hwc0);
-  done_[std::size_t(i)] = true;
   k.args = {"x", "y"};
   k.check_inputs = {"x"};
   k.check = {{"op", "pool"}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
-  place(std::move(k));
-  return true;
+  return finish(i, std::move(k));
 }
 
-// Gemm (transA 0; alpha folded into a weight B, beta x C into the bias) and MatMul of 2-D B; a
-// Relu that is the one reader of the result is fused. A is read ND: an NC1HWC0 map of one image
-// of 1 x 1 (a global pool's output) holds its channels in order, then the pad channels.
+// Gemm (transA 0; alpha folded into a weight B, beta x C into the bias) and MatMul: B a matrix
+// (a weight, or an activation, read transposed when it is a Transpose of its last two axes), or
+// a batch of them as A is (one gemm per head, each on its slice of A, B and C). A bias after a
+// MatMul (an Add of a constant row) and a Relu that is the one reader of the result are fused.
+// A is read ND: an NC1HWC0 map of one image of 1 x 1 (a global pool's output) holds its
+// channels in order, then the pad channels.
 bool Compiler::gemm(int i) {
   const auto& n = node(i);
   for (int j = 0; j < n.input_size(); ++j)
     if (!n.input(j).empty() && !is_weight(n.input(j)) && !available(n.input(j))) return false;
   if (is_weight(n.input(0))) fail(i, "A is a weight: a layer whose first operand is an activation is lowered");
-  const Attrs a{n};
-  const bool is_gemm = n.op_type() == "Gemm", bt = is_gemm && a.i("transB", 0);
-  if (is_gemm && a.i("transA", 0)) fail(i, "transA is not lowered");
-  const Dims bsh = ref_.at(n.input(1)).shape;
-  if (bsh.size() != 2) fail(i, "B of shape " + ref_.at(n.input(1)).shape_str() + ": a 2-D B is lowered");
-  const std::int64_t kdim = bt ? bsh[1] : bsh[0], ndim = bt ? bsh[0] : bsh[1];
+  const GemmPlan p = gemm_plan(i);
   const Value& av = values_.at(n.input(0));
-  const std::int64_t mdim = product(av.shape) / kdim;
   if (av.layout == Layout::Nc1hwc0 && av.shape[2] * av.shape[3] != 1)
     fail(i, "A is an NC1HWC0 feature map of " + std::to_string(av.shape[2]) + " x " + std::to_string(av.shape[3]) +
                 "; only 1 x 1 maps are read as ND");
-  std::string cur = n.output(0);
-  int act = sole_consumer(cur);
-  act = act >= 0 && node(act).op_type() == "Relu" ? act : -1;
-  if (act >= 0) cur = node(act).output(0);
-  Kernel k{kernel_name(i), "gemm"};
-  for (int j : {i, act})
+  if (p.bias_node == i && ref_.at(n.input(2)).elements() != std::size_t(p.n) &&
+      !(constant(n.input(2)) && ref_.at(n.input(2)).elements() == 1))
+    fail(i, "C of shape " + ref_.at(n.input(2)).shape_str() + ": a bias of n values (one row) is lowered");
+  for (std::int64_t h = 0; h < p.heads; ++h) gemm_head(i, p, h);
+  return true;
+}
+
+// What a MatMul or Gemm computes, reads and fuses.
+Compiler::GemmPlan Compiler::gemm_plan(int i) const {
+  const auto& n = node(i);
+  const Attrs a{n};
+  const bool is_gemm = n.op_type() == "Gemm", op_t = is_gemm && a.i("transB", 0);
+  if (is_gemm && a.i("transA", 0)) fail(i, "transA is not lowered");
+  const std::string& b = n.input(1);
+  const Dims bsh = constant(b) ? ref_.at(b).shape : values_.at(b).shape, &ash = values_.at(n.input(0)).shape;
+  if (bsh.size() < 2) fail(i, "B of shape " + ref_.at(b).shape_str() + ": a matrix, or a batch of them, is lowered");
+  GemmPlan p;
+  const std::size_t r = bsh.size();
+  p.k = op_t ? bsh[r - 1] : bsh[r - 2], p.n = op_t ? bsh[r - 2] : bsh[r - 1];
+  p.bt = op_t != (!constant(b) && values_.at(b).transposed);  // B stored n x k
+  p.heads = product(bsh, 0, r - 2);
+  p.m = product(ash) / p.k;
+  if (p.heads > 1) {
+    if (ash.size() < 3 || product(ash, 0, ash.size() - 2) != p.heads || ash.back() != p.k)
+      fail(i, "A of shape " + ref_.at(n.input(0)).shape_str() + ", B of shape " + ref_.at(b).shape_str() +
+                  ": a batched MatMul whose operands have the same batch dimensions is lowered (no broadcasting)");
+    p.m = ash[ash.size() - 2];
+  }
+  p.alpha = is_gemm ? a.f("alpha", 1.0f) : 1.0f;
+  p.out = n.output(0);
+  if (is_gemm && n.input_size() > 2 && !n.input(2).empty())
+    p.bias_node = i, p.bias_input = 2, p.beta = a.f("beta", 1.0f);
+  int next = sole_consumer(p.out);
+  if (p.bias_node < 0 && p.heads == 1 && next >= 0 && node(next).op_type() == "Add") {
+    const int j = node(next).input(0) == p.out ? 1 : 0;
+    const std::string& c = node(next).input(j);
+    if (constant(c) && ref_.at(c).elements() == std::size_t(p.n) && ref_.at(c).shape.back() == p.n)
+      p.bias_node = next, p.bias_input = j, p.out = node(next).output(0), next = sole_consumer(p.out);
+  }
+  if (next >= 0 && node(next).op_type() == "Relu") p.act = next, p.out = node(next).output(0);
+  return p;
+}
+
+// Head h of node i's gemm: its slices of A, B and C (the whole of them with one head).
+void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
+  const auto& n = node(i);
+  Kernel k{kernel_name(i, p.heads > 1 ? "_h" + std::to_string(h) : ""), "gemm"};
+  k.head = std::size_t(h);
+  for (int j : {i, p.bias_node == i ? -1 : p.bias_node, p.act})
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
-  k.tensors.push_back(use(i, k, n.input(0), "a", av.layout));  // 1 x 1 NC1HWC0: the same bytes as rows
-  k.tensors.push_back(gemm_operand(i, k, 1, "b", is_gemm ? a.f("alpha", 1.0f) : 1.0f, bsh));
+  k.tensors.push_back(slice(use(i, k, n.input(0), "a", values_.at(n.input(0)).layout), p.heads, h, {p.m, p.k}));
+  k.tensors.push_back(gemm_operand(i, k, 1, "b", p.alpha, p.bt ? Dims{p.n, p.k} : Dims{p.k, p.n}, p.heads, h));
   for (const KTensor& t : k.tensors)
     if (t.dtype != "f16") fail(i, "operand " + t.name + " is " + t.dtype + "; the cube takes f16");
-  produce(k, cur, KTensor{"c", out_dtype(cur), "nd", "", "", "", {mdim, ndim}}, Layout::Nd);
-  const std::string tb = bt ? "true" : "false", relu = act >= 0 ? "true" : "false";
-  k.shape = {{"m", num(mdim)},        {"k", num(kdim)},     {"n", num(ndim)},
-             {"out", out_dtype(cur)}, {"b_transposed", tb}, {"relu", relu}};
+  const std::string dt = out_dtype(p.out);
+  if (h == 0)
+    produce(k, p.out, KTensor{"c", dt, "nd", "", "", "", {p.heads * p.m, p.n}}, Layout::Nd);
+  else
+    k.tensors.push_back(slice(KTensor{"c", dt, "nd", ref(p.out)}, p.heads, h, {p.m, p.n})), k.output = "c";
+  const std::string tb = p.bt ? "true" : "false", relu = p.act >= 0 ? "true" : "false";
+  k.shape = {{"m", num(p.m)}, {"k", num(p.k)}, {"n", num(p.n)}, {"out", dt}, {"b_transposed", tb}, {"relu", relu}};
   k.args = {"a", "b", "c"};
-  k.check = {{"op", "gemm"},       {"m", num(mdim)}, {"k", num(kdim)}, {"n", num(ndim)},
-             {"b_transposed", tb}, {"relu", relu},   {"atol", "1e-3"}, {"rtol", "1e-3"}};
-  if (is_gemm && n.input_size() > 2 && !n.input(2).empty()) {
-    if (ref_.at(n.input(2)).elements() != std::size_t(ndim) &&
-        !(constant(n.input(2)) && ref_.at(n.input(2)).elements() == 1))
-      fail(i, "C of shape " + ref_.at(n.input(2)).shape_str() + ": a bias of n values (one row) is lowered");
-    k.tensors.push_back(gemm_operand(i, k, 2, "bias", a.f("beta", 1.0f), {ndim}));
+  k.check = {{"op", "gemm"},       {"m", num(p.m)}, {"k", num(p.k)},  {"n", num(p.n)},
+             {"b_transposed", tb}, {"relu", relu},  {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  if (p.bias_node >= 0) {
+    k.tensors.push_back(
+        gemm_operand(p.bias_node, k, p.bias_input, "bias", p.bias_node == i ? p.beta : 1.0f, {p.n}, 1, 0));
     k.args.push_back("bias"), k.shape.push_back({"bias", "true"});
   }
   k.check_inputs = k.args;
   k.check_inputs.erase(k.check_inputs.begin() + 2);
   place(std::move(k));
-  return true;
+  out_.layers.back().output = num(p.m) + "x" + num(p.n);  // the head's (head 0's tensor is all of them)
 }
 
-// Gemm's B (f16) or bias (f32) from input j: a weight times `factor`, written now; or an
-// activation (factor 1), read where it is.
-KTensor Compiler::gemm_operand(int i, Kernel& k, int j, const std::string& name, float factor, const Dims& shape) {
+// Head h's slice of a tensor of `heads` slices of `shape` each: an alias of it moved on by h
+// slices (a tensor placed here is the whole; head 0 reads its start).
+KTensor Compiler::slice(KTensor t, std::int64_t heads, std::int64_t h, const Dims& shape) const {
+  if (heads == 1 || t.alias.empty()) return t;
+  t.shape = shape;
+  t.offset = h * product(shape) * (t.dtype == "f32" ? 4 : 2);
+  return t;
+}
+
+// Gemm's B (f16) or bias (f32) from input j of node i: a weight times `factor` (head h's slice
+// of `heads`), written now; or an activation (factor 1), read where it is (B transposed or not).
+KTensor Compiler::gemm_operand(int i, Kernel& k, int j, const std::string& name, float factor, const Dims& shape,
+                               std::int64_t heads, std::int64_t h) {
   const std::string dt = name == "bias" ? "f32" : "f16";
   if (constant(node(i).input(j))) {
-    Tensor t = ref_.at(node(i).input(j));
+    const Tensor& all = ref_.at(node(i).input(j));
+    const std::size_t per = all.data.size() / std::size_t(heads);
+    Tensor t{shape, std::vector<float>(all.data.begin() + std::ptrdiff_t(per * std::size_t(h)),
+                                       all.data.begin() + std::ptrdiff_t(per * std::size_t(h + 1)))};
     for (float& v : t.data) v *= factor;
     if (t.data.size() == 1) t.data.resize(std::size_t(product(shape)), t.data[0]);  // a scalar C: every column
     return weight_tensor(i, k, KTensor{name, dt, "nd", "", "", "", shape}, t);
   }
   if (factor != 1.0f) fail(i, "alpha or beta other than 1 on an input that is not a weight is not lowered");
-  KTensor t = use(i, k, node(i).input(j), name, Layout::Nd, false, dt);  // a graph input: converted to dt at load
+  // A graph input: converted to dt at load.
+  KTensor t = slice(use(i, k, node(i).input(j), name, Layout::Nd, false, dt, true), heads, h, shape);
   if (t.dtype != dt) fail(i, "operand " + name + " is " + t.dtype + " where the gemm kernel takes " + dt);
   return t;
 }
@@ -615,6 +704,19 @@ KTensor Compiler::gemm_operand(int i, Kernel& k, int j, const std::string& name,
 // Relu and the binary element-wise ops on operands of one shape, layout and type.
 bool Compiler::elementwise(int i) {
   const auto& n = node(i);
+  if (n.op_type() == "Mul" || n.op_type() == "Div") {  // x times a constant: a view its reader folds
+    const int c = n.input_size() == 2 && constant(n.input(1))   ? 1
+                  : n.input_size() == 2 && constant(n.input(0)) ? 0
+                                                                : -1;
+    if (c >= 0 && ref_.at(n.input(c)).elements() == 1 && !(n.op_type() == "Div" && c == 0)) {
+      if (!available(n.input(1 - c))) return false;
+      Value v = values_.at(n.input(1 - c));
+      const double f = ref_.at(n.input(c)).data[0];
+      v.scale *= n.op_type() == "Mul" ? f : 1.0 / f;
+      set_view(i, v);
+      return true;
+    }
+  }
   for (const auto& in : n.input())
     if (is_weight(in)) fail(i, "a weight operand ('" + in + "') is not lowered: the kernel takes two activations");
   for (const auto& in : n.input())
@@ -640,14 +742,12 @@ bool Compiler::elementwise(int i) {
   produce(k, n.output(0), KTensor{"z", dt}, values_.at(n.input(0)).layout);
   k.shape = {{"op", kOps.at(n.op_type())},
              {"dtype", dt},
-             {"n", num(std::int64_t(stored(values_.at(n.output(0)))) / (dt == "f32" ? 4 : 2))}};
+             {"n", num(std::int64_t(stored_bytes(k.tensors.back())) / (dt == "f32" ? 4 : 2))}};
   for (const KTensor& t : k.tensors)
     if (t.name != "z") k.args.push_back(t.name), k.check_inputs.push_back(t.name);
   k.args.push_back("z");
   k.check = {{"op", kOps.at(n.op_type())}};
-  done_[std::size_t(i)] = true;
-  place(std::move(k));
-  return true;
+  return finish(i, std::move(k));
 }
 
 // Softmax over rows: the last axis (opset 13 on), or the dimensions from `axis` on (before).
@@ -660,18 +760,19 @@ bool Compiler::softmax(int i) {
   if (axis < 0) axis += r;
   if (m_.opset >= 13 && axis != r - 1) fail(i, "softmax over axis " + std::to_string(axis) + ": the last is lowered");
   const std::int64_t cols = product(x, std::size_t(axis)), rows = product(x) / cols;
+  // A Mul or Div by a constant before it is the kernel's scale (an attention's 1 / sqrt(d)).
+  const double scale = values_.at(n.input(0)).scale;
+  if (!(scale > 0)) fail(i, "the input is scaled by " + num(scale) + " before it: the kernel takes a positive scale");
   Kernel k{kernel_name(i), "softmax"};
   k.nodes = {i};
-  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nd, false, "f32"));  // a graph input: as given, f32
+  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nd, false, "f32", true));  // a graph input: as given, f32
   const std::string dt = k.tensors[0].dtype;
   produce(k, n.output(0), KTensor{"out", dt}, Layout::Nd);
-  k.shape = {{"dtype", dt}, {"rows", num(rows)}, {"cols", num(cols)}};
+  k.shape = {{"dtype", dt}, {"rows", num(rows)}, {"cols", num(cols)}, {"scale", num(scale)}};
   k.args = {"x", "out"};
   k.check_inputs = {"x"};
-  k.check = {{"op", "softmax"}, {"cols", num(cols)}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
-  done_[std::size_t(i)] = true;
-  place(std::move(k));
-  return true;
+  k.check = {{"op", "softmax"}, {"cols", num(cols)}, {"scale", num(scale)}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  return finish(i, std::move(k));
 }
 
 // Flatten, Reshape, Identity, Dropout (inference): the same memory under the output's shape,
@@ -688,25 +789,153 @@ bool Compiler::view(int i) {
                   std::to_string(v.shape[3]) + " needs a layout change (not lowered)");
     v.layout = Layout::Nd;
   }
-  v.shape = image_shape(n.output(0));
-  if (!v.input.empty()) v.input = n.output(0);  // a graph input: placed by its consumer, in this shape
-  Value& out = values_[n.output(0)];
+  set_view(i, v);
+  return true;
+}
+
+// Node i's output is v: the same memory under the output's shape. A graph input not placed yet
+// is placed by the reader, holding the output's own values (no view of it is left to fold).
+void Compiler::set_view(int i, Value v) {
+  const std::string& name = node(i).output(0);
+  v.shape = image_shape(name);
+  if (!v.input.empty()) v.input = name, v.transposed = false, v.scale = 1.0;
+  Value& out = values_[name];
   std::vector<std::string> refs = out.refs;  // the images before this one
   refs.resize(batch_), refs[image_] = v.refs[image_];
   out = v, out.refs = refs;
   done_[std::size_t(i)] = true;
-  return true;
+}
+
+// A permutation as the transpose kernel's (outer, rows, cols, inner): x's axes in order but for
+// two runs of adjacent axes swapped, rows' and cols' (axes of size 1 go anywhere); {0} when the
+// axes of more than one element keep their order (the same bytes); empty when it is neither.
+Dims block_swap(const Dims& x, const Dims& perm) {
+  Dims moved;
+  for (std::int64_t p : perm)
+    if (x[std::size_t(p)] != 1) moved.push_back(p);
+  Dims ax = moved;
+  std::sort(ax.begin(), ax.end());
+  std::size_t lo = 0, hi = moved.size();
+  while (lo < hi && moved[lo] == ax[lo]) ++lo;
+  if (lo == hi) return {0};
+  while (hi > lo && moved[hi - 1] == ax[hi - 1]) --hi;
+  const std::size_t t = std::size_t(std::find(ax.begin(), ax.end(), moved[lo]) - ax.begin());
+  for (std::size_t j = 0; j < hi - lo; ++j)  // moved[lo, hi) is ax[t, hi) then ax[lo, t)
+    if (moved[lo + j] != ax[j < hi - t ? t + j : lo + j - (hi - t)]) return {};
+  const std::size_t a0 = std::size_t(ax[lo]), a1 = std::size_t(ax[t]), end = std::size_t(ax[hi - 1]) + 1;
+  return {product(x, 0, a0), product(x, a0, a1), product(x, a1, end), product(x, end)};
+}
+
+// Transpose: a view when the axes of more than one element keep their order, or (for MatMuls
+// reading it as B, which read it transposed) when only its last two axes swap; else the
+// transpose kernel, swapping two runs of adjacent axes whose inner run is whole 32-byte blocks
+// (an attention's (0, 2, 1, 3)), then for a MatMul's B its last two axes as a view ((0, 2, 3, 1):
+// a head's keys, transposed). A transpose of a weight is a weight; of a graph input not placed
+// yet, placed by its reader as the output's values.
+bool Compiler::transpose(int i) {
+  const auto& n = node(i);
+  const std::string& out = n.output(0);
+  if (is_weight(n.input(0))) {
+    init_[out] = nullptr;  // its values: the host reference's
+    done_[std::size_t(i)] = true;
+    return true;
+  }
+  if (!available(n.input(0))) return false;
+  Value v = values_.at(n.input(0));
+  if (!v.input.empty()) return set_view(i, v), true;
+  Dims perm = Attrs{n}.ints("perm", {});
+  for (std::int64_t a = std::int64_t(v.shape.size()); perm.empty() && a-- > 0;) perm.insert(perm.begin(), a);
+  if (v.layout != Layout::Nd || v.transposed || v.scale != 1.0)
+    fail(i, "the input is stored NC1HWC0, or is itself a view: a transpose of it is not lowered");
+  const std::int64_t eb = v.dtype == "f32" ? 4 : 2;
+  auto fits = [&](const Dims& sw) { return sw.size() == 1 || (sw.size() == 4 && sw[3] * eb % 32 == 0); };
+  bool as_b = consumers_.count(out) && !outputs_.count(out);
+  for (int c : as_b ? consumers_.at(out) : std::vector<int>{})
+    as_b = as_b && node(c).op_type() == "MatMul" && node(c).input(1) == out && node(c).input(0) != out;
+  Dims sw = block_swap(v.shape, perm), back = perm;
+  bool last_two = false;
+  if (!fits(sw) && as_b && perm.size() >= 2) {
+    std::swap(back[perm.size() - 1], back[perm.size() - 2]);
+    if (fits(block_swap(v.shape, back))) sw = block_swap(v.shape, back), last_two = true;
+  }
+  if (sw.empty())
+    fail(i, "perm swaps more than two runs of adjacent axes: not lowered (the transpose kernel swaps two)");
+  if (!fits(sw))
+    fail(i, "the axes after the two it swaps hold " + std::to_string(sw[3]) + " elements, " +
+                std::to_string(sw[3] * eb) + " B: the transpose kernel moves whole 32-byte blocks");
+  if (sw.size() == 1) {
+    v.transposed = last_two;
+    return set_view(i, v), true;
+  }
+  Kernel k{kernel_name(i), "transpose"};
+  k.nodes = {i};
+  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nd));
+  Dims stored = image_shape(out);
+  if (last_two) std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);
+  produce(k, out, KTensor{"y", v.dtype, "nd", "", "", "", stored}, Layout::Nd);
+  values_.at(out).transposed = last_two;
+  k.shape = {
+      {"dtype", v.dtype}, {"outer", num(sw[0])}, {"rows", num(sw[1])}, {"cols", num(sw[2])}, {"inner", num(sw[3])}};
+  k.args = {"x", "y"};
+  k.check_inputs = {"x"};
+  k.check = {{"op", "transpose"}};
+  return finish(i, std::move(k));
+}
+
+// LayerNormalization over the axes from `axis` on, as rows of their product: the layernorm
+// kernel, gamma and beta in the input's type. The Mean and InvStdDev outputs are not computed.
+bool Compiler::layer_norm(int i) {
+  const auto& n = node(i);
+  if (!available(n.input(0))) return false;
+  for (int o = 1; o < n.output_size(); ++o)
+    if (!n.output(o).empty() && (consumers_.count(n.output(o)) || outputs_.count(n.output(o))))
+      fail(i, "the Mean and InvStdDev outputs are not lowered");
+  const Dims& x = values_.at(n.input(0)).shape;
+  const Attrs a{n};
+  std::int64_t axis = a.i("axis", -1);
+  if (axis < 0) axis += std::int64_t(x.size());
+  const std::int64_t cols = product(x, std::size_t(axis)), rows = product(x) / cols;
+  Kernel k{kernel_name(i), "layernorm"};
+  k.nodes = {i};
+  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nd));
+  const std::string dt = k.tensors[0].dtype;
+  if (cols * (dt == "f32" ? 4 : 2) % 32)
+    fail(i,
+         "rows of " + std::to_string(cols) + " " + dt + " elements: the layernorm kernel takes whole 32-byte blocks");
+  Tensor g = weight(i, 1), b{{cols}, std::vector<float>(std::size_t(cols), 0.0f)};
+  if (n.input_size() > 2 && !n.input(2).empty()) b = weight(i, 2);
+  if (g.elements() != std::size_t(cols) || b.elements() != std::size_t(cols))
+    fail(i, "Scale and B of " + std::to_string(cols) + " elements (the normalized axes') are lowered");
+  k.tensors.push_back(weight_tensor(i, k, KTensor{"gamma", dt, "nd", "", "", "", {cols}}, g));
+  k.tensors.push_back(weight_tensor(i, k, KTensor{"beta", dt, "nd", "", "", "", {cols}}, b));
+  produce(k, n.output(0), KTensor{"y", dt}, Layout::Nd);
+  const std::string eps = num(double(a.f("epsilon", 1e-5f)));
+  k.shape = {{"dtype", dt}, {"rows", num(rows)}, {"cols", num(cols)}, {"epsilon", eps}};
+  k.args = {"x", "gamma", "beta", "y"};
+  k.check_inputs = {"x", "gamma", "beta"};
+  k.check = {{"op", "layernorm"}, {"cols", num(cols)}, {"epsilon", eps}, {"atol", "2e-2"}, {"rtol", "1e-2"}};
+  return finish(i, std::move(k));
 }
 
 const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
   static const std::map<std::string, Lowering> table = {
-      {"Conv", &Compiler::conv},        {"MaxPool", &Compiler::pool},
-      {"AveragePool", &Compiler::pool}, {"GlobalAveragePool", &Compiler::pool},
-      {"Gemm", &Compiler::gemm},        {"MatMul", &Compiler::gemm},
-      {"Relu", &Compiler::elementwise}, {"Add", &Compiler::elementwise},
-      {"Sub", &Compiler::elementwise},  {"Mul", &Compiler::elementwise},
-      {"Softmax", &Compiler::softmax},  {"Flatten", &Compiler::view},
-      {"Reshape", &Compiler::view},     {"Identity", &Compiler::view},
+      {"Conv", &Compiler::conv},
+      {"MaxPool", &Compiler::pool},
+      {"AveragePool", &Compiler::pool},
+      {"GlobalAveragePool", &Compiler::pool},
+      {"Gemm", &Compiler::gemm},
+      {"MatMul", &Compiler::gemm},
+      {"Relu", &Compiler::elementwise},
+      {"Add", &Compiler::elementwise},
+      {"Sub", &Compiler::elementwise},
+      {"Mul", &Compiler::elementwise},
+      {"Softmax", &Compiler::softmax},
+      {"Flatten", &Compiler::view},
+      {"Div", &Compiler::elementwise},
+      {"Transpose", &Compiler::transpose},
+      {"LayerNormalization", &Compiler::layer_norm},
+      {"Reshape", &Compiler::view},
+      {"Identity", &Compiler::view},
   };
   return table;
 }
@@ -720,6 +949,11 @@ void Compiler::finish_outputs() {
     for (image_ = 0; image_ < batch_; ++image_) {
       if (!values_.count(name))
         throw Error(m_.path + ": output '" + name + "' is not computed by a layer on the platform", kExitConfig);
+      if (values_.at(name).transposed || values_.at(name).scale != 1.0)
+        throw Error(m_.path + ": output '" + name +
+                        "' is a Transpose or a scaling by a constant that no layer computes (it is folded only into a "
+                        "MatMul or Softmax that reads it)",
+                    kExitConfig);
       const std::string& r = ref(name);
       const auto dot = r.find('.');
       auto k =
@@ -742,14 +976,6 @@ void Compiler::finish_outputs() {
   image_ = 0;
 }
 
-// A tensor's bytes as stored (NC1HWC0: its channels in whole groups of C0).
-std::uint64_t stored_bytes(const KTensor& t) {
-  const std::uint64_t eb = t.dtype == "f32" || t.dtype == "s32" ? 4 : t.dtype == "s8" || t.dtype == "u8" ? 1 : 2;
-  if (t.layout == "nd" || t.shape.size() < 3) return std::uint64_t(product(t.shape)) * eb;
-  const std::int64_t c0 = t.layout == "nc1hwc0_c04" ? 4 : 16, c = t.shape[t.shape.size() - 3];
-  return std::uint64_t(product(t.shape) / c * ((c + c0 - 1) / c0 * c0)) * eb;
-}
-
 // The order a batch's kernels run in: the network in two parts. The first runs image by image,
 // so one image's maps stay in the L2 from layer to layer, not the whole batch's; the second runs
 // each layer for every image in turn, so its weights come from DRAM once and from the L2 after.
@@ -770,11 +996,13 @@ void Compiler::order_batch() {
     if (w <= o) break;
     split = l;
   }
-  std::vector<std::size_t> order;  // kernels_ holds layer l's image b at l x batch + b
+  std::map<std::pair<std::size_t, std::size_t>, std::size_t> at;  // (layer, image) -> its kernel
+  for (std::size_t j = 0; j < kernels_.size(); ++j) at[{kernels_[j].layer, kernels_[j].image}] = j;
+  std::vector<std::size_t> order;
   for (std::size_t b = 0; b < batch_; ++b)
-    for (std::size_t l = 0; l < split; ++l) order.push_back(l * batch_ + b);
+    for (std::size_t l = 0; l < split; ++l) order.push_back(at.at({l, b}));
   for (std::size_t l = split; l < layers_; ++l)
-    for (std::size_t b = 0; b < batch_; ++b) order.push_back(l * batch_ + b);
+    for (std::size_t b = 0; b < batch_; ++b) order.push_back(at.at({l, b}));
   std::vector<Kernel> kernels;
   std::vector<CompiledLayer> layers;
   for (std::size_t i : order) kernels.push_back(std::move(kernels_[i])), layers.push_back(out_.layers[i]);
@@ -825,8 +1053,9 @@ void emit_tensor(YAML::Emitter& y, const KTensor& t) {
   y << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "dtype"
     << YAML::Value << t.dtype;
   if (!t.alias.empty()) y << YAML::Key << "alias" << YAML::Value << t.alias;
+  if (t.offset) y << YAML::Key << "offset" << YAML::Value << t.offset;
   if (t.layout != "nd") y << YAML::Key << "layout" << YAML::Value << t.layout;
-  if (t.alias.empty()) y << YAML::Key << "shape" << YAML::Value << YAML::Flow << t.shape;
+  if (t.alias.empty() || !t.shape.empty()) y << YAML::Key << "shape" << YAML::Value << YAML::Flow << t.shape;
   if (t.groups != 1) y << YAML::Key << "groups" << YAML::Value << t.groups;
   if (!t.file.empty())
     y << YAML::Key << "file" << YAML::Value << t.file << YAML::Key << "convert" << YAML::Value << true;

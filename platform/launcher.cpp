@@ -268,6 +268,11 @@ void KernelLauncher::describe_tensors(cfg::Spec& t) {
           "KERNEL.TENSOR: this tensor is an earlier kernel's tensor (same memory, not initialised): how one "
           "kernel's output feeds the next")
       .optional();
+  t.param("offset", Type::Int,
+          "bytes: with alias, this tensor starts this far into the aliased one's memory (a slice of it: one head of "
+          "a batched matmul)")
+      .optional()
+      .range(0, 1ull << 40);
   t.param("seed", Type::Int, "seed of init: random").defaults("1").range(0, 9.0e18);
   t.param("min", Type::Float, "lowest value of init: random").defaults("-1");
   t.param("max", Type::Float, "highest value of init: random").defaults("1");
@@ -305,6 +310,7 @@ struct KernelLauncher::TensorSpec {
   std::uint64_t seed;
   double lo, hi;
   int alias_kernel = -1, alias_tensor = -1;  // another kernel's tensor (same memory)
+  std::uint64_t alias_offset = 0;            // bytes into it
   bool media = false;                        // a media job's output buffer (at t.addr)
   std::string media_job;
   MediaBuffer media_out;
@@ -534,13 +540,14 @@ void KernelLauncher::read_tensors(Kernel* K, const cfg::Node& k, const std::stri
     else if (t.get_uint("groups") != 1)
       t.at("groups").fail("groups describes a grouped conv's weights in layout nc1hwc0");
     if (t.has("file")) read_tensor_file(s, t, dir);
+    if (t.has("offset") && !t.has("alias")) t.at("offset").fail("offset is a place in an aliased tensor: give alias");
     if (t.has("alias")) read_alias(s, t);
     if (t.has("dvpp")) read_media(s, t);
     s.t.elems = tensor_elements(s, t);
     if (t.has("arena")) read_arena(s, t);
-    if (s.alias_kernel >= 0 &&
-        alias_of(s).elems * aicore::dtype_bytes(alias_of(s).dtype) < s.t.elems * aicore::dtype_bytes(s.t.dtype))
-      t.at("alias").fail("'" + t.get_string("alias") + "' is smaller than this tensor");
+    if (s.alias_kernel >= 0 && alias_bytes(s) < s.t.elems * aicore::dtype_bytes(s.t.dtype))
+      t.at("alias").fail("'" + t.get_string("alias") + "' is smaller than this tensor" +
+                         (s.alias_offset ? " at offset " + std::to_string(s.alias_offset) : std::string()));
     K->tensors.push_back(s);
   }
 }
@@ -601,7 +608,7 @@ std::uint64_t KernelLauncher::tensor_elements(TensorSpec& s, const cfg::Node& t)
     return s.nc1hwc0->stored();
   }
   if (!n && s.alias_kernel >= 0)  // as many as the memory it shares holds
-    n = alias_of(s).elems * aicore::dtype_bytes(alias_of(s).dtype) / aicore::dtype_bytes(s.t.dtype);
+    n = alias_bytes(s) / aicore::dtype_bytes(s.t.dtype);
   if (!n && s.media) n = s.media_out.bytes / aicore::dtype_bytes(s.t.dtype);
   if (s.media && n * aicore::dtype_bytes(s.t.dtype) > s.media_out.bytes)
     t.fail("dvpp job '" + s.media_job + "' writes " + std::to_string(s.media_out.bytes) + " B, less than the " +
@@ -668,6 +675,10 @@ void KernelLauncher::read_alias(TensorSpec& s, const cfg::Node& t) {
           s.alias_tensor = int(ti);
         }
   if (s.alias_kernel < 0) t.at("alias").fail("no tensor '" + a + "' in an earlier kernel (write KERNEL.TENSOR)");
+  s.alias_offset = t.has("offset") ? t.get_uint("offset") : 0;
+  if (s.alias_offset >= alias_of(s).elems * aicore::dtype_bytes(alias_of(s).dtype))
+    t.at("offset").fail("offset " + std::to_string(s.alias_offset) + " is past the end of '" + a + "' (" +
+                        std::to_string(alias_of(s).elems * aicore::dtype_bytes(alias_of(s).dtype)) + " B)");
 }
 
 // A media job's output buffer (dvpp: NAME): its DRAM offset now; its contents are what the job
@@ -721,6 +732,9 @@ bool KernelLauncher::media_in_time(const Kernel* K, Result& r) const {
 
 const KernelLauncher::Tensor& KernelLauncher::alias_of(const TensorSpec& s) const {
   return kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t;
+}
+std::uint64_t KernelLauncher::alias_bytes(const TensorSpec& s) const {
+  return alias_of(s).elems * aicore::dtype_bytes(alias_of(s).dtype) - s.alias_offset;
 }
 
 void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string& dir) {
@@ -846,7 +860,7 @@ void KernelLauncher::layout(Kernel* K, const cfg::Node& k) {
   for (std::size_t i = 0; i < K->tensors.size(); ++i) {
     TensorSpec& s = K->tensors[i];
     if (s.alias_kernel >= 0) {  // an earlier kernel's memory
-      s.t.addr = kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t.addr;
+      s.t.addr = alias_of(s).addr + s.alias_offset;
       continue;
     }
     if (s.media || s.arena) continue;  // a media job's buffer, addressed when read; the arena's, later
@@ -868,8 +882,8 @@ void KernelLauncher::place_arena(const cfg::Node& kernels) {
       if (s.arena) {
         s.t.addr = base + *s.arena;
         load_file(s, kernels.items()[ki].at("tensors").items()[i]);
-      } else if (s.alias_kernel >= 0) {
-        s.t.addr = kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t.addr;
+      } else if (s.alias_kernel >= 0) {  // placed in the arena by now, if its tensor is
+        s.t.addr = alias_of(s).addr + s.alias_offset;
       }
     }
 }

@@ -129,6 +129,7 @@ class KernelLauncher : public sc_core::sc_module {
   void check_media_layout(const Kernel* K, const cfg::Node& k) const;
   bool media_in_time(const Kernel* K, Result& r) const;
   const Tensor& alias_of(const TensorSpec& s) const;
+  std::uint64_t alias_bytes(const TensorSpec& s) const;  // the aliased memory from the offset on
   static int tensor_index(const Kernel* K, const std::string& name, const cfg::Node& where);
   static void check_library_args(const Kernel* K, const cfg::Node& k);
   static void check_arg_layout(const TensorSpec& s, const LibraryArg& w, const std::string& role, const cfg::Node& a);

@@ -169,6 +169,31 @@ with tempfile.TemporaryDirectory() as d:
               os.path.join(d, "sigmoid.onnx"))
     dvp(["compile", os.path.join(d, "sigmoid.onnx"), "--out", os.path.join(d, "c")], 2,
         r"sigmoid\.onnx: node 'gate' \(Sigmoid\): op Sigmoid is not lowered onto the platform", "an op not lowered")
+    # Views the compiler folds into a reader, with no reader to fold them: a Transpose of runs of
+    # 4 bytes (f32), a scale by a constant that no Softmax reads; and a LayerNorm row of 20 f32.
+    def one_op(name, nodes, shape_in, shape_out, opset=17, inits=()):
+        g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape_out)], list(inits))
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8),
+                  os.path.join(d, name + ".onnx"))
+        return os.path.join(d, name + ".onnx")
+    relu = helper.make_node("Relu", ["x"], ["r"], name="relu")
+    path = one_op("transpose", [relu, helper.make_node("Transpose", ["r"], ["y"], name="swap", perm=[0, 2, 1])],
+                  [1, 8, 6], [1, 6, 8])
+    dvp(["compile", path, "--out", os.path.join(d, "c")], 2,
+        r"node 'swap' \(Transpose\): the axes after the two it swaps hold 1 elements, 4 B: the transpose kernel "
+        r"moves whole 32-byte blocks", "a transpose of 4-byte runs")
+    two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
+    path = one_op("scaled", [relu, helper.make_node("Mul", ["r", "two"], ["y"], name="twice")], [1, 16], [1, 16],
+                  inits=[two])
+    dvp(["compile", path, "--out", os.path.join(d, "c")], 2,
+        r"output 'y' is a Transpose or a scaling by a constant that no layer computes", "a scale no Softmax reads")
+    gamma = numpy_helper.from_array(np.ones(20, np.float32), "gamma")
+    path = one_op("layernorm", [relu, helper.make_node("LayerNormalization", ["r", "gamma"], ["y"], name="ln")],
+                  [3, 20], [3, 20], inits=[gamma])
+    dvp(["compile", path, "--out", os.path.join(d, "c")], 2,
+        r"node 'ln' \(LayerNormalization\): rows of 20 f32 elements: the layernorm kernel takes whole 32-byte blocks",
+        "a LayerNorm row of 80 bytes")
     np.save(os.path.join(d, "small.npy"), np.zeros((1, 3, 20, 18), np.float32))
     dvp(["compile", model, "--input", "x=" + os.path.join(d, "small.npy"), "--out", os.path.join(d, "c")], 2,
         r"--input x: .*small\.npy holds a tensor of shape 1x3x20x18, .*cnn\.onnx takes 1x3x21x18", "a wrong input shape")

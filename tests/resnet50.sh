@@ -7,7 +7,7 @@
 set -eu
 py=$1; dvp=$2; make=$3; out=$4
 rm -rf "$out"; mkdir -p "$out"
-"$py" "$make" "$out" >/dev/null
+"$py" "$make" "$out" resnet50 >/dev/null
 "$dvp" run "$out/resnet50.onnx" --out "$out/ascend310" --no-trace --quiet
 grep -q "kernel output: 1000 elements within" "$out/ascend310/summary.txt"
 "$dvp" run "$out/ascend310/compiled/model.yaml" --preset ascend910 --out "$out/ascend910" --no-trace --quiet

@@ -6,11 +6,20 @@
 #                  stride on each stage's first 3 x 3; the shortcut's 1 x 1 conv and batch norm
 #                  after the block's third conv, as torch.onnx.export orders them), input
 #                  1 x 3 x 224 x 224, output 1 x 1000 logits.
+#   transformer.onnx  one encoder block as torch.onnx.export writes nn.TransformerEncoderLayer
+#                  (post-norm, ReLU; opset 17): 128 tokens of 256, 4 heads of 64, a 1024-wide
+#                  feed-forward. Q, K and V MatMuls with a bias Add; Reshape and Transpose to
+#                  heads ((0, 2, 1, 3); the keys (0, 2, 3, 1)); a batched MatMul, Div by sqrt(64),
+#                  Softmax, a batched MatMul; back to tokens; the output projection; Add of the
+#                  block's input; LayerNormalization; MatMul, Add, Relu, MatMul, Add; Add;
+#                  LayerNormalization. Input 1 x 128 x 256, output 1 x 128 x 256.
 # Weights: He-normal convolutions (std sqrt(2 / fan-in)), batch norms with running statistics
 # near 0 and 1, each block's last scale small (0.2 to 0.4) so activations stay bounded through
-# 16 residual blocks, as a trained network's are.
+# 16 residual blocks, as a trained network's are. The transformer's projections are normal with
+# std 1 / sqrt(fan-in) (activations of unit scale), biases small, LayerNorm's gamma near 1.
 #
-# Usage: make-models.py OUT_DIR [--seed N]     (needs python3-onnx and python3-numpy)
+# Usage: make-models.py OUT_DIR [--seed N] [MODEL...]   (MODEL: resnet50, transformer; default
+# both; needs python3-onnx and python3-numpy)
 import os
 import sys
 
@@ -77,16 +86,56 @@ def resnet50(seed):
                              opset_imports=[helper.make_opsetid("", 13)], ir_version=7)
 
 
+def transformer(seed, tokens=128, d=256, heads=4, ff=1024):
+    net = Net(seed)
+    r, dh = net.rng, d // heads
+
+    def linear(name, x, cin, cout):
+        w = net.weight(name + ".weight", r.normal(0, 1 / np.sqrt(cin), (cin, cout)))
+        b = net.weight(name + ".bias", r.uniform(-0.1, 0.1, cout))
+        return net.op("Add", name + ".add", [net.op("MatMul", name, [x, w]), b])
+
+    def norm(name, x):
+        g = net.weight(name + ".weight", r.uniform(0.8, 1.2, d))
+        b = net.weight(name + ".bias", r.uniform(-0.1, 0.1, d))
+        return net.op("LayerNormalization", name, [x, g, b], axis=-1, epsilon=1e-5)
+
+    split, merge = "heads_shape", "tokens_shape"  # Reshape's shapes: int64 initializers
+    net.inits.append(numpy_helper.from_array(np.array([1, tokens, heads, dh], np.int64), split))
+    net.inits.append(numpy_helper.from_array(np.array([1, tokens, d], np.int64), merge))
+
+    def to_heads(name, x, perm):
+        return net.op("Transpose", name + ".transpose", [net.op("Reshape", name + ".reshape", [x, split])], perm=perm)
+
+    q = to_heads("q", linear("attn.q_proj", "input", d, d), [0, 2, 1, 3])
+    k = to_heads("k", linear("attn.k_proj", "input", d, d), [0, 2, 3, 1])
+    v = to_heads("v", linear("attn.v_proj", "input", d, d), [0, 2, 1, 3])
+    scale = net.weight("attn.scale", np.array(np.sqrt(dh)))
+    scores = net.op("Div", "attn.scale_div", [net.op("MatMul", "attn.qk", [q, k]), scale])
+    ctx = net.op("MatMul", "attn.pv", [net.op("Softmax", "attn.softmax", [scores], axis=-1), v])
+    ctx = net.op("Reshape", "attn.merge", [net.op("Transpose", "attn.ctx_transpose", [ctx], perm=[0, 2, 1, 3]), merge])
+    x = norm("norm1", net.op("Add", "attn.residual", ["input", linear("attn.out_proj", ctx, d, d)]))
+    f = linear("ff.linear2", net.op("Relu", "ff.relu", [linear("ff.linear1", x, d, ff)]), ff, d)
+    norm("output", net.op("Add", "ff.residual", [x, f]))
+    graph = helper.make_graph(net.nodes, "transformer",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, tokens, d])],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, tokens, d])], net.inits)
+    return helper.make_model(graph, producer_name="davinci-vp make-models.py",
+                             opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit("usage: make-models.py OUT_DIR [--seed N]")
     out = sys.argv[1]
     seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 50
+    models = [a for a in sys.argv[2:] if a in ("resnet50", "transformer")] or ["resnet50", "transformer"]
     os.makedirs(out, exist_ok=True)
-    model = resnet50(seed)
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(out, "resnet50.onnx"))
-    print("wrote", os.path.join(out, "resnet50.onnx"))
+    for name in models:
+        model = {"resnet50": resnet50, "transformer": transformer}[name](seed)
+        onnx.checker.check_model(model)
+        onnx.save(model, os.path.join(out, name + ".onnx"))
+        print("wrote", os.path.join(out, name + ".onnx"))
 
 
 if __name__ == "__main__":
