@@ -71,7 +71,7 @@ struct Kernel {
   std::vector<int> nodes;            // the ONNX nodes it runs, fused
   std::string output;                // the tensor it writes
   std::size_t image = 0, layer = 0;  // in a batch: its image, and its layer's place in the network
-  std::size_t head = 0;              // of a node that runs as several kernels (a batched MatMul's heads)
+  std::size_t head = 0;  // of a node that runs as several kernels (a batched MatMul's heads, a pool's count)
 };
 
 std::int64_t product(const Dims& d, std::size_t from = 0, std::size_t to = ~std::size_t(0)) {
@@ -139,7 +139,10 @@ class Compiler {
               const std::string& dtype = "f16", bool folds = false);
   void set_view(int i, Value v);
   void produce(Kernel& k, const std::string& v, KTensor t, Layout layout);
-  std::string out_dtype(const std::string& v) const { return outputs_.count(v) ? "f32" : "f16"; }
+  // A graph output no layer reads is f32 (as the model gives it); the rest f16 (the next layer's).
+  std::string out_dtype(const std::string& v) const {
+    return outputs_.count(v) && !consumers_.count(v) ? "f32" : "f16";
+  }
   void place(Kernel k);
   bool finish(int i, Kernel k) {  // node i lowered as k
     done_[std::size_t(i)] = true;
@@ -156,6 +159,8 @@ class Compiler {
   void conv_epilogue(int i, int bn, Kernel& k, std::int64_t cout);
   Dims conv_pads(int i, const Dims& x, const Dims& k, const Dims& s, const Dims& d) const;
   bool pool(int i);
+  Tensor pool_window(int i, const Dims& x, Kernel& k) const;
+  void pool_counts(int i, const Tensor& counts);
   bool gemm(int i);
   struct GemmPlan {
     std::int64_t m = 0, k = 0, n = 0, heads = 1;  // heads: a batched MatMul's gemms
@@ -166,6 +171,7 @@ class Compiler {
   };
   GemmPlan gemm_plan(int i) const;
   void gemm_head(int i, const GemmPlan& p, std::int64_t h);
+  std::string as_f16(int i, const std::string& v);
   KTensor slice(KTensor t, std::int64_t heads, std::int64_t h, const Dims& shape) const;
   KTensor gemm_operand(int i, Kernel& k, int j, const std::string& name, float factor, const Dims& shape,
                        std::int64_t heads, std::int64_t h);
@@ -206,6 +212,7 @@ Compiler::Compiler(const Model& m, const CompileOptions& o) : m_(m), o_(o), g_(m
     for (const auto& in : node(i).input())
       if (!in.empty()) consumers_[in].push_back(i);
   for (const auto& v : g_.output()) outputs_.insert(v.name());
+  if (!o.outputs.empty()) outputs_ = std::set<std::string>(o.outputs.begin(), o.outputs.end());
   done_.assign(std::size_t(g_.node_size()), false);
   batch_ = std::max<std::uint64_t>(1, o.batch);
 }
@@ -535,12 +542,13 @@ void Compiler::conv_epilogue(int i, int bn, Kernel& k, std::int64_t cout) {
   k.args.push_back("scale"), k.shape.push_back({"channel_scale", "true"});
 }
 
-// MaxPool, AveragePool (padding counted: count_include_pad, or none), GlobalAveragePool.
+// MaxPool, AveragePool, GlobalAveragePool: the pool kernel; an average whose ONNX divisor is
+// not kh x kw at some window (count_include_pad 0 at the padding, ceil_mode past it) is then
+// multiplied by a constant map of kh x kw over that divisor (pool_counts).
 bool Compiler::pool(int i) {
   const auto& n = node(i);
   if (!available(n.input(0))) return false;
   const Dims& x = values_.at(n.input(0)).shape;
-  const Attrs a{n};
   const std::string op = n.op_type();
   if (x.size() != 4 || x[0] != 1) fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; batch 1 is lowered");
   if (n.output_size() > 1) fail(i, "the Indices output is not lowered");
@@ -552,32 +560,75 @@ bool Compiler::pool(int i) {
              {"h", num(x[2])},
              {"w", num(x[3])},
              {"c", num(x[1])}};
-  if (op != "GlobalAveragePool") {
-    const Dims kk = a.ints("kernel_shape", {}), s = a.ints("strides", {1, 1}), d = a.ints("dilations", {1, 1});
-    if (kk.size() != 2 || d != Dims{1, 1}) fail(i, "2-D windows without dilation are lowered");
-    const Dims p = conv_pads(i, x, kk, s, d);
-    const Dims& y = ref_.at(n.output(0)).shape;
-    if ((x[2] + p[0] + p[2] - kk[0]) / s[0] + 1 != y[2] || (x[3] + p[1] + p[3] - kk[1]) / s[1] + 1 != y[3])
-      fail(i, "ceil_mode adds an output row or column the pool kernel does not compute");
-    if (op == "AveragePool" && !a.i("count_include_pad", 0) && p != Dims{0, 0, 0, 0})
-      fail(i, "padding left out of the average (count_include_pad 0) is not lowered: the kernel divides by the window");
-    for (auto [key, v] : {std::pair{"kh", kk[0]},
-                          {"kw", kk[1]},
-                          {"stride_h", s[0]},
-                          {"stride_w", s[1]},
-                          {"pad_t", p[0]},
-                          {"pad_l", p[1]},
-                          {"pad_b", p[2]},
-                          {"pad_r", p[3]}})
-      k.shape.push_back({key, num(v)});
-  }
+  const Tensor counts = op == "GlobalAveragePool" ? Tensor{} : pool_window(i, x, k);
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0));
   if (k.tensors.back().dtype != "f16") fail(i, "the pool kernel takes f16");
   produce(k, n.output(0), KTensor{"y", "f16"}, Layout::Nc1hwc0);
   k.args = {"x", "y"};
   k.check_inputs = {"x"};
   k.check = {{"op", "pool"}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
-  return finish(i, std::move(k));
+  finish(i, std::move(k));
+  if (!counts.data.empty()) pool_counts(i, counts);
+  return true;
+}
+
+// The window's shape keys of pool kernel k. A ceil_mode row or column past the padding is
+// computed with more padding at the bottom or right (never the maximum; in an average, a 0 the
+// divisor map leaves out). Returns, for an average, the map kh x kw / ONNX's divisor per output
+// position (the host reference's: the window's positions inside the input, or inside the input
+// and its padding with count_include_pad 1), over every channel; empty when it is 1 everywhere.
+Tensor Compiler::pool_window(int i, const Dims& x, Kernel& k) const {
+  const Attrs a{node(i)};
+  const Dims kk = a.ints("kernel_shape", {}), s = a.ints("strides", {1, 1}), d = a.ints("dilations", {1, 1});
+  if (kk.size() != 2 || d != Dims{1, 1}) fail(i, "2-D windows without dilation are lowered");
+  const Dims onnx = conv_pads(i, x, kk, s, d), &y = ref_.at(node(i).output(0)).shape;
+  Dims p = onnx;
+  for (std::size_t ax = 0; ax < 2; ++ax) {
+    p[ax + 2] = std::max(p[ax + 2], (y[2 + ax] - 1) * s[ax] + kk[ax] - x[2 + ax] - p[ax]);
+    if ((x[2 + ax] + p[ax] + p[ax + 2] - kk[ax]) / s[ax] + 1 != y[2 + ax])
+      fail(i, "an output of " + ref_.at(node(i).output(0)).shape_str() + " is not the pool kernel's for any padding");
+  }
+  for (auto [key, v] : {std::pair{"kh", kk[0]},
+                        {"kw", kk[1]},
+                        {"stride_h", s[0]},
+                        {"stride_w", s[1]},
+                        {"pad_t", p[0]},
+                        {"pad_l", p[1]},
+                        {"pad_b", p[2]},
+                        {"pad_r", p[3]}})
+    k.shape.push_back({key, num(v)});
+  if (node(i).op_type() != "AveragePool") return {};
+  const bool with_pad = a.i("count_include_pad", 0);
+  Tensor f{{1, x[1], y[2], y[3]}, std::vector<float>(std::size_t(x[1] * y[2] * y[3]))};
+  bool corrected = false;
+  for (std::int64_t oh = 0; oh < y[2]; ++oh)
+    for (std::int64_t ow = 0; ow < y[3]; ++ow) {
+      std::int64_t count = 0;
+      for (std::int64_t r = oh * s[0] - onnx[0]; r < oh * s[0] - onnx[0] + kk[0]; ++r)
+        for (std::int64_t c = ow * s[1] - onnx[1]; c < ow * s[1] - onnx[1] + kk[1]; ++c)
+          count += with_pad ? r < x[2] + onnx[2] && c < x[3] + onnx[3] : r >= 0 && r < x[2] && c >= 0 && c < x[3];
+      const float factor = float(double(kk[0] * kk[1]) / double(std::max<std::int64_t>(count, 1)));
+      corrected = corrected || factor != 1.0f;
+      for (std::int64_t ch = 0; ch < x[1]; ++ch) f.data[std::size_t((ch * y[2] + oh) * y[3] + ow)] = factor;
+    }
+  return corrected ? f : Tensor{};
+}
+
+// The average's divisor corrected: node i's pooled map times `counts` (kh x kw over ONNX's
+// divisor), an elementwise mul by a constant map stored as the map is (NC1HWC0; its pad
+// channels 0, as the map's are).
+void Compiler::pool_counts(int i, const Tensor& counts) {
+  Kernel k{kernel_name(i, "_count"), "elementwise"};
+  k.nodes = {i};
+  k.head = 1;  // the node's second kernel
+  k.tensors.push_back(use(i, k, node(i).output(0), "x", Layout::Nc1hwc0));
+  k.tensors.push_back(weight_tensor(i, k, KTensor{"y", "f16", "nc1hwc0", "", "", "", counts.shape}, counts));
+  produce(k, node(i).output(0), KTensor{"z", "f16"}, Layout::Nc1hwc0);
+  k.shape = {{"op", "mul"}, {"dtype", "f16"}, {"n", num(std::int64_t(stored_bytes(k.tensors.back()) / 2))}};
+  k.args = {"x", "y", "z"};
+  k.check_inputs = {"x", "y"};
+  k.check = {{"op", "mul"}};
+  place(std::move(k));
 }
 
 // Gemm (transA 0; alpha folded into a weight B, beta x C into the bias) and MatMul: B a matrix
@@ -617,9 +668,17 @@ Compiler::GemmPlan Compiler::gemm_plan(int i) const {
   p.k = op_t ? bsh[r - 1] : bsh[r - 2], p.n = op_t ? bsh[r - 2] : bsh[r - 1];
   p.bt = op_t != (!constant(b) && values_.at(b).transposed);  // B stored n x k
   p.heads = product(bsh, 0, r - 2);
+  if (p.k <= 0 || p.n <= 0 || p.heads <= 0 || product(ash) <= 0)
+    fail(i, "A of shape " + ref_.at(n.input(0)).shape_str() + ", B of shape " + ref_.at(b).shape_str() +
+                ": an empty operand is not lowered");
   p.m = product(ash) / p.k;
+  auto batch = [](const Dims& d) {  // the batch dimensions, leading 1s aside
+    Dims b(d.begin(), d.end() - std::ptrdiff_t(std::min<std::size_t>(2, d.size())));
+    while (!b.empty() && b.front() == 1) b.erase(b.begin());
+    return b;
+  };
   if (p.heads > 1) {
-    if (ash.size() < 3 || product(ash, 0, ash.size() - 2) != p.heads || ash.back() != p.k)
+    if (ash.size() < 3 || batch(ash) != batch(bsh) || ash.back() != p.k)
       fail(i, "A of shape " + ref_.at(n.input(0)).shape_str() + ", B of shape " + ref_.at(b).shape_str() +
                   ": a batched MatMul whose operands have the same batch dimensions is lowered (no broadcasting)");
     p.m = ash[ash.size() - 2];
@@ -632,7 +691,8 @@ Compiler::GemmPlan Compiler::gemm_plan(int i) const {
   if (p.bias_node < 0 && p.heads == 1 && next >= 0 && node(next).op_type() == "Add") {
     const int j = node(next).input(0) == p.out ? 1 : 0;
     const std::string& c = node(next).input(j);
-    if (constant(c) && ref_.at(c).elements() == std::size_t(p.n) && ref_.at(c).shape.back() == p.n)
+    if (constant(c) && !ref_.at(c).shape.empty() && ref_.at(c).elements() == std::size_t(p.n) &&
+        ref_.at(c).shape.back() == p.n)
       p.bias_node = next, p.bias_input = j, p.out = node(next).output(0), next = sole_consumer(p.out);
   }
   if (next >= 0 && node(next).op_type() == "Relu") p.act = next, p.out = node(next).output(0);
@@ -646,7 +706,8 @@ void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
   k.head = std::size_t(h);
   for (int j : {i, p.bias_node == i ? -1 : p.bias_node, p.act})
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
-  k.tensors.push_back(slice(use(i, k, n.input(0), "a", values_.at(n.input(0)).layout), p.heads, h, {p.m, p.k}));
+  const std::string a = as_f16(i, n.input(0));
+  k.tensors.push_back(slice(use(i, k, a, "a", values_.at(a).layout), p.heads, h, {p.m, p.k}));
   k.tensors.push_back(gemm_operand(i, k, 1, "b", p.alpha, p.bt ? Dims{p.n, p.k} : Dims{p.k, p.n}, p.heads, h));
   for (const KTensor& t : k.tensors)
     if (t.dtype != "f16") fail(i, "operand " + t.name + " is " + t.dtype + "; the cube takes f16");
@@ -669,6 +730,33 @@ void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
   k.check_inputs.erase(k.check_inputs.begin() + 2);
   place(std::move(k));
   out_.layers.back().output = num(p.m) + "x" + num(p.n);  // the head's (head 0's tensor is all of them)
+}
+
+// v as the cube reads it, f16: v, or an f16 copy of an f32 activation (an element-wise graph
+// input, kept f32 as the model gives it), cast once per value and image by a kernel placed
+// before node i's.
+std::string Compiler::as_f16(int i, const std::string& v) {
+  const Value& val = values_.at(v);
+  // A graph input not placed yet is placed in f16 by its reader; a scaled view is the reader's
+  // to refuse.
+  if (val.dtype != "f32" || val.refs[image_].empty() || val.scale != 1.0) return v;
+  std::string c = v + "#f16";
+  if (values_.count(c) && !values_.at(c).refs[image_].empty()) return c;
+  Kernel k{kernel_name(i, "_cast"), "elementwise"};
+  k.nodes = {i};
+  k.head = std::size_t(1) << 20;  // the node's kernels other than its own
+  for (const Kernel& other : kernels_)
+    if (other.image == image_ && other.nodes.front() == i) k.head = std::max(k.head, other.head + 1);
+  ref_[c] = ref_.at(v);
+  k.tensors.push_back(use(i, k, v, "x", val.layout, false, "f32", true));
+  produce(k, c, KTensor{"z", "f16"}, values_.at(v).layout);
+  values_.at(c).transposed = values_.at(v).transposed;
+  k.shape = {{"op", "cast"}, {"dtype", "f32"}, {"to", "f16"}, {"n", num(std::int64_t(stored_bytes(k.tensors[1]) / 2))}};
+  k.args = {"x", "z"};
+  k.check_inputs = {"x"};
+  k.check = {{"op", "copy"}};
+  place(std::move(k));
+  return c;
 }
 
 // Head h's slice of a tensor of `heads` slices of `shape` each: an alias of it moved on by h
@@ -696,7 +784,10 @@ KTensor Compiler::gemm_operand(int i, Kernel& k, int j, const std::string& name,
   }
   if (factor != 1.0f) fail(i, "alpha or beta other than 1 on an input that is not a weight is not lowered");
   // A graph input: converted to dt at load.
-  KTensor t = slice(use(i, k, node(i).input(j), name, Layout::Nd, false, dt, true), heads, h, shape);
+  if (values_.at(node(i).input(j)).scale != 1.0)
+    fail(i, "operand " + name + " is scaled by a constant (Mul or Div), lowered only into the Softmax that reads it");
+  const std::string v = dt == "f16" ? as_f16(i, node(i).input(j)) : node(i).input(j);
+  KTensor t = slice(use(i, k, v, name, Layout::Nd, false, dt, true), heads, h, shape);
   if (t.dtype != dt) fail(i, "operand " + name + " is " + t.dtype + " where the gemm kernel takes " + dt);
   return t;
 }
@@ -723,6 +814,9 @@ bool Compiler::elementwise(int i) {
     if (!available(in)) return false;
   static const std::map<std::string, std::string> kOps = {
       {"Relu", "relu"}, {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}};
+  if (!kOps.count(n.op_type()))
+    fail(i, n.op_type() + " of two activations is not lowered (the elementwise kernel has no " + n.op_type() +
+                "; a division by a constant scalar is, into the Softmax after it)");
   const Value& x = values_.at(n.input(0));
   if (n.input_size() > 2) fail(i, "more than two operands are not lowered");
   for (const auto& in : n.input())
@@ -762,6 +856,8 @@ bool Compiler::softmax(int i) {
   const std::int64_t cols = product(x, std::size_t(axis)), rows = product(x) / cols;
   // A Mul or Div by a constant before it is the kernel's scale (an attention's 1 / sqrt(d)).
   const double scale = values_.at(n.input(0)).scale;
+  if (values_.at(n.input(0)).transposed)
+    fail(i, "the input is a Transpose of its last two axes, lowered only as a MatMul's B (read transposed)");
   if (!(scale > 0)) fail(i, "the input is scaled by " + num(scale) + " before it: the kernel takes a positive scale");
   Kernel k{kernel_name(i), "softmax"};
   k.nodes = {i};
@@ -798,7 +894,10 @@ bool Compiler::view(int i) {
 void Compiler::set_view(int i, Value v) {
   const std::string& name = node(i).output(0);
   v.shape = image_shape(name);
-  if (!v.input.empty()) v.input = name, v.transposed = false, v.scale = 1.0;
+  if (!v.input.empty() && v.refs[image_].empty())
+    v.input = name, v.transposed = false, v.scale = 1.0;
+  else
+    v.input.clear();  // placed: a view of the memory that holds it
   Value& out = values_[name];
   std::vector<std::string> refs = out.refs;  // the images before this one
   refs.resize(batch_), refs[image_] = v.refs[image_];
@@ -842,9 +941,10 @@ bool Compiler::transpose(int i) {
   }
   if (!available(n.input(0))) return false;
   Value v = values_.at(n.input(0));
-  if (!v.input.empty()) return set_view(i, v), true;
+  if (!v.input.empty() && v.refs[image_].empty()) return set_view(i, v), true;
   Dims perm = Attrs{n}.ints("perm", {});
-  for (std::int64_t a = std::int64_t(v.shape.size()); perm.empty() && a-- > 0;) perm.insert(perm.begin(), a);
+  if (perm.empty())  // the axes reversed
+    for (std::int64_t a = std::int64_t(v.shape.size()); a-- > 0;) perm.push_back(a);
   if (v.layout != Layout::Nd || v.transposed || v.scale != 1.0)
     fail(i, "the input is stored NC1HWC0, or is itself a view: a transpose of it is not lowered");
   const std::int64_t eb = v.dtype == "f32" ? 4 : 2;
@@ -894,6 +994,7 @@ bool Compiler::layer_norm(int i) {
   const Attrs a{n};
   std::int64_t axis = a.i("axis", -1);
   if (axis < 0) axis += std::int64_t(x.size());
+  if (axis == 0 && batch_ > 1) fail(i, "axis 0 normalizes across the batch: lowered at batch 1");
   const std::int64_t cols = product(x, std::size_t(axis)), rows = product(x) / cols;
   Kernel k{kernel_name(i), "layernorm"};
   k.nodes = {i};
@@ -1127,6 +1228,9 @@ Compiled Compiler::run() {
   fs::create_directories(fs::path(o_.dir) / "tensors");
   read_inputs();
   run_reference(m_, ref_);
+  for (const std::string& name : o_.outputs)
+    if (!ref_.count(name) || init_.count(name))
+      throw Error("--output " + name + ": " + m_.path + " has no node output of that name", kExitConfig);
   for (const auto& t : g_.initializer()) values_.erase(t.name());
   // Each node in graph order; one whose input is not computed yet waits, and is tried again.
   for (bool progress = true; progress;) {

@@ -30,7 +30,10 @@ namespace dvp::network {
 struct CompileOptions {
   std::string dir;                            // the compiled model's folder (created)
   std::map<std::string, std::string> inputs;  // a graph input -> its .npy or .pb file
-  std::uint64_t seed = 1;                     // inputs not given: uniform in [-1, 1) from this seed
+  // The values saved after the run and checked against the host reference: graph outputs or any
+  // node's output (a layer's, not fused into the next); empty: the graph outputs.
+  std::vector<std::string> outputs;
+  std::uint64_t seed = 1;  // inputs not given: uniform in [-1, 1) from this seed
   // Images per inference: the graph inputs' first dimension (the model's 1 or symbolic), each
   // layer a kernel per image.
   std::uint64_t batch = 1;

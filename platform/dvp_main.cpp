@@ -2,8 +2,9 @@
 // dvp: the davinci-vp command line.
 //   dvp run SCENARIO [--preset NAME] [--set k=v]... [--out DIR] [--save-tensors DIR] [--timing-only] [--no-trace]
 //           [--quiet]
-//   dvp run MODEL.onnx [--input NAME=FILE]... [--batch N] [--check-layers] [run's options]
-//   dvp compile MODEL.onnx [--out DIR] [--input NAME=FILE]... [--batch N] [--check-layers] [--preset NAME]
+//   dvp run MODEL.onnx [--input NAME=FILE]... [--output NAME]... [--batch N] [--check-layers] [run's options]
+//   dvp compile MODEL.onnx [--out DIR] [--input NAME=FILE]... [--output NAME]... [--batch N] [--check-layers]
+//               [--preset NAME]
 //   dvp config SCENARIO [--preset NAME] [--set k=v]... [--origins]
 //   dvp map SCENARIO [--preset NAME] [--set k=v]...
 //   dvp schema            (the config reference, markdown)
@@ -104,9 +105,9 @@ static const std::vector<Command> kCommands = {
     {"run",
      1,
      "a scenario file",
-     {"preset", "set", "out", "save-tensors", "timing-only", "no-trace", "check", "quiet", "input", "check-layers",
-      "batch"}},
-    {"compile", 1, "an ONNX model", {"preset", "out", "input", "check-layers", "batch"}},
+     {"preset", "set", "out", "save-tensors", "timing-only", "no-trace", "check", "quiet", "input", "output",
+      "check-layers", "batch"}},
+    {"compile", 1, "an ONNX model", {"preset", "out", "input", "output", "check-layers", "batch"}},
     {"config", 1, "a scenario file", {"preset", "set", "timing-only", "check", "origins"}},
     {"map", 1, "a scenario file", {"preset", "set"}},
     {"schema", 0, "", {}},
@@ -141,6 +142,9 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "input", po::value<std::vector<std::string>>()->composing(),
       "an ONNX model's input: NAME=FILE (.npy or a TensorProto .pb; default seeded uniform [-1, 1)) (repeatable)")(
       "check-layers", "an ONNX model: check every layer against the platform's reference loop, not only the outputs")(
+      "output", po::value<std::vector<std::string>>()->composing(),
+      "an ONNX model: a value to save and check against the host reference (a graph output or any node's output; "
+      "default: the graph outputs) (repeatable)")(
       "batch", po::value<unsigned>(), "an ONNX model: images per inference (the inputs' first dimension; default 1)");
   return opts;
 }
@@ -168,6 +172,7 @@ static network::CompileOptions cli_options(const po::variables_map& vm, const st
   if (vm.count("input"))
     for (const std::string& a : vm["input"].as<std::vector<std::string>>())
       if (!input_arg(a, co.inputs)) throw Error("--input " + a + ": give NAME=FILE", kExitConfig);
+  if (vm.count("output")) co.outputs = vm["output"].as<std::vector<std::string>>();
   return co;
 }
 
@@ -185,6 +190,7 @@ static network::CompileOptions model_options(const platform::Scenario& s, const 
   if (m.has("inputs"))
     for (const std::string& a : m.get_string_list("inputs"))
       if (!input_arg(a, co.inputs, s.dir)) m.at("inputs").fail("'" + a + "': give NAME=FILE");
+  if (m.has("outputs")) co.outputs = m.get_string_list("outputs");
   return co;
 }
 
@@ -285,7 +291,7 @@ static int command(const Command& c, const std::vector<std::string>& args, const
     }
     return kExitOk;
   }
-  for (const char* model_only : {"input", "batch", "check-layers"})
+  for (const char* model_only : {"input", "output", "batch", "check-layers"})
     if (vm.count(model_only) && !is_onnx(args[0])) {
       std::cerr << "dvp: --" << model_only << " is for an ONNX model (MODEL.onnx), not " << args[0] << "\n";
       return kExitConfig;

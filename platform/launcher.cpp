@@ -123,14 +123,6 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
   sh.param("dtype", Type::Enum, "elementwise, softmax, layernorm, transpose: element type (of the input for a cast)")
       .choices({"f16", "bf16", "f32", "s8", "s32"})
       .defaults("f16");
-  sh.param("rows", Type::Int, "softmax, layernorm: rows; transpose: x's second axis, y's third")
-      .optional()
-      .range(1, 1 << 24);
-  sh.param("outer", Type::Int, "transpose: the leading axis, kept").optional().range(1, 1 << 24);
-  sh.param("inner", Type::Int, "transpose: elements moved together (the last axis, kept; whole 32-byte blocks)")
-      .optional()
-      .range(1, 1 << 20);
-  sh.param("epsilon", Type::Float, "layernorm: added to each row's variance").defaults("1e-5").range(0, 1);
   for (const char* key : {"h", "w", "c", "cout"})
     sh.param(key, Type::Int,
              "conv2d, pool: input height, width, channels (stored NC1HWC0: groups of 16, the last one padded; "
@@ -146,9 +138,6 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
     sh.param(key, Type::Int, "conv2d: zero padding; pool: padding (never the maximum; 0 in an average)")
         .defaults("0")
         .range(0, 255);
-  sh.param("cols", Type::Int, "softmax, layernorm: elements per row; transpose: x's third axis, y's second")
-      .optional()
-      .range(1, 1 << 20);
   sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "bf16", "s8"}).defaults("f16");
   sh.param("out", Type::Enum,
            "gemm: type of C (f16 / bf16 inputs: f32, f16 or bf16; s8 inputs: s32, or with scale s8, f16 or f32); "
@@ -191,7 +180,23 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
            "of group o / (cout / groups); the weights tensor takes the same groups key")
       .defaults("1")
       .range(1, 65535);
+  describe_row_shape(sh);
   describe_aipp_shape(sh);
+}
+
+// The row kernels' keys of shape (softmax, layernorm, transpose).
+void KernelLauncher::describe_row_shape(cfg::Spec& sh) {
+  sh.param("rows", Type::Int, "softmax, layernorm: rows; transpose: x's second axis, y's third")
+      .optional()
+      .range(1, 1 << 24);
+  sh.param("outer", Type::Int, "transpose: the leading axis, kept").optional().range(1, 1 << 24);
+  sh.param("inner", Type::Int, "transpose: elements moved together (the last axis, kept; whole 32-byte blocks)")
+      .optional()
+      .range(1, 1 << 20);
+  sh.param("epsilon", Type::Float, "layernorm: added to each row's variance").defaults("1e-5").range(0, 1);
+  sh.param("cols", Type::Int, "softmax, layernorm: elements per row; transpose: x's third axis, y's second")
+      .optional()
+      .range(1, 1 << 20);
 }
 
 // The aipp kernel's keys of shape (h and w are the common ones; c0 is conv2d's too).

@@ -197,12 +197,13 @@ BuiltKernel build_layernorm(const aicore::AiCoreConfig& core, const KernelShape&
   const auto& l = std::get<kernels::LayerNormShape>(s);
   return {kernels::layernorm_kernel(core, l), "one row at a time", l.rows};
 }
-// Per element: the sum, the subtraction, the square, its sum, the scaling, gamma and beta:
-// seven simple operations (a row's reciprocal square root aside).
+// Per element: x / n and its sum, the subtraction, the scaling by 1 / sqrt(n), the square and
+// its sum, the scaling by 1 / sqrt(var + eps), gamma and beta: nine simple operations (a row's
+// reciprocal square root aside).
 KernelWork layernorm_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& l = std::get<kernels::LayerNormShape>(s);
   const double n = double(l.rows) * l.cols;
-  return {7 * n, "vector op", vector_ps(core, 7 * n, aicore::dtype_bytes(l.dtype), false)};
+  return {9 * n, "vector op", vector_ps(core, 9 * n, aicore::dtype_bytes(l.dtype), false)};
 }
 
 // --- transpose ----------------------------------------------------------------------------------

@@ -66,6 +66,11 @@ static void describe_network(cfg::Spec& root) {
              "graph inputs from files: NAME=FILE (.npy or .pb, relative to the scenario); "
              "the others seeded uniform in [-1, 1)")
       .optional();
+  model
+      .param("outputs", Type::StringList,
+             "the values saved (OUT/outputs/NAME.npy) and checked against the host reference: graph outputs or any "
+             "node's output (that layer is then not fused into the next); default: the graph outputs")
+      .optional();
   model.param("batch", Type::Int, "images per inference (the inputs' first dimension)").defaults("1").min(1);
   model.param("seed", Type::Int, "the seed of inputs not given").defaults("1").min(0);
   model.param("check_layers", Type::Bool, "check every layer against the platform's reference loop").defaults("false");

@@ -101,9 +101,9 @@ def run(d, text, what, ub_kib=None):
 
 def compare(what, got, want, rtol, atol):
     err = np.abs(got.astype(np.float64) - want)
-    over = err > atol + rtol * np.abs(want)
+    over = ~(err <= atol + rtol * np.abs(want))  # NaN and inf are over
     if over.any():
-        i = np.unravel_index(np.argmax(err - atol - rtol * np.abs(want)), want.shape)
+        i = np.unravel_index(np.argmax(np.nan_to_num(err - atol - rtol * np.abs(want), nan=np.inf)), want.shape)
         failures.append(f"{what}: {over.sum()} elements off NumPy's; worst {i}: {got[i]} vs {want[i]}")
         return False
     return True

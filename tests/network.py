@@ -161,6 +161,48 @@ with tempfile.TemporaryDirectory() as d:
         if not np.allclose(np.load(os.path.join(d, "twice", "outputs", "w.npy")), 2 * v, rtol=1e-6, atol=0):
             failures.append("Add(x, x): not 2x")
 
+    # Views folded into their readers: a Transpose without perm (the axes reversed) read as a
+    # MatMul's B, and a graph input another layer placed already, scaled by a constant before a
+    # Softmax; against NumPy.
+    a_in = helper.make_tensor_value_info("a", TensorProto.FLOAT, [8, 32])
+    b_in = helper.make_tensor_value_info("b", TensorProto.FLOAT, [16, 32])
+    views = helper.make_graph(
+        [helper.make_node("Relu", ["b"], ["rb"], name="relu_b"),
+         helper.make_node("Transpose", ["rb"], ["bt"], name="flip"),
+         helper.make_node("MatMul", ["a", "bt"], ["ab"], name="ab"),
+         helper.make_node("Relu", ["a"], ["ra"], name="relu_a"),
+         helper.make_node("Mul", ["a", "half"], ["ah"], name="halve"),
+         helper.make_node("Softmax", ["ah"], ["sm"], name="sm", axis=-1)], "views", [a_in, b_in],
+        [helper.make_tensor_value_info(v, TensorProto.FLOAT, s) for v, s in (("ab", [8, 16]), ("ra", [8, 32]),
+                                                                              ("sm", [8, 32]))],
+        [numpy_helper.from_array(np.array(0.5, np.float32), "half")])
+    onnx.save(helper.make_model(views, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "views.onnx"))
+    va, vb = rng.uniform(-2, 2, (8, 32)).astype(np.float32), rng.uniform(-2, 2, (16, 32)).astype(np.float32)
+    np.save(os.path.join(d, "va.npy"), va)
+    np.save(os.path.join(d, "vb.npy"), vb)
+    vout = os.path.join(d, "views")
+    if dvp(["run", os.path.join(d, "views.onnx"), "--input", "a=" + os.path.join(d, "va.npy"), "--input",
+            "b=" + os.path.join(d, "vb.npy"), "--out", vout, "--no-trace"], 0, r"kernel ab: 128 elements within",
+           "folded views"):
+        e = np.exp(va / 2 - (va / 2).max(axis=1, keepdims=True))
+        for name, want in (("ab", va @ np.maximum(vb, 0).T), ("sm", e / e.sum(axis=1, keepdims=True))):
+            err = np.abs(np.load(os.path.join(vout, "outputs", name + ".npy")) - want).max()
+            if not err <= 2e-2 * max(1.0, np.abs(want).max()):
+                failures.append(f"folded views: {name} max abs error {err} against NumPy")
+
+    # --output: a chosen value instead of the graph outputs (here a layer's the MatMul reads).
+    vout = os.path.join(d, "views-rb")
+    if dvp(["run", os.path.join(d, "views.onnx"), "--input", "a=" + os.path.join(d, "va.npy"), "--input",
+            "b=" + os.path.join(d, "vb.npy"), "--output", "rb", "--out", vout, "--no-trace"], 0,
+           r"kernel relu_b: 512 elements within", "--output rb"):
+        if sorted(os.listdir(os.path.join(vout, "outputs"))) != ["rb.npy"]:
+            failures.append(f"--output rb: saved {sorted(os.listdir(os.path.join(vout, 'outputs')))}")
+        elif not np.allclose(np.load(os.path.join(vout, "outputs", "rb.npy")), np.maximum(vb, 0), rtol=1e-6, atol=0):
+            failures.append("--output rb: not relu(b)")
+    dvp(["compile", os.path.join(d, "views.onnx"), "--output", "nosuch", "--out", os.path.join(d, "c")], 2,
+        r"--output nosuch: .*views\.onnx has no node output of that name", "--output of a name the model lacks")
+
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="gate")], "g",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],

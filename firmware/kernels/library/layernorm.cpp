@@ -2,6 +2,7 @@
 #include "layernorm.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "aicore/kernel_builder.hpp"
@@ -78,19 +79,22 @@ struct Row {
 
 // The row at x normalized in place: the mean subtracted, the variance's 1 / sqrt(var + eps)
 // multiplied, then gamma and beta (one rounding to the element type per operation, as the
-// vector unit rounds).
+// vector unit rounds). The sums are of x / n and of ((x - mean) / sqrt(n))^2, the mean and the
+// variance themselves: a sum of x or of its squares would overflow f16 (65504) on a row of
+// 1024 values of 8.
 void normalize(Row& w, const LayerNormShape& s) {
   KernelBuilder& k = w.k;
   const Reg inv_n = k.Const(std::int64_t(num::bits(1.0 / s.cols, s.dtype))),
+            inv_sqrt_n = k.Const(std::int64_t(num::bits(1.0 / std::sqrt(double(s.cols)), s.dtype))),
             eps = k.Const(std::int64_t(num::bits(s.epsilon, s.dtype)));
-  w.sum(w.x);
-  w.one("muls", {w.r, w.r, inv_n});  // the mean
+  w.each("muls", {w.sq, w.x, inv_n}, 2);
+  w.sum(w.sq);  // the mean
   w.read();
   k.OpI("xori", w.v, w.v, std::int32_t(s.dtype == DType::F16 ? 0x8000u : 0x80000000u));  // negated, added
   w.each("adds", {w.x, w.x, w.v}, 2);
-  w.each("mul", {w.sq, w.x, w.x});
-  w.sum(w.sq);
-  w.one("muls", {w.r, w.r, inv_n});  // the variance
+  w.each("muls", {w.sq, w.x, inv_sqrt_n}, 2);
+  w.each("mul", {w.sq, w.sq, w.sq});
+  w.sum(w.sq);  // the variance
   w.one("adds", {w.r, w.r, eps});
   w.one("rsqrt", {w.r, w.r});
   w.read();
@@ -98,6 +102,7 @@ void normalize(Row& w, const LayerNormShape& s) {
   w.each("mul", {w.x, w.x, w.g});
   w.each("add", {w.x, w.x, w.b});
   k.release(inv_n);
+  k.release(inv_sqrt_n);
   k.release(eps);
 }
 
@@ -116,6 +121,8 @@ Image layernorm_kernel(const AiCoreConfig& cfg, const LayerNormShape& s) {
   if (4 * row + 64 > cfg.size[kUB])
     throw Error("layernorm: a row of " + std::to_string(row) + " B does not fit the UB (" +
                 std::to_string(cfg.size[kUB]) + " B) four times (x, its squares, gamma, beta)");
+  if (row / 32 > 65535)
+    throw Error("layernorm: a row of " + std::to_string(row) + " B is more than one copy's 65535 blocks");
   const std::uint32_t per_repeat = 256 / eb, blocks = std::uint32_t(row / 32);
   KernelBuilder k;
   Reg arg = k.reg(), X = k.reg(), G = k.reg(), B = k.reg(), Y = k.reg();

@@ -22,8 +22,9 @@ void check(const AiCoreConfig& cfg, const TransposeShape& s) {
   if ((s.cols - 1) * run_bytes(s) / 32 > 65535)
     throw Error("transpose: x's rows are " + std::to_string(std::uint64_t(s.cols) * run_bytes(s)) +
                 " B apart: a strided copy's gap is at most 65535 blocks");
-  if (2 * run_bytes(s) > cfg.size[kUB])
-    throw Error("transpose: a run of " + std::to_string(run_bytes(s)) + " B does not fit half the UB");
+  if (2 * run_bytes(s) > cfg.size[kUB] || run_bytes(s) / 32 > 65535)
+    throw Error("transpose: a run of " + std::to_string(run_bytes(s)) +
+                " B does not fit half the UB or one copy's 65535 blocks");
 }
 
 // The registers of one piece's move.
@@ -90,7 +91,9 @@ struct Piece {
 
 std::uint32_t transpose_piece_rows(const AiCoreConfig& cfg, const TransposeShape& s) {
   check(cfg, s);
-  return std::uint32_t(std::min<std::uint64_t>({s.rows, 4095, cfg.size[kUB] / 2 / run_bytes(s)}));
+  // A gather is at most 4095 runs, a write at most 65535 blocks.
+  return std::uint32_t(
+      std::min<std::uint64_t>({s.rows, 4095, cfg.size[kUB] / 2 / run_bytes(s), 65535 / (run_bytes(s) / 32)}));
 }
 
 std::uint64_t transpose_pieces(const AiCoreConfig& cfg, const TransposeShape& s) {
