@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "host_reference.hpp"
+#include "schedule.hpp"
 #include "tensor_file.hpp"
 
 namespace dvp::network {
@@ -151,6 +152,7 @@ class Compiler {
   }
   // Lowerings: false when an input is not produced yet (the node is tried again later).
   bool conv(int i);
+  bool shortcut_first(int i) const;
   struct Chain {
     int bn = -1, add = -1, act = -1;
     std::string residual, out;
@@ -183,6 +185,8 @@ class Compiler {
   void finish_outputs();
   void plan_arena();
   void order_batch();
+  std::vector<Scheduled> task_streams() const;
+  void emit_tasks(YAML::Emitter& y) const;
   void emit(const std::string& path) const;
   void emit_network(YAML::Emitter& y) const;
 
@@ -197,12 +201,14 @@ class Compiler {
   const onnx::GraphProto& g_;
   std::map<std::string, const onnx::TensorProto*> init_;
   std::map<std::string, std::vector<int>> consumers_;
+  std::map<std::string, int> producer_;  // a node output -> its node
   std::set<std::string> outputs_;
   Tensors ref_;  // the host reference: the inputs and every node's outputs
   std::map<std::string, Value> values_;
   std::vector<bool> done_;
   std::set<std::string> names_;
   std::vector<Kernel> kernels_;
+  std::vector<Scheduled> sched_;  // each kernel's stream and events
   Compiled out_;
 };
 
@@ -211,6 +217,8 @@ Compiler::Compiler(const Model& m, const CompileOptions& o) : m_(m), o_(o), g_(m
   for (int i = 0; i < g_.node_size(); ++i)
     for (const auto& in : node(i).input())
       if (!in.empty()) consumers_[in].push_back(i);
+  for (int i = 0; i < g_.node_size(); ++i)
+    for (const auto& out : node(i).output()) producer_[out] = i;
   for (const auto& v : g_.output()) outputs_.insert(v.name());
   if (!o.outputs.empty()) outputs_ = std::set<std::string>(o.outputs.begin(), o.outputs.end());
   done_.assign(std::size_t(g_.node_size()), false);
@@ -465,12 +473,29 @@ Compiler::Chain Compiler::conv_chain(int i) const {
   return c;
 }
 
+// Whether conv i waits for the other branch of the Add its chain ends in: when that branch is a
+// conv (+ BatchNormalization) later in the graph that can run now (a residual block's shortcut
+// conv, after the block's convs in torch's order), it is computed first, so it can run beside
+// this branch on a stream of its own, and this branch's last conv fuses the Add.
+bool Compiler::shortcut_first(int i) const {
+  std::string v = node(i).output(0);
+  int next = sole_consumer(v);
+  if (next >= 0 && node(next).op_type() == "BatchNormalization") v = node(next).output(0), next = sole_consumer(v);
+  if (next < 0 || node(next).op_type() != "Add" || node(next).input_size() != 2) return false;
+  const std::string& other = node(next).input(node(next).input(0) == v);
+  if (available(other) || !producer_.count(other)) return false;
+  int head = producer_.at(other);
+  if (node(head).op_type() == "BatchNormalization" && producer_.count(node(head).input(0)))
+    head = producer_.at(node(head).input(0));
+  return node(head).op_type() == "Conv" && head > i && !done_[std::size_t(head)] && available(node(head).input(0));
+}
+
 // Conv and its chain as one conv2d, y stored NC1HWC0. Output channels that are no whole group
 // of 16 are computed up to one (zero weights, scale and bias: the pad channels NC1HWC0 holds as
 // zeros), so the layout is the same whatever cout is.
 bool Compiler::conv(int i) {
   const auto& n = node(i);
-  if (!available(n.input(0))) return false;
+  if (!available(n.input(0)) || shortcut_first(i)) return false;
   const Chain ch = conv_chain(i);
   const Dims& x = values_.at(n.input(0)).shape;
   const Attrs a{n};
@@ -1118,21 +1143,32 @@ void Compiler::order_batch() {
 void Compiler::plan_arena() {
   struct Buffer {
     KTensor* t;
-    std::size_t first, last;
+    std::vector<int> touched, writers;  // the kernels that read or write it; that write it
+    bool loaded, kept = false;          // a graph input (there before the run); a graph output (after it)
     std::uint64_t bytes, offset = 0;
-    bool meets(const Buffer& o) const { return first <= o.last && o.first <= last; }
   };
   std::map<std::string, Buffer> buffers;
+  for (Kernel& k : kernels_)
+    for (KTensor& t : k.tensors)
+      if (t.alias.empty() && (t.file.empty() || t.graph_input))  // weights are not in it
+        buffers.emplace(k.name + "." + t.name,
+                        Buffer{&t, {}, {}, t.graph_input, false, (stored_bytes(t) + 4095) / 4096 * 4096});
   for (std::size_t j = 0; j < kernels_.size(); ++j)
-    for (KTensor& t : kernels_[j].tensors) {
-      if (!t.alias.empty()) {
-        if (auto b = buffers.find(t.alias); b != buffers.end()) b->second.last = j;  // weights are not in it
-      } else if (t.file.empty() || t.graph_input)
-        buffers.emplace(kernels_[j].name + "." + t.name,  // a graph input is loaded before the run
-                        Buffer{&t, t.file.empty() ? j : 0, j, (stored_bytes(t) + 4095) / 4096 * 4096});
-    }
+    for (const KTensor& t : kernels_[j].tensors)
+      if (auto b = buffers.find(t.alias.empty() ? kernels_[j].name + "." + t.name : t.alias); b != buffers.end()) {
+        b->second.touched.push_back(int(j));
+        if (t.name == kernels_[j].output) b->second.writers.push_back(int(j));
+      }
   for (const std::string& name : outputs_)
-    for (const std::string& r : values_.at(name).refs) buffers.at(r).last = kernels_.size();
+    for (const std::string& r : values_.at(name).refs) buffers.at(r).kept = true;
+  // a's uses all end before b is written (b is never written before the run, a never freed after it).
+  auto before = [&](const Buffer& a, const Buffer& b) {
+    if (a.kept || b.loaded || b.writers.empty()) return false;
+    for (int x : a.touched)
+      for (int w : b.writers)
+        if (!happens_before(sched_, x, w)) return false;
+    return true;
+  };
   std::vector<Buffer*> order;
   for (auto& [ref, b] : buffers) order.push_back(&b);
   std::stable_sort(order.begin(), order.end(), [](const Buffer* a, const Buffer* b) { return a->bytes > b->bytes; });
@@ -1141,7 +1177,7 @@ void Compiler::plan_arena() {
     for (bool moved = true; moved;) {  // past every placed buffer that overlaps it in time and memory
       moved = false;
       for (const Buffer* p : placed)
-        if (p->meets(*b) && p->offset < b->offset + b->bytes && b->offset < p->offset + p->bytes)
+        if (p->offset < b->offset + b->bytes && b->offset < p->offset + p->bytes && !before(*p, *b) && !before(*b, *p))
           b->offset = p->offset + p->bytes, moved = true;
     }
     placed.push_back(b);
@@ -1195,7 +1231,38 @@ void Compiler::emit_network(YAML::Emitter& y) const {
   y << YAML::EndSeq << YAML::EndMap;
 }
 
-// The scenario: the kernels, and one task each on stream 0 for the runtime firmware.
+// Each kernel's stream and events (schedule.hpp), from what it reads and writes.
+std::vector<Scheduled> Compiler::task_streams() const {
+  std::vector<TaskNode> nodes;
+  for (const Kernel& k : kernels_) {
+    TaskNode n;
+    n.image = k.image;
+    for (const KTensor& t : k.tensors)
+      (t.name == k.output ? n.writes : n.reads.emplace_back()) = t.alias.empty() ? k.name + "." + t.name : t.alias;
+    nodes.push_back(n);
+  }
+  return schedule(nodes, int(o_.streams));
+}
+
+// tasks: each kernel on its stream, after the waits it needs, before the records others wait for.
+void Compiler::emit_tasks(YAML::Emitter& y) const {
+  const std::vector<Scheduled>& s = sched_;
+  y << YAML::Key << "tasks" << YAML::Value << YAML::BeginSeq;
+  auto event = [&](int stream, const char* what, int e) {
+    y << YAML::Flow << YAML::BeginMap << YAML::Key << "stream" << YAML::Value << stream << YAML::Key << what
+      << YAML::Value << e << YAML::EndMap;
+  };
+  for (std::size_t j = 0; j < kernels_.size(); ++j) {
+    for (int e : s[j].wait) event(s[j].stream, "wait", e);
+    y << YAML::Flow << YAML::BeginMap << YAML::Key << "kernel" << YAML::Value << kernels_[j].name;
+    if (s[j].stream) y << YAML::Key << "stream" << YAML::Value << s[j].stream;
+    y << YAML::EndMap;
+    for (int e : s[j].record) event(s[j].stream, "record", e);
+  }
+  y << YAML::EndSeq;
+}
+
+// The scenario: the kernels, and their tasks for the runtime firmware.
 void Compiler::emit(const std::string& path) const {
   YAML::Emitter y;
   y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << fs::path(m_.path).stem().string();
@@ -1211,10 +1278,9 @@ void Compiler::emit(const std::string& path) const {
   y << YAML::Key << "kernels" << YAML::Value << YAML::BeginSeq;
   for (const Kernel& k : kernels_)
     emit_kernel(y, k, o_.check_layers || (!k.check.empty() && k.check[0].first == "expected"));
-  y << YAML::EndSeq << YAML::Key << "tasks" << YAML::Value << YAML::BeginSeq;
-  for (const Kernel& k : kernels_)
-    y << YAML::Flow << YAML::BeginMap << YAML::Key << "kernel" << YAML::Value << k.name << YAML::EndMap;
-  y << YAML::EndSeq << YAML::Key << "checks" << YAML::Value << YAML::BeginSeq;
+  y << YAML::EndSeq;
+  emit_tasks(y);
+  y << YAML::Key << "checks" << YAML::Value << YAML::BeginSeq;
   y << YAML::Flow << YAML::BeginMap << YAML::Key << "metric" << YAML::Value << "summary.firmware_exit_code" << YAML::Key
     << "min" << YAML::Value << 0 << YAML::Key << "max" << YAML::Value << 0 << YAML::EndMap;
   y << YAML::Flow << YAML::BeginMap << YAML::Key << "metric" << YAML::Value << "summary.kernel_checks_failed"
@@ -1254,6 +1320,7 @@ Compiled Compiler::run() {
                         (node(i).op_type() == "BatchNormalization" ? " (only folded into the Conv before it)" : ""));
   finish_outputs();
   order_batch();
+  sched_ = task_streams();
   if (o_.arena) plan_arena();
   for (const Kernel& k : kernels_)
     for (const KTensor& t : k.tensors)

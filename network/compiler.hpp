@@ -37,6 +37,8 @@ struct CompileOptions {
   // Images per inference: the graph inputs' first dimension (the model's 1 or symbolic), each
   // layer a kernel per image.
   std::uint64_t batch = 1;
+  // Streams the task list may use (1..8): independent branches run side by side (schedule.hpp).
+  std::uint64_t streams = 8;
   bool check_layers = false;  // every layer checked against the platform's reference loop
   // Layer outputs share an activation arena by liveness; off: each its own memory, so every
   // layer's tensors can be read after the run (--check-layers, --save-tensors).

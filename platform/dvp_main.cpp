@@ -106,8 +106,8 @@ static const std::vector<Command> kCommands = {
      1,
      "a scenario file",
      {"preset", "set", "out", "save-tensors", "timing-only", "no-trace", "check", "quiet", "input", "output",
-      "check-layers", "batch"}},
-    {"compile", 1, "an ONNX model", {"preset", "out", "input", "output", "check-layers", "batch"}},
+      "check-layers", "batch", "streams"}},
+    {"compile", 1, "an ONNX model", {"preset", "out", "input", "output", "check-layers", "batch", "streams"}},
     {"config", 1, "a scenario file", {"preset", "set", "timing-only", "check", "origins"}},
     {"map", 1, "a scenario file", {"preset", "set"}},
     {"schema", 0, "", {}},
@@ -145,7 +145,9 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "output", po::value<std::vector<std::string>>()->composing(),
       "an ONNX model: a value to save and check against the host reference (a graph output or any node's output; "
       "default: the graph outputs) (repeatable)")(
-      "batch", po::value<unsigned>(), "an ONNX model: images per inference (the inputs' first dimension; default 1)");
+      "batch", po::value<unsigned>(), "an ONNX model: images per inference (the inputs' first dimension; default 1)")(
+      "streams", po::value<unsigned>(),
+      "an ONNX model: task scheduler streams its independent branches may run on, 1 to 8 (default 8)");
   return opts;
 }
 
@@ -168,6 +170,9 @@ static network::CompileOptions cli_options(const po::variables_map& vm, const st
   co.check_layers = vm.count("check-layers") > 0;
   if (vm.count("batch")) co.batch = vm["batch"].as<unsigned>();
   if (vm.count("batch") && co.batch == 0) throw Error("--batch 0: a batch is at least 1 image", kExitConfig);
+  if (vm.count("streams")) co.streams = vm["streams"].as<unsigned>();
+  if (co.streams < 1 || co.streams > 8)
+    throw Error("--streams " + std::to_string(co.streams) + ": the task scheduler has streams 1 to 8", kExitConfig);
   co.arena = !co.check_layers && !vm.count("save-tensors");  // every layer's tensors kept for the checks
   if (vm.count("input"))
     for (const std::string& a : vm["input"].as<std::vector<std::string>>())
@@ -185,6 +190,7 @@ static network::CompileOptions model_options(const platform::Scenario& s, const 
   co.dir = (std::filesystem::path(out.empty() ? "out/" + s.root.get_string("name") : out) / "compiled").string();
   if (!s.preset.empty()) co.preset = s.preset;
   co.batch = m.get_uint("batch"), co.seed = m.get_uint("seed"), co.check_layers = m.get_bool("check_layers");
+  co.streams = m.get_uint("streams");
   co.arena = !co.check_layers && !vm.count("save-tensors") && !s.root.at("run").has("save_tensors");
   co.absolute_paths = true;
   if (m.has("inputs"))
@@ -291,7 +297,7 @@ static int command(const Command& c, const std::vector<std::string>& args, const
     }
     return kExitOk;
   }
-  for (const char* model_only : {"input", "output", "batch", "check-layers"})
+  for (const char* model_only : {"input", "output", "batch", "streams", "check-layers"})
     if (vm.count(model_only) && !is_onnx(args[0])) {
       std::cerr << "dvp: --" << model_only << " is for an ONNX model (MODEL.onnx), not " << args[0] << "\n";
       return kExitConfig;

@@ -73,6 +73,7 @@ static void describe_network(cfg::Spec& root) {
       .optional();
   model.param("batch", Type::Int, "images per inference (the inputs' first dimension)").defaults("1").min(1);
   model.param("seed", Type::Int, "the seed of inputs not given").defaults("1").min(0);
+  model.param("streams", Type::Int, "task scheduler streams independent branches may run on").defaults("8").range(1, 8);
   model.param("check_layers", Type::Bool, "check every layer against the platform's reference loop").defaults("false");
 
   cfg::Spec& net = root.section(

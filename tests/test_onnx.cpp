@@ -13,6 +13,7 @@
 
 #include "common/error.hpp"
 #include "host_reference.hpp"
+#include "schedule.hpp"
 
 using namespace dvp;
 using namespace dvp::network;
@@ -176,4 +177,90 @@ TEST(OnnxReference, MalformedNodesAreErrorsNamingThem) {
       EXPECT_EQ(std::string(e.what()), std::string("bench.onnx: ") + c.expect) << c.op;
     }
   }
+}
+
+// --- the task list's streams and events (network/schedule.hpp) ---------------------------------
+
+namespace {
+using dvp::network::happens_before;
+using dvp::network::Scheduled;
+using dvp::network::TaskNode;
+TaskNode task(std::vector<std::string> reads, std::string writes, std::size_t image = 0) {
+  return TaskNode{std::move(reads), std::move(writes), image};
+}
+// Every event is waited for on the stream that needs it, once per record.
+void expect_events_paired(const std::vector<Scheduled>& s) {
+  std::map<int, int> balance;
+  for (const Scheduled& t : s) {
+    for (int e : t.record) ++balance[e];
+    for (int e : t.wait) --balance[e];
+  }
+  for (const auto& [e, b] : balance) EXPECT_EQ(b, 0) << "event " << e;
+}
+}  // namespace
+
+// A diamond: b and c both read a; d reads both. c runs beside b on a stream of its own, after a
+// (an event); d after both.
+TEST(NetworkSchedule, ADiamondRunsItsBranchesSideBySide) {
+  const std::vector<TaskNode> t = {task({}, "a"), task({"a"}, "b"), task({"a"}, "c"), task({"b", "c"}, "d")};
+  const auto s = dvp::network::schedule(t, 8);
+  EXPECT_EQ(s[1].stream, s[0].stream);
+  EXPECT_NE(s[2].stream, s[1].stream);
+  EXPECT_TRUE(happens_before(s, 0, 2));
+  EXPECT_FALSE(happens_before(s, 1, 2));
+  EXPECT_TRUE(happens_before(s, 1, 3));
+  EXPECT_TRUE(happens_before(s, 2, 3));
+  EXPECT_EQ(s[2].wait.size(), 1u);
+  EXPECT_EQ(s[3].wait.size(), 1u);
+  expect_events_paired(s);
+}
+
+// One stream: the list in order, no events.
+TEST(NetworkSchedule, OneStreamKeepsTheListsOrder) {
+  const std::vector<TaskNode> t = {task({}, "a"), task({"a"}, "b"), task({"a"}, "c"), task({"b", "c"}, "d")};
+  const auto s = dvp::network::schedule(t, 1);
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    EXPECT_EQ(s[j].stream, 0);
+    EXPECT_TRUE(s[j].wait.empty() && s[j].record.empty());
+    if (j) {
+      EXPECT_TRUE(happens_before(s, int(j) - 1, int(j)));
+    }
+  }
+}
+
+// Heads writing slices of one tensor are all its writers: its reader follows every one.
+TEST(NetworkSchedule, AReaderFollowsEveryHeadThatWritesItsTensor) {
+  const std::vector<TaskNode> t = {task({}, "q"), task({"q"}, "s"), task({"q"}, "s"), task({"q"}, "s"),
+                                   task({"s"}, "p")};
+  const auto s = dvp::network::schedule(t, 8);
+  for (int h : {1, 2, 3}) EXPECT_TRUE(happens_before(s, h, 4)) << "head " << h;
+  EXPECT_FALSE(happens_before(s, 2, 3));  // the heads side by side
+  expect_events_paired(s);
+}
+
+// Kernels of another image follow the kernel before them, though they need nothing of it.
+TEST(NetworkSchedule, ImagesRunOneAfterAnother) {
+  const std::vector<TaskNode> t = {task({}, "a0", 0), task({"a0"}, "b0", 0), task({}, "a1", 1), task({"a1"}, "b1", 1)};
+  const auto s = dvp::network::schedule(t, 8);
+  for (int j = 1; j < 4; ++j) EXPECT_TRUE(happens_before(s, j - 1, j)) << j;
+}
+
+// Events are reused only once their last wait is done: with two events, a long run of
+// fork-joins still pairs every record with its wait; with none, everything runs on one stream.
+TEST(NetworkSchedule, EventsAreReusedSafelyOrNotAtAll) {
+  std::vector<TaskNode> t = {task({}, "x0")};
+  for (int i = 0; i < 20; ++i) {
+    const std::string x = "x" + std::to_string(i), n = "x" + std::to_string(i + 1);
+    t.push_back(task({x}, "l" + std::to_string(i)));
+    t.push_back(task({x}, "r" + std::to_string(i)));
+    t.push_back(task({"l" + std::to_string(i), "r" + std::to_string(i)}, n));
+  }
+  const auto two = dvp::network::schedule(t, 8, 2);
+  expect_events_paired(two);
+  for (std::size_t j = 3; j < t.size(); j += 3) {
+    EXPECT_TRUE(happens_before(two, int(j) - 2, int(j))) << j;
+    EXPECT_TRUE(happens_before(two, int(j) - 1, int(j))) << j;
+  }
+  const auto none = dvp::network::schedule(t, 8, 0);
+  for (const Scheduled& x : none) EXPECT_EQ(x.stream, 0);
 }
