@@ -173,7 +173,8 @@ class Compiler {
   };
   GemmPlan gemm_plan(int i) const;
   void gemm_head(int i, const GemmPlan& p, std::int64_t h);
-  std::string as_f16(int i, const std::string& v);
+  std::string cast_to(int i, const std::string& v, const std::string& to);
+  bool top_k(int i);
   KTensor slice(KTensor t, std::int64_t heads, std::int64_t h, const Dims& shape) const;
   KTensor gemm_operand(int i, Kernel& k, int j, const std::string& name, float factor, const Dims& shape,
                        std::int64_t heads, std::int64_t h);
@@ -187,6 +188,7 @@ class Compiler {
   void order_batch();
   std::vector<Scheduled> task_streams() const;
   void emit_tasks(YAML::Emitter& y) const;
+  std::vector<int> firmware_cores() const;
   void emit(const std::string& path) const;
   void emit_network(YAML::Emitter& y) const;
 
@@ -731,7 +733,7 @@ void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
   k.head = std::size_t(h);
   for (int j : {i, p.bias_node == i ? -1 : p.bias_node, p.act})
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
-  const std::string a = as_f16(i, n.input(0));
+  const std::string a = cast_to(i, n.input(0), "f16");
   k.tensors.push_back(slice(use(i, k, a, "a", values_.at(a).layout), p.heads, h, {p.m, p.k}));
   k.tensors.push_back(gemm_operand(i, k, 1, "b", p.alpha, p.bt ? Dims{p.n, p.k} : Dims{p.k, p.n}, p.heads, h));
   for (const KTensor& t : k.tensors)
@@ -757,15 +759,14 @@ void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
   out_.layers.back().output = num(p.m) + "x" + num(p.n);  // the head's (head 0's tensor is all of them)
 }
 
-// v as the cube reads it, f16: v, or an f16 copy of an f32 activation (an element-wise graph
-// input, kept f32 as the model gives it), cast once per value and image by a kernel placed
-// before node i's.
-std::string Compiler::as_f16(int i, const std::string& v) {
+// v in type `to` for node i's kernel: v, or a copy of it (an f32 activation for the cube, an f16
+// one for the AI CPU), cast once per value and image by a kernel placed before node i's.
+std::string Compiler::cast_to(int i, const std::string& v, const std::string& to) {
   const Value& val = values_.at(v);
   // A graph input not placed yet is placed in f16 by its reader; a scaled view is the reader's
   // to refuse.
-  if (val.dtype != "f32" || val.refs[image_].empty() || val.scale != 1.0) return v;
-  std::string c = v + "#f16";
+  if (val.dtype == to || val.refs[image_].empty() || val.scale != 1.0) return v;
+  std::string c = v + "#" + to;
   if (values_.count(c) && !values_.at(c).refs[image_].empty()) return c;
   Kernel k{kernel_name(i, "_cast"), "elementwise"};
   k.nodes = {i};
@@ -773,15 +774,57 @@ std::string Compiler::as_f16(int i, const std::string& v) {
   for (const Kernel& other : kernels_)
     if (other.image == image_ && other.nodes.front() == i) k.head = std::max(k.head, other.head + 1);
   ref_[c] = ref_.at(v);
-  k.tensors.push_back(use(i, k, v, "x", val.layout, false, "f32", true));
-  produce(k, c, KTensor{"z", "f16"}, values_.at(v).layout);
+  k.tensors.push_back(use(i, k, v, "x", val.layout, false, val.dtype, true));
+  produce(k, c, KTensor{"z", to}, values_.at(v).layout);
   values_.at(c).transposed = values_.at(v).transposed;
-  k.shape = {{"op", "cast"}, {"dtype", "f32"}, {"to", "f16"}, {"n", num(std::int64_t(stored_bytes(k.tensors[1]) / 2))}};
+  const std::int64_t eb = to == "f32" ? 4 : 2;
+  k.shape = {{"op", "cast"},
+             {"dtype", k.tensors[0].dtype},
+             {"to", to},
+             {"n", num(std::int64_t(stored_bytes(k.tensors[1])) / eb)}};
   k.args = {"x", "z"};
   k.check_inputs = {"x"};
   k.check = {{"op", "copy"}};
   place(std::move(k));
   return c;
+}
+
+// ArgMax and TopK (the last axis, the largest): the AI CPU's kernels of the runtime firmware, as
+// CANN runs them on the AI CPU. Their input f32 (cast from f16 first), the indices s32 (exact
+// against the host reference: an fp16 network whose two largest are within its rounding may pick
+// the other); TopK's values beside them.
+bool Compiler::top_k(int i) {
+  const auto& n = node(i);
+  if (!available(n.input(0))) return false;
+  const bool is_topk = n.op_type() == "TopK";
+  const Attrs a{n};
+  const Value& v = values_.at(n.input(0));
+  const std::int64_t rank = std::int64_t(v.shape.size());
+  std::int64_t axis = a.i("axis", is_topk ? -1 : 0), k = 1;
+  if (axis < 0) axis += rank;
+  if (axis != rank - 1) fail(i, "over axis " + std::to_string(axis) + ": the last is lowered (the AI CPU takes rows)");
+  if (a.i("select_last_index", 0) || !a.i("largest", 1)) fail(i, "the first largest is lowered (the AI CPU's)");
+  if (v.layout == Layout::Nc1hwc0 && v.shape[2] * v.shape[3] != 1) fail(i, "an NC1HWC0 map larger than 1 x 1");
+  if (is_topk) {
+    if (!constant(n.input(1))) fail(i, "K must be a constant");
+    k = std::int64_t(ref_.at(n.input(1)).data[0]);
+    if (k < 1 || k > 64) fail(i, "K = " + std::to_string(k) + ": 1 to 64 is lowered (the AI CPU kernel's)");
+  }
+  const std::int64_t cols = v.shape.back(), rows = product(v.shape) / cols;
+  const std::string x = cast_to(i, n.input(0), "f32");
+  Kernel kk{kernel_name(i), "aicpu"};
+  kk.nodes = {i};
+  kk.shape = {{"aicpu", is_topk ? "topk" : "argmax"}};
+  kk.tensors.push_back(use(i, kk, x, "x", values_.at(x).layout, false, "f32"));
+  if (kk.tensors[0].dtype != "f32") fail(i, "the input is " + kk.tensors[0].dtype + "; the AI CPU kernel takes f32");
+  const bool values = is_topk && !n.output(0).empty();
+  if (values) produce(kk, n.output(0), KTensor{"values", "f32", "nd", "", "", "", {rows, k}}, Layout::Nd);
+  produce(kk, n.output(is_topk ? 1 : 0), KTensor{"indices", "s32", "nd", "", "", "", {rows, k}}, Layout::Nd);
+  kk.args = {"x", num(rows), num(cols), num(k), values ? "values" : "0", "indices"};
+  kk.check_inputs = {"x"};
+  kk.check = {{"op", is_topk ? "topk" : "argmax"}, {"cols", num(cols)}};
+  if (is_topk) kk.check.push_back({"k", num(k)});
+  return finish(i, std::move(kk));
 }
 
 // Head h's slice of a tensor of `heads` slices of `shape` each: an alias of it moved on by h
@@ -811,7 +854,7 @@ KTensor Compiler::gemm_operand(int i, Kernel& k, int j, const std::string& name,
   // A graph input: converted to dt at load.
   if (values_.at(node(i).input(j)).scale != 1.0)
     fail(i, "operand " + name + " is scaled by a constant (Mul or Div), lowered only into the Softmax that reads it");
-  const std::string v = dt == "f16" ? as_f16(i, node(i).input(j)) : node(i).input(j);
+  const std::string v = dt == "f16" ? cast_to(i, node(i).input(j), "f16") : node(i).input(j);
   KTensor t = slice(use(i, k, v, name, Layout::Nd, false, dt, true), heads, h, shape);
   if (t.dtype != dt) fail(i, "operand " + name + " is " + t.dtype + " where the gemm kernel takes " + dt);
   return t;
@@ -1060,6 +1103,8 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
       {"Div", &Compiler::elementwise},
       {"Transpose", &Compiler::transpose},
       {"LayerNormalization", &Compiler::layer_norm},
+      {"ArgMax", &Compiler::top_k},
+      {"TopK", &Compiler::top_k},
       {"Reshape", &Compiler::view},
       {"Identity", &Compiler::view},
   };
@@ -1084,7 +1129,7 @@ void Compiler::finish_outputs() {
       const auto dot = r.find('.');
       auto k =
           std::find_if(kernels_.begin(), kernels_.end(), [&](const Kernel& x) { return x.name == r.substr(0, dot); });
-      if (r.empty() || k == kernels_.end() || k->output != r.substr(dot + 1))
+      if (r.empty() || k == kernels_.end())
         throw Error(m_.path + ": output '" + name + "' is not computed by a layer on the platform", kExitConfig);
       const Tensor want = image_data(name);
       const std::string file = name + (batch_ > 1 ? ".b" + std::to_string(image_) : "") + ".npy";
@@ -1093,10 +1138,15 @@ void Compiler::finish_outputs() {
                                   reinterpret_cast<const std::uint8_t*>(want.data.data()), want.data.size());
       double peak = 0;
       for (float x : want.data) peak = std::max(peak, double(std::fabs(x)));
+      // The kernel's own output is checked; another (TopK's values beside its indices) saved.
       for (KTensor& t : k->tensors)
-        if (t.name == k->output) t.save = "outputs/" + file;
-      k->check = {
-          {"expected", path_of("reference/" + file)}, {"atol", num(std::max(0.02 * peak, 1e-6))}, {"rtol", "0.02"}};
+        if (t.name == r.substr(dot + 1)) t.save = "outputs/" + file;
+      if (k->output != r.substr(dot + 1)) continue;
+      const bool exact = std::any_of(k->tensors.begin(), k->tensors.end(),
+                                     [&](const KTensor& t) { return t.name == k->output && t.dtype == "s32"; });
+      k->check = {{"expected", path_of("reference/" + file)},  // indices: exact
+                  {"atol", exact ? "0" : num(std::max(0.02 * peak, 1e-6))},
+                  {"rtol", exact ? "0" : "0.02"}};
       k->check_inputs.clear();
     }
   image_ = 0;
@@ -1202,10 +1252,16 @@ void emit_tensor(YAML::Emitter& y, const KTensor& t) {
 }
 
 void emit_kernel(YAML::Emitter& y, const Kernel& k, bool check) {
-  y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << k.name << YAML::Key << "library" << YAML::Value
-    << k.library << YAML::Key << "shape" << YAML::Value << YAML::Flow << YAML::BeginMap;
-  for (const auto& [key, v] : k.shape) y << YAML::Key << key << YAML::Value << v;
-  y << YAML::EndMap << YAML::Key << "tensors" << YAML::Value << YAML::BeginSeq;
+  y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << k.name;
+  if (k.library == "aicpu") {
+    y << YAML::Key << "aicpu" << YAML::Value << k.shape.at(0).second;
+  } else {
+    y << YAML::Key << "library" << YAML::Value << k.library << YAML::Key << "shape" << YAML::Value << YAML::Flow
+      << YAML::BeginMap;
+    for (const auto& [key, v] : k.shape) y << YAML::Key << key << YAML::Value << v;
+    y << YAML::EndMap;
+  }
+  y << YAML::Key << "tensors" << YAML::Value << YAML::BeginSeq;
   for (const KTensor& t : k.tensors) emit_tensor(y, t);
   y << YAML::EndSeq << YAML::Key << "args" << YAML::Value << YAML::Flow << k.args;
   if (check) {
@@ -1236,7 +1292,7 @@ std::vector<Scheduled> Compiler::task_streams() const {
   std::vector<TaskNode> nodes;
   for (const Kernel& k : kernels_) {
     TaskNode n;
-    n.image = k.image;
+    n.image = k.image, n.aicpu = k.library == "aicpu";
     for (const KTensor& t : k.tensors)
       (t.name == k.output ? n.writes : n.reads.emplace_back()) = t.alias.empty() ? k.name + "." + t.name : t.alias;
     nodes.push_back(n);
@@ -1262,6 +1318,14 @@ void Compiler::emit_tasks(YAML::Emitter& y) const {
   y << YAML::EndSeq;
 }
 
+// The runtime firmware's cores: control CPU 0, and with AI CPU kernels the first AI CPU, core 4
+// on both presets (4 control cores), which runs them all, one at a time (schedule.hpp).
+std::vector<int> Compiler::firmware_cores() const {
+  for (const Kernel& k : kernels_)
+    if (k.library == "aicpu") return {0, 4};
+  return {0};
+}
+
 // The scenario: the kernels, and their tasks for the runtime firmware.
 void Compiler::emit(const std::string& path) const {
   YAML::Emitter y;
@@ -1273,7 +1337,7 @@ void Compiler::emit(const std::string& path) const {
   y << YAML::Key << "platform" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "preset" << YAML::Value
     << o_.preset << YAML::EndMap;
   y << YAML::Key << "firmware" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "image" << YAML::Value
-    << "runtime" << YAML::Key << "cores" << YAML::Value << YAML::Flow << std::vector<int>{0} << YAML::EndMap;
+    << "runtime" << YAML::Key << "cores" << YAML::Value << YAML::Flow << firmware_cores() << YAML::EndMap;
   emit_network(y);
   y << YAML::Key << "kernels" << YAML::Value << YAML::BeginSeq;
   for (const Kernel& k : kernels_)

@@ -316,6 +316,50 @@ void softmax(Op& op) {
     }
 }
 
+// The k largest (largest 1) or smallest of each line along `axis`: their indices (ties to the
+// lower index, as ONNX says, or the higher with `last`) and values, in order.
+void top(Op& op, std::int64_t k, std::int64_t axis, bool largest, Tensor* values, Tensor& indices, bool last = false) {
+  const Tensor& x = op.in(0);
+  const std::int64_t outer = count(x.shape, 0, std::size_t(axis)), len = x.shape[std::size_t(axis)];
+  const std::int64_t inner = count(x.shape, std::size_t(axis) + 1);
+  op.need(k >= 1 && k <= len, "k = " + std::to_string(k) + " of a line of " + std::to_string(len));
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(len));
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t in = 0; in < inner; ++in) {
+      auto at = [&](std::int64_t e) { return x.data[std::size_t((o * len + e) * inner + in)]; };
+      for (std::int64_t e = 0; e < len; ++e) idx[std::size_t(e)] = e;
+      std::stable_sort(idx.begin(), idx.end(), [&](std::int64_t a, std::int64_t b) {
+        if (at(a) == at(b)) return last && a > b;
+        return largest ? at(a) > at(b) : at(a) < at(b);
+      });
+      for (std::int64_t m = 0; m < k; ++m) {
+        const std::size_t to = std::size_t((o * k + m) * inner + in);
+        indices.data[to] = float(idx[std::size_t(m)]);
+        if (values) values->data[to] = at(idx[std::size_t(m)]);
+      }
+    }
+}
+
+void argmax(Op& op) {
+  const Tensor& x = op.in(0);
+  const auto axis = std::int64_t(op.axis(op.i("axis", 0), x.shape.size()));
+  Shape so = x.shape;
+  so[std::size_t(axis)] = 1;
+  if (!op.i("keepdims", 1)) so.erase(so.begin() + axis);
+  top(op, 1, axis, true, nullptr, op.out(0, so), op.i("select_last_index", 0) != 0);
+}
+
+void topk(Op& op) {
+  const Tensor& x = op.in(0);
+  op.need(op.opset >= 10 && op.has_in(1) && op.in(1).elements() == 1, "k as an input of one value (opset 10 on)");
+  const auto axis = std::int64_t(op.axis(op.i("axis", -1), x.shape.size()));
+  const auto k = std::int64_t(op.in(1).data[0]);
+  Shape so = x.shape;
+  so[std::size_t(axis)] = k;
+  Tensor& values = op.out(0, so);
+  top(op, k, axis, op.i("largest", 1) != 0, &values, op.out(1, so));
+}
+
 void reshape(Op& op) {
   const Tensor &x = op.in(0), &spec = op.in(1);
   Shape so(spec.data.begin(), spec.data.end());
@@ -489,6 +533,8 @@ const std::vector<Entry>& table() {
       {"GlobalAveragePool", [](Op& o) { global_pool(o, false); }},
       {"GlobalMaxPool", [](Op& o) { global_pool(o, true); }},
       {"Softmax", softmax},
+      {"ArgMax", argmax},
+      {"TopK", topk},
       {"Flatten", flatten},
       {"Reshape", reshape},
       {"Transpose", transpose},

@@ -10,11 +10,16 @@ namespace dvp::network {
 std::vector<std::vector<int>> task_dependencies(const std::vector<TaskNode>& tasks) {
   std::map<std::string, std::vector<int>> writers;  // per root, in order
   std::vector<std::vector<int>> deps;
+  int aicpu = -1;  // the last AI CPU kernel
   for (int j = 0; j < int(tasks.size()); ++j) {
     std::set<int> d;
     for (const std::string& r : tasks[std::size_t(j)].reads)
       for (int w : writers[r]) d.insert(w);
     if (j > 0 && tasks[std::size_t(j)].image != tasks[std::size_t(j - 1)].image) d.insert(j - 1);
+    if (tasks[std::size_t(j)].aicpu) {
+      if (aicpu >= 0) d.insert(aicpu);
+      aicpu = j;
+    }
     deps.emplace_back(d.begin(), d.end());
     writers[tasks[std::size_t(j)].writes].push_back(j);
   }

@@ -28,6 +28,9 @@ struct TaskNode {
   // (branches run side by side within an image, images one after another, in the compiler's
   // order of a batch: images side by side share the L2 and thrash it).
   std::size_t image = 0;
+  // An AI CPU kernel: they run one at a time, so each takes the first AI CPU core (the task
+  // scheduler's choice), the one the compiled model starts the firmware on.
+  bool aicpu = false;
 };
 
 struct Scheduled {

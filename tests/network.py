@@ -203,6 +203,36 @@ with tempfile.TemporaryDirectory() as d:
     dvp(["compile", os.path.join(d, "views.onnx"), "--output", "nosuch", "--out", os.path.join(d, "c")], 2,
         r"--output nosuch: .*views\.onnx has no node output of that name", "--output of a name the model lacks")
 
+    # A classifier's head on the AI CPU: TopK (5) of the softmax and ArgMax of the logits, their
+    # indices exactly NumPy's (logits far apart for fp16), the values within fp16's rounding.
+    wfc = rng.normal(0, 1, (64, 100)).astype(np.float32)
+    head = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["logits"], name="fc"),
+         helper.make_node("Softmax", ["logits"], ["prob"], name="sm", axis=-1),
+         helper.make_node("TopK", ["prob", "k"], ["top_p", "top_i"], name="top5", axis=-1),
+         helper.make_node("ArgMax", ["logits"], ["cls"], name="best", axis=1, keepdims=1)], "head",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("top_p", TensorProto.FLOAT, [1, 5]),
+         helper.make_tensor_value_info("top_i", TensorProto.INT64, [1, 5]),
+         helper.make_tensor_value_info("cls", TensorProto.INT64, [1, 1])],
+        [numpy_helper.from_array(wfc, "W"), numpy_helper.from_array(np.array([5], np.int64), "k")])
+    onnx.save(helper.make_model(head, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "head.onnx"))
+    hx = rng.uniform(-1, 1, (1, 64)).astype(np.float32)
+    np.save(os.path.join(d, "hx.npy"), hx)
+    hout = os.path.join(d, "head")
+    if dvp(["run", os.path.join(d, "head.onnx"), "--input", "x=" + os.path.join(d, "hx.npy"), "--out", hout,
+            "--no-trace"], 0, r"kernel top5 +on an AI CPU core[\s\S]*ok   kernel top5: 5 elements", "TopK, ArgMax"):
+        logits = hx.astype(np.float64) @ wfc
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        order = np.argsort(-logits[0], kind="stable")
+        got = {n: np.load(os.path.join(hout, "outputs", n + ".npy")) for n in ("top_i", "top_p", "cls")}
+        if list(got["top_i"].ravel()) != list(order[:5]) or int(got["cls"].ravel()[0]) != order[0]:
+            failures.append(f"TopK, ArgMax: indices {got['top_i'].ravel()}, {got['cls'].ravel()}; NumPy {order[:5]}")
+        elif not np.allclose(got["top_p"].ravel(), p[0][order[:5]], rtol=5e-3, atol=1e-4):
+            failures.append(f"TopK: values {got['top_p'].ravel()}, NumPy {p[0][order[:5]]}")
+
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="gate")], "g",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
