@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -155,9 +156,11 @@ class Compiler {
   bool shortcut_first(int i) const;
   struct Chain {
     int bn = -1, add = -1, act = -1;
+    bool relu6 = false;  // act is Clip(0, 6) (MobileNet's ReLU6), else Relu or Clip(0, none)
     std::string residual, out;
   };
   Chain conv_chain(int i) const;
+  bool clip_bounds(int i, float& lo, float& hi) const;
   void conv_epilogue(int i, int bn, Kernel& k, std::int64_t cout);
   Dims conv_pads(int i, const Dims& x, const Dims& k, const Dims& s, const Dims& d) const;
   bool pool(int i);
@@ -471,8 +474,29 @@ Compiler::Chain Compiler::conv_chain(int i) const {
     if (!is_weight(other) && available(other) && ref_.at(other).shape == ref_.at(c.out).shape)
       c.add = next, c.residual = other, c.out = node(next).output(0), next = sole_consumer(c.out);
   }
-  if (next >= 0 && node(next).op_type() == "Relu") c.act = next, c.out = node(next).output(0);
+  float lo = 0, hi = 0;
+  const bool clip = next >= 0 && node(next).op_type() == "Clip" && clip_bounds(next, lo, hi) && lo == 0.0f &&
+                    (hi == 6.0f || hi == std::numeric_limits<float>::max());
+  if (next >= 0 && (node(next).op_type() == "Relu" || clip))
+    c.act = next, c.out = node(next).output(0), c.relu6 = clip && hi == 6.0f;
   return c;
+}
+
+// Clip i's bounds (inputs 1 and 2 from opset 11, attributes before; absent: no bound); false
+// when a bound is not a constant of one value.
+bool Compiler::clip_bounds(int i, float& lo, float& hi) const {
+  const auto& n = node(i);
+  lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+  if (m_.opset < 11) {
+    lo = Attrs{n}.f("min", lo), hi = Attrs{n}.f("max", hi);
+    return true;
+  }
+  for (int q : {1, 2}) {
+    if (n.input_size() <= q || n.input(q).empty()) continue;
+    if (!constant(n.input(q)) || ref_.at(n.input(q)).elements() != 1) return false;
+    (q == 1 ? lo : hi) = ref_.at(n.input(q)).data[0];
+  }
+  return true;
 }
 
 // Whether conv i waits for the other branch of the Add its chain ends in: when that branch is a
@@ -533,7 +557,7 @@ bool Compiler::conv(int i) {
       fail(ch.add, "the shortcut is " + r.dtype + ", the conv's output " + out_dtype(ch.out));
     k.tensors.push_back(r), k.args.push_back("residual"), k.shape.push_back({"residual", "true"});
   }
-  if (ch.act >= 0) k.shape.push_back({"relu", "true"});
+  if (ch.act >= 0) k.shape.push_back({ch.relu6 ? "relu6" : "relu", "true"});
   k.check_inputs = k.args;
   k.check_inputs.erase(k.check_inputs.begin() + 2);  // y
   k.check = {{"op", "conv2d"}, {"atol", "1e-3"}, {"rtol", "1e-3"}};

@@ -233,6 +233,53 @@ with tempfile.TemporaryDirectory() as d:
         elif not np.allclose(got["top_p"].ravel(), p[0][order[:5]], rtol=5e-3, atol=1e-4):
             failures.append(f"TopK: values {got['top_p'].ravel()}, NumPy {p[0][order[:5]]}")
 
+    # MobileNet's Conv + BatchNormalization + Clip(0, 6), fused as ReLU6, and a depthwise conv
+    # with Clip(0) alone (a ReLU), against NumPy: outputs above 6 and below 0 both occur.
+    cw = rng.normal(0, 0.5, (16, 3, 3, 3)).astype(np.float32)
+    dw = rng.normal(0, 0.5, (16, 1, 3, 3)).astype(np.float32)
+    bn = [numpy_helper.from_array(v.astype(np.float32), n) for n, v in
+          (("g", rng.uniform(0.5, 2, 16)), ("b", rng.uniform(-1, 1, 16)), ("mu", rng.uniform(-0.2, 0.2, 16)),
+           ("var", rng.uniform(0.5, 1.5, 16)))]
+    consts = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("zero", 0.0), ("six", 6.0))]
+    mobile = helper.make_graph(
+        [helper.make_node("Conv", ["x", "cw"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+         helper.make_node("BatchNormalization", ["c", "g", "b", "mu", "var"], ["n"], name="bn"),
+         helper.make_node("Clip", ["n", "zero", "six"], ["r6"], name="relu6"),
+         helper.make_node("Conv", ["r6", "dw"], ["d"], name="dwconv", pads=[1, 1, 1, 1], group=16),
+         helper.make_node("Clip", ["d", "zero"], ["y"], name="relu")], "mobile",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 10, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 10, 12])],
+        [numpy_helper.from_array(cw, "cw"), numpy_helper.from_array(dw, "dw")] + bn + consts)
+    onnx.save(helper.make_model(mobile, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "mobile.onnx"))
+    mx = rng.uniform(-3, 3, (1, 3, 10, 12)).astype(np.float32)
+    np.save(os.path.join(d, "mx.npy"), mx)
+    mout = os.path.join(d, "mobile")
+    if dvp(["run", os.path.join(d, "mobile.onnx"), "--input", "x=" + os.path.join(d, "mx.npy"), "--out", mout,
+            "--no-trace", "--check-layers"], 0, r"kernel conv: .*within[\s\S]*kernel dwconv: .*within",
+           "Conv + BatchNormalization + Clip"):
+        def conv(x, w, groups=1):
+            c, h, wd = x.shape[1:]
+            xp = np.pad(x[0].astype(np.float64), ((0, 0), (1, 1), (1, 1)))
+            out = np.zeros((w.shape[0], h, wd))
+            per = w.shape[0] // groups
+            for o in range(w.shape[0]):
+                g = o // per
+                for i in range(w.shape[1]):
+                    for a in range(3):
+                        for b in range(3):
+                            out[o] += w[o, i, a, b] * xp[g * w.shape[1] + i, a:a + h, b:b + wd]
+            return out[None]
+        g, b, mu, var = (numpy_helper.to_array(t).astype(np.float64)[None, :, None, None] for t in bn)
+        r6 = np.clip((conv(mx, cw) - mu) / np.sqrt(var + 1e-5) * g + b, 0, 6)
+        want = np.maximum(conv(r6, dw, 16), 0)
+        got = np.load(os.path.join(mout, "outputs", "y.npy"))
+        if not (r6 == 6).any():
+            failures.append("Conv + BatchNormalization + Clip: no output reaches 6 (the test does not test ReLU6)")
+        err = np.abs(got - want).max()
+        if not err <= 2e-2 * max(1.0, np.abs(want).max()):
+            failures.append(f"Conv + BatchNormalization + Clip: max abs error {err} against NumPy")
+
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="gate")], "g",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
