@@ -70,9 +70,10 @@ struct Kernel {
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> check;
   std::vector<std::string> check_inputs;
-  std::vector<int> nodes;            // the ONNX nodes it runs, fused
-  std::string output;                // the tensor it writes
-  std::size_t image = 0, layer = 0;  // in a batch: its image, and its layer's place in the network
+  std::vector<int> nodes;             // the ONNX nodes it runs, fused
+  std::string output;                 // the tensor it writes (checked)
+  std::vector<std::string> produced;  // every tensor it writes (TopK: its values and indices)
+  std::size_t image = 0, layer = 0;   // in a batch: its image, and its layer's place in the network
   std::size_t head = 0;  // of a node that runs as several kernels (a batched MatMul's heads, a pool's count)
 };
 
@@ -405,6 +406,7 @@ void Compiler::produce(Kernel& k, const std::string& v, KTensor t, Layout layout
   if (t.shape.empty()) t.shape = val.shape;
   if (layout == Layout::Nc1hwc0) t.layout = "nc1hwc0";
   k.output = t.name;
+  k.produced.push_back(t.name);
   k.tensors.push_back(t);
   out_.activation_bytes += stored_bytes(t);
 }
@@ -1153,7 +1155,8 @@ void Compiler::finish_outputs() {
       const auto dot = r.find('.');
       auto k =
           std::find_if(kernels_.begin(), kernels_.end(), [&](const Kernel& x) { return x.name == r.substr(0, dot); });
-      if (r.empty() || k == kernels_.end())
+      if (r.empty() || k == kernels_.end() ||
+          (k->output != r.substr(dot + 1) && !std::count(k->produced.begin(), k->produced.end(), r.substr(dot + 1))))
         throw Error(m_.path + ": output '" + name + "' is not computed by a layer on the platform", kExitConfig);
       const Tensor want = image_data(name);
       const std::string file = name + (batch_ > 1 ? ".b" + std::to_string(image_) : "") + ".npy";
@@ -1231,7 +1234,9 @@ void Compiler::plan_arena() {
     for (const KTensor& t : kernels_[j].tensors)
       if (auto b = buffers.find(t.alias.empty() ? kernels_[j].name + "." + t.name : t.alias); b != buffers.end()) {
         b->second.touched.push_back(int(j));
-        if (t.name == kernels_[j].output) b->second.writers.push_back(int(j));
+        if (t.name == kernels_[j].output ||
+            std::count(kernels_[j].produced.begin(), kernels_[j].produced.end(), t.name))
+          b->second.writers.push_back(int(j));
       }
   for (const std::string& name : outputs_)
     for (const std::string& r : values_.at(name).refs) buffers.at(r).kept = true;
@@ -1318,10 +1323,15 @@ std::vector<Scheduled> Compiler::task_streams() const {
     TaskNode n;
     n.image = k.image, n.aicpu = k.library == "aicpu";
     for (const KTensor& t : k.tensors)
-      (t.name == k.output ? n.writes : n.reads.emplace_back()) = t.alias.empty() ? k.name + "." + t.name : t.alias;
+      (t.name == k.output || std::count(k.produced.begin(), k.produced.end(), t.name) ? n.writes.emplace_back()
+                                                                                      : n.reads.emplace_back()) =
+          t.alias.empty() ? k.name + "." + t.name : t.alias;
     nodes.push_back(n);
   }
-  return schedule(nodes, int(o_.streams));
+  std::vector<Scheduled> s = schedule(nodes, int(o_.streams));
+  std::size_t tasks = s.size();
+  for (const Scheduled& t : s) tasks += t.wait.size() + t.record.size();
+  return tasks > 4096 ? schedule(nodes, 1) : s;  // the runtime's task table (DVP_MAX_TASKS): the events too
 }
 
 // tasks: each kernel on its stream, after the waits it needs, before the records others wait for.

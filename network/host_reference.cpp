@@ -352,6 +352,7 @@ void argmax(Op& op) {
 void topk(Op& op) {
   const Tensor& x = op.in(0);
   op.need(op.opset >= 10 && op.has_in(1) && op.in(1).elements() == 1, "k as an input of one value (opset 10 on)");
+  op.need(op.n.output_size() == 2, "TopK has two outputs (values, indices)");
   const auto axis = std::int64_t(op.axis(op.i("axis", -1), x.shape.size()));
   const auto k = std::int64_t(op.in(1).data[0]);
   Shape so = x.shape;

@@ -21,7 +21,7 @@ std::vector<std::vector<int>> task_dependencies(const std::vector<TaskNode>& tas
       aicpu = j;
     }
     deps.emplace_back(d.begin(), d.end());
-    writers[tasks[std::size_t(j)].writes].push_back(j);
+    for (const std::string& w : tasks[std::size_t(j)].writes) writers[w].push_back(j);
   }
   return deps;
 }
@@ -45,8 +45,16 @@ struct Planner {
     for (int p : needs(j))
       if (last[std::size_t(out[std::size_t(p)].stream)] == p) best = std::max(best, p);
     if (best >= 0) return out[std::size_t(best)].stream;
+    // An idle stream: never used, or its last kernel is one j is ordered after already (the
+    // least recently used of them).
+    Clock c(std::size_t(streams), -1);
+    for (int p : needs(j))
+      for (std::size_t k = 0; k < c.size(); ++k) c[k] = std::max(c[k], done[std::size_t(p)][k]);
+    int idle = -1;
     for (int s = 0; s < streams; ++s)
-      if (last[std::size_t(s)] < 0) return s;
+      if (last[std::size_t(s)] <= c[std::size_t(s)] && (idle < 0 || last[std::size_t(s)] < last[std::size_t(idle)]))
+        idle = s;
+    if (idle >= 0) return idle;
     return out[std::size_t(needs(j).empty() ? j - 1 : needs(j).back())].stream;
   }
   // An event free to record after kernel p and wait for on a stream at clock c: its last wait

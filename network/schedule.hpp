@@ -22,8 +22,8 @@
 namespace dvp::network {
 
 struct TaskNode {
-  std::vector<std::string> reads;  // the memory it reads: tensors' roots (KERNEL.TENSOR)
-  std::string writes;              // the memory it writes
+  std::vector<std::string> reads;   // the memory it reads: tensors' roots (KERNEL.TENSOR)
+  std::vector<std::string> writes;  // the memory it writes
   // Its image in a batch: a kernel of another image than the one before it follows that one
   // (branches run side by side within an image, images one after another, in the compiler's
   // order of a batch: images side by side share the L2 and thrash it).

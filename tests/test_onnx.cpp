@@ -186,7 +186,7 @@ using dvp::network::happens_before;
 using dvp::network::Scheduled;
 using dvp::network::TaskNode;
 TaskNode task(std::vector<std::string> reads, std::string writes, std::size_t image = 0) {
-  return TaskNode{std::move(reads), std::move(writes), image};
+  return TaskNode{std::move(reads), {std::move(writes)}, image};
 }
 // Every event is waited for on the stream that needs it, once per record.
 void expect_events_paired(const std::vector<Scheduled>& s) {

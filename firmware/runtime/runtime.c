@@ -13,6 +13,7 @@ static struct dvp_task sq[DVP_MAX_STREAMS][SQ_ENTRIES] __attribute__((aligned(64
 static struct dvp_completion cq[CQ_ENTRIES] __attribute__((aligned(64)));
 static struct dvp_completion done[MAX_TASKS];
 static volatile unsigned completed;
+static volatile unsigned completed_on[DVP_MAX_STREAMS];  // per stream: its ring's entries free again
 static unsigned submitted[DVP_MAX_STREAMS];
 
 static const struct dvp_job_table* const jobs = (const struct dvp_job_table*)(0x80000000ull + DVP_JOB_TABLE_OFFSET);
@@ -31,7 +32,10 @@ void irq_handler(void) {
     const uint32_t tail = ts_read(TS_CQ_TAIL);
     for (; head != tail; ++head) {
       const struct dvp_completion* c = &cq[head % CQ_ENTRIES];
-      if (c->id < MAX_TASKS) done[c->id] = *c;
+      if (c->id < MAX_TASKS) {
+        done[c->id] = *c;
+        ++completed_on[jobs->task[c->id].stream % DVP_MAX_STREAMS];
+      }
       ++completed;
     }
     ts_write(TS_CQ_HEAD, head);  // lowers the line
@@ -65,12 +69,13 @@ int main(unsigned core) {
   reg_write(SOC_IRQ_BASE + IRQ_ENABLE, reg_read(SOC_IRQ_BASE + IRQ_ENABLE) | 1u << SOC_TS_IRQ);
   irq_unmask();
 
-  // Submit in table order; a full ring waits for completions.
+  // Submit in table order; a stream whose ring is full waits for completions on it (a record
+  // always comes before its wait in the table, so what a full stream waits for is submitted).
   const uint64_t t0 = time_ns();
   for (unsigned i = 0; i < n; ++i) {
     const struct dvp_task* t = &jobs->task[i];
     const unsigned s = t->stream;
-    while (submitted[s] - (completed > submitted[s] ? submitted[s] : 0) >= SQ_ENTRIES && completed < i) wfi();
+    while (submitted[s] - completed_on[s] >= SQ_ENTRIES) wfi();
     struct dvp_task* e = &sq[s][submitted[s] % SQ_ENTRIES];
     *e = *t;
     e->id = i;
