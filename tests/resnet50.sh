@@ -3,7 +3,7 @@
 # resnet50.sh PYTHON DVP MAKE_MODELS OUT: writes ResNet-50 v1.5 with make-models.py and runs it
 # from its ONNX file through the firmware on ascend310, then its compiled scenario on ascend910
 # (the same model, another SoC); dvp's own checks decide: the firmware's exit code and the
-# logits against the host f32 reference.
+# logits against the host f32 reference; then batch 8 on ascend310.
 set -eu
 py=$1; dvp=$2; make=$3; out=$4
 rm -rf "$out"; mkdir -p "$out"
@@ -12,4 +12,8 @@ rm -rf "$out"; mkdir -p "$out"
 grep -q "kernel output: 1000 elements within" "$out/ascend310/summary.txt"
 "$dvp" run "$out/ascend310/compiled/model.yaml" --preset ascend910 --out "$out/ascend910" --no-trace --quiet
 grep -q "kernel output: 1000 elements within" "$out/ascend910/summary.txt"
-echo "ResNet-50 from ONNX: ok on ascend310 and ascend910"
+# Batch 8: more than a stream's ring of 64 tasks queued behind branches of other streams (the
+# runtime must not overwrite a stream's queued tasks); every image's logits checked.
+"$dvp" run "$out/resnet50.onnx" --batch 8 --out "$out/batch8" --no-trace --quiet
+test "$(grep -c "kernel output_b[0-7]: 1000 elements within" "$out/batch8/summary.txt")" = 8
+echo "ResNet-50 from ONNX: ok on ascend310 and ascend910, and at batch 8"
