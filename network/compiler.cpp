@@ -812,6 +812,7 @@ std::string Compiler::cast_to(int i, const std::string& v, const std::string& to
   k.check_inputs = {"x"};
   k.check = {{"op", "copy"}};
   place(std::move(k));
+  out_.layers.back().ops = {"Cast"};  // inserted for node i, not one of its ops
   return c;
 }
 
