@@ -13,12 +13,15 @@ cmake --build build-asan -j2
 # Leaks are checked, except in runs that stop the simulation (docs/testing.md); a report ends
 # the process with exit 86, which fails its test.
 export ASAN_OPTIONS="detect_leaks=1:exitcode=86:strict_string_checks=1"
-export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp"  # a library's own leaks (tests/lsan.supp says which)
+# A library's own leaks are suppressed (tests/lsan.supp says which). Thread stacks are not leak
+# roots (use_stacks=0): on this machine's kernel (6.18) LeakSanitizer's exit-time tracer died of
+# a SIGSEGV reading them in half the runs of a passing test ("Tracer caught signal 11"); with
+# use_stacks=0, 0 of 12. Globals, registers and thread-local storage still are.
+export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp:use_stacks=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 cd build-asan
-# A test is run up to three times: LeakSanitizer's exit-time check (its ptrace "tracer") now and
-# then dies of a SIGSEGV after a test passed ("Tracer caught signal 11": 12 of 306 tests in one
-# run of 2026-11-24, none in the runs before it); a sanitizer report fails every attempt.
+# A test is run up to three times, in case the tracer (above) still fails now and then; a
+# sanitizer report fails every attempt.
 ctest -j2 --output-on-failure --repeat until-pass:3 -LE 'scenario|lint'
 # the parameter audit, the install test and the second preset's layers: plain build only
 ctest -j2 --output-on-failure --repeat until-pass:3 -L scenario -LE 'audit|install|heavy'
