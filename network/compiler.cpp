@@ -73,7 +73,8 @@ struct Kernel {
   std::vector<int> nodes;             // the ONNX nodes it runs, fused
   std::string output;                 // the tensor it writes (checked)
   std::vector<std::string> produced;  // every tensor it writes (TopK: its values and indices)
-  std::size_t image = 0, layer = 0;   // in a batch: its image, and its layer's place in the network
+  bool writes(const std::string& t) const { return t == output || std::count(produced.begin(), produced.end(), t) > 0; }
+  std::size_t image = 0, layer = 0;  // in a batch: its image, and its layer's place in the network
   std::size_t head = 0;  // of a node that runs as several kernels (a batched MatMul's heads, a pool's count)
 };
 
@@ -1156,8 +1157,7 @@ void Compiler::finish_outputs() {
       const auto dot = r.find('.');
       auto k =
           std::find_if(kernels_.begin(), kernels_.end(), [&](const Kernel& x) { return x.name == r.substr(0, dot); });
-      if (r.empty() || k == kernels_.end() ||
-          (k->output != r.substr(dot + 1) && !std::count(k->produced.begin(), k->produced.end(), r.substr(dot + 1))))
+      if (r.empty() || k == kernels_.end() || !k->writes(r.substr(dot + 1)))
         throw Error(m_.path + ": output '" + name + "' is not computed by a layer on the platform", kExitConfig);
       const Tensor want = image_data(name);
       const std::string file = name + (batch_ > 1 ? ".b" + std::to_string(image_) : "") + ".npy";
@@ -1235,9 +1235,7 @@ void Compiler::plan_arena() {
     for (const KTensor& t : kernels_[j].tensors)
       if (auto b = buffers.find(t.alias.empty() ? kernels_[j].name + "." + t.name : t.alias); b != buffers.end()) {
         b->second.touched.push_back(int(j));
-        if (t.name == kernels_[j].output ||
-            std::count(kernels_[j].produced.begin(), kernels_[j].produced.end(), t.name))
-          b->second.writers.push_back(int(j));
+        if (kernels_[j].writes(t.name)) b->second.writers.push_back(int(j));
       }
   for (const std::string& name : outputs_)
     for (const std::string& r : values_.at(name).refs) buffers.at(r).kept = true;
@@ -1324,8 +1322,7 @@ std::vector<Scheduled> Compiler::task_streams() const {
     TaskNode n;
     n.image = k.image, n.aicpu = k.library == "aicpu";
     for (const KTensor& t : k.tensors)
-      (t.name == k.output || std::count(k.produced.begin(), k.produced.end(), t.name) ? n.writes.emplace_back()
-                                                                                      : n.reads.emplace_back()) =
+      (k.writes(t.name) ? n.writes.emplace_back() : n.reads.emplace_back()) =
           t.alias.empty() ? k.name + "." + t.name : t.alias;
     nodes.push_back(n);
   }
