@@ -52,9 +52,14 @@ static int argmax(const uint64_t* a) {
 
 static volatile int mail;  // set by the interrupt handler, taken by the loop below
 
-void aicpu_irq(unsigned aicpu) {
-  (void)aicpu;
-  mail = 1;  // the line stays high until DONE: keep IRQs masked while the task runs
+// The mailbox's line stays high until the task's DONE is written. Ended now, it would be taken
+// again at once, before the loop below can mask interrupts: a storm that starves the loop (how
+// long depends on when the CPU model looks at its IRQ input). So the loop ends it after DONE.
+void aicpu_irq(unsigned aicpu, uint32_t line) {
+  if (line == SOC_AICPU_IRQ(aicpu))
+    mail = 1;
+  else
+    reg_write(SOC_IRQ_BASE + IRQ_EOI(core_id()), line);
 }
 
 void aicpu_main(unsigned core, unsigned aicpu) {
@@ -73,6 +78,7 @@ void aicpu_main(unsigned core, unsigned aicpu) {
     int status = 99;  // unknown function
     if (func == DVP_AICPU_TOPK) status = topk((const uint64_t*)args);
     if (func == DVP_AICPU_ARGMAX) status = argmax((const uint64_t*)args);
-    reg_write(SOC_TS_BASE + TS_AICPU_DONE(aicpu), (uint32_t)status);
+    reg_write(SOC_TS_BASE + TS_AICPU_DONE(aicpu), (uint32_t)status);  // lowers the line
+    reg_write(SOC_IRQ_BASE + IRQ_EOI(core), SOC_AICPU_IRQ(aicpu));
   }
 }

@@ -6,5 +6,6 @@
 
 // Runs on AI CPU `aicpu` (core number `core`) forever: tasks from the scheduler's mailbox.
 void aicpu_main(unsigned core, unsigned aicpu) __attribute__((noreturn));
-// Its mailbox interrupt (called from irq_handler, which acknowledges and ends it).
-void aicpu_irq(unsigned aicpu);
+// An interrupt it took (called from irq_handler, which acknowledged `line`): its mailbox's is
+// ended by aicpu_main once the task is done (the line stays high until then), any other here.
+void aicpu_irq(unsigned aicpu, uint32_t line);

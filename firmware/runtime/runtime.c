@@ -25,9 +25,11 @@ static uint32_t ts_read(uint32_t off) { return reg_read(SOC_TS_BASE + off); }
 void irq_handler(void) {
   const unsigned core = core_id();
   const uint32_t line = reg_read(SOC_IRQ_BASE + IRQ_ACK(core));
-  if (core >= jobs->control_cores) {
-    aicpu_irq(core - (unsigned)jobs->control_cores);
-  } else if (line == SOC_TS_IRQ) {
+  if (core >= jobs->control_cores) {  // it ends the interrupt itself
+    aicpu_irq(core - (unsigned)jobs->control_cores, line);
+    return;
+  }
+  if (line == SOC_TS_IRQ) {
     uint32_t head = ts_read(TS_CQ_HEAD);
     const uint32_t tail = ts_read(TS_CQ_TAIL);
     for (; head != tail; ++head) {
