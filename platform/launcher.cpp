@@ -66,6 +66,7 @@ std::string comparison_text(const std::string& out, const std::vector<std::uint6
 const cfg::Choices<std::uint32_t> kAicpuKernels = {
     {"topk", DVP_AICPU_TOPK, "each row's k largest, values and indices"},
     {"argmax", DVP_AICPU_ARGMAX, "each row's largest, its index"},
+    {"concat", DVP_AICPU_CONCAT, "inputs joined: y's rows are the inputs' rows side by side (byte copies)"},
 };
 }  // namespace
 
@@ -270,12 +271,13 @@ void KernelLauncher::describe_tensors(cfg::Spec& t) {
           "the buffer's bytes over the element size): how a decoded, resized picture reaches a kernel (aipp)")
       .optional();
   t.param("alias", Type::String,
-          "KERNEL.TENSOR: this tensor is an earlier kernel's tensor (same memory, not initialised): how one "
-          "kernel's output feeds the next")
+          "KERNEL.TENSOR: this tensor is an earlier kernel's tensor, or one listed before it in this kernel (same "
+          "memory, not initialised): how one kernel's output feeds the next, and how kernels write their slices of "
+          "one output (a concat's)")
       .optional();
   t.param("offset", Type::Int,
           "bytes: with alias, this tensor starts this far into the aliased one's memory (a slice of it: one head of "
-          "a batched matmul)")
+          "a batched matmul, one input of a concat)")
       .optional()
       .range(0, 1ull << 40);
   t.param("seed", Type::Int, "seed of init: random").defaults("1").range(0, 9.0e18);
@@ -668,18 +670,21 @@ void KernelLauncher::read_tensor_file(TensorSpec& s, const cfg::Node& t, const s
            npy_descr(s.t.dtype) + "); save it as that type, or set convert: true to round each value");
 }
 
-// An earlier kernel's tensor: found now, addressed when the kernels are placed.
+// An earlier kernel's tensor, or one listed before it in this kernel (a slice of the output a
+// kernel holds for others to write the rest of: a Concat's): found now, addressed when the kernels
+// are placed.
 void KernelLauncher::read_alias(TensorSpec& s, const cfg::Node& t) {
   const std::string a = t.get_string("alias");
   const auto dot = a.find('.');
-  for (std::size_t ki = 0; dot != std::string::npos && ki + 1 < kernels_.size(); ++ki)
+  for (std::size_t ki = 0; dot != std::string::npos && ki < kernels_.size(); ++ki)
     if (kernels_[ki]->name == a.substr(0, dot))
       for (std::size_t ti = 0; ti < kernels_[ki]->tensors.size(); ++ti)
         if (kernels_[ki]->tensors[ti].t.name == a.substr(dot + 1)) {
           s.alias_kernel = int(ki);
           s.alias_tensor = int(ti);
         }
-  if (s.alias_kernel < 0) t.at("alias").fail("no tensor '" + a + "' in an earlier kernel (write KERNEL.TENSOR)");
+  if (s.alias_kernel < 0)
+    t.at("alias").fail("no tensor '" + a + "' in an earlier kernel or before it in this one (write KERNEL.TENSOR)");
   s.alias_offset = t.has("offset") ? t.get_uint("offset") : 0;
   if (s.alias_offset >= alias_of(s).elems * aicore::dtype_bytes(alias_of(s).dtype))
     t.at("offset").fail("offset " + std::to_string(s.alias_offset) + " is past the end of '" + a + "' (" +
@@ -761,6 +766,7 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
                         (R.op->max_inputs == 1                  ? std::string("one input")
                          : R.op->min_inputs == R.op->max_inputs ? std::to_string(R.op->max_inputs) + " inputs"
                          : op == "conv2d" ? "x, the weights, then the bias, scale and residual its shape has"
+                         : op == "concat" ? "1 to 64 inputs"
                                           : "two inputs (three with a bias)"));
   for (const char* key : R.op->needs)
     if (!c.has(key)) c.fail(op + " needs " + key);
@@ -1042,7 +1048,7 @@ std::vector<double> KernelLauncher::reference_values(const Kernel* K, std::uint6
   for (int i : K->inputs) {
     const Tensor& t = K->tensors[i].t;
     in.push_back(read_back(base_ + t.addr, t.elems * aicore::dtype_bytes(t.dtype)));
-    views.push_back(TensorView{in.back().data(), t.dtype});
+    views.push_back(TensorView{in.back().data(), t.dtype, t.elems});
   }
   const std::vector<double> ref = K->ref.compute(views, count);
   for (std::uint64_t i = 0; i < count; ++i) {

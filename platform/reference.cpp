@@ -166,6 +166,18 @@ void transpose_ref(const Reference& R, const std::vector<TensorView>& in, std::v
   }
 }
 
+// concat: the output's rows of cols are the inputs' rows side by side (each input's rows its
+// elements over the output's row count).
+void concat_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const std::uint64_t rows = out.size() / R.cols;
+  std::uint64_t e = 0;
+  for (std::uint64_t r = 0; r < rows; ++r)
+    for (const TensorView& x : in)
+      for (std::uint64_t i = 0, len = x.elems / rows; i < len && e < out.size(); ++i) out[e++] = x.at(r * len + i);
+  while (e < out.size()) out[e++] = NAN;  // inputs of fewer elements than the output: never equal
+}
+Needs concat_inputs(const Reference&, std::uint64_t) { return {}; }
+
 // layernorm: x like the output, gamma and beta a row each.
 Needs layernorm_inputs(const Reference& r, std::uint64_t out) {
   return {{out, "input"}, {r.cols, "gamma"}, {r.cols, "beta"}};
@@ -248,6 +260,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck transpose{"transpose", 1, 1, {}, all, like_output, transpose_ref};
   static const RefCheck topk{"topk", 1, 1, {"cols", "k"}, all, row_inputs, topk_ref};
   static const RefCheck argmax{"argmax", 1, 1, {"cols"}, all, row_inputs, argmax_ref};
+  static const RefCheck concat{"concat", 1, 64, {"cols"}, all, concat_inputs, concat_ref, nullptr, true};
   static const RefCheck aipp{"aipp", 1, 1, {}, aipp_count, aipp_inputs, aipp_ref};
   static const cfg::Choices<const RefCheck*> table = {
       {"add", &add, "out[i] = in0[i] + in1[i]"},
@@ -266,6 +279,8 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"transpose", &transpose, "the transpose kernel's two axes swapped, from its shape"},
       {"topk", &topk, "the indices of each row's k largest (ties: lower index first)"},
       {"argmax", &argmax, "the index of each row's largest (ties: lower index first)"},
+      {"concat", &concat,
+       "the inputs' rows side by side: rows of cols (each input's rows: its elements over the rows)"},
       {"aipp", &aipp, "the aipp kernel's picture converted and normalised, from its definition"},
   };
   return table;

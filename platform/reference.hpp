@@ -23,6 +23,7 @@ namespace dvp::platform {
 struct TensorView {
   const std::uint8_t* data;
   aicore::DType dtype;
+  std::uint64_t elems = 0;
   double at(std::uint64_t i) const;
 };
 

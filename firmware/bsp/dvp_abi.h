@@ -28,8 +28,11 @@ enum dvp_task_type {
 #define DVP_TS_DVPP_RING_ENTRIES 256
 
 /* AI CPU kernels (the firmware's function numbers). Argument table, 8 bytes each:
-   x (f32 rows x cols), rows, cols, k, values (f32 rows x k; argmax: unused), indices (s32). */
-enum dvp_aicpu_func { DVP_AICPU_TOPK = 1, DVP_AICPU_ARGMAX = 2 };
+   topk, argmax: x (f32 rows x cols), rows, cols, k, values (f32 rows x k; argmax: unused),
+     indices (s32);
+   concat: y, outer, n, then n pairs (x_j, bytes_j): each of y's `outer` rows is the inputs'
+     rows of bytes_j side by side, in order. */
+enum dvp_aicpu_func { DVP_AICPU_TOPK = 1, DVP_AICPU_ARGMAX = 2, DVP_AICPU_CONCAT = 3 };
 
 /* One task: a job table entry, and (with `id` set by the firmware) a submission queue entry. */
 struct dvp_task {

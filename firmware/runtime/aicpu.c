@@ -2,7 +2,8 @@
 // AI CPU side of the runtime: each AI CPU core waits for its mailbox interrupt from the task
 // scheduler, runs the kernel named there on tensors in DRAM, and writes its status back.
 // Kernels: top-k and argmax over rows of f32 (integer comparisons on the bit patterns: the
-// firmware uses no floating-point registers). Ties go to the lower index.
+// firmware uses no floating-point registers; ties go to the lower index), and concat (byte
+// copies: the joins of tensors the AI Core's 32-byte moves cannot make).
 #include "aicpu.h"
 
 // Maps an f32 bit pattern to an unsigned key with the same order (NaNs aside).
@@ -50,6 +51,26 @@ static int argmax(const uint64_t* a) {
   return 0;
 }
 
+// n bytes: 8 at a time while both sides are 8-byte aligned, then the rest byte by byte.
+static void copy_bytes(uint8_t* d, const uint8_t* s, uint64_t n) {
+  if ((((uintptr_t)d | (uintptr_t)s) & 7) == 0)
+    for (; n >= 8; n -= 8, d += 8, s += 8) *(uint64_t*)d = *(const uint64_t*)s;
+  while (n--) *d++ = *s++;
+}
+
+static int concat(const uint64_t* a) {
+  uint8_t* y = (uint8_t*)a[0];
+  const uint64_t outer = a[1], n = a[2];
+  if (n == 0) return 1;
+  for (uint64_t o = 0; o < outer; ++o)
+    for (uint64_t j = 0; j < n; ++j) {
+      const uint64_t bytes = a[4 + 2 * j];
+      copy_bytes(y, (const uint8_t*)a[3 + 2 * j] + o * bytes, bytes);
+      y += bytes;
+    }
+  return 0;
+}
+
 static volatile int mail;  // set by the interrupt handler, taken by the loop below
 
 // The mailbox's line stays high until the task's DONE is written. Ended now, it would be taken
@@ -78,6 +99,7 @@ void aicpu_main(unsigned core, unsigned aicpu) {
     int status = 99;  // unknown function
     if (func == DVP_AICPU_TOPK) status = topk((const uint64_t*)args);
     if (func == DVP_AICPU_ARGMAX) status = argmax((const uint64_t*)args);
+    if (func == DVP_AICPU_CONCAT) status = concat((const uint64_t*)args);
     reg_write(SOC_TS_BASE + TS_AICPU_DONE(aicpu), (uint32_t)status);  // lowers the line
     reg_write(SOC_IRQ_BASE + IRQ_EOI(core), SOC_AICPU_IRQ(aicpu));
   }
