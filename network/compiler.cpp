@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "aicore/isa.hpp"
 #include "common/error.hpp"
 #include "host_reference.hpp"
 #include "schedule.hpp"
@@ -73,6 +74,7 @@ struct Kernel {
   std::vector<int> nodes;             // the ONNX nodes it runs, fused
   std::string output;                 // the tensor it writes (checked)
   std::vector<std::string> produced;  // every tensor it writes (TopK: its values and indices)
+  std::string holds;                  // a tensor it holds whose slices other kernels write too (a Concat's output)
   bool writes(const std::string& t) const { return t == output || std::count(produced.begin(), produced.end(), t) > 0; }
   std::size_t image = 0, layer = 0;  // in a batch: its image, and its layer's place in the network
   std::size_t head = 0;  // of a node that runs as several kernels (a batched MatMul's heads, a pool's count)
@@ -86,12 +88,41 @@ std::int64_t product(const Dims& d, std::size_t from = 0, std::size_t to = ~std:
 
 using Attrs = NodeAttrs;
 
+// An element's bytes in a kernel tensor's type (f16, f32, s32, s8, ...: the compiler's own).
+std::int64_t elem_bytes(const std::string& dtype) {
+  const auto t = aicore::dtype_from(dtype);
+  if (!t) throw Error("network compiler: no element type '" + dtype + "'");
+  return std::int64_t(aicore::dtype_bytes(*t));
+}
+
 // A tensor's bytes as stored (NC1HWC0: its channels in whole groups of C0).
 std::uint64_t stored_bytes(const KTensor& t) {
-  const std::uint64_t eb = t.dtype == "f32" || t.dtype == "s32" ? 4 : t.dtype == "s8" || t.dtype == "u8" ? 1 : 2;
+  const std::uint64_t eb = std::uint64_t(elem_bytes(t.dtype));
   if (t.layout == "nd" || t.shape.size() < 3) return std::uint64_t(product(t.shape)) * eb;
   const std::int64_t c0 = t.layout == "nc1hwc0_c04" ? 4 : 16, c = t.shape[t.shape.size() - 3];
   return std::uint64_t(product(t.shape) / c * ((c + c0 - 1) / c0 * c0)) * eb;
+}
+
+// t's values broadcast to `to` by numpy's rules (trailing axes aligned, an axis of 1 repeated);
+// false when they do not broadcast.
+bool expand(const Tensor& t, const Dims& to, Tensor& out) {
+  if (t.shape.size() > to.size()) return false;
+  const std::size_t lead = to.size() - t.shape.size();
+  Dims stride(to.size(), 0);
+  for (std::int64_t a = std::int64_t(t.shape.size()) - 1, s = 1; a >= 0; s *= t.shape[std::size_t(a)], --a) {
+    const std::int64_t d = t.shape[std::size_t(a)];
+    if (d != 1 && d != to[lead + std::size_t(a)]) return false;
+    stride[lead + std::size_t(a)] = d == 1 ? 0 : s;
+  }
+  out = Tensor{to, std::vector<float>(static_cast<std::size_t>(product(to)))};
+  Dims at(to.size(), 0);
+  for (float& v : out.data) {
+    std::int64_t from = 0;
+    for (std::size_t a = 0; a < to.size(); ++a) from += at[a] * stride[a];
+    v = t.data[std::size_t(from)];
+    for (std::size_t a = to.size(); a-- > 0 && ++at[a] == to[a];) at[a] = 0;
+  }
+  return true;
 }
 
 // A .npy file's values as f32, in its shape.
@@ -164,6 +195,11 @@ class Compiler {
   Chain conv_chain(int i) const;
   bool clip_bounds(int i, float& lo, float& hi) const;
   void conv_epilogue(int i, int bn, Kernel& k, std::int64_t cout);
+  void bn_fold(int bn, std::vector<double>& scale, std::vector<double>& bias) const;
+  void epilogue_tensors(int i, Kernel& k, const std::vector<double>& sc, const std::vector<double>& b, bool scaled,
+                        std::int64_t cout);
+  bool batch_norm(int i);
+  bool bn_conv(int i, const std::vector<double>& sc, const std::vector<double>& b);
   Dims conv_pads(int i, const Dims& x, const Dims& k, const Dims& s, const Dims& d) const;
   bool pool(int i);
   Tensor pool_window(int i, const Dims& x, Kernel& k) const;
@@ -172,11 +208,15 @@ class Compiler {
   struct GemmPlan {
     std::int64_t m = 0, k = 0, n = 0, heads = 1;  // heads: a batched MatMul's gemms
     bool bt = false;                              // B stored n x k
+    bool matrix_c = false;                        // C not a row: added after (gemm_matrix_c)
+    std::string a;                                // the value read as A (gemm_a)
     int bias_node = -1, bias_input = -1, act = -1;
     float alpha = 1.0f, beta = 1.0f;
     std::string out;  // the value the fused chain writes
   };
-  GemmPlan gemm_plan(int i) const;
+  GemmPlan gemm_plan(int i, const std::string& av) const;
+  std::string gemm_a(int i);
+  void gemm_matrix_c(int i, const GemmPlan& p);
   void gemm_head(int i, const GemmPlan& p, std::int64_t h);
   std::string cast_to(int i, const std::string& v, const std::string& to);
   bool top_k(int i);
@@ -185,7 +225,19 @@ class Compiler {
                        std::int64_t heads, std::int64_t h);
   bool transpose(int i);
   bool layer_norm(int i);
+  bool concat(int i);
+  void concat_copy(int i, int j, Layout layout, const std::string& dt, std::int64_t& offset);
+  bool concat_runs(int i, std::int64_t axis, const std::string& dt) const;
+  void concat_aicpu(int i, std::int64_t axis, const std::string& dt);
   bool elementwise(int i);
+  bool scale_view(int i);
+  struct Operand {
+    std::string value;  // "": the constant
+    Tensor constant;    // out's shape per image
+  };
+  Operand operand(int i, int j, const Dims& full) const;
+  void elementwise_kernel(int i, std::size_t head, const std::string& tail, const std::string& op,
+                          const std::vector<Operand>& in, const std::string& out);
   bool softmax(int i);
   bool view(int i);
   void finish_outputs();
@@ -413,9 +465,10 @@ void Compiler::produce(Kernel& k, const std::string& v, KTensor t, Layout layout
 }
 
 void Compiler::place(Kernel k) {
-  // A graph input this kernel placed and reads again (Add(x, x)): one tensor, named twice.
+  // A graph input this kernel placed and reads again (Add(x, x)): one tensor, named twice. (A slice
+  // of a tensor it holds, a Concat's first copy, has a shape of its own and stays.)
   for (auto t = k.tensors.begin(); t != k.tensors.end();) {
-    if (t->alias.rfind(k.name + ".", 0) != 0) {
+    if (t->alias.rfind(k.name + ".", 0) != 0 || !t->shape.empty()) {
       ++t;
       continue;
     }
@@ -443,6 +496,17 @@ std::string num(double v) {
   return s.str();
 }
 std::string num(std::int64_t v) { return std::to_string(v); }
+
+// The conv2d kernel's shape keys: y stored NC1HWC0 in type `out`.
+std::vector<std::pair<std::string, std::string>> conv_keys(const Dims& x, std::int64_t cout, const Dims& kk,
+                                                           const Dims& s, const Dims& d, const Dims& p,
+                                                           std::int64_t groups, bool c04, const std::string& out) {
+  return {{"h", num(x[2])},     {"w", num(x[3])},         {"c", num(x[1])},        {"cout", num(cout)},
+          {"kh", num(kk[0])},   {"kw", num(kk[1])},       {"stride_h", num(s[0])}, {"stride_w", num(s[1])},
+          {"dil_h", num(d[0])}, {"dil_w", num(d[1])},     {"pad_t", num(p[0])},    {"pad_b", num(p[2])},
+          {"pad_l", num(p[1])}, {"pad_r", num(p[3])},     {"groups", num(groups)}, {"c0", c04 ? "4" : "16"},
+          {"out", out},         {"out_layout", "nc1hwc0"}};
+}
 
 // Pads {top, left, bottom, right} from auto_pad or pads.
 Dims Compiler::conv_pads(int i, const Dims& x, const Dims& k, const Dims& s, const Dims& d) const {
@@ -543,11 +607,7 @@ bool Compiler::conv(int i) {
   Kernel k{kernel_name(i), "conv2d"};
   for (int j : {i, ch.bn, ch.add, ch.act})
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
-  k.shape = {{"h", num(x[2])},           {"w", num(x[3])},         {"c", num(x[1])},        {"cout", num(cout)},
-             {"kh", num(kk[0])},         {"kw", num(kk[1])},       {"stride_h", num(s[0])}, {"stride_w", num(s[1])},
-             {"dil_h", num(d[0])},       {"dil_w", num(d[1])},     {"pad_t", num(p[0])},    {"pad_b", num(p[2])},
-             {"pad_l", num(p[1])},       {"pad_r", num(p[3])},     {"groups", num(groups)}, {"c0", c04 ? "4" : "16"},
-             {"out", out_dtype(ch.out)}, {"out_layout", "nc1hwc0"}};
+  k.shape = conv_keys(x, cout, kk, s, d, p, groups, c04, out_dtype(ch.out));
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0, c04));
   k.tensors.push_back(
       weight_tensor(i, k, KTensor{"w", "f16", c04 ? "nc1hwc0_c04" : "nc1hwc0", "", "", "", w.shape, groups}, w));
@@ -568,32 +628,96 @@ bool Compiler::conv(int i) {
   return true;
 }
 
-// The conv's bias and a folded batch norm: y = conv x scale + bias, scale = gamma / sqrt(var +
-// epsilon), bias = beta - mean x scale (+ the conv's own bias x scale), in double, stored f32.
+// BatchNormalization bn as y = x x scale + bias per channel, in double: scale = gamma / sqrt(var +
+// epsilon), bias = beta + (b - mean) x scale, b the bias before it (a conv's; on entry, else 0).
+void Compiler::bn_fold(int bn, std::vector<double>& scale, std::vector<double>& bias) const {
+  const Attrs a{node(bn)};
+  if (a.i("training_mode", 0)) fail(bn, "training mode is not lowered");
+  const double eps = a.f("epsilon", 1e-5f);
+  const Tensor &g = weight(bn, 1), &beta = weight(bn, 2), &mean = weight(bn, 3), &var = weight(bn, 4);
+  for (const Tensor* t : {&g, &beta, &mean, &var})
+    if (t->elements() != scale.size())
+      fail(bn, "scale, B, mean and var of " + std::to_string(scale.size()) + " values (one per channel) are lowered");
+  for (std::size_t c = 0; c < scale.size(); ++c) {
+    scale[c] = double(g.data[c]) / std::sqrt(double(var.data[c]) + eps);
+    bias[c] = double(beta.data[c]) + (bias[c] - double(mean.data[c])) * scale[c];
+  }
+}
+
+// The conv's bias and a folded batch norm: y = conv x scale + bias (bn_fold), stored f32.
 void Compiler::conv_epilogue(int i, int bn, Kernel& k, std::int64_t cout) {
   const std::size_t real = std::size_t(ref_.at(node(i).input(1)).shape[0]);  // the rest: pad channels, 0
   std::vector<double> sc(real, 1.0), b(real, 0.0);
   const bool has_bias = node(i).input_size() > 2 && !node(i).input(2).empty();
   if (has_bias)
     for (std::size_t c = 0; c < real; ++c) b[c] = weight(i, 2).data[c];
-  if (bn >= 0) {
-    const Attrs a{node(bn)};
-    if (a.i("training_mode", 0)) fail(bn, "training mode is not lowered");
-    const double eps = a.f("epsilon", 1e-5f);
-    const Tensor &g = weight(bn, 1), &beta = weight(bn, 2), &mean = weight(bn, 3), &var = weight(bn, 4);
-    for (std::size_t c = 0; c < real; ++c) {
-      sc[c] = double(g.data[c]) / std::sqrt(double(var.data[c]) + eps);
-      b[c] = double(beta.data[c]) + (b[c] - double(mean.data[c])) * sc[c];
-    }
-  }
+  if (bn >= 0) bn_fold(bn, sc, b);
+  if (bn < 0 && !has_bias) return;
+  epilogue_tensors(i, k, sc, b, bn >= 0, cout);
+}
+
+// The conv2d epilogue's f32 bias (and, with `scaled`, scale) per channel, pad channels 0.
+void Compiler::epilogue_tensors(int i, Kernel& k, const std::vector<double>& sc, const std::vector<double>& b,
+                                bool scaled, std::int64_t cout) {
   std::vector<float> scale(sc.begin(), sc.end()), bias(b.begin(), b.end());
   scale.resize(std::size_t(cout), 0.0f), bias.resize(std::size_t(cout), 0.0f);
-  if (bn < 0 && !has_bias) return;
   k.tensors.push_back(weight_tensor(i, k, KTensor{"bias", "f32", "nd", "", "", "", {cout}}, Tensor{{cout}, bias}));
   k.args.push_back("bias"), k.shape.push_back({"bias", "true"});
-  if (bn < 0) return;
+  if (!scaled) return;
   k.tensors.push_back(weight_tensor(i, k, KTensor{"scale", "f32", "nd", "", "", "", {cout}}, Tensor{{cout}, scale}));
   k.args.push_back("scale"), k.shape.push_back({"channel_scale", "true"});
+}
+
+// A BatchNormalization no conv before it folds (after a pool or an Add, on a graph input): y = x x
+// scale + bias per channel (axis 1). On an NC1HWC0 map of whole groups of 16 channels, one pass:
+// a depthwise 1 x 1 conv2d of weight 1 whose epilogue applies them (+ the Relu after it); else
+// (ND, any rank) an elementwise mul and add by constants of x's shape.
+bool Compiler::batch_norm(int i) {
+  const auto& n = node(i);
+  if (!available(n.input(0))) return false;
+  const Value& x = values_.at(n.input(0));
+  if (x.shape.size() < 2) fail(i, "an input of " + ref_.at(n.input(0)).shape_str() + " has no channel axis");
+  const std::int64_t c = x.shape[1];
+  std::vector<double> sc(std::size_t(c), 1.0), b(std::size_t(c), 0.0);
+  bn_fold(i, sc, b);
+  if (x.layout == Layout::Nc1hwc0 && c % 16 == 0) return bn_conv(i, sc, b);
+  Dims per(x.shape.size() - 1, 1);  // C x 1 x ... : one value per channel, broadcast over the rest
+  per[0] = c;
+  Tensor s_map, b_map;
+  expand(Tensor{per, std::vector<float>(sc.begin(), sc.end())}, x.shape, s_map);
+  expand(Tensor{per, std::vector<float>(b.begin(), b.end())}, x.shape, b_map);
+  const std::string scaled = n.output(0) + "#scaled";
+  ref_[scaled] = Tensor{ref_.at(n.output(0)).shape, {}};
+  elementwise_kernel(i, 0, "", "mul", {{n.input(0), {}}, {"", s_map}}, scaled);
+  elementwise_kernel(i, 1, "_bias", "add", {{scaled, {}}, {"", b_map}}, n.output(0));
+  done_[std::size_t(i)] = true;
+  return true;
+}
+
+// BatchNormalization i (+ a Relu that is the one reader) as a depthwise 1 x 1 conv2d of weight 1:
+// the epilogue's scale and bias per channel are the batch norm's.
+bool Compiler::bn_conv(int i, const std::vector<double>& sc, const std::vector<double>& b) {
+  const auto& n = node(i);
+  const Dims& x = values_.at(n.input(0)).shape;
+  const std::int64_t c = x[1];
+  std::string out = n.output(0);
+  const int act = sole_consumer(out);
+  const bool relu = act >= 0 && node(act).op_type() == "Relu";
+  if (relu) out = node(act).output(0), done_[std::size_t(act)] = true;
+  Kernel k{kernel_name(i), "conv2d"};
+  k.nodes = {i};
+  if (relu) k.nodes.push_back(act);
+  k.shape = conv_keys(x, c, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, c, false, out_dtype(out));
+  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0));
+  const Tensor w{{c, 1, 1, 1}, std::vector<float>(std::size_t(c), 1.0f)};
+  k.tensors.push_back(weight_tensor(i, k, KTensor{"w", "f16", "nc1hwc0", "", "", "", w.shape, c}, w));
+  k.args = {"x", "w", "y"};
+  produce(k, out, KTensor{"y", out_dtype(out)}, Layout::Nc1hwc0);
+  epilogue_tensors(i, k, sc, b, true, c);
+  if (relu) k.shape.push_back({"relu", "true"});
+  k.check_inputs = {"x", "w", "bias", "scale"};
+  k.check = {{"op", "conv2d"}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  return finish(i, std::move(k));
 }
 
 // MaxPool, AveragePool, GlobalAveragePool: the pool kernel; an average whose ONNX divisor is
@@ -672,20 +796,11 @@ Tensor Compiler::pool_window(int i, const Dims& x, Kernel& k) const {
 // divisor), an elementwise mul by a constant map stored as the map is (NC1HWC0; its pad
 // channels 0, as the map's are).
 void Compiler::pool_counts(int i, const Tensor& counts) {
-  Kernel k{kernel_name(i, "_count"), "elementwise"};
-  k.nodes = {i};
-  k.head = 1;  // the node's second kernel
-  k.tensors.push_back(use(i, k, node(i).output(0), "x", Layout::Nc1hwc0));
-  k.tensors.push_back(weight_tensor(i, k, KTensor{"y", "f16", "nc1hwc0", "", "", "", counts.shape}, counts));
-  produce(k, node(i).output(0), KTensor{"z", "f16"}, Layout::Nc1hwc0);
-  k.shape = {{"op", "mul"}, {"dtype", "f16"}, {"n", num(std::int64_t(stored_bytes(k.tensors.back()) / 2))}};
-  k.args = {"x", "y", "z"};
-  k.check_inputs = {"x", "y"};
-  k.check = {{"op", "mul"}};
-  place(std::move(k));
+  elementwise_kernel(i, 1, "_count", "mul", {{node(i).output(0), {}}, {"", counts}}, node(i).output(0));
 }
 
-// Gemm (transA 0; alpha folded into a weight B, beta x C into the bias) and MatMul: B a matrix
+// Gemm (alpha folded into a weight B, beta x C into the bias; transA and a matrix C: gemm_a,
+// gemm_matrix_c) and MatMul: B a matrix
 // (a weight, or an activation, read transposed when it is a Transpose of its last two axes), or
 // a batch of them as A is (one gemm per head, each on its slice of A, B and C). A bias after a
 // MatMul (an Add of a constant row) and a Relu that is the one reader of the result are fused.
@@ -695,29 +810,77 @@ bool Compiler::gemm(int i) {
   const auto& n = node(i);
   for (int j = 0; j < n.input_size(); ++j)
     if (!n.input(j).empty() && !is_weight(n.input(j)) && !available(n.input(j))) return false;
-  if (is_weight(n.input(0))) fail(i, "A is a weight: a layer whose first operand is an activation is lowered");
-  const GemmPlan p = gemm_plan(i);
-  const Value& av = values_.at(n.input(0));
+  const GemmPlan p = gemm_plan(i, gemm_a(i));
+  const Value& av = values_.at(p.a);
   if (av.layout == Layout::Nc1hwc0 && av.shape[2] * av.shape[3] != 1)
     fail(i, "A is an NC1HWC0 feature map of " + std::to_string(av.shape[2]) + " x " + std::to_string(av.shape[3]) +
                 "; only 1 x 1 maps are read as ND");
-  if (p.bias_node == i && ref_.at(n.input(2)).elements() != std::size_t(p.n) &&
-      !(constant(n.input(2)) && ref_.at(n.input(2)).elements() == 1))
-    fail(i, "C of shape " + ref_.at(n.input(2)).shape_str() + ": a bias of n values (one row) is lowered");
+  if (p.matrix_c) ref_[p.out] = Tensor{ref_.at(n.output(0)).shape, {}};  // alpha A B
   for (std::int64_t h = 0; h < p.heads; ++h) gemm_head(i, p, h);
+  if (p.matrix_c) gemm_matrix_c(i, p);
   return true;
 }
 
+// The value node i's gemm reads as A: the activation; or, when A's values are known at compile
+// time (a weight, or a graph input not placed yet, at batch 1), a graph input of its own holding A
+// or, with Gemm's transA, A transposed (placed by the gemm as the model hands it to the AI Core).
+std::string Compiler::gemm_a(int i) {
+  const auto& n = node(i);
+  const std::string& a = n.input(0);
+  const bool trans = n.op_type() == "Gemm" && Attrs{n}.i("transA", 0);
+  if (!trans && !is_weight(a)) return a;
+  if (!constant(a))
+    fail(i,
+         "transA of an activation is not lowered (A^T is computed when the model is compiled: A a weight, or a "
+         "graph input at batch 1)");
+  if (batch_ > 1)
+    fail(i, std::string(trans ? "transA" : "A a weight") +
+                " is lowered at batch 1 (A's values are known when the model is compiled: one matrix, not one per "
+                "image)");
+  std::string name = a + (trans ? "#T" : "#A");
+  if (values_.count(name)) return name;
+  Tensor t = ref_.at(a);
+  if (trans) {
+    if (t.shape.size() != 2) fail(i, "transA of A of shape " + t.shape_str() + ": a matrix is lowered");
+    const std::int64_t r = t.shape[0], c = t.shape[1];
+    Tensor at{{c, r}, std::vector<float>(t.data.size())};
+    for (std::int64_t y = 0; y < r; ++y)
+      for (std::int64_t x = 0; x < c; ++x) at.data[std::size_t(x * r + y)] = t.data[std::size_t(y * c + x)];
+    t = at;
+  }
+  ref_[name] = t;
+  values_[name] = Value{t.shape, Layout::Nd, "f16", std::vector<std::string>(batch_), name};
+  return name;
+}
+
+// Gemm's C other than a row (a matrix, a column): the gemm computes alpha A B, then an elementwise
+// add of beta C (a constant broadcast to m x n, or an activation of m x n with beta 1).
+void Compiler::gemm_matrix_c(int i, const GemmPlan& p) {
+  const auto& n = node(i);
+  const std::string& c = n.input(2);
+  const Dims mn{p.m, p.n};
+  if (!constant(c)) {
+    if (p.beta != 1.0f || image_shape(c) != mn)
+      fail(i, "C, an activation of " + ref_.at(c).shape_str() + ": one of m x n with beta 1 is lowered");
+    return elementwise_kernel(i, 1, "_c", "add", {{p.out, {}}, {cast_to(i, c, values_.at(p.out).dtype), {}}},
+                              n.output(0));
+  }
+  Tensor t;
+  if (!expand(ref_.at(c), mn, t)) fail(i, "C of shape " + ref_.at(c).shape_str() + " does not broadcast to m x n");
+  for (float& x : t.data) x *= p.beta;
+  elementwise_kernel(i, 1, "_c", "add", {{p.out, {}}, {"", t}}, n.output(0));
+}
+
 // What a MatMul or Gemm computes, reads and fuses.
-Compiler::GemmPlan Compiler::gemm_plan(int i) const {
+Compiler::GemmPlan Compiler::gemm_plan(int i, const std::string& av) const {
   const auto& n = node(i);
   const Attrs a{n};
   const bool is_gemm = n.op_type() == "Gemm", op_t = is_gemm && a.i("transB", 0);
-  if (is_gemm && a.i("transA", 0)) fail(i, "transA is not lowered");
   const std::string& b = n.input(1);
-  const Dims bsh = constant(b) ? ref_.at(b).shape : values_.at(b).shape, &ash = values_.at(n.input(0)).shape;
+  const Dims bsh = constant(b) ? ref_.at(b).shape : values_.at(b).shape, &ash = values_.at(av).shape;
   if (bsh.size() < 2) fail(i, "B of shape " + ref_.at(b).shape_str() + ": a matrix, or a batch of them, is lowered");
   GemmPlan p;
+  p.a = av;
   const std::size_t r = bsh.size();
   p.k = op_t ? bsh[r - 1] : bsh[r - 2], p.n = op_t ? bsh[r - 2] : bsh[r - 1];
   p.bt = op_t != (!constant(b) && values_.at(b).transposed);  // B stored n x k
@@ -739,8 +902,16 @@ Compiler::GemmPlan Compiler::gemm_plan(int i) const {
   }
   p.alpha = is_gemm ? a.f("alpha", 1.0f) : 1.0f;
   p.out = n.output(0);
-  if (is_gemm && n.input_size() > 2 && !n.input(2).empty())
-    p.bias_node = i, p.bias_input = 2, p.beta = a.f("beta", 1.0f);
+  if (is_gemm && n.input_size() > 2 && !n.input(2).empty()) {
+    p.beta = a.f("beta", 1.0f);
+    const Tensor& c = ref_.at(n.input(2));  // a row of n (or a scalar): the gemm's bias
+    if ((c.elements() == std::size_t(p.n) && !c.shape.empty() && c.shape.back() == p.n) ||
+        (constant(n.input(2)) && c.elements() == 1))
+      p.bias_node = i, p.bias_input = 2;
+    else
+      p.matrix_c = true, p.out = n.output(0) + "#ab";
+  }
+  if (p.matrix_c) return p;  // a Relu after it reads the sum
   int next = sole_consumer(p.out);
   if (p.bias_node < 0 && p.heads == 1 && next >= 0 && node(next).op_type() == "Add") {
     const int j = node(next).input(0) == p.out ? 1 : 0;
@@ -755,12 +926,11 @@ Compiler::GemmPlan Compiler::gemm_plan(int i) const {
 
 // Head h of node i's gemm: its slices of A, B and C (the whole of them with one head).
 void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
-  const auto& n = node(i);
   Kernel k{kernel_name(i, p.heads > 1 ? "_h" + std::to_string(h) : ""), "gemm"};
   k.head = std::size_t(h);
   for (int j : {i, p.bias_node == i ? -1 : p.bias_node, p.act})
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
-  const std::string a = cast_to(i, n.input(0), "f16");
+  const std::string a = cast_to(i, p.a, "f16");
   k.tensors.push_back(slice(use(i, k, a, "a", values_.at(a).layout), p.heads, h, {p.m, p.k}));
   k.tensors.push_back(gemm_operand(i, k, 1, "b", p.alpha, p.bt ? Dims{p.n, p.k} : Dims{p.k, p.n}, p.heads, h));
   for (const KTensor& t : k.tensors)
@@ -804,11 +974,10 @@ std::string Compiler::cast_to(int i, const std::string& v, const std::string& to
   k.tensors.push_back(use(i, k, v, "x", val.layout, false, val.dtype, true));
   produce(k, c, KTensor{"z", to}, values_.at(v).layout);
   values_.at(c).transposed = values_.at(v).transposed;
-  const std::int64_t eb = to == "f32" ? 4 : 2;
   k.shape = {{"op", "cast"},
              {"dtype", k.tensors[0].dtype},
              {"to", to},
-             {"n", num(std::int64_t(stored_bytes(k.tensors[1])) / eb)}};
+             {"n", num(std::int64_t(stored_bytes(k.tensors[1])) / elem_bytes(to))}};
   k.args = {"x", "z"};
   k.check_inputs = {"x"};
   k.check = {{"op", "copy"}};
@@ -860,7 +1029,7 @@ bool Compiler::top_k(int i) {
 KTensor Compiler::slice(KTensor t, std::int64_t heads, std::int64_t h, const Dims& shape) const {
   if (heads == 1 || t.alias.empty()) return t;
   t.shape = shape;
-  t.offset = h * product(shape) * (t.dtype == "f32" ? 4 : 2);
+  t.offset = h * product(shape) * elem_bytes(t.dtype);
   return t;
 }
 
@@ -888,56 +1057,105 @@ KTensor Compiler::gemm_operand(int i, Kernel& k, int j, const std::string& name,
   return t;
 }
 
-// Relu and the binary element-wise ops on operands of one shape, layout and type.
+// Mul or Div of x by a constant scalar before the Softmax that is its one reader: a view of x
+// the Softmax folds into its scale (an attention's 1 / sqrt(d)); false for any other.
+bool Compiler::scale_view(int i) {
+  const auto& n = node(i);
+  const int c = n.input_size() != 2 ? -1 : constant(n.input(1)) ? 1 : constant(n.input(0)) ? 0 : -1;
+  const int next = sole_consumer(n.output(0));
+  if (c < 0 || ref_.at(n.input(c)).elements() != 1 || (n.op_type() == "Div" && c == 0) || next < 0 ||
+      node(next).op_type() != "Softmax" || !available(n.input(1 - c)))
+    return false;
+  Value v = values_.at(n.input(1 - c));
+  const double f = ref_.at(n.input(c)).data[0];
+  v.scale *= n.op_type() == "Mul" ? f : 1.0 / f;
+  set_view(i, v);
+  return true;
+}
+
+// Relu and the binary element-wise ops. Two activations of one shape, layout and type; or an
+// activation and a constant (a weight, or a graph input of another shape) that broadcasts to it
+// by numpy's rules, written out at the activation's shape as it is stored (a Div by a constant:
+// a Mul by its reciprocal).
 bool Compiler::elementwise(int i) {
   const auto& n = node(i);
-  if (n.op_type() == "Mul" || n.op_type() == "Div") {  // x times a constant: a view its reader folds
-    const int c = n.input_size() == 2 && constant(n.input(1))   ? 1
-                  : n.input_size() == 2 && constant(n.input(0)) ? 0
-                                                                : -1;
-    if (c >= 0 && ref_.at(n.input(c)).elements() == 1 && !(n.op_type() == "Div" && c == 0)) {
-      if (!available(n.input(1 - c))) return false;
-      Value v = values_.at(n.input(1 - c));
-      const double f = ref_.at(n.input(c)).data[0];
-      v.scale *= n.op_type() == "Mul" ? f : 1.0 / f;
-      set_view(i, v);
-      return true;
-    }
-  }
+  if ((n.op_type() == "Mul" || n.op_type() == "Div") && scale_view(i)) return true;
   for (const auto& in : n.input())
-    if (is_weight(in)) fail(i, "a weight operand ('" + in + "') is not lowered: the kernel takes two activations");
-  for (const auto& in : n.input())
-    if (!available(in)) return false;
+    if (!is_weight(in) && !available(in)) return false;
   static const std::map<std::string, std::string> kOps = {
-      {"Relu", "relu"}, {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}};
-  if (!kOps.count(n.op_type()))
-    fail(i, n.op_type() + " of two activations is not lowered (the elementwise kernel has no " + n.op_type() +
-                "; a division by a constant scalar is, into the Softmax after it)");
-  const Value& x = values_.at(n.input(0));
+      {"Relu", "relu"}, {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "mul"}};
   if (n.input_size() > 2) fail(i, "more than two operands are not lowered");
-  for (const auto& in : n.input())
-    if (image_shape(in) != x.shape) fail(i, "broadcasting between operands is not lowered");
-  Kernel k{kernel_name(i), "elementwise"};
+  const Dims full = image_shape(n.output(0));
+  std::vector<Operand> in;
+  for (int j = 0; j < n.input_size(); ++j) in.push_back(operand(i, j, full));
+  if (n.op_type() == "Div" && in[1].constant.data.empty())
+    fail(i, "Div by an activation is not lowered (the elementwise kernel has no div; a Div by a constant is a Mul)");
+  elementwise_kernel(i, 0, "", kOps.at(n.op_type()), in, n.output(0));
+  done_[std::size_t(i)] = true;
+  return true;
+}
+
+// Input j of element-wise node i: an activation of the output's shape `full`, read where it is; or
+// a constant (a weight, a graph input of another shape, a Div's divisor known when compiling)
+// broadcast to `full` (a divisor as its reciprocal).
+Compiler::Operand Compiler::operand(int i, int j, const Dims& full) const {
+  const auto& n = node(i);
+  const std::string& v = n.input(j);
+  const bool divisor = n.op_type() == "Div" && j == 1;
+  if (!is_weight(v) && !(constant(v) && (ref_.at(v).shape != full || divisor))) {
+    if (image_shape(v) != full)
+      fail(i, "'" + v + "', an activation of " + Tensor{image_shape(v), {}}.shape_str() +
+                  ", broadcast to the output's " + Tensor{full, {}}.shape_str() +
+                  ": broadcasting an activation is not lowered (a constant broadcasts)");
+    return {v, {}};
+  }
+  Tensor c;
+  if (!expand(ref_.at(v), full, c))
+    fail(i,
+         "'" + v + "' of shape " + ref_.at(v).shape_str() + " does not broadcast to " + Tensor{full, {}}.shape_str() +
+             (batch_ > 1 ? " (at a batch of " + std::to_string(batch_) + ", a constant is one for every image)" : ""));
+  for (float& x : c.data)
+    if (divisor) {
+      x = 1.0f / x;
+      if (!(std::fabs(x) <= 65504.0f))
+        fail(i, "a divisor in '" + v + "' is 0 or smaller than 1 / 65504: its reciprocal overflows f16");
+    }
+  return {"", c};
+}
+
+// Node i's elementwise kernel (its `head`th, named with `tail`): out = a op b, each operand a
+// value (read where it is) or a constant of out's shape per image. The values placed already give
+// the layout and type; a graph input not placed yet is placed so, or as the model gives it (f32);
+// a constant is stored so.
+void Compiler::elementwise_kernel(int i, std::size_t head, const std::string& tail, const std::string& op,
+                                  const std::vector<Operand>& in, const std::string& out) {
+  Kernel k{kernel_name(i, tail), "elementwise"};
   k.nodes = {i};
+  k.head = head;
+  Layout layout = Layout::Nd;
+  std::string dt = "f32";
+  for (const Operand& o : in)
+    if (!o.value.empty() && !ref(o.value).empty()) layout = values_.at(o.value).layout, dt = values_.at(o.value).dtype;
   const std::vector<std::string> roles = {"x", "y"};
-  // A graph input is placed in the type of the other operand, or as the model gives it (f32).
-  std::string in_dt = "f32";
-  for (const auto& in : n.input())
-    if (!ref(in).empty()) in_dt = values_.at(in).dtype;
-  for (int j = 0; j < n.input_size(); ++j)
-    k.tensors.push_back(use(i, k, n.input(j), roles[std::size_t(j)], x.layout, false, in_dt));
-  const std::string dt = k.tensors[0].dtype;
+  for (std::size_t j = 0; j < in.size(); ++j) {
+    if (!in[j].value.empty()) {
+      k.tensors.push_back(use(i, k, in[j].value, roles[j], layout, false, dt));
+      continue;
+    }
+    const Tensor& c = in[j].constant;
+    k.tensors.push_back(weight_tensor(
+        i, k, KTensor{roles[j], dt, layout == Layout::Nc1hwc0 ? "nc1hwc0" : "nd", "", "", "", c.shape}, c));
+  }
+  dt = k.tensors[0].dtype;
   for (const KTensor& t : k.tensors)
     if (t.dtype != dt) fail(i, "operands of " + t.dtype + " and " + dt);
-  produce(k, n.output(0), KTensor{"z", dt}, values_.at(n.input(0)).layout);
-  k.shape = {{"op", kOps.at(n.op_type())},
-             {"dtype", dt},
-             {"n", num(std::int64_t(stored_bytes(k.tensors.back())) / (dt == "f32" ? 4 : 2))}};
+  produce(k, out, KTensor{"z", dt}, layout);
+  k.shape = {{"op", op}, {"dtype", dt}, {"n", num(std::int64_t(stored_bytes(k.tensors.back())) / elem_bytes(dt))}};
   for (const KTensor& t : k.tensors)
     if (t.name != "z") k.args.push_back(t.name), k.check_inputs.push_back(t.name);
   k.args.push_back("z");
-  k.check = {{"op", kOps.at(n.op_type())}};
-  return finish(i, std::move(k));
+  k.check = {{"op", op}};
+  place(std::move(k));
 }
 
 // Softmax over rows: the last axis (opset 13 on), or the dimensions from `axis` on (before).
@@ -1043,7 +1261,7 @@ bool Compiler::transpose(int i) {
     for (std::int64_t a = std::int64_t(v.shape.size()); a-- > 0;) perm.push_back(a);
   if (v.layout != Layout::Nd || v.transposed || v.scale != 1.0)
     fail(i, "the input is stored NC1HWC0, or is itself a view: a transpose of it is not lowered");
-  const std::int64_t eb = v.dtype == "f32" ? 4 : 2;
+  const std::int64_t eb = elem_bytes(v.dtype);
   auto fits = [&](const Dims& sw) { return sw.size() == 1 || (sw.size() == 4 && sw[3] * eb % 32 == 0); };
   bool as_b = consumers_.count(out) && !outputs_.count(out);
   for (int c : as_b ? consumers_.at(out) : std::vector<int>{})
@@ -1078,6 +1296,103 @@ bool Compiler::transpose(int i) {
   return finish(i, std::move(k));
 }
 
+// Concat, when each input's bytes are one run of the output's: along the channels of NC1HWC0
+// maps (each input but the last a whole number of 16-channel groups, so its C1 blocks follow the
+// one before's), or ND with one element before `axis`. Each input is copied to its place by a
+// transpose kernel of one column (MTE2 in, MTE3 out, no arithmetic; a runtime's memcpy on the
+// AI Core), its y a slice of the output, which the first copy's kernel holds (tensor "cat").
+bool Compiler::concat(int i) {
+  const auto& n = node(i);
+  for (const auto& in : n.input()) {
+    if (is_weight(in)) fail(i, "a weight operand ('" + in + "') is not lowered: the copies take activations");
+    if (!available(in)) return false;
+  }
+  const Dims out = image_shape(n.output(0));
+  std::int64_t axis = Attrs{n}.i("axis", 1);
+  if (axis < 0) axis += std::int64_t(out.size());
+  if (axis == 0 && batch_ > 1) fail(i, "axis 0 joins the batch's images: lowered at batch 1");
+  // The values placed already give the layout and type; graph inputs alone are joined as given (f32).
+  Layout layout = Layout::Nd;
+  std::string dt = "f32";
+  for (const auto& in : n.input())
+    if (!ref(in).empty()) layout = std::max(layout, values_.at(in).layout), dt = values_.at(in).dtype;
+  if (layout == Layout::Nc1hwc0 && axis != 1)
+    fail(i, "NC1HWC0 feature maps joined along axis " + std::to_string(axis) + ": along the channels is lowered");
+  if (layout == Layout::Nd && !concat_runs(i, axis, dt)) return concat_aicpu(i, axis, dt), true;
+  std::int64_t offset = 0;
+  for (int j = 0; j < n.input_size(); ++j) {
+    const Dims shape = image_shape(n.input(j));
+    if (layout == Layout::Nc1hwc0 && j + 1 < n.input_size() && shape[1] % 16)
+      fail(i, "input " + std::to_string(j) + " has " + std::to_string(shape[1]) +
+                  " channels: each but the last is whole groups of 16 (NC1HWC0's C0) to be one run of the output");
+    concat_copy(i, j, layout, dt, offset);
+  }
+  done_[std::size_t(i)] = true;
+  return true;
+}
+
+// Whether ND Concat i is copies of whole 32-byte blocks, each input one run of the output: one
+// element before the axis, each input's bytes whole blocks.
+bool Compiler::concat_runs(int i, std::int64_t axis, const std::string& dt) const {
+  if (product(image_shape(node(i).output(0)), 0, std::size_t(axis)) != 1) return false;
+  for (const auto& in : node(i).input())
+    if (product(image_shape(in)) * elem_bytes(dt) % 32) return false;
+  return true;
+}
+
+// ND Concat i by the AI CPU, as CANN runs the ops the AI Core cannot: byte copies of any size,
+// along any axis. Each of the output's rows (the elements before the axis) is the inputs' rows
+// side by side.
+void Compiler::concat_aicpu(int i, std::int64_t axis, const std::string& dt) {
+  const auto& n = node(i);
+  if (n.input_size() > 64) fail(i, "more than 64 inputs (the AI CPU kernel's) are not lowered");
+  const Dims out = image_shape(n.output(0));
+  Kernel k{kernel_name(i), "aicpu"};
+  k.nodes = {i};
+  k.shape = {{"aicpu", "concat"}};
+  std::vector<std::string> args = {"y", num(product(out, 0, std::size_t(axis))), num(std::int64_t(n.input_size()))};
+  for (int j = 0; j < n.input_size(); ++j) {
+    k.tensors.push_back(use(i, k, n.input(j), "x" + std::to_string(j), Layout::Nd, false, dt));
+    if (k.tensors.back().dtype != dt) fail(i, "inputs of " + k.tensors.back().dtype + " and " + dt);
+    args.push_back(k.tensors.back().name), k.check_inputs.push_back(k.tensors.back().name);
+    args.push_back(num(product(image_shape(n.input(j)), std::size_t(axis)) * elem_bytes(dt)));
+  }
+  produce(k, n.output(0), KTensor{"y", dt}, Layout::Nd);
+  k.args = args;
+  k.check = {{"op", "concat"}, {"cols", num(product(out, std::size_t(axis)))}};
+  finish(i, std::move(k));
+}
+
+// Input j of Concat i copied into the output at `offset` bytes (moved on past it).
+void Compiler::concat_copy(int i, int j, Layout layout, const std::string& dt, std::int64_t& offset) {
+  const auto& n = node(i);
+  const std::string lay = layout == Layout::Nc1hwc0 ? "nc1hwc0" : "nd";
+  Kernel k{kernel_name(i, "_" + std::to_string(j)), "transpose"};
+  k.nodes = {i};
+  k.head = std::size_t(j);
+  k.tensors.push_back(use(i, k, n.input(j), "x", layout, false, dt));
+  if (k.tensors[0].dtype != dt) fail(i, "inputs of " + k.tensors[0].dtype + " and " + dt);
+  if (j == 0) {
+    produce(k, n.output(0), KTensor{"cat", dt, lay, "", "", "", image_shape(n.output(0))}, layout);
+    k.holds = "cat";
+  }
+  const std::int64_t eb = elem_bytes(dt);
+  const std::int64_t bytes = std::int64_t(stored_bytes(KTensor{"x", dt, lay, "", "", "", image_shape(n.input(j))}));
+  if (bytes % 32)
+    fail(i, "input " + std::to_string(j) + " holds " + std::to_string(bytes) + " B: a copy moves whole 32-byte blocks");
+  KTensor y{"y", dt, "nd", ref(n.output(0)), "", "", {bytes / eb}};
+  y.offset = offset;
+  offset += bytes;
+  k.tensors.push_back(y);
+  k.output = "y", k.produced.push_back("y");
+  k.shape = {{"dtype", dt}, {"outer", "1"}, {"rows", num(bytes / 32)}, {"cols", "1"}, {"inner", num(32 / eb)}};
+  k.args = {"x", "y"};
+  k.check_inputs = {"x"};
+  k.check = {{"op", "transpose"}};
+  place(std::move(k));
+  out_.layers.back().ops = {"Concat"};
+}
+
 // LayerNormalization over the axes from `axis` on, as rows of their product: the layernorm
 // kernel, gamma and beta in the input's type. The Mean and InvStdDev outputs are not computed.
 bool Compiler::layer_norm(int i) {
@@ -1096,7 +1411,7 @@ bool Compiler::layer_norm(int i) {
   k.nodes = {i};
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nd));
   const std::string dt = k.tensors[0].dtype;
-  if (cols * (dt == "f32" ? 4 : 2) % 32)
+  if (cols * elem_bytes(dt) % 32)
     fail(i,
          "rows of " + std::to_string(cols) + " " + dt + " elements: the layernorm kernel takes whole 32-byte blocks");
   Tensor g = weight(i, 1), b{{cols}, std::vector<float>(std::size_t(cols), 0.0f)};
@@ -1116,24 +1431,16 @@ bool Compiler::layer_norm(int i) {
 
 const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
   static const std::map<std::string, Lowering> table = {
-      {"Conv", &Compiler::conv},
-      {"MaxPool", &Compiler::pool},
-      {"AveragePool", &Compiler::pool},
-      {"GlobalAveragePool", &Compiler::pool},
-      {"Gemm", &Compiler::gemm},
-      {"MatMul", &Compiler::gemm},
-      {"Relu", &Compiler::elementwise},
-      {"Add", &Compiler::elementwise},
-      {"Sub", &Compiler::elementwise},
-      {"Mul", &Compiler::elementwise},
-      {"Softmax", &Compiler::softmax},
-      {"Flatten", &Compiler::view},
-      {"Div", &Compiler::elementwise},
-      {"Transpose", &Compiler::transpose},
-      {"LayerNormalization", &Compiler::layer_norm},
-      {"ArgMax", &Compiler::top_k},
-      {"TopK", &Compiler::top_k},
-      {"Reshape", &Compiler::view},
+      {"Conv", &Compiler::conv},           {"MaxPool", &Compiler::pool},
+      {"AveragePool", &Compiler::pool},    {"GlobalAveragePool", &Compiler::pool},
+      {"Gemm", &Compiler::gemm},           {"MatMul", &Compiler::gemm},
+      {"Relu", &Compiler::elementwise},    {"Add", &Compiler::elementwise},
+      {"Sub", &Compiler::elementwise},     {"Mul", &Compiler::elementwise},
+      {"Softmax", &Compiler::softmax},     {"Flatten", &Compiler::view},
+      {"Div", &Compiler::elementwise},     {"BatchNormalization", &Compiler::batch_norm},
+      {"Transpose", &Compiler::transpose}, {"LayerNormalization", &Compiler::layer_norm},
+      {"Concat", &Compiler::concat},       {"ArgMax", &Compiler::top_k},
+      {"TopK", &Compiler::top_k},          {"Reshape", &Compiler::view},
       {"Identity", &Compiler::view},
   };
   return table;
@@ -1169,6 +1476,8 @@ void Compiler::finish_outputs() {
       // The kernel's own output is checked; another (TopK's values beside its indices) saved.
       for (KTensor& t : k->tensors)
         if (t.name == r.substr(dot + 1)) t.save = "outputs/" + file;
+      // A Concat's output, whole once every copy has run (checks run after the run), is checked so.
+      if (k->holds == r.substr(dot + 1)) k->output = k->holds;
       if (k->output != r.substr(dot + 1)) continue;
       const bool exact = std::any_of(k->tensors.begin(), k->tensors.end(),
                                      [&](const KTensor& t) { return t.name == k->output && t.dtype == "s32"; });
@@ -1410,17 +1719,15 @@ Compiled Compiler::run() {
   // What is left is not fused into a layer before it and has no lowering of its own.
   for (int i = 0; i < g_.node_size(); ++i)
     if (!done_[std::size_t(i)])
-      fail(i, lowerings().count(node(i).op_type())
-                  ? "an input is never computed on the platform"
-                  : "op " + node(i).op_type() + " is not lowered onto the platform" +
-                        (node(i).op_type() == "BatchNormalization" ? " (only folded into the Conv before it)" : ""));
+      fail(i, lowerings().count(node(i).op_type()) ? "an input is never computed on the platform"
+                                                   : "op " + node(i).op_type() + " is not lowered onto the platform");
   finish_outputs();
   order_batch();
   sched_ = task_streams();
   if (o_.arena) plan_arena();
   for (const Kernel& k : kernels_)
     for (const KTensor& t : k.tensors)
-      if (t.weight()) out_.weight_bytes += std::uint64_t(product(t.shape)) * (t.dtype == "f32" ? 4 : 2);
+      if (t.weight()) out_.weight_bytes += std::uint64_t(product(t.shape) * elem_bytes(t.dtype));
   out_.scenario = (fs::path(o_.dir) / "model.yaml").string();
   emit(out_.scenario);
   return out_;

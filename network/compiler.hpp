@@ -10,10 +10,13 @@
 // Lowering (docs/networks.md has the table):
 //   Conv (+ BatchNormalization folded into a scale and a bias per channel, + an Add of the
 //     block's shortcut, + Relu) -> conv2d, y stored NC1HWC0 for the next layer;
-//   MaxPool, AveragePool, GlobalAveragePool -> pool; Gemm, MatMul (B a weight) -> gemm;
-//   Relu, Add, Sub, Mul (operands of one shape and layout) -> elementwise;
-//   Softmax (last axis) -> softmax; Flatten, Reshape, Identity -> a view of the same memory
-//   where the layout allows it.
+//   a BatchNormalization no conv folds -> a depthwise 1 x 1 conv2d, or elementwise mul and add;
+//   MaxPool, AveragePool, GlobalAveragePool -> pool; Gemm, MatMul -> gemm (+ elementwise add of
+//   a matrix C); Relu, Add, Sub, Mul, Div (activations of one shape, or a constant broadcast to
+//   the activation's) -> elementwise; Softmax (last axis) -> softmax; LayerNormalization ->
+//   layernorm; Transpose -> transpose or a view; Concat -> a copy per input (transpose kernels of
+//   one column) into its slice of the output; ArgMax, TopK -> the AI CPU; Flatten, Reshape,
+//   Identity -> a view of the same memory where the layout allows it.
 // Feature maps stay NC1HWC0 f16 between layers; the graph's inputs are converted once, at load
 // (an image of 4 channels or fewer to NC1HWC0_C04 for the first conv's small-channel mode). An
 // operator, attribute or layout it cannot map is an Error naming the node, its op type and why.

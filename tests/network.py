@@ -6,7 +6,9 @@
 # and softmax) runs with `dvp run model.onnx --input ... --check-layers` on both presets, every
 # layer checked by the platform, and its saved output is compared with NumPy's forward pass of
 # the same weights; again in the activation arena, and with a batch of 3 (each image's output
-# against NumPy). Then what users get wrong: an op the compiler does not lower, an input file
+# against NumPy). Then small graphs for what the CNN lacks (views, a classifier head, MobileNet's
+# ReLU6, batch norms no conv folds, constants broadcast, an Inception block's Concat), each against
+# NumPy. Then what users get wrong: an op the compiler does not lower, an input file
 # of the wrong shape, an input name the model does not have, a corrupt model file: each a named
 # error and exit 2.
 #
@@ -280,6 +282,164 @@ with tempfile.TemporaryDirectory() as d:
         if not err <= 2e-2 * max(1.0, np.abs(want).max()):
             failures.append(f"Conv + BatchNormalization + Clip: max abs error {err} against NumPy")
 
+    # Constants the compiler writes out and batch norms no conv folds, against NumPy: a
+    # BatchNormalization + Relu after a pool (32 channels: a depthwise 1 x 1 conv), an Add of a
+    # bias per channel (1 x 32 x 1 x 1, broadcast), a Mul by a scalar no Softmax reads, a
+    # BatchNormalization of 24 channels (no whole groups of 16: an elementwise mul and add in
+    # NC1HWC0, pad channels and all), a Gemm whose C is an activation of m x n, and a Div of an
+    # activation by a row.
+    f32 = lambda a: np.asarray(a, np.float32)
+    bn_a = [f32(rng.uniform(0.5, 2, 32)), f32(rng.uniform(-1, 1, 32)), f32(rng.uniform(-.3, .3, 32)),
+            f32(rng.uniform(0.5, 1.5, 32))]
+    bn_b = [f32(rng.uniform(0.5, 2, 24)), f32(rng.uniform(-1, 1, 24)), f32(rng.uniform(-.3, .3, 24)),
+            f32(rng.uniform(0.5, 1.5, 24))]
+    cb, half = f32(rng.uniform(-1, 1, (1, 32, 1, 1))), f32(0.5)
+    wg, dv = f32(rng.normal(0, 0.3, (20, 9))), f32(rng.uniform(0.5, 2, 20))
+    consts = {"cb": cb, "half": half, "wg": wg, "dv": dv}
+    consts.update({f"bna{i}": v for i, v in enumerate(bn_a)})
+    consts.update({f"bnb{i}": v for i, v in enumerate(bn_b)})
+    extras = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["p"], name="pool1", kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node("BatchNormalization", ["p", "bna0", "bna1", "bna2", "bna3"], ["n"], name="bn_a"),
+         helper.make_node("Relu", ["n"], ["r"], name="relu_a"),
+         helper.make_node("Add", ["r", "cb"], ["ac"], name="bias"),
+         helper.make_node("Mul", ["ac", "half"], ["y1"], name="halve"),
+         helper.make_node("MaxPool", ["z"], ["q"], name="pool2", kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node("BatchNormalization", ["q", "bnb0", "bnb1", "bnb2", "bnb3"], ["y2"], name="bn_b",
+                          epsilon=1e-3),
+         helper.make_node("Relu", ["c"], ["rc"], name="relu_c"),
+         helper.make_node("Gemm", ["a", "wg", "rc"], ["y3"], name="fc", alpha=0.5),
+         helper.make_node("Relu", ["a"], ["ra"], name="relu_r"),
+         helper.make_node("Div", ["ra", "dv"], ["y4"], name="per_col")], "extras",
+        [helper.make_tensor_value_info(v, TensorProto.FLOAT, s)
+         for v, s in (("x", [1, 32, 10, 12]), ("z", [1, 24, 8, 8]), ("a", [6, 20]), ("c", [6, 9]))],
+        [helper.make_tensor_value_info(v, TensorProto.FLOAT, s)
+         for v, s in (("y1", [1, 32, 5, 6]), ("y2", [1, 24, 4, 4]), ("y3", [6, 9]), ("y4", [6, 20]))],
+        [numpy_helper.from_array(v, n) for n, v in consts.items()])
+    onnx.save(helper.make_model(extras, opset_imports=[helper.make_opsetid("", 15)], ir_version=8),
+              os.path.join(d, "extras.onnx"))
+    ins = {"x": rng.uniform(-3, 3, (1, 32, 10, 12)), "z": rng.uniform(-3, 3, (1, 24, 8, 8)),
+           "a": rng.uniform(-2, 2, (6, 20)), "c": rng.uniform(-2, 2, (6, 9))}
+    args = []
+    for name, v in ins.items():
+        ins[name] = f32(v).astype(np.float16).astype(np.float64)  # as the platform holds them
+        np.save(os.path.join(d, f"e{name}.npy"), f32(v))
+        args += ["--input", f"{name}={os.path.join(d, f'e{name}.npy')}"]
+    eout = os.path.join(d, "extras")
+    if dvp(["run", os.path.join(d, "extras.onnx"), "--out", eout, "--no-trace", "--check-layers"] + args, 0,
+           r"kernel bn_a: .*within[\s\S]*kernel bn_b: .*within[\s\S]*kernel bn_b_bias: .*within",
+           "BatchNormalization alone, constants broadcast"):
+        def norm(x, p, eps):
+            g, b, mu, var = (v.astype(np.float64)[None, :, None, None] for v in p)
+            return (x - mu) / np.sqrt(var + eps) * g + b
+
+        def pool(x):
+            n, c, h, w = x.shape
+            return x.reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+        wants = {"y1": (np.maximum(norm(pool(ins["x"]), bn_a, 1e-5), 0) + cb) * 0.5,
+                 "y2": norm(pool(ins["z"]), bn_b, 1e-3),
+                 "y3": 0.5 * ins["a"] @ wg + np.maximum(ins["c"], 0),
+                 "y4": np.maximum(ins["a"], 0) / dv}
+        for name, want in wants.items():
+            got = np.load(os.path.join(eout, "outputs", name + ".npy")).astype(np.float64).reshape(want.shape)
+            err = np.abs(got - want).max()
+            if not err <= 1e-2 * max(1.0, np.abs(want).max()):
+                failures.append(f"constants broadcast: {name} max abs error {err} against NumPy")
+
+    # An Inception block's Concat (channels 32 + 16 + 16 + 8: the last no whole group of 16, so
+    # the output's pad channels are its), also a graph output, at a batch of 2 given as a file,
+    # every layer checked; against NumPy. Then a Concat whose first input is no whole group.
+    wa, wb = f32(rng.normal(0, .3, (32, 16, 1, 1))), f32(rng.normal(0, .2, (16, 16, 3, 3)))
+    wc, wm = f32(rng.normal(0, .3, (8, 16, 1, 1))), f32(rng.normal(0, .2, (24, 72, 1, 1)))
+    incep = helper.make_graph(
+        [helper.make_node("Conv", ["x", "wa"], ["a"], name="b1x1"),
+         helper.make_node("Relu", ["a"], ["ar"], name="b1x1_relu"),
+         helper.make_node("Conv", ["x", "wb"], ["b"], name="b3x3", pads=[1, 1, 1, 1]),
+         helper.make_node("MaxPool", ["x"], ["p"], name="bpool", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+         helper.make_node("Conv", ["x", "wc"], ["cc"], name="bnarrow"),
+         helper.make_node("Concat", ["ar", "b", "p", "cc"], ["c"], name="join", axis=1),
+         helper.make_node("Conv", ["c", "wm"], ["y"], name="mix")], "incep",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 9, 7])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 24, 9, 7]),
+         helper.make_tensor_value_info("c", TensorProto.FLOAT, [1, 72, 9, 7])],
+        [numpy_helper.from_array(v, n) for n, v in (("wa", wa), ("wb", wb), ("wc", wc), ("wm", wm))])
+    onnx.save(helper.make_model(incep, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "incep.onnx"))
+    ix = f32(rng.uniform(-2, 2, (2, 16, 9, 7)))
+    np.save(os.path.join(d, "ix.npy"), ix)
+    np.save(os.path.join(d, "ix1.npy"), ix[:1])
+
+    def conv1(x, w):
+        return np.einsum("chw,oc->ohw", x, w[:, :, 0, 0].astype(np.float64))
+
+    def conv3(x, w):  # 3 x 3, padding 1
+        xp = np.pad(x, ((0, 0), (1, 1), (1, 1)))
+        return sum(np.einsum("chw,oc->ohw", xp[:, i:i + x.shape[1], j:j + x.shape[2]], w[:, :, i, j])
+                   for i in range(3) for j in range(3))
+
+    def inception(x):  # the concat and the conv after it
+        x = x.astype(np.float16).astype(np.float64)
+        xp = np.pad(x, ((0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+        pool = np.max([xp[:, i:i + 9, j:j + 7] for i in range(3) for j in range(3)], axis=0)
+        c = np.concatenate([np.maximum(conv1(x, wa), 0), conv3(x, wb.astype(np.float64)), pool, conv1(x, wc)])
+        return {"c": c, "y": conv1(c, wm)}
+
+    def compare(what, out, suffix, wants):
+        for name, want in wants.items():
+            got = np.load(os.path.join(out, "outputs", name + suffix + ".npy")).astype(np.float64)
+            err = np.abs(got.reshape(want.shape) - want).max()
+            if not err <= 1e-2 * max(1.0, np.abs(want).max()):
+                failures.append(f"{what}: {name}{suffix}: max abs error {err} against NumPy")
+    iout = os.path.join(d, "incep")
+    if dvp(["run", os.path.join(d, "incep.onnx"), "--input", "x=" + os.path.join(d, "ix.npy"), "--batch", "2",
+            "--out", iout, "--no-trace", "--check-layers"], 0,
+           r"kernel join_0_b1: 5040 elements within[\s\S]*kernel join_3_b1: 1008 elements within",
+           "Concat of an Inception block"):
+        for b in range(2):
+            compare("Concat", iout, f".b{b}", inception(ix[b]))
+    # Batch 1 in the activation arena (no --check-layers): the output the copies share is kept apart
+    # from every buffer live while any copy writes it.
+    aout = os.path.join(d, "incep-arena")
+    if dvp(["run", os.path.join(d, "incep.onnx"), "--input", "x=" + os.path.join(d, "ix1.npy"), "--out", aout,
+            "--no-trace"], 0, r"kernel join_0: 5040 elements within[\s\S]*kernel mix: 2016 elements within",
+           "Concat in the arena"):
+        compare("Concat in the arena", aout, "", inception(ix[0]))
+    incep.node[5].input[:] = ["cc", "ar", "b", "p"]
+    onnx.save(helper.make_model(incep, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "incep-narrow-first.onnx"))
+    dvp(["compile", os.path.join(d, "incep-narrow-first.onnx"), "--out", os.path.join(d, "c")], 2,
+        r"node 'join' \(Concat\): input 0 has 8 channels: each but the last is whole groups of 16",
+        "a Concat whose first input is no whole group of 16 channels")
+
+    # Concats the AI Core's 32-byte moves cannot make, on the AI CPU: rows of 5 and 7 f32 (two
+    # activations) joined along the last axis, and a Concat along axis 0 of f16 activations of 3 and
+    # 2 rows of 9; against NumPy.
+    na, nb = f32(rng.uniform(-2, 2, (6, 5))), f32(rng.uniform(-2, 2, (6, 7)))
+    rows = helper.make_graph(
+        [helper.make_node("Relu", ["a"], ["ra"], name="relu_a"), helper.make_node("Relu", ["b"], ["rb"], name="relu_b"),
+         helper.make_node("Concat", ["ra", "rb"], ["y"], name="side_by_side", axis=-1),
+         helper.make_node("Gemm", ["a", "w3"], ["g3"], name="fc3"), helper.make_node("Gemm", ["b", "w2"], ["g2"], name="fc2"),
+         helper.make_node("Concat", ["g3", "g2"], ["z"], name="stacked", axis=0)], "rows",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [6, 5]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [6, 7])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6, 12]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [12, 9])],
+        [numpy_helper.from_array(f32(rng.normal(0, .5, (5, 9))), "w3"),
+         numpy_helper.from_array(f32(rng.normal(0, .5, (7, 9))), "w2")])
+    onnx.save(helper.make_model(rows, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "rows.onnx"))
+    np.save(os.path.join(d, "na.npy"), na)
+    np.save(os.path.join(d, "nb.npy"), nb)
+    rout = os.path.join(d, "rows")
+    if dvp(["run", os.path.join(d, "rows.onnx"), "--input", "a=" + os.path.join(d, "na.npy"), "--input",
+            "b=" + os.path.join(d, "nb.npy"), "--out", rout, "--no-trace", "--check-layers"], 0,
+           r"kernel side_by_side +on an AI CPU core[\s\S]*ok   kernel side_by_side: 72 elements[\s\S]*"
+           r"ok   kernel stacked: 108 elements", "Concat on the AI CPU"):
+        w3, w2 = (numpy_helper.to_array(t).astype(np.float64) for t in rows.initializer)
+        h = lambda v: v.astype(np.float16).astype(np.float64)
+        compare("Concat on the AI CPU", rout, "", {"y": np.concatenate([np.maximum(na, 0), np.maximum(nb, 0)], axis=1),
+                                                   "z": np.concatenate([h(na) @ w3, h(nb) @ w2], axis=0)})
+
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="gate")], "g",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
@@ -288,8 +448,7 @@ with tempfile.TemporaryDirectory() as d:
               os.path.join(d, "sigmoid.onnx"))
     dvp(["compile", os.path.join(d, "sigmoid.onnx"), "--out", os.path.join(d, "c")], 2,
         r"sigmoid\.onnx: node 'gate' \(Sigmoid\): op Sigmoid is not lowered onto the platform", "an op not lowered")
-    # Views the compiler folds into a reader, with no reader to fold them: a Transpose of runs of
-    # 4 bytes (f32), a scale by a constant that no Softmax reads; and a LayerNorm row of 20 f32.
+    # A Transpose of runs of 4 bytes (f32), no MatMul's B to fold it into; a LayerNorm row of 20 f32.
     def one_op(name, nodes, shape_in, shape_out, opset=17, inits=()):
         g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape_out)], list(inits))
@@ -302,11 +461,6 @@ with tempfile.TemporaryDirectory() as d:
     dvp(["compile", path, "--out", os.path.join(d, "c")], 2,
         r"node 'swap' \(Transpose\): the axes after the two it swaps hold 1 elements, 4 B: the transpose kernel "
         r"moves whole 32-byte blocks", "a transpose of 4-byte runs")
-    two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
-    path = one_op("scaled", [relu, helper.make_node("Mul", ["r", "two"], ["y"], name="twice")], [1, 16], [1, 16],
-                  inits=[two])
-    dvp(["compile", path, "--out", os.path.join(d, "c")], 2,
-        r"output 'y' is a Transpose or a scaling by a constant that no layer computes", "a scale no Softmax reads")
     gamma = numpy_helper.from_array(np.ones(20, np.float32), "gamma")
     path = one_op("layernorm", [relu, helper.make_node("LayerNormalization", ["r", "gamma"], ["y"], name="ln")],
                   [3, 20], [3, 20], inits=[gamma])
