@@ -42,6 +42,8 @@ struct Value {
   double scale = 1.0;
 };
 
+const char* layout_name(Layout l) { return l == Layout::Nc1hwc0 ? "nc1hwc0" : "nd"; }
+
 // A tensor entry of a kernel in the scenario.
 struct KTensor {
   std::string name, dtype, layout, alias, file, save;
@@ -236,6 +238,7 @@ class Compiler {
     Tensor constant;    // out's shape per image
   };
   Operand operand(int i, int j, const Dims& full) const;
+  std::pair<Layout, std::string> placed_form(const std::vector<std::string>& values) const;
   void elementwise_kernel(int i, std::size_t head, const std::string& tail, const std::string& op,
                           const std::vector<Operand>& in, const std::string& out);
   bool softmax(int i);
@@ -267,7 +270,8 @@ class Compiler {
   std::vector<bool> done_;
   std::set<std::string> names_;
   std::vector<Kernel> kernels_;
-  std::vector<Scheduled> sched_;  // each kernel's stream and events
+  std::map<std::pair<int, std::size_t>, std::size_t> casts_;  // per node and image: casts placed for it
+  std::vector<Scheduled> sched_;                              // each kernel's stream and events
   Compiled out_;
 };
 
@@ -967,9 +971,7 @@ std::string Compiler::cast_to(int i, const std::string& v, const std::string& to
   if (values_.count(c) && !values_.at(c).refs[image_].empty()) return c;
   Kernel k{kernel_name(i, "_cast"), "elementwise"};
   k.nodes = {i};
-  k.head = std::size_t(1) << 20;  // the node's kernels other than its own
-  for (const Kernel& other : kernels_)
-    if (other.image == image_ && other.nodes.front() == i) k.head = std::max(k.head, other.head + 1);
+  k.head = (std::size_t(1) << 20) + casts_[{i, image_}]++;  // the node's kernels other than its own
   ref_[c] = ref_.at(v);
   k.tensors.push_back(use(i, k, v, "x", val.layout, false, val.dtype, true));
   produce(k, c, KTensor{"z", to}, values_.at(v).layout);
@@ -1123,6 +1125,15 @@ Compiler::Operand Compiler::operand(int i, int j, const Dims& full) const {
   return {"", c};
 }
 
+// The layout and type the values placed already have (the last of them); none placed (graph
+// inputs only): ND, f32, as the model gives them.
+std::pair<Layout, std::string> Compiler::placed_form(const std::vector<std::string>& values) const {
+  std::pair<Layout, std::string> form{Layout::Nd, "f32"};
+  for (const std::string& v : values)
+    if (!v.empty() && !ref(v).empty()) form = {values_.at(v).layout, values_.at(v).dtype};
+  return form;
+}
+
 // Node i's elementwise kernel (its `head`th, named with `tail`): out = a op b, each operand a
 // value (read where it is) or a constant of out's shape per image. The values placed already give
 // the layout and type; a graph input not placed yet is placed so, or as the model gives it (f32);
@@ -1132,10 +1143,9 @@ void Compiler::elementwise_kernel(int i, std::size_t head, const std::string& ta
   Kernel k{kernel_name(i, tail), "elementwise"};
   k.nodes = {i};
   k.head = head;
-  Layout layout = Layout::Nd;
-  std::string dt = "f32";
-  for (const Operand& o : in)
-    if (!o.value.empty() && !ref(o.value).empty()) layout = values_.at(o.value).layout, dt = values_.at(o.value).dtype;
+  std::vector<std::string> values;
+  for (const Operand& o : in) values.push_back(o.value);
+  auto [layout, dt] = placed_form(values);
   const std::vector<std::string> roles = {"x", "y"};
   for (std::size_t j = 0; j < in.size(); ++j) {
     if (!in[j].value.empty()) {
@@ -1143,8 +1153,7 @@ void Compiler::elementwise_kernel(int i, std::size_t head, const std::string& ta
       continue;
     }
     const Tensor& c = in[j].constant;
-    k.tensors.push_back(weight_tensor(
-        i, k, KTensor{roles[j], dt, layout == Layout::Nc1hwc0 ? "nc1hwc0" : "nd", "", "", "", c.shape}, c));
+    k.tensors.push_back(weight_tensor(i, k, KTensor{roles[j], dt, layout_name(layout), "", "", "", c.shape}, c));
   }
   dt = k.tensors[0].dtype;
   for (const KTensor& t : k.tensors)
@@ -1311,11 +1320,7 @@ bool Compiler::concat(int i) {
   std::int64_t axis = Attrs{n}.i("axis", 1);
   if (axis < 0) axis += std::int64_t(out.size());
   if (axis == 0 && batch_ > 1) fail(i, "axis 0 joins the batch's images: lowered at batch 1");
-  // The values placed already give the layout and type; graph inputs alone are joined as given (f32).
-  Layout layout = Layout::Nd;
-  std::string dt = "f32";
-  for (const auto& in : n.input())
-    if (!ref(in).empty()) layout = std::max(layout, values_.at(in).layout), dt = values_.at(in).dtype;
+  const auto [layout, dt] = placed_form({n.input().begin(), n.input().end()});
   if (layout == Layout::Nc1hwc0 && axis != 1)
     fail(i, "NC1HWC0 feature maps joined along axis " + std::to_string(axis) + ": along the channels is lowered");
   if (layout == Layout::Nd && !concat_runs(i, axis, dt)) return concat_aicpu(i, axis, dt), true;
@@ -1366,7 +1371,7 @@ void Compiler::concat_aicpu(int i, std::int64_t axis, const std::string& dt) {
 // Input j of Concat i copied into the output at `offset` bytes (moved on past it).
 void Compiler::concat_copy(int i, int j, Layout layout, const std::string& dt, std::int64_t& offset) {
   const auto& n = node(i);
-  const std::string lay = layout == Layout::Nc1hwc0 ? "nc1hwc0" : "nd";
+  const std::string lay = layout_name(layout);
   Kernel k{kernel_name(i, "_" + std::to_string(j)), "transpose"};
   k.nodes = {i};
   k.head = std::size_t(j);
