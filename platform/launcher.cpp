@@ -1238,6 +1238,13 @@ nlohmann::json KernelLauncher::results_json() const {
   return a;
 }
 
+double KernelLauncher::work_bound_ps() const {
+  double ps = 0;
+  for (const auto& K : kernels_)
+    if (K->lib) ps += K->work.bound_ps(dram_bytes_per_ps_);
+  return ps;
+}
+
 KernelLauncher::Result KernelLauncher::result_of(const Kernel& K) {
   Result r;
   r.name = K.name;

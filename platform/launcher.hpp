@@ -107,6 +107,10 @@ class KernelLauncher : public sc_core::sc_module {
   void set_dram_peak(double bytes_per_ps) { dram_bytes_per_ps_ = bytes_per_ps; }
   double dram_peak() const { return dram_bytes_per_ps_; }
   const std::vector<Result>& results() const { return results_; }
+  // The least time the kernels can take, one after another: the sum of their roofline bounds
+  // (0 for kernels without a library's work, as the AI CPU's), and how many there are.
+  double work_bound_ps() const;
+  std::size_t kernel_count() const { return kernels_.size(); }
 
  private:
   struct Tensor {

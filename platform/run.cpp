@@ -53,7 +53,24 @@ static void phase(const char* what, bool stoppable = false) {
   if (Watchdog* w = Watchdog::current()) w->phase(what, stoppable);
 }
 
-std::string simulate(Tick max_sim) {
+// The simulated-time limit: run.max_sim_ns; for a compiled network without one, a bound from
+// its work, so a firmware that hangs (an interrupt storm keeps simulated time moving) ends in a
+// named error. 10x the sum of the layers' roofline bounds, plus 200 us per kernel for the ones
+// latency bounds (a transformer block takes 5x its bounds) and 1 ms for the firmware's start:
+// ResNet-50 and the transformer block finish in under 1/8 of it on both presets; a what-if preset
+// that slows the memory or the cores moves the bounds with it.
+// Returns the limit, and in `origin` where it came from when it was derived.
+static Tick sim_limit(const Scenario& s, Soc& soc, std::string& origin) {
+  const cfg::Node& run = s.root.at("run");
+  if (run.has("max_sim_ns")) return ns_to_tick(run.get_double("max_sim_ns"));
+  const KernelLauncher* l = soc.launcher();
+  if (!s.root.find("network") || !l) return kTickMax;
+  origin = "derived from the network's work: 10x its " + std::to_string(l->kernel_count()) +
+           " kernels' roofline bounds + 200 us each + 1 ms; set run.max_sim_ns to change it";
+  return Tick(10 * l->work_bound_ps()) + Tick(l->kernel_count()) * 200'000'000 + 1'000'000'000;
+}
+
+std::string simulate(Tick max_sim, const std::string& origin) {
   Watchdog* guard = Watchdog::current();
   // Run in slices of simulated time so the limits are checked without a host thread. Each
   // slice reaches at least the next pending event, so the loop always makes progress.
@@ -61,7 +78,9 @@ std::string simulate(Tick max_sim) {
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate and start every process
   while (sc_core::sc_pending_activity() && sc_core::sc_get_status() != sc_core::SC_STOPPED) {
     const Tick next = now_tick() + to_tick(sc_core::sc_time_to_pending_activity());
-    if (next > max_sim) return "simulated-time limit run.max_sim_ns (" + format_ns(max_sim) + ") reached";
+    if (next > max_sim)
+      return "simulated-time limit run.max_sim_ns (" + format_ns(max_sim) + ") reached" +
+             (origin.empty() ? "" : " (" + origin + ")");
     const Tick until = std::min(max_sim, std::max(now_tick() + slice, next));
     sc_core::sc_start(to_sc(until - now_tick()), sc_core::SC_EXIT_ON_STARVATION);
     if (guard && guard->stop_requested()) break;  // the wall-clock limit, SIGINT or SIGTERM
@@ -213,7 +232,9 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
 
   phase("simulating", true);
   const auto t0 = std::chrono::steady_clock::now();
-  std::string limit_error = simulate(run.has("max_sim_ns") ? ns_to_tick(run.get_double("max_sim_ns")) : kTickMax);
+  std::string origin;
+  const Tick max_sim = sim_limit(s, soc, origin);
+  std::string limit_error = simulate(max_sim, origin);
   // After the simulation a limit or a signal ends nothing at once: checking and writing get
   // the grace period, so an hour's run keeps its outputs.
   phase("checking the results", true);

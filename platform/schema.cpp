@@ -131,7 +131,9 @@ static cfg::Spec build() {
 
   cfg::Spec& run = root.section("run", "How to run");
   run.param("timing_only", Type::Bool, "move no data: timing and traffic only").defaults("false");
-  run.param("max_sim_ns", Type::Float, "stop with an error when simulated time passes this")
+  run.param("max_sim_ns", Type::Float,
+            "stop with an error when simulated time passes this (unset: no limit, but a compiled network gets 10x the "
+            "sum of its kernels' roofline bounds + 200 us per kernel + 1 ms)")
       .unit("ns")
       .optional()
       .range(1, 1e15);

@@ -124,6 +124,13 @@ with tempfile.TemporaryDirectory() as d:
             if have.shape != want.shape or err > 5e-3:
                 failures.append(f"small CNN on {preset}: max abs error {err} against NumPy")
 
+    # A firmware that never submits the layers (it spins): the run ends at the limit derived from
+    # the network's work, named, rather than running until the test's timeout.
+    dvp(["run", os.path.join(d, "ascend310", "compiled", "model.yaml"), "--set", "firmware.image=fault-spin",
+         "--out", os.path.join(d, "spin"), "--no-trace", "--quiet"], 3,
+        r"simulated-time limit run\.max_sim_ns \([0-9.]+ ns\) reached \(derived from the network's work",
+        "a hung firmware under a compiled network: the derived simulated-time limit")
+
     # A batch of 3: each layer a kernel per image, the weights shared; each image against NumPy.
     xb = rng.uniform(-1, 1, (3, 3, 21, 18)).astype(np.float32)
     np.save(os.path.join(d, "xb.npy"), xb)
