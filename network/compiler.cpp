@@ -247,6 +247,9 @@ class Compiler {
   void plan_arena();
   void order_batch();
   std::vector<Scheduled> task_streams() const;
+  const std::vector<std::string>& preloads(std::size_t j) const;
+  std::uint64_t weight_bytes(std::size_t j) const;
+  void plan_preloads();
   void emit_tasks(YAML::Emitter& y) const;
   std::vector<int> firmware_cores() const;
   void emit(const std::string& path) const;
@@ -272,6 +275,7 @@ class Compiler {
   std::vector<Kernel> kernels_;
   std::map<std::pair<int, std::size_t>, std::size_t> casts_;  // per node and image: casts placed for it
   std::vector<Scheduled> sched_;                              // each kernel's stream and events
+  std::vector<std::vector<std::string>> preload_at_;          // the weights preloaded as each kernel starts
   Compiled out_;
 };
 
@@ -1642,11 +1646,51 @@ std::vector<Scheduled> Compiler::task_streams() const {
   }
   std::vector<Scheduled> s = schedule(nodes, int(o_.streams));
   std::size_t tasks = s.size();
-  for (const Scheduled& t : s) tasks += t.wait.size() + t.record.size();
+  for (std::size_t j = 0; j < s.size(); ++j) tasks += s[j].wait.size() + s[j].record.size() + preloads(j).size();
   return tasks > 4096 ? schedule(nodes, 1) : s;  // the runtime's task table (DVP_MAX_TASKS): the events too
 }
 
-// tasks: each kernel on its stream, after the waits it needs, before the records others wait for.
+// The weights to preload into the L2 as kernel j starts (plan_preloads).
+const std::vector<std::string>& Compiler::preloads(std::size_t j) const {
+  static const std::vector<std::string> none;
+  return j < preload_at_.size() ? preload_at_[j] : none;
+}
+
+// The bytes of kernel j's own weights.
+std::uint64_t Compiler::weight_bytes(std::size_t j) const {
+  std::uint64_t b = 0;
+  for (const KTensor& t : kernels_[j].tensors)
+    if (t.weight()) b += std::uint64_t(product(t.shape) * elem_bytes(t.dtype));
+  return b;
+}
+
+// Which weights the task scheduler's SDMA engine preloads into the L2, and when: as kernel j
+// starts, the weights of the kernels after it, in order, as far ahead as fits in the preload
+// window with those preloaded and not yet used (one kernel's always, however large). The engine
+// works through them one after another, so while the network computes, DRAM streams the weights
+// it will need next instead of waiting for each layer to ask.
+void Compiler::plan_preloads() {
+  preload_at_.assign(kernels_.size(), {});
+  if (!o_.preload) return;
+  std::size_t next = 1;     // the first kernel whose weights are not preloaded yet
+  std::uint64_t ahead = 0;  // bytes preloaded for kernels after the running one
+  for (std::size_t j = 0; j < kernels_.size(); ++j) {
+    if (next <= j)
+      next = j + 1, ahead = 0;
+    else if (j > 0)
+      ahead -= std::min(ahead, weight_bytes(j));  // kernel j uses its own now
+    for (; next < kernels_.size(); ++next) {
+      const std::uint64_t w = weight_bytes(next);
+      if (ahead > 0 && ahead + w > o_.preload_window) break;
+      for (const KTensor& t : kernels_[next].tensors)
+        if (t.weight()) preload_at_[j].push_back(kernels_[next].name + "." + t.name);
+      ahead += w;
+    }
+  }
+}
+
+// tasks: each kernel on its stream, after the waits it needs and the preload of the next one's
+// weights, before the records others wait for.
 void Compiler::emit_tasks(YAML::Emitter& y) const {
   const std::vector<Scheduled>& s = sched_;
   y << YAML::Key << "tasks" << YAML::Value << YAML::BeginSeq;
@@ -1656,6 +1700,11 @@ void Compiler::emit_tasks(YAML::Emitter& y) const {
   };
   for (std::size_t j = 0; j < kernels_.size(); ++j) {
     for (int e : s[j].wait) event(s[j].stream, "wait", e);
+    for (const std::string& w : preloads(j)) {
+      y << YAML::Flow << YAML::BeginMap << YAML::Key << "preload" << YAML::Value << w;
+      if (s[j].stream) y << YAML::Key << "stream" << YAML::Value << s[j].stream;
+      y << YAML::EndMap;
+    }
     y << YAML::Flow << YAML::BeginMap << YAML::Key << "kernel" << YAML::Value << kernels_[j].name;
     if (s[j].stream) y << YAML::Key << "stream" << YAML::Value << s[j].stream;
     y << YAML::EndMap;
@@ -1728,6 +1777,7 @@ Compiled Compiler::run() {
                                                    : "op " + node(i).op_type() + " is not lowered onto the platform");
   finish_outputs();
   order_batch();
+  plan_preloads();
   sched_ = task_streams();
   if (o_.arena) plan_arena();
   for (const Kernel& k : kernels_)

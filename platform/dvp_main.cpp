@@ -106,8 +106,11 @@ static const std::vector<Command> kCommands = {
      1,
      "a scenario file",
      {"preset", "set", "out", "save-tensors", "timing-only", "no-trace", "check", "quiet", "input", "output",
-      "check-layers", "batch", "streams"}},
-    {"compile", 1, "an ONNX model", {"preset", "out", "input", "output", "check-layers", "batch", "streams"}},
+      "check-layers", "batch", "streams", "no-preload"}},
+    {"compile",
+     1,
+     "an ONNX model",
+     {"preset", "out", "input", "output", "check-layers", "batch", "streams", "no-preload"}},
     {"config", 1, "a scenario file", {"preset", "set", "timing-only", "check", "origins"}},
     {"map", 1, "a scenario file", {"preset", "set"}},
     {"schema", 0, "", {}},
@@ -147,7 +150,10 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "default: the graph outputs) (repeatable)")(
       "batch", po::value<unsigned>(), "an ONNX model: images per inference (the inputs' first dimension; default 1)")(
       "streams", po::value<unsigned>(),
-      "an ONNX model: task scheduler streams its independent branches may run on, 1 to 8 (default 8)");
+      "an ONNX model: task scheduler streams its independent branches may run on, 1 to 8 (default 8)")(
+      "no-preload",
+      "an ONNX model: no preload of each layer's weights into the L2 while the layer before it runs (to see what "
+      "the preloads bring)");
   return opts;
 }
 
@@ -171,6 +177,7 @@ static network::CompileOptions cli_options(const po::variables_map& vm, const st
   if (vm.count("batch")) co.batch = vm["batch"].as<unsigned>();
   if (vm.count("batch") && co.batch == 0) throw Error("--batch 0: a batch is at least 1 image", kExitConfig);
   if (vm.count("streams")) co.streams = vm["streams"].as<unsigned>();
+  co.preload = vm.count("no-preload") == 0;
   if (co.streams < 1 || co.streams > 8)
     throw Error("--streams " + std::to_string(co.streams) + ": the task scheduler has streams 1 to 8", kExitConfig);
   co.arena = !co.check_layers && !vm.count("save-tensors");  // every layer's tensors kept for the checks
@@ -190,7 +197,7 @@ static network::CompileOptions model_options(const platform::Scenario& s, const 
   co.dir = (std::filesystem::path(out.empty() ? "out/" + s.root.get_string("name") : out) / "compiled").string();
   if (!s.preset.empty()) co.preset = s.preset;
   co.batch = m.get_uint("batch"), co.seed = m.get_uint("seed"), co.check_layers = m.get_bool("check_layers");
-  co.streams = m.get_uint("streams");
+  co.streams = m.get_uint("streams"), co.preload = m.get_bool("preload") && !vm.count("no-preload");
   co.arena = !co.check_layers && !vm.count("save-tensors") && !s.root.at("run").has("save_tensors");
   co.absolute_paths = true;
   if (m.has("inputs"))
@@ -297,7 +304,7 @@ static int command(const Command& c, const std::vector<std::string>& args, const
     }
     return kExitOk;
   }
-  for (const char* model_only : {"input", "output", "batch", "streams", "check-layers"})
+  for (const char* model_only : {"input", "output", "batch", "streams", "check-layers", "no-preload"})
     if (vm.count(model_only) && !is_onnx(args[0])) {
       std::cerr << "dvp: --" << model_only << " is for an ONNX model (MODEL.onnx), not " << args[0] << "\n";
       return kExitConfig;

@@ -81,6 +81,14 @@ void KernelLauncher::describe_tasks(cfg::Spec& t) {
   t.param("wait", Type::Int, "wait until this event is set, then clear it").optional().range(0, DVP_MAX_EVENTS - 1);
   t.param("barrier", Type::Bool, "wait until every other stream has nothing queued or running").optional();
   t.param("dvpp", Type::String, "a media command: the name of a dvpp: entry (its engine runs it)").optional();
+  t.param("preload", Type::String,
+          "KERNEL.TENSOR: the task scheduler's SDMA engine brings that tensor into the L2 (platform.ts.sdma); the "
+          "stream goes on at once, and a kernel reading a line still on its way waits for it")
+      .optional();
+  t.param("bytes", Type::Int, "a preload: its first this many bytes (default: the whole tensor)")
+      .unit("B")
+      .optional()
+      .range(1, 1ull << 48);
 }
 
 void KernelLauncher::describe(cfg::Spec& k) {
@@ -937,10 +945,13 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
     dvp_task d{};
     d.stream = std::uint32_t(t.get_uint("stream"));
     streams = std::max<std::uint64_t>(streams, d.stream + 1);
-    const int kinds =
-        int(t.has("kernel")) + int(t.has("record")) + int(t.has("wait")) + int(t.has("barrier")) + int(t.has("dvpp"));
+    const int kinds = int(t.has("kernel")) + int(t.has("record")) + int(t.has("wait")) + int(t.has("barrier")) +
+                      int(t.has("dvpp")) + int(t.has("preload"));
     if (kinds != 1)
-      t.fail("a task is exactly one of kernel: NAME, dvpp: NAME, record: EVENT, wait: EVENT or barrier: true");
+      t.fail(
+          "a task is exactly one of kernel: NAME, dvpp: NAME, preload: KERNEL.TENSOR, record: EVENT, wait: EVENT or "
+          "barrier: true");
+    if (t.has("bytes") && !t.has("preload")) t.at("bytes").fail("only a preload task has bytes");
     std::string name;
     task_entry(t, d, name);
     if (t.has("name")) name = t.get_string("name");
@@ -984,6 +995,8 @@ void KernelLauncher::task_entry(const cfg::Node& t, dvp_task& d, std::string& na
   } else if (t.has("dvpp")) {
     name = t.get_string("dvpp");
     if (!media_.task || !media_.task(name, d)) t.at("dvpp").fail("no job named '" + name + "' in dvpp:");
+  } else if (t.has("preload")) {
+    preload_entry(t, d, name);
   } else if (t.has("barrier")) {
     d.type = DVP_TASK_BARRIER;
     name = "barrier";
@@ -993,6 +1006,25 @@ void KernelLauncher::task_entry(const cfg::Node& t, dvp_task& d, std::string& na
     d.event = std::uint32_t(t.get_uint(rec ? "record" : "wait"));
     name = std::string(rec ? "record " : "wait ") + std::to_string(d.event);
   }
+}
+
+// A preload task's entry: the tensor's address and bytes (its memory: an alias's owner's, the arena's).
+void KernelLauncher::preload_entry(const cfg::Node& t, dvp_task& d, std::string& name) {
+  const std::string what = t.get_string("preload");
+  const auto dot = what.rfind('.');
+  const Kernel* K = nullptr;
+  for (auto& x : kernels_)
+    if (dot != std::string::npos && x->name == what.substr(0, dot)) K = x.get();
+  if (!K) t.at("preload").fail("'" + what + "': give KERNEL.TENSOR, a kernel of kernels: and one of its tensors");
+  const TensorSpec* s = nullptr;
+  for (const TensorSpec& x : K->tensors)
+    if (x.t.name == what.substr(dot + 1)) s = &x;
+  if (!s) t.at("preload").fail("kernel '" + K->name + "' has no tensor '" + what.substr(dot + 1) + "'");
+  const std::uint64_t bytes = s->t.elems * aicore::dtype_bytes(s->t.dtype);
+  d.type = DVP_TASK_PRELOAD;
+  d.args = base_ + s->t.addr;
+  d.code_bytes = t.has("bytes") ? std::min<std::uint64_t>(t.get_uint("bytes"), bytes) : bytes;
+  name = "preload " + what;
 }
 
 void KernelLauncher::set_control_cores(unsigned n) {

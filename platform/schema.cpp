@@ -75,6 +75,10 @@ static void describe_network(cfg::Spec& root) {
   model.param("seed", Type::Int, "the seed of inputs not given").defaults("1").min(0);
   model.param("streams", Type::Int, "task scheduler streams independent branches may run on").defaults("8").range(1, 8);
   model.param("check_layers", Type::Bool, "check every layer against the platform's reference loop").defaults("false");
+  model
+      .param("preload", Type::Bool,
+             "preload each layer's weights into the L2 while the layer before it runs (the task scheduler's SDMA)")
+      .defaults("true");
 
   cfg::Spec& net = root.section(
       "network", "What a compiled network's kernels are (written by dvp compile): the summary's per-layer table");

@@ -312,6 +312,7 @@ void Soc::build_task_scheduler(const cfg::Node& c, const cfg::Node& tsn) {
   w.ctrl_base = cpu_cfg_.mmio_base + kAicoreCtrlOffset;
   w.ctrl_stride = kAicoreCtrlStride;
   w.access_ns = acc;
+  w.timing_only = timing_only_;
   ts_ = std::make_unique<ts::TaskScheduler>("ts", ts::TsConfig::from(tsn), std::move(w));
   mmio_bus_->attach(*ts_, cpu_cfg_.mmio_base + kTsOffset);
   // Each AI Core's control registers, where the scheduler (and the cores) reach them.
@@ -328,6 +329,11 @@ void Soc::build_task_scheduler(const cfg::Node& c, const cfg::Node& tsn) {
   ring_->connect_initiator(ts_->mem, cpu_cfg_.stop, ts_->name());
   src_is_hn_.resize(ring_->sources(), false);
   placement_.push_back({ts_->name(), cpu_cfg_.stop, "requester (task scheduler's queues)"});
+  if (ts::Sdma* d = ts_->sdma()) {  // beside the scheduler that feeds it (an assumption, as its place)
+    ring_->connect_initiator(d->mem, cpu_cfg_.stop, d->name());
+    src_is_hn_.resize(ring_->sources(), false);
+    placement_.push_back({d->name(), cpu_cfg_.stop, "requester (SDMA: preloads into the L2)"});
+  }
 }
 
 // The Arm cores map DRAM by the pointer a DRAM controller grants through TLM DMI (the ring

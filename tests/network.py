@@ -124,6 +124,32 @@ with tempfile.TemporaryDirectory() as d:
             if have.shape != want.shape or err > 5e-3:
                 failures.append(f"small CNN on {preset}: max abs error {err} against NumPy")
 
+    # The weights were preloaded into the L2 (the SDMA's stashes) in the arena run above; without
+    # the preloads the output is the same, bit for bit (a preload moves no value, only time).
+    import json
+    st = json.load(open(os.path.join(d, "ascend310", "stats.json")))
+    sdma, stashes = st["soc.periph.ts.sdma"], sum(st[k]["stashes"] for k in st if k.startswith("soc.l2.hn"))
+    if sdma["preloads"] < 3 or sdma["bytes"] < 4096 or stashes < sdma["bytes"] // 128:
+        failures.append(f"small CNN: the preloads did not run: sdma {sdma}, L2 stashes {stashes}")
+    else:
+        print(f"ok   preloads: {sdma['preloads']} of {sdma['bytes']} bytes, {stashes} L2 stashes")
+    out = os.path.join(d, "no-preload")
+    if dvp(["run", model, "--no-preload", "--input", "x=" + os.path.join(d, "x.npy"), "--out", out, "--no-trace"], 0,
+           r"kernel softmax: 10 elements within", "small CNN, --no-preload"):
+        same = np.array_equal(np.load(os.path.join(out, "outputs", "prob.npy")),
+                              np.load(os.path.join(d, "ascend310", "outputs", "prob.npy")))
+        if not same or "preload" in open(os.path.join(out, "compiled", "model.yaml")).read().split("tasks:")[1]:
+            failures.append("small CNN, --no-preload: output differs, or preload tasks were emitted")
+    # A preload of a tensor the kernel does not have: named.
+    bad = os.path.join(d, "ascend310", "compiled", "bad-preload.yaml")  # beside the tensors it names
+    with open(os.path.join(d, "ascend310", "compiled", "model.yaml")) as f:
+        text = f.read()
+    i = text.index("- {preload: ")
+    j = text.index(".", i)
+    open(bad, "w").write(text[:j] + ".nosuch" + text[text.index("}", j):])
+    dvp(["run", bad, "--out", os.path.join(d, "bad-preload"), "--quiet"], 2,
+        r"kernel '[^']+' has no tensor 'nosuch'", "a preload of a tensor the kernel lacks")
+
     # A firmware that never submits the layers (it spins): the run ends at the limit derived from
     # the network's work, named, rather than running until the test's timeout.
     dvp(["run", os.path.join(d, "ascend310", "compiled", "model.yaml"), "--set", "firmware.image=fault-spin",

@@ -26,7 +26,8 @@ FALLBACKS = [("scenarios/memory/random-read.yaml", []), ("scenarios/memory/mixed
              ("scenarios/memory/random-read.yaml", ["--preset", "ascend910"]),
              ("scenarios/dvpp/decode-check.yaml", []), ("scenarios/dvpp/bad-media.yaml", []),
              ("scenarios/dvpp/vpc-resize.yaml", []), ("scenarios/dvpp/vdec-h264-1080p.yaml", []),
-             ("scenarios/dvpp/venc.yaml", []), ("scenarios/kernels/aipp.yaml", [])]
+             ("scenarios/dvpp/venc.yaml", []), ("scenarios/kernels/aipp.yaml", []),
+             ("scenarios/firmware/preload.yaml", [])]
 # Keys whose effect shows only together with another change, made in both runs.
 COMPANIONS = {
     "platform.cpu.l1.icache_ways": ["platform.cpu.l1.icache_kib=1"],  # the firmware's code fits 32 KiB

@@ -2,7 +2,10 @@
 // L2 slice timing and behaviour against a fixed-latency memory, with hand-worked times.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "cache/l2_slice.hpp"
+#include "common/payload.hpp"
 #include "helpers.hpp"
 #include "stimulus.hpp"
 
@@ -138,6 +141,43 @@ TEST(L2Slice, AHitOnALineStillBeingFilledWaitsForTheFill) {
   // The fill lands once; the second request takes its data from it right after the first,
   // through the same port (64 B at 32 B/cycle).
   EXPECT_EQ(second, first + 2 * kNs);
+}
+
+TEST(L2Slice, AStashFillsTheLineWithoutDataAndALaterReadHits) {
+  L2Config c = small();
+  Bench b(c);
+  std::uint8_t scratch[128], r[64];
+  std::memset(scratch, 0x55, sizeof scratch);
+  b.mem.bytes[0x1000] = 0x7e;
+  Tick stashed = 0, again = 0, hit = 0;
+  b.st.body = [&](Stimulus& s) {
+    static Stash stash;
+    tlm::tlm_generic_payload p;
+    p.set_extension(&stash);
+    prepare(p, false, 0x1000, scratch, 128);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    s.socket->b_transport(p, d);
+    EXPECT_EQ(p.get_response_status(), tlm::TLM_OK_RESPONSE);
+    stashed = to_tick(d);
+    s.pause(stashed);
+    prepare(p, false, 0x1000, scratch, 128);  // the line is in: the stash answers at the lookup
+    d = sc_core::SC_ZERO_TIME;
+    s.socket->b_transport(p, d);
+    again = to_tick(d);
+    p.clear_extension(&stash);
+    s.pause(again);
+    hit = s.access(false, 0x1000, r, 64);
+  };
+  sc_core::sc_start();
+  // The stash: tag lookup (10 cycles), then the fill from memory; no port time, no data back.
+  EXPECT_EQ(stashed, 10 * kNs + kMemLat);
+  EXPECT_EQ(again, 10 * kNs);
+  EXPECT_EQ(hit, 10 * kNs);
+  EXPECT_EQ(scratch[0], 0x55);  // the stash's buffer is untouched: the data stays in the L2
+  EXPECT_EQ(r[0], 0x7e);        // the read has the filled line's data
+  EXPECT_EQ(b.mem.reads, 1u);
+  EXPECT_EQ(b.l2.hits(), 1u);  // stashes are not requests: the read's hit alone
+  EXPECT_EQ(b.l2.misses(), 0u);
 }
 
 TEST(L2Slice, ARequestAcrossLinesIsABurstError) {

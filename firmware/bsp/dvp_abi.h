@@ -21,6 +21,9 @@ enum dvp_task_type {
   DVP_TASK_AICPU = 5,   /* an AI CPU kernel: `entry` is its function, `args` its argument table */
   DVP_TASK_DVPP = 6,    /* a media command: `entry` is the engine (enum dvpp_engine), `args` the GM
                            address of a struct dvpp_cmd, whose result fields come back filled */
+  DVP_TASK_PRELOAD = 7, /* the SDMA engine brings `code_bytes` bytes at GM address `args` into the L2;
+                           the task completes once the engine has taken it (the stream goes on; a
+                           kernel reading a line still on its way waits for it in the L2) */
 };
 
 /* The task scheduler's submission rings on DVPP, one per engine, in the job table's 16 MiB. */

@@ -27,7 +27,9 @@ L2Slice::L2Slice(sc_core::sc_module_name name, const L2Config& cfg, unsigned ind
       writebacks_(stats_.counter("writebacks", "dirty lines written to DRAM")),
       fill_wait_(stats_.counter("hits_on_pending_fill", "hits that waited for a fill still in flight")),
       mshr_stall_ps_(stats_.counter("mshr_stall_ps", "time misses waited for a free MSHR, ps")),
-      wb_stall_ps_(stats_.counter("writeback_stall_ps", "time misses waited for a free write-back buffer, ps")) {
+      wb_stall_ps_(stats_.counter("writeback_stall_ps", "time misses waited for a free write-back buffer, ps")),
+      stashes_(stats_.counter("stashes", "stash requests (preloads), not counted in reads, hits or misses")),
+      stash_fills_(stats_.counter("stash_fills", "stashes that brought their line in from memory")) {
   target.register_b_transport(this, &L2Slice::b_transport);
   target.register_transport_dbg(this, &L2Slice::transport_dbg);
   for (std::uint32_t i = 0; i < cfg.mshrs; ++i) mshr_free_.push(0);
@@ -81,6 +83,11 @@ void L2Slice::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
             is_timing_only(p) || !array_.has_data(),
             clk.align_up(now_tick() + to_tick(delay)),
             clk.cycles((len + cfg_.bytes_per_cycle - 1) / cfg_.bytes_per_cycle)};
+  if (is_stash(p) && !r.write) {
+    delay = to_sc(stash(r) - now_tick());
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
   if (r.write)
     ++writes_;
   else
@@ -111,6 +118,23 @@ Tick L2Slice::hit(const Request& r, int way) {
 
 Tick L2Slice::miss(const Request& r, int& way) {
   ++misses_;
+  return port_.reserve(fill(r, way), r.xfer) + r.xfer;
+}
+
+// A stash takes no port time: its data stays here.
+Tick L2Slice::stash(const Request& r) {
+  ++stashes_;
+  const Tick looked_up = r.arrival + cfg_.clock.cycles(cfg_.hit_cycles);
+  int way = array_.lookup(r.set, r.line_addr);
+  if (way >= 0) {
+    array_.touch(r.set, way);
+    return looked_up;
+  }
+  ++stash_fills_;
+  return fill(r, way);
+}
+
+Tick L2Slice::fill(const Request& r, int& way) {
   // An MSHR tracks the miss from tag lookup to fill.
   const Tick mshr = mshr_free_.top();
   mshr_free_.pop();
@@ -126,7 +150,7 @@ Tick L2Slice::miss(const Request& r, int& way) {
   if (!full_line_write) filled = memory_access(false, r.line_addr, array_.data(r.set, way), start, r.timing_only);
   array_.fill(r.set, way, r.line_addr, filled);
   mshr_free_.push(filled);
-  return port_.reserve(filled, r.xfer) + r.xfer;
+  return filled;
 }
 
 Tick L2Slice::evict(const Request& r, int way, Tick start) {

@@ -6,7 +6,10 @@
 // Timing: the slice's data port is a timeline (bytes_per_cycle); a hit costs hit_cycles plus
 // the port transfer; a miss takes an MSHR (the earliest free one when all are busy), looks up
 // the tag (hit_cycles), fetches the line through the ring, and returns the data. A later
-// request to a line whose fill is still in flight waits for that fill.
+// request to a line whose fill is still in flight waits for that fill. A stash (a DMA engine's
+// preload, common/payload.hpp) looks up the tag and, on a miss, fills the line as a read miss
+// does; it answers without data when the line is in (at once when it already was), and is counted
+// apart from the requests, so the hit rate stays the kernels'.
 #pragma once
 #include <queue>
 #include <vector>
@@ -48,6 +51,8 @@ class L2Slice : public sc_core::sc_module {
   };
   Tick hit(const Request& r, int way);             // returns when the data is through
   Tick miss(const Request& r, int& way);           // allocates `way`; returns when the data is through
+  Tick fill(const Request& r, int& way);           // allocates `way`; returns when the line is in
+  Tick stash(const Request& r);                    // returns when the line is in
   Tick evict(const Request& r, int way, Tick at);  // the victim's write-back; when the fill may start
   void move_data(tlm::tlm_generic_payload& p, const Request& r, int way, unsigned offset);
   unsigned transport_dbg(tlm::tlm_generic_payload& p);
@@ -65,7 +70,7 @@ class L2Slice : public sc_core::sc_module {
   std::vector<std::uint8_t> scratch_;
   stats::Group stats_;
   std::uint64_t &reads_, &writes_, &hits_, &misses_, &evictions_, &writebacks_, &fill_wait_, &mshr_stall_ps_,
-      &wb_stall_ps_;
+      &wb_stall_ps_, &stashes_, &stash_fills_;
   Tick last_memory_done_ = 0;
 
  public:

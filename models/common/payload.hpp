@@ -21,6 +21,19 @@ struct TimingOnly : tlm::tlm_extension<TimingOnly> {
 
 inline bool is_timing_only(const tlm::tlm_generic_payload& p) { return p.get_extension<TimingOnly>() != nullptr; }
 
+// Marks a read as a stash (CHI's StashOnce to the home node): the L2 slice that is the line's
+// home brings the line in from memory if it does not hold it, and answers without data, so a
+// DMA engine can fill the L2 ahead of the kernels that read it (models/sdma). A target that does
+// not know it (DRAM with no L2 before it) just reads, into the requester's scratch buffer.
+// Instances belong to the module that attaches them, as TimingOnly's.
+struct Stash : tlm::tlm_extension<Stash> {
+  tlm::tlm_extension_base* clone() const override { return new Stash; }
+  void copy_from(const tlm::tlm_extension_base&) override {}
+  void free() override {}
+};
+
+inline bool is_stash(const tlm::tlm_generic_payload& p) { return p.get_extension<Stash>() != nullptr; }
+
 // Readies `p` for one plain access (no byte enables, one streaming beat, response pending).
 inline void prepare(tlm::tlm_generic_payload& p, bool write, std::uint64_t addr, unsigned char* data, unsigned len) {
   p.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);

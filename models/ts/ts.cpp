@@ -27,6 +27,10 @@ void TsConfig::describe(cfg::Spec& s) {
   s.param("policy", Type::Enum, "which free AI Core takes the next block: " + dispatch_policies().doc())
       .choices(dispatch_policies().names())
       .defaults("round_robin");
+  SdmaConfig::describe(s.section("sdma",
+                                 "its system DMA engine, which serves preload tasks (weights into the L2 ahead of "
+                                 "their kernel); a requester on the ring at the CPUs' stop")
+                           .optional());
 }
 
 TsConfig TsConfig::from(const cfg::Node& n) {
@@ -34,7 +38,14 @@ TsConfig TsConfig::from(const cfg::Node& n) {
   c.dispatch_ns = n.get_double("dispatch_ns");
   c.completion_ns = n.get_double("completion_ns");
   c.policy = dispatch_policies().parse(n.at("policy"));
+  if (const cfg::Node* d = n.find("sdma")) c.has_sdma = true, c.sdma = SdmaConfig::from(*d);
   return c;
+}
+
+// Each task type's name in reports, by enum dvp_task_type.
+static const char* task_kind(unsigned type) {
+  static const char* const kinds[] = {"?", "aicore", "record", "wait", "barrier", "aicpu", "dvpp", "preload"};
+  return type < std::size(kinds) ? kinds[type] : "?";
 }
 
 TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, Wiring w)
@@ -66,16 +77,15 @@ TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, 
       blocks_(stats_.counter("blocks", "AI Core blocks dispatched")),
       faults_(stats_.counter("faults", "tasks completed with an AI Core fault")) {
   stats_.json("task_records",
-              "every task in completion order: stream, name, kind (aicore / aicpu), blocks, "
+              "every task in completion order: stream, name, kind (aicore, record, wait, barrier, aicpu, dvpp, "
+              "preload), blocks, "
               "submitted_ns, start_ns, end_ns, time_ns, result",
               [this] {
                 nlohmann::json a = nlohmann::json::array();
                 for (const TaskRecord& r : records_)
                   a.push_back({{"stream", r.stream},
                                {"name", r.name},
-                               {"kind", r.type == DVP_TASK_AICPU  ? "aicpu"
-                                        : r.type == DVP_TASK_DVPP ? "dvpp"
-                                                                  : "aicore"},
+                               {"kind", task_kind(r.type)},
                                {"blocks", r.blocks},
                                {"submitted_ns", double(r.submitted) / 1e3},
                                {"start_ns", double(r.start) / 1e3},
@@ -84,6 +94,9 @@ TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, 
                                {"result", r.fault ? "FAULT " + r.fault_text : "ok"}});
                 return a;
               });
+  if (cfg_.has_sdma)
+    sdma_ = std::make_unique<Sdma>("sdma", cfg_.sdma, line_bytes_, w.timing_only,
+                                   [this](const std::string& m) { fail(m); });
   cq_tail_.read_only();
   cores_reg_.read_only();
   status_.on_read([this] { return std::uint32_t(cq_tail_.value != cq_head_.value); }).read_only();
@@ -198,43 +211,7 @@ void TaskScheduler::stream_thread(unsigned s) {
     dvp_completion c{};
     c.id = t.id;
     c.start_ns = rec.start / 1000;
-    switch (t.type) {
-      case DVP_TASK_KERNEL: run_kernel(t, rec, c); break;
-      case DVP_TASK_DVPP:
-        if (!dvpp_done_) return fail("task '" + rec.name + "' is a DVPP command, but the platform has no DVPP");
-        run_dvpp(t, rec, c);
-        break;
-      case DVP_TASK_AICPU:
-        if (aicpu_.empty())
-          return fail("task '" + rec.name + "' is an AI CPU kernel, but the platform has no AI CPU cores");
-        run_aicpu(t, rec, c);
-        break;
-      case DVP_TASK_RECORD:
-      case DVP_TASK_WAIT:
-        if (t.event >= DVP_MAX_EVENTS)
-          return fail("task '" + rec.name + "' names event " + std::to_string(t.event) + " (0.." +
-                      std::to_string(DVP_MAX_EVENTS - 1) + ")");
-        if (t.type == DVP_TASK_RECORD) {
-          events_[t.event] = true;
-          event_set_.notify(sc_core::SC_ZERO_TIME);
-        } else {
-          while (!events_[t.event]) wait(event_set_);
-          events_[t.event] = false;
-        }
-        break;
-      case DVP_TASK_BARRIER:
-        for (;;) {
-          bool others = false;
-          for (unsigned o = 0; o < DVP_MAX_STREAMS; ++o)
-            if (o != s && (streams_[o]->busy || streams_[o]->head->value != streams_[o]->tail->value)) others = true;
-          if (!others) break;
-          wait(stream_idle_);
-        }
-        break;
-      default:
-        return fail("task '" + rec.name + "' has type " + std::to_string(t.type) +
-                    " (1 kernel, 2 record, 3 wait, 4 barrier, 5 AI CPU kernel)");
-    }
+    if (!run_task(s, t, rec, c)) return;
     wait(completion);
     rec.end = now_tick();
     c.end_ns = rec.end / 1000;
@@ -244,6 +221,56 @@ void TaskScheduler::stream_thread(unsigned s) {
     records_.push_back(rec);
     ++tasks_;
     complete(c);
+  }
+}
+
+// One task, by its type; false when it stopped the run (a fault is the task's completion).
+bool TaskScheduler::run_task(unsigned s, const dvp_task& t, TaskRecord& rec, dvp_completion& c) {
+  auto refuse = [&](const std::string& why) {
+    fail("task '" + rec.name + "' " + why);
+    return false;
+  };
+  switch (t.type) {
+    case DVP_TASK_KERNEL: run_kernel(t, rec, c); return true;
+    case DVP_TASK_DVPP:
+      if (!dvpp_done_) return refuse("is a DVPP command, but the platform has no DVPP");
+      run_dvpp(t, rec, c);
+      return true;
+    case DVP_TASK_AICPU:
+      if (aicpu_.empty()) return refuse("is an AI CPU kernel, but the platform has no AI CPU cores");
+      run_aicpu(t, rec, c);
+      return true;
+    case DVP_TASK_RECORD:
+    case DVP_TASK_WAIT:
+      if (t.event >= DVP_MAX_EVENTS)
+        return refuse("names event " + std::to_string(t.event) + " (0.." + std::to_string(DVP_MAX_EVENTS - 1) + ")");
+      if (t.type == DVP_TASK_RECORD) {
+        events_[t.event] = true;
+        event_set_.notify(sc_core::SC_ZERO_TIME);
+      } else {
+        while (!events_[t.event]) wait(event_set_);
+        events_[t.event] = false;
+      }
+      return true;
+    case DVP_TASK_BARRIER: barrier(s); return true;
+    case DVP_TASK_PRELOAD:
+      if (!sdma_) return refuse("is a preload, but the task scheduler has no SDMA engine (platform.ts.sdma)");
+      sdma_->preload(t.args, t.code_bytes, rec.name);
+      return true;
+    default:
+      return refuse("has type " + std::to_string(t.type) +
+                    " (1 kernel, 2 record, 3 wait, 4 barrier, 5 AI CPU kernel, 6 DVPP command, 7 preload)");
+  }
+}
+
+// Waits until every other stream has nothing queued or running.
+void TaskScheduler::barrier(unsigned s) {
+  for (;;) {
+    bool others = false;
+    for (unsigned o = 0; o < DVP_MAX_STREAMS; ++o)
+      if (o != s && (streams_[o]->busy || streams_[o]->head->value != streams_[o]->tail->value)) others = true;
+    if (!others) return;
+    wait(stream_idle_);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "dispatch.hpp"
 #include "irq/irq_controller.hpp"
 #include "mmio/mmio.hpp"
+#include "sdma.hpp"
 
 #include <tlm_utils/simple_initiator_socket.h>
 
@@ -30,6 +31,8 @@ struct TsConfig {
   double dispatch_ns = 0;         // reading a task from its queue, and starting one block on a core
   double completion_ns = 0;       // from a task's last block to its completion entry
   MakeDispatch policy = nullptr;  // (dispatch.hpp); null: round_robin
+  bool has_sdma = false;          // the sdma: section (preload tasks need it)
+  SdmaConfig sdma;
   static void describe(cfg::Spec& s);
   static TsConfig from(const cfg::Node& n);
 };
@@ -52,6 +55,7 @@ class TaskScheduler : public mmio::Device {
     unsigned aicpus = 0, aicpu_line = 17;          // AI CPU i's mailbox raises line aicpu_line + i
     std::uint64_t ctrl_base = 0, ctrl_stride = 0;  // core i's control block, on `ctrl`
     double access_ns = 0;                          // one register access
+    bool timing_only = false;                      // the SDMA's stashes move no data
   };
   TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, Wiring w);
   std::string device_kind() const override { return "ts"; }
@@ -68,6 +72,8 @@ class TaskScheduler : public mmio::Device {
   const std::vector<TaskRecord>& records() const { return records_; }
   // A queue address the firmware gave that is not in DRAM, etc.: the run stops with it.
   const std::string& error() const { return error_; }
+  // Its DMA engine, a requester of its own on the ring (null without the sdma: section).
+  Sdma* sdma() { return sdma_.get(); }
 
  private:
   struct Stream {
@@ -80,6 +86,8 @@ class TaskScheduler : public mmio::Device {
   void run_kernel(const dvp_task& t, TaskRecord& rec, dvp_completion& c);
   void run_aicpu(const dvp_task& t, TaskRecord& rec, dvp_completion& c);
   void run_dvpp(const dvp_task& t, TaskRecord& rec, dvp_completion& c);
+  bool run_task(unsigned s, const dvp_task& t, TaskRecord& rec, dvp_completion& c);
+  void barrier(unsigned s);
   std::uint64_t submit_dvpp(std::uint32_t engine, dvpp_cmd cmd);
   bool await_dvpp(std::uint64_t slot, dvpp_cmd& cmd);
   void write_reg(std::uint64_t addr, std::uint32_t value, sc_core::sc_time& delay, const std::string& what);
@@ -126,6 +134,7 @@ class TaskScheduler : public mmio::Device {
   std::vector<TaskRecord> records_;
   std::deque<std::string> slice_names_;
   std::string error_;
+  std::unique_ptr<Sdma> sdma_;
   stats::Group stats_;
   std::uint64_t& tasks_;
   std::uint64_t& blocks_;

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+#include "sdma.hpp"
+
+#include <algorithm>
+#include <queue>
+
+#include "common/error.hpp"
+#include "common/payload.hpp"
+#include "common/system.hpp"
+
+namespace dvp::ts {
+
+using cfg::Type;
+
+void SdmaConfig::describe(cfg::Spec& s) {
+  s.param("clock_mhz", Type::Float, "clock of the engine's bus interface").unit("MHz").range(1, 10000);
+  s.param("bytes_per_cycle", Type::Int, "bytes the engine requests per cycle (one L2 line every line / this cycles)")
+      .unit("B/cycle")
+      .range(1, 4096);
+  s.param("outstanding", Type::Int, "stash requests in flight").range(1, 1024);
+}
+
+SdmaConfig SdmaConfig::from(const cfg::Node& n) {
+  SdmaConfig c;
+  c.clock = Clock(n.get_double("clock_mhz"));
+  c.bytes_per_cycle = std::uint32_t(n.get_uint("bytes_per_cycle"));
+  c.outstanding = std::uint32_t(n.get_uint("outstanding"));
+  return c;
+}
+
+Sdma::Sdma(sc_core::sc_module_name name, const SdmaConfig& cfg, std::uint64_t line_bytes, bool timing_only,
+           std::function<void(const std::string&)> fail)
+    : sc_module(name),
+      mem("mem"),
+      cfg_(cfg),
+      line_bytes_(line_bytes),
+      timing_only_(timing_only),
+      fail_(std::move(fail)),
+      scratch_(line_bytes),
+      lane_(system_of(*this).tracer().lane("ts", "sdma")),
+      stats_(*this),
+      jobs_done_(stats_.counter("preloads", "preload jobs done")),
+      bytes_(stats_.counter("bytes", "bytes preloaded into the L2 (stashed)")),
+      busy_ps_(stats_.counter("busy_ps", "time a job was running, ps")) {
+  SC_HAS_PROCESS(Sdma);
+  SC_THREAD(run);
+}
+
+void Sdma::preload(std::uint64_t addr, std::uint64_t len, const std::string& task) {
+  jobs_.push_back(Job{addr, len, task});
+  queued_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Sdma::run() {
+  for (;;) {
+    while (jobs_.empty()) wait(queued_);
+    busy_ = true;
+    const Job j = jobs_.front();
+    const Tick start = now_tick();
+    if (!stream(j)) return;
+    busy_ps_ += now_tick() - start;
+    bytes_ += j.len;
+    ++jobs_done_;
+    slice_names_.push_back(j.task);  // the trace keeps the name's pointer
+    lane_.slice(slice_names_.back().c_str(), start, now_tick());
+    jobs_.pop_front();
+    busy_ = false;
+  }
+}
+
+// The job's lines, stashed `outstanding` at a time; it ends when the last is in the L2.
+bool Sdma::stream(const Job& j) {
+  static Stash stash;
+  static TimingOnly timing_only;
+  tlm::tlm_generic_payload p;
+  p.set_extension(&stash);
+  if (timing_only_) p.set_extension(&timing_only);
+  std::priority_queue<Tick, std::vector<Tick>, std::greater<>> in_flight;
+  const Tick quantum = to_tick(tlm::tlm_global_quantum::instance().get());
+  const Tick gap = cfg_.clock.cycles((line_bytes_ + cfg_.bytes_per_cycle - 1) / cfg_.bytes_per_cycle);
+  Tick issue = now_tick(), done = issue;
+  bool ok = true;
+  for (std::uint64_t off = 0; off < j.len && ok;) {
+    const std::uint64_t a = j.addr + off;
+    const auto piece = std::uint32_t(std::min<std::uint64_t>(j.len - off, line_bytes_ - a % line_bytes_));
+    if (in_flight.size() >= cfg_.outstanding) {
+      issue = std::max(issue, in_flight.top());
+      in_flight.pop();
+    }
+    if (issue >= now_tick() + quantum) wait(to_sc(issue - now_tick()));
+    prepare(p, false, a, scratch_.data(), piece);
+    sc_core::sc_time d = to_sc(issue - now_tick());
+    mem->b_transport(p, d);
+    ok = p.get_response_status() == tlm::TLM_OK_RESPONSE;
+    if (!ok)
+      fail_("preload '" + j.task + "': the stash of " + std::to_string(piece) + " bytes at " + hex(a) +
+            " failed: " + p.get_response_string());
+    const Tick c = now_tick() + to_tick(d);
+    in_flight.push(c);
+    done = std::max(done, c);
+    issue += gap;
+    off += piece;
+  }
+  p.clear_extension(&stash);
+  if (timing_only_) p.clear_extension(&timing_only);
+  if (ok && done > now_tick()) wait(to_sc(done - now_tick()));
+  return ok;
+}
+
+}  // namespace dvp::ts
