@@ -1780,9 +1780,7 @@ Compiled Compiler::run() {
   plan_preloads();
   sched_ = task_streams();
   if (o_.arena) plan_arena();
-  for (const Kernel& k : kernels_)
-    for (const KTensor& t : k.tensors)
-      if (t.weight()) out_.weight_bytes += std::uint64_t(product(t.shape) * elem_bytes(t.dtype));
+  for (std::size_t j = 0; j < kernels_.size(); ++j) out_.weight_bytes += weight_bytes(j);
   out_.scenario = (fs::path(o_.dir) / "model.yaml").string();
   emit(out_.scenario);
   return out_;

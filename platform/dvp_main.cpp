@@ -197,7 +197,7 @@ static network::CompileOptions model_options(const platform::Scenario& s, const 
   co.dir = (std::filesystem::path(out.empty() ? "out/" + s.root.get_string("name") : out) / "compiled").string();
   if (!s.preset.empty()) co.preset = s.preset;
   co.batch = m.get_uint("batch"), co.seed = m.get_uint("seed"), co.check_layers = m.get_bool("check_layers");
-  co.streams = m.get_uint("streams"), co.preload = m.get_bool("preload") && !vm.count("no-preload");
+  co.streams = m.get_uint("streams"), co.preload = m.get_bool("preload");  // --no-preload is an ONNX file's
   co.arena = !co.check_layers && !vm.count("save-tensors") && !s.root.at("run").has("save_tensors");
   co.absolute_paths = true;
   if (m.has("inputs"))
