@@ -13,6 +13,7 @@
 
 #include "aicore/isa.hpp"
 #include "common/error.hpp"
+#include "dvp_abi.h"  // DVP_MAX_TASKS: the runtime firmware's task table
 #include "host_reference.hpp"
 #include "schedule.hpp"
 #include "tensor_file.hpp"
@@ -41,6 +42,8 @@ struct Value {
   bool transposed = false;
   double scale = 1.0;
 };
+
+constexpr std::size_t kMaxTasks = DVP_MAX_TASKS;
 
 const char* layout_name(Layout l) { return l == Layout::Nc1hwc0 ? "nc1hwc0" : "nd"; }
 
@@ -246,7 +249,7 @@ class Compiler {
   void finish_outputs();
   void plan_arena();
   void order_batch();
-  std::vector<Scheduled> task_streams() const;
+  std::vector<Scheduled> task_streams();  // drops the preloads if the task table is full
   const std::vector<std::string>& preloads(std::size_t j) const;
   std::uint64_t weight_bytes(std::size_t j) const;
   void plan_preloads();
@@ -1634,7 +1637,7 @@ void Compiler::emit_network(YAML::Emitter& y) const {
 }
 
 // Each kernel's stream and events (schedule.hpp), from what it reads and writes.
-std::vector<Scheduled> Compiler::task_streams() const {
+std::vector<Scheduled> Compiler::task_streams() {
   std::vector<TaskNode> nodes;
   for (const Kernel& k : kernels_) {
     TaskNode n;
@@ -1645,9 +1648,16 @@ std::vector<Scheduled> Compiler::task_streams() const {
     nodes.push_back(n);
   }
   std::vector<Scheduled> s = schedule(nodes, int(o_.streams));
-  std::size_t tasks = s.size();
-  for (std::size_t j = 0; j < s.size(); ++j) tasks += s[j].wait.size() + s[j].record.size() + preloads(j).size();
-  return tasks > 4096 ? schedule(nodes, 1) : s;  // the runtime's task table (DVP_MAX_TASKS): the events too
+  // The runtime's task table (DVP_MAX_TASKS) holds the events and preloads too. Past it, the
+  // preloads go first (a speed-up only), then the parallel streams (one stream needs no events).
+  auto tasks = [&] {
+    std::size_t n = s.size();
+    for (std::size_t j = 0; j < s.size(); ++j) n += s[j].wait.size() + s[j].record.size() + preloads(j).size();
+    return n;
+  };
+  if (tasks() > kMaxTasks) preload_at_.assign(kernels_.size(), {});
+  if (tasks() > kMaxTasks) s = schedule(nodes, 1);
+  return s;
 }
 
 // The weights to preload into the L2 as kernel j starts (plan_preloads).

@@ -222,6 +222,17 @@ static bool is_onnx(const std::string& path) {
   return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
 }
 
+// Weight preloads need the task scheduler's SDMA engine; a platform without one (a user's own)
+// runs the model without them (the compiled preloads are a speed-up, not part of the result).
+static bool without_sdma(const platform::Scenario& s, bool quiet) {
+  const cfg::Node* ts = s.root.at("platform").find("ts");
+  if (ts && ts->find("sdma")) return false;
+  if (!quiet)
+    std::cerr << "dvp: note: the platform has no SDMA engine (platform.ts.sdma): the model runs without weight "
+                 "preloads\n";
+  return true;
+}
+
 // run, config and map: load the scenario, then do the command.
 static int scenario_command(const std::string& cmd, const std::string& scenario, const po::variables_map& vm,
                             const std::string& preset, const std::vector<std::string>& sets, const std::string& out) {
@@ -238,13 +249,20 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
           (std::filesystem::path(out.empty() ? "out/" + std::filesystem::path(scenario).stem().string() : out) /
            "compiled")
               .string();
-      s = platform::load_scenario(compile(scenario, cli_options(vm, preset, dir), quiet), ov);
+      network::CompileOptions co = cli_options(vm, preset, dir);
+      s = platform::load_scenario(compile(scenario, co, quiet), ov);
+      if (co.preload && without_sdma(s, quiet)) {
+        co.preload = false;
+        s = platform::load_scenario(compile(scenario, co, true), ov);
+      }
     } else {
       s = platform::load_scenario(scenario, ov);
       if (const cfg::Node* m = s.root.find("model")) {  // its network, compiled, under the scenario's keys
         const std::filesystem::path onnx = m->get_string("onnx");
-        ov.under = compile((onnx.is_relative() ? std::filesystem::path(s.dir) / onnx : onnx).string(),
-                           model_options(s, vm, out), quiet);
+        const std::string file = (onnx.is_relative() ? std::filesystem::path(s.dir) / onnx : onnx).string();
+        network::CompileOptions co = model_options(s, vm, out);
+        if (co.preload && without_sdma(s, quiet)) co.preload = false;
+        ov.under = compile(file, co, quiet);
         s = platform::load_scenario(scenario, ov);
       }
     }

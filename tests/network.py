@@ -157,6 +157,39 @@ with tempfile.TemporaryDirectory() as d:
         r"simulated-time limit run\.max_sim_ns \([0-9.]+ ns\) reached \(derived from the network's work",
         "a hung firmware under a compiled network: the derived simulated-time limit")
 
+    # The runtime's task table holds 4096 tasks: at batch 512 the small CNN's 8 layers per image
+    # fill it, so its 6 preloads are dropped (a speed-up only) rather than the model refused.
+    c512 = os.path.join(d, "b512")
+    if dvp(["compile", model, "--batch", "512", "--out", c512], 0, "compiled", "small CNN at batch 512: compiled"):
+        tasks = open(os.path.join(c512, "model.yaml")).read().split("\ntasks:")[1].split("\nchecks:")[0]
+        n, pre = tasks.count("\n  - "), tasks.count("preload:")
+        if n != 4096 or pre:
+            failures.append(f"small CNN at batch 512: {n} tasks with {pre} preloads (want 4096, no preload)")
+        else:
+            print("ok   batch 512: 4096 tasks, the preloads dropped to fit the runtime's task table")
+
+    # A platform of the user's own without the task scheduler's SDMA engine: the model runs
+    # without preloads (a note says so), the same output bit for bit.
+    presets = os.path.join(d, "presets")
+    os.makedirs(presets)
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "presets", "ascend310.yaml")
+    lines, keep = open(src).read().split("\n"), []
+    for ln in lines:  # the ts.sdma section: its line and the deeper-indented ones after it
+        if ln.startswith("    sdma:") or (keep and keep[-1] is None and ln.startswith("      ")):
+            keep.append(None)
+        else:
+            keep.append(ln)
+    open(os.path.join(presets, "nosdma.yaml"), "w").write("\n".join(x for x in keep if x is not None))
+    out = os.path.join(d, "nosdma")
+    r = subprocess.run([DVP, "run", model, "--preset", "nosdma", "--input", "x=" + os.path.join(d, "x.npy"), "--out",
+                        out, "--no-trace"], capture_output=True, text=True, env=dict(os.environ, DVP_PRESETS=presets))
+    if r.returncode or "has no SDMA engine (platform.ts.sdma): the model runs without weight preloads" not in r.stderr \
+            or not np.array_equal(np.load(os.path.join(out, "outputs", "prob.npy")),
+                                  np.load(os.path.join(d, "ascend310", "outputs", "prob.npy"))):
+        failures.append(f"a platform without an SDMA: exit {r.returncode}, {(r.stdout + r.stderr)[-600:]}")
+    else:
+        print("ok   a platform without an SDMA engine: no preloads, the same output")
+
     # A batch of 3: each layer a kernel per image, the weights shared; each image against NumPy.
     xb = rng.uniform(-1, 1, (3, 3, 21, 18)).astype(np.float32)
     np.save(os.path.join(d, "xb.npy"), xb)

@@ -126,9 +126,9 @@ Tick L2Slice::stash(const Request& r) {
   ++stashes_;
   const Tick looked_up = r.arrival + cfg_.clock.cycles(cfg_.hit_cycles);
   int way = array_.lookup(r.set, r.line_addr);
-  if (way >= 0) {
+  if (way >= 0) {  // in, or on its way: answered once the line is in (a fill may be in flight)
     array_.touch(r.set, way);
-    return looked_up;
+    return std::max(looked_up, array_.line(r.set, way).ready);
   }
   ++stash_fills_;
   return fill(r, way);
