@@ -199,7 +199,9 @@ class Compiler {
   };
   Chain conv_chain(int i) const;
   bool clip_bounds(int i, float& lo, float& hi) const;
-  void conv_epilogue(int i, int bn, Kernel& k, std::int64_t cout);
+  bool conv_scale_bias(int i, int bn, std::vector<double>& sc, std::vector<double>& b) const;
+  bool fold_scale(int i, int bn, Tensor& w) const;
+  void conv_epilogue(int i, int bn, Kernel& k, std::int64_t cout, bool folded);
   void bn_fold(int bn, std::vector<double>& scale, std::vector<double>& bias) const;
   void epilogue_tensors(int i, Kernel& k, const std::vector<double>& sc, const std::vector<double>& b, bool scaled,
                         std::int64_t cout);
@@ -615,6 +617,7 @@ bool Compiler::conv(int i) {
   // The small-channel mode reads a graph input stored C0 = 4, which only this conv may read.
   const bool c04 = x[1] <= 4 && groups == 1 && ref(n.input(0)).empty() && consumers_.at(n.input(0)).size() == 1 &&
                    !outputs_.count(n.input(0));
+  const bool folded = fold_scale(i, ch.bn, w);
   Kernel k{kernel_name(i), "conv2d"};
   for (int j : {i, ch.bn, ch.add, ch.act})
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
@@ -624,7 +627,7 @@ bool Compiler::conv(int i) {
       weight_tensor(i, k, KTensor{"w", "f16", c04 ? "nc1hwc0_c04" : "nc1hwc0", "", "", "", w.shape, groups}, w));
   k.args = {"x", "w", "y"};
   produce(k, ch.out, KTensor{"y", out_dtype(ch.out)}, Layout::Nc1hwc0);
-  conv_epilogue(i, ch.bn, k, cout);
+  conv_epilogue(i, ch.bn, k, cout, folded);
   if (ch.add >= 0) {
     KTensor r = use(ch.add, k, ch.residual, "residual", Layout::Nc1hwc0);
     if (r.dtype != out_dtype(ch.out))
@@ -655,16 +658,35 @@ void Compiler::bn_fold(int bn, std::vector<double>& scale, std::vector<double>& 
   }
 }
 
-// The conv's bias and a folded batch norm: y = conv x scale + bias (bn_fold), stored f32.
-void Compiler::conv_epilogue(int i, int bn, Kernel& k, std::int64_t cout) {
+// Conv i's bias and its batch norm's (bn_fold): y = conv x scale + bias per real output channel;
+// false when it has neither.
+bool Compiler::conv_scale_bias(int i, int bn, std::vector<double>& sc, std::vector<double>& b) const {
   const std::size_t real = std::size_t(ref_.at(node(i).input(1)).shape[0]);  // the rest: pad channels, 0
-  std::vector<double> sc(real, 1.0), b(real, 0.0);
+  sc.assign(real, 1.0), b.assign(real, 0.0);
   const bool has_bias = node(i).input_size() > 2 && !node(i).input(2).empty();
   if (has_bias)
     for (std::size_t c = 0; c < real; ++c) b[c] = weight(i, 2).data[c];
   if (bn >= 0) bn_fold(bn, sc, b);
-  if (bn < 0 && !has_bias) return;
-  epilogue_tensors(i, k, sc, b, bn >= 0, cout);
+  return bn >= 0 || has_bias;
+}
+
+// The batch norm's scale folded into the conv's weights w (OIHW): w[co] x scale[co], as ATC's
+// conv + batch norm fusion does, so the epilogue adds the bias only (one vector pass fewer per
+// output element). Not when a scaled weight would leave f16's range: the epilogue scales then.
+bool Compiler::fold_scale(int i, int bn, Tensor& w) const {
+  std::vector<double> sc, b;
+  if (bn < 0 || !conv_scale_bias(i, bn, sc, b)) return false;
+  const std::size_t per = w.data.size() / std::size_t(w.shape[0]);
+  for (std::size_t e = 0; e < sc.size() * per; ++e)
+    if (std::abs(double(w.data[e]) * sc[e / per]) > 65504.0) return false;
+  for (std::size_t e = 0; e < sc.size() * per; ++e) w.data[e] = float(double(w.data[e]) * sc[e / per]);
+  return true;
+}
+
+// The conv's f32 epilogue tensors: the bias, and the scale unless fold_scale put it in the weights.
+void Compiler::conv_epilogue(int i, int bn, Kernel& k, std::int64_t cout, bool folded) {
+  std::vector<double> sc, b;
+  if (conv_scale_bias(i, bn, sc, b)) epilogue_tensors(i, k, sc, b, bn >= 0 && !folded, cout);
 }
 
 // The conv2d epilogue's f32 bias (and, with `scaled`, scale) per channel, pad channels 0.

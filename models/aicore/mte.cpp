@@ -42,25 +42,42 @@ Span MteUnit::copy(const Issued& e) {
 }
 
 Span MteUnit::copy_gm(const Issued& e, Tick t) {
-  // One side is GM: the blocks go through the bus interface back to back, each issuing once
-  // the one before it has been sent.
+  // The blocks go through the bus interface back to back, each issuing once the one before it has
+  // been sent. Blocks that follow each other in GM (no gap on the GM side) leave as one burst, as an
+  // AXI master merges them: split only at line boundaries, however the local side is strided.
   const DataCopyCfg c = DataCopyCfg::unpack(e.v[2]);
   const OpInfo& info = e.in.info();
+  const bool write = info.dst == kGm;
   const std::uint64_t block = std::uint64_t(c.block_len) * 32;
   const std::uint64_t src_step = block + std::uint64_t(c.src_gap) * 32,
                       dst_step = block + std::uint64_t(c.dst_gap) * 32;
-  const bool write = info.dst == kGm;
+  const std::uint64_t gm = write ? e.v[0] : e.v[1], gm_step = write ? dst_step : src_step;
+  const std::uint64_t local_step = write ? src_step : dst_step;
+  std::uint8_t* local = write ? core_.buffer(info.src) + e.v[1] : core_.buffer(info.dst) + e.v[0];
+  const bool merged = gm_step == block && c.block_count > 1;
   GmTransfer x;
   x.write = write;
-  x.len = block;
   x.rate = write ? core_.config().gm_write_bytes_per_cycle : core_.config().gm_read_bytes_per_cycle;
   x.functional = core_.functional();
   x.pc = e.pc;
   x.in = &e.in;
+  if (merged) {
+    // One burst; a strided local side is gathered (or scattered) through a run of its own.
+    std::vector<std::uint8_t> run(local_step == block || !x.functional ? 0 : c.block_count * block);
+    if (write && !run.empty())
+      for (std::uint64_t i = 0; i < c.block_count; ++i) std::memcpy(&run[i * block], local + i * local_step, block);
+    x.addr = gm, x.len = c.block_count * block, x.start = t, x.data = run.empty() ? local : run.data();
+    const GmTiming g = core_.gm_access(x);
+    if (core_.stopping()) return Span::at(now_tick());
+    if (!write && !run.empty())
+      for (std::uint64_t i = 0; i < c.block_count; ++i) std::memcpy(local + i * local_step, &run[i * block], block);
+    return Span{g.issued, std::max(t, g.done)};
+  }
+  x.len = block;
   Tick end = t;
   for (std::uint64_t i = 0; i < c.block_count; ++i) {
-    x.data = write ? core_.buffer(info.src) + e.v[1] + i * src_step : core_.buffer(info.dst) + e.v[0] + i * dst_step;
-    x.addr = write ? e.v[0] + i * dst_step : e.v[1] + i * src_step;
+    x.data = local + i * local_step;
+    x.addr = gm + i * gm_step;
     x.start = t;
     const GmTiming g = core_.gm_access(x);
     if (core_.stopping()) return Span::at(now_tick());
