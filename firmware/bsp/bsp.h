@@ -14,6 +14,21 @@ static inline void irq_unmask(void) { __asm__ volatile("msr daifclr, #2" ::: "me
 static inline void irq_mask(void) { __asm__ volatile("msr daifset, #2" ::: "memory"); }
 static inline void wfi(void) { __asm__ volatile("wfi" ::: "memory"); }
 
+// Sleeps until `cond` holds, woken by interrupts; returns with interrupts masked. They are
+// masked from each test of cond to the WFI after it (a pending interrupt ends a WFI even when
+// masked) and unmasked between, where the handler runs. With interrupts unmasked around the
+// test, a handler that makes cond true just after it leaves the WFI asleep for good: the
+// interrupt it waits for has been taken already.
+#define wfi_until(cond) \
+  do {                  \
+    irq_mask();         \
+    while (!(cond)) {   \
+      wfi();            \
+      irq_unmask();     \
+      irq_mask();       \
+    }                   \
+  } while (0)
+
 // The Arm generic timer: the system counter in simulated time. CNTFRQ_EL0 is its rate in Hz.
 static inline uint64_t cntfrq(void) {
   uint64_t v;

@@ -88,9 +88,7 @@ void aicpu_main(unsigned core, unsigned aicpu) {
   reg_write(SOC_IRQ_BASE + IRQ_ENABLE, reg_read(SOC_IRQ_BASE + IRQ_ENABLE) | 1u << SOC_AICPU_IRQ(aicpu));
   printf("aicpu%u: ready on core %u\n", aicpu, core);
   for (;;) {
-    irq_unmask();
-    while (!mail) wfi();
-    irq_mask();
+    wfi_until(mail);  // the function runs with interrupts masked
     mail = 0;
     const uint32_t func = reg_read(SOC_TS_BASE + TS_AICPU_FUNC(aicpu));
     const uint64_t args = (uint64_t)reg_read(SOC_TS_BASE + TS_AICPU_ARGS_HI(aicpu)) << 32 |

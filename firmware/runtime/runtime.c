@@ -77,15 +77,15 @@ int main(unsigned core) {
   for (unsigned i = 0; i < n; ++i) {
     const struct dvp_task* t = &jobs->task[i];
     const unsigned s = t->stream;
-    while (submitted[s] - completed_on[s] >= SQ_ENTRIES) wfi();
+    wfi_until(submitted[s] - completed_on[s] < SQ_ENTRIES);
+    irq_unmask();
     struct dvp_task* e = &sq[s][submitted[s] % SQ_ENTRIES];
     *e = *t;
     e->id = i;
     ++submitted[s];
     ts_write(TS_SQ_TAIL(s), submitted[s]);  // doorbell
   }
-  while (completed < n) wfi();
-  irq_mask();
+  wfi_until(completed >= n);
 
   unsigned failed = 0;
   printf("runtime: all %u tasks completed in %lu ns\n", n, (unsigned long)(time_ns() - t0));

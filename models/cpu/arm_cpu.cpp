@@ -166,6 +166,7 @@ void ArmCpu::run() {
     deadline_ = std::max<Tick>(cfg_.quantum, 1);
     limit_deadline();
     pc = this->pc();
+    irq_waiting_ = irq_.pending_for(index_);
     const uc_err e = uc_emu_start(uc_, pc, kNever, 0, 0);
     instructions_ += executed_;
     if (pending_fault_ || e != UC_ERR_OK) {
@@ -255,9 +256,16 @@ std::uint64_t ArmCpu::mmio_access(bool write, std::uint64_t addr, unsigned size,
                      " (the access is in the code block starting at this pc)";
     uc_emu_stop(uc_);
   }
+  irq_waiting_ = irq_.pending_for(index_);  // an acknowledge, an end of interrupt, a line the access moved
   std::uint64_t v = 0;
   std::memcpy(&v, data, std::min(size, 8u));
   return v;
+}
+
+bool ArmCpu::irq_unmasked() const {
+  std::uint64_t pstate = 0;
+  uc_reg_read(uc_, UC_ARM64_REG_PSTATE, &pstate);
+  return (pstate & 0x80) == 0;
 }
 
 void ArmCpu::on_block(uc_engine* uc, std::uint64_t addr, std::uint32_t size, void* self) {
@@ -265,7 +273,8 @@ void ArmCpu::on_block(uc_engine* uc, std::uint64_t addr, std::uint32_t size, voi
   // A stop requested here ends emulation before this block runs; it runs (and is counted)
   // in the next quantum. Counting it now as well made counts depend on the quantum.
   if (c->stop_requested_) return;
-  if (c->local_time() >= c->deadline_ || !c->deferred_.empty()) {
+  // A masked interrupt waits for the block after the unmask (msr daifclr ends its block).
+  if (c->local_time() >= c->deadline_ || !c->deferred_.empty() || (c->irq_waiting_ && c->irq_unmasked())) {
     c->stop_requested_ = true;
     uc_emu_stop(uc);
     return;

@@ -81,6 +81,7 @@ class ArmCpu : public sc_core::sc_module {
   void trace_state(bool busy);
 
   static void on_block(uc_engine* uc, std::uint64_t addr, std::uint32_t size, void* self);
+  bool irq_unmasked() const;                             // PSTATE.I clear
   bool ahead() const { return local_time() > window_; }  // too far ahead to send traffic
   void settle();                                         // makes the deferred accesses, once the core has synced
   static void on_memory(uc_engine* uc, uc_mem_type type, std::uint64_t addr, int size, std::int64_t v, void* self);
@@ -106,6 +107,9 @@ class ArmCpu : public sc_core::sc_module {
   std::uint64_t executed_ = 0;
   Tick stall_ = 0, deadline_ = 0;
   bool stop_requested_ = false;
+  // An interrupt is pending for this core (PSTATE.I masks it): the quantum ends at the first block
+  // that runs with it unmasked, so it is taken there, as the hardware takes it once unmasked.
+  bool irq_waiting_ = false;
   std::optional<std::string> pending_fault_;  // set in a callback, reported after the quantum
 
   std::optional<CpuFault> fault_;
