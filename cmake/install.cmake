@@ -13,6 +13,7 @@ file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/share/davinci-vp)
 file(CREATE_LINK ${CMAKE_SOURCE_DIR}/scenarios/presets ${CMAKE_BINARY_DIR}/share/davinci-vp/presets SYMBOLIC)
 file(CREATE_LINK ${CMAKE_BINARY_DIR}/firmware ${CMAKE_BINARY_DIR}/share/davinci-vp/firmware SYMBOLIC)
 file(CREATE_LINK ${CMAKE_BINARY_DIR}/rtl ${CMAKE_BINARY_DIR}/share/davinci-vp/rtl SYMBOLIC)
+file(CREATE_LINK ${CMAKE_SOURCE_DIR}/study/dvp-plot.py ${CMAKE_BINARY_DIR}/share/davinci-vp/dvp-plot.py SYMBOLIC)
 
 # The models: every library, and davinci-vp::models, which links them all.
 set(DVP_MODEL_LIBS dvp_version dvp_common dvp_tlmcheck dvp_ring dvp_cache dvp_dram dvp_tgen dvp_mmio dvp_isa dvp_aicore
@@ -39,6 +40,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/cmake/davinci-vp-config.cmake ${CMAKE_BINARY_D
 
 # The tools, and the firmware images scenarios name.
 install(TARGETS dvp dvas dvdis RUNTIME DESTINATION bin COMPONENT tools)
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/study/dvp-plot.py DESTINATION share/davinci-vp COMPONENT tools)
 # dvp-verilate, reading the plug-in interface from the installed headers.
 set(DVP_RTL_ABI_DIR_SAVED ${DVP_RTL_ABI_DIR})
 set(DVP_RTL_ABI_DIR ${CMAKE_INSTALL_PREFIX}/${DVP_INSTALL_INCLUDEDIR}/rtl)

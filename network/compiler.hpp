@@ -48,9 +48,10 @@ struct CompileOptions {
   bool arena = true;
   // The weights of the kernels ahead are preloaded into the L2 while a kernel runs (preload tasks
   // for the task scheduler's SDMA engine, platform.ts.sdma), at most preload_window bytes ahead
-  // (always the next kernel's). 2 MiB measured best on ascend310 (ResNet-50: 4 MiB and more
-  // thrash the 8 MiB L2 the activation arena shares, and the stashes slow the running layer).
-  bool preload = true;
+  // (always the next kernel's). Off by default: with the MTE's merged bursts the layers keep the
+  // DRAM busy themselves, and the stashes compete with their misses (DRAM gives them no lower
+  // priority): ResNet-50 is 0.1-3.5% slower with them on both presets (docs/networks.md).
+  bool preload = false;
   std::uint64_t preload_window = 2ull << 20;
   std::string preset = "ascend310";  // the scenario's preset (--preset overrides it)
   bool absolute_paths = false;       // the scenario names its files by absolute paths

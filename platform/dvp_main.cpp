@@ -7,6 +7,10 @@
 //               [--preset NAME]
 //   dvp config SCENARIO [--preset NAME] [--set k=v]... [--origins]
 //   dvp map SCENARIO [--preset NAME] [--set k=v]...
+//   dvp sweep STUDY.yaml [--jobs N] [--out DIR] [--resume] [--emit parallel|slurm] [--point N] [--sensitivity]
+//   dvp collect DIR       (a study's results.csv from its point folders)
+//   dvp diff RUN_A RUN_B [--threshold PCT] [--max-increase KEY=PCT]... [--max-decrease KEY=PCT]...
+//   dvp plot DIR [--y METRIC --x KEY --hue KEY --kind line|bar|heatmap] [--roofline] [--pipes]
 //   dvp schema            (the config reference, markdown)
 //   dvp regs header|markdown  (the peripherals' register maps)
 //   dvp help | --help | --version
@@ -15,22 +19,29 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
+
+#include <unistd.h>
 
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "common/version.hpp"
 #include "compiler.hpp"
 #include "peripherals.hpp"
+#include "results.hpp"
 #include "run.hpp"
 #include "scenario.hpp"
 #include "schema.hpp"
 #include "soc.hpp"
+#include "study.hpp"
+#include "sweep.hpp"
 #include "watchdog.hpp"
 
 namespace po = boost::program_options;
@@ -44,6 +55,12 @@ static const char* kUsage =
     "  compile MODEL.onnx  lower an ONNX model onto the kernel library: a scenario and its tensors (--out DIR)\n"
     "  config SCENARIO   print the fully resolved configuration\n"
     "  map SCENARIO      print the address map and ring placement\n"
+    "  sweep STUDY.yaml  run a what-if study: each point a dvp run (--jobs N at once) into OUT/points,\n"
+    "                    the table in OUT/results.csv; --emit parallel|slurm writes the commands instead\n"
+    "  collect DIR       rebuild a study's results.csv / results.json from its point folders\n"
+    "  diff RUN_A RUN_B  every statistic that changed between two runs, largest change first\n"
+    "  plot DIR          a study's metric against its parameters (--y METRIC [--x KEY] [--hue KEY] [--kind\n"
+    "                    line|bar|heatmap]), or a run's roofline (--roofline) or pipe use (--pipes): PNG and SVG\n"
     "  schema            print the configuration reference (markdown)\n"
     "  regs header       print the peripherals' register header for the firmware (C)\n"
     "  regs markdown     print the peripherals' register maps (markdown)\n"
@@ -106,13 +123,17 @@ static const std::vector<Command> kCommands = {
      1,
      "a scenario file",
      {"preset", "set", "out", "save-tensors", "timing-only", "no-trace", "check", "quiet", "input", "output",
-      "check-layers", "batch", "streams", "no-preload"}},
+      "check-layers", "batch", "streams", "preload"}},
     {"compile",
      1,
      "an ONNX model",
-     {"preset", "out", "input", "output", "check-layers", "batch", "streams", "no-preload"}},
+     {"preset", "out", "input", "output", "check-layers", "batch", "streams", "preload"}},
     {"config", 1, "a scenario file", {"preset", "set", "timing-only", "check", "origins"}},
     {"map", 1, "a scenario file", {"preset", "set"}},
+    {"sweep", 1, "a study file", {"out", "jobs", "resume", "emit", "point", "sensitivity", "quiet"}},
+    {"collect", 1, "a study's folder", {}},
+    {"diff", 2, "two run folders", {"threshold", "max-increase", "max-decrease"}},
+    {"plot", 1, "a study's or a run's folder", {"x", "y", "hue", "kind", "roofline", "pipes", "tornado"}},
     {"schema", 0, "", {}},
     {"regs", 1, "header or markdown", {}},
     {"help", 0, "", {}},
@@ -120,10 +141,10 @@ static const std::vector<Command> kCommands = {
 
 // "" when the command line fits the command; else what is wrong, naming the stray word.
 static std::string misuse(const Command& c, const std::vector<std::string>& args, const po::variables_map& vm) {
+  static const char* const kCount[] = {"no argument", "one argument", "two arguments"};
   if (args.size() > c.args)
-    return std::string(c.name) +
-           (c.args ? " takes one argument (" + std::string(c.arg_doc) + ")" : " takes no argument") + ", got '" +
-           args[c.args] + "'";
+    return std::string(c.name) + " takes " + kCount[c.args] + (c.args ? " (" + std::string(c.arg_doc) + ")" : "") +
+           ", got '" + args[c.args] + "'";
   for (auto& kv : vm)
     if (kv.first != "command" && kv.first != "args" &&
         std::find(c.options.begin(), c.options.end(), kv.first) == c.options.end())
@@ -151,9 +172,25 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "batch", po::value<unsigned>(), "an ONNX model: images per inference (the inputs' first dimension; default 1)")(
       "streams", po::value<unsigned>(),
       "an ONNX model: task scheduler streams its independent branches may run on, 1 to 8 (default 8)")(
-      "no-preload",
-      "an ONNX model: no preload of each layer's weights into the L2 while the layer before it runs (to see what "
-      "the preloads bring)");
+      "preload",
+      "an ONNX model: preload the weights of the layers ahead into the L2 while a layer runs (the task scheduler's "
+      "SDMA engine; off by default: it costs more than it saves on the shipped presets, docs/networks.md)")(
+      "jobs", po::value<unsigned>(), "sweep: points run at once (default 1)")(
+      "resume", "sweep: skip the points OUT has run already")(
+      "emit", po::value<std::string>(), "sweep: write the commands for GNU parallel or Slurm (parallel|slurm)")(
+      "point", po::value<unsigned>(), "sweep: run point N of the study alone (an emitted command's body)")(
+      "sensitivity", "sweep: each sensitivity parameter / and x its factor, one at a time; prints the tornado")(
+      "threshold", po::value<double>(), "diff: hide changes under this many percent")(
+      "max-increase", po::value<std::vector<std::string>>()->composing(),
+      "diff: KEY=PCT, exit 1 when KEY grows by more than PCT percent (repeatable)")(
+      "max-decrease", po::value<std::vector<std::string>>()->composing(),
+      "diff: KEY=PCT, exit 1 when KEY falls by more than PCT percent (repeatable)")(
+      "x", po::value<std::string>(), "plot: the parameter across (default: the study's first)")(
+      "y", po::value<std::string>(), "plot: the metric (a column of results.csv)")(
+      "hue", po::value<std::string>(), "plot: a line or bar group per value of this parameter")(
+      "kind", po::value<std::string>(), "plot: line, bar or heatmap (default line)")(
+      "roofline", "plot: a run's kernels on the platform's roofline")("pipes", "plot: a run's AI Core pipe use")(
+      "tornado", "plot: a --sensitivity study's tornado (sensitivity.csv)");
   return opts;
 }
 
@@ -177,7 +214,7 @@ static network::CompileOptions cli_options(const po::variables_map& vm, const st
   if (vm.count("batch")) co.batch = vm["batch"].as<unsigned>();
   if (vm.count("batch") && co.batch == 0) throw Error("--batch 0: a batch is at least 1 image", kExitConfig);
   if (vm.count("streams")) co.streams = vm["streams"].as<unsigned>();
-  co.preload = vm.count("no-preload") == 0;
+  co.preload = vm.count("preload") > 0;
   if (co.streams < 1 || co.streams > 8)
     throw Error("--streams " + std::to_string(co.streams) + ": the task scheduler has streams 1 to 8", kExitConfig);
   co.arena = !co.check_layers && !vm.count("save-tensors");  // every layer's tensors kept for the checks
@@ -197,7 +234,7 @@ static network::CompileOptions model_options(const platform::Scenario& s, const 
   co.dir = (std::filesystem::path(out.empty() ? "out/" + s.root.get_string("name") : out) / "compiled").string();
   if (!s.preset.empty()) co.preset = s.preset;
   co.batch = m.get_uint("batch"), co.seed = m.get_uint("seed"), co.check_layers = m.get_bool("check_layers");
-  co.streams = m.get_uint("streams"), co.preload = m.get_bool("preload");  // --no-preload is an ONNX file's
+  co.streams = m.get_uint("streams"), co.preload = m.get_bool("preload");  // --preload is an ONNX file's
   co.arena = !co.check_layers && !vm.count("save-tensors") && !s.root.at("run").has("save_tensors");
   co.absolute_paths = true;
   if (m.has("inputs"))
@@ -285,6 +322,75 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
   return platform::run_scenario(s, ro).exit_code;
 }
 
+// dvp plot: the plotting script (python3-matplotlib) with the same options; returns its exit code.
+static int plot(const std::string& dir, const po::variables_map& vm) {
+  const std::string python = study::python3();
+  std::vector<std::string> argv{python, platform::plot_script(), dir};
+  for (const char* o : {"x", "y", "hue", "kind"})
+    if (vm.count(o)) argv.insert(argv.end(), {std::string("--") + o, vm[o].as<std::string>()});
+  for (const char* o : {"roofline", "pipes", "tornado"})
+    if (vm.count(o)) argv.emplace_back(std::string("--") + o);
+  std::vector<char*> a;
+  for (std::string& s : argv) a.push_back(s.data());
+  a.push_back(nullptr);
+  std::cout.flush();
+  ::execvp(python.c_str(), a.data());
+  std::cerr << "dvp: cannot run " << python << " " << argv[1] << ": " << std::strerror(errno) << "\n";
+  return kExitConfig;
+}
+
+// KEY=PCT (a --max-increase / --max-decrease gate) into `limits`, as a fraction.
+static void gate_arg(const po::variables_map& vm, const char* opt, std::map<std::string, double>& limits) {
+  if (!vm.count(opt)) return;
+  for (const std::string& a : vm[opt].as<std::vector<std::string>>()) {
+    const auto eq = a.find('=');
+    char* end = nullptr;
+    const double pct = eq == std::string::npos ? 0 : std::strtod(a.c_str() + eq + 1, &end);
+    if (eq == std::string::npos || eq == 0 || end == a.c_str() + eq + 1 || *end || pct < 0)
+      throw Error(std::string("--") + opt + " " + a + ": give KEY=PERCENT (summary.simulated_ns=5)", kExitConfig);
+    limits[a.substr(0, eq)] = pct / 100;
+  }
+}
+
+// sweep, collect and diff: what-if studies (study/).
+static int study_command(const std::string& cmd, const std::vector<std::string>& args, const po::variables_map& vm,
+                         const std::string& out) {
+  if (cmd == "collect") {
+    const std::size_t bad = study::collect(args[0]);
+    std::cout << "wrote " << args[0] << "/results.csv and results.json" << (bad ? ", " : "")
+              << (bad ? std::to_string(bad) + " points not run or failed" : std::string()) << "\n";
+    return bad ? kExitCheckFailed : kExitOk;
+  }
+  if (cmd == "diff") {
+    study::DiffOptions o;
+    if (vm.count("threshold")) o.threshold = vm["threshold"].as<double>() / 100;
+    gate_arg(vm, "max-increase", o.max_increase);
+    gate_arg(vm, "max-decrease", o.max_decrease);
+    return study::diff(args[0], args[1], o);
+  }
+  study::Study s = study::load_study(args[0]);
+  const std::string dir = out.empty() ? "out/" + s.name : out;
+  if (vm.count("sensitivity")) study::sensitivity_points(s);
+  if (platform::Watchdog* guard = platform::Watchdog::current()) {
+    guard->set_limit(0);  // each point has its own limit; a study may run for days
+    guard->phase("running a study", true);
+  }
+  if (vm.count("point")) return study::run_point(s, dir, vm["point"].as<unsigned>());
+  study::validate_points(s);
+  if (vm.count("emit")) {
+    study::emit(s, dir, vm["emit"].as<std::string>());
+    return kExitOk;
+  }
+  study::SweepOptions o{dir, vm.count("jobs") ? vm["jobs"].as<unsigned>() : 1u, vm.count("resume") > 0,
+                        vm.count("quiet") > 0};
+  const int rc = study::sweep(s, o);
+  if (vm.count("sensitivity") && rc != 130 && rc != 143) {
+    study::print_tornado(s, dir);
+    study::plot(dir, {"--tornado"});
+  }
+  return rc;
+}
+
 static int command(const Command& c, const std::vector<std::string>& args, const po::variables_map& vm,
                    const std::string& preset, const std::vector<std::string>& sets, const std::string& out) {
   const std::string cmd = c.name;
@@ -311,6 +417,19 @@ static int command(const Command& c, const std::vector<std::string>& args, const
     std::cerr << "dvp: " << cmd << " needs a scenario file\n" << kUsage;
     return kExitConfig;
   }
+  if (cmd == "plot") return plot(args[0], vm);
+  if (cmd == "sweep" || cmd == "collect" || cmd == "diff") {
+    if (cmd == "diff" && args.size() < 2) {
+      std::cerr << "dvp: diff needs two run folders (RUN_A RUN_B)\n" << kUsage;
+      return kExitConfig;
+    }
+    try {
+      return study_command(cmd, args, vm, out);
+    } catch (const Error& e) {
+      std::cerr << "dvp: " << e.what() << "\n";
+      return e.exit_code() == kExitSimError ? kExitConfig : e.exit_code();
+    }
+  }
   if (cmd == "compile") {
     if (!is_onnx(args[0])) throw Error("compile takes an ONNX model (MODEL.onnx), got " + args[0], kExitConfig);
     try {  // as dvp run: what goes wrong in the model or its inputs is the user's to fix
@@ -322,7 +441,7 @@ static int command(const Command& c, const std::vector<std::string>& args, const
     }
     return kExitOk;
   }
-  for (const char* model_only : {"input", "output", "batch", "streams", "check-layers", "no-preload"})
+  for (const char* model_only : {"input", "output", "batch", "streams", "check-layers", "preload"})
     if (vm.count(model_only) && !is_onnx(args[0])) {
       std::cerr << "dvp: --" << model_only << " is for an ONNX model (MODEL.onnx), not " << args[0] << "\n";
       return kExitConfig;

@@ -37,6 +37,11 @@ std::string rtl_dir() {
   return data_dir("rtl");
 }
 
+std::string plot_script() {
+  if (const char* e = std::getenv("DVP_PLOT")) return e;
+  return data_dir("dvp-plot.py");
+}
+
 static const cfg::Node* find_path(const cfg::Node& root, const std::string& dotted) {
   const cfg::Node* n = &root;
   std::size_t start = 0;

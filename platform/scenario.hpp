@@ -36,6 +36,9 @@ std::string firmware_dir();
 // Where the project's RTL plug-ins are (a platform.rtl plugin named without a '/'): $DVP_RTL, else
 // share/davinci-vp/rtl beside bin/ (in a build tree a link to build/rtl).
 std::string rtl_dir();
+// The plotting script dvp plot runs (python3-matplotlib): $DVP_PLOT, else
+// share/davinci-vp/dvp-plot.py beside bin/ (in a build tree a link to the source's study/).
+std::string plot_script();
 Scenario load_scenario(const std::string& path, const Overrides& o);
 
 }  // namespace dvp::platform

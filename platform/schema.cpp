@@ -77,8 +77,9 @@ static void describe_network(cfg::Spec& root) {
   model.param("check_layers", Type::Bool, "check every layer against the platform's reference loop").defaults("false");
   model
       .param("preload", Type::Bool,
-             "preload each layer's weights into the L2 while the layer before it runs (the task scheduler's SDMA)")
-      .defaults("true");
+             "preload the weights of the layers ahead into the L2 while a layer runs (the task scheduler's SDMA); off "
+             "by default: it costs more than it saves on the shipped presets (docs/networks.md)")
+      .defaults("false");
 
   cfg::Spec& net = root.section(
       "network", "What a compiled network's kernels are (written by dvp compile): the summary's per-layer table");

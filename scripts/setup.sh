@@ -16,7 +16,8 @@ PACKAGES="
   libopenblas-dev
   libunicorn-dev
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
-  python3 python3-numpy python3-pil
+  python3 python3-numpy python3-pil python3-matplotlib
+  parallel
   libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev libswscale-dev libavutil-dev libavcodec-dev libavformat-dev
   ffmpeg
   verilator

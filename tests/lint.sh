@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # lint.sh format|tidy SOURCE BUILD: the house rules hold on the tree.
 #   format: every C and C++ file is as clang-format (.clang-format) lays it out;
-#   tidy:   the C++ of models/, platform/, network/ and firmware/kernels/ passes the checks of .clang-tidy
+#   tidy:   the C++ of models/, platform/, network/, study/ and firmware/kernels/ passes the checks of .clang-tidy
 #           (BUILD/compile_commands.json gives each file's flags);
 #   layers: each model folder includes only what docs/architecture.md's layer table allows;
 #   spdx:   every source, build and script file names its licence (SPDX-License-Identifier: MIT,
@@ -23,7 +23,7 @@ case $what in
     echo "ok: every C and C++ file is formatted" ;;
   tidy)
     [ -f "$build/compile_commands.json" ] || { echo "no $build/compile_commands.json"; exit 1; }
-    files 'models/*.cpp' 'platform/*.cpp' 'network/*.cpp' 'firmware/kernels/*.cpp' |
+    files 'models/*.cpp' 'platform/*.cpp' 'network/*.cpp' 'study/*.cpp' 'firmware/kernels/*.cpp' |
       xargs -P2 -n6 clang-tidy -p "$build" --quiet 2>/dev/null > "$build/clang-tidy.log"
     if grep -E "(warning|error):" "$build/clang-tidy.log"; then exit 1; fi
     echo "ok: the checks of .clang-tidy pass" ;;

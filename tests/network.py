@@ -124,25 +124,26 @@ with tempfile.TemporaryDirectory() as d:
             if have.shape != want.shape or err > 5e-3:
                 failures.append(f"small CNN on {preset}: max abs error {err} against NumPy")
 
-    # The weights were preloaded into the L2 (the SDMA's stashes) in the arena run above; without
-    # the preloads the output is the same, bit for bit (a preload moves no value, only time).
+    # With --preload the weights are preloaded into the L2 (the SDMA's stashes); the output is the
+    # same as the arena run's without them (the default), bit for bit: a preload moves no value.
     import json
-    st = json.load(open(os.path.join(d, "ascend310", "stats.json")))
-    sdma, stashes = st["soc.periph.ts.sdma"], sum(st[k]["stashes"] for k in st if k.startswith("soc.l2.hn"))
-    if sdma["preloads"] < 3 or sdma["bytes"] < 4096 or stashes < sdma["bytes"] // 128:
-        failures.append(f"small CNN: the preloads did not run: sdma {sdma}, L2 stashes {stashes}")
-    else:
-        print(f"ok   preloads: {sdma['preloads']} of {sdma['bytes']} bytes, {stashes} L2 stashes")
-    out = os.path.join(d, "no-preload")
-    if dvp(["run", model, "--no-preload", "--input", "x=" + os.path.join(d, "x.npy"), "--out", out, "--no-trace"], 0,
-           r"kernel softmax: 10 elements within", "small CNN, --no-preload"):
+    out = os.path.join(d, "preload")
+    if dvp(["run", model, "--preload", "--input", "x=" + os.path.join(d, "x.npy"), "--out", out, "--no-trace"], 0,
+           r"kernel softmax: 10 elements within", "small CNN, --preload"):
+        st = json.load(open(os.path.join(out, "stats.json")))
+        sdma, stashes = st["soc.periph.ts.sdma"], sum(st[k]["stashes"] for k in st if k.startswith("soc.l2.hn"))
+        if sdma["preloads"] < 3 or sdma["bytes"] < 4096 or stashes < sdma["bytes"] // 128:
+            failures.append(f"small CNN: the preloads did not run: sdma {sdma}, L2 stashes {stashes}")
+        else:
+            print(f"ok   preloads: {sdma['preloads']} of {sdma['bytes']} bytes, {stashes} L2 stashes")
         same = np.array_equal(np.load(os.path.join(out, "outputs", "prob.npy")),
                               np.load(os.path.join(d, "ascend310", "outputs", "prob.npy")))
-        if not same or "preload" in open(os.path.join(out, "compiled", "model.yaml")).read().split("tasks:")[1]:
-            failures.append("small CNN, --no-preload: output differs, or preload tasks were emitted")
+        default = open(os.path.join(d, "ascend310", "compiled", "model.yaml")).read().split("tasks:")[1]
+        if not same or "preload" in default:
+            failures.append("small CNN, --preload: output differs, or the default emitted preload tasks")
     # A preload of a tensor the kernel does not have: named.
-    bad = os.path.join(d, "ascend310", "compiled", "bad-preload.yaml")  # beside the tensors it names
-    with open(os.path.join(d, "ascend310", "compiled", "model.yaml")) as f:
+    bad = os.path.join(d, "preload", "compiled", "bad-preload.yaml")  # beside the tensors it names
+    with open(os.path.join(d, "preload", "compiled", "model.yaml")) as f:
         text = f.read()
     i = text.index("- {preload: ")
     j = text.index(".", i)
@@ -158,9 +159,10 @@ with tempfile.TemporaryDirectory() as d:
         "a hung firmware under a compiled network: the derived simulated-time limit")
 
     # The runtime's task table holds 4096 tasks: at batch 512 the small CNN's 8 layers per image
-    # fill it, so its 6 preloads are dropped (a speed-up only) rather than the model refused.
+    # fill it, so its 6 preloads (--preload) are dropped (a speed-up only), not the model refused.
     c512 = os.path.join(d, "b512")
-    if dvp(["compile", model, "--batch", "512", "--out", c512], 0, "compiled", "small CNN at batch 512: compiled"):
+    if dvp(["compile", model, "--batch", "512", "--preload", "--out", c512], 0, "compiled",
+           "small CNN at batch 512: compiled"):
         tasks = open(os.path.join(c512, "model.yaml")).read().split("\ntasks:")[1].split("\nchecks:")[0]
         n, pre = tasks.count("\n  - "), tasks.count("preload:")
         if n != 4096 or pre:
@@ -168,8 +170,8 @@ with tempfile.TemporaryDirectory() as d:
         else:
             print("ok   batch 512: 4096 tasks, the preloads dropped to fit the runtime's task table")
 
-    # A platform of the user's own without the task scheduler's SDMA engine: the model runs
-    # without preloads (a note says so), the same output bit for bit.
+    # A platform of the user's own without the task scheduler's SDMA engine: the model asked to
+    # preload runs without (a note says so), the same output bit for bit.
     presets = os.path.join(d, "presets")
     os.makedirs(presets)
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "presets", "ascend310.yaml")
@@ -181,7 +183,7 @@ with tempfile.TemporaryDirectory() as d:
             keep.append(ln)
     open(os.path.join(presets, "nosdma.yaml"), "w").write("\n".join(x for x in keep if x is not None))
     out = os.path.join(d, "nosdma")
-    r = subprocess.run([DVP, "run", model, "--preset", "nosdma", "--input", "x=" + os.path.join(d, "x.npy"), "--out",
+    r = subprocess.run([DVP, "run", model, "--preload", "--preset", "nosdma", "--input", "x=" + os.path.join(d, "x.npy"), "--out",
                         out, "--no-trace"], capture_output=True, text=True, env=dict(os.environ, DVP_PRESETS=presets))
     if r.returncode or "has no SDMA engine (platform.ts.sdma): the model runs without weight preloads" not in r.stderr \
             or not np.array_equal(np.load(os.path.join(out, "outputs", "prob.npy")),

@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tlm-checks.sh DVP SCENARIOS OUT: every shipped scenario (scenarios/faults/ excepted: they stop
-# on purpose) runs clean with a TLM base-protocol checker on every binding: exit 0, no
-# violation, and transactions checked.
+# on purpose; scenarios/studies/ holds studies, not scenarios) runs clean with a TLM
+# base-protocol checker on every binding: exit 0, no violation, and transactions checked.
 dvp=$1; scenarios=$2; out=$3
 status=0
-for s in $(find "$scenarios" -name '*.yaml' -not -path '*/presets/*' -not -path '*/faults/*' | sort); do
+for s in $(find "$scenarios" -name '*.yaml' -not -path '*/presets/*' -not -path '*/faults/*' -not -path '*/studies/*' | sort); do
   name=$(basename "$s" .yaml)
   if ! "$dvp" run "$s" --set debug.tlm_checks=true --quiet --no-trace --out "$out/$name" >"$out-$name.log" 2>&1; then
     echo "FAIL $s:"; cat "$out-$name.log"; status=1; continue
