@@ -672,13 +672,20 @@ bool Compiler::conv_scale_bias(int i, int bn, std::vector<double>& sc, std::vect
 
 // The batch norm's scale folded into the conv's weights w (OIHW): w[co] x scale[co], as ATC's
 // conv + batch norm fusion does, so the epilogue adds the bias only (one vector pass fewer per
-// output element). Not when a scaled weight would leave f16's range: the epilogue scales then.
+// output element). Not when a channel's scaled weights would leave f16's range (its largest above
+// f16's largest, or scaled from a normal value to below f16's smallest normal: a tiny scale,
+// which would leave the channel no precision): the epilogue scales then.
 bool Compiler::fold_scale(int i, int bn, Tensor& w) const {
   std::vector<double> sc, b;
   if (bn < 0 || !conv_scale_bias(i, bn, sc, b)) return false;
   const std::size_t per = w.data.size() / std::size_t(w.shape[0]);
-  for (std::size_t e = 0; e < sc.size() * per; ++e)
-    if (std::abs(double(w.data[e]) * sc[e / per]) > 65504.0) return false;
+  constexpr double kF16Max = 65504.0, kF16MinNormal = 6.103515625e-05;  // 2^-14
+  for (std::size_t co = 0; co < sc.size(); ++co) {
+    double x = 0;  // the channel's largest weight
+    for (std::size_t e = co * per; e < (co + 1) * per; ++e) x = std::max(x, std::abs(double(w.data[e])));
+    const double y = x * std::abs(sc[co]);
+    if (y > kF16Max || (y < kF16MinNormal && x >= kF16MinNormal)) return false;  // f16 would lose the channel
+  }
   for (std::size_t e = 0; e < sc.size() * per; ++e) w.data[e] = float(double(w.data[e]) * sc[e / per]);
   return true;
 }

@@ -141,15 +141,15 @@ with tempfile.TemporaryDirectory() as d:
         default = open(os.path.join(d, "ascend310", "compiled", "model.yaml")).read().split("tasks:")[1]
         if not same or "preload" in default:
             failures.append("small CNN, --preload: output differs, or the default emitted preload tasks")
-    # A preload of a tensor the kernel does not have: named.
-    bad = os.path.join(d, "preload", "compiled", "bad-preload.yaml")  # beside the tensors it names
-    with open(os.path.join(d, "preload", "compiled", "model.yaml")) as f:
-        text = f.read()
-    i = text.index("- {preload: ")
-    j = text.index(".", i)
-    open(bad, "w").write(text[:j] + ".nosuch" + text[text.index("}", j):])
-    dvp(["run", bad, "--out", os.path.join(d, "bad-preload"), "--quiet"], 2,
-        r"kernel '[^']+' has no tensor 'nosuch'", "a preload of a tensor the kernel lacks")
+        # A preload of a tensor the kernel does not have: named.
+        bad = os.path.join(d, "preload", "compiled", "bad-preload.yaml")  # beside the tensors it names
+        with open(os.path.join(d, "preload", "compiled", "model.yaml")) as f:
+            text = f.read()
+        i = text.index("- {preload: ")
+        j = text.index(".", i)
+        open(bad, "w").write(text[:j] + ".nosuch" + text[text.index("}", j):])
+        dvp(["run", bad, "--out", os.path.join(d, "bad-preload"), "--quiet"], 2,
+            r"kernel '[^']+' has no tensor 'nosuch'", "a preload of a tensor the kernel lacks")
 
     # A firmware that never submits the layers (it spins): the run ends at the limit derived from
     # the network's work, named, rather than running until the test's timeout.

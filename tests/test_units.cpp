@@ -142,6 +142,55 @@ TEST(Units, MteCopyIssuesEachBlockOnceTheOneBeforeItHasLeft) {
   EXPECT_EQ(s.done, s.free + core.latency);
 }
 
+TEST(Units, MteCopyReadsBlocksThatFollowEachOtherInGmAsOneBurst) {
+  // GM -> UB, no gap in GM, 64 B gaps in UB: one transfer of the three 32 B blocks (the bus
+  // interface splits it at lines), its bytes scattered to the UB blocks, the gaps untouched.
+  FakeCore core;
+  core.cfg.mte_startup_cycles = 7;
+  core.cfg.gm_read_bytes_per_cycle = 16;
+  MteUnit mte(core);
+  for (std::size_t i = 0; i < core.gm.size(); ++i) core.gm[i] = std::uint8_t(i * 7 + 3);
+  DataCopyCfg c;
+  c.block_count = 3, c.block_len = 1, c.src_gap = 0, c.dst_gap = 2;
+  const std::uint64_t src = 0x1000, dst = 0x200;
+  const Span s = mte.copy(issued("copy.gm2ub x1, x2, x3", {dst, src, c.pack()}));
+  ASSERT_TRUE(core.faults.empty()) << core.faults[0];
+  ASSERT_EQ(core.transfers.size(), 1u);
+  EXPECT_FALSE(core.transfers[0].write);
+  EXPECT_EQ(core.transfers[0].addr, src);
+  EXPECT_EQ(core.transfers[0].len, 96u);
+  EXPECT_EQ(core.transfers[0].start, 7 * 1000u);
+  for (unsigned i = 0; i < 3; ++i) {
+    EXPECT_EQ(0, std::memcmp(core.buf[kUB].data() + dst + i * 96, core.gm.data() + src + i * 32, 32)) << i;
+    EXPECT_EQ(core.buf[kUB][dst + i * 96 + 32], 0);  // the gap after it is untouched
+    EXPECT_EQ(core.buf[kUB][dst + i * 96 + 95], 0);
+  }
+  EXPECT_EQ(s.free, (7 + 6) * 1000u);  // 96 B at 16 B per cycle
+  EXPECT_EQ(s.done, s.free + core.latency);
+}
+
+TEST(Units, MteCopyWritesAStridedUbToGmAsOneBurst) {
+  // UB -> GM, 32 B gaps in UB, none in GM: the blocks gathered into one write of 96 B.
+  FakeCore core;
+  core.cfg.mte_startup_cycles = 5;
+  core.cfg.gm_write_bytes_per_cycle = 32;
+  MteUnit mte(core);
+  for (std::size_t i = 0; i < core.buf[kUB].size(); ++i) core.buf[kUB][i] = std::uint8_t(i * 5 + 1);
+  DataCopyCfg c;
+  c.block_count = 3, c.block_len = 1, c.src_gap = 1, c.dst_gap = 0;
+  const std::uint64_t src = 0x400, dst = 0x2000;
+  const Span s = mte.copy(issued("copy.ub2gm x1, x2, x3", {dst, src, c.pack()}));
+  ASSERT_TRUE(core.faults.empty()) << core.faults[0];
+  ASSERT_EQ(core.transfers.size(), 1u);
+  EXPECT_TRUE(core.transfers[0].write);
+  EXPECT_EQ(core.transfers[0].addr, dst);
+  EXPECT_EQ(core.transfers[0].len, 96u);
+  for (unsigned i = 0; i < 3; ++i)
+    EXPECT_EQ(0, std::memcmp(core.gm.data() + dst + i * 32, core.buf[kUB].data() + src + i * 64, 32)) << i;
+  EXPECT_EQ(core.gm[dst + 96], 0);  // nothing past the three blocks
+  EXPECT_EQ(s.free, (5 + 3) * 1000u);
+}
+
 TEST(Units, VectorFaultNamesTheOperandAndMovesNothing) {
   FakeCore core;
   VectorUnit v(core);

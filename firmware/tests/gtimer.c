@@ -87,7 +87,8 @@ int main(unsigned core) {
   write_cntp_tval_el0(2500);
   const uint64_t due = cntvct() + 2500;
   write_cntp_ctl_el0(1);
-  while (fired_line == 0xffffffff) wfi();
+  wfi_until(fired_line != 0xffffffff);
+  irq_unmask();
   printf("physical timer: interrupt on line %u at %lu (due %lu, +%lu)\n", (unsigned)fired_line,
          (unsigned long)fired_count, (unsigned long)due, (unsigned long)(fired_count - due));
   if (fired_line != 32) return fail(7, "the physical timer did not interrupt on line 32");

@@ -56,7 +56,8 @@ int main(unsigned core) {
 
   // 10 ms of idle in WFI: the core sleeps until the interrupt, at its compare time.
   due = arm_timer(core, 1000000);
-  while (fired < 2) wfi();
+  wfi_until(fired >= 2);
+  irq_unmask();
   printf("timer interrupt 2: due %lu ns, handled at %lu ns\n", (unsigned long)due, (unsigned long)fired_ns);
   if (fired_ns < due || fired_ns > due + 500) return fail(3, "interrupt 2 not within 500 ns of its compare time");
   // WFI with IRQs masked: the pending interrupt wakes the core without being taken; taken once
