@@ -249,16 +249,16 @@ int stopped_by(const platform::Watchdog& guard) {
 
 int sweep(const Study& s, const SweepOptions& o) {
   write_study(s, o.out);
-  std::vector<std::size_t> todo;
+  std::vector<std::size_t> pending;
   for (std::size_t i = 0; i < s.points.size(); ++i)
-    if (!(o.resume && finished(s, o.out, i))) todo.push_back(i);
-  Progress pr{s.points.size(), s.points.size() - todo.size(), o.quiet};
+    if (!(o.resume && finished(s, o.out, i))) pending.push_back(i);
+  Progress pr{s.points.size(), s.points.size() - pending.size(), o.quiet};
   pr.show();
   const platform::Watchdog* guard = platform::Watchdog::current();
   Pool pool;
-  for (std::size_t next = 0; next < todo.size() || pool.size();) {
-    for (; pool.size() < std::max(1u, o.jobs) && next < todo.size() && !stop_requested(guard); ++next)
-      pool.start(s, o.out, todo[next]);
+  for (std::size_t next = 0; next < pending.size() || pool.size();) {
+    for (; pool.size() < std::max(1u, o.jobs) && next < pending.size() && !stop_requested(guard); ++next)
+      pool.start(s, o.out, pending[next]);
     Pool::Ended e;
     if (!pool.next(e, guard)) return stopped_by(*guard);
     finish_point(s, o.out, e.point, e.code, e.seconds);
