@@ -116,12 +116,17 @@ TEST(Units, CubeMultipliesAsAPlainLoopDoesInTheConfiguredSteps) {
   EXPECT_EQ(cube.flops(), 2.0 * m * k * n);
 }
 
-TEST(Units, MteCopyIssuesEachBlockOnceTheOneBeforeItHasLeft) {
-  FakeCore core;
+// The MTE read tests' core: 7 startup cycles, GM read at 16 B a cycle, GM a known pattern.
+static void mte_reads(FakeCore& core) {
   core.cfg.mte_startup_cycles = 7;
   core.cfg.gm_read_bytes_per_cycle = 16;
-  MteUnit mte(core);
   for (std::size_t i = 0; i < core.gm.size(); ++i) core.gm[i] = std::uint8_t(i * 7 + 3);
+}
+
+TEST(Units, MteCopyIssuesEachBlockOnceTheOneBeforeItHasLeft) {
+  FakeCore core;
+  mte_reads(core);
+  MteUnit mte(core);
   DataCopyCfg c;
   c.block_count = 3, c.block_len = 2, c.src_gap = 1, c.dst_gap = 2;  // 64 B blocks, 32 B and 64 B gaps
   const std::uint64_t src = 0x1000, dst = 0x200;
@@ -146,10 +151,8 @@ TEST(Units, MteCopyReadsBlocksThatFollowEachOtherInGmAsOneBurst) {
   // GM -> UB, no gap in GM, 64 B gaps in UB: one transfer of the three 32 B blocks (the bus
   // interface splits it at lines), its bytes scattered to the UB blocks, the gaps untouched.
   FakeCore core;
-  core.cfg.mte_startup_cycles = 7;
-  core.cfg.gm_read_bytes_per_cycle = 16;
+  mte_reads(core);
   MteUnit mte(core);
-  for (std::size_t i = 0; i < core.gm.size(); ++i) core.gm[i] = std::uint8_t(i * 7 + 3);
   DataCopyCfg c;
   c.block_count = 3, c.block_len = 1, c.src_gap = 0, c.dst_gap = 2;
   const std::uint64_t src = 0x1000, dst = 0x200;
