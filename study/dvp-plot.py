@@ -144,8 +144,9 @@ def plot_tornado(a):
         ax.barh(i, hi, color="tab:orange", label="parameter x factor" if i == 0 else None)
     ax.set_yticks(range(len(bars)), [f"{b['parameter']} ({b['low']} .. {b['high']})" for b in bars], fontsize=8)
     ax.axvline(0, color="k", lw=0.8)
-    ax.set_xlabel(f"change of the metric from its base {base:.6g}, %")
-    ax.set_title("sensitivity: each parameter alone")
+    metric = bars[0].get("metric") or "the metric"
+    ax.set_xlabel(f"change of {metric} from its base {base:.6g}, %")
+    ax.set_title(f"sensitivity of {metric}: each parameter alone")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="x")
     save(fig, a.dir, "tornado")

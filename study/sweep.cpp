@@ -53,11 +53,18 @@ std::vector<std::string> run_command(const Study& s, const std::string& out, std
   return a;
 }
 
-// The run's command without the dvp binary's path (the same point run by another build, or on
-// another host, is the same point).
+// The run's command without the dvp binary's path and without its --out folder: the same point
+// run by another build, on another host, or into the same folder named another way (relative or
+// absolute, or the study's folder moved) is the same point.
 json command_key(const Study& s, const std::string& out, std::size_t i) {
   const std::vector<std::string> a = run_command(s, out, i);
-  return std::vector<std::string>(a.begin() + 1, a.end());
+  std::vector<std::string> key;
+  for (std::size_t k = 1; k < a.size(); ++k)
+    if (a[k] == "--out")
+      ++k;
+    else
+      key.push_back(a[k]);
+  return key;
 }
 
 json params(const Study& s, std::size_t i) {
@@ -311,7 +318,9 @@ int run_point(const Study& s, const std::string& out, std::size_t i) {
   Pool::Ended e;
   if (!pool.next(e, guard)) return stopped_by(*guard);
   finish_point(s, out, i, e.code, e.seconds);
-  return e.code;
+  // A point that ran but failed one of the scenario's own checks is a result, as in a local
+  // sweep: its job succeeded (GNU parallel and Slurm then count only real failures).
+  return e.code == kExitCheckFailed ? kExitOk : e.code;
 }
 
 void print_tornado(const Study& s, const std::string& out) {
@@ -338,13 +347,13 @@ void print_tornado(const Study& s, const std::string& out) {
   }
   std::stable_sort(bars.begin(), bars.end(), [](const Bar& a, const Bar& b) { return a.swing > b.swing; });
   std::ofstream f(fs::path(out) / "sensitivity.csv");
-  f << "parameter,low,high,metric_low,metric_base,metric_high,swing\n";
+  f << "parameter,low,high,metric,metric_low,metric_base,metric_high,swing\n";
   std::printf("sensitivity of %s (base %.6g), each parameter / and x %g alone, largest swing first\n", m.c_str(), base,
               s.sensitivity.factor);
   for (const Bar& b : bars) {
     std::printf("  %-40s %10s: %-12.6g %10s: %-12.6g swing %6.2f%%\n", b.key.c_str(), b.lo.c_str(), b.at_lo,
                 b.hi.c_str(), b.at_hi, 100 * b.swing);
-    f << b.key << "," << b.lo << "," << b.hi << "," << json(b.at_lo).dump() << "," << json(base).dump() << ","
+    f << b.key << "," << b.lo << "," << b.hi << "," << m << "," << json(b.at_lo).dump() << "," << json(base).dump() << ","
       << json(b.at_hi).dump() << "," << json(b.swing).dump() << "\n";
   }
 }

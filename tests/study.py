@@ -248,6 +248,14 @@ metrics: [summary.l2_hit_rate]
         check(pr.returncode == 0 and c.returncode == 0 and par == local,
               f"GNU parallel's points, collected, equal the local sweep's: parallel {pr.returncode} "
               f"{pr.stderr[-200:]}, collect {c.returncode}")
+        # The same folder named relatively (the commands named it absolutely): --resume keeps
+        # every point the commands ran.
+        marks = {i: os.path.getmtime(os.path.join(out, "points", f"{i:04d}", "stats.json")) for i in range(4)}
+        r = dvp("sweep", grid, "--out", os.path.relpath(out, d), "--resume", cwd=d)
+        check(r.returncode == 0 and "4 from before" in r.stderr and
+              all(os.path.getmtime(os.path.join(out, "points", f"{i:04d}", "stats.json")) == m
+                  for i, m in marks.items()),
+              f"--resume with the folder named another way runs nothing again: exit {r.returncode} {r.stderr[-300:]}")
 
     # Slurm: the scripts parse, and the array body runs for two task ids here.
     out = os.path.join(d, "slurm-out")
