@@ -174,6 +174,33 @@ TEST(DramAddressMap, ChannelHashSpreadsPowerOfTwoStridesAndStaysOneToOne) {
     ASSERT_EQ(hashed.encode(hashed.decode(off)), off & ~std::uint64_t(31)) << off;
 }
 
+// next_burst steps the lowest slice by an add when it may: it must agree with a full decode of
+// every burst, whichever field the lowest slice is, with and without the hashes, and across
+// the carries out of the lowest slice.
+TEST(DramAddressMap, NextBurstAgreesWithAFullDecode) {
+  Config c = preset_dram();
+  const std::vector<std::vector<std::string>> mappings = {
+      c.mapping,                                          // the preset's: column:2 lowest
+      {"column:3", "channel", "bank", "column", "row"},   // a longer column slice
+      {"channel", "column", "bank", "row"},               // the channel lowest: hashed, full decode
+      {"bank", "column", "channel", "row"},               // the bank lowest: hashed, full decode
+      {"row:1", "column", "channel", "bank", "row"}};     // the row lowest: feeds the bank hash
+  for (const auto& mapping : mappings)
+    for (int hashes = 0; hashes < 4; ++hashes) {
+      AddressMapper m(c.geo, mapping, nullptr, hashes & 1, hashes & 2);
+      for (std::uint64_t first : {std::uint64_t(0), std::uint64_t(3), std::uint64_t(12345), std::uint64_t(1) << 20}) {
+        DramAddress a = m.decode(first << m.burst_bits());
+        for (std::uint64_t b = first + 1; b < first + 300; ++b) {
+          a = m.next_burst(a, b);
+          const DramAddress want = m.decode(b << m.burst_bits());
+          ASSERT_TRUE(a.channel == want.channel && a.rank == want.rank && a.bank_group == want.bank_group &&
+                      a.bank == want.bank && a.row == want.row && a.column == want.column)
+              << "mapping " << mapping[0] << "..., hashes " << hashes << ", burst " << b;
+        }
+      }
+    }
+}
+
 TEST(DramAddressMap, RejectsAMappingThatDoesNotCoverEveryField) {
   Config c = preset_dram();
   EXPECT_THROW(AddressMapper(c.geo, {"column", "channel", "row"}), Error);

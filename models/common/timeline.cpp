@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "timeline.hpp"
 
-#include <algorithm>
-
 #include "error.hpp"
 
 namespace dvp {
@@ -10,6 +8,18 @@ namespace dvp {
 namespace {
 constexpr std::size_t kInitialUnits = 4096;  // grows as needed
 constexpr std::size_t kMaxUnits = std::size_t(1) << 30;
+
+// The bits of [from, to) within one 64-bit word, as (word index, mask) steps over a circle.
+template <typename F>
+void for_words(std::uint64_t from, std::uint64_t to, std::size_t mask, F&& f) {
+  while (from < to) {
+    const std::size_t pos = from & mask;
+    const unsigned bit = pos & 63;
+    const std::uint64_t n = std::min<std::uint64_t>(to - from, 64 - bit);
+    if (f(pos >> 6, (n == 64 ? ~0ull : ((1ull << n) - 1)) << bit)) return;
+    from += n;
+  }
+}
 }  // namespace
 
 Timeline::Timeline(Tick unit) : unit_(unit ? unit : 1) {
@@ -20,72 +30,68 @@ Timeline::Timeline(Tick unit) : unit_(unit ? unit : 1) {
 void Timeline::set_turnaround(Tick zero_to_one, Tick one_to_zero) {
   turn01_ = (zero_to_one + unit_ - 1) / unit_;
   turn10_ = (one_to_zero + unit_ - 1) / unit_;
+  keep_ = std::max(turn01_, turn10_);
   kind1_.assign(busy_.size(), 0);
 }
 
 bool Timeline::any(const std::vector<std::uint64_t>& bits, Unit from, Unit to) const {
-  // Outside the window nothing is reserved (ensure() keeps every reservation inside it).
-  from = std::max(from, base_);
-  to = std::min<Unit>(to, base_ + mask_ + 1);
-  while (from < to) {
-    const std::size_t pos = from & mask_;
-    const unsigned bit = pos & 63;
-    const Unit n = std::min<Unit>(to - from, 64 - bit);
-    const std::uint64_t m = (n == 64 ? ~0ull : ((1ull << n) - 1)) << bit;
-    if (bits[pos >> 6] & m) return true;
-    from += n;
-  }
-  return false;
+  // Below the floor is the past; at or past the window's end nothing is reserved.
+  from = std::max(from, floor_);
+  to = std::min(to, window_end());
+  bool found = false;
+  for_words(from, to, mask_, [&](std::size_t w, std::uint64_t m) { return found = (bits[w] & m) != 0; });
+  return found;
 }
 
 void Timeline::set(std::vector<std::uint64_t>& bits, Unit from, Unit to) {
-  while (from < to) {
-    const std::size_t pos = from & mask_;
-    const unsigned bit = pos & 63;
-    const Unit n = std::min<Unit>(to - from, 64 - bit);
-    bits[pos >> 6] |= (n == 64 ? ~0ull : ((1ull << n) - 1)) << bit;
-    from += n;
-  }
+  for_words(from, to, mask_, [&](std::size_t w, std::uint64_t m) {
+    bits[w] |= m;
+    return false;
+  });
 }
 
-void Timeline::advance() {
-  // Units before global time can never be asked for again: clear them and move the window.
-  const Unit now = now_tick() / unit_;
-  if (now <= base_) return;
-  const Unit size = mask_ + 1;
-  if (now - base_ >= size) {
+void Timeline::move_floor(Tick now) {
+  // Units before global time can never be asked for again; the turnaround distance before it
+  // stays readable. After a jump longer than the window nothing before global time counts.
+  now_seen_ = now;
+  const Unit n = now / unit_;
+  if (n <= floor_) return;
+  if (n - floor_ >= mask_ + 1)
+    floor_ = n;
+  else if (n > floor_ + keep_)
+    floor_ = n - keep_;
+}
+
+void Timeline::clear_stale() {
+  if (floor_ - phys_ >= mask_ + 1) {
     std::fill(busy_.begin(), busy_.end(), 0);
     std::fill(kind1_.begin(), kind1_.end(), 0);
   } else {
-    // Keep the turnaround distance before `now` readable: clear only what lies beyond it.
-    const Unit keep = std::max(turn01_, turn10_);
-    const Unit clear_to = now > base_ + keep ? now - keep : base_;
-    for (Unit u = base_; u < clear_to;) {
-      const std::size_t pos = u & mask_;
-      const unsigned bit = pos & 63;
-      const Unit n = std::min<Unit>(clear_to - u, 64 - bit);
-      const std::uint64_t m = ~((n == 64 ? ~0ull : ((1ull << n) - 1)) << bit);
-      busy_[pos >> 6] &= m;
-      if (!kind1_.empty()) kind1_[pos >> 6] &= m;
-      u += n;
-    }
-    base_ = clear_to;
-    return;
+    for_words(phys_, floor_, mask_, [&](std::size_t w, std::uint64_t m) {
+      busy_[w] &= ~m;
+      if (!kind1_.empty()) kind1_[w] &= ~m;
+      return false;
+    });
   }
-  base_ = now;
+  phys_ = floor_;
+}
+
+void Timeline::make_room(Unit end) {
+  clear_stale();
+  if (end > window_end()) grow(end);
 }
 
 void Timeline::grow(Unit end) {
-  const Unit need = end - base_;
+  const Unit need = end - floor_;
   std::size_t size = mask_ + 1;
   while (size < need) size *= 2;
   if (size > kMaxUnits)
     throw Error("timeline: a reservation " + std::to_string(need) +
                 " cycles ahead of simulated time; a resource is booked unreasonably far into the future");
-  // Re-lay the live window [base_, base_ + old size) into the larger circle.
+  // Re-lay the live window [floor_, floor_ + old size) into the larger circle.
   std::vector<std::uint64_t> nb(size / 64, 0), nk(kind1_.empty() ? 0 : size / 64, 0);
   const std::size_t old_mask = mask_;
-  for (Unit u = base_; u < base_ + old_mask + 1; ++u) {
+  for (Unit u = floor_; u < floor_ + old_mask + 1; ++u) {
     const std::size_t op = u & old_mask, np = u & (size - 1);
     if (busy_[op >> 6] >> (op & 63) & 1) nb[np >> 6] |= 1ull << (np & 63);
     if (!kind1_.empty() && (kind1_[op >> 6] >> (op & 63) & 1)) nk[np >> 6] |= 1ull << (np & 63);
@@ -97,7 +103,7 @@ void Timeline::grow(Unit end) {
 
 Timeline::Unit Timeline::next_free(Unit from) const {
   // Scans whole words for the first clear bit at or after `from`; past the window all is free.
-  const Unit end = base_ + mask_ + 1;
+  const Unit end = window_end();
   while (from < end) {
     const std::size_t pos = from & mask_;
     const unsigned bit = pos & 63;
@@ -120,8 +126,8 @@ bool Timeline::fits(Unit s, Unit d, std::uint8_t kind) const {
     return true;
   }
   auto any_kind0 = [&](Unit from, Unit to) {
-    from = std::max(from, base_);
-    to = std::min<Unit>(to, base_ + mask_ + 1);
+    from = std::max(from, floor_);
+    to = std::min(to, window_end());
     for (Unit u = from; u < to; ++u) {
       const std::size_t p = u & mask_;
       if ((busy_[p >> 6] & ~kind1_[p >> 6]) >> (p & 63) & 1) return true;
@@ -133,16 +139,12 @@ bool Timeline::fits(Unit s, Unit d, std::uint8_t kind) const {
   return true;
 }
 
-Tick Timeline::find(Tick earliest, Tick duration, std::uint8_t kind) {
-  advance();
-  const Unit d = (duration + unit_ - 1) / unit_;
-  // The first clock edge at or after `earliest` (a fill may land between two edges).
-  Unit s = std::max<Unit>((earliest + unit_ - 1) / unit_, base_);
+Tick Timeline::find_gap(Unit s, Unit d, std::uint8_t kind) {
   if (d == 0) return s * unit_;
   for (;;) {
-    ensure(s + d + std::max(turn01_, turn10_) + 1);
+    ensure(s + d + keep_ + 1);
     s = next_free(s);
-    ensure(s + d + std::max(turn01_, turn10_) + 1);
+    ensure(s + d + keep_ + 1);
     if (fits(s, d, kind)) return s * unit_;
     ++s;
   }
@@ -157,6 +159,8 @@ void Timeline::reserve_at(Tick start, Tick duration, std::uint8_t kind) {
   if (kind == 1 && !kind1_.empty()) set(kind1_, s, s + d);
   busy_units_ += d;
   last_end_units_ = std::max(last_end_units_, s + d);
+  Unit& kind_end = last_end_kind_[kind == 1 && !kind1_.empty()];
+  kind_end = std::max(kind_end, s + d);
 }
 
 }  // namespace dvp

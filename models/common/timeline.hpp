@@ -11,7 +11,13 @@
 // before it) and grows to cover the furthest reservation. Finding a gap is a scan over 64-bit
 // words. Two kinds of use (0 and 1, e.g. read and write on a DRAM data bus) may need a
 // turnaround gap between them, enforced on both sides of a placed interval.
+//
+// Host speed (every memory transaction books a few dozen of these): a request that starts after
+// everything booked (the common case of a stream) is answered without a scan; the bits that
+// fall behind global time are cleared only when the window must reuse their words; the floor is
+// recomputed only when global time has moved.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -28,7 +34,14 @@ class Timeline {
   void set_turnaround(Tick zero_to_one, Tick one_to_zero);
 
   // Earliest start >= earliest where [start, start+duration) fits. Does not reserve.
-  Tick find(Tick earliest, Tick duration, std::uint8_t kind = 0);
+  Tick find(Tick earliest, Tick duration, std::uint8_t kind = 0) {
+    update_floor();
+    const Unit s = std::max<Unit>((earliest + unit_ - 1) / unit_, floor_);
+    // Past every reservation, and the turnaround distance past the other kind's, nothing can
+    // be in the way.
+    if (s >= last_end_units_ && s >= last_end_kind_[(kind & 1) ^ 1] + (kind ? turn01_ : turn10_)) return s * unit_;
+    return find_gap(s, (duration + unit_ - 1) / unit_, kind);
+  }
   // Reserves [start, start+duration); start must come from find() with the same arguments.
   void reserve_at(Tick start, Tick duration, std::uint8_t kind = 0);
   // find + reserve_at.
@@ -46,22 +59,34 @@ class Timeline {
   using Unit = std::uint64_t;
   bool any(const std::vector<std::uint64_t>& bits, Unit from, Unit to) const;  // a set bit in [from, to)
   void set(std::vector<std::uint64_t>& bits, Unit from, Unit to);
-  void advance();          // moves the window start up to global time
-  void ensure(Unit end) {  // grows the window to hold [base_, end)
-    if (end - base_ > mask_ + 1) grow(end);
+  void update_floor() {  // moves the floor up to global time (less the turnaround distance)
+    const Tick now = now_tick();
+    if (now != now_seen_) move_floor(now);
   }
+  void move_floor(Tick now);
+  Unit window_end() const { return phys_ + mask_ + 1; }  // units at or past it hold no reservation
+  void ensure(Unit end) {  // makes the window hold [floor_, end)
+    if (end > window_end()) make_room(end);
+  }
+  void make_room(Unit end);    // clears the stale bits, then grows the window if still needed
+  void clear_stale();          // clears the bits of [phys_, floor_): their words are about to be reused
   void grow(Unit end);
+  Tick find_gap(Unit s, Unit d, std::uint8_t kind);
   bool fits(Unit s, Unit d, std::uint8_t kind) const;
   Unit next_free(Unit from) const;  // first unit >= from that is not busy
 
   Tick unit_;
-  Unit base_ = 0;                     // first unit in the window
+  // Units before floor_ can never be asked for again (global time less the turnaround distance);
+  // the bits of [phys_, floor_) are stale but not yet cleared.
+  Unit floor_ = 0, phys_ = 0;
+  Tick now_seen_ = kTickMax;          // the global time floor_ was last computed for
   std::size_t mask_ = 0;              // window size in units - 1 (a power of two)
   std::vector<std::uint64_t> busy_;   // any kind
   std::vector<std::uint64_t> kind1_;  // kind 1 only (allocated when turnarounds are set)
-  Unit turn01_ = 0, turn10_ = 0;
+  Unit turn01_ = 0, turn10_ = 0, keep_ = 0;  // keep_: the larger turnaround
   Unit busy_units_ = 0;
   Unit last_end_units_ = 0;
+  Unit last_end_kind_[2] = {0, 0};  // the end of the last reservation of each kind
 };
 
 }  // namespace dvp

@@ -11,6 +11,14 @@ static unsigned log2u(std::uint64_t v) {
   return b;
 }
 
+// The XOR of all `width`-bit chunks of v, in log2(64 / width) steps: after the step with shift
+// width * 2^k the low chunk holds the XOR of the first 2^(k+1) chunks. (Every burst decodes an
+// address, so this is on the memory system's hot path.)
+static std::uint64_t xor_fold(std::uint64_t v, unsigned width) {
+  for (unsigned shift = width; shift < 64; shift *= 2) v ^= v >> shift;
+  return v & ((std::uint64_t(1) << width) - 1);
+}
+
 AddressMapper::AddressMapper(const Geometry& g, const std::vector<std::string>& mapping, const cfg::Node* where,
                              bool bank_xor, bool channel_xor)
     : bank_xor_(bank_xor), channel_xor_(channel_xor) {
@@ -62,24 +70,30 @@ AddressMapper::AddressMapper(const Geometry& g, const std::vector<std::string>& 
   if (channel_low_bit_ == 64) channel_low_bit_ = shift;  // one channel: granule is everything
   bank_bits_ = need[kBank];
   channel_bits_ = need[kChannel];
+  // The channel and bank are hashed and the row feeds the bank's hash: only a column, rank or
+  // bank-group slice right above the burst offset can be stepped by an add.
+  if (!slices_.empty() && slices_[0].addr_shift == burst_bits_) {
+    const Slice& low = slices_[0];
+    std::uint32_t DramAddress::*fields[kFields] = {nullptr, &DramAddress::rank, &DramAddress::bank_group,
+                                                  nullptr, nullptr, &DramAddress::column};
+    step_field_ = fields[low.field];
+    step_mask_ = (std::uint64_t(1) << low.bits) - 1;
+    step_ = 1u << low.field_shift;
+  }
 }
 
 std::uint32_t AddressMapper::bank_hash(std::uint32_t row) const {
   // XOR-fold of the row to the bank width: rows a large power of two apart differ in some
   // group of bits, so their streams land in different banks.
   if (!bank_xor_ || bank_bits_ == 0) return 0;
-  std::uint32_t h = 0;
-  for (std::uint32_t r = row; r; r >>= bank_bits_) h ^= r;
-  return h & ((1u << bank_bits_) - 1);
+  return std::uint32_t(xor_fold(row, bank_bits_));
 }
 
 std::uint32_t AddressMapper::channel_hash(std::uint64_t offset) const {
   // XOR-fold of everything above the channel field: accesses a power of two apart (rows of a
   // matrix, say) would otherwise queue at a few channels while the others idle.
-  if (!channel_xor_ || channel_bits_ == 0) return 0;
-  std::uint64_t h = 0;
-  for (std::uint64_t r = offset >> channel_high_bit_; r; r >>= channel_bits_) h ^= r;
-  return std::uint32_t(h & ((1u << channel_bits_) - 1));
+  if (!channel_xor_ || channel_bits_ == 0 || channel_high_bit_ >= 64) return 0;
+  return std::uint32_t(xor_fold(offset >> channel_high_bit_, channel_bits_));
 }
 
 DramAddress AddressMapper::decode(std::uint64_t offset) const {

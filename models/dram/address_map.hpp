@@ -22,6 +22,17 @@ class AddressMapper {
   AddressMapper(const Geometry& g, const std::vector<std::string>& mapping, const cfg::Node* where = nullptr,
                 bool bank_xor = false, bool channel_xor = false);
   DramAddress decode(std::uint64_t offset) const;
+  // The address of burst number `next` (offset >> burst_bits) given `a`, that of burst next - 1:
+  // the bursts of one line usually differ only in the lowest slice of the mapping (a column
+  // slice), which is then one add; else a full decode.
+  DramAddress next_burst(const DramAddress& a, std::uint64_t next) const {
+    if (step_field_ && (next & step_mask_) != 0) {
+      DramAddress n = a;
+      (n.*step_field_) += step_;
+      return n;
+    }
+    return decode(next << burst_bits_);
+  }
   std::uint64_t encode(const DramAddress& a) const;  // start of that burst
   // log2 of the largest aligned block that always lies in one channel.
   unsigned channel_granule_bits() const { return channel_low_bit_; }
@@ -41,6 +52,10 @@ class AddressMapper {
   unsigned channel_high_bit_ = 0;  // the first address bit above every channel slice
   unsigned burst_bits_ = 0;
   unsigned channel_low_bit_ = 64;
+  // next_burst's short way: the lowest slice's field, when it is neither hashed nor hashed on.
+  std::uint32_t DramAddress::*step_field_ = nullptr;
+  std::uint64_t step_mask_ = 0;  // the burst-number bits of the lowest slice
+  std::uint32_t step_ = 0;       // one step of that slice within its field
 };
 
 }  // namespace dvp::dram

@@ -97,7 +97,7 @@ void Controller::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& dela
   Tick done = start;
   DramAddress a = map_.decode(first << bb);
   for (std::uint64_t burst = first; burst <= last; ++burst) {
-    DramAddress next = burst < last ? map_.decode((burst + 1) << bb) : DramAddress{};
+    DramAddress next = burst < last ? map_.next_burst(a, burst + 1) : DramAddress{};
     if (a.channel < first_channel_ || a.channel >= first_channel_ + channels_.size())
       throw Error(std::string(name()) + ": address " + hex(addr) + " maps to channel " + std::to_string(a.channel) +
                   ", which this controller does not own (ring routing and DRAM address mapping disagree)");
