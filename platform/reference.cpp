@@ -3,16 +3,45 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "aicore/numeric.hpp"
 
 namespace dvp::platform {
 
-double TensorView::at(std::uint64_t i) const { return aicore::num::load(data + i * aicore::dtype_bytes(dtype), dtype); }
+double TensorView::load(std::uint64_t i) const {
+  return aicore::num::load(data + i * aicore::dtype_bytes(dtype), dtype);
+}
+
+namespace {
+// Every element of v as a double: a table for the 16-bit floats, the type's own decode else,
+// chosen once per tensor rather than once per element.
+std::vector<double> decode_all(const TensorView& v) {
+  std::vector<double> d(v.elems);
+  const double* table = v.dtype == aicore::DType::F16    ? aicore::num::f16_table()
+                        : v.dtype == aicore::DType::BF16 ? aicore::num::bf16_table()
+                                                         : nullptr;
+  if (table) {
+    for (std::uint64_t i = 0; i < v.elems; ++i) {
+      std::uint16_t b;
+      std::memcpy(&b, v.data + 2 * i, 2);
+      d[i] = table[b];
+    }
+  } else {
+    for (std::uint64_t i = 0; i < v.elems; ++i) d[i] = v.load(i);
+  }
+  return d;
+}
+}  // namespace
 
 std::vector<double> Reference::compute(const std::vector<TensorView>& in, std::uint64_t n_out) const {
+  std::vector<std::vector<double>> decoded;
+  decoded.reserve(in.size());
+  std::vector<TensorView> views = in;
+  for (TensorView& v : views)
+    if (!v.values) v.values = decoded.emplace_back(decode_all(v)).data();
   std::vector<double> out(n_out);
-  op->compute(*this, in, out);
+  op->compute(*this, views, out);
   return out;
 }
 
@@ -21,13 +50,21 @@ namespace {
 // out[r][c] = bias[c] + sum over k of a[r][k] * b[k][c] (b row-major k x n, or n x k when
 // transposed; bias 0 without one), through ReLU if asked, times the scale (as an f32).
 void gemm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
-  const TensorView &a = in[0], &b = in[1];
-  for (std::uint64_t r = 0; r < R.m; ++r)
+  // B's columns laid out contiguously first, so each dot product runs over two plain rows (the
+  // sums in the same order, k ascending, as the loop over B's rows would add them).
+  std::vector<double> bt(R.n * R.k);
+  for (std::uint64_t c = 0; c < R.n; ++c)
+    for (std::uint64_t k = 0; k < R.k; ++k) bt[c * R.k + k] = in[1].at(R.b_transposed ? c * R.k + k : k * R.n + c);
+  std::vector<double> a(R.k);
+  for (std::uint64_t r = 0; r < R.m; ++r) {
+    for (std::uint64_t k = 0; k < R.k; ++k) a[k] = in[0].at(r * R.k + k);
     for (std::uint64_t c = 0; c < R.n; ++c) {
       double v = R.bias ? in[2].at(c) : 0.0;
-      for (std::uint64_t k = 0; k < R.k; ++k) v += a.at(r * R.k + k) * b.at(R.b_transposed ? c * R.k + k : k * R.n + c);
+      const double* col = bt.data() + c * R.k;
+      for (std::uint64_t k = 0; k < R.k; ++k) v += a[k] * col[k];
       out[r * R.n + c] = (R.relu && v < 0 ? 0.0 : v) * double(float(R.scale));
     }
+  }
 }
 
 // The convolution of output position p, channel co: the sum over the channels c of co's group,

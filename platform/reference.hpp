@@ -19,12 +19,15 @@
 
 namespace dvp::platform {
 
-// A tensor as read back from memory.
+// A tensor as read back from memory. Reference::compute decodes each input once into `values`
+// (a kernel's reference reads an element many times: a GEMM's k times).
 struct TensorView {
   const std::uint8_t* data;
   aicore::DType dtype;
   std::uint64_t elems = 0;
-  double at(std::uint64_t i) const;
+  const double* values = nullptr;  // the decoded elements, when decoded
+  double at(std::uint64_t i) const { return values ? values[i] : load(i); }
+  double load(std::uint64_t i) const;
 };
 
 struct Reference;

@@ -182,3 +182,34 @@ TEST(Numeric, LoadAndStoreEveryType) {
   store(buf, DType::BF16, 1.00390625 + 1e-9);
   EXPECT_EQ(load(buf, DType::BF16), 1.0078125);  // above the halfway point: rounds up
 }
+
+// The bit-level nearest-even path of to_f16 / to_bf16 must agree with the general rounding on
+// every double: random bit patterns, values near each binade of the targets, exact ties, the
+// edges of the normal range (carry into infinity, the smallest normal) and zeros.
+TEST(Numeric, SixteenBitNearestEvenFastPathMatchesTheGeneralRounding) {
+  std::mt19937_64 rng(5);
+  auto same = [](double x) {
+    ASSERT_EQ(to_f16(x, Round::Rint), round_to_format(x, 10, 5, Round::Rint)) << x;
+    ASSERT_EQ(to_bf16(x, Round::Rint), round_to_format(x, 7, 8, Round::Rint)) << x;
+    ASSERT_EQ(to_f16(x, Round::None), round_to_format(x, 10, 5, Round::Rint)) << x;
+  };
+  for (int i = 0; i < 1000000; ++i) {
+    std::uint64_t bits = rng();
+    double x;
+    std::memcpy(&x, &bits, 8);
+    if (i % 2) x = std::ldexp(double(std::int64_t(rng()) >> 11), int(rng() % 180) - 150);  // both targets' range
+    same(x);
+  }
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {  // every f16 and bf16, and the ties between neighbours
+    for (double v : {f16(std::uint16_t(h)), bf16(std::uint16_t(h))}) {
+      if (std::isnan(v)) continue;
+      same(v);
+      same(std::nextafter(v, INFINITY));
+      same(std::nextafter(v, -INFINITY));
+    }
+    const double a = f16(std::uint16_t(h)), b = f16(std::uint16_t(h + 1));
+    if (h < 0x7bff) same((a + b) / 2);
+  }
+  for (double x : {0.0, -0.0, 65504.0, 65519.99, 65520.0, -65520.0, 6.103515625e-05, 6.1035e-05, 3.4e38, 3.3961776e38})
+    same(x);
+}

@@ -8,6 +8,7 @@
 // `half` rounds to nearest even only; the hardware has six modes.)
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "isa.hpp"
 
@@ -19,8 +20,37 @@ namespace dvp::aicore::num {
 std::uint32_t round_to_format(double x, int mant_bits, int exp_bits, Round mode);
 double from_format(std::uint32_t bits, int mant_bits, int exp_bits);
 
-inline std::uint16_t to_f16(double x, Round r = Round::Rint) { return std::uint16_t(round_to_format(x, 10, 5, r)); }
-inline std::uint16_t to_bf16(double x, Round r = Round::Rint) { return std::uint16_t(round_to_format(x, 7, 8, r)); }
+// round_to_format's nearest-even rounding of a value that is normal in the target format, on the
+// double's bits: the common case of every f16 / bf16 store (tensors set up, the vector unit,
+// FixPipe), many times cheaper than frexp and ldexp. Returns false (and leaves `out`) for the rest:
+// zero, subnormal in the target, beyond its largest binade, inf, NaN.
+template <int M, int E>
+inline bool round_normal_rint(double x, std::uint32_t& out) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, 8);
+  constexpr int bias = (1 << (E - 1)) - 1, shift = 52 - M;
+  const int e = int((b >> 52) & 0x7ff) - 1023;
+  if (e < 1 - bias || e > bias) return false;
+  const std::uint64_t frac = b & ((std::uint64_t(1) << 52) - 1);
+  std::uint64_t q = frac >> shift;
+  const std::uint64_t rem = frac & ((std::uint64_t(1) << shift) - 1), half = std::uint64_t(1) << (shift - 1);
+  q += rem > half || (rem == half && (q & 1));
+  // A carry out of the fraction moves into the exponent, the largest binade's into infinity: as
+  // round_to_format rounds.
+  out = (std::uint32_t(b >> 63) << (M + E)) + (std::uint32_t(e + bias) << M) + std::uint32_t(q);
+  return true;
+}
+
+inline std::uint16_t to_f16(double x, Round r = Round::Rint) {
+  std::uint32_t u = 0;
+  if ((r == Round::Rint || r == Round::None) && round_normal_rint<10, 5>(x, u)) return std::uint16_t(u);
+  return std::uint16_t(round_to_format(x, 10, 5, r));
+}
+inline std::uint16_t to_bf16(double x, Round r = Round::Rint) {
+  std::uint32_t u = 0;
+  if ((r == Round::Rint || r == Round::None) && round_normal_rint<7, 8>(x, u)) return std::uint16_t(u);
+  return std::uint16_t(round_to_format(x, 7, 8, r));
+}
 std::uint32_t to_f32(double x, Round r = Round::Rint);
 // Decoding by table: every 16-bit pattern's value, computed once by from_format.
 double f16(std::uint16_t b);
