@@ -410,9 +410,6 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
     SC_THREAD(run);
     return;
   }
-  // Every kernel's image, tensors and arguments go into DRAM now, before the simulation: setting
-  // up is not simulated work (each kernel has memory of its own; the arena is never initialised).
-  for (auto& K : kernels_) place(K.get());
   // A fault stops the run with a report naming the kernel, the block and the core.
   for (aicore::AiCore* c : cores_)
     c->set_fault_handler([this, c](const aicore::Fault& f) {
@@ -1037,7 +1034,8 @@ void KernelLauncher::set_control_cores(unsigned n) {
 
 void KernelLauncher::place(Kernel* K) {
   // Image, tensors and argument table, written straight into DRAM (at the offsets layout()
-  // chose) at elaboration, before the simulation starts.
+  // chose) before the launch. (In bare mode at the kernel's start, not at elaboration: whatever
+  // ran before it, a traffic generator or an RTL master, may have written that memory.)
   if (!K->aicpu_func) {
     const auto code = K->image.bytes();
     std::memcpy(dram_.data() + K->image_addr, code.data() + 32, code.size() - 32);
@@ -1197,6 +1195,7 @@ void KernelLauncher::run() {
   if (reads_media && media_.done && !media_.done()) wait(*media_.finished);
   for (auto& K : kernels_) {
     current_ = K->name;
+    place(K.get());
     Result r = result_of(*K);
     r.start = now_tick();
     // Blocks go onto free cores in order of block id: the first `cores` at once, then each

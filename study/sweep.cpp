@@ -353,8 +353,8 @@ void print_tornado(const Study& s, const std::string& out) {
   for (const Bar& b : bars) {
     std::printf("  %-40s %10s: %-12.6g %10s: %-12.6g swing %6.2f%%\n", b.key.c_str(), b.lo.c_str(), b.at_lo,
                 b.hi.c_str(), b.at_hi, 100 * b.swing);
-    f << b.key << "," << b.lo << "," << b.hi << "," << m << "," << json(b.at_lo).dump() << "," << json(base).dump() << ","
-      << json(b.at_hi).dump() << "," << json(b.swing).dump() << "\n";
+    f << b.key << "," << b.lo << "," << b.hi << "," << m << "," << json(b.at_lo).dump() << "," << json(base).dump()
+      << "," << json(b.at_hi).dump() << "," << json(b.swing).dump() << "\n";
   }
 }
 

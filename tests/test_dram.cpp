@@ -180,11 +180,11 @@ TEST(DramAddressMap, ChannelHashSpreadsPowerOfTwoStridesAndStaysOneToOne) {
 TEST(DramAddressMap, NextBurstAgreesWithAFullDecode) {
   Config c = preset_dram();
   const std::vector<std::vector<std::string>> mappings = {
-      c.mapping,                                          // the preset's: column:2 lowest
-      {"column:3", "channel", "bank", "column", "row"},   // a longer column slice
-      {"channel", "column", "bank", "row"},               // the channel lowest: hashed, full decode
-      {"bank", "column", "channel", "row"},               // the bank lowest: hashed, full decode
-      {"row:1", "column", "channel", "bank", "row"}};     // the row lowest: feeds the bank hash
+      c.mapping,                                         // the preset's: column:2 lowest
+      {"column:3", "channel", "bank", "column", "row"},  // a longer column slice
+      {"channel", "column", "bank", "row"},              // the channel lowest: hashed, full decode
+      {"bank", "column", "channel", "row"},              // the bank lowest: hashed, full decode
+      {"row:1", "column", "channel", "bank", "row"}};    // the row lowest: feeds the bank hash
   for (const auto& mapping : mappings)
     for (int hashes = 0; hashes < 4; ++hashes) {
       AddressMapper m(c.geo, mapping, nullptr, hashes & 1, hashes & 2);

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 #include "common/timeline.hpp"
 
 using dvp::Timeline;
@@ -47,4 +50,36 @@ TEST(Timeline, TurnaroundBetweenKinds) {
   // A write may not squeeze into [10,17): it would need 7 after the read at 0..10 and 20 before
   // the read at 47.
   EXPECT_EQ(t.reserve(10, 5, 1), 67u + 7u);
+}
+
+// Random requests against a plain model of the rule (cell by cell: a free run of `d` cells, and
+// no cell of the other kind within the turnaround distance on either side), with and without
+// turnarounds: the short way past the last reservation and the scan must both agree with it.
+TEST(Timeline, AgreesWithAPlainModelOnRandomRequests) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 12; ++trial) {
+    const bool turns = trial % 2;
+    const dvp::Tick t01 = turns ? 1 + rng() % 9 : 0, t10 = turns ? 1 + rng() % 30 : 0;
+    Timeline t;
+    if (turns) t.set_turnaround(t01, t10);
+    std::vector<int> cell(1 << 17, -1);  // -1 free, else the kind that holds it
+    auto other_near = [&](dvp::Tick from, dvp::Tick to, int kind) {
+      for (dvp::Tick u = from; u < to; ++u)
+        if (cell[u] >= 0 && cell[u] != kind) return true;
+      return false;
+    };
+    for (int i = 0; i < 1500; ++i) {
+      const dvp::Tick earliest = rng() % (trial < 6 ? 4000 : 60000), d = 1 + rng() % 40;
+      const int kind = turns ? int(rng() % 2) : 0;
+      const dvp::Tick before = kind ? t01 : t10, after = kind ? t10 : t01;
+      dvp::Tick s = earliest;
+      for (;; ++s) {
+        bool free = true;
+        for (dvp::Tick u = s; u < s + d && free; ++u) free = cell[u] < 0;
+        if (free && !other_near(s > before ? s - before : 0, s, kind) && !other_near(s + d, s + d + after, kind)) break;
+      }
+      ASSERT_EQ(t.reserve(earliest, d, std::uint8_t(kind)), s) << "trial " << trial << ", request " << i;
+      for (dvp::Tick u = s; u < s + d; ++u) cell[u] = kind;
+    }
+  }
 }

@@ -140,7 +140,6 @@ bool Timeline::fits(Unit s, Unit d, std::uint8_t kind) const {
 }
 
 Tick Timeline::find_gap(Unit s, Unit d, std::uint8_t kind) {
-  if (d == 0) return s * unit_;
   for (;;) {
     ensure(s + d + keep_ + 1);
     s = next_free(s);

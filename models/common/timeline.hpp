@@ -36,11 +36,16 @@ class Timeline {
   // Earliest start >= earliest where [start, start+duration) fits. Does not reserve.
   Tick find(Tick earliest, Tick duration, std::uint8_t kind = 0) {
     update_floor();
-    const Unit s = std::max<Unit>((earliest + unit_ - 1) / unit_, floor_);
+    const Unit s = std::max<Unit>((earliest + unit_ - 1) / unit_, floor_), d = (duration + unit_ - 1) / unit_;
+    if (d == 0) return s * unit_;
     // Past every reservation, and the turnaround distance past the other kind's, nothing can
-    // be in the way.
-    if (s >= last_end_units_ && s >= last_end_kind_[(kind & 1) ^ 1] + (kind ? turn01_ : turn10_)) return s * unit_;
-    return find_gap(s, (duration + unit_ - 1) / unit_, kind);
+    // be in the way. The window grows as a scan would have grown it: its size decides what a
+    // later jump of global time forgets (move_floor), so it must not depend on the short way.
+    if (s >= last_end_units_ && s >= last_end_kind_[(kind & 1) ^ 1] + (kind ? turn01_ : turn10_)) {
+      ensure(s + d + keep_ + 1);
+      return s * unit_;
+    }
+    return find_gap(s, d, kind);
   }
   // Reserves [start, start+duration); start must come from find() with the same arguments.
   void reserve_at(Tick start, Tick duration, std::uint8_t kind = 0);
@@ -65,11 +70,11 @@ class Timeline {
   }
   void move_floor(Tick now);
   Unit window_end() const { return phys_ + mask_ + 1; }  // units at or past it hold no reservation
-  void ensure(Unit end) {  // makes the window hold [floor_, end)
+  void ensure(Unit end) {                                // makes the window hold [floor_, end)
     if (end > window_end()) make_room(end);
   }
-  void make_room(Unit end);    // clears the stale bits, then grows the window if still needed
-  void clear_stale();          // clears the bits of [phys_, floor_): their words are about to be reused
+  void make_room(Unit end);  // clears the stale bits, then grows the window if still needed
+  void clear_stale();        // clears the bits of [phys_, floor_): their words are about to be reused
   void grow(Unit end);
   Tick find_gap(Unit s, Unit d, std::uint8_t kind);
   bool fits(Unit s, Unit d, std::uint8_t kind) const;
@@ -79,10 +84,10 @@ class Timeline {
   // Units before floor_ can never be asked for again (global time less the turnaround distance);
   // the bits of [phys_, floor_) are stale but not yet cleared.
   Unit floor_ = 0, phys_ = 0;
-  Tick now_seen_ = kTickMax;          // the global time floor_ was last computed for
-  std::size_t mask_ = 0;              // window size in units - 1 (a power of two)
-  std::vector<std::uint64_t> busy_;   // any kind
-  std::vector<std::uint64_t> kind1_;  // kind 1 only (allocated when turnarounds are set)
+  Tick now_seen_ = kTickMax;                 // the global time floor_ was last computed for
+  std::size_t mask_ = 0;                     // window size in units - 1 (a power of two)
+  std::vector<std::uint64_t> busy_;          // any kind
+  std::vector<std::uint64_t> kind1_;         // kind 1 only (allocated when turnarounds are set)
   Unit turn01_ = 0, turn10_ = 0, keep_ = 0;  // keep_: the larger turnaround
   Unit busy_units_ = 0;
   Unit last_end_units_ = 0;

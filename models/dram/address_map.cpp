@@ -74,8 +74,8 @@ AddressMapper::AddressMapper(const Geometry& g, const std::vector<std::string>& 
   // bank-group slice right above the burst offset can be stepped by an add.
   if (!slices_.empty() && slices_[0].addr_shift == burst_bits_) {
     const Slice& low = slices_[0];
-    std::uint32_t DramAddress::*fields[kFields] = {nullptr, &DramAddress::rank, &DramAddress::bank_group,
-                                                  nullptr, nullptr, &DramAddress::column};
+    std::uint32_t DramAddress::*fields[kFields] = {nullptr, &DramAddress::rank,  &DramAddress::bank_group, nullptr,
+                                                   nullptr, &DramAddress::column};
     step_field_ = fields[low.field];
     step_mask_ = (std::uint64_t(1) << low.bits) - 1;
     step_ = 1u << low.field_shift;
