@@ -25,14 +25,6 @@ struct CubeUnit::Job {
   DType in_t;
   unsigned ib, k0;
   std::uint64_t mf, kf, nf;
-  // Element addresses in the fractal layouts (fractal.hpp).
-  const std::uint8_t* a_at(std::uint64_t r, std::uint64_t k) const {
-    return A + ((r / 16) * kf + k / k0) * 512 + (r % 16) * 32 + (k % k0) * ib;
-  }
-  const std::uint8_t* b_at(std::uint64_t k, std::uint64_t n) const {
-    return B + ((n / 16) * kf + k / k0) * 512 + (n % 16) * 32 + (k % k0) * ib;
-  }
-  std::uint8_t* c_at(std::uint64_t r, std::uint64_t n) const { return C + l0c_offset(r, n, mf); }
 };
 
 Span CubeUnit::mmad(const Issued& e) {
@@ -61,38 +53,29 @@ Span CubeUnit::mmad(const Issued& e) {
                 mf,
                 kf,
                 nf};
+    products(j);
     if (acc_t == DType::S32)
-      mmad_int8(j);
+      accumulate_s32(j);
     else
-      mmad_float(j);
+      accumulate_f32(j);
   }
   (acc_t == DType::S32 ? int_ops_ : flops_) += 2.0 * double(c.m) * double(c.k) * double(c.n);
   return Span::at(now + cfg.clock.cycles(cfg.cube_startup_cycles + steps(mf, kf, nf) * cfg.cube_cycles_per_step));
 }
 
-void CubeUnit::mmad_int8(const Job& j) {
+void CubeUnit::products(const Job& j) {
+  // Products of two fp16 / bf16 values are exact in a double, their sums are in double precision
+  // (in BLAS's order), and the result is rounded once to f32. int8 products and their sums are
+  // exact in a double (|sum| <= k x 2^14, far below 2^53), whatever the order of the additions,
+  // so int8 takes the same path. The operands are decoded once, not once per multiply.
   const MmadCfg& c = j.c;
-  for (std::uint64_t r = 0; r < c.m; ++r)
-    for (std::uint64_t n = 0; n < c.n; ++n) {
-      std::int64_t s = 0;
-      for (std::uint64_t k = 0; k < c.k; ++k)
-        s += std::int64_t(std::int8_t(*j.a_at(r, k))) * std::int8_t(*j.b_at(k, n));
-      std::int32_t cur = 0;
-      if (!c.init) std::memcpy(&cur, j.c_at(r, n), 4);
-      const std::int32_t v = std::int32_t(std::uint32_t(cur) + std::uint32_t(s));  // wraps like the hardware
-      std::memcpy(j.c_at(r, n), &v, 4);
-    }
-}
-
-void CubeUnit::mmad_float(const Job& j) {
-  // Products of two fp16/bf16 values are exact in a double, and so are the sums up to the k of
-  // one mmad; the result is added to L0C and rounded once to f32. The operands are decoded
-  // once, not once per multiply.
-  const MmadCfg& c = j.c;
-  std::vector<double> a(std::size_t(c.m) * c.k), bt(std::size_t(c.n) * c.k);
+  a_.resize(std::size_t(c.m) * c.k);
+  bt_.resize(std::size_t(c.n) * c.k);
+  prod_.resize(std::size_t(c.m) * c.n);
   // 16-bit inputs decode by table; a fractal row holds k0 consecutive elements of k.
   const double* table = j.in_t == DType::F16 ? num::f16_table() : j.in_t == DType::BF16 ? num::bf16_table() : nullptr;
   auto decode = [&](const std::uint8_t* p) {
+    if (j.in_t == DType::S8) return double(std::int8_t(*p));
     if (!table) return num::load(p, j.in_t);
     std::uint16_t b;
     std::memcpy(&b, p, 2);
@@ -108,38 +91,57 @@ void CubeUnit::mmad_float(const Job& j) {
         for (std::uint64_t i = 0; i < j.k0 && k + i < c.k; ++i) o[k + i] = decode(row + i * j.ib);
     }
   };
-  unpack(j.A, c.m, a);
-  unpack(j.B, c.n, bt);
-  // The dot products in double precision by BLAS (exact products; sums in double).
-  std::vector<double> prod(std::size_t(c.m) * c.n);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(c.m), int(c.n), int(c.k), 1.0, a.data(), int(c.k), bt.data(),
-              int(c.k), 0.0, prod.data(), int(c.n));
-  accumulate_l0c(j, prod);
+  unpack(j.A, c.m, a_);
+  unpack(j.B, c.n, bt_);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(c.m), int(c.n), int(c.k), 1.0, a_.data(), int(c.k),
+              bt_.data(), int(c.k), 0.0, prod_.data(), int(c.n));
 }
 
-void CubeUnit::accumulate_l0c(const Job& j, const std::vector<double>& prod) {
-  // Into L0C fractal by fractal (its own order), rounding once to f32 (host nearest-even, NaN
-  // canonical, as num::to_f32).
+// Each C element of the mmad, in L0C's own fractal order: f(p, its product).
+template <typename F>
+static void for_each_c(std::uint8_t* C, const MmadCfg& c, std::uint64_t mf, std::uint64_t nf,
+                       const std::vector<double>& prod, F&& f) {
+  for (std::uint64_t nj = 0; nj < nf; ++nj)
+    for (std::uint64_t mi = 0; mi < mf; ++mi) {
+      std::uint8_t* frac = C + (nj * mf + mi) * 1024;
+      for (std::uint64_t rr = 0, r = mi * 16; rr < 16 && r < c.m; ++rr, ++r)
+        for (std::uint64_t cc = 0, n = nj * 16; cc < 16 && n < c.n; ++cc, ++n)
+          f(frac + rr * 64 + cc * 4, prod[r * c.n + n]);
+    }
+}
+
+void CubeUnit::accumulate_s32(const Job& j) {
+  // Into L0C as int32, wrapping like the hardware's adder.
+  for_each_c(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, double s) {
+    std::int32_t cur = 0;
+    if (!init) std::memcpy(&cur, p, 4);
+    const std::int32_t v = std::int32_t(std::uint32_t(cur) + std::uint32_t(std::int64_t(s)));
+    std::memcpy(p, &v, 4);
+  });
+}
+
+void CubeUnit::accumulate_f32(const Job& j) {
+  // Into L0C, rounding once to f32 (host nearest-even, NaN canonical, as num::to_f32). A fractal
+  // row's 16 floats are contiguous: each row is done as one short loop the compiler vectorizes.
   const MmadCfg& c = j.c;
   for (std::uint64_t nj = 0; nj < j.nf; ++nj)
-    for (std::uint64_t mi = 0; mi < j.mf; ++mi) {
-      std::uint8_t* frac = j.C + (nj * j.mf + mi) * 1024;
-      for (std::uint64_t rr = 0, r = mi * 16; rr < 16 && r < c.m; ++rr, ++r)
-        for (std::uint64_t cc = 0, n = nj * 16; cc < 16 && n < c.n; ++cc, ++n) {
-          std::uint8_t* p = frac + rr * 64 + cc * 4;
-          double v = prod[r * c.n + n];
-          if (!c.init) {
-            float cur;
-            std::memcpy(&cur, p, 4);
-            v += double(cur);
-          }
+    for (std::uint64_t mi = 0; mi < j.mf; ++mi)
+      for (std::uint64_t rr = 0, r = mi * 16; rr < 16 && r < c.m; ++rr, ++r) {
+        std::uint8_t* p = j.C + (nj * j.mf + mi) * 1024 + rr * 64;
+        const double* src = prod_.data() + r * c.n + nj * 16;
+        const std::uint64_t cols = std::min<std::uint64_t>(16, c.n - nj * 16);
+        float cur[16];
+        std::uint32_t out[16];
+        std::memcpy(cur, p, cols * 4);
+        for (std::uint64_t cc = 0; cc < cols; ++cc) {
+          const double v = c.init ? src[cc] : src[cc] + double(cur[cc]);  // no + 0.0: it would turn -0 into +0
           const float f = float(v);
           std::uint32_t bits;
           std::memcpy(&bits, &f, 4);
-          if (v != v) bits = 0x7fc00000u;
-          std::memcpy(p, &bits, 4);
+          out[cc] = v != v ? 0x7fc00000u : bits;
         }
-    }
+        std::memcpy(p, out, cols * 4);
+      }
 }
 
 // The cube's steps for an mmad of mf x kf x nf fractals: each step multiplies cube_m rows by

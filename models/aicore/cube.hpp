@@ -20,11 +20,14 @@ class CubeUnit {
 
  private:
   struct Job;
-  void mmad_int8(const Job& j);
-  void mmad_float(const Job& j);
-  void accumulate_l0c(const Job& j, const std::vector<double>& prod);
+  void products(const Job& j);  // prod_ = A x B, exact (see mmad)
+  void accumulate_f32(const Job& j);
+  void accumulate_s32(const Job& j);
   CoreServices& core_;
   double flops_ = 0, int_ops_ = 0;
+  // Scratch of the functional cube, kept from mmad to mmad: the operands decoded (A's rows, B's
+  // columns) and their products.
+  std::vector<double> a_, bt_, prod_;
 };
 
 }  // namespace dvp::aicore
