@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "aicore/numeric.hpp"
 
@@ -13,33 +12,16 @@ double TensorView::load(std::uint64_t i) const {
   return aicore::num::load(data + i * aicore::dtype_bytes(dtype), dtype);
 }
 
-namespace {
-// Every element of v as a double: a table for the 16-bit floats, the type's own decode else,
-// chosen once per tensor rather than once per element.
-std::vector<double> decode_all(const TensorView& v) {
-  std::vector<double> d(v.elems);
-  const double* table = v.dtype == aicore::DType::F16    ? aicore::num::f16_table()
-                        : v.dtype == aicore::DType::BF16 ? aicore::num::bf16_table()
-                                                         : nullptr;
-  if (table) {
-    for (std::uint64_t i = 0; i < v.elems; ++i) {
-      std::uint16_t b;
-      std::memcpy(&b, v.data + 2 * i, 2);
-      d[i] = table[b];
-    }
-  } else {
-    for (std::uint64_t i = 0; i < v.elems; ++i) d[i] = v.load(i);
-  }
-  return d;
-}
-}  // namespace
-
 std::vector<double> Reference::compute(const std::vector<TensorView>& in, std::uint64_t n_out) const {
   std::vector<std::vector<double>> decoded;
   decoded.reserve(in.size());
   std::vector<TensorView> views = in;
   for (TensorView& v : views)
-    if (!v.values) v.values = decoded.emplace_back(decode_all(v)).data();
+    if (!v.values) {
+      std::vector<double>& d = decoded.emplace_back(v.elems);
+      aicore::num::load_n(v.data, v.dtype, v.elems, d.data());
+      v.values = d.data();
+    }
   std::vector<double> out(n_out);
   op->compute(*this, views, out);
   return out;

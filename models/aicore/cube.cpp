@@ -72,15 +72,6 @@ void CubeUnit::products(const Job& j) {
   a_.resize(std::size_t(c.m) * c.k);
   bt_.resize(std::size_t(c.n) * c.k);
   prod_.resize(std::size_t(c.m) * c.n);
-  // 16-bit inputs decode by table; a fractal row holds k0 consecutive elements of k.
-  const double* table = j.in_t == DType::F16 ? num::f16_table() : j.in_t == DType::BF16 ? num::bf16_table() : nullptr;
-  auto decode = [&](const std::uint8_t* p) {
-    if (j.in_t == DType::S8) return double(std::int8_t(*p));
-    if (!table) return num::load(p, j.in_t);
-    std::uint16_t b;
-    std::memcpy(&b, p, 2);
-    return table[b];
-  };
   // A (rows m) and B (columns n) share one fractal layout; unpack each row of k by walking its
   // fractals, k0 contiguous elements at a time.
   auto unpack = [&](const std::uint8_t* base, std::uint64_t rows, std::vector<double>& out) {
@@ -88,7 +79,7 @@ void CubeUnit::products(const Job& j) {
       const std::uint8_t* row = base + (r / 16) * j.kf * 512 + (r % 16) * 32;
       double* o = out.data() + r * c.k;
       for (std::uint64_t k = 0; k < c.k; k += j.k0, row += 512)
-        for (std::uint64_t i = 0; i < j.k0 && k + i < c.k; ++i) o[k + i] = decode(row + i * j.ib);
+        num::load_n(row, j.in_t, std::min<std::uint64_t>(j.k0, c.k - k), o + k);
     }
   };
   unpack(j.A, c.m, a_);
@@ -97,51 +88,44 @@ void CubeUnit::products(const Job& j) {
               bt_.data(), int(c.k), 0.0, prod_.data(), int(c.n));
 }
 
-// Each C element of the mmad, in L0C's own fractal order: f(p, its product).
+// Each row of C in L0C's own fractal order: a fractal row's up to 16 elements are contiguous,
+// f(the row's bytes, its products, how many) (a short loop the compiler vectorizes).
 template <typename F>
-static void for_each_c(std::uint8_t* C, const MmadCfg& c, std::uint64_t mf, std::uint64_t nf,
-                       const std::vector<double>& prod, F&& f) {
+static void for_each_c_row(std::uint8_t* C, const MmadCfg& c, std::uint64_t mf, std::uint64_t nf,
+                           const std::vector<double>& prod, F&& f) {
   for (std::uint64_t nj = 0; nj < nf; ++nj)
-    for (std::uint64_t mi = 0; mi < mf; ++mi) {
-      std::uint8_t* frac = C + (nj * mf + mi) * 1024;
+    for (std::uint64_t mi = 0; mi < mf; ++mi)
       for (std::uint64_t rr = 0, r = mi * 16; rr < 16 && r < c.m; ++rr, ++r)
-        for (std::uint64_t cc = 0, n = nj * 16; cc < 16 && n < c.n; ++cc, ++n)
-          f(frac + rr * 64 + cc * 4, prod[r * c.n + n]);
-    }
+        f(C + (nj * mf + mi) * 1024 + rr * 64, prod.data() + r * c.n + nj * 16,
+          std::min<std::uint64_t>(16, c.n - nj * 16));
 }
 
 void CubeUnit::accumulate_s32(const Job& j) {
   // Into L0C as int32, wrapping like the hardware's adder.
-  for_each_c(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, double s) {
-    std::int32_t cur = 0;
-    if (!init) std::memcpy(&cur, p, 4);
-    const std::int32_t v = std::int32_t(std::uint32_t(cur) + std::uint32_t(std::int64_t(s)));
-    std::memcpy(p, &v, 4);
+  for_each_c_row(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, const double* src, std::uint64_t n) {
+    std::int32_t cur[16] = {};
+    if (!init) std::memcpy(cur, p, n * 4);
+    for (std::uint64_t i = 0; i < n; ++i)
+      cur[i] = std::int32_t(std::uint32_t(cur[i]) + std::uint32_t(std::int64_t(src[i])));
+    std::memcpy(p, cur, n * 4);
   });
 }
 
 void CubeUnit::accumulate_f32(const Job& j) {
-  // Into L0C, rounding once to f32 (host nearest-even, NaN canonical, as num::to_f32). A fractal
-  // row's 16 floats are contiguous: each row is done as one short loop the compiler vectorizes.
-  const MmadCfg& c = j.c;
-  for (std::uint64_t nj = 0; nj < j.nf; ++nj)
-    for (std::uint64_t mi = 0; mi < j.mf; ++mi)
-      for (std::uint64_t rr = 0, r = mi * 16; rr < 16 && r < c.m; ++rr, ++r) {
-        std::uint8_t* p = j.C + (nj * j.mf + mi) * 1024 + rr * 64;
-        const double* src = prod_.data() + r * c.n + nj * 16;
-        const std::uint64_t cols = std::min<std::uint64_t>(16, c.n - nj * 16);
-        float cur[16];
-        std::uint32_t out[16];
-        std::memcpy(cur, p, cols * 4);
-        for (std::uint64_t cc = 0; cc < cols; ++cc) {
-          const double v = c.init ? src[cc] : src[cc] + double(cur[cc]);  // no + 0.0: it would turn -0 into +0
-          const float f = float(v);
-          std::uint32_t bits;
-          std::memcpy(&bits, &f, 4);
-          out[cc] = v != v ? 0x7fc00000u : bits;
-        }
-        std::memcpy(p, out, cols * 4);
-      }
+  // Into L0C, rounding once to f32 (host nearest-even, NaN canonical, as num::to_f32).
+  for_each_c_row(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, const double* src, std::uint64_t n) {
+    float cur[16];
+    std::uint32_t out[16];
+    std::memcpy(cur, p, n * 4);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const double v = init ? src[i] : src[i] + double(cur[i]);  // no + 0.0: it would turn -0 into +0
+      const float f = float(v);
+      std::uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      out[i] = v != v ? 0x7fc00000u : bits;
+    }
+    std::memcpy(p, out, n * 4);
+  });
 }
 
 // The cube's steps for an mmad of mf x kf x nf fractals: each step multiplies cube_m rows by

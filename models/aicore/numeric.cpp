@@ -163,6 +163,22 @@ double load(const std::uint8_t* p, DType t) {
   return 0.0;
 }
 
+void load_n(const std::uint8_t* p, DType t, std::uint64_t n, double* out) {
+  const double* table = t == DType::F16 ? f16_table() : t == DType::BF16 ? bf16_table() : nullptr;
+  if (table) {
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::uint16_t b;
+      std::memcpy(&b, p + 2 * i, 2);
+      out[i] = table[b];
+    }
+  } else if (t == DType::S8) {
+    for (std::uint64_t i = 0; i < n; ++i) out[i] = double(std::int8_t(p[i]));
+  } else {
+    const unsigned eb = dtype_bytes(t);
+    for (std::uint64_t i = 0; i < n; ++i) out[i] = load(p + i * eb, t);
+  }
+}
+
 void store(std::uint8_t* p, DType t, double v, Round r) {
   std::uint32_t u = 0;
   switch (t) {

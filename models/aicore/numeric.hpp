@@ -65,6 +65,9 @@ std::int64_t to_int(double x, Round r, std::int64_t lo, std::int64_t hi);
 
 // Reads / writes one element of type t at p (little-endian) as a double.
 double load(const std::uint8_t* p, DType t);
+// n consecutive elements of type t from p, decoded into out: the type chosen once, not once per
+// element (a reference or the functional cube decodes whole tensors and fractal rows).
+void load_n(const std::uint8_t* p, DType t, std::uint64_t n, double* out);
 void store(std::uint8_t* p, DType t, double v, Round r = Round::Rint);
 // The bits of v as an element of type t (rounded to nearest even): a vector instruction's scalar
 // operand, which the unit reads from a register's low bits.
