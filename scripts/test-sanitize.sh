@@ -25,9 +25,9 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 cd build-asan
 # Each test up to three times, in case the tracer still fails now and then; a sanitizer report
 # fails every attempt.
-LSAN_OPTIONS=$stacks ctest -j2 --output-on-failure --repeat until-pass:3 -LE 'scenario|lint|fuzz'
+LSAN_OPTIONS=$stacks ctest -j2 --output-on-failure --repeat until-pass:3 -LE 'scenario|lint|fuzz|heavy'
 ctest -j2 --output-on-failure --repeat until-pass:3 -L fuzz -LE 'scenario|lint'
-# the parameter audit, the install test and the second preset's layers: plain build only
+# the parameter audit, the install test and the heavy runs (SANITIZER_HEAVY in tests/CMakeLists.txt): plain build only
 LSAN_OPTIONS=$stacks ctest -j2 --output-on-failure --repeat until-pass:3 -L scenario -LE 'audit|install|heavy'
 cd ..
 sh scripts/fuzz.sh "$scale" build-asan

@@ -28,6 +28,9 @@ FALLBACKS = [("scenarios/memory/random-read.yaml", []), ("scenarios/memory/mixed
              ("scenarios/dvpp/vpc-resize.yaml", []), ("scenarios/dvpp/vdec-h264-1080p.yaml", []),
              ("scenarios/dvpp/venc.yaml", []), ("scenarios/kernels/aipp.yaml", []),
              ("scenarios/firmware/preload.yaml", [])]
+# Keys that only one fallback exercises, tried there first (the others cost minutes of audit time).
+FIRST = {"platform.ts.sdma.": "scenarios/firmware/preload.yaml",
+         "platform.aicore.aipp_": "scenarios/kernels/aipp.yaml"}
 # Keys whose effect shows only together with another change, made in both runs.
 COMPANIONS = {
     "platform.cpu.l1.icache_ways": ["platform.cpu.l1.icache_kib=1"],  # the firmware's code fits 32 KiB
@@ -150,6 +153,9 @@ def main():
         order = [(BASE, [])] + FALLBACKS
         if key.startswith("platform.dvpp."):  # media keys show on the media scenarios: try those first
             order = [f for f in FALLBACKS if "/dvpp/" in f[0]] + [f for f in order if "/dvpp/" not in f[0]]
+        first = next((f for p, f in FIRST.items() if key.startswith(p)), None)
+        if first:
+            order = [f for f in order if f[0] == first] + [f for f in order if f[0] != first]
         for scenario, extra in order:
             where = os.path.basename(scenario) + (" on " + extra[-1] if extra else "")
             companions = COMPANIONS.get(key, [])
