@@ -2,6 +2,8 @@
 // DRAM channel and controller timing, worked out by hand from the ascend310 preset.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "dram/address_map.hpp"
 #include "dram/channel.hpp"
 #include "dram/controller.hpp"
@@ -287,4 +289,57 @@ TEST(DramController, QueuedWritesAreAcknowledgedAtOnceAndDrainedByRow) {
   EXPECT_GT(drained, now_tick());  // the drain the eighth write started is still writing
   // Queue entries come back as the drained writes leave: write 9 waits for write 1.
   EXPECT_EQ(std::vector<std::uint8_t>(mem.data() + 4096, mem.data() + 4096 + 32), w);
+}
+
+// A run of bursts to one row booked by access_run (in one step where the slots allow) answers
+// exactly what the same bursts answer booked one by one, and leaves the channel in the same
+// state: random runs (lengths 1 to 8, reads and writes, a few banks and rows, arrivals that go
+// back in time as decoupled initiators' do) on LPDDR4, whose bursts fill tCCD, and on HBM2,
+// whose bank groups space a bank's bursts tCCD_L apart with gaps on the bus between; both
+// schedulers, both page policies, with refresh.
+TEST(DramChannel, ARunBookedInOneStepAgreesWithBurstsOneByOne) {
+  std::mt19937 rng(11);
+  for (const char* preset : {"ascend310", "ascend910"})
+    for (const char* policy : {"frfcfs", "fcfs"})
+      for (const char* page : {"open", "closed"}) {
+        const std::vector<std::string> sets = {"platform.dram.bank_hash=none", "platform.dram.write_queue=0",
+                                               std::string("platform.dram.scheduler=") + policy,
+                                               std::string("platform.dram.page_policy=") + page};
+        const Config c = Config::from(test::preset_platform(preset, sets).at("dram"));
+        Channel runs(c), one_by_one(c);
+        const Tick tck = c.clock.period();
+        Tick at = 0;
+        std::vector<Channel::Result> got(8);
+        for (int req = 0; req < 4000; ++req) {
+          at += tck * (rng() % 40);
+          const Tick arrival = at > tck * 200 && rng() % 4 == 0 ? at - tck * (rng() % 200) : at;
+          const Burst b{rng() % 3 == 0,
+                        0,
+                        std::uint32_t(rng() % c.geo.bank_groups),
+                        std::uint32_t(rng() % 2),
+                        std::uint32_t(rng() % 3),
+                        arrival,
+                        rng() % 2 == 0};
+          const std::uint32_t n = 1 + rng() % 8;
+          runs.access_run(b, n, got.data());
+          for (std::uint32_t i = 0; i < n; ++i) {
+            Burst each = b;
+            each.close_row = b.close_row && i == n - 1;
+            const Channel::Result want = one_by_one.access(each);
+            ASSERT_EQ(got[i].cas, want.cas) << preset << " " << policy << " " << page << ", request " << req;
+            ASSERT_EQ(got[i].done, want.done) << preset << " " << policy << " " << page << ", request " << req;
+            ASSERT_EQ(got[i].outcome, want.outcome) << preset << " " << policy << " " << page << ", request " << req;
+          }
+        }
+        // The short way is taken; under frfcfs, where later bursts take gaps before earlier ones',
+        // not always (under fcfs each burst comes after every one before it: always).
+        EXPECT_GT(runs.booked_in_one_step, 0u) << preset << " " << policy << " " << page;
+        if (std::string(policy) == "frfcfs") {
+          EXPECT_LT(runs.booked_in_one_step, runs.reads + runs.writes - 4000) << preset << " " << policy << " " << page;
+        }
+        EXPECT_EQ(runs.data_busy(), one_by_one.data_busy());
+        EXPECT_EQ(runs.row_hits, one_by_one.row_hits);
+        EXPECT_EQ(runs.refreshes, one_by_one.refreshes);
+        EXPECT_EQ(runs.reads + runs.writes, one_by_one.reads + one_by_one.writes);
+      }
 }

@@ -54,7 +54,8 @@ TEST(Timeline, TurnaroundBetweenKinds) {
 
 // Random requests against a plain model of the rule (cell by cell: a free run of `d` cells, and
 // no cell of the other kind within the turnaround distance on either side), with and without
-// turnarounds: the short way past the last reservation and the scan must both agree with it.
+// turnarounds: the short way past the last reservation and the scan must both agree with it,
+// and so must fits_at.
 TEST(Timeline, AgreesWithAPlainModelOnRandomRequests) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 12; ++trial) {
@@ -78,6 +79,8 @@ TEST(Timeline, AgreesWithAPlainModelOnRandomRequests) {
         for (dvp::Tick u = s; u < s + d && free; ++u) free = cell[u] < 0;
         if (free && !other_near(s > before ? s - before : 0, s, kind) && !other_near(s + d, s + d + after, kind)) break;
       }
+      // fits_at answers whether the request fits where it asks, without a search.
+      ASSERT_EQ(t.fits_at(earliest, d, std::uint8_t(kind)), s == earliest) << "trial " << trial << ", request " << i;
       ASSERT_EQ(t.reserve(earliest, d, std::uint8_t(kind)), s) << "trial " << trial << ", request " << i;
       for (dvp::Tick u = s; u < s + d; ++u) cell[u] = kind;
     }

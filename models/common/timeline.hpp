@@ -47,6 +47,17 @@ class Timeline {
     }
     return find_gap(s, d, kind);
   }
+  // Whether [start, start+duration) fits where it is: find(start, duration, kind) == start,
+  // without the search for a later gap when it does not.
+  bool fits_at(Tick start, Tick duration, std::uint8_t kind = 0) {
+    update_floor();
+    const Unit s = start / unit_, d = (duration + unit_ - 1) / unit_;
+    if (s * unit_ != start || s < floor_) return false;
+    if (d == 0) return true;
+    ensure(s + d + keep_ + 1);  // as find() grows the window
+    if (s >= last_end_units_ && s >= last_end_kind_[(kind & 1) ^ 1] + (kind ? turn01_ : turn10_)) return true;
+    return fits(s, d, kind);
+  }
   // Reserves [start, start+duration); start must come from find() with the same arguments.
   void reserve_at(Tick start, Tick duration, std::uint8_t kind = 0);
   // find + reserve_at.

@@ -53,7 +53,7 @@ Tick Channel::place(const Burst& b, Tick cas) {
   // order the scheduler keeps.
   const Tick lat = cyc(b.write ? cfg_.t.tWL : cfg_.t.tRL);
   const std::uint8_t kind = b.write ? 1 : 0;
-  Timeline& slots = cas_bg_[std::size_t(b.rank) * cfg_.geo.bank_groups + b.bank_group];
+  Timeline& slots = cas_slots(b);
   const Tick ccd_l = cyc(cfg_.t.tCCD_L);
   cas = scheduler_->earliest_cas(cas);
   for (;;) {
@@ -70,10 +70,9 @@ Tick Channel::place(const Burst& b, Tick cas) {
 
 Channel::Result Channel::access(const Burst& burst) {
   const Timing& tm = cfg_.t;
-  const std::uint32_t bank_index =
-      burst.rank * cfg_.geo.banks() + burst.bank_group * cfg_.geo.banks_per_group + burst.bank;
+  const std::uint32_t index = bank_index(burst);
   RankState& r = ranks_[burst.rank];
-  BankState& b = banks_[bank_index];
+  BankState& b = banks_[index];
   const Tick t = clock_.align_up(burst.arrival);
   refreshes += refresh_->until(r, &banks_[std::size_t(burst.rank) * cfg_.geo.banks()], cfg_.geo.banks(), t);
 
@@ -91,8 +90,12 @@ Channel::Result Channel::access(const Burst& burst) {
   }
   // Column commands to one bank stay in order.
   if (b.any_cas) cas = std::max(cas, b.last_cas + cyc(tm.tCCD_L));
-  cas = place(burst, cas);
+  return issue(burst, b, index, place(burst, cas), outcome);
+}
 
+Channel::Result Channel::issue(const Burst& burst, BankState& b, std::uint32_t bank_index, Tick cas,
+                               RowOutcome outcome) {
+  const Timing& tm = cfg_.t;
   const Tick data_start = cas + cyc(burst.write ? tm.tWL : tm.tRL);
   const Tick done = data_start + cyc(cfg_.geo.burst_length / 2);
   b.last_cas = std::max(b.last_cas, cas);
@@ -105,6 +108,54 @@ Channel::Result Channel::access(const Burst& burst) {
   }
   count(outcome, bank_index, burst.write);
   return Result{cas, data_start, done, outcome};
+}
+
+void Channel::access_run(const Burst& burst, std::uint32_t n, Result* out) {
+  Burst each = burst;
+  each.close_row = burst.close_row && n == 1;
+  out[0] = access(each);
+  for (std::uint32_t i = n > 1 ? run_in_one_step(burst, n, out) : 1; i < n; ++i) {
+    each.close_row = burst.close_row && i == n - 1;
+    out[i] = access(each);
+  }
+}
+
+std::uint32_t Channel::run_in_one_step(const Burst& burst, std::uint32_t n, Result* out) {
+  // Burst i (i >= 1) would be a row hit (burst 0 opened the row and left it open; a refresh
+  // due by the run's arrival came before burst 0) whose bank allows its CAS tCCD_L after burst
+  // i - 1's: bank order (tCCD_L) is the latest of its bounds, as burst i - 1's CAS is at or past
+  // the others (arrival, ACT + tRCD). place() gives it that slot when the bank group's CAS slot
+  // and the data slot behind it are free there and the scheduler does not hold it back; those
+  // are checked where they are (no search), burst by burst, up to the first that would go
+  // elsewhere. The bursts of one run neither overlap nor need turnarounds between them, so each
+  // check holds with the run's earlier bursts booked too.
+  const Tick ccd_l = cyc(cfg_.t.tCCD_L), lat = cyc(burst.write ? cfg_.t.tWL : cfg_.t.tRL);
+  if (burst_ticks_ > ccd_l) return 1;  // a burst's data would overlap the next one's
+  const std::uint8_t kind = burst.write ? 1 : 0;
+  Timeline& slots = cas_slots(burst);
+  const std::uint32_t index = bank_index(burst);
+  BankState& b = banks_[index];
+  Burst each = burst;
+  std::uint32_t i = 1;
+  for (; i < n; ++i) {
+    const Tick cas = out[i - 1].cas + ccd_l;
+    if (!slots.fits_at(cas, ccd_l) || scheduler_->earliest_cas(cas) != cas ||
+        scheduler_->earliest_data(cas + lat) != cas + lat || !bus_.fits_at(cas + lat, burst_ticks_, kind))
+      break;
+    scheduler_->issued(cas, cas + lat + burst_ticks_);
+    each.close_row = burst.close_row && i == n - 1;
+    out[i] = issue(each, b, index, cas, RowOutcome::Hit);
+  }
+  // Their slots: one CAS interval (they touch), one data interval where the bursts fill tCCD_L;
+  // the same bits, busy total and ends as one reservation each.
+  booked_in_one_step += i - 1;
+  const Tick first = out[0].cas + ccd_l, booked = Tick(i - 1) * ccd_l;
+  slots.reserve_at(first, booked);
+  if (burst_ticks_ == ccd_l)
+    bus_.reserve_at(first + lat, booked, kind);
+  else
+    for (Tick cas = first; cas < first + booked; cas += ccd_l) bus_.reserve_at(cas + lat, burst_ticks_, kind);
+  return i;
 }
 
 void Channel::count(RowOutcome outcome, std::uint32_t bank_index, bool write) {

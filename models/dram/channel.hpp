@@ -49,6 +49,12 @@ class Channel {
   };
 
   Result access(const Burst& b);
+  // The `n` bursts of a request that fall in one row of one bank, one after another (`b` is the
+  // first; its close_row stands for the last): out[i] is what access() would have answered for
+  // burst i, booked one by one. The bursts after the first are row hits that usually take the
+  // slots tCCD_L after each other; when the timelines and the scheduler give them exactly those,
+  // they are booked in one step (one CAS interval, one data interval when bursts fill tCCD_L).
+  void access_run(const Burst& b, std::uint32_t n, Result* out);
 
   // Counts the refreshes that fall due up to `end` with no traffic (for stats).
   void finish(Tick end);
@@ -56,6 +62,7 @@ class Channel {
   // Statistics.
   std::uint64_t reads = 0, writes = 0;
   std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0, refreshes = 0;
+  std::uint64_t booked_in_one_step = 0;  // bursts access_run's short way took (host speed; not a statistic)
   Tick data_busy() const { return bus_.busy_total(); }
   const std::vector<BankCounters>& bank_counters() const { return counters_; }
 
@@ -64,6 +71,15 @@ class Channel {
   Tick activate(RankState& r, BankState& b, std::uint32_t bank_group, Tick earliest);
   // The column command and data slots for a burst whose bank allows its CAS at `cas`.
   Tick place(const Burst& b, Tick cas);
+  // What follows a burst's column command at `cas`: its data, the bank's state, the counters.
+  Result issue(const Burst& burst, BankState& b, std::uint32_t bank_index, Tick cas, RowOutcome outcome);
+  // access_run's short way for bursts 1 .. n-1 after out[0]; returns how many bursts are done
+  // (1: none of them).
+  std::uint32_t run_in_one_step(const Burst& b, std::uint32_t n, Result* out);
+  std::uint32_t bank_index(const Burst& b) const {
+    return b.rank * cfg_.geo.banks() + b.bank_group * cfg_.geo.banks_per_group + b.bank;
+  }
+  Timeline& cas_slots(const Burst& b) { return cas_bg_[std::size_t(b.rank) * cfg_.geo.bank_groups + b.bank_group]; }
   void count(RowOutcome outcome, std::uint32_t bank_index, bool write);
 
   Config cfg_;

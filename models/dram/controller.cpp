@@ -10,6 +10,13 @@
 
 namespace dvp::dram {
 
+namespace {
+bool same_row(const DramAddress& x, const DramAddress& y) {
+  return x.channel == y.channel && x.rank == y.rank && x.bank_group == y.bank_group && x.bank == y.bank &&
+         x.row == y.row;
+}
+}  // namespace
+
 Controller::Controller(sc_core::sc_module_name name, const Config& cfg, const AddressMapper& map, Storage& storage,
                        std::uint64_t base, unsigned index)
     : sc_module(name),
@@ -92,21 +99,26 @@ void Controller::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& dela
   const Tick start = arrival + cfg_.clock.cycles(cfg_.frontend_cycles);
   const std::uint64_t off = addr - base_;
   const unsigned bb = map_.burst_bits();
-  const std::uint64_t burst_bytes = std::uint64_t(1) << bb;
   const std::uint64_t first = off >> bb, last = (off + len - 1) >> bb;
   Tick done = start;
   DramAddress a = map_.decode(first << bb);
-  for (std::uint64_t burst = first; burst <= last; ++burst) {
-    DramAddress next = burst < last ? map_.next_burst(a, burst + 1) : DramAddress{};
+  for (std::uint64_t burst = first; burst <= last;) {
     if (a.channel < first_channel_ || a.channel >= first_channel_ + channels_.size())
       throw Error(std::string(name()) + ": address " + hex(addr) + " maps to channel " + std::to_string(a.channel) +
                   ", which this controller does not own (ring routing and DRAM address mapping disagree)");
     const unsigned local = a.channel - first_channel_;
+    // The run of bursts from here to the same row of the same bank (a line's, mostly); `next`
+    // is the address of the burst after it.
+    std::uint64_t end = burst + 1;
+    DramAddress next = end <= last ? map_.next_burst(a, end) : DramAddress{};
+    const bool posted = write && cfg_.write_queue;
+    while (!posted && end <= last && same_row(next, a)) {
+      ++end;
+      if (end <= last) next = map_.next_burst(next, end);
+    }
     // Closed page: precharge after the last burst of this request to this row.
-    const bool close = cfg_.page == PagePolicy::Closed &&
-                       (burst == last || next.channel != a.channel || next.rank != a.rank ||
-                        next.bank_group != a.bank_group || next.bank != a.bank || next.row != a.row);
-    if (write && cfg_.write_queue) {
+    const bool close = cfg_.page == PagePolicy::Closed && (end > last || !same_row(next, a));
+    if (posted) {
       // Posted: the burst enters the write queue once it has a free entry (write seq - size has
       // left for DRAM) and the request is done when it is in; a full queue drains at once.
       WriteQueue& q = write_q_[local];
@@ -116,13 +128,18 @@ void Controller::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& dela
       q.pending.push_back(QueuedWrite{a, in, close, seq});
       if (q.pending.size() >= cfg_.write_queue) drain(local, in);
     } else {
-      Channel::Result r = channels_[local]->access(Burst{write, a.rank, a.bank_group, a.bank, a.row, start, close});
-      done = std::max(done, r.done);
-      lanes_[local].slice(write ? "write" : "read", r.data_start, r.done);
+      const auto n = std::uint32_t(end - burst);
+      run_.resize(std::max<std::size_t>(run_.size(), n));
+      channels_[local]->access_run(Burst{write, a.rank, a.bank_group, a.bank, a.row, start, close}, n, run_.data());
+      for (std::uint32_t i = 0; i < n; ++i) {
+        done = std::max(done, run_[i].done);
+        lanes_[local].slice(write ? "write" : "read", run_[i].data_start, run_[i].done);
+      }
     }
-    // The bytes of the request that fall in this burst.
-    const std::uint64_t lo = std::max(off, burst << bb), hi = std::min(off + len, (burst << bb) + burst_bytes);
+    // The bytes of the request that fall in these bursts.
+    const std::uint64_t lo = std::max(off, burst << bb), hi = std::min(off + len, end << bb);
     *(write ? ch_bytes_written_ : ch_bytes_read_)[local] += hi - lo;
+    burst = end;
     a = next;
   }
   (write ? bytes_written_ : bytes_read_) += len;

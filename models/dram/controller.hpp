@@ -70,7 +70,8 @@ class Controller : public sc_core::sc_module {
     std::uint64_t seq = 0;
     Tick last_done = 0;
   };
-  std::vector<WriteQueue> write_q_;  // per local channel
+  std::vector<WriteQueue> write_q_;   // per local channel
+  std::vector<Channel::Result> run_;  // what a run of bursts to one row got (reused)
   std::uint64_t& write_drains_;
   Tick drain(unsigned local, Tick at);
 };
