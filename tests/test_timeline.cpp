@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <systemc>
 #include <vector>
 
 #include "common/timeline.hpp"
@@ -85,4 +86,22 @@ TEST(Timeline, AgreesWithAPlainModelOnRandomRequests) {
       for (dvp::Tick u = s; u < s + d; ++u) cell[u] = kind;
     }
   }
+}
+
+// Global time moving on: the floor follows it, keeping the turnaround distance behind it
+// readable, so a turnaround still due at the new time is kept; after a jump longer than the
+// whole window, everything before global time is forgotten, which loses nothing, as every
+// reservation keeps the window a turnaround distance past its end (find and fits_at grow it so).
+TEST(Timeline, GlobalTimeMovingOnKeepsTheTurnaroundsStillDue) {
+  const dvp::Tick ns = 1000;  // one unit
+  Timeline near(ns), far(ns);
+  for (Timeline* t : {&near, &far}) t->set_turnaround(2 * ns, 30 * ns);
+  near.reserve(5000 * ns, 10 * ns, 1);  // a write ending at 5010: reads only from 5040
+  far.reserve(100 * ns, 10 * ns, 1);    // ending at 110, in a window of 4096 units from 0
+  sc_core::sc_start(sc_core::sc_time::from_value(5015 * ns));
+  EXPECT_EQ(near.fits_at(5015 * ns, 5 * ns, 0), false);
+  EXPECT_EQ(near.find(5015 * ns, 5 * ns, 0), 5040 * ns);
+  EXPECT_EQ(far.fits_at(5015 * ns, 5 * ns, 0), true);  // the jump: 5015 is past the window
+  EXPECT_EQ(far.find(5015 * ns, 5 * ns, 0), 5015 * ns);
+  EXPECT_EQ(far.find(0, 5 * ns, 1), 5015 * ns);  // nothing before global time
 }
