@@ -314,9 +314,9 @@ TEST(DramChannel, ARunBookedInOneStepAgreesWithBurstsOneByOne) {
           at += tck * (rng() % 40);
           const Tick arrival = at > tck * 200 && rng() % 4 == 0 ? at - tck * (rng() % 200) : at;
           const Burst b{rng() % 3 == 0,
-                        0,
+                        std::uint32_t(rng() % c.geo.ranks),
                         std::uint32_t(rng() % c.geo.bank_groups),
-                        std::uint32_t(rng() % 2),
+                        std::uint32_t(rng() % std::min<std::uint32_t>(3, c.geo.banks_per_group)),
                         std::uint32_t(rng() % 3),
                         arrival,
                         rng() % 2 == 0};
@@ -327,6 +327,8 @@ TEST(DramChannel, ARunBookedInOneStepAgreesWithBurstsOneByOne) {
             each.close_row = b.close_row && i == n - 1;
             const Channel::Result want = one_by_one.access(each);
             ASSERT_EQ(got[i].cas, want.cas) << preset << " " << policy << " " << page << ", request " << req;
+            ASSERT_EQ(got[i].data_start, want.data_start)
+                << preset << " " << policy << " " << page << ", request " << req;
             ASSERT_EQ(got[i].done, want.done) << preset << " " << policy << " " << page << ", request " << req;
             ASSERT_EQ(got[i].outcome, want.outcome) << preset << " " << policy << " " << page << ", request " << req;
           }
@@ -336,10 +338,20 @@ TEST(DramChannel, ARunBookedInOneStepAgreesWithBurstsOneByOne) {
         EXPECT_GT(runs.booked_in_one_step, 0u) << preset << " " << policy << " " << page;
         if (std::string(policy) == "frfcfs") {
           EXPECT_LT(runs.booked_in_one_step, runs.reads + runs.writes - 4000) << preset << " " << policy << " " << page;
+        } else {
+          EXPECT_EQ(runs.booked_in_one_step, runs.reads + runs.writes - 4000) << preset << " " << policy << " " << page;
         }
         EXPECT_EQ(runs.data_busy(), one_by_one.data_busy());
         EXPECT_EQ(runs.row_hits, one_by_one.row_hits);
+        EXPECT_EQ(runs.row_misses, one_by_one.row_misses);
+        EXPECT_EQ(runs.row_conflicts, one_by_one.row_conflicts);
         EXPECT_EQ(runs.refreshes, one_by_one.refreshes);
-        EXPECT_EQ(runs.reads + runs.writes, one_by_one.reads + one_by_one.writes);
+        EXPECT_EQ(runs.reads, one_by_one.reads);
+        EXPECT_EQ(runs.writes, one_by_one.writes);
+        for (std::size_t k = 0; k < runs.bank_counters().size(); ++k) {
+          EXPECT_EQ(runs.bank_counters()[k].hits, one_by_one.bank_counters()[k].hits) << "bank " << k;
+          EXPECT_EQ(runs.bank_counters()[k].misses, one_by_one.bank_counters()[k].misses) << "bank " << k;
+          EXPECT_EQ(runs.bank_counters()[k].conflicts, one_by_one.bank_counters()[k].conflicts) << "bank " << k;
+        }
       }
 }
