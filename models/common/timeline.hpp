@@ -41,7 +41,7 @@ class Timeline {
     // Past every reservation, and the turnaround distance past the other kind's, nothing can
     // be in the way. The window grows as a scan would have grown it: its size decides what a
     // later jump of global time forgets (move_floor), so it must not depend on the short way.
-    if (s >= last_end_units_ && s >= last_end_kind_[(kind & 1) ^ 1] + (kind ? turn01_ : turn10_)) {
+    if (past_everything(s, kind)) {
       ensure(s + d + keep_ + 1);
       return s * unit_;
     }
@@ -55,8 +55,7 @@ class Timeline {
     if (s * unit_ != start || s < floor_) return false;
     if (d == 0) return true;
     ensure(s + d + keep_ + 1);  // as find() grows the window
-    if (s >= last_end_units_ && s >= last_end_kind_[(kind & 1) ^ 1] + (kind ? turn01_ : turn10_)) return true;
-    return fits(s, d, kind);
+    return past_everything(s, kind) || fits(s, d, kind);
   }
   // Reserves [start, start+duration); start must come from find() with the same arguments.
   void reserve_at(Tick start, Tick duration, std::uint8_t kind = 0);
@@ -89,6 +88,11 @@ class Timeline {
   void grow(Unit end);
   Tick find_gap(Unit s, Unit d, std::uint8_t kind);
   bool fits(Unit s, Unit d, std::uint8_t kind) const;
+  // Whether a request of `kind` at unit s starts past every reservation, and the turnaround
+  // distance past the other kind's: then nothing can be in its way (no scan needed).
+  bool past_everything(Unit s, std::uint8_t kind) const {
+    return s >= last_end_units_ && s >= last_end_kind_[(kind & 1) ^ 1] + (kind ? turn01_ : turn10_);
+  }
   Unit next_free(Unit from) const;  // first unit >= from that is not busy
 
   Tick unit_;
