@@ -51,6 +51,7 @@ const char* layout_name(Layout l) { return l == Layout::Nc1hwc0 ? "nc1hwc0" : "n
 struct KTensor {
   std::string name, dtype, layout, alias, file, save;
   Dims shape;
+  Dims save_shape;  // the model's shape, where the stored one differs (a 1-D map's N x C x L)
   std::int64_t groups;
   std::int64_t arena = -1;   // its offset in the activation arena (-1: its own memory)
   std::int64_t offset = 0;   // an alias: bytes into the tensor it aliases (a head's slice)
@@ -151,6 +152,8 @@ class Compiler {
   static const std::map<std::string, Lowering>& lowerings();
   [[noreturn]] void fail(int i, const std::string& why) const;
   const onnx::NodeProto& node(int i) const { return g_.node(i); }
+  // Node i's attributes; a 1-D window op's (its input N x C x L) as its 2-D form's.
+  Attrs attrs(int i) const { return Attrs{node(i), one_d_window(node(i), ref_.at(node(i).input(0)).shape.size())}; }
   void read_inputs();
   void check_input_shape(const onnx::ValueInfoProto& in, const Tensor& t, const std::string& file) const;
   bool available(const std::string& v) const;
@@ -167,6 +170,11 @@ class Compiler {
   // The kernel tensor holding v for the image being lowered ("": not placed).
   const std::string& ref(const std::string& v) const { return values_.at(v).refs[image_]; }
   Dims image_shape(const std::string& v) const;
+  // v's shape for one image as stored in `layout`: an NC1HWC0 map of one dimension (1 x C x L)
+  // as 1 x C x 1 x L.
+  Dims stored_shape(const std::string& v, Layout layout) const {
+    return layout == Layout::Nc1hwc0 ? as_2d(image_shape(v)) : image_shape(v);
+  }
   Tensor image_data(const std::string& v) const;
   std::string kernel_name(int i, const std::string& tail = "");
   std::string write(const std::string& file, const Tensor& t, const Dims& shape);
@@ -452,11 +460,12 @@ KTensor Compiler::use(int i, Kernel& k, const std::string& v, const std::string&
     t.alias = val.refs[image_];
     return t;
   }
-  t.dtype = dtype, t.shape = val.shape;
   if (want == Layout::Nc1hwc0) {
-    if (val.shape.size() != 4 || val.shape[0] != 1) fail(i, "input '" + v + "' is not 1 x C x H x W");
+    val.shape = as_2d(val.shape);  // 1 x C x L: stored as 1 x C x 1 x L
+    if (val.shape.size() != 4 || val.shape[0] != 1) fail(i, "input '" + v + "' is not 1 x C x H x W or 1 x C x L");
     t.layout = c04 ? "nc1hwc0_c04" : "nc1hwc0";
   }
+  t.dtype = dtype, t.shape = val.shape;
   t.file = write("input." + k.name + "." + name, image_data(val.input), val.shape);
   t.graph_input = true;
   val.refs[image_] = k.name + "." + name, val.layout = want, val.dtype = dtype;
@@ -466,11 +475,13 @@ KTensor Compiler::use(int i, Kernel& k, const std::string& v, const std::string&
 // Kernel k writes value v as its tensor t (the layer's output).
 void Compiler::produce(Kernel& k, const std::string& v, KTensor t, Layout layout) {
   Value& val = values_[v];
-  val.shape = image_shape(v), val.layout = layout, val.dtype = t.dtype;
+  val.shape = stored_shape(v, layout);
+  val.layout = layout, val.dtype = t.dtype;
   val.refs.resize(batch_), val.refs[image_] = k.name + "." + t.name, val.input.clear();
   val.transposed = false, val.scale = 1.0;
   if (t.shape.empty()) t.shape = val.shape;
   if (layout == Layout::Nc1hwc0) t.layout = "nc1hwc0";
+  if (layout == Layout::Nc1hwc0 && image_shape(v).size() == 3) t.save_shape = image_shape(v);  // saved as 1 x C x L
   k.output = t.name;
   k.produced.push_back(t.name);
   k.tensors.push_back(t);
@@ -497,7 +508,8 @@ void Compiler::place(Kernel k) {
   for (int j : k.nodes) l.nodes.push_back(node(j).name()), l.ops.push_back(node(j).op_type());
   for (const KTensor& t : k.tensors)
     if (t.name == k.output)
-      for (std::int64_t d : t.shape) l.output += (l.output.empty() ? "" : "x") + std::to_string(d);
+      for (std::int64_t d : t.save_shape.empty() ? t.shape : t.save_shape)
+        l.output += (l.output.empty() ? "" : "x") + std::to_string(d);
   out_.layers.push_back(l);
   kernels_.push_back(std::move(k));
 }
@@ -523,7 +535,7 @@ std::vector<std::pair<std::string, std::string>> conv_keys(const Dims& x, std::i
 
 // Pads {top, left, bottom, right} from auto_pad or pads.
 Dims Compiler::conv_pads(int i, const Dims& x, const Dims& k, const Dims& s, const Dims& d) const {
-  const Attrs a{node(i)};
+  const Attrs a = attrs(i);
   const std::string ap = a.s("auto_pad", "NOTSET");
   if (ap == "VALID") return {0, 0, 0, 0};
   if (ap != "SAME_UPPER" && ap != "SAME_LOWER") return a.ints("pads", {0, 0, 0, 0});
@@ -603,10 +615,11 @@ bool Compiler::conv(int i) {
   const auto& n = node(i);
   if (!available(n.input(0)) || shortcut_first(i)) return false;
   const Chain ch = conv_chain(i);
-  const Dims& x = values_.at(n.input(0)).shape;
-  const Attrs a{n};
+  const Dims x = as_2d(values_.at(n.input(0)).shape);
+  const Attrs a = attrs(i);
   const std::int64_t groups = a.i("group", 1);
   Tensor w = weight(i, 1);
+  w.shape = as_2d(w.shape);  // a 1-D conv's M x C x K as M x C x 1 x K
   const Dims kk{w.shape[2], w.shape[3]}, s = a.ints("strides", {1, 1}), d = a.ints("dilations", {1, 1});
   if (x.size() != 4 || x[0] != 1) fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; batch 1 is lowered");
   if (groups > 1 && w.shape[0] % 16)
@@ -766,7 +779,7 @@ bool Compiler::bn_conv(int i, const std::vector<double>& sc, const std::vector<d
 bool Compiler::pool(int i) {
   const auto& n = node(i);
   if (!available(n.input(0))) return false;
-  const Dims& x = values_.at(n.input(0)).shape;
+  const Dims x = as_2d(values_.at(n.input(0)).shape);
   const std::string op = n.op_type();
   if (x.size() != 4 || x[0] != 1) fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; batch 1 is lowered");
   if (n.output_size() > 1) fail(i, "the Indices output is not lowered");
@@ -796,10 +809,10 @@ bool Compiler::pool(int i) {
 // position (the host reference's: the window's positions inside the input, or inside the input
 // and its padding with count_include_pad 1), over every channel; empty when it is 1 everywhere.
 Tensor Compiler::pool_window(int i, const Dims& x, Kernel& k) const {
-  const Attrs a{node(i)};
+  const Attrs a = attrs(i);
   const Dims kk = a.ints("kernel_shape", {}), s = a.ints("strides", {1, 1}), d = a.ints("dilations", {1, 1});
-  if (kk.size() != 2 || d != Dims{1, 1}) fail(i, "2-D windows without dilation are lowered");
-  const Dims onnx = conv_pads(i, x, kk, s, d), &y = ref_.at(node(i).output(0)).shape;
+  if (kk.size() != 2 || d != Dims{1, 1}) fail(i, "1-D and 2-D windows without dilation are lowered");
+  const Dims onnx = conv_pads(i, x, kk, s, d), y = as_2d(ref_.at(node(i).output(0)).shape);
   Dims p = onnx;
   for (std::size_t ax = 0; ax < 2; ++ax) {
     p[ax + 2] = std::max(p[ax + 2], (y[2 + ax] - 1) * s[ax] + kk[ax] - x[2 + ax] - p[ax]);
@@ -1189,7 +1202,8 @@ void Compiler::elementwise_kernel(int i, std::size_t head, const std::string& ta
       continue;
     }
     const Tensor& c = in[j].constant;
-    k.tensors.push_back(weight_tensor(i, k, KTensor{roles[j], dt, layout_name(layout), "", "", "", c.shape}, c));
+    const Dims shape = layout == Layout::Nc1hwc0 ? as_2d(c.shape) : c.shape;  // stored as the map is
+    k.tensors.push_back(weight_tensor(i, k, KTensor{roles[j], dt, layout_name(layout), "", "", "", shape}, c));
   }
   dt = k.tensors[0].dtype;
   for (const KTensor& t : k.tensors)
@@ -1414,11 +1428,12 @@ void Compiler::concat_copy(int i, int j, Layout layout, const std::string& dt, s
   k.tensors.push_back(use(i, k, n.input(j), "x", layout, false, dt));
   if (k.tensors[0].dtype != dt) fail(i, "inputs of " + k.tensors[0].dtype + " and " + dt);
   if (j == 0) {
-    produce(k, n.output(0), KTensor{"cat", dt, lay, "", "", "", image_shape(n.output(0))}, layout);
+    produce(k, n.output(0), KTensor{"cat", dt, lay, "", "", "", stored_shape(n.output(0), layout)}, layout);
     k.holds = "cat";
   }
   const std::int64_t eb = elem_bytes(dt);
-  const std::int64_t bytes = std::int64_t(stored_bytes(KTensor{"x", dt, lay, "", "", "", image_shape(n.input(j))}));
+  const std::int64_t bytes =
+      std::int64_t(stored_bytes(KTensor{"x", dt, lay, "", "", "", stored_shape(n.input(j), layout)}));
   if (bytes % 32)
     fail(i, "input " + std::to_string(j) + " holds " + std::to_string(bytes) + " B: a copy moves whole 32-byte blocks");
   KTensor y{"y", dt, "nd", ref(n.output(0)), "", "", {bytes / eb}};
@@ -1625,6 +1640,7 @@ void emit_tensor(YAML::Emitter& y, const KTensor& t) {
   if (!t.file.empty())
     y << YAML::Key << "file" << YAML::Value << t.file << YAML::Key << "convert" << YAML::Value << true;
   if (!t.save.empty()) y << YAML::Key << "save" << YAML::Value << t.save;
+  if (!t.save_shape.empty()) y << YAML::Key << "save_shape" << YAML::Value << YAML::Flow << t.save_shape;
   if (t.arena >= 0) y << YAML::Key << "arena" << YAML::Value << t.arena;
   y << YAML::EndMap;
 }

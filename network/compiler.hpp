@@ -11,7 +11,8 @@
 //   Conv (+ BatchNormalization folded into a scale and a bias per channel, + an Add of the
 //     block's shortcut, + Relu) -> conv2d, y stored NC1HWC0 for the next layer;
 //   a BatchNormalization no conv folds -> a depthwise 1 x 1 conv2d, or elementwise mul and add;
-//   MaxPool, AveragePool, GlobalAveragePool -> pool; Gemm, MatMul -> gemm (+ elementwise add of
+//   MaxPool, AveragePool, GlobalAveragePool -> pool (a 1-D window, as a 1-D Conv, as its 2-D form
+//   over N x C x 1 x L: NodeAttrs::one_d); Gemm, MatMul -> gemm (+ elementwise add of
 //   a matrix C); Relu, Add, Sub, Mul, Div (activations of one shape, or a constant broadcast to
 //   the activation's) -> elementwise; Softmax (last axis) -> softmax; LayerNormalization ->
 //   layernorm; Transpose -> transpose or a view; Concat -> a copy per input (transpose kernels of

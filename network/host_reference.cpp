@@ -20,6 +20,7 @@ struct Op {
   const onnx::NodeProto& n;
   Tensors& v;
   std::int64_t opset;
+  bool one_d = false;  // a 1-D window op run as its 2-D form (NodeAttrs::one_d)
   std::string who() const { return "node '" + n.name() + "' (" + n.op_type() + ")"; }
   bool has_in(int i) const { return i < n.input_size() && !n.input(i).empty(); }
   // A malformed model is an Error naming the node, never an access out of bounds.
@@ -49,7 +50,7 @@ struct Op {
     t.data.assign(t.elements(), 0.0f);
     return t;
   }
-  NodeAttrs attrs() const { return NodeAttrs{n}; }
+  NodeAttrs attrs() const { return NodeAttrs{n, one_d}; }
   std::int64_t i(const char* name, std::int64_t dflt) const { return attrs().i(name, dflt); }
   float f(const char* name, float dflt) const { return attrs().f(name, dflt); }
   std::string s(const char* name, const std::string& dflt) const { return attrs().s(name, dflt); }
@@ -569,6 +570,30 @@ std::string refuses_attributes(const onnx::NodeProto& n, std::int64_t opset) {
   return "";
 }
 
+// A 1-D window op as its 2-D form: while it runs, its input and weights are viewed with a 1
+// before their last dimension (the same elements in the same order), its attributes lifted
+// (NodeAttrs::one_d); its output is viewed back without it.
+void run_1d(const Entry& e, Op& op) {
+  struct View {  // the lifted shapes, put back however the op ends
+    std::vector<Tensor*> lifted;
+    ~View() {
+      for (Tensor* t : lifted) t->shape.erase(t->shape.end() - 2);
+    }
+  } view;
+  for (int i : {0, 1}) {
+    Tensor* t = op.has_in(i) ? &op.v.at(op.n.input(i)) : nullptr;
+    if (t && t->shape.size() == 3 && std::find(view.lifted.begin(), view.lifted.end(), t) == view.lifted.end()) {
+      t->shape = as_2d(t->shape);
+      view.lifted.push_back(t);
+    }
+    if (op.n.op_type() != "Conv") break;  // a pool's input 0 only
+  }
+  op.one_d = true;
+  e.run(op);
+  Tensor& y = op.v.at(op.n.output(0));
+  y.shape.erase(y.shape.end() - 2);
+}
+
 }  // namespace
 
 std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset) {
@@ -577,7 +602,8 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset) {
   const std::string& op = n.op_type();
   const bool window = op == "Conv" || op == "MaxPool" || op == "AveragePool";
   for (const auto& a : n.attribute()) {
-    if (window && a.name() == "kernel_shape" && a.ints_size() != 2) return "only 2-D windows are implemented";
+    if (window && a.name() == "kernel_shape" && a.ints_size() != 2 && a.ints_size() != 1)
+      return "1-D and 2-D windows are implemented, not " + std::to_string(a.ints_size()) + "-D";
     if (op == "MaxPool" && a.name() == "storage_order" && a.i()) return "storage_order 1 is not implemented";
     if (op == "BatchNormalization" && a.name() == "training_mode" && a.i()) return "training_mode is not implemented";
   }
@@ -598,10 +624,15 @@ void run_reference(const Model& m, Tensors& values) {
     const std::string why = reference_refuses(node, m.opset);
     if (!why.empty()) throw Error(m.path + ": " + op.who() + ": " + why);
     const bool window = node.op_type() == "Conv" || node.op_type().find("Pool") != std::string::npos;
-    if (window && op.in(0).shape.size() != 4 && node.op_type().rfind("Global", 0) != 0)
-      throw Error(m.path + ": " + op.who() + ": input " + op.in(0).shape_str() + ": only 2-D windows are implemented");
+    const std::size_t rank = op.in(0).shape.size();
+    if (window && rank != 4 && rank != 3 && node.op_type().rfind("Global", 0) != 0)
+      throw Error(m.path + ": " + op.who() + ": input " + op.in(0).shape_str() +
+                  ": 1-D and 2-D windows are implemented (N x C x L or N x C x H x W)");
     try {
-      find(node.op_type())->run(op);
+      if (one_d_window(node, rank))
+        run_1d(*find(node.op_type()), op);
+      else
+        find(node.op_type())->run(op);
     } catch (const Error& e) {
       throw Error(m.path + ": " + e.what());  // the model's file, then the node and what is wrong
     }

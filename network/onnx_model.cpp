@@ -113,7 +113,23 @@ std::string NodeAttrs::s(const char* name, const std::string& dflt) const {
 }
 std::vector<std::int64_t> NodeAttrs::ints(const char* name, const std::vector<std::int64_t>& dflt) const {
   const onnx::AttributeProto* a = find(name);
-  return a ? std::vector<std::int64_t>(a->ints().begin(), a->ints().end()) : dflt;
+  if (!a) return dflt;
+  std::vector<std::int64_t> v(a->ints().begin(), a->ints().end());
+  if (!one_d) return v;
+  const std::string nm = name;
+  if (v.size() == 1 && (nm == "kernel_shape" || nm == "strides" || nm == "dilations")) return {1, v[0]};
+  if (v.size() == 2 && nm == "pads") return {0, v[0], 0, v[1]};
+  return v;  // a count the 1-D form does not have: the 2-D code's checks name it
+}
+
+bool one_d_window(const onnx::NodeProto& n, std::size_t input_rank) {
+  const std::string& op = n.op_type();
+  return input_rank == 3 && (op == "Conv" || op == "MaxPool" || op == "AveragePool");
+}
+
+std::vector<std::int64_t> as_2d(std::vector<std::int64_t> shape) {
+  if (shape.size() == 3) shape.insert(shape.end() - 1, 1);
+  return shape;
 }
 
 }  // namespace dvp::network

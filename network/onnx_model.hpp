@@ -29,12 +29,24 @@ Tensor read_tensor_file(const std::string& path);
 // A node's attributes by name, each read with the default its operator's specification gives.
 struct NodeAttrs {
   const onnx::NodeProto& n;
+  // A window op (Conv, MaxPool, AveragePool) over N x C x L, read as its 2-D form over
+  // N x C x 1 x L: kernel_shape, strides and dilations of one value get a 1 before it, pads
+  // {begin, end} become {0, begin, 0, end}. The host reference and the compiler both run a 1-D
+  // window so, through the 2-D code (one_d_window says which nodes are).
+  bool one_d = false;
   const onnx::AttributeProto* find(const char* name) const;
   std::int64_t i(const char* name, std::int64_t dflt) const;
   float f(const char* name, float dflt) const;
   std::string s(const char* name, const std::string& dflt) const;
   std::vector<std::int64_t> ints(const char* name, const std::vector<std::int64_t>& dflt) const;
 };
+
+// Whether node n is a 1-D window op: Conv, MaxPool or AveragePool whose input 0 has
+// `input_rank` 3 (N x C x L).
+bool one_d_window(const onnx::NodeProto& n, std::size_t input_rank);
+// A 1-D window op's tensor (its input N x C x L, its weights M x C x K, its output) as the 2-D
+// form reads it: a 1 inserted before the last dimension. Other ranks are returned as they are.
+std::vector<std::int64_t> as_2d(std::vector<std::int64_t> shape);
 
 struct Model {
   std::string path;

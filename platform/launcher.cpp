@@ -267,6 +267,10 @@ void KernelLauncher::describe_tensors(cfg::Spec& t) {
   t.param("save", Type::String,
           "after the run, write the tensor to this file (relative to the output directory; .npy, else raw)")
       .optional();
+  t.param("save_shape", Type::IntList,
+          "the shape its saved files give (save, --save-tensors), if not shape: the same elements in the same order, "
+          "e.g. a 1-D feature map stored as N x C x 1 x L (layout nc1hwc0) saved as the N x C x L its model gives")
+      .optional();
   t.param("arena", Type::Int,
           "bytes: the tensor lives at this offset (a multiple of 4096) in the activation arena, one region of DRAM "
           "that tensors whose lives do not overlap share (a network compiler's memory plan; the plan is the "
@@ -334,8 +338,9 @@ struct KernelLauncher::TensorSpec {
   std::string file;                                             // initial contents from this file (a path)
   std::optional<NpyHeader> npy;                                 // its header, if it is a .npy file
   bool convert = false;
-  std::string save;                // write it here after the run (as given, relative to the output directory)
-  std::optional<Nc1hwc0> nc1hwc0;  // stored NC1HWC0, its shape the logical one
+  std::string save;                       // write it here after the run (as given, relative to the output directory)
+  std::vector<std::uint64_t> save_shape;  // the saved files' shape (empty: shape)
+  std::optional<Nc1hwc0> nc1hwc0;         // stored NC1HWC0, its shape the logical one
   // Bytes of the logical tensor -> its stored form in `to` (as is, or NC1HWC0).
   void store(const std::uint8_t* logical, std::uint8_t* to) const;
 };
@@ -559,6 +564,16 @@ void KernelLauncher::read_tensors(Kernel* K, const cfg::Node& k, const std::stri
     if (t.has("alias")) read_alias(s, t);
     if (t.has("dvpp")) read_media(s, t);
     s.t.elems = tensor_elements(s, t);
+    if (t.has("save_shape")) {
+      s.save_shape = t.get_uint_list("save_shape");
+      std::uint64_t n = 1;
+      for (std::uint64_t d : s.save_shape) n = d && n <= (1ull << 34) / d ? n * d : 0;
+      const std::uint64_t want = s.nc1hwc0 ? s.nc1hwc0->logical() : s.t.elems;
+      if (n != want || s.save_shape.empty())
+        t.at("save_shape")
+            .fail("a shape of " + (n ? std::to_string(n) : std::string("no or over 2^34")) +
+                  " elements; the tensor holds " + std::to_string(want) + " (the same elements, reshaped)");
+    }
     if (t.has("arena")) read_arena(s, t);
     if (s.alias_kernel >= 0 && alias_bytes(s) < s.t.elems * aicore::dtype_bytes(s.t.dtype))
       t.at("alias").fail("'" + t.get_string("alias") + "' is smaller than this tensor" +
@@ -1179,7 +1194,7 @@ unsigned KernelLauncher::save_tensors(const std::string& out_dir, const std::str
         std::error_code ec;
         if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
         if (ec) throw OutputError(p.parent_path().string() + ": cannot create the directory: " + ec.message());
-        write_tensor_file(p.string(), s.t.dtype, s.shape, bytes.data(), count);
+        write_tensor_file(p.string(), s.t.dtype, s.save_shape.empty() ? s.shape : s.save_shape, bytes.data(), count);
         ++n;
       }
     }

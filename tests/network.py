@@ -8,7 +8,7 @@
 # the same weights; again in the activation arena, and with a batch of 3 (each image's output
 # against NumPy). Then small graphs for what the CNN lacks (views, a classifier head, MobileNet's
 # ReLU6, batch norms no conv folds, constants broadcast, an Inception block's Concat), each against
-# NumPy. Then what users get wrong: an op the compiler does not lower, an input file
+# NumPy, and a 1-D CNN. Then what users get wrong: an op the compiler does not lower, an input file
 # of the wrong shape, an input name the model does not have, a corrupt model file: each a named
 # error and exit 2.
 #
@@ -507,6 +507,101 @@ with tempfile.TemporaryDirectory() as d:
         h = lambda v: v.astype(np.float16).astype(np.float64)
         compare("Concat on the AI CPU", rout, "", {"y": np.concatenate([np.maximum(na, 0), np.maximum(nb, 0)], axis=1),
                                                    "z": np.concatenate([h(na) @ w3, h(nb) @ w2], axis=0)})
+
+    # A 1-D CNN (an audio front end: a waveform of one channel, strided 1-D convs, 1-D pools), each
+    # 1-D window run as its 2-D form over N x C x 1 x L: Conv1d (the small-channel mode) + batch
+    # norm + Relu, MaxPool1d, Conv1d + Relu, an AvgPool1d whose divisor leaves the padding out, a
+    # depthwise Conv1d with dilation, then global pooling and a classifier. Against NumPy, the 3-D
+    # map it also outputs saved as 1 x C x L, every layer checked on ascend310; on ascend910 too.
+    def conv1d(x, w, stride=1, pad=0, dil=1, groups=1):
+        xp = np.pad(x.astype(np.float64), ((0, 0), (pad, pad)))
+        m, cg, k = w.shape
+        ol = (xp.shape[1] - dil * (k - 1) - 1) // stride + 1
+        y = np.zeros((m, ol))
+        for o in range(m):
+            g = o // (m // groups)
+            for c in range(cg):
+                for j in range(k):
+                    y[o] += w[o, c, j] * xp[g * cg + c, j * dil:j * dil + stride * (ol - 1) + 1:stride]
+        return y
+
+    a1, a2, a3 = f32(rng.normal(0, .4, (32, 1, 10))), f32(rng.normal(0, .15, (48, 32, 3))), f32(rng.normal(0, .4, (48, 1, 5)))
+    bn1 = [f32(rng.uniform(0.5, 1.5, 32)), f32(rng.uniform(-.2, .2, 32)), f32(rng.uniform(-.2, .2, 32)),
+           f32(rng.uniform(0.5, 1.5, 32))]
+    afc = f32(rng.normal(0, .3, (48, 6)))
+    audio = helper.make_graph(
+        [helper.make_node("Conv", ["x", "a1"], ["c1"], name="conv1", strides=[5]),
+         helper.make_node("BatchNormalization", ["c1", "g1", "b1", "m1", "v1"], ["n1"], name="bn1"),
+         helper.make_node("Relu", ["n1"], ["r1"], name="relu1"),
+         helper.make_node("MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[2], strides=[2]),
+         helper.make_node("Conv", ["p1", "a2"], ["c2"], name="conv2", kernel_shape=[3], pads=[1, 1]),
+         helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+         helper.make_node("AveragePool", ["r2"], ["p2"], name="pool2", kernel_shape=[3], strides=[2], pads=[1, 1]),
+         helper.make_node("Conv", ["p2", "a3"], ["c3"], name="dw", pads=[4, 4], dilations=[2], group=48),
+         helper.make_node("GlobalAveragePool", ["c3"], ["g"], name="gap"),
+         helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
+         helper.make_node("MatMul", ["f", "afc"], ["y"], name="fc")], "audio",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 400])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6]),
+         helper.make_tensor_value_info("c3", TensorProto.FLOAT, [1, 48, 20])],
+        [numpy_helper.from_array(v, n) for n, v in (("a1", a1), ("a2", a2), ("a3", a3), ("afc", afc), ("g1", bn1[0]),
+                                                    ("b1", bn1[1]), ("m1", bn1[2]), ("v1", bn1[3]))])
+    onnx.save(helper.make_model(audio, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "audio.onnx"))
+    wave = f32(rng.uniform(-1, 1, (1, 1, 400)))
+    np.save(os.path.join(d, "wave.npy"), wave)
+
+    def audio_forward(x):
+        x = x[0].astype(np.float16).astype(np.float64)
+        g, b, mu, var = (v.astype(np.float64)[:, None] for v in bn1)
+        r1 = np.maximum((conv1d(x, a1, stride=5) - mu) / np.sqrt(var + 1e-5) * g + b, 0)
+        p1 = r1[:, :78].reshape(32, 39, 2).max(axis=2)  # 79 positions: the last left out
+        r2 = np.maximum(conv1d(p1, a2, pad=1), 0)
+        rp = np.pad(r2, ((0, 0), (1, 1)))
+        counts = np.array([3 - (o == 0) - (2 * o + 1 > 38) for o in range(20)])  # the input's of each window
+        p2 = np.stack([rp[:, 2 * o:2 * o + 3].sum(axis=1) for o in range(20)], axis=1) / counts
+        c3 = conv1d(p2, a3, pad=4, dil=2, groups=48)
+        return {"c3": c3[None], "y": (c3.mean(axis=1) @ afc)[None]}
+    for preset, flags in (("ascend310", ["--check-layers"]), ("ascend910", [])):
+        aout = os.path.join(d, "audio-" + preset)
+        if dvp(["run", os.path.join(d, "audio.onnx"), "--preset", preset, "--input", "x=" + os.path.join(d, "wave.npy"),
+                "--out", aout, "--no-trace"] + flags, 0, r"kernel dw: 960 elements within[\s\S]*kernel fc: 6 elements within",
+               f"a 1-D CNN on {preset}"):
+            for name, want in audio_forward(wave).items():
+                got = np.load(os.path.join(aout, "outputs", name + ".npy")).astype(np.float64)
+                err = np.abs(got - want).max() if got.shape == want.shape else np.inf
+                print(f"     {name} {got.shape}: max abs error against NumPy {err:.2e}")
+                if not err <= 1e-2 * max(1.0, np.abs(want).max()):
+                    failures.append(f"1-D CNN on {preset}: {name} of shape {got.shape}, max abs error {err}")
+
+    # 1-D maps joined and added, at a batch of 2, every layer checked: two Conv1d branches
+    # concatenated along the channels (copies into slices of a 1 x C x 1 x L map), a Conv1d with
+    # the concat as its residual, then a MaxPool1d with ceil_mode; each image against NumPy.
+    j0, j1, j2 = f32(rng.normal(0, .3, (32, 16, 1))), f32(rng.normal(0, .2, (16, 16, 3))), f32(rng.normal(0, .2, (48, 48, 3)))
+    joined = helper.make_graph(
+        [helper.make_node("Conv", ["x", "j0"], ["a"], name="ca"),
+         helper.make_node("Conv", ["x", "j1"], ["b"], name="cb", pads=[1, 1]),
+         helper.make_node("Concat", ["a", "b"], ["c"], name="cat", axis=1),
+         helper.make_node("Conv", ["c", "j2"], ["e"], name="cd", pads=[1, 1]),
+         helper.make_node("Add", ["e", "c"], ["s"], name="res"), helper.make_node("Relu", ["s"], ["r"], name="relu"),
+         helper.make_node("MaxPool", ["r"], ["z"], name="mp", kernel_shape=[3], strides=[2], pads=[1, 1], ceil_mode=1)],
+        "joined", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16, 33])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 48, 17])],
+        [numpy_helper.from_array(v, n) for n, v in (("j0", j0), ("j1", j1), ("j2", j2))])
+    onnx.save(helper.make_model(joined, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "joined.onnx"))
+    jx = f32(rng.uniform(-1, 1, (2, 16, 33)))
+    np.save(os.path.join(d, "jx.npy"), jx)
+    jout = os.path.join(d, "joined")
+    if dvp(["run", os.path.join(d, "joined.onnx"), "--batch", "2", "--input", "x=" + os.path.join(d, "jx.npy"), "--out",
+            jout, "--no-trace", "--check-layers"], 0, r"kernel cat_1_b1: 528 elements within[\s\S]*kernel mp_b1: 816",
+           "1-D maps joined and added, a batch of 2"):
+        for b in range(2):
+            xb = jx[b].astype(np.float16).astype(np.float64)
+            c = np.concatenate([conv1d(xb, j0), conv1d(xb, j1, pad=1)])
+            rp = np.pad(np.maximum(conv1d(c, j2, pad=1) + c, 0), ((0, 0), (1, 1)), constant_values=-np.inf)
+            compare("1-D maps joined", jout, f".b{b}", {"z": np.stack([rp[:, 2 * o:2 * o + 3].max(axis=1)
+                                                                         for o in range(17)], axis=1)[None]})
 
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="gate")], "g",
