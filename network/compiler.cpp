@@ -41,6 +41,10 @@ struct Value {
   // Mul or Div by a constant before a Softmax).
   bool transposed = false;
   double scale = 1.0;
+  // A flattening (1 x C.H.W) of the NC1HWC0 map of this stored shape (1 x C x H x W, H x W > 1): its
+  // bytes are in the map's order, not the flattening's, so it is read only as a gemm's A whose
+  // weight B has its rows put in the map's order (flat_b); empty for any other value.
+  Dims map;
 };
 
 constexpr std::size_t kMaxTasks = DVP_MAX_TASKS;
@@ -233,6 +237,7 @@ class Compiler {
   std::string gemm_a(int i);
   void gemm_matrix_c(int i, const GemmPlan& p);
   void gemm_head(int i, const GemmPlan& p, std::int64_t h);
+  std::int64_t flat_b(int i, Kernel& k, const GemmPlan& p);
   std::string cast_to(int i, const std::string& v, const std::string& to);
   bool top_k(int i);
   KTensor slice(KTensor t, std::int64_t heads, std::int64_t h, const Dims& shape) const;
@@ -343,7 +348,8 @@ void Compiler::read_inputs() {
       }
     }
     ref_[in.name()] = t;
-    values_[in.name()] = Value{image_shape(in.name()), Layout::Nd, "f16", std::vector<std::string>(batch_), in.name()};
+    values_[in.name()] =
+        Value{image_shape(in.name()), Layout::Nd, "f16", std::vector<std::string>(batch_), in.name(), false, 1.0, {}};
   }
   for (const auto& [name, file] : o_.inputs)
     if (!values_.count(name))
@@ -452,6 +458,11 @@ KTensor Compiler::use(int i, Kernel& k, const std::string& v, const std::string&
     fail(i, "input '" + v + "' is a Transpose of its last two axes, lowered only as a MatMul's B (read transposed)");
   if (!folds && val.scale != 1.0)
     fail(i, "input '" + v + "' is scaled by a constant (Mul or Div), lowered only into the Softmax that reads it");
+  if (!val.map.empty())
+    fail(i, "input '" + v + "' flattens an NC1HWC0 feature map of " + std::to_string(val.map[2]) + " x " +
+                std::to_string(val.map[3]) +
+                ": it is read only as the A of a Gemm or MatMul whose B is a weight (B's rows put in the map's "
+                "order); a layout change for other readers is not lowered");
   if (!val.refs[image_].empty()) {
     if (val.layout != want)
       fail(i, "input '" + v + "' is stored " + (val.layout == Layout::Nd ? "ND" : "NC1HWC0") +
@@ -868,6 +879,8 @@ bool Compiler::gemm(int i) {
   if (av.layout == Layout::Nc1hwc0 && av.shape[2] * av.shape[3] != 1)
     fail(i, "A is an NC1HWC0 feature map of " + std::to_string(av.shape[2]) + " x " + std::to_string(av.shape[3]) +
                 "; only 1 x 1 maps are read as ND");
+  if (!av.map.empty() && (p.heads != 1 || p.m != 1 || !constant(n.input(1)) || p.matrix_c))
+    fail(i, "A flattens an NC1HWC0 feature map: lowered with one row of A, B a weight and no matrix C");
   if (p.matrix_c) ref_[p.out] = Tensor{ref_.at(n.output(0)).shape, {}};  // alpha A B
   for (std::int64_t h = 0; h < p.heads; ++h) gemm_head(i, p, h);
   if (p.matrix_c) gemm_matrix_c(i, p);
@@ -902,7 +915,7 @@ std::string Compiler::gemm_a(int i) {
     t = at;
   }
   ref_[name] = t;
-  values_[name] = Value{t.shape, Layout::Nd, "f16", std::vector<std::string>(batch_), name};
+  values_[name] = Value{t.shape, Layout::Nd, "f16", std::vector<std::string>(batch_), name, false, 1.0, {}};
   return name;
 }
 
@@ -983,9 +996,14 @@ void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
   k.head = std::size_t(h);
   for (int j : {i, p.bias_node == i ? -1 : p.bias_node, p.act})
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
-  const std::string a = cast_to(i, p.a, "f16");
-  k.tensors.push_back(slice(use(i, k, a, "a", values_.at(a).layout), p.heads, h, {p.m, p.k}));
-  k.tensors.push_back(gemm_operand(i, k, 1, "b", p.alpha, p.bt ? Dims{p.n, p.k} : Dims{p.k, p.n}, p.heads, h));
+  const std::string a = values_.at(p.a).map.empty() ? cast_to(i, p.a, "f16") : p.a;
+  std::int64_t kk = p.k;  // the gemm's k: with A a flattened map, its stored elements
+  if (values_.at(a).map.empty()) {
+    k.tensors.push_back(slice(use(i, k, a, "a", values_.at(a).layout), p.heads, h, {p.m, p.k}));
+    k.tensors.push_back(gemm_operand(i, k, 1, "b", p.alpha, p.bt ? Dims{p.n, p.k} : Dims{p.k, p.n}, p.heads, h));
+  } else {
+    kk = flat_b(i, k, p);
+  }
   for (const KTensor& t : k.tensors)
     if (t.dtype != "f16") fail(i, "operand " + t.name + " is " + t.dtype + "; the cube takes f16");
   const std::string dt = out_dtype(p.out);
@@ -994,9 +1012,9 @@ void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
   else
     k.tensors.push_back(slice(KTensor{"c", dt, "nd", ref(p.out)}, p.heads, h, {p.m, p.n})), k.output = "c";
   const std::string tb = p.bt ? "true" : "false", relu = p.act >= 0 ? "true" : "false";
-  k.shape = {{"m", num(p.m)}, {"k", num(p.k)}, {"n", num(p.n)}, {"out", dt}, {"b_transposed", tb}, {"relu", relu}};
+  k.shape = {{"m", num(p.m)}, {"k", num(kk)}, {"n", num(p.n)}, {"out", dt}, {"b_transposed", tb}, {"relu", relu}};
   k.args = {"a", "b", "c"};
-  k.check = {{"op", "gemm"},       {"m", num(p.m)}, {"k", num(p.k)},  {"n", num(p.n)},
+  k.check = {{"op", "gemm"},       {"m", num(p.m)}, {"k", num(kk)},   {"n", num(p.n)},
              {"b_transposed", tb}, {"relu", relu},  {"atol", "1e-3"}, {"rtol", "1e-3"}};
   if (p.bias_node >= 0) {
     k.tensors.push_back(
@@ -1007,6 +1025,29 @@ void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
   k.check_inputs.erase(k.check_inputs.begin() + 2);
   place(std::move(k));
   out_.layers.back().output = num(p.m) + "x" + num(p.n);  // the head's (head 0's tensor is all of them)
+}
+
+// Gemm i's A and B when A flattens an NC1HWC0 map of 1 x C x H x W (a Flatten before a VGG's
+// classifier): A is the map's memory as one row of its stored elements, C1 x H x W x 16 in that
+// order, and B's rows (of the flattening's c x H x W + h x W + w) are put in the same order, a zero
+// row at each pad channel, when the model is compiled, as a framework lays out the weights of a
+// fully connected layer after a conv. Returns the gemm's k, the map's stored elements.
+std::int64_t Compiler::flat_b(int i, Kernel& k, const GemmPlan& p) {
+  const Value& a = values_.at(p.a);
+  const std::int64_t c = a.map[1], hw = a.map[2] * a.map[3], c1 = (c + 15) / 16, kk = c1 * hw * 16;
+  if (a.dtype != "f16") fail(i, "A flattens an NC1HWC0 map of " + a.dtype + "; the cube takes f16");
+  k.tensors.push_back(KTensor{"a", a.dtype, "nd", ref(p.a), "", "", {1, kk}});
+  const Tensor& b = ref_.at(node(i).input(1));
+  Tensor t{p.bt ? Dims{p.n, kk} : Dims{kk, p.n}, std::vector<float>(std::size_t(kk * p.n), 0.0f)};
+  for (std::int64_t ch = 0; ch < c; ++ch)
+    for (std::int64_t e = 0; e < hw; ++e) {
+      const std::int64_t from = ch * hw + e, to = ((ch / 16) * hw + e) * 16 + ch % 16;
+      for (std::int64_t col = 0; col < p.n; ++col)
+        t.data[std::size_t(p.bt ? col * kk + to : to * p.n + col)] =
+            p.alpha * b.data[std::size_t(p.bt ? col * p.k + from : from * p.n + col)];
+    }
+  k.tensors.push_back(weight_tensor(i, k, KTensor{"b", "f16", "nd", "", "", "", t.shape}, t));
+  return kk;
 }
 
 // v in type `to` for node i's kernel: v, or a copy of it (an f32 activation for the cube, an f16
@@ -1252,10 +1293,14 @@ bool Compiler::view(int i) {
   if (!available(n.input(0))) return false;
   Value v = values_.at(n.input(0));
   const bool same = n.op_type() == "Identity" || n.op_type() == "Dropout";
-  if (!same && v.layout == Layout::Nc1hwc0) {
-    if (v.shape[2] * v.shape[3] != 1)
-      fail(i, "a reshape of an NC1HWC0 feature map of " + std::to_string(v.shape[2]) + " x " +
-                  std::to_string(v.shape[3]) + " needs a layout change (not lowered)");
+  if (!same && (v.layout == Layout::Nc1hwc0 || !v.map.empty())) {
+    const Dims map = v.map.empty() ? v.shape : v.map, out = image_shape(n.output(0));
+    if (map[2] * map[3] != 1 && (out.size() != 2 || out[0] != 1))
+      fail(i, "a reshape of an NC1HWC0 feature map of " + std::to_string(map[2]) + " x " + std::to_string(map[3]) +
+                  " to " + Tensor{out, {}}.shape_str() +
+                  " needs a layout change (not lowered; a flattening to 1 x C.H.W that a Gemm or MatMul reads as A "
+                  "is)");
+    if (map[2] * map[3] != 1) v.map = map;
     v.layout = Layout::Nd;
   }
   set_view(i, v);
@@ -1530,8 +1575,14 @@ void Compiler::finish_outputs() {
       double peak = 0;
       for (float x : want.data) peak = std::max(peak, double(std::fabs(x)));
       // The kernel's own output is checked; another (TopK's values beside its indices) saved.
+      // Saved in the output's shape: a view's (a Reshape, a flattened map) holds the same elements in
+      // that order (a stored map is saved in its logical order).
       for (KTensor& t : k->tensors)
-        if (t.name == r.substr(dot + 1)) t.save = "outputs/" + file;
+        if (t.name == r.substr(dot + 1)) {
+          t.save = "outputs/" + file;
+          if (!t.shape.empty() && t.shape != want.shape && std::size_t(product(t.shape)) == want.elements())
+            t.save_shape = want.shape;
+        }
       // A Concat's output, whole once every copy has run (checks run after the run), is checked so.
       if (k->holds == r.substr(dot + 1)) k->output = k->holds;
       if (k->output != r.substr(dot + 1)) continue;

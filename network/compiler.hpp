@@ -17,7 +17,8 @@
 //   the activation's) -> elementwise; Softmax (last axis) -> softmax; LayerNormalization ->
 //   layernorm; Transpose -> transpose or a view; Concat -> a copy per input (transpose kernels of
 //   one column) into its slice of the output; ArgMax, TopK -> the AI CPU; Flatten, Reshape,
-//   Identity -> a view of the same memory where the layout allows it.
+//   Identity -> a view of the same memory where the layout allows it (a feature map flattened into a
+//   Gemm or MatMul: the gemm reads the map as stored, B's rows put in its order).
 // Feature maps stay NC1HWC0 f16 between layers; the graph's inputs are converted once, at load
 // (an image of 4 channels or fewer to NC1HWC0_C04 for the first conv's small-channel mode). An
 // operator, attribute or layout it cannot map is an Error naming the node, its op type and why.

@@ -603,6 +603,61 @@ with tempfile.TemporaryDirectory() as d:
             compare("1-D maps joined", jout, f".b{b}", {"z": np.stack([rp[:, 2 * o:2 * o + 3].max(axis=1)
                                                                          for o in range(17)], axis=1)[None]})
 
+    # A VGG's classifier: the last feature map (7 x 5 of 24 channels, no whole group of 16)
+    # flattened into a fully connected layer, as torch exports nn.Linear (Gemm, transB) and as a
+    # MatMul; the gemm reads the map where it is, B's rows put in the map's order when the model
+    # is compiled. At a batch of 2, every layer checked, against NumPy; --output of the flattening
+    # itself is saved in its own order (1 x 840); a Reshape of the map to another shape is refused.
+    v1, v2, v3 = f32(rng.normal(0, .3, (24, 3, 3, 3))), f32(rng.normal(0, .05, (40, 840))), f32(rng.normal(0, .2, (40, 16)))
+    vb = f32(rng.normal(0, .1, 40))
+    vgg = helper.make_graph(
+        [helper.make_node("Conv", ["x", "v1"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c"], ["r"], name="relu"),
+         helper.make_node("MaxPool", ["r"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node("Flatten", ["p"], ["f"], name="flat"),
+         helper.make_node("Gemm", ["f", "v2", "vb"], ["h"], name="fc1", transB=1),
+         helper.make_node("Relu", ["h"], ["hr"], name="relu1"),
+         helper.make_node("MatMul", ["hr", "v3"], ["y"], name="fc2")], "vgg",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 14, 10])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16])],
+        [numpy_helper.from_array(v, n) for n, v in (("v1", v1), ("v2", v2), ("v3", v3), ("vb", vb))])
+    onnx.save(helper.make_model(vgg, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "vgg.onnx"))
+    vx = f32(rng.uniform(-1, 1, (2, 3, 14, 10)))
+    np.save(os.path.join(d, "vx.npy"), vx)
+
+    def vgg_forward(x):
+        x = x.astype(np.float16).astype(np.float64)
+        xp = np.pad(x, ((0, 0), (1, 1), (1, 1)))
+        c = sum(np.einsum("chw,oc->ohw", xp[:, i:i + 14, j:j + 10], v1[:, :, i, j]) for i in range(3) for j in range(3))
+        f = np.maximum(c, 0).reshape(24, 7, 2, 5, 2).max(axis=(2, 4)).reshape(1, 840)
+        return f, np.maximum(f @ v2.T + vb, 0) @ v3
+    vout = os.path.join(d, "vgg")
+    if dvp(["run", os.path.join(d, "vgg.onnx"), "--batch", "2", "--input", "x=" + os.path.join(d, "vx.npy"), "--out",
+            vout, "--no-trace", "--check-layers"], 0, r"kernel fc1_b1: 40 elements within[\s\S]*kernel fc2_b1: 16",
+           "a feature map flattened into a fully connected layer, a batch of 2"):
+        for b in range(2):
+            compare("a flattened map", vout, f".b{b}", {"y": vgg_forward(vx[b])[1]})
+    np.save(os.path.join(d, "vx1.npy"), vx[:1])
+    vout = os.path.join(d, "vgg-f")
+    if dvp(["run", os.path.join(d, "vgg.onnx"), "--input", "x=" + os.path.join(d, "vx1.npy"), "--output", "f",
+            "--out", vout, "--no-trace"], 0, r"kernel pool: 1120 elements within", "--output of the flattened map"):
+        got = np.load(os.path.join(vout, "outputs", "f.npy"))
+        err = np.abs(got - vgg_forward(vx[0])[0]).max() if got.shape == (1, 840) else np.inf
+        if not err <= 1e-2:
+            failures.append(f"--output of the flattened map: shape {got.shape}, max abs error {err}")
+    reshaped = helper.make_graph(
+        [vgg.node[0], vgg.node[1], vgg.node[2], helper.make_node("Reshape", ["p", "to"], ["f"], name="flat"),
+         helper.make_node("Softmax", ["f"], ["y"], name="sm", axis=-1)], "reshaped",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 14, 10])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 24, 35])],
+        [numpy_helper.from_array(v1, "v1"), numpy_helper.from_array(np.array([1, 24, 35], np.int64), "to")])
+    onnx.save(helper.make_model(reshaped, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "vgg-reshape.onnx"))
+    dvp(["compile", os.path.join(d, "vgg-reshape.onnx"), "--out", os.path.join(d, "c")], 2,
+        r"node 'flat' \(Reshape\): a reshape of an NC1HWC0 feature map of 7 x 5 to 1x24x35 needs a layout change",
+        "a Reshape of a feature map to 1 x 24 x 35")
+
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="gate")], "g",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
