@@ -604,11 +604,11 @@ with tempfile.TemporaryDirectory() as d:
                                                                          for o in range(17)], axis=1)[None]})
 
     # A VGG's classifier: the last feature map (7 x 5 of 24 channels, no whole group of 16)
-    # flattened into a fully connected layer, as torch exports nn.Linear (Gemm, transB) and as a
-    # MatMul; the gemm reads the map where it is, B's rows put in the map's order when the model
+    # flattened into a fully connected layer, as torch exports nn.Linear (Gemm, transB), then a
+    # MatMul to 10 f32 logits (rows of 40 bytes: two blocks, under 16 columns); the gemm reads the map where it is, B's rows put in the map's order when the model
     # is compiled. At a batch of 2, every layer checked, against NumPy; --output of the flattening
     # itself is saved in its own order (1 x 840); a Reshape of the map to another shape is refused.
-    v1, v2, v3 = f32(rng.normal(0, .3, (24, 3, 3, 3))), f32(rng.normal(0, .05, (40, 840))), f32(rng.normal(0, .2, (40, 16)))
+    v1, v2, v3 = f32(rng.normal(0, .3, (24, 3, 3, 3))), f32(rng.normal(0, .05, (40, 840))), f32(rng.normal(0, .2, (40, 10)))
     vb = f32(rng.normal(0, .1, 40))
     vgg = helper.make_graph(
         [helper.make_node("Conv", ["x", "v1"], ["c"], name="conv", pads=[1, 1, 1, 1]),
@@ -619,7 +619,7 @@ with tempfile.TemporaryDirectory() as d:
          helper.make_node("Relu", ["h"], ["hr"], name="relu1"),
          helper.make_node("MatMul", ["hr", "v3"], ["y"], name="fc2")], "vgg",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 14, 10])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
         [numpy_helper.from_array(v, n) for n, v in (("v1", v1), ("v2", v2), ("v3", v3), ("vb", vb))])
     onnx.save(helper.make_model(vgg, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
               os.path.join(d, "vgg.onnx"))
@@ -634,7 +634,7 @@ with tempfile.TemporaryDirectory() as d:
         return f, np.maximum(f @ v2.T + vb, 0) @ v3
     vout = os.path.join(d, "vgg")
     if dvp(["run", os.path.join(d, "vgg.onnx"), "--batch", "2", "--input", "x=" + os.path.join(d, "vx.npy"), "--out",
-            vout, "--no-trace", "--check-layers"], 0, r"kernel fc1_b1: 40 elements within[\s\S]*kernel fc2_b1: 16",
+            vout, "--no-trace", "--check-layers"], 0, r"kernel fc1_b1: 40 elements within[\s\S]*kernel fc2_b1: 10",
            "a feature map flattened into a fully connected layer, a batch of 2"):
         for b in range(2):
             compare("a flattened map", vout, f".b{b}", {"y": vgg_forward(vx[b])[1]})

@@ -26,18 +26,33 @@ int gemm_parts(std::uint32_t nt, bool conv = false) { return !conv && (nt / 16) 
 // UB bytes of the vector epilogue with `slots` part buffers: each holds an mt x nt / parts
 // accumulator tile, its cast (when C's type differs), the residual tile (and its f32 cast,
 // when C is not f32); then the tile's bias and scale rows.
+std::uint64_t narrow_blocks(const GemmShape& s);
+
 std::uint64_t gemm_epilogue_ub(const GemmShape& s, std::uint32_t mt, std::uint32_t nt, bool conv, int slots) {
   const std::uint64_t ntp = nt / gemm_parts(nt, conv);
   const unsigned ob = dtype_bytes(s.out);
   const bool cast = s.out != DType::F32 && s.out != DType::S32;
   const unsigned per = 4 + (cast ? ob : 0) + (s.residual ? ob + (ob != 4 ? 4 : 0) : 0);
-  // (and 32 bytes for the last block of a tile whose rows are under one: GemmBuilder::narrow_out)
-  return slots * std::uint64_t(mt) * ntp * per + (int(s.bias) + int(s.channel_scale)) * std::uint64_t(nt) * 4 + 32;
+  // (and the last blocks of a tile whose rows are narrower than it: GemmBuilder::narrow_out)
+  return slots * std::uint64_t(mt) * ntp * per + (int(s.bias) + int(s.channel_scale)) * std::uint64_t(nt) * 4 +
+         32 * narrow_blocks(s);
 }
 
 // C's rows end inside 32-byte blocks (n x its bytes is not a multiple of 32): the vector
 // epilogue writes them row by row (GemmBuilder::ragged_out).
 bool gemm_ragged(const GemmShape& s) { return s.vector_epilogue() && std::uint64_t(s.n) * dtype_bytes(s.out) % 32; }
+
+// Ragged rows narrower than any tile (under 16 columns, or under one block: 10 f32 logits, 3
+// f16): one column tile holds them whole, and they go out row by row (GemmBuilder::narrow_out).
+bool gemm_narrow(const GemmShape& s) {
+  return gemm_ragged(s) && (s.n < 16 || std::uint64_t(s.n) * dtype_bytes(s.out) < 32);
+}
+
+// The 32-byte blocks a narrow row is written in, from its first byte (1 for any other shape: the
+// UB the epilogue reserves for a tile's assembled last blocks).
+std::uint64_t narrow_blocks(const GemmShape& s) {
+  return gemm_narrow(s) ? (std::uint64_t(s.n) * dtype_bytes(s.out) + 31) / 32 : 1;
+}
 
 // Ragged rows of a block or more take tiles no wider than n: the last column tile is shifted left
 // to end at n (GemmBuilder::shift_n), so every tile's rows are whole blocks. Rows under one block
@@ -45,7 +60,7 @@ bool gemm_ragged(const GemmShape& s) { return s.vector_epilogue() && std::uint64
 // inside it (16 rows of one s8 are 16 bytes: such a tile takes 32 rows).
 bool ragged_tile_fits(const GemmShape& s, std::uint32_t mt, std::uint32_t nt) {
   const std::uint64_t row_bytes = std::uint64_t(s.n) * dtype_bytes(s.out);
-  return row_bytes < 32 ? mt * row_bytes >= 32 : nt <= s.n;
+  return gemm_narrow(s) ? mt * row_bytes >= 32 : nt <= s.n;
 }
 
 // The estimated cycles of a GEMM in mt x nt tiles: the tiles go round the cores in waves; a
@@ -434,7 +449,7 @@ void GemmBuilder::plan() {
   k_tail_f = (k_tail + k0 - 1) / k0 * k0;
   // An NC1HWC0 C is written a column block at a time: whole tiles (shift_n) keep each part's
   // blocks whole, so only the rows vary.
-  shift_n = ((gemm_ragged(s) && std::uint64_t(s.n) * dtype_bytes(s.out) >= 32) || s.out_nc1hwc0) && s.n % t.nt != 0;
+  shift_n = ((gemm_ragged(s) && !gemm_narrow(s)) || s.out_nc1hwc0) && s.n % t.nt != 0;
   edge_m = s.m % t.mt != 0, edge_n = s.n % t.nt != 0 && !shift_n;
   tiles_n = (s.n + t.nt - 1) / t.nt, tiles_m = (s.m + t.mt - 1) / t.mt, tiles = std::uint32_t(t.tiles(s.m, s.n));
   // Rows per tile group: as many A row panels as fit in half the L2 beside two B column
@@ -1194,7 +1209,7 @@ void GemmBuilder::emit(const Act& a) {
 // tile nt columns wide, the last shifted to end at n: shift_n). row and col are free here (the
 // load side sets them again at its next tile).
 void GemmBuilder::ragged_out(int h) {
-  if (std::uint64_t(s.n) * ob < 32) return narrow_out(h);
+  if (gemm_narrow(s)) return narrow_out(h);
   if (edge_m)
     k.OpI("andi", col, out_cfg[h], 0xfff);  // rows
   else
@@ -1207,17 +1222,19 @@ void GemmBuilder::ragged_out(int h) {
   });
 }
 
-// Rows under one 32-byte block (n = 3 f16): part 0 holds all of them (n < 16 <= its width). A
-// row goes out as one block from its first byte, the bytes past it landing in the rows after
-// it, which write them again. A whole tile (mt rows, whose bytes end on a block boundary: mt is
-// a multiple of 16) ends with rows whose block would reach into the next tile's rows: the
-// tile's last block is assembled instead, element by element from their UB rows by the scalar
-// unit, and written ending at the tile's end. The last row tile (fewer rows) ends C: its blocks
-// past it stay in C's own pages.
+// Rows narrower than a tile (gemm_narrow: n = 3 f16, n = 10 f32): part 0 holds all of them
+// (n < 16 <= its width). A row goes out as the rb blocks from its first byte that cover it, the
+// bytes past it landing in the rows after it, which write them again. A whole tile (mt rows,
+// whose bytes end on a block boundary: mt is a multiple of 16) ends with rows whose blocks would
+// reach into the next tile's rows: the tile's last q blocks, from the first such row's first
+// byte on, are assembled instead, element by element from their UB rows by the scalar unit, and
+// written ending at the tile's end. The last row tile (fewer rows) ends C: its blocks past it
+// stay in C's own pages.
 void GemmBuilder::narrow_out(int h) {
   if (h > 0) return;
-  const std::uint64_t row_bytes = std::uint64_t(s.n) * ob, tile_bytes = t.mt * row_bytes;
-  const std::uint32_t fwd = std::uint32_t((tile_bytes - 32) / row_bytes + 1);  // rows whose block stays inside
+  const std::uint64_t row_bytes = std::uint64_t(s.n) * ob, tile_bytes = t.mt * row_bytes, rb = narrow_blocks(s);
+  const std::uint32_t fwd = std::uint32_t((tile_bytes - 32 * rb) / row_bytes + 1);  // rows whose blocks stay inside
+  const std::uint64_t q = (tile_bytes - fwd * row_bytes + 31) / 32;                 // <= rb
   Label partial = k.NewLabel(), done = k.NewLabel();
   k.OpI("andi", col, out_cfg[0], 0xfff);  // rows
   k.Li(tmp, t.mt);
@@ -1227,8 +1244,8 @@ void GemmBuilder::narrow_out(int h) {
   k.Li(col, fwd);
   narrow_rows();
   k.WaitFlag(Pipe::MTE3, Pipe::S, 0);  // ub_tail's last copy has read it
-  const std::int64_t first = std::int64_t(tile_bytes - 32) / ob, at = -std::int64_t(fwd) * ntp * ob;
-  for (std::int64_t word = 0, e = first; word < 4; ++word) {  // T, 8 bytes at a time
+  const std::int64_t first = std::int64_t(tile_bytes - 32 * q) / ob, at = -std::int64_t(fwd) * ntp * ob;
+  for (std::int64_t word = 0, e = first; word < std::int64_t(4 * q); ++word) {  // T, 8 bytes at a time
     k.Li(row, 0);
     for (std::int64_t i = 0; i < 8 / ob; ++i, ++e) {
       const std::int64_t byte = at + (e / s.n) * ntp * ob + (e % s.n) * ob;  // from src
@@ -1240,10 +1257,10 @@ void GemmBuilder::narrow_out(int h) {
     }
     k.StoreUb(row, zero, std::int32_t(ub_tail + 8 * word));
   }
-  k.Li(tmp, std::int64_t(tile_bytes - 32) - std::int64_t(fwd) * std::int64_t(row_bytes));
+  k.Li(tmp, std::int64_t(tile_bytes - 32 * q) - std::int64_t(fwd) * std::int64_t(row_bytes));
   k.Add(tmp, dst, tmp);
   k.Li(row, std::int64_t(ub_tail));
-  k.DataCopy(Pos::GM, tmp, Pos::UB, row, DataCopyCfg{1, 1, 0, 0});
+  k.DataCopy(Pos::GM, tmp, Pos::UB, row, DataCopyCfg{1, std::uint32_t(q), 0, 0});
   k.SetFlag(Pipe::MTE3, Pipe::S, 0);
   k.Jump(done);
   k.Bind(partial);
@@ -1251,10 +1268,10 @@ void GemmBuilder::narrow_out(int h) {
   k.Bind(done);
 }
 
-// `col` rows, each one block from its first byte; dst and src move past them.
+// `col` rows, each the blocks from its first byte that cover it; dst and src move past them.
 void GemmBuilder::narrow_rows() {
   k.Loop(col, [&] {
-    k.DataCopy(Pos::GM, dst, Pos::UB, src, DataCopyCfg{1, 1, 0, 0});
+    k.DataCopy(Pos::GM, dst, Pos::UB, src, DataCopyCfg{1, std::uint32_t(narrow_blocks(s)), 0, 0});
     k.Li(tmp, std::int64_t(s.n) * ob);
     k.Add(dst, dst, tmp);
     k.Addi(src, src, std::int32_t(ntp * ob));
