@@ -11,7 +11,7 @@
 # nc1hwc0_c04: a first layer's 3 or 4 channels) whole and in bands, an odd width among them, and
 # input planes of more than 65535 positions, and grouped convolutions: depthwise (with a channel multiplier, and in bands with its epilogue),
 # ResNeXt-like groups of 8, and groups whose channels are not whole fractals (one extended group).
-# Last, y stored NC1HWC0 (out_layout: nc1hwc0, as the next layer reads it; the residual too):
+# One-row maps too large for L1 (1-D convs over long sequences) in bands of columns. Last, y stored NC1HWC0 (out_layout: nc1hwc0, as the next layer reads it; the residual too):
 # through FixPipe and through the epilogue, with edge rows, a last column tile shifted, and bands.
 #
 # Usage: conv-numpy.py DVP   (needs python3-numpy)
@@ -86,6 +86,14 @@ OUT_NC1HWC0 = {
     "5hd-stem-c04-bn-relu": ("stem-c04", {"channel_scale": 1, "bias": 1, "relu": 1}, "f16"),
 }
 SHAPES["cout-80"] = (27, 25, 48, 80, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1))
+# One-row maps (a 1-D conv over a long sequence) whose row does not fit L1: bands of input
+# columns, strided; grouped and dilated; the longest row a shape takes (65535 positions); and y in
+# NC1HWC0 through the epilogue, as a compiled 1-D network stores it.
+MODES["one-row-s2"] = (1, 3001, 512, 64, 1, 3, (1, 2), (1, 1), (0, 0, 1, 1), {})
+MODES["one-row-grouped-dilated"] = (1, 4999, 256, 256, 1, 5, (1, 1), (1, 3), (0, 0, 6, 5), {"groups": 16})
+MODES["one-row-longest"] = (1, 65535, 32, 16, 1, 3, (1, 1), (1, 1), (0, 0, 1, 1), {})
+SHAPES.update({k: v[:9] for k, v in MODES.items()})
+OUT_NC1HWC0["5hd-one-row-bias-relu-f16"] = ("one-row-s2", {"bias": 1, "relu": 1}, "f16")
 SHAPES["bands-48"] = (60, 70, 200, 48, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0))
 
 
@@ -229,7 +237,7 @@ with tempfile.TemporaryDirectory() as d:
     for name, (shape, keys, out) in OUT_NC1HWC0.items():
         x, y = write_inputs(d, rng, shape)
         extra, args, y = epilogue(d, rng, y, keys, out, nc1hwc0=True)
-        np.save(os.path.join(d, "y_ref.npy"), y.transpose(2, 0, 1)[None].astype(np.float32))
+        np.save(os.path.join(d, "y_ref.npy"), np.ascontiguousarray(y.transpose(2, 0, 1)[None], np.float32))
         atol, rtol = ("1e-3", "1e-3") if out == "f16" else ("1e-4", "1e-4")
         ystore = f"layout: nc1hwc0, shape: [1, {y.shape[2]}, {y.shape[0]}, {y.shape[1]}]"
         for preset in ("ascend310", "ascend910"):

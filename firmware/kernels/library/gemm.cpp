@@ -82,13 +82,32 @@ std::uint64_t gemm_estimate(const AiCoreConfig& cfg, const GemmShape& s, std::ui
 }
 
 // How a conv's feature map sits in L1: whole, loaded once; or in bands of input rows, one per
-// output tile, two in L1 so the next tile's band loads while this tile computes.
+// output tile, two in L1 so the next tile's band loads while this tile computes; or, for a
+// one-row map whose row does not fit (a 1-D conv over a long sequence), in bands of its columns.
 struct ConvL1 {
   bool whole = false;
-  std::uint32_t band_rows = 0;  // the tallest band
+  bool columns = false;         // bands of input columns (conv_col_band)
+  std::uint32_t band_rows = 0;  // the tallest band (columns: the widest)
   std::uint64_t area = 0;       // bytes of the whole map, or of one band slot (whole 512 B)
   std::uint64_t need(int nb, std::uint64_t b_bytes) const { return (whole ? area : 2 * area) + nb * b_bytes; }
 };
+
+// The smallest tile's band, in words: "2 input rows x 56 x 64 channels", "258 input columns x 512 channels".
+std::string band_words(const ConvShape& c, const ConvL1& fm) {
+  const std::string ch = std::to_string(c.c1e() * c.c0) + " channels";
+  if (fm.columns) return std::to_string(fm.band_rows) + " input columns x " + ch;
+  return std::to_string(fm.band_rows) + " input rows x " + std::to_string(c.w) + " x " + ch;
+}
+
+ConvL1 conv_l1_columns(const ConvShape& c, std::uint32_t mt, std::uint64_t tiles_m) {
+  ConvL1 band;
+  band.columns = true;
+  for (std::uint64_t r = 0; r < tiles_m; ++r)
+    band.band_rows = std::max(band.band_rows, conv_col_band(c, mt, std::uint32_t(r)).rows);
+  const std::uint64_t bytes = std::uint64_t(c.c1e()) * band.band_rows * c.c0 * 2;
+  band.area = ((bytes + 31) / 32 * 32 + 511) / 512 * 512;
+  return band;
+}
 
 // For mt x nt output tiles on `cores` cores. The whole map costs its load before the first
 // tile, nothing overlapping it; bands overlap compute but each tile loads its own. Whole when
@@ -116,24 +135,43 @@ ConvL1 conv_l1(const ConvShape& c, std::uint32_t mt, std::uint32_t nt, std::uint
   const std::uint64_t tiles = tiles_m * ((c.cout + nt - 1) / nt), per_core = (tiles + cores - 1) / cores;
   // A band copy's block_len (16 bits) counts its rows' positions (C0 = 16).
   const bool band_fits = band.need(2, b_bytes) <= l1 && (c.c0 != 16 || std::uint64_t(band.band_rows) * c.w <= 65535);
+  if (!whole_fits && !band_fits && c.one_row()) return conv_l1_columns(c, mt, tiles_m);
   return whole_fits && (!band_fits || per_core * band.area > 2 * whole.area) ? whole : band;
 }
 
 }  // namespace
 
+namespace {
+
+// [a, b) of the padded map's rows (or columns), `pad` before its `size`, as the band that reads
+// them: its first row, its rows, the padding before and after it.
+ConvBand clipped(std::int64_t a, std::int64_t b, std::int64_t pad, std::int64_t size) {
+  const std::int64_t first = std::max(a, pad) - pad, end = std::min(b, size + pad) - pad;
+  ConvBand band;
+  band.top = std::uint32_t(first);
+  band.rows = std::uint32_t(std::max<std::int64_t>(end - first, 0));
+  band.pad_t = std::uint32_t(std::max(a, pad) - a);
+  band.pad_b = std::uint32_t(b - std::min(b, size + pad));
+  return band;
+}
+
+}  // namespace
+
 ConvBand conv_band(const ConvShape& c, std::uint32_t mt, std::uint32_t row) {
-  const std::int64_t m0 = std::int64_t(row) * mt, wo = c.wo(), st = c.stride_h, pt = c.pad_t;
+  const std::int64_t m0 = std::int64_t(row) * mt, wo = c.wo(), st = c.stride_h;
   const std::int64_t r0 = m0 / wo, rl = std::min<std::int64_t>((m0 + mt - 1) / wo, std::int64_t(c.ho()) - 1);
   // Input rows [a, b) of the padded map feed output rows r0..rl.
   const std::int64_t a = r0 * st, b = rl * st + std::int64_t(c.dil_h) * (c.kh - 1) + 1;
-  const std::int64_t top = std::max(a, pt) - pt, bot = std::min(b, std::int64_t(c.h) + pt) - pt;
-  ConvBand band;
-  band.top = std::uint32_t(top);
-  band.rows = std::uint32_t(std::max<std::int64_t>(bot - top, 0));
-  band.pad_t = std::uint32_t(std::max(a, pt) - a);
-  band.pad_b = std::uint32_t(b - std::min(b, std::int64_t(c.h) + pt));
+  ConvBand band = clipped(a, b, c.pad_t, c.h);
   band.m_start = std::uint32_t(m0 - r0 * wo);
   return band;
+}
+
+ConvBand conv_col_band(const ConvShape& c, std::uint32_t mt, std::uint32_t row) {
+  const std::int64_t m0 = std::int64_t(row) * mt, st = c.stride_w;
+  const std::int64_t last = std::min<std::int64_t>(m0 + mt, c.wo()) - 1;
+  // Input columns [a, b) of the padded row feed output positions m0..last.
+  return clipped(m0 * st, last * st + std::int64_t(c.dil_w) * (c.kw - 1) + 1, c.pad_l, c.w);
 }
 
 namespace {
@@ -209,16 +247,14 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
         best_work = work, best_pad = pad, best_area = area, t.mt = mt, t.nt = nt;
     }
   if (!best_area)
-    throw Error(
-        "gemm: no tile of 16..256 fits L0A (" + std::to_string(l0a) + " B), L0B (" + std::to_string(l0b) +
-        " B), L0C (" + std::to_string(l0c) + " B) and L1" +
-        (conv ? " (with the feature map's band of " +
-                    std::to_string(conv_l1(*conv, 16, 16, std::uint64_t(t.kt) * 16 * eb, l1, cfg.cores).band_rows) +
-                    " input rows x " + std::to_string(conv->w) + " x " + std::to_string(conv->c1e() * conv->c0) +
-                    " channels)"
-              : std::string()) +
-        (s.vector_epilogue() ? " (and, with the epilogue, UB (" + std::to_string(cfg.size[kUB]) + " B))"
-                             : std::string()));
+    throw Error("gemm: no tile of 16..256 fits L0A (" + std::to_string(l0a) + " B), L0B (" + std::to_string(l0b) +
+                " B), L0C (" + std::to_string(l0c) + " B) and L1" +
+                (conv
+                     ? " (with the feature map's band of " +
+                           band_words(*conv, conv_l1(*conv, 16, 16, std::uint64_t(t.kt) * 16 * eb, l1, cfg.cores)) + ")"
+                     : std::string()) +
+                (s.vector_epilogue() ? " (and, with the epilogue, UB (" + std::to_string(cfg.size[kUB]) + " B))"
+                                     : std::string()));
   return t;
 }
 
@@ -343,6 +379,8 @@ class GemmBuilder {
   void prologue();
   void load_feature_map();
   void band(Reg top, Reg rows, Reg pad_t, Reg pad_b, Reg r0);
+  void col_band(Reg left, Reg cols, Reg pad_l, Reg pad_r);
+  void clip_band(Reg a, Reg b, Reg lo, Reg hi, std::uint32_t pad, std::uint32_t size);
   void load_band(Reg tr);
   void load_band_planes();
   void band_window();
@@ -593,6 +631,7 @@ void GemmBuilder::by_parity(Reg p, F f) {
 // `top`, its `rows`, the padding above and below it, and r0 (its first output row). Uses tmp.
 void GemmBuilder::band(Reg top, Reg rows, Reg pad_t, Reg pad_b, Reg r0) {
   const ConvShape& c = *conv;
+  if (fm.columns) return col_band(top, rows, pad_t, pad_b);
   k.Li(tmp, t.mt);
   k.Mul(r0, row, tmp);  // m0
   k.Addi(rows, r0, std::int32_t(t.mt - 1));
@@ -605,16 +644,38 @@ void GemmBuilder::band(Reg top, Reg rows, Reg pad_t, Reg pad_b, Reg r0) {
   k.Mul(rows, rows, tmp);
   k.Addi(rows, rows, std::int32_t(c.dil_h * (c.kh - 1) + 1));  // b = rl x stride + extent
   k.Mul(top, r0, tmp);                                         // a = r0 x stride
-  k.Li(tmp, c.pad_t);
-  k.Op("max", pad_t, top, tmp);
-  k.Op("sub", pad_b, pad_t, top);  // pad above: max(a, pad_t) - a
-  k.Op("sub", top, pad_t, tmp);    // top = max(a, pad_t) - pad_t
-  k.Op("or", pad_t, pad_b, zero);
-  k.Li(tmp, std::int64_t(c.h) + c.pad_t);
-  k.Op("min", tmp, rows, tmp);    // min(b, h + pad_t)
-  k.Op("sub", pad_b, rows, tmp);  // pad below: b - min(b, h + pad_t)
-  k.Op("sub", rows, tmp, top);
-  k.Addi(rows, rows, -std::int32_t(c.pad_t));  // rows = min(b, h + pad_t) - pad_t - top
+  clip_band(top, rows, pad_t, pad_b, c.pad_t, c.h);
+}
+
+// band() of a one-row map's column band, as conv_col_band computes it: its first input column
+// `left`, its `cols`, the padding left and right of it. Uses tmp.
+void GemmBuilder::col_band(Reg left, Reg cols, Reg pad_l, Reg pad_r) {
+  const ConvShape& c = *conv;
+  k.Li(tmp, t.mt);
+  k.Mul(left, row, tmp);  // m0
+  k.Addi(cols, left, std::int32_t(t.mt - 1));
+  k.Li(tmp, c.wo() - 1);
+  k.Op("min", cols, cols, tmp);  // the last output position
+  k.Li(tmp, c.stride_w);
+  k.Mul(cols, cols, tmp);
+  k.Addi(cols, cols, std::int32_t(c.dil_w * (c.kw - 1) + 1));  // b = last x stride + extent
+  k.Mul(left, left, tmp);                                      // a = m0 x stride
+  clip_band(left, cols, pad_l, pad_r, c.pad_l, c.w);
+}
+
+// [a, b) of the padded map's rows (or columns), `pad` before its `size`, as the band of the map
+// it reads: a becomes its first row, b its rows, lo and hi the padding before and after it.
+void GemmBuilder::clip_band(Reg a, Reg b, Reg lo, Reg hi, std::uint32_t pad, std::uint32_t size) {
+  k.Li(tmp, pad);
+  k.Op("max", lo, a, tmp);
+  k.Op("sub", hi, lo, a);   // the padding before: max(a, pad) - a
+  k.Op("sub", a, lo, tmp);  // the first: max(a, pad) - pad
+  k.Op("or", lo, hi, zero);
+  k.Li(tmp, std::int64_t(size) + pad);
+  k.Op("min", tmp, b, tmp);  // min(b, size + pad)
+  k.Op("sub", hi, b, tmp);   // the padding after: b - min(b, size + pad)
+  k.Op("sub", b, tmp, a);
+  k.Addi(b, b, -std::int32_t(pad));  // rows = min(b, size + pad) - pad - first
 }
 
 // MTE2: the band of the load side's tile (row) into the next band slot, each C1 group's rows
@@ -626,19 +687,20 @@ void GemmBuilder::load_band(Reg tr) {
     row_col(tr);
     group_planes(col, A);
   }
-  k.Li(tmp, std::int64_t(c.w) * c.c0 * 2);
+  const std::uint32_t w = fm.columns ? 1 : c.w;  // positions per band row (a column band: 1 x cols)
+  k.Li(tmp, std::int64_t(w) * c.c0 * 2);
   k.Mul(bt0, bt0, tmp);
   k.Add(bt0, bt0, grouped ? col : A);  // x (its extended group's planes) + top x w x C0 x 2
   if (c.c0 == 16 && c.c1e() > 1 && std::uint64_t(c.h) * c.w > 65535) return load_band_planes();
   if (c.c0 == 16) {
-    k.Li(tmp, c.w);
+    k.Li(tmp, w);
     k.Mul(dst, bt1, tmp);  // block_len: rows x w
     if (c.c1e() == 1) {
       k.Li(src, 0);  // one plane: no gap (which may be past the field)
     } else {
-      k.Li(src, c.h);
+      k.Li(src, std::int64_t(c.h) * c.w / w);
       k.Op("sub", src, src, bt1);
-      k.Mul(src, src, tmp);  // src_gap: (h - rows) x w
+      k.Mul(src, src, tmp);  // src_gap: (h - rows) x w (a column band: w - cols)
     }
   } else {  // one plane of C0 = 4: rows x w x 8 bytes, in whole blocks
     k.Mul(dst, bt1, tmp);
@@ -665,7 +727,7 @@ void GemmBuilder::load_band(Reg tr) {
 // (bt0: the first plane's, bt1: the rows).
 void GemmBuilder::load_band_planes() {
   const ConvShape& c = *conv;
-  k.Li(tmp, c.w);
+  k.Li(tmp, fm.columns ? 1 : c.w);
   k.Mul(dst, bt1, tmp);        // block_len: rows x w
   k.OpI("shli", src, dst, 5);  // a plane's bytes in the band slot
   k.OpI("shli", dst, dst, 12);
@@ -690,20 +752,24 @@ void GemmBuilder::load_band_planes() {
 void GemmBuilder::band_window() {
   const ConvShape& c = *conv;
   band(bt0, bt1, dst, src, col);
-  k.OpI("shli", bt1, bt1, 16);
-  k.OpI("shli", dst, dst, 48);
-  k.OpI("shli", src, src, 56);
+  const bool cols = fm.columns;  // the band's extent and pads are fmatrix's w and pad_l / pad_r
+  if (!cols) k.OpI("shli", bt1, bt1, 16);
+  k.OpI("shli", dst, dst, cols ? 32 : 48);
+  k.OpI("shli", src, src, cols ? 40 : 56);
   k.Op("or", bt1, bt1, dst);
   k.Op("or", bt1, bt1, src);
-  k.Li(tmp, std::int64_t(Fmatrix{c.w, 0, c.pad_l, c.pad_r, 0, 0}.pack()));
+  k.Li(tmp, std::int64_t(cols ? Fmatrix{0, 1, 0, 0, 0, 0}.pack() : Fmatrix{c.w, 0, c.pad_l, c.pad_r, 0, 0}.pack()));
   k.Op("or", bt1, bt1, tmp);
   k.SetSpr(Spr::Fmatrix, bt1);
-  // m_start = row x mt - r0 x wo
-  k.Li(tmp, t.mt);
-  k.Mul(wbase, row, tmp);
-  k.Li(tmp, c.wo());
-  k.Mul(tmp, col, tmp);
-  k.Op("sub", wbase, wbase, tmp);
+  if (cols) {
+    k.Li(wbase, 0);  // m_start: the tile's first output is its band's first
+  } else {           // m_start = row x mt - r0 x wo
+    k.Li(tmp, t.mt);
+    k.Mul(wbase, row, tmp);
+    k.Li(tmp, c.wo());
+    k.Mul(tmp, col, tmp);
+    k.Op("sub", wbase, wbase, tmp);
+  }
   by_parity(par, [&](int p) {
     k.WaitFlag(Pipe::MTE2, Pipe::MTE1, 6 + p);
     k.Li(band_l1, std::int64_t(p * fm.area));
@@ -1450,7 +1516,8 @@ std::string conv2d_tiling(const AiCoreConfig& cfg, const ConvShape& c) {
   const ConvL1 fm = conv_l1(c, t.mt, t.nt, std::uint64_t(t.kt) * t.nt * 2, cfg.size[kL1], cfg.cores);
   return t.str() + " (img2col; " +
          (fm.whole ? std::string("the feature map in L1")
-                   : "the feature map in bands of up to " + std::to_string(fm.band_rows) + " input rows") +
+                   : "the feature map in bands of up to " + std::to_string(fm.band_rows) + " input " +
+                         (fm.columns ? "columns" : "rows")) +
          ")";
 }
 

@@ -80,6 +80,10 @@ struct ConvShape {
   // The GEMM's k: an extended group's channels x kh x kw (with C0 = 16, the pad channels of the
   // last C1 group included; with C0 = 4, k0 columns of 4 channels at a time).
   std::uint32_t k() const { return c1e() * c0 * kh * kw; }
+  // A map of one row under a window of one row (a 1-D conv, N x C x L as N x C x 1 x L): its
+  // output is one row, which column bands cut (conv_col_band) where one input row is too large
+  // for L1.
+  bool one_row() const { return h == 1 && kh == 1 && pad_t == 0 && pad_b == 0; }
 };
 
 // The part of the input a conv tile reads: the input rows [top, top + rows) of its output rows
@@ -91,6 +95,11 @@ struct ConvBand {
 // The band of the tile of output positions [row x mt, row x mt + mt). rows is 0 when the band
 // is all padding.
 ConvBand conv_band(const ConvShape& c, std::uint32_t mt, std::uint32_t row);
+// A one-row map's band of input columns of the tile of output positions [row x mt, row x mt +
+// mt) (ConvShape::one_row): in ConvBand's fields, its first input column (top), its columns
+// (rows), the padding left and right of them (pad_t, pad_b); m_start 0 (the tile's first output
+// is the band's first).
+ConvBand conv_col_band(const ConvShape& c, std::uint32_t mt, std::uint32_t row);
 
 struct GemmTiling {
   std::uint32_t mt = 0, nt = 0, kt = 0;  // output tile mt x nt, k in chunks of kt
