@@ -1088,7 +1088,8 @@ bool Compiler::top_k(int i) {
   const bool is_topk = n.op_type() == "TopK";
   const Attrs a{n};
   const Value& v = values_.at(n.input(0));
-  const std::int64_t rank = std::int64_t(v.shape.size());
+  const Dims shape = image_shape(n.input(0));  // the model's (a 1-D map's 1 x C x L)
+  const std::int64_t rank = std::int64_t(shape.size());
   std::int64_t axis = a.i("axis", is_topk ? -1 : 0), k = 1;
   if (axis < 0) axis += rank;
   if (axis != rank - 1) fail(i, "over axis " + std::to_string(axis) + ": the last is lowered (the AI CPU takes rows)");
@@ -1099,7 +1100,7 @@ bool Compiler::top_k(int i) {
     k = std::int64_t(ref_.at(n.input(1)).data[0]);
     if (k < 1 || k > 64) fail(i, "K = " + std::to_string(k) + ": 1 to 64 is lowered (the AI CPU kernel's)");
   }
-  const std::int64_t cols = v.shape.back(), rows = product(v.shape) / cols;
+  const std::int64_t cols = shape.back(), rows = product(shape) / cols;
   const std::string x = cast_to(i, n.input(0), "f32");
   Kernel kk{kernel_name(i), "aicpu"};
   kk.nodes = {i};
@@ -1311,7 +1312,7 @@ bool Compiler::view(int i) {
 // is placed by the reader, holding the output's own values (no view of it is left to fold).
 void Compiler::set_view(int i, Value v) {
   const std::string& name = node(i).output(0);
-  v.shape = image_shape(name);
+  v.shape = stored_shape(name, v.layout);  // an Identity of a 1-D map keeps it 1 x C x 1 x L
   if (!v.input.empty() && v.refs[image_].empty())
     v.input = name, v.transposed = false, v.scale = 1.0;
   else
@@ -1580,8 +1581,8 @@ void Compiler::finish_outputs() {
       for (KTensor& t : k->tensors)
         if (t.name == r.substr(dot + 1)) {
           t.save = "outputs/" + file;
-          if (!t.shape.empty() && t.shape != want.shape && std::size_t(product(t.shape)) == want.elements())
-            t.save_shape = want.shape;
+          const bool other = !t.shape.empty() && t.shape != want.shape;
+          t.save_shape = other && std::size_t(product(t.shape)) == want.elements() ? want.shape : Dims{};
         }
       // A Concat's output, whole once every copy has run (checks run after the run), is checked so.
       if (k->holds == r.substr(dot + 1)) k->output = k->holds;

@@ -574,6 +574,12 @@ std::string refuses_attributes(const onnx::NodeProto& n, std::int64_t opset) {
 // before their last dimension (the same elements in the same order), its attributes lifted
 // (NodeAttrs::one_d); its output is viewed back without it.
 void run_1d(const Entry& e, Op& op) {
+  for (const auto& a : op.n.attribute()) {  // a count of the 2-D form's would pass its checks
+    const bool window = a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations";
+    if ((window && a.ints_size() != 1) || (a.name() == "pads" && a.ints_size() != 2))
+      throw Error(op.who() + ": a 1-D window's " + a.name() + " has " + std::to_string(a.ints_size()) +
+                  " values, not " + (window ? "1" : "2"));
+  }
   struct View {  // the lifted shapes, put back however the op ends
     std::vector<Tensor*> lifted;
     ~View() {

@@ -119,7 +119,7 @@ std::vector<std::int64_t> NodeAttrs::ints(const char* name, const std::vector<st
   const std::string nm = name;
   if (v.size() == 1 && (nm == "kernel_shape" || nm == "strides" || nm == "dilations")) return {1, v[0]};
   if (v.size() == 2 && nm == "pads") return {0, v[0], 0, v[1]};
-  return v;  // a count the 1-D form does not have: the 2-D code's checks name it
+  return v;  // a count the 1-D form does not have (the host reference refuses it: run_1d)
 }
 
 bool one_d_window(const onnx::NodeProto& n, std::size_t input_rank) {

@@ -566,10 +566,10 @@ void KernelLauncher::read_tensors(Kernel* K, const cfg::Node& k, const std::stri
     s.t.elems = tensor_elements(s, t);
     if (t.has("save_shape")) {
       s.save_shape = t.get_uint_list("save_shape");
-      std::uint64_t n = 1;
+      std::uint64_t n = s.save_shape.empty() ? 0 : 1;  // 0: none, or a 0 or over 2^34
       for (std::uint64_t d : s.save_shape) n = d && n <= (1ull << 34) / d ? n * d : 0;
       const std::uint64_t want = s.nc1hwc0 ? s.nc1hwc0->logical() : s.t.elems;
-      if (n != want || s.save_shape.empty())
+      if (n != want)
         t.at("save_shape")
             .fail("a shape of " + (n ? std::to_string(n) : std::string("no or over 2^34")) +
                   " elements; the tensor holds " + std::to_string(want) + " (the same elements, reshaped)");

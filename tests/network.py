@@ -603,6 +603,39 @@ with tempfile.TemporaryDirectory() as d:
             compare("1-D maps joined", jout, f".b{b}", {"z": np.stack([rp[:, 2 * o:2 * o + 3].max(axis=1)
                                                                          for o in range(17)], axis=1)[None]})
 
+    # Identities on 1-D maps (the map keeps its stored 1 x C x 1 x L): Conv1d, Identity, a batch
+    # norm no conv folds (a depthwise 1 x 1 conv), Identity, Flatten into a MatMul, TopK of it;
+    # against NumPy, the indices exactly.
+    iw, ifc = f32(rng.normal(0, .3, (32, 8, 3))), f32(rng.normal(0, .1, (640, 12)))
+    ibn = [f32(rng.uniform(.5, 1.5, 32)), f32(rng.uniform(-.2, .2, 32)), f32(rng.uniform(-.2, .2, 32)),
+           f32(rng.uniform(.5, 1.5, 32))]
+    ident = helper.make_graph(
+        [helper.make_node("Conv", ["x", "iw"], ["c"], name="conv", pads=[1, 1]),
+         helper.make_node("Identity", ["c"], ["i"], name="id"),
+         helper.make_node("BatchNormalization", ["i", "g", "b", "m", "v"], ["n"], name="bn"),
+         helper.make_node("Identity", ["n"], ["i2"], name="id2"), helper.make_node("Flatten", ["i2"], ["f"], name="flat"),
+         helper.make_node("MatMul", ["f", "ifc"], ["y"], name="fc"),
+         helper.make_node("TopK", ["y", "k"], ["tv", "ti"], name="top", axis=1)], "ident",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 20])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 12]),
+         helper.make_tensor_value_info("ti", TensorProto.INT64, [1, 3])],
+        [numpy_helper.from_array(a, n) for n, a in (("iw", iw), ("ifc", ifc), ("g", ibn[0]), ("b", ibn[1]), ("m", ibn[2]),
+                                                    ("v", ibn[3]), ("k", np.array([3], np.int64)))])
+    onnx.save(helper.make_model(ident, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "ident.onnx"))
+    ix1 = f32(rng.uniform(-1, 1, (1, 8, 20)))
+    np.save(os.path.join(d, "ix1d.npy"), ix1)
+    iout = os.path.join(d, "ident")
+    if dvp(["run", os.path.join(d, "ident.onnx"), "--input", "x=" + os.path.join(d, "ix1d.npy"), "--out", iout,
+            "--no-trace", "--check-layers"], 0, r"kernel bn: 640 elements within[\s\S]*kernel top: 3 elements",
+           "Identities on 1-D maps"):
+        c = conv1d(ix1[0].astype(np.float16), iw, pad=1)
+        g, b, mu, var = (v.astype(np.float64)[:, None] for v in ibn)
+        y = (((c - mu) / np.sqrt(var + 1e-5) * g + b).reshape(1, -1) @ ifc)
+        compare("Identities on 1-D maps", iout, "", {"y": y})
+        if list(np.load(os.path.join(iout, "outputs", "ti.npy")).ravel()) != list(np.argsort(-y[0], kind="stable")[:3]):
+            failures.append("Identities on 1-D maps: TopK's indices differ from NumPy's")
+
     # A VGG's classifier: the last feature map (7 x 5 of 24 channels, no whole group of 16)
     # flattened into a fully connected layer, as torch exports nn.Linear (Gemm, transB), then a
     # MatMul to 10 f32 logits (rows of 40 bytes: two blocks, under 16 columns); the gemm reads the map where it is, B's rows put in the map's order when the model

@@ -55,9 +55,10 @@ std::uint64_t narrow_blocks(const GemmShape& s) {
 }
 
 // Ragged rows of a block or more take tiles no wider than n: the last column tile is shifted left
-// to end at n (GemmBuilder::shift_n), so every tile's rows are whole blocks. Rows under one block
-// (narrow_out) take tiles of 32 bytes or more, so that the block assembled at a tile's end starts
-// inside it (16 rows of one s8 are 16 bytes: such a tile takes 32 rows).
+// to end at n (GemmBuilder::shift_n), so every tile's rows are whole blocks. Rows narrower than a
+// tile (gemm_narrow: under one block, or under 16 columns) take tiles of 32 bytes or more, so that
+// the blocks assembled at a tile's end start inside it (16 rows of one s8 are 16 bytes: such a
+// tile takes 32 rows).
 bool ragged_tile_fits(const GemmShape& s, std::uint32_t mt, std::uint32_t nt) {
   const std::uint64_t row_bytes = std::uint64_t(s.n) * dtype_bytes(s.out);
   return gemm_narrow(s) ? mt * row_bytes >= 32 : nt <= s.n;
@@ -115,8 +116,10 @@ ConvL1 conv_l1_columns(const ConvShape& c, std::uint32_t mt, std::uint64_t tiles
 // the same rows: a strided 1 x 1 on a small map), else bands (s1-3x3-64 on ascend310: 53.5% of
 // peak whole, 65.0% in bands; twice, not once: on ascend310 the 1 x 1 64 -> 256 layer gains
 // 8% and none loses, the stem in C0 = 4 takes 101 us in bands, 113 whole).
+// With `columns`, a one-row map that fits neither way takes column bands (conv_l1_columns), unless
+// its padding is wider than the window reaches (a tile could then read no column of it).
 ConvL1 conv_l1(const ConvShape& c, std::uint32_t mt, std::uint32_t nt, std::uint64_t b_bytes, std::uint64_t l1,
-               unsigned cores) {
+               unsigned cores, bool columns = true) {
   // A band holds one input row of each C1 group of an extended group (a tile's channels); the
   // whole map every C1 group. A copy moves whole 32-byte blocks (the small-channel map's rows
   // are not).
@@ -135,7 +138,9 @@ ConvL1 conv_l1(const ConvShape& c, std::uint32_t mt, std::uint32_t nt, std::uint
   const std::uint64_t tiles = tiles_m * ((c.cout + nt - 1) / nt), per_core = (tiles + cores - 1) / cores;
   // A band copy's block_len (16 bits) counts its rows' positions (C0 = 16).
   const bool band_fits = band.need(2, b_bytes) <= l1 && (c.c0 != 16 || std::uint64_t(band.band_rows) * c.w <= 65535);
-  if (!whole_fits && !band_fits && c.one_row()) return conv_l1_columns(c, mt, tiles_m);
+  const std::uint32_t reach = c.dil_w * (c.kw - 1);
+  if (columns && !whole_fits && !band_fits && c.one_row() && c.pad_l <= reach && c.pad_r <= reach)
+    return conv_l1_columns(c, mt, tiles_m);
   return whole_fits && (!band_fits || per_core * band.area > 2 * whole.area) ? whole : band;
 }
 
@@ -227,25 +232,34 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
   // A and of B; one transposing load moves a B chunk): the one with the least estimated time,
   // then the least padding computed, then the largest (fewest tiles).
   // L1: two chunks of A and of B; a conv's feature map (or two bands of it) and two of B.
+  // A one-row conv's column bands only where no tile fits otherwise: a shape that ran before keeps
+  // its tiles (a second search, with them).
+  bool columns = false;
   auto l1_need = [&](std::uint32_t mt, std::uint32_t nt) {
     const std::uint64_t b = std::uint64_t(t.kt) * nt * eb;
-    return conv ? conv_l1(*conv, mt, nt, b, l1, cfg.cores).need(2, b) : 2 * (std::uint64_t(mt) * t.kt * eb + b);
+    return conv ? conv_l1(*conv, mt, nt, b, l1, cfg.cores, columns).need(2, b)
+                : 2 * (std::uint64_t(mt) * t.kt * eb + b);
   };
   std::uint64_t best_work = ~0ull, best_pad = ~0ull, best_area = 0;
-  for (std::uint32_t mt = 16; mt <= 256; mt *= 2)
-    for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
-      const bool fits = 2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b &&
-                        std::uint64_t(mt) * nt * 4 <= l0c && (t.kt / k0) * (nt / 16) <= 255 && l1_need(mt, nt) <= l1 &&
-                        (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
-                        (!s.vector_epilogue() || (gemm_epilogue_ub(s, mt, nt, conv != nullptr, 1) <= cfg.size[kUB] &&
-                                                  nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0));
-      if (!fits || (gemm_ragged(s) && !ragged_tile_fits(s, mt, nt)) || (s.out_nc1hwc0 && nt > s.n)) continue;
-      const std::uint64_t work = gemm_estimate(cfg, s, mt, nt, k_pad), area = std::uint64_t(mt) * nt;
-      const std::uint64_t pad = (s.m + mt - 1) / mt * mt * ((s.n + nt - 1) / nt * nt);
-      if (std::tie(work, pad) < std::tie(best_work, best_pad) ||
-          (work == best_work && pad == best_pad && area > best_area))
-        best_work = work, best_pad = pad, best_area = area, t.mt = mt, t.nt = nt;
-    }
+  auto search = [&] {
+    for (std::uint32_t mt = 16; mt <= 256; mt *= 2)
+      for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
+        const bool fits =
+            2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b && std::uint64_t(mt) * nt * 4 <= l0c &&
+            (t.kt / k0) * (nt / 16) <= 255 && l1_need(mt, nt) <= l1 &&
+            (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
+            (!s.vector_epilogue() || (gemm_epilogue_ub(s, mt, nt, conv != nullptr, 1) <= cfg.size[kUB] &&
+                                      nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0));
+        if (!fits || (gemm_ragged(s) && !ragged_tile_fits(s, mt, nt)) || (s.out_nc1hwc0 && nt > s.n)) continue;
+        const std::uint64_t work = gemm_estimate(cfg, s, mt, nt, k_pad), area = std::uint64_t(mt) * nt;
+        const std::uint64_t pad = (s.m + mt - 1) / mt * mt * ((s.n + nt - 1) / nt * nt);
+        if (std::tie(work, pad) < std::tie(best_work, best_pad) ||
+            (work == best_work && pad == best_pad && area > best_area))
+          best_work = work, best_pad = pad, best_area = area, t.mt = mt, t.nt = nt;
+      }
+  };
+  search();
+  if (!best_area && conv) columns = true, search();
   if (!best_area)
     throw Error("gemm: no tile of 16..256 fits L0A (" + std::to_string(l0a) + " B), L0B (" + std::to_string(l0b) +
                 " B), L0C (" + std::to_string(l0c) + " B) and L1" +
@@ -453,8 +467,8 @@ class GemmBuilder {
   // UB: nu slots of slot_bytes (the accumulator; its cast at cast_off; the residual at res_off
   // and its f32 cast at resf_off), then the bias row and the scale row.
   std::uint64_t slot_acc = 0, slot_bytes = 0, ub_bias = 0, ub_scale = 0, cast_off = 0, res_off = 0, resf_off = 0;
-  // C's rows end inside 32-byte blocks: written row by row (ragged_out); rows under a block
-  // assemble a tile's last block at ub_tail (narrow_out).
+  // C's rows end inside 32-byte blocks: written row by row (ragged_out); rows narrower than a tile
+  // assemble a tile's last blocks at ub_tail (narrow_out).
   bool ragged = false;
   std::uint64_t ub_tail = 0;
   // Ragged rows of a block or more: the last column tile starts at n - nt, not at a multiple of
