@@ -222,6 +222,7 @@ class Compiler {
   Dims conv_pads(int i, const Dims& x, const Dims& k, const Dims& s, const Dims& d) const;
   bool pool(int i);
   Tensor pool_window(int i, const Dims& x, Kernel& k) const;
+  double pool_atol(int i) const;
   void pool_counts(int i, const Tensor& counts);
   bool gemm(int i);
   struct GemmPlan {
@@ -633,10 +634,16 @@ bool Compiler::conv(int i) {
   w.shape = as_2d(w.shape);  // a 1-D conv's M x C x K as M x C x 1 x K
   const Dims kk{w.shape[2], w.shape[3]}, s = a.ints("strides", {1, 1}), d = a.ints("dilations", {1, 1});
   if (x.size() != 4 || x[0] != 1) fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; batch 1 is lowered");
-  if (groups > 1 && w.shape[0] % 16)
-    fail(i, "a grouped conv of " + std::to_string(w.shape[0]) + " output channels: a multiple of 16 is lowered");
-  const std::int64_t cout = (w.shape[0] + 15) / 16 * 16;
+  // A depthwise conv of channels that are no whole group of 16 (MobileNetV3's 72, 120) runs as one
+  // over them rounded up: the pad channels, which NC1HWC0 holds as zeros, get zero filters.
+  const bool depthwise = groups > 1 && groups == x[1] && w.shape[0] == groups && w.shape[1] == 1;
+  if (groups > 1 && w.shape[0] % 16 && !depthwise)
+    fail(i, "a grouped conv of " + std::to_string(w.shape[0]) +
+                " output channels: a multiple of 16 is lowered (or a depthwise conv of any channels)");
+  const std::int64_t cout = (w.shape[0] + 15) / 16 * 16, g = depthwise ? cout : groups;
   w.shape[0] = cout, w.data.resize(std::size_t(product(w.shape)), 0.0f);
+  Dims xk = x;  // the input as the kernel reads it: a depthwise conv's channels rounded up too
+  if (depthwise) xk[1] = cout;
   const Dims p = conv_pads(i, x, kk, s, d);
   // The small-channel mode reads a graph input stored C0 = 4, which only this conv may read.
   const bool c04 = x[1] <= 4 && groups == 1 && ref(n.input(0)).empty() && consumers_.at(n.input(0)).size() == 1 &&
@@ -645,10 +652,10 @@ bool Compiler::conv(int i) {
   Kernel k{kernel_name(i), "conv2d"};
   for (int j : {i, ch.bn, ch.add, ch.act})
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
-  k.shape = conv_keys(x, cout, kk, s, d, p, groups, c04, out_dtype(ch.out));
+  k.shape = conv_keys(xk, cout, kk, s, d, p, g, c04, out_dtype(ch.out));
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0, c04));
   k.tensors.push_back(
-      weight_tensor(i, k, KTensor{"w", "f16", c04 ? "nc1hwc0_c04" : "nc1hwc0", "", "", "", w.shape, groups}, w));
+      weight_tensor(i, k, KTensor{"w", "f16", c04 ? "nc1hwc0_c04" : "nc1hwc0", "", "", "", w.shape, g}, w));
   k.args = {"x", "w", "y"};
   produce(k, ch.out, KTensor{"y", out_dtype(ch.out)}, Layout::Nc1hwc0);
   conv_epilogue(i, ch.bn, k, cout, folded);
@@ -808,10 +815,21 @@ bool Compiler::pool(int i) {
   produce(k, n.output(0), KTensor{"y", "f16"}, Layout::Nc1hwc0);
   k.args = {"x", "y"};
   k.check_inputs = {"x"};
-  k.check = {{"op", "pool"}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  k.check = {{"op", "pool"}, {"atol", num(pool_atol(i))}, {"rtol", "1e-3"}};
   finish(i, std::move(k));
   if (!counts.data.empty()) pool_counts(i, counts);
   return true;
+}
+
+// Pool i's layer check's atol: an average's window is summed in f16 (as the vector unit adds),
+// each of its kh x kw - 1 adds rounding by up to half an f16 step of the running sum, at most
+// kh x kw x the input's largest magnitude: over the mean, (kh x kw - 1) x 2^-11 of that magnitude.
+double Compiler::pool_atol(int i) const {
+  if (node(i).op_type() != "AveragePool") return 1e-3;
+  const Dims kk = attrs(i).ints("kernel_shape", {});
+  double peak = 0;
+  for (float v : ref_.at(node(i).input(0)).data) peak = std::max(peak, double(std::fabs(v)));
+  return std::max(1e-3, double(product(kk) - 1) * std::ldexp(1.0, -11) * peak);
 }
 
 // The window's shape keys of pool kernel k. A ceil_mode row or column past the padding is
