@@ -633,7 +633,8 @@ bool Compiler::conv(int i) {
   Tensor w = weight(i, 1);
   w.shape = as_2d(w.shape);  // a 1-D conv's M x C x K as M x C x 1 x K
   const Dims kk{w.shape[2], w.shape[3]}, s = a.ints("strides", {1, 1}), d = a.ints("dilations", {1, 1});
-  if (x.size() != 4 || x[0] != 1) fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; batch 1 is lowered");
+  if (x.size() != 4 || x[0] != 1)
+    fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; one image per kernel is lowered (--batch N for N)");
   // A depthwise conv of channels that are no whole group of 16 (MobileNetV3's 72, 120) runs as one
   // over them rounded up: the pad channels, which NC1HWC0 holds as zeros, get zero filters.
   const bool depthwise = groups > 1 && groups == x[1] && w.shape[0] == groups && w.shape[1] == 1;
@@ -799,7 +800,8 @@ bool Compiler::pool(int i) {
   if (!available(n.input(0))) return false;
   const Dims x = as_2d(values_.at(n.input(0)).shape);
   const std::string op = n.op_type();
-  if (x.size() != 4 || x[0] != 1) fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; batch 1 is lowered");
+  if (x.size() != 4 || x[0] != 1)
+    fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; one image per kernel is lowered (--batch N for N)");
   if (n.output_size() > 1) fail(i, "the Indices output is not lowered");
   Kernel k{kernel_name(i), "pool"};
   k.nodes = {i};
