@@ -545,6 +545,16 @@ std::vector<std::pair<std::string, std::string>> conv_keys(const Dims& x, std::i
           {"out", out},         {"out_layout", "nc1hwc0"}};
 }
 
+// Grouped conv weights (cout x C / groups x kh x kw) as a dense conv's (cout x C x kh x kw): output
+// channel o's filter in its group's input channels, zeros in the others'.
+Tensor block_diagonal(const Tensor& w, std::int64_t groups) {
+  const std::int64_t cout = w.shape[0], cg = w.shape[1], k = w.shape[2] * w.shape[3], per = cout / groups;
+  Tensor d{{cout, cg * groups, w.shape[2], w.shape[3]}, std::vector<float>(std::size_t(cout * cg * groups * k), 0.0f)};
+  for (std::int64_t o = 0; o < cout; ++o)
+    std::copy_n(w.data.begin() + o * cg * k, cg * k, d.data.begin() + (o * cg * groups + o / per * cg) * k);
+  return d;
+}
+
 // Pads {top, left, bottom, right} from auto_pad or pads.
 Dims Compiler::conv_pads(int i, const Dims& x, const Dims& k, const Dims& s, const Dims& d) const {
   const Attrs a = attrs(i);
@@ -638,10 +648,11 @@ bool Compiler::conv(int i) {
   // A depthwise conv of channels that are no whole group of 16 (MobileNetV3's 72, 120) runs as one
   // over them rounded up: the pad channels, which NC1HWC0 holds as zeros, get zero filters.
   const bool depthwise = groups > 1 && groups == x[1] && w.shape[0] == groups && w.shape[1] == 1;
-  if (groups > 1 && w.shape[0] % 16 && !depthwise)
-    fail(i, "a grouped conv of " + std::to_string(w.shape[0]) +
-                " output channels: a multiple of 16 is lowered (or a depthwise conv of any channels)");
-  const std::int64_t cout = (w.shape[0] + 15) / 16 * 16, g = depthwise ? cout : groups;
+  // Other groups whose output channels are no whole group of 16 (20 in 2 groups): a dense conv
+  // whose weights are zero across groups, as the kernel itself runs groups it cannot extend.
+  const bool dense = groups > 1 && w.shape[0] % 16 && !depthwise;
+  if (dense) w = block_diagonal(w, groups);
+  const std::int64_t cout = (w.shape[0] + 15) / 16 * 16, g = depthwise ? cout : dense ? 1 : groups;
   w.shape[0] = cout, w.data.resize(std::size_t(product(w.shape)), 0.0f);
   Dims xk = x;  // the input as the kernel reads it: a depthwise conv's channels rounded up too
   if (depthwise) xk[1] = cout;

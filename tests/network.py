@@ -638,6 +638,24 @@ with tempfile.TemporaryDirectory() as d:
         if list(np.load(os.path.join(iout, "outputs", "ti.npy")).ravel()) != list(np.argsort(-y[0], kind="stable")[:3]):
             failures.append("Identities on 1-D maps: TopK's indices differ from NumPy's")
 
+    # A grouped Conv1d whose output channels are no whole group of 16 (20 in 2 groups, 12 input
+    # channels): a dense conv with weights zero across groups; against NumPy on both presets.
+    gw = f32(rng.normal(0, .3, (20, 6, 3)))
+    grouped = helper.make_graph([helper.make_node("Conv", ["x", "gw"], ["y"], name="gconv", pads=[1, 1], group=2)],
+                                "grouped", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 12, 30])],
+                                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 20, 30])],
+                                [numpy_helper.from_array(gw, "gw")])
+    onnx.save(helper.make_model(grouped, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "grouped.onnx"))
+    gx = f32(rng.uniform(-1, 1, (1, 12, 30)))
+    np.save(os.path.join(d, "gx.npy"), gx)
+    for preset in ("ascend310", "ascend910"):
+        gout = os.path.join(d, "grouped-" + preset)
+        if dvp(["run", os.path.join(d, "grouped.onnx"), "--preset", preset, "--input", "x=" + os.path.join(d, "gx.npy"),
+                "--out", gout, "--no-trace"], 0, r"kernel gconv: \d+ elements within", f"a grouped conv of 20 outputs on {preset}"):
+            compare("a grouped conv of 20 outputs", gout, "",
+                    {"y": conv1d(gx[0].astype(np.float16), gw, pad=1, groups=2)[None]})
+
     # A VGG's classifier: the last feature map (7 x 5 of 24 channels, no whole group of 16)
     # flattened into a fully connected layer, as torch exports nn.Linear (Gemm, transB), then a
     # MatMul to 10 f32 logits (rows of 40 bytes: two blocks, under 16 columns); the gemm reads the map where it is, B's rows put in the map's order when the model
