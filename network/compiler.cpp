@@ -17,6 +17,7 @@
 #include "host_reference.hpp"
 #include "schedule.hpp"
 #include "tensor_file.hpp"
+#include "tensor_layout.hpp"
 
 namespace dvp::network {
 
@@ -1065,18 +1066,19 @@ void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
 // fully connected layer after a conv. Returns the gemm's k, the map's stored elements.
 std::int64_t Compiler::flat_b(int i, Kernel& k, const GemmPlan& p) {
   const Value& a = values_.at(p.a);
-  const std::int64_t c = a.map[1], hw = a.map[2] * a.map[3], c1 = (c + 15) / 16, kk = c1 * hw * 16;
+  const auto map =
+      platform::Nc1hwc0::of({1, std::uint64_t(a.map[1]), std::uint64_t(a.map[2]), std::uint64_t(a.map[3])});
+  const std::int64_t kk = std::int64_t(map.stored()), rows = std::int64_t(map.logical());
   if (a.dtype != "f16") fail(i, "A flattens an NC1HWC0 map of " + a.dtype + "; the cube takes f16");
   k.tensors.push_back(KTensor{"a", a.dtype, "nd", ref(p.a), "", "", {1, kk}});
   const Tensor& b = ref_.at(node(i).input(1));
   Tensor t{p.bt ? Dims{p.n, kk} : Dims{kk, p.n}, std::vector<float>(std::size_t(kk * p.n), 0.0f)};
-  for (std::int64_t ch = 0; ch < c; ++ch)
-    for (std::int64_t e = 0; e < hw; ++e) {
-      const std::int64_t from = ch * hw + e, to = ((ch / 16) * hw + e) * 16 + ch % 16;
-      for (std::int64_t col = 0; col < p.n; ++col)
-        t.data[std::size_t(p.bt ? col * kk + to : to * p.n + col)] =
-            p.alpha * b.data[std::size_t(p.bt ? col * p.k + from : from * p.n + col)];
-    }
+  for (std::int64_t from = 0; from < rows; ++from) {  // the flattening's row -> where the map stores it
+    const std::int64_t to = std::int64_t(map.at(std::uint64_t(from)));
+    for (std::int64_t col = 0; col < p.n; ++col)
+      t.data[std::size_t(p.bt ? col * kk + to : to * p.n + col)] =
+          p.alpha * b.data[std::size_t(p.bt ? col * p.k + from : from * p.n + col)];
+  }
   k.tensors.push_back(weight_tensor(i, k, KTensor{"b", "f16", "nd", "", "", "", t.shape}, t));
   return kk;
 }
