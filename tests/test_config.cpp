@@ -60,6 +60,29 @@ TEST(ConfigTree, DuplicateKeyIsAnError) {
   }
 }
 
+// The value budget (a million) is checked on the parser's events before any node is built, and
+// counts what the builder would: a node per value and item, an alias as its anchor's whole
+// subtree, map keys aside. Exactly at the budget the file loads; one value more names the place.
+static std::string values_text(std::size_t aliases, std::size_t scalars) {
+  std::string t = "m: &m {p: x, q: [y, z]}\nb: [";  // m: 5 values (the map, p, q, y, z)
+  for (std::size_t i = 0; i < aliases; ++i) t += i ? ", *m" : "*m";
+  t += "]\nc: [";
+  for (std::size_t i = 0; i < scalars; ++i) t += i ? ", x" : "x";
+  return t + "]\n";
+}
+
+TEST(ConfigTree, ValueBudgetCountsAliasesAsTheBuilderDoes) {
+  // the root, m, b and c: 1 + 5 + (1 + 5 x 199000) + (1 + 4992) = 1000000
+  Node n = from_yaml_text(values_text(199000, 4992), "f.yaml");
+  EXPECT_EQ(n.at("c").items().size(), 4992u);
+  try {
+    from_yaml_text(values_text(199000, 4993), "f.yaml");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("key 'c[4992]': more than 1000000 values"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Schema, ReportsEveryProblemWithItsPlace) {
   Spec s("", Type::Section, "root");
   Spec& sec = s.section("dram", "d");

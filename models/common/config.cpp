@@ -2,6 +2,8 @@
 #include "config.hpp"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -187,16 +189,11 @@ constexpr std::size_t kMaxConfigNodes = 1000000;
 
 struct NodeBuilder {
   const std::string& file;
-  std::size_t nodes = 0;
 
   Node build(const YAML::Node& y, const std::string& path, unsigned depth) {
     Origin o{file, y.Mark().line + 1, y.Mark().column + 1};
     if (depth > kMaxConfigDepth)
       throw ConfigError(o, path, "nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
-    if (++nodes > kMaxConfigNodes)
-      throw ConfigError(o, path,
-                        "more than " + std::to_string(kMaxConfigNodes) +
-                            " values (aliases count once per use); move bulk data to a tensor file");
     Node n;
     n.origin_ = o;
     n.path_ = path;
@@ -232,10 +229,94 @@ struct NodeBuilder {
   }
 };
 
+// Counts the values a YAML text stands for, aliases expanded, from the parser's events, without
+// expanding them: an alias adds the size its anchor's subtree was counted at. The count is the
+// one NodeBuilder keeps (a node per value and item, map keys aside), so a file over the budget is
+// refused in time linear in its text. Building a million nodes first took seconds under the
+// sanitizers, past the fuzz run's limit for one input.
+class ValueCounter : public YAML::EventHandler {
+ public:
+  explicit ValueCounter(const std::string& file) : file_(file) {}
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t anchor) override { leaf(m, anchor, 1, nullptr); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t anchor) override {
+    auto it = sizes_.find(anchor);
+    leaf(m, 0, it == sizes_.end() ? 1 : it->second, nullptr);
+  }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor, const std::string& v) override {
+    leaf(m, anchor, 1, &v);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(m, anchor, false);
+  }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+    open(m, anchor, true);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Frame {
+    YAML::anchor_t anchor;
+    bool map;
+    std::size_t size = 1;      // this node and the values under it
+    std::size_t children = 0;  // keys and values seen (a map alternates them)
+    std::string key;           // a map's current key, for the error's path
+  };
+
+  bool is_key() const { return !stack_.empty() && stack_.back().map && stack_.back().children % 2 == 0; }
+
+  void count(const YAML::Mark& m, std::size_t n) {
+    if (is_key()) return;
+    total_ += n;
+    if (total_ > kMaxConfigNodes)
+      throw ConfigError(Origin{file_, m.line + 1, m.column + 1}, path(),
+                        "more than " + std::to_string(kMaxConfigNodes) +
+                            " values (aliases count once per use); move bulk data to a tensor file");
+  }
+  void open(const YAML::Mark& m, YAML::anchor_t anchor, bool map) {
+    count(m, 1);
+    stack_.push_back(Frame{anchor, map, 1, 0, {}});
+  }
+  void leaf(const YAML::Mark& m, YAML::anchor_t anchor, std::size_t size, const std::string* text) {
+    if (text && is_key()) stack_.back().key = *text;
+    count(m, size);
+    done(anchor, size);
+  }
+  void close() {
+    const YAML::anchor_t anchor = stack_.back().anchor;
+    const std::size_t size = stack_.back().size;
+    stack_.pop_back();
+    done(anchor, size);
+  }
+  void done(YAML::anchor_t anchor, std::size_t size) {
+    if (anchor != YAML::NullAnchor) sizes_[anchor] = size;
+    if (stack_.empty()) return;
+    if (!is_key()) stack_.back().size += size;
+    ++stack_.back().children;
+  }
+  std::string path() const {
+    std::string p;
+    for (const Frame& f : stack_) p = f.map ? join(p, f.key) : p + "[" + std::to_string(f.children) + "]";
+    return p;
+  }
+
+  const std::string& file_;
+  std::vector<Frame> stack_;
+  std::unordered_map<YAML::anchor_t, std::size_t> sizes_;
+  std::size_t total_ = 0;
+};
+
 Node from_yaml_text(const std::string& text, const std::string& file_name) {
   YAML::Node y;
   try {
     y = YAML::Load(text);
+    std::istringstream in(text);
+    ValueCounter counter(file_name);
+    YAML::Parser(in).HandleNextDocument(counter);
   } catch (const YAML::DeepRecursion& e) {
     Origin o{file_name, e.mark.line + 1, e.mark.column + 1};
     throw ConfigError(o, "", "nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
