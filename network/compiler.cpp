@@ -106,12 +106,18 @@ std::int64_t elem_bytes(const std::string& dtype) {
   return std::int64_t(aicore::dtype_bytes(*t));
 }
 
-// A tensor's bytes as stored (NC1HWC0: its channels in whole groups of C0).
+// A tensor's bytes as stored (NC1HWC0: its channels in whole groups of C0; fractal_z: its rows in
+// whole fractals), as the launcher lays it out.
 std::uint64_t stored_bytes(const KTensor& t) {
   const std::uint64_t eb = std::uint64_t(elem_bytes(t.dtype));
-  if (t.layout == "nd" || t.shape.size() < 3) return std::uint64_t(product(t.shape)) * eb;
-  const std::int64_t c0 = t.layout == "nc1hwc0_c04" ? 4 : 16, c = t.shape[t.shape.size() - 3];
-  return std::uint64_t(product(t.shape) / c * ((c + c0 - 1) / c0 * c0)) * eb;
+  const bool fractal = t.layout.rfind("fractal_z", 0) == 0;
+  if (t.layout == "nd" || (t.shape.size() < 3 && !fractal)) return std::uint64_t(product(t.shape)) * eb;
+  const std::vector<std::uint64_t> shape(t.shape.begin(), t.shape.end());
+  const std::uint64_t c0 = t.layout.size() > 4 && t.layout.substr(t.layout.size() - 4) == "_c04" ? 4 : 16;
+  const std::uint64_t groups = std::uint64_t(t.groups);
+  return (fractal ? platform::Nc1hwc0::fractal_z(shape, 32 / eb, c0, groups) : platform::Nc1hwc0::of(shape, c0, groups))
+             .stored() *
+         eb;
 }
 
 // t's values broadcast to `to` by numpy's rules (trailing axes aligned, an axis of 1 repeated);
@@ -240,6 +246,7 @@ class Compiler {
   void gemm_matrix_c(int i, const GemmPlan& p);
   void gemm_head(int i, const GemmPlan& p, std::int64_t h);
   std::int64_t flat_b(int i, Kernel& k, const GemmPlan& p);
+  KTensor fractal_b(int i, const Kernel& k, const GemmPlan& p, std::int64_t h);
   std::string cast_to(int i, const std::string& v, const std::string& to);
   bool top_k(int i);
   KTensor slice(KTensor t, std::int64_t heads, std::int64_t h, const Dims& shape) const;
@@ -535,15 +542,30 @@ std::string num(double v) {
 }
 std::string num(std::int64_t v) { return std::to_string(v); }
 
-// The conv2d kernel's shape keys: y stored NC1HWC0 in type `out`.
+// The conv2d kernel's shape keys: y stored NC1HWC0 in type `out`; the weights in the cube's fractal
+// order (fractal_z), as ATC stores them, so a tile's chunk of them is whole runs of DRAM.
 std::vector<std::pair<std::string, std::string>> conv_keys(const Dims& x, std::int64_t cout, const Dims& kk,
                                                            const Dims& s, const Dims& d, const Dims& p,
                                                            std::int64_t groups, bool c04, const std::string& out) {
-  return {{"h", num(x[2])},     {"w", num(x[3])},         {"c", num(x[1])},        {"cout", num(cout)},
-          {"kh", num(kk[0])},   {"kw", num(kk[1])},       {"stride_h", num(s[0])}, {"stride_w", num(s[1])},
-          {"dil_h", num(d[0])}, {"dil_w", num(d[1])},     {"pad_t", num(p[0])},    {"pad_b", num(p[2])},
-          {"pad_l", num(p[1])}, {"pad_r", num(p[3])},     {"groups", num(groups)}, {"c0", c04 ? "4" : "16"},
-          {"out", out},         {"out_layout", "nc1hwc0"}};
+  return {{"h", num(x[2])},
+          {"w", num(x[3])},
+          {"c", num(x[1])},
+          {"cout", num(cout)},
+          {"kh", num(kk[0])},
+          {"kw", num(kk[1])},
+          {"stride_h", num(s[0])},
+          {"stride_w", num(s[1])},
+          {"dil_h", num(d[0])},
+          {"dil_w", num(d[1])},
+          {"pad_t", num(p[0])},
+          {"pad_b", num(p[2])},
+          {"pad_l", num(p[1])},
+          {"pad_r", num(p[3])},
+          {"groups", num(groups)},
+          {"c0", c04 ? "4" : "16"},
+          {"out", out},
+          {"out_layout", "nc1hwc0"},
+          {"weights_layout", "fractal_z"}};
 }
 
 // Grouped conv weights (cout x C / groups x kh x kw) as a dense conv's (cout x C x kh x kw): output
@@ -668,7 +690,7 @@ bool Compiler::conv(int i) {
   k.shape = conv_keys(xk, cout, kk, s, d, p, g, c04, out_dtype(ch.out));
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0, c04));
   k.tensors.push_back(
-      weight_tensor(i, k, KTensor{"w", "f16", c04 ? "nc1hwc0_c04" : "nc1hwc0", "", "", "", w.shape, g}, w));
+      weight_tensor(i, k, KTensor{"w", "f16", c04 ? "fractal_z_c04" : "fractal_z", "", "", "", w.shape, g}, w));
   k.args = {"x", "w", "y"};
   produce(k, ch.out, KTensor{"y", out_dtype(ch.out)}, Layout::Nc1hwc0);
   conv_epilogue(i, ch.bn, k, cout, folded);
@@ -794,7 +816,7 @@ bool Compiler::bn_conv(int i, const std::vector<double>& sc, const std::vector<d
   k.shape = conv_keys(x, c, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, c, false, out_dtype(out));
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0));
   const Tensor w{{c, 1, 1, 1}, std::vector<float>(std::size_t(c), 1.0f)};
-  k.tensors.push_back(weight_tensor(i, k, KTensor{"w", "f16", "nc1hwc0", "", "", "", w.shape, c}, w));
+  k.tensors.push_back(weight_tensor(i, k, KTensor{"w", "f16", "fractal_z", "", "", "", w.shape, c}, w));
   k.args = {"x", "w", "y"};
   produce(k, out, KTensor{"y", out_dtype(out)}, Layout::Nc1hwc0);
   epilogue_tensors(i, k, sc, b, true, c);
@@ -1030,9 +1052,13 @@ void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
   const std::string a = values_.at(p.a).map.empty() ? cast_to(i, p.a, "f16") : p.a;
   std::int64_t kk = p.k;  // the gemm's k: with A a flattened map, its stored elements
+  // A weight B is stored as B^T in the cube's fractal order, as ATC stores a MatMul's weights.
+  const bool weight_b = constant(node(i).input(1));
   if (values_.at(a).map.empty()) {
     k.tensors.push_back(slice(use(i, k, a, "a", values_.at(a).layout), p.heads, h, {p.m, p.k}));
-    k.tensors.push_back(gemm_operand(i, k, 1, "b", p.alpha, p.bt ? Dims{p.n, p.k} : Dims{p.k, p.n}, p.heads, h));
+    k.tensors.push_back(weight_b
+                            ? fractal_b(i, k, p, h)
+                            : gemm_operand(i, k, 1, "b", p.alpha, p.bt ? Dims{p.n, p.k} : Dims{p.k, p.n}, p.heads, h));
   } else {
     kk = flat_b(i, k, p);
   }
@@ -1043,11 +1069,13 @@ void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
     produce(k, p.out, KTensor{"c", dt, "nd", "", "", "", {p.heads * p.m, p.n}}, Layout::Nd);
   else
     k.tensors.push_back(slice(KTensor{"c", dt, "nd", ref(p.out)}, p.heads, h, {p.m, p.n})), k.output = "c";
-  const std::string tb = p.bt ? "true" : "false", relu = p.act >= 0 ? "true" : "false";
-  k.shape = {{"m", num(p.m)}, {"k", num(kk)}, {"n", num(p.n)}, {"out", dt}, {"b_transposed", tb}, {"relu", relu}};
+  const std::string tb = p.bt || weight_b ? "true" : "false", relu = p.act >= 0 ? "true" : "false";
+  const std::string bl = weight_b ? "fractal_z" : "nd";
+  k.shape = {{"m", num(p.m)},      {"k", num(kk)},   {"n", num(p.n)}, {"out", dt},
+             {"b_transposed", tb}, {"b_layout", bl}, {"relu", relu}};
   k.args = {"a", "b", "c"};
-  k.check = {{"op", "gemm"},       {"m", num(p.m)}, {"k", num(kk)},   {"n", num(p.n)},
-             {"b_transposed", tb}, {"relu", relu},  {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  k.check = {{"op", "gemm"},   {"m", num(p.m)}, {"k", num(kk)},   {"n", num(p.n)}, {"b_transposed", tb},
+             {"b_layout", bl}, {"relu", relu},  {"atol", "1e-3"}, {"rtol", "1e-3"}};
   if (p.bias_node >= 0) {
     k.tensors.push_back(
         gemm_operand(p.bias_node, k, p.bias_input, "bias", p.bias_node == i ? p.beta : 1.0f, {p.n}, 1, 0));
@@ -1072,14 +1100,13 @@ std::int64_t Compiler::flat_b(int i, Kernel& k, const GemmPlan& p) {
   if (a.dtype != "f16") fail(i, "A flattens an NC1HWC0 map of " + a.dtype + "; the cube takes f16");
   k.tensors.push_back(KTensor{"a", a.dtype, "nd", ref(p.a), "", "", {1, kk}});
   const Tensor& b = ref_.at(node(i).input(1));
-  Tensor t{p.bt ? Dims{p.n, kk} : Dims{kk, p.n}, std::vector<float>(std::size_t(kk * p.n), 0.0f)};
+  Tensor t{Dims{p.n, kk}, std::vector<float>(std::size_t(kk * p.n), 0.0f)};  // B^T
   for (std::int64_t from = 0; from < rows; ++from) {  // the flattening's row -> where the map stores it
     const std::int64_t to = std::int64_t(map.at(std::uint64_t(from)));
     for (std::int64_t col = 0; col < p.n; ++col)
-      t.data[std::size_t(p.bt ? col * kk + to : to * p.n + col)] =
-          p.alpha * b.data[std::size_t(p.bt ? col * p.k + from : from * p.n + col)];
+      t.data[std::size_t(col * kk + to)] = p.alpha * b.data[std::size_t(p.bt ? col * p.k + from : from * p.n + col)];
   }
-  k.tensors.push_back(weight_tensor(i, k, KTensor{"b", "f16", "nd", "", "", "", t.shape}, t));
+  k.tensors.push_back(weight_tensor(i, k, KTensor{"b", "f16", "fractal_z", "", "", "", t.shape}, t));
   return kk;
 }
 
@@ -1159,8 +1186,21 @@ KTensor Compiler::slice(KTensor t, std::int64_t heads, std::int64_t h, const Dim
   return t;
 }
 
-// Gemm's B (f16) or bias (f32) from input j of node i: a weight times `factor` (head h's slice
-// of `heads`), written now; or an activation (factor 1), read where it is (B transposed or not).
+// Node i's weight B for gemm head h: B^T (n x k; the model's k x n transposed here) times alpha, in
+// the cube's fractal order (fractal_z).
+KTensor Compiler::fractal_b(int i, const Kernel& k, const GemmPlan& p, std::int64_t h) {
+  const Tensor& all = ref_.at(node(i).input(1));
+  const std::size_t per = std::size_t(p.n * p.k), at = per * std::size_t(h);
+  Tensor t{{p.n, p.k}, std::vector<float>(per)};
+  for (std::int64_t col = 0; col < p.n; ++col)
+    for (std::int64_t r = 0; r < p.k; ++r)
+      t.data[std::size_t(col * p.k + r)] = p.alpha * all.data[at + std::size_t(p.bt ? col * p.k + r : r * p.n + col)];
+  return weight_tensor(i, k, KTensor{"b", "f16", "fractal_z", "", "", "", t.shape}, t);
+}
+
+// Gemm's bias (f32) or B (f16; a weight B is fractal_b's) from input j of node i: a weight times
+// `factor` (head h's slice of `heads`), written now; or an activation (factor 1), read where it is
+// (B transposed or not).
 KTensor Compiler::gemm_operand(int i, Kernel& k, int j, const std::string& name, float factor, const Dims& shape,
                                std::int64_t heads, std::int64_t h) {
   const std::string dt = name == "bias" ? "f32" : "f16";

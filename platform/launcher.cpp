@@ -161,10 +161,23 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
       .range(1e-30, 1e30);
   sh.param("relu", Type::Bool, "gemm, conv2d: negative results become 0").defaults("false");
   sh.param("b_transposed", Type::Bool, "gemm: B is stored transposed, n x k (required for s8)").defaults("false");
+  sh.param("b_layout", Type::Enum,
+           "gemm: how B^T (b_transposed) is stored: nd (n rows of k) or fractal_z (the cube's fractal order, as ATC "
+           "stores weights: each chunk of k a tile reads is one run per 32-byte slice of k, not a strided read of n "
+           "rows; the tensor in layout fractal_z, shape [n, k])")
+      .defaults("nd")
+      .choices({"nd", "fractal_z"});
   sh.param("bias", Type::Bool,
            "gemm: C = A x B + bias; a fourth argument, n values of the accumulator type (f32; s32 for s8); "
            "conv2d: a bias per output channel (f32), the argument after y")
       .defaults("false");
+  describe_conv_shape(sh);
+  describe_row_shape(sh);
+  describe_aipp_shape(sh);
+}
+
+// conv2d's own keys of shape: its epilogue, the layouts of y and the weights, C0 and groups.
+void KernelLauncher::describe_conv_shape(cfg::Spec& sh) {
   sh.param("channel_scale", Type::Bool,
            "conv2d: the convolution times a scale per output channel (f32; a folded batch norm's), before the "
            "bias; the argument after the bias")
@@ -178,6 +191,12 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
       .defaults("nd")
       .choices({"nd", "nc1hwc0"});
   sh.param("relu6", Type::Bool, "conv2d: the output clamped to [0, 6] (ReLU6)").defaults("false");
+  sh.param("weights_layout", Type::Enum,
+           "conv2d: how the weights are stored: nc1hwc0 (cout rows of the img2col k) or fractal_z (the cube's "
+           "fractal order, as ATC stores them: a tile's chunk of k is read in runs of whole rows of fractals; the "
+           "tensor in layout fractal_z, or fractal_z_c04 with c0: 4)")
+      .defaults("nc1hwc0")
+      .choices({"nc1hwc0", "fractal_z"});
   sh.param("c0", Type::Int,
            "conv2d: channels per position of the stored input: 16 (NC1HWC0), or 4, the small-channel mode of a first "
            "layer (c <= 4; x and the weights in layout nc1hwc0_c04): k is kh x kw x 4 in whole fractals, not "
@@ -189,8 +208,6 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
            "of group o / (cout / groups); the weights tensor takes the same groups key")
       .defaults("1")
       .range(1, 65535);
-  describe_row_shape(sh);
-  describe_aipp_shape(sh);
 }
 
 // The row kernels' keys of shape (softmax, layernorm, transpose).
@@ -241,9 +258,12 @@ void KernelLauncher::describe_tensors(cfg::Spec& t) {
   t.param("layout", Type::Enum,
           "how the tensor is stored: nd (as its shape says, C order) or nc1hwc0 (the AI Core's feature-map layout: "
           "a shape of N x C x H x W or C x H x W stored as N x C1 x H x W x 16, the channels past C zero; conv2d "
-          "weights as cout x C x kh x kw), or nc1hwc0_c04 (C0 = 4: conv2d's small-channel mode, c0: 4). Files, init "
-          "and save are in the shape's order; the conversion is done on the host, at load and at save")
-      .choices({"nd", "nc1hwc0", "nc1hwc0_c04"})
+          "weights as cout x C x kh x kw), or nc1hwc0_c04 (C0 = 4: conv2d's small-channel mode, c0: 4), or "
+          "fractal_z / fractal_z_c04 (the cube's fractal order, CANN's FRACTAL_Z: conv2d weights [cout, C, kh, kw] "
+          "in those layouts' rows, or a gemm's B^T [n, k], cut into fractal rows of 32 bytes of every row in turn; "
+          "weights_layout / b_layout fractal_z). Files, init and save are in the shape's order; the conversion is done "
+          "on the host, at load and at save")
+      .choices({"nd", "nc1hwc0", "nc1hwc0_c04", "fractal_z", "fractal_z_c04"})
       .defaults("nd");
   t.param("groups", Type::Int,
           "layout nc1hwc0, a grouped conv2d's weights (logical cout x c / groups x kh x kw, as ONNX gives them): "
@@ -312,6 +332,9 @@ void KernelLauncher::describe_check(cfg::Spec& c) {
   c.param("k", Type::Int, "gemm: columns of in0, rows of in1; topk: how many").optional().range(1, 1 << 20);
   c.param("n", Type::Int, "gemm: columns of in1 and out").optional().range(1, 1 << 20);
   c.param("b_transposed", Type::Bool, "gemm: in1 is stored n x k").defaults("false");
+  c.param("b_layout", Type::Enum, "gemm: in1 (n x k) is stored nd or fractal_z (as the gemm's b_layout)")
+      .defaults("nd")
+      .choices({"nd", "fractal_z"});
   c.param("relu", Type::Bool, "gemm: the reference goes through ReLU").defaults("false");
   c.param("scale", Type::Float,
           "gemm: the reference is multiplied by it (requantization); softmax: each row is, first (as an f32)")
@@ -475,8 +498,14 @@ void KernelLauncher::read_code(Kernel* K, const cfg::Node& k, const std::string&
 // same number of elements in another arrangement would be silently wrong values.
 void KernelLauncher::check_arg_layout(const TensorSpec& s, const LibraryArg& w, const std::string& role,
                                       const cfg::Node& a) {
-  if (!w.c0 || !s.nc1hwc0) return;
+  if (!s.nc1hwc0) return;  // its bytes as they are
   const Nc1hwc0& l = *s.nc1hwc0;
+  if (bool(l.k0) != w.fractal)
+    a.fail(role + ": tensor '" + s.t.name + "' is stored " + (l.k0 ? "in fractal_z" : "row by row") + ", the kernel " +
+           (w.fractal ? "reads it in fractal_z (give the tensor layout fractal_z)"
+            : w.c0    ? "reads it row by row (give the shape weights_layout: fractal_z)"
+                      : "reads it as it is (only a conv2d's weights and a gemm's B^T take fractal_z)"));
+  if (!w.c0) return;
   if (l.c0 != w.c0)
     a.fail(role + ": tensor '" + s.t.name + "' is stored with C0 = " + std::to_string(l.c0) + ", the shape's c0 is " +
            std::to_string(w.c0) + " (layout " + (w.c0 == 4 ? "nc1hwc0_c04" : "nc1hwc0") + ")");
@@ -558,7 +587,7 @@ void KernelLauncher::read_tensors(Kernel* K, const cfg::Node& k, const std::stri
     if (t.get_string("layout") != "nd")
       read_layout(s, t);
     else if (t.get_uint("groups") != 1)
-      t.at("groups").fail("groups describes a grouped conv's weights in layout nc1hwc0");
+      t.at("groups").fail("groups describes a grouped conv's weights in layout nc1hwc0 or fractal_z");
     if (t.has("file")) read_tensor_file(s, t, dir);
     if (t.has("offset") && !t.has("alias")) t.at("offset").fail("offset is a place in an aliased tensor: give alias");
     if (t.has("alias")) read_alias(s, t);
@@ -634,7 +663,8 @@ std::uint64_t KernelLauncher::tensor_elements(TensorSpec& s, const cfg::Node& t)
   }
   if (s.nc1hwc0) {  // the shape's elements (checked above), stored with pad channels
     if (s.nc1hwc0->stored() > (1ull << 34))
-      t.at("shape").fail("stored NC1HWC0, " + std::to_string(s.nc1hwc0->stored()) + " elements (at most 2^34)");
+      t.at("shape").fail("stored as its layout says, " + std::to_string(s.nc1hwc0->stored()) +
+                         " elements (at most 2^34)");
     return s.nc1hwc0->stored();
   }
   if (!n && s.alias_kernel >= 0)  // as many as the memory it shares holds
@@ -658,9 +688,13 @@ void KernelLauncher::read_layout(TensorSpec& s, const cfg::Node& t) {
   if (t.has("alias"))
     t.at("layout").fail("an alias takes its memory as it is; give the layout on the tensor it aliases");
   const std::uint64_t groups = t.get_uint("groups");
-  if (groups != 1 && layout != "nc1hwc0") t.at("groups").fail("a grouped conv's weights are in layout nc1hwc0");
+  if (groups != 1 && layout != "nc1hwc0" && layout != "fractal_z")
+    t.at("groups").fail("a grouped conv's weights are in layout nc1hwc0 or fractal_z");
+  const std::uint64_t c0 = layout.size() > 4 && layout.substr(layout.size() - 4) == "_c04" ? 4 : 16;
   try {
-    s.nc1hwc0 = Nc1hwc0::of(s.shape, layout == "nc1hwc0_c04" ? 4 : 16, groups);
+    s.nc1hwc0 = layout.rfind("fractal_z", 0) == 0
+                    ? Nc1hwc0::fractal_z(s.shape, 32 / aicore::dtype_bytes(s.t.dtype), c0, groups)
+                    : Nc1hwc0::of(s.shape, c0, groups);
   } catch (const Error& e) {
     t.at(std::string(e.what()).rfind("groups", 0) == 0 ? "groups" : "shape").fail(e.what());
   }
@@ -797,6 +831,9 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
   R.n = c.has("n") ? c.get_uint("n") : 0;
   R.cols = c.has("cols") ? c.get_uint("cols") : 0;
   R.b_transposed = c.get_bool("b_transposed");
+  R.b_fractal = c.get_string("b_layout") == "fractal_z";
+  if (R.b_fractal && !R.b_transposed) c.at("b_layout").fail("gemm: a fractal_z in1 is B^T (n x k): set b_transposed");
+  if (n > 1) R.b_k0 = 32 / aicore::dtype_bytes(K->tensors[std::size_t(K->inputs[1])].t.dtype);
   R.relu = c.get_bool("relu");
   R.scale = c.get_double("scale");
   R.epsilon = c.get_double("epsilon");

@@ -38,15 +38,24 @@ KernelShape read_gemm(const cfg::Node& sh) {
       sh.at(key).fail("gemm takes m, k and n up to 1048576, got " + std::to_string(sh.get_uint(key)));
   for (const char* key : {"channel_scale", "residual", "relu6"})
     if (sh.get_bool(key)) sh.at(key).fail(std::string("a conv2d epilogue key; gemm takes bias and relu"));
-  return kernels::GemmShape{u32(sh, "m"),        u32(sh, "k"),        u32(sh, "n"),
-                            dtype(sh, "out"),    dtype(sh, "in"),     sh.get_bool("b_transposed"),
-                            sh.get_bool("relu"), sh.get_bool("bias"), float(sh.get_double("scale"))};
+  kernels::GemmShape g{u32(sh, "m"),        u32(sh, "k"),        u32(sh, "n"),
+                       dtype(sh, "out"),    dtype(sh, "in"),     sh.get_bool("b_transposed"),
+                       sh.get_bool("relu"), sh.get_bool("bias"), float(sh.get_double("scale"))};
+  g.b_fractal = sh.get_string("b_layout") == "fractal_z";
+  if (g.b_fractal && !g.b_transposed) sh.at("b_layout").fail("gemm: a B in fractal_z is B^T (n x k): set b_transposed");
+  return g;
+}
+// A B^T of `rows` rows of k elements of `t` as the cube reads it in fractal order (fractal_z):
+// the rows in whole fractals of 16, k in whole fractal rows of 32 bytes.
+std::uint64_t fractal_z_elems(std::uint64_t rows, std::uint64_t k, DType t) {
+  const std::uint64_t k0 = 32 / aicore::dtype_bytes(t);
+  return (rows + 15) / 16 * 16 * ((k + k0 - 1) / k0 * k0);
 }
 std::vector<LibraryArg> gemm_args(const KernelShape& s) {
   const auto& g = std::get<kernels::GemmShape>(s);
-  std::vector<LibraryArg> a{{"A", g.in, std::uint64_t(g.m) * g.k},
-                            {"B", g.in, std::uint64_t(g.k) * g.n},
-                            {"C", g.out, std::uint64_t(g.m) * g.n}};
+  const std::uint64_t b = g.b_fractal ? fractal_z_elems(g.n, g.k, g.in) : std::uint64_t(g.k) * g.n;
+  std::vector<LibraryArg> a{
+      {"A", g.in, std::uint64_t(g.m) * g.k}, {"B", g.in, b, 0, 0, g.b_fractal}, {"C", g.out, std::uint64_t(g.m) * g.n}};
   if (g.bias) a.push_back({"bias", g.in == DType::S8 ? DType::S32 : DType::F32, g.n});
   return a;
 }
@@ -73,6 +82,7 @@ KernelShape read_conv2d(const cfg::Node& sh) {
   c.relu = sh.get_bool("relu"), c.relu6 = sh.get_bool("relu6");
   c.c0 = u32(sh, "c0"), c.groups = u32(sh, "groups");
   c.out_nc1hwc0 = sh.get_string("out_layout") == "nc1hwc0";
+  c.weights_fractal = sh.get_string("weights_layout") == "fractal_z";
   if (c.out_nc1hwc0 && c.cout % 16)
     sh.at("out_layout").fail("conv2d: an NC1HWC0 y takes cout a multiple of 16 (got " + std::to_string(c.cout) + ")");
   if (c.c0 != 16 && c.c0 != 4) sh.at("c0").fail("conv2d: c0 is 16, or 4 for the small-channel mode (c <= 4)");
@@ -88,9 +98,12 @@ KernelShape read_conv2d(const cfg::Node& sh) {
 std::vector<LibraryArg> conv2d_args(const KernelShape& s) {
   const auto& c = std::get<kernels::ConvShape>(s);
   const std::uint64_t y = std::uint64_t(c.ho()) * c.wo() * c.cout;
-  std::vector<LibraryArg> a{{"x", DType::F16, std::uint64_t(c.c1()) * c.c0 * c.h * c.w, c.c0, 1},
-                            {"weights", DType::F16, std::uint64_t(c.cout) * c.k(), c.c0, c.groups},
-                            {"y", c.out, y, c.out_nc1hwc0 ? 16u : 0u, 1}};
+  std::vector<LibraryArg> a{
+      {"x", DType::F16, std::uint64_t(c.c1()) * c.c0 * c.h * c.w, c.c0, 1},
+      {"weights", DType::F16,
+       c.weights_fractal ? fractal_z_elems(c.cout, c.k(), DType::F16) : std::uint64_t(c.cout) * c.k(), c.c0, c.groups,
+       c.weights_fractal},
+      {"y", c.out, y, c.out_nc1hwc0 ? 16u : 0u, 1}};
   if (c.bias) a.push_back({"bias", DType::F32, c.cout});
   if (c.scale) a.push_back({"scale", DType::F32, c.cout});
   if (c.residual) a.push_back({"residual", c.out, y, c.out_nc1hwc0 ? 16u : 0u, 1});

@@ -34,6 +34,9 @@ struct LibraryArg {
   // A conv2d's x and weights: the C0 and groups the kernel reads them in; a tensor given a
   // layout must be stored so (0: any).
   std::uint64_t c0 = 0, groups = 0;
+  // The kernel reads it in fractal order (a conv2d's weights, a gemm's B: layout fractal_z); a
+  // tensor given a layout must be stored so, and one in fractal_z is read by no other argument.
+  bool fractal = false;
 };
 
 struct BuiltKernel {

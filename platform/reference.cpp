@@ -35,8 +35,12 @@ void gemm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
   // B's columns laid out contiguously first, so each dot product runs over two plain rows (the
   // sums in the same order, k ascending, as the loop over B's rows would add them).
   std::vector<double> bt(R.n * R.k);
+  const std::uint64_t n16 = (R.n + 15) / 16 * 16, k0 = R.b_k0;
   for (std::uint64_t c = 0; c < R.n; ++c)
-    for (std::uint64_t k = 0; k < R.k; ++k) bt[c * R.k + k] = in[1].at(R.b_transposed ? c * R.k + k : k * R.n + c);
+    for (std::uint64_t k = 0; k < R.k; ++k)
+      bt[c * R.k + k] = in[1].at(R.b_fractal      ? (k / k0 * n16 + c) * k0 + k % k0
+                                 : R.b_transposed ? c * R.k + k
+                                                  : k * R.n + c);
   std::vector<double> a(R.k);
   for (std::uint64_t r = 0; r < R.m; ++r) {
     for (std::uint64_t k = 0; k < R.k; ++k) a[k] = in[0].at(r * R.k + k);
@@ -51,12 +55,13 @@ void gemm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
 
 // The convolution of output position p, channel co: the sum over the channels c of co's group,
 // i and j of x[c][h][w] x wt[co][k], x in NC1HWC0 (C0 16 or 4), k in img2col order
-// ((e / C0 x kh + i) x kw + j) x C0 + e % C0, e the channel's place in its extended group; zero
-// outside the input.
+// ((e / C0 x kh + i) x kw + j) x C0 + e % C0, e the channel's place in its extended group (wt in
+// fractal_z: fractal row k / 16 of every row in turn); zero outside the input.
 double conv2d_at(const kernels::ConvShape& cv, const TensorView& x, const TensorView& wt, std::uint64_t p,
                  std::uint64_t co) {
   const std::int64_t oh = std::int64_t(p / cv.wo()), ow = std::int64_t(p % cv.wo());
   const std::uint32_t g = std::uint32_t(co / cv.cout_g()), c0 = cv.c0;
+  const std::uint64_t n16 = (cv.cout + 15) / 16 * 16;  // fractal_z: the rows of a fractal row
   double v = 0;
   for (std::uint32_t ci = 0; ci < cv.cin_g(); ++ci)
     for (std::uint32_t fi = 0; fi < cv.kh; ++fi)
@@ -67,7 +72,7 @@ double conv2d_at(const kernels::ConvShape& cv, const TensorView& x, const Tensor
         const std::uint32_t ch = g * cv.cin_g() + ci, e = g % cv.ext() * cv.cin_g() + ci;
         const std::uint64_t xi = ((ch / c0 * cv.h + std::uint64_t(h)) * cv.w + std::uint64_t(w)) * c0 + ch % c0;
         const std::uint64_t k = ((e / c0 * cv.kh + fi) * cv.kw + fj) * c0 + e % c0;
-        v += x.at(xi) * wt.at(co * cv.k() + k);
+        v += x.at(xi) * wt.at(cv.weights_fractal ? (k / 16 * n16 + co) * 16 + k % 16 : co * cv.k() + k);
       }
   return v;
 }
@@ -205,12 +210,18 @@ Needs row_inputs(const Reference& r, std::uint64_t out) {
   const std::uint64_t k = r.op->name == std::string("topk") ? std::max<std::uint64_t>(r.k, 1) : 1;
   return {{(out + k - 1) / k * r.cols, "input"}};
 }
+// A B^T (or a conv's weights) of `rows` rows of k in fractal order: whole fractals of 16 rows by
+// k0 columns.
+std::uint64_t fractal_elems(std::uint64_t rows, std::uint64_t k, std::uint64_t k0) {
+  return (rows + 15) / 16 * 16 * ((k + k0 - 1) / k0 * k0);
+}
 Needs gemm_inputs(const Reference& r, std::uint64_t) {
-  return {{r.m * r.k, "input"}, {r.k * r.n, "input"}, {r.n, "bias"}};
+  return {{r.m * r.k, "input"}, {r.b_fractal ? fractal_elems(r.n, r.k, r.b_k0) : r.k * r.n, "input"}, {r.n, "bias"}};
 }
 Needs conv_inputs(const Reference& r, std::uint64_t) {
   const kernels::ConvShape& c = r.conv;
-  Needs n{{std::uint64_t(c.c1()) * c.c0 * c.h * c.w, "input"}, {std::uint64_t(c.cout) * c.k(), "weights"}};
+  Needs n{{std::uint64_t(c.c1()) * c.c0 * c.h * c.w, "input"},
+          {c.weights_fractal ? fractal_elems(c.cout, c.k(), 16) : std::uint64_t(c.cout) * c.k(), "weights"}};
   if (c.bias) n.push_back({c.cout, "bias"});
   if (c.scale) n.push_back({c.cout, "scale"});
   if (c.residual) n.push_back({std::uint64_t(c.ho()) * c.wo() * c.cout, "residual"});

@@ -50,6 +50,8 @@ struct Reference {
   const RefCheck* op = nullptr;
   std::uint64_t m = 0, k = 0, n = 0;  // gemm; topk: k
   bool b_transposed = false, relu = false;
+  bool b_fractal = false;             // gemm: in1, B^T, in fractal order (layout fractal_z) ...
+  std::uint64_t b_k0 = 16;            // ... in fractal rows of b_k0 elements (32 bytes of in1's type)
   bool bias = false;                  // gemm: in2 holds n values added to every row (before ReLU)
   double scale = 1;                   // gemm: the result times scale (int8 requantization), as an f32
   std::uint64_t cols = 0;             // softmax, layernorm, topk, argmax: elements per row

@@ -28,11 +28,26 @@ Nc1hwc0 Nc1hwc0::of(const std::vector<std::uint64_t>& shape, std::uint64_t c0, s
   return l;
 }
 
+Nc1hwc0 Nc1hwc0::fractal_z(const std::vector<std::uint64_t>& shape, std::uint64_t k0, std::uint64_t c0,
+                           std::uint64_t groups) {
+  if (shape.size() != 2 && shape.size() != 4)
+    throw Error(
+        "layout fractal_z takes a conv's weights, [cout, C / groups, kh, kw], or a B^T, [n, k]; got a shape of " +
+        std::to_string(shape.size()) + " dimensions");
+  if (shape.size() == 2 && groups != 1) throw Error("groups lays out a conv's weights: a shape of 4 dimensions");
+  // A B^T's rows as n x k x 1 x 1 stored with C0 = k0: k in whole fractal rows.
+  Nc1hwc0 l = shape.size() == 4 ? of(shape, c0, groups) : Nc1hwc0{shape[0], shape[1], 1, 1, k0};
+  l.k0 = k0;
+  return l;
+}
+
 std::uint64_t Nc1hwc0::at(std::uint64_t i) const {
   const std::uint64_t x = i % w, y = i / w % h, b = i / w / h / c;
   // The channel within the row: a group's channels sit at its place in the extended group.
   const std::uint64_t ch = i / w / h % c + (groups > 1 ? b / (n / groups) % ext * c : 0);
-  return (((b * c1() + ch / c0) * h + y) * w + x) * c0 + ch % c0;
+  const std::uint64_t in_row = ((ch / c0 * h + y) * w + x) * c0 + ch % c0;
+  if (!k0) return b * row() + in_row;
+  return (in_row / k0 * rows16() + b) * k0 + in_row % k0;  // fractal row, then the row within it
 }
 
 void Nc1hwc0::scatter(const std::uint8_t* logical_data, std::uint8_t* stored_data, unsigned eb) const {

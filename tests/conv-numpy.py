@@ -5,7 +5,8 @@
 # of the tile), NumPy writes the input (N x C x H x W) and the weights (cout x C x kh x kw) as
 # .npy, computes the convolution itself, and dvp runs it on both presets with the tensors in
 # layout nc1hwc0, checked against NumPy's result. The input is saved back and must equal what
-# NumPy wrote (the layout conversion both ways). Then the fused epilogue: a folded batch norm's
+# NumPy wrote (the layout conversion both ways), and so must the weights. Then the fused
+# epilogue: a folded batch norm's
 # scale and bias per channel, a residual, ReLU or ReLU6, an f16 output, on whole and banded
 # feature maps and a cout that is not a whole tile. Then the small-channel mode (c0: 4, layout
 # nc1hwc0_c04: a first layer's 3 or 4 channels) whole and in bands, an odd width among them, and
@@ -13,6 +14,9 @@
 # ResNeXt-like groups of 8, and groups whose channels are not whole fractals (one extended group).
 # One-row maps too large for L1 (1-D convs over long sequences) in bands of columns. Last, y stored NC1HWC0 (out_layout: nc1hwc0, as the next layer reads it; the residual too):
 # through FixPipe and through the epilogue, with edge rows, a last column tile shifted, and bands.
+# Every case runs with its weights stored row by row (layout nc1hwc0) on one preset and in the
+# cube's fractal order (fractal_z, weights_layout: fractal_z, as ATC stores them) on the other,
+# alternating from case to case, so each layout meets every shape and both presets' tilings.
 #
 # Usage: conv-numpy.py DVP   (needs python3-numpy)
 import os
@@ -128,7 +132,8 @@ kernels:
              dil_h: {dh}, dil_w: {dw}, pad_t: {pt}, pad_b: {pb}, pad_l: {pl}, pad_r: {pr}, out: {out}{keys}{mode}}}
     tensors:
       - {{name: x, dtype: f16, layout: {layout}, shape: [1, {c}, {h}, {w}], file: x.npy, save: x_back.npy}}
-      - {{name: wt, dtype: f16, layout: {layout}, shape: [{cout}, {cg}, {kh}, {kw}], groups: {groups}, file: w.npy}}
+      - {{name: wt, dtype: f16, layout: {wlayout}, shape: [{cout}, {cg}, {kh}, {kw}], groups: {groups}, file: w.npy,
+          save: w_back.npy}}
       - {{name: y, dtype: {out}, {ystore}}}
 {extra}    args: [x, wt, y{args}]
     check: {{expected: y_ref.npy, output: y, atol: {atol}, rtol: {rtol}}}
@@ -141,6 +146,8 @@ def nhwc(y):
 
 
 def run(d, text, what, x=None):
+    if "weights_layout: fractal_z" in text:
+        what += " (weights fractal_z)"
     path = os.path.join(d, "s.yaml")
     with open(path, "w") as f:
         f.write(text)
@@ -154,22 +161,34 @@ def run(d, text, what, x=None):
         if back.shape != x.shape or not np.array_equal(back, x):
             failures.append(f"{what}: the input saved back differs from the one written")
             return
+        w, w_back = np.load(os.path.join(d, "w.npy")), np.load(os.path.join(out, "w_back.npy"))
+        if w_back.shape != w.shape or not np.array_equal(w_back, w):
+            failures.append(f"{what}: the weights saved back differ from the ones written")
+            return
     print("ok  ", what)
 
 
-def fields(name):
+CASES = [0]  # cases run so far: which layout the weights take on which preset
+
+
+def fields(name, preset):
+    """The scenario's fields for shape `name` on `preset`, the weights' layout alternating."""
     h, w, c, cout, kh, kw, stride, dil, pad = SHAPES[name]
-    mode = MODES.get(name, (None,) * 9 + ({},))[9]
+    mode = dict(MODES.get(name, (None,) * 9 + ({},))[9])
     groups = mode.get("groups", 1)
+    layout = "nc1hwc0_c04" if mode.get("c0") == 4 else "nc1hwc0"
+    fractal = (CASES[0] + (preset == "ascend910")) % 2 == 1
+    if fractal:
+        mode["weights_layout"] = "fractal_z"
     return dict(h=h, w=w, c=c, cout=cout, kh=kh, kw=kw, sh=stride[0], sw=stride[1], dh=dil[0], dw=dil[1],
                 pt=pad[0], pb=pad[1], pl=pad[2], pr=pad[3], cg=c // groups, groups=groups,
-                mode="".join(f", {k}: {v}" for k, v in mode.items()),
-                layout="nc1hwc0_c04" if mode.get("c0") == 4 else "nc1hwc0")
+                mode="".join(f", {k}: {v}" for k, v in mode.items()), layout=layout,
+                wlayout=layout.replace("nc1hwc0", "fractal_z") if fractal else layout)
 
 
 def write_inputs(d, rng, name):
     h, w, c, cout, kh, kw, stride, dil, pad = SHAPES[name]
-    groups = fields(name)["groups"]
+    groups = fields(name, "")["groups"]
     x = rng.uniform(-1, 1, (1, c, h, w)).astype(np.float16)
     wt = rng.uniform(-1, 1, (cout, c // groups, kh, kw)).astype(np.float16)
     np.save(os.path.join(d, "x.npy"), x)
@@ -221,8 +240,9 @@ with tempfile.TemporaryDirectory() as d:
         np.save(os.path.join(d, "y_ref.npy"), y.astype(np.float32))
         for preset in ("ascend310", "ascend910"):
             run(d, SCENARIO.format(name=name, preset=preset, ho=y.shape[0], wo=y.shape[1], out="f32", keys="",
-                                   extra="", args="", atol="1e-4", rtol="1e-4", ystore=nhwc(y), **fields(name)),
+                                   extra="", args="", atol="1e-4", rtol="1e-4", ystore=nhwc(y), **fields(name, preset)),
                 f"{name} on {preset}", x)
+        CASES[0] += 1
     for name, (shape, keys, out) in EPILOGUES.items():
         x, y = write_inputs(d, rng, shape)
         extra, args, y = epilogue(d, rng, y, keys, out)
@@ -232,8 +252,9 @@ with tempfile.TemporaryDirectory() as d:
         for preset in ("ascend310", "ascend910"):
             run(d, SCENARIO.format(name=name, preset=preset, ho=y.shape[0], wo=y.shape[1], out=out,
                                    keys="".join(f", {k}: true" for k in keys), extra=extra, args=args, atol=atol,
-                                   rtol=rtol, ystore=nhwc(y), **fields(shape)),
+                                   rtol=rtol, ystore=nhwc(y), **fields(shape, preset)),
                 f"{name} ({shape}) on {preset}", x)
+        CASES[0] += 1
     for name, (shape, keys, out) in OUT_NC1HWC0.items():
         x, y = write_inputs(d, rng, shape)
         extra, args, y = epilogue(d, rng, y, keys, out, nc1hwc0=True)
@@ -243,8 +264,9 @@ with tempfile.TemporaryDirectory() as d:
         for preset in ("ascend310", "ascend910"):
             run(d, SCENARIO.format(name=name, preset=preset, ho=y.shape[0], wo=y.shape[1], out=out,
                                    keys="".join(f", {k}: true" for k in keys) + ", out_layout: nc1hwc0", extra=extra,
-                                   args=args, atol=atol, rtol=rtol, ystore=ystore, **fields(shape)),
+                                   args=args, atol=atol, rtol=rtol, ystore=ystore, **fields(shape, preset)),
                 f"{name} ({shape}) on {preset}", x)
+        CASES[0] += 1
 
 for f in failures:
     print("FAIL:", f)

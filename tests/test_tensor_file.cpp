@@ -14,6 +14,7 @@
 #include "aicore/numeric.hpp"
 #include "common/error.hpp"
 #include "tensor_file.hpp"
+#include "tensor_layout.hpp"
 
 using namespace dvp;
 using namespace dvp::platform;
@@ -136,4 +137,30 @@ TEST(TensorFile, HeadersThatAreNotNumPysAreRefused) {
   EXPECT_NE(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}").find("unknown key 'x'"),
             std::string::npos);
   EXPECT_NE(parse("{'descr': '<f4").find("unterminated"), std::string::npos);
+}
+
+// fractal_z against the layout written out as loops: B^T's element (row r, column c) at fractal
+// row c / k0, row r of it, element c % k0; the rows padded to 16 and k to whole fractal rows.
+TEST(TensorLayout, FractalZPutsEachRowsSliceOfKInItsFractalRow) {
+  using dvp::platform::Nc1hwc0;
+  const Nc1hwc0 bt = Nc1hwc0::fractal_z({20, 40}, 16);  // B^T of n 20 x k 40, f16
+  EXPECT_EQ(bt.stored(), 32u * 48u);                    // 20 rows -> 32, k 40 -> 48
+  for (std::uint64_t r = 0; r < 20; ++r)
+    for (std::uint64_t c = 0; c < 40; ++c) EXPECT_EQ(bt.at(r * 40 + c), (c / 16 * 32 + r) * 16 + c % 16);
+  const Nc1hwc0 s8 = Nc1hwc0::fractal_z({3, 70}, 32);  // int8: fractal rows of 32 elements
+  EXPECT_EQ(s8.stored(), 16u * 96u);
+  EXPECT_EQ(s8.at(2 * 70 + 69), (69 / 32 * 16 + 2) * 32 + 69 % 32);
+  // A conv's weights, cout 24 x c 20 x 3 x 3: each row the img2col k of 2 C1 groups x 9 x 16.
+  const Nc1hwc0 w = Nc1hwc0::fractal_z({24, 20, 3, 3}, 16);
+  EXPECT_EQ(w.stored(), 32u * 288u);
+  for (std::uint64_t o = 0; o < 24; ++o)
+    for (std::uint64_t ch = 0; ch < 20; ++ch)
+      for (std::uint64_t i = 0; i < 9; ++i) {
+        const std::uint64_t k = (ch / 16 * 9 + i) * 16 + ch % 16;  // img2col order
+        EXPECT_EQ(w.at((o * 20 + ch) * 9 + i), (k / 16 * 32 + o) * 16 + k % 16);
+      }
+  // The small-channel mode's rows, kh x kw x 4 = 196 elements, in 13 fractal rows.
+  EXPECT_EQ(Nc1hwc0::fractal_z({64, 3, 7, 7}, 16, 4).stored(), 64u * 208u);
+  EXPECT_THROW(Nc1hwc0::fractal_z({1, 24, 7, 7, 2}, 16), dvp::Error);
+  EXPECT_THROW(Nc1hwc0::fractal_z({24, 40}, 16, 16, 2), dvp::Error);  // groups lay out a conv's weights
 }

@@ -204,6 +204,9 @@ void check_gemm(const GemmShape& s) {
   // Configuration words hold strides of 16 bits: k (A, and B stored transposed) and n (B).
   if (s.k > 65535 || (!s.b_transposed && s.n > 65535))
     throw Error("gemm: k (and n, for B stored k x n) must be at most 65535 (the ND -> Nz stride field)");
+  if (s.b_fractal && !s.b_transposed) throw Error("gemm: a B in fractal_z is B^T (n x k): set b_transposed");
+  if (s.b_fractal && s.n > 65520)
+    throw Error("gemm: a B in fractal_z takes n up to 65520 (its rows, padded to 16, are the DataCopy gap field)");
 }
 
 }  // namespace
@@ -407,6 +410,8 @@ class GemmBuilder {
   void valid_cols(Reg out);
   void load(int b, bool tail);
   void edge_configs();
+  DataCopyCfg fractal_b(std::uint32_t frows, std::uint32_t rows) const;
+  void fractal_b_cfg(Reg out, std::uint32_t frows);
   void output_configs();
   void valid(Reg out, Reg index, std::uint32_t tile, std::uint32_t size);
   void epilogue(int h, Reg l0c_addr);
@@ -442,6 +447,7 @@ class GemmBuilder {
   // The plan.
   DType in = DType::F16, acc = DType::F32;
   unsigned eb = 2, ob = 4;
+  std::uint32_t n16 = 0;  // B^T's rows in whole fractals (fractal_z: a fractal row's rows)
   std::uint32_t k0 = 16, mf = 0, nf = 0, kf = 0, chunks = 0, tiles_n = 0, tiles_m = 0, tiles = 0, nfp = 0, ntp = 0,
                 group = 0, group_m = 1;
   int parts = 1, nb = 8, nu = 1;
@@ -496,6 +502,7 @@ void GemmBuilder::plan() {
   eb = dtype_bytes(in);
   k0 = 32 / eb;
   mf = t.mt / 16, nf = t.nt / 16, kf = t.kt / k0;
+  n16 = (s.n + 15) / 16 * 16;
   chunks = (s.k + t.kt - 1) / t.kt;
   k_tail = s.k - (chunks - 1) * t.kt;
   k_tail_f = (k_tail + k0 - 1) / k0 * k0;
@@ -848,7 +855,8 @@ void GemmBuilder::row_col(Reg tr) {
   k.Op("divu", col, col, dst);
 }
 
-// Load side: a_ptr = A + row x mt x k x eb; b_ptr = B + col x nt x eb (B^T: col x nt x k x eb).
+// Load side: a_ptr = A + row x mt x k x eb; b_ptr = B + col x nt x eb (B^T: col x nt x k x eb;
+// in fractal order: col x nt x 32, the tile's first row in the first fractal row).
 void GemmBuilder::load_pointers(Reg tr) {
   row_col(tr);
   if (!conv) {
@@ -856,7 +864,7 @@ void GemmBuilder::load_pointers(Reg tr) {
     k.Mul(a_ptr, row, tmp);
     k.Add(a_ptr, a_ptr, A);
   }
-  col_start(b_ptr, s.b_transposed ? std::int64_t(s.k) * eb : std::int64_t(eb));
+  col_start(b_ptr, s.b_fractal ? 32 : s.b_transposed ? std::int64_t(s.k) * eb : std::int64_t(eb));
   k.Add(b_ptr, b_ptr, B);
   edge_configs();
 }
@@ -920,6 +928,11 @@ void GemmBuilder::edge_configs() {
     k.Op("or", a_tail, tmp, dst);
   }
   valid_cols(dst);
+  if (s.b_fractal) {
+    fractal_b_cfg(b_cfg, t.kt / k0);
+    fractal_b_cfg(b_tail, k_tail_f / k0);
+    return;
+  }
   if (!s.b_transposed) k.OpI("shli", dst, dst, 16);  // B's columns; B^T's rows
   const Nd2NzCfg whole = s.b_transposed ? Nd2NzCfg{0, t.kt, s.k, t.nt} : Nd2NzCfg{t.kt, 0, s.n, t.kt};
   const Nd2NzCfg last = s.b_transposed ? Nd2NzCfg{0, k_tail, s.k, t.nt} : Nd2NzCfg{k_tail, 0, s.n, t.kt};
@@ -927,6 +940,22 @@ void GemmBuilder::edge_configs() {
   k.Op("or", b_cfg, tmp, dst);
   k.Li(tmp, std::int64_t(last.pack()));
   k.Op("or", b_tail, tmp, dst);
+}
+
+// A fractal_z B chunk's DataCopy word for the dst rows of B^T that exist (an edge tile's): frows
+// fractal rows of the tile's rows, from fractal rows n16 rows apart in GM to nt apart in L1
+// (the rows past dst are left as they are: they make only columns of C that are not written).
+DataCopyCfg GemmBuilder::fractal_b(std::uint32_t frows, std::uint32_t rows) const {
+  return DataCopyCfg{frows, rows, n16 - rows, t.nt - rows};
+}
+void GemmBuilder::fractal_b_cfg(Reg out, std::uint32_t frows) {
+  // The word for no rows, then dst rows added to the length and taken off both gaps (no field
+  // borrows: dst is at most nt and n16).
+  k.Li(out, std::int64_t(fractal_b(frows, 0).pack()));
+  for (auto [shift, add] : {std::pair{12, true}, {28, false}, {44, false}}) {
+    k.OpI("shli", tmp, dst, shift);
+    k.Op(add ? "add" : "sub", out, out, tmp);
+  }
 }
 
 // MTE2: the next chunk of the load side into L1 buffer b (`tail`: the last, of k_tail columns).
@@ -942,16 +971,20 @@ void GemmBuilder::load(int b, bool tail) {
     k.Addi(a_ptr, a_ptr, std::int32_t(t.kt * eb));
   }
   k.Li(dst, std::int64_t(l1b[b]));
-  if (edge_m || edge_n)
+  if (s.b_fractal && (edge_m || edge_n))  // kc in whole fractal rows (zeros past k), each of nt rows
+    k.DataCopy(Pos::L1, dst, Pos::GM, b_ptr, tail ? b_tail : b_cfg);
+  else if (s.b_fractal)
+    k.DataCopy(Pos::L1, dst, Pos::GM, b_ptr, fractal_b((tail ? k_tail_f : t.kt) / k0, t.nt));
+  else if (edge_m || edge_n)
     k.Nd2Nz(in, dst, b_ptr, tail ? b_tail : b_cfg);
   else if (s.b_transposed)  // B^T chunk: nt rows of n, kt columns of k
     k.Nd2Nz(in, dst, b_ptr, Nd2NzCfg{t.nt, kc, s.k, t.nt});
   else
     k.Nd2Nz(in, dst, b_ptr, Nd2NzCfg{kc, t.nt, s.n, t.kt});
-  if (s.b_transposed) {
+  if (s.b_transposed && !s.b_fractal) {
     k.Addi(b_ptr, b_ptr, std::int32_t(t.kt * eb));
-  } else {
-    k.Li(tmp, std::int64_t(t.kt) * s.n * eb);
+  } else {  // the next chunk: kt rows of B, or kt / k0 fractal rows of B^T
+    k.Li(tmp, s.b_fractal ? std::int64_t(t.kt / k0) * n16 * 32 : std::int64_t(t.kt) * s.n * eb);
     k.Add(b_ptr, b_ptr, tmp);
   }
   k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
@@ -1491,6 +1524,7 @@ GemmShape conv2d_gemm_shape(const ConvShape& c) {
   GemmShape s{c.ho() * c.wo(), c.k(), c.cout, c.out, DType::F16, true, c.relu, c.bias};
   s.channel_scale = c.scale, s.residual = c.residual, s.relu6 = c.relu6;
   s.out_nc1hwc0 = c.out_nc1hwc0;
+  s.b_fractal = c.weights_fractal;
   return s;
 }
 

@@ -35,6 +35,13 @@ struct GemmShape {
   // C stored as a conv's output is read by the next layer: NC1HWC0 (n / 16 column blocks, each
   // m x 16 contiguous), not row-major. n must be a multiple of 16.
   bool out_nc1hwc0 = false;
+  // B^T stored in the cube's fractal order (CANN's FRACTAL_Z, as ATC converts weights offline):
+  // k in fractal rows of 32 bytes (16 f16 / bf16 or 32 int8 elements), each holding its slice
+  // of k for every row of B^T in turn (n padded to 16 rows, k to whole fractal rows, with zeros).
+  // A tile's chunk is then one contiguous run per fractal row; B^T stored row by row is nt runs
+  // of one row's slice each, a strided read that opens a DRAM row for every few of them. Needs
+  // b_transposed; n up to 65520.
+  bool b_fractal = false;
   bool vector_epilogue() const { return bias || channel_scale || residual || relu6; }
 };
 
@@ -55,6 +62,9 @@ struct ConvShape {
   // NC1HWC0_C04): each position's 4 channels packed along k, so a 7 x 7 filter on 3 channels is
   // k = 196 (208 in whole fractals), not 49 x 16 = 784, and the image moves a quarter of the bytes.
   std::uint32_t c0 = 16;
+  // The weights stored as the GEMM's B^T in fractal order (GemmShape::b_fractal: layout
+  // fractal_z), not row by row (layout nc1hwc0).
+  bool weights_fractal = false;
   // Grouped convolution: output channel o sees the c / groups input channels of its group
   // o / (cout / groups) (depthwise: groups = c). The cube works on extended groups of `ext()`
   // groups whose input and output channels are whole fractals (CANN's group extension), its
