@@ -70,19 +70,21 @@ static Tick sim_limit(const Scenario& s, Soc& soc, std::string& origin) {
   return Tick(10 * l->work_bound_ps()) + Tick(l->kernel_count()) * 200'000'000 + 1'000'000'000;
 }
 
-std::string simulate(Tick max_sim, const std::string& origin) {
+std::string simulate(Tick max_sim, const std::string& origin, Activity* activity) {
   Watchdog* guard = Watchdog::current();
-  // Run in slices of simulated time so the limits are checked without a host thread. Each
-  // slice reaches at least the next pending event, so the loop always makes progress.
-  const Tick slice = 10 * 1000 * 1000;       // 10 us
+  // Run in slices of simulated time so the limits are checked without a host thread, and the
+  // activity is sampled, without a process, at its period. Each slice reaches at least the next
+  // pending event, so the loop always makes progress.
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate and start every process
   while (sc_core::sc_pending_activity() && sc_core::sc_get_status() != sc_core::SC_STOPPED) {
+    const Tick slice = activity ? activity->period() : 10 * 1000 * 1000;  // 10 us
     const Tick next = now_tick() + to_tick(sc_core::sc_time_to_pending_activity());
     if (next > max_sim)
       return "simulated-time limit run.max_sim_ns (" + format_ns(max_sim) + ") reached" +
              (origin.empty() ? "" : " (" + origin + ")");
     const Tick until = std::min(max_sim, std::max(now_tick() + slice, next));
     sc_core::sc_start(to_sc(until - now_tick()), sc_core::SC_EXIT_ON_STARVATION);
+    if (activity) activity->sample();
     if (guard && guard->stop_requested()) break;  // the wall-clock limit, SIGINT or SIGTERM
   }
   // A stop that came as the last slice ended is still this run's reason.
@@ -234,7 +236,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   std::string origin;
   const Tick max_sim = sim_limit(s, soc, origin);
-  std::string limit_error = simulate(max_sim, origin);
+  Activity activity(soc);
+  std::string limit_error = simulate(max_sim, origin, &activity);
   // After the simulation a limit or a signal ends nothing at once: checking and writing get
   // the grace period, so an hour's run keeps its outputs.
   phase("checking the results", true);
@@ -249,12 +252,14 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   const Tick drained = drain(soc);
   if (limit_error.empty() && drained > now_tick() && sc_core::sc_get_status() != sc_core::SC_STOPPED)
     sc_core::sc_start(to_sc(drained - now_tick()));
+  activity.sample();
+  activity.trace(soc.tracer());
   for (auto& c : soc.cpus()) c->close_trace();
   const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   RunResult r;
   nlohmann::json sum = summarize(soc, host);
-  if (s.root.find("network")) sum["network"] = summarize_network(s, soc);
+  if (s.root.find("network")) sum["network"] = summarize_network(s, soc, activity);
   r.stats = soc.stats().to_json();
   r.stats["summary"] = sum;
   r.stats["trace_dropped_slices"] = soc.tracer().dropped();

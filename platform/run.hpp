@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "activity.hpp"
 #include "scenario.hpp"
 #include "soc.hpp"
 #include "summary.hpp"
@@ -31,8 +32,9 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o);
 // (TLM-2.0's global quantum is one per process: SoCs simulated together share the last one set);
 void set_quantum(const Scenario& s);
 // runs every SoC built to completion, or to `max_sim` (ps), or until the watchdog asks to stop;
-// returns why it stopped early, or "" (`origin`: where a limit not set by run.max_sim_ns came from);
-std::string simulate(Tick max_sim, const std::string& origin = "");
+// returns why it stopped early, or "" (`origin`: where a limit not set by run.max_sim_ns came from;
+// `activity`: sampled between slices of simulated time, at its period);
+std::string simulate(Tick max_sim, const std::string& origin = "", Activity* activity = nullptr);
 // when the posted write-backs of `soc` have landed in DRAM (run the simulation to there).
 Tick drain(Soc& soc);
 

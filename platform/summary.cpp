@@ -169,27 +169,31 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
 
 namespace {
 
-// What bounds a layer: compute or DRAM by its roofline; L2 when it beat its DRAM bound (the L2
-// held its tensors); latency when it took over 4x its bound (start-up, waits and small transfers,
-// not a throughput, explain its time).
-const char* layer_bound(const KernelLauncher::Result& k, double dram) {
-  const double took = double(k.end - k.start), bound = k.work.bound_ps(dram);
-  if (took > 4 * bound) return "latency";
-  if (!k.work.dram_bound(dram)) return "compute";
-  return took < bound ? "L2" : "DRAM";
-}
-
-nlohmann::json layer_json(const cfg::Node& l, const KernelLauncher::Result& k, double dram) {
+// What bound a layer is measured over its time (Activity::Window::bound: the busiest unit; latency
+// when none was busy half of it: start-up, waits and small transfers explain its time). Layers
+// of parallel streams share their time, and so their measurements.
+nlohmann::json layer_json(const cfg::Node& l, const KernelLauncher::Result& k, double dram, const Activity& a) {
   const double took = double(k.end - k.start);
+  const Activity::Window w = a.window(k.start, k.end);
+  double share = 0;
+  const std::string bound = w.bound(share);
+  nlohmann::json busy = {{"dram", w.dram_busy}};
+  const char* pipes[] = {"scalar", "mte1", "mte2", "mte3", "cube", "vector", "fixp"};
+  for (int p = 0; p < aicore::kPipes; ++p) busy[pipes[p]] = w.pipe[std::size_t(p)];
   nlohmann::json j = {{"kernel", k.name},
                       {"ops", l.get_string("ops")},
                       {"output", l.get_string("output")},
                       {"time_us", took / 1e6},
-                      {"start_us", double(k.start) / 1e6}};
+                      {"start_us", double(k.start) / 1e6},
+                      {"bound", bound},
+                      {"bound_busy", share},
+                      {"busy", busy},
+                      {"dram_bytes", w.dram_bytes},
+                      {"l2_hit_rate", w.l2_hit_rate}};
   if (k.has_work)
     j.update({{"peak_fraction", per(k.work.compute_ps, took)},
               {"roofline_fraction", per(k.work.bound_ps(dram), took)},
-              {"bound", layer_bound(k, dram)},
+              {"roofline_bound", k.work.bound_kind(dram)},
               {"tensor_bytes", k.work.bytes},
               {"flops", std::string(k.work.unit) == "FLOP" ? k.work.ops : 0.0}});
   return j;
@@ -197,7 +201,7 @@ nlohmann::json layer_json(const cfg::Node& l, const KernelLauncher::Result& k, d
 
 }  // namespace
 
-nlohmann::json summarize_network(const Scenario& s, Soc& soc) {
+nlohmann::json summarize_network(const Scenario& s, Soc& soc, const Activity& activity) {
   const cfg::Node& net = s.root.at("network");
   nlohmann::json j = {{"model", net.get_string("model")},
                       {"batch", net.get_uint("batch")},
@@ -210,7 +214,7 @@ nlohmann::json summarize_network(const Scenario& s, Soc& soc) {
   for (const cfg::Node& l : net.at("layers").items())
     for (const KernelLauncher::Result& k : kl->results())
       if (k.name == l.get_string("kernel") && k.end > k.start) {
-        j["layers"].push_back(layer_json(l, k, kl->dram_peak()));
+        j["layers"].push_back(layer_json(l, k, kl->dram_peak(), activity));
         first = std::min(first, k.start), last = std::max(last, k.end);
         flops += j["layers"].back().value("flops", 0.0);
       }
@@ -325,14 +329,16 @@ void Text::network() {
   const nlohmann::json& n = sum_["network"];
   os << "\nnetwork " << n["model"].get<std::string>() << " (batch " << n["batch"].get<std::uint64_t>() << ")\n";
   os << "  layer                     ops                                 output              time us  % peak  "
-        "% roof  bound     tensors MB\n";
+        "% roof  bound (busy)    DRAM MB  tensors MB\n";
   for (const nlohmann::json& l : n["layers"]) {
-    char line[320];
-    std::snprintf(line, sizeof line, "  %-25s %-35s %-17s %10.3f %6.1f%% %6.1f%%  %-8s %10.3f\n",
+    char line[360];
+    std::string bound = l["bound"].get<std::string>();
+    if (bound != "latency") bound += fmt(" %.0f%%", 100 * l["bound_busy"].get<double>());
+    std::snprintf(line, sizeof line, "  %-25s %-35s %-17s %10.3f %6.1f%% %6.1f%%  %-14s %8.3f %10.3f\n",
                   l["kernel"].get<std::string>().c_str(), l["ops"].get<std::string>().c_str(),
                   l["output"].get<std::string>().c_str(), l["time_us"].get<double>(),
-                  100 * l.value("peak_fraction", 0.0), 100 * l.value("roofline_fraction", 0.0),
-                  l.value("bound", std::string("-")).c_str(), double(l.value("tensor_bytes", 0ull)) / 1e6);
+                  100 * l.value("peak_fraction", 0.0), 100 * l.value("roofline_fraction", 0.0), bound.c_str(),
+                  l["dram_bytes"].get<double>() / 1e6, double(l.value("tensor_bytes", 0ull)) / 1e6);
     os << line;
   }
   row("latency",

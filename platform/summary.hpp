@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "activity.hpp"
 #include "scenario.hpp"
 #include "soc.hpp"
 
@@ -16,9 +17,11 @@ namespace dvp::platform {
 nlohmann::json summarize(Soc& soc, double host_seconds);
 
 // A compiled network's (network: in the scenario) layers as an architect reads them: per layer its
-// ops, output, time, fraction of its engine's peak and of its roofline bound, the bound, the
-// bytes of its tensors; the network's latency, images per second and fraction of the fp16 peak.
-nlohmann::json summarize_network(const Scenario& s, Soc& soc);
+// ops, output, time, fraction of its engine's peak and of its roofline bound, the bytes of its
+// tensors, and, measured over its time (`activity`), the DRAM bytes moved, the busy share of the
+// DRAM and of each AI Core pipe and what bound it (the busiest); the network's latency, images
+// per second and fraction of the fp16 peak.
+nlohmann::json summarize_network(const Scenario& s, Soc& soc, const Activity& activity);
 
 // summary.txt: the run at a glance, then the checks' lines; `status` is the result line.
 std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum,

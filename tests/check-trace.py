@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Checks a trace.json the way Perfetto reads it: valid JSON, and on every track (pid, tid)
-the complete ('X') slices nest -- a slice that starts inside another ends inside it too.
+the complete ('X') slices nest -- a slice that starts inside another ends inside it too; the
+counter ('C') tracks step forward in time through sane values.
 Perfetto drops or misdraws slices that partly overlap.   check-trace.py TRACE.json"""
 import json
 import sys
@@ -41,8 +42,26 @@ def main(path):
         if err:
             print("%s: %s" % (path, err))
             return 1
+    err = check_counters([e for e in trace["traceEvents"] if e.get("ph") == "C"])
+    if err:
+        print("%s: %s" % (path, err))
+        return 1
     print("%s: %d slices on %d tracks nest properly" % (path, count, len(tracks)))
     return 0
+
+
+def check_counters(events):
+    """Counter tracks: each step later than the one before on its track, its value a number that
+    can be: not negative, a percentage at most 100."""
+    last = {}
+    for e in events:
+        track, v = (e["pid"], e["name"]), e["args"]["value"]
+        if not isinstance(v, (int, float)) or v != v or v < 0 or ("%" in e["name"] and v > 100 + 1e-9):
+            return "counter '%s' at %s us: value %r" % (e["name"], e["ts"], v)
+        if track in last and e["ts"] <= last[track]:
+            return "counter '%s' steps back in time at %s us" % (e["name"], e["ts"])
+        last[track] = e["ts"]
+    return None
 
 
 if __name__ == "__main__":

@@ -10,6 +10,15 @@ rm -rf "$out"; mkdir -p "$out"
 "$py" "$make" "$out" resnet50 >/dev/null
 "$dvp" run "$out/resnet50.onnx" --out "$out/ascend310" --no-trace --quiet
 grep -q "kernel output: 1000 elements within" "$out/ascend310/summary.txt"
+# What bound a layer, measured over its time: a 3 x 3 conv of 512 channels on a 7 x 7 map reads
+# 4.7 MB of weights for 0.23 GFLOP, so its DRAM buses are the busiest, and it moved its weights.
+"$py" - "$out/ascend310/stats.json" <<'PY'
+import json, sys
+layers = {x["kernel"]: x for x in json.load(open(sys.argv[1]))["summary"]["network"]["layers"]}
+l, weights = layers["layer4_1_conv2"], 512 * 512 * 9 * 2
+assert l["bound"] == "DRAM" and l["bound_busy"] >= 0.75, l
+assert 0.95 * weights <= l["dram_bytes"] <= 1.2 * weights, l
+PY
 "$dvp" run "$out/ascend310/compiled/model.yaml" --preset ascend910 --out "$out/ascend910" --no-trace --quiet
 grep -q "kernel output: 1000 elements within" "$out/ascend910/summary.txt"
 # Batch 8: more than a stream's ring of 64 tasks queued behind branches of other streams (the

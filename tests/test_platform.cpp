@@ -252,3 +252,76 @@ TEST(Platform, Ascend310Sizes) {
   EXPECT_EQ(soc.l2_config().size_bytes, 8ull << 20);  // 8 MiB L2
   EXPECT_NEAR(soc.dram_config().peak_GBps(), 34.1, 0.1);
 }
+
+namespace {
+// A GEMM on both AI Cores while a requester streams through DRAM: every unit the activity reads
+// is busy at some time.
+const char* kBusySoc = R"(
+name: busy-soc
+platform: {preset: ascend310}
+kernels:
+  - name: gemm
+    library: gemm
+    shape: {m: 512, k: 1024, n: 512, out: f16}
+    tensors:
+      - {name: a, dtype: f16, elements: 524288, init: random}
+      - {name: b, dtype: f16, elements: 524288, init: random}
+      - {name: c, dtype: f16, elements: 262144}
+    args: [a, b, c]
+traffic:
+  - {name: rd, instances: 1, pattern: sequential, access_bytes: 128, region_bytes: 4194304, count: 20000,
+     outstanding: 16, read_fraction: 1.0}
+)";
+}  // namespace
+
+// The activity's windows against the units' own counters: over the whole run they are the
+// counters' totals over the time the units had (channels or cores x the run); a window split in
+// two adds up to it.
+TEST(Activity, WindowsAddUpToTheUnitsOwnCounters) {
+  auto s = test::scenario(kBusySoc, {});
+  platform::Soc soc("soc", s);
+  platform::Activity a(soc);
+  EXPECT_EQ(platform::simulate(kTickMax, "", &a), "");
+  a.sample();
+  const Tick end = now_tick();
+  double bytes = 0, bus = 0, cube = 0, mte2 = 0;
+  unsigned channels = 0;
+  for (auto& mc : soc.controllers()) {
+    bytes += double(mc->bytes_read() + mc->bytes_written());
+    for (unsigned c = 0; c < soc.dram_config().channels_per_controller; ++c, ++channels)
+      bus += double(mc->channel(c).data_busy());
+  }
+  for (auto& core : soc.aicores())
+    cube += double(core->pipe_busy(aicore::Pipe::M)), mte2 += double(core->pipe_busy(aicore::Pipe::MTE2));
+  const double cores = double(soc.aicores().size());
+  const platform::Activity::Window w = a.window(0, end);
+  EXPECT_GT(bytes, 2e6);
+  EXPECT_EQ(w.dram_bytes, bytes);
+  EXPECT_NEAR(w.dram_busy, bus / (double(end) * channels), 1e-12);
+  EXPECT_NEAR(w.pipe[std::size_t(aicore::Pipe::M)], cube / (double(end) * cores), 1e-12);
+  EXPECT_NEAR(w.pipe[std::size_t(aicore::Pipe::MTE2)], mte2 / (double(end) * cores), 1e-12);
+  EXPECT_GT(w.pipe[std::size_t(aicore::Pipe::M)], 0.05);
+  const Tick mid = end / 3 + 12345;  // between samples: interpolated
+  const platform::Activity::Window x = a.window(0, mid), y = a.window(mid, end);
+  EXPECT_NEAR(x.dram_bytes + y.dram_bytes, bytes, 1e-6 * bytes);
+  EXPECT_GT(x.dram_bytes, 0);
+  EXPECT_GT(y.dram_bytes, 0);
+}
+
+// What bound a window: the busiest pipe when busy half the time or more; loads by where they waited.
+TEST(Activity, TheBoundIsTheBusiestUnitAndLoadsNameWhereTheyWaited) {
+  platform::Activity::Window w;
+  double share = 0;
+  w.pipe[std::size_t(aicore::Pipe::M)] = 0.8, w.pipe[std::size_t(aicore::Pipe::V)] = 0.3;
+  EXPECT_STREQ(w.bound(share), "cube");
+  EXPECT_DOUBLE_EQ(share, 0.8);
+  w.pipe[std::size_t(aicore::Pipe::MTE2)] = 0.9, w.dram_busy = 0.7;
+  EXPECT_STREQ(w.bound(share), "DRAM");
+  EXPECT_DOUBLE_EQ(share, 0.7);
+  w.dram_busy = 0.2;
+  EXPECT_STREQ(w.bound(share), "L2");
+  EXPECT_DOUBLE_EQ(share, 0.9);
+  w = platform::Activity::Window{};
+  w.pipe[std::size_t(aicore::Pipe::V)] = 0.45, w.dram_busy = 0.49;
+  EXPECT_STREQ(w.bound(share), "latency");
+}

@@ -19,13 +19,18 @@ void Tracer::configure(bool enabled, std::uint64_t max_slices_per_lane, Tick mer
   merge_gap_ = merge_gap;
 }
 
-Tracer::Lane Tracer::lane(const std::string& process, const std::string& thread) {
+// Process ids from 1, in the order the processes were first named.
+std::uint32_t Tracer::pid_of(const std::string& process) {
   std::uint32_t pid = 0;
   for (; pid < processes_.size(); ++pid)
     if (processes_[pid] == process) break;
   if (pid == processes_.size()) processes_.push_back(process);
+  return pid + 1;
+}
+
+Tracer::Lane Tracer::lane(const std::string& process, const std::string& thread) {
   LaneData l;
-  l.pid = pid + 1;
+  l.pid = pid_of(process);
   l.process = process;
   l.thread = thread;
   lanes_.push_back(std::move(l));
@@ -75,6 +80,11 @@ void Tracer::slice(std::uint32_t lane, const char* name, Tick start, Tick end) {
 void Tracer::instant(std::uint32_t lane, const char* name, Tick t) {
   if (!enabled_) return;
   instants_.push_back({lane, {name, t}});
+}
+
+void Tracer::counter(const std::string& process, const std::string& name, Tick t, double value) {
+  if (!enabled_) return;
+  counters_.push_back({pid_of(process), name, t, value});
 }
 
 std::uint64_t Tracer::slices() const {
@@ -153,6 +163,9 @@ void Tracer::write(const std::string& path) {
                {"tid", first_tid[i.first]},
                {"ts", us(i.second.second)},
                {"name", i.second.first}});
+  for (auto& c : counters_)
+    put_event(f, first,
+              {{"ph", "C"}, {"pid", c.pid}, {"ts", us(c.t)}, {"name", c.name}, {"args", {{"value", c.value}}}});
   f << "\n]}\n";
   f.close();
   if (!f) throw OutputError("cannot write " + path + ": " + (errno ? std::strerror(errno) : "write failed"));
@@ -162,6 +175,7 @@ void Tracer::clear() {
   lanes_.clear();
   processes_.clear();
   instants_.clear();
+  counters_.clear();
   dropped_ = 0;
 }
 

@@ -52,6 +52,8 @@ class Tracer {
   Lane lane(const std::string& process, const std::string& thread);
   void slice(std::uint32_t lane, const char* name, Tick start, Tick end);
   void instant(std::uint32_t lane, const char* name, Tick t);
+  // A counter track `name` of `process` steps to `value` at t (Perfetto draws it as a graph).
+  void counter(const std::string& process, const std::string& name, Tick t, double value);
 
   std::uint64_t dropped() const { return dropped_; }
   std::uint64_t slices() const;
@@ -77,7 +79,14 @@ class Tracer {
     std::uint64_t kept = 0, dropped = 0;
   };
   void flush(LaneData& l, Track& t);
+  struct Counter {
+    std::uint32_t pid;
+    std::string name;
+    Tick t;
+    double value;
+  };
   Track& free_track(LaneData& l, Tick start);
+  std::uint32_t pid_of(const std::string& process);
   std::string track_name(const LaneData& l, std::size_t track) const;
 
   bool enabled_ = false;
@@ -87,6 +96,7 @@ class Tracer {
   std::vector<LaneData> lanes_;
   std::vector<std::string> processes_;
   std::vector<std::pair<std::uint32_t, std::pair<const char*, Tick>>> instants_;
+  std::vector<Counter> counters_;
 };
 
 }  // namespace dvp

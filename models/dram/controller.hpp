@@ -31,6 +31,7 @@ class Controller : public sc_core::sc_module {
   const Config& config() const { return cfg_; }
   unsigned first_channel() const { return first_channel_; }
   Channel& channel(unsigned local) { return *channels_[local]; }
+  const Channel& channel(unsigned local) const { return *channels_[local]; }
   std::uint64_t bytes_read() const { return bytes_read_; }
   std::uint64_t bytes_written() const { return bytes_written_; }
   // Drains the write queues at `now`; returns when the last queued write completes.

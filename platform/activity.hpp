@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+// What the SoC's shared units did over time: the cumulative counters of the DRAM channels, the
+// L2 slices and the AI Cores' pipes, read between the slices of simulated time the run loop
+// advances by (simulate()). It has no process of its own, so nothing simulated depends on it.
+// A window of the run (a layer's time) gets its DRAM bytes and the busy share of each unit, by
+// which the summary names what bound the layer; trace.json gets counter tracks of them.
+#pragma once
+#include <array>
+#include <vector>
+
+#include "aicore/isa.hpp"
+#include "common/time.hpp"
+
+namespace dvp {
+class Tracer;
+}
+
+namespace dvp::platform {
+
+class Soc;
+
+class Activity {
+ public:
+  // What the units did over a window, as shares of the time they had in it.
+  struct Window {
+    double seconds = 0;
+    double dram_bytes = 0;                      // read and written
+    double dram_busy = 0;                       // the channels' data buses: fraction of their time
+    std::array<double, aicore::kPipes> pipe{};  // each pipe's busy time over the AI Cores' time
+    double l2_requests = 0, l2_hit_rate = 0;    // the L2's requests in the window, and their hit rate
+    // What bound the window, and that unit's busy share: the busiest of the cube, vector, MTE3
+    // and FIXP pipes and the loads (MTE2), when busy half the time or more, else "latency". Loads
+    // name where they waited: "DRAM" when its data buses were busy half the time or more (its
+    // share given), else "L2" (the MTE2's).
+    const char* bound(double& share) const;
+  };
+
+  explicit Activity(const Soc& soc);
+  // The simulated time between samples: 1 us, doubled (every other sample dropped) when a long
+  // run has taken 4096, up to 10 us, so a run keeps a few thousand.
+  Tick period() const { return period_; }
+  void sample();  // the counters at the current simulated time
+  Window window(Tick from, Tick to) const;
+  // Counter tracks on the process "activity": DRAM GB/s and its data buses' busy share, the L2's
+  // hit rate, and the mean busy share of the AI Cores' cube, vector and MTE2 pipes per period.
+  void trace(Tracer& t) const;
+
+ private:
+  struct Totals {
+    Tick t = 0;
+    double dram_bytes = 0, dram_busy = 0, l2_hits = 0, l2_misses = 0;
+    std::array<double, aicore::kPipes> pipe{};
+  };
+  Totals read() const;
+  Totals at(Tick t) const;  // interpolated between the samples around t
+  const Soc& soc_;
+  unsigned channels_ = 0, cores_ = 0;
+  std::vector<Totals> samples_;
+  Tick period_;
+};
+
+}  // namespace dvp::platform
