@@ -23,19 +23,38 @@ namespace {
 // A conv's L0C is one part (see GemmBuilder::plan).
 int gemm_parts(std::uint32_t nt, bool conv = false) { return !conv && (nt / 16) % 2 == 0 ? 2 : 1; }
 
-// UB bytes of the vector epilogue with `slots` part buffers: each holds an mt x nt / parts
-// accumulator tile, its cast (when C's type differs), the residual tile (and its f32 cast,
-// when C is not f32); then the tile's bias and scale rows.
 std::uint64_t narrow_blocks(const GemmShape& s);
 
-std::uint64_t gemm_epilogue_ub(const GemmShape& s, std::uint32_t mt, std::uint32_t nt, bool conv, int slots) {
+// An f16 / bf16 residual's f32 cast, one segment of rows at a time (up to 255 rows of up to 64
+// columns): a scratch every slot shares, as the vector unit takes one segment after another.
+std::uint64_t gemm_residual_scratch(const GemmShape& s, std::uint32_t mt, std::uint64_t ntp) {
+  if (!s.residual || dtype_bytes(s.out) == 4) return 0;
+  return std::uint64_t(std::min<std::uint32_t>(255, mt)) * std::min<std::uint64_t>(64, ntp) * 4;
+}
+
+// The UB a tile's epilogue is admitted by (gemm_tiling): one slot of the accumulators, their cast,
+// the residual and its f32 cast, each in a place of its own, and the rows.
+std::uint64_t gemm_epilogue_admits(const GemmShape& s, std::uint32_t mt, std::uint32_t nt, bool conv) {
   const std::uint64_t ntp = nt / gemm_parts(nt, conv);
   const unsigned ob = dtype_bytes(s.out);
   const bool cast = s.out != DType::F32 && s.out != DType::S32;
   const unsigned per = 4 + (cast ? ob : 0) + (s.residual ? ob + (ob != 4 ? 4 : 0) : 0);
-  // (and the last blocks of a tile whose rows are narrower than it: GemmBuilder::narrow_out)
-  return slots * std::uint64_t(mt) * ntp * per + (int(s.bias) + int(s.channel_scale)) * std::uint64_t(nt) * 4 +
+  return std::uint64_t(mt) * ntp * per + (int(s.bias) + int(s.channel_scale)) * std::uint64_t(nt) * 4 +
          32 * narrow_blocks(s);
+}
+
+// UB bytes of the vector epilogue with `slots` buffers of an mt x nt / parts tile: each holds the
+// accumulators, their cast (when C's type differs) and the residual tile of C's type, which
+// shares the cast's place when there is one (each segment's residual is read before its cast is
+// written there); then the residual's f32 scratch, the tile's bias and scale rows.
+std::uint64_t gemm_epilogue_ub(const GemmShape& s, std::uint32_t mt, std::uint32_t nt, bool conv, int slots) {
+  const std::uint64_t ntp = nt / gemm_parts(nt, conv);
+  const unsigned ob = dtype_bytes(s.out);
+  const bool cast = s.out != DType::F32 && s.out != DType::S32;
+  const unsigned per = 4 + (cast ? ob : 0) + (s.residual && !cast ? ob : 0);
+  // (and the last blocks of a tile whose rows are narrower than it: GemmBuilder::narrow_out)
+  return slots * std::uint64_t(mt) * ntp * per + gemm_residual_scratch(s, mt, ntp) +
+         (int(s.bias) + int(s.channel_scale)) * std::uint64_t(nt) * 4 + 32 * narrow_blocks(s);
 }
 
 // C's rows end inside 32-byte blocks (n x its bytes is not a multiple of 32): the vector
@@ -236,7 +255,10 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
   // then the least padding computed, then the largest (fewest tiles).
   // L1: two chunks of A and of B; a conv's feature map (or two bands of it) and two of B.
   // A one-row conv's column bands only where no tile fits otherwise: a shape that ran before keeps
-  // its tiles (a second search, with them).
+  // its tiles (a second search, with them). A vector epilogue's tile is admitted by what one slot
+  // of it took before the residual shared the cast's place (gemm_epilogue_admits): the estimate
+  // does not count the epilogue, and the larger tiles that place lets in ran slower (a conv of 512
+  // outputs with a residual: 128 x 256 and one slot, 74 us, where 128 x 128 and two take 61).
   bool columns = false;
   auto l1_need = [&](std::uint32_t mt, std::uint32_t nt) {
     const std::uint64_t b = std::uint64_t(t.kt) * nt * eb;
@@ -251,7 +273,7 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
             2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b && std::uint64_t(mt) * nt * 4 <= l0c &&
             (t.kt / k0) * (nt / 16) <= 255 && l1_need(mt, nt) <= l1 &&
             (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
-            (!s.vector_epilogue() || (gemm_epilogue_ub(s, mt, nt, conv != nullptr, 1) <= cfg.size[kUB] &&
+            (!s.vector_epilogue() || (gemm_epilogue_admits(s, mt, nt, conv != nullptr) <= cfg.size[kUB] &&
                                       nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0));
         if (!fits || (gemm_ragged(s) && !ragged_tile_fits(s, mt, nt)) || (s.out_nc1hwc0 && nt > s.n)) continue;
         const std::uint64_t work = gemm_estimate(cfg, s, mt, nt, k_pad), area = std::uint64_t(mt) * nt;
@@ -415,6 +437,7 @@ class GemmBuilder {
   void output_configs();
   void valid(Reg out, Reg index, std::uint32_t tile, std::uint32_t size);
   void epilogue(int h, Reg l0c_addr);
+  void epilogue_in(int h, int u, Reg l0c_addr);
   void block_at(Reg out, Reg base, int h, std::uint32_t j);
   void fixpipe_blocks(int h);
   void copy_out_blocks(int h, std::uint64_t ub);
@@ -425,6 +448,7 @@ class GemmBuilder {
   void epilogue_vector(std::uint64_t slot, int h);
   void epilogue_rows(std::uint64_t slot, std::uint32_t r0, std::uint32_t n, std::uint32_t j, int h);
   void load_residual(int h, int u, std::uint64_t slot);
+  void res_slot_flag(bool set, int u);
   void load_residual_rows(int h);
   void load_rows();
   void step(const Act& a);
@@ -470,9 +494,10 @@ class GemmBuilder {
   bool edge_m = false, edge_n = false;
   std::uint32_t k_tail = 0;    // elements of k in the last chunk
   std::uint32_t k_tail_f = 0;  // and in whole fractal columns: a conv's last steps
-  // UB: nu slots of slot_bytes (the accumulator; its cast at cast_off; the residual at res_off
-  // and its f32 cast at resf_off), then the bias row and the scale row.
-  std::uint64_t slot_acc = 0, slot_bytes = 0, ub_bias = 0, ub_scale = 0, cast_off = 0, res_off = 0, resf_off = 0;
+  // UB: nu slots of slot_bytes (the accumulator; its cast at cast_off, where the residual is
+  // loaded too: res_off), then the residual's f32 scratch at ub_resf, the bias row and the scale
+  // row.
+  std::uint64_t slot_acc = 0, slot_bytes = 0, ub_resf = 0, ub_bias = 0, ub_scale = 0, cast_off = 0, res_off = 0;
   // C's rows end inside 32-byte blocks: written row by row (ragged_out); rows narrower than a tile
   // assemble a tile's last blocks at ub_tail (narrow_out).
   bool ragged = false;
@@ -493,6 +518,10 @@ class GemmBuilder {
   // (0 or 1), that slot's L1 address, and two more temporaries for the band's arithmetic.
   Reg ld_par, par, band_l1, bt0, bt1;
   Reg lc;  // with two L0C buffers: this tile's
+  // With two UB slots, one L0C part a tile (a conv's) and two L0C buffers, the slots alternate
+  // from tile to tile as the L0C buffers do, so one tile's epilogue (vector, MTE3, the next
+  // residual's MTE2) overlaps the next tile's work: lc (0 or l0c_tile) tells the tile's slot.
+  bool alt_slots() const { return epi && parts == 1 && nu == 2 && l0c_bufs == 2; }
   Load3dCfg filter;
 };
 
@@ -532,18 +561,19 @@ void GemmBuilder::plan() {
   nfp = nf / parts, ntp = t.nt / parts;
   plan_l1();
   l0a[1] = a_bytes, l0b[1] = b_bytes / parts;
-  // The vector epilogue in UB: nu slots (two when they fit, so part 1's FixPipe need not wait
-  // for part 0's MTE3) of the accumulator tile, its cast and the residual, then the rows.
+  // The vector epilogue in UB: nu slots (two when they fit: part 1's FixPipe need not wait for
+  // part 0's MTE3; with one part, tiles take them in turn: alt_slots) of the accumulator tile, its
+  // cast and the residual, then the residual's scratch and the rows.
   epi = s.vector_epilogue(), rows = s.bias || s.channel_scale;
   cast = s.out != DType::F32 && s.out != DType::S32;
   quant = acc == DType::S32 && s.out != DType::S32;
   const std::uint64_t part = std::uint64_t(t.mt) * ntp;
   slot_acc = part * 4, cast_off = slot_acc;
-  res_off = cast_off + (cast ? part * ob : 0);
-  resf_off = res_off + (s.residual ? part * ob : 0);
-  slot_bytes = resf_off + (s.residual && ob != 4 ? part * 4 : 0);
+  res_off = cast_off;  // the residual's place: the cast's, or (no cast) its own there
+  slot_bytes = cast_off + (cast || s.residual ? part * ob : 0);
   nu = epi && gemm_epilogue_ub(s, t.mt, t.nt, conv != nullptr, 2) <= cfg_.size[kUB] ? 2 : 1;
-  ub_bias = nu * slot_bytes, ub_scale = ub_bias + (s.bias ? std::uint64_t(t.nt) * 4 : 0);
+  ub_resf = nu * slot_bytes;
+  ub_bias = ub_resf + gemm_residual_scratch(s, t.mt, ntp), ub_scale = ub_bias + (s.bias ? std::uint64_t(t.nt) * 4 : 0);
   ub_tail = ub_scale + (s.channel_scale ? std::uint64_t(t.nt) * 4 : 0);
   ragged = gemm_ragged(s);
 }
@@ -805,10 +835,10 @@ void GemmBuilder::prologue() {
     for (int h = 0; h < parts; ++h) k.SetFlag(Pipe::FIX, Pipe::M, h + 2 * b);           // L0C buffer b's part h
   for (int p = 0; p < (banded ? 2 : 0); ++p) k.SetFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);  // band slot p
   if (!epi) return;
-  for (int u = 0; u < nu; ++u) k.SetFlag(Pipe::MTE3, Pipe::FIX, u);                       // UB slot u
-  if (rows) k.SetFlag(Pipe::V, Pipe::MTE2, 0);                                            // the UB rows
-  for (int u = 0; u < (s.residual ? nu : 0); ++u) k.SetFlag(Pipe::V, Pipe::MTE2, 1 + u);  // slot u's residual
-  if (ragged) k.SetFlag(Pipe::MTE3, Pipe::S, 0);                                          // ub_tail
+  for (int u = 0; u < nu; ++u) k.SetFlag(Pipe::MTE3, Pipe::FIX, u);        // UB slot u
+  if (rows) k.SetFlag(Pipe::V, Pipe::MTE2, 0);                             // the UB rows
+  for (int u = 0; u < (s.residual ? nu : 0); ++u) res_slot_flag(true, u);  // slot u's residual
+  if (ragged) k.SetFlag(Pipe::MTE3, Pipe::S, 0);                           // ub_tail
   // The epilogue's vector ops take one row segment of a part (up to 64 elements) per repeat.
   if (ntp < 64) {
     k.Li(tmp, ntp);
@@ -826,7 +856,7 @@ void GemmBuilder::final_flags() {
   if (epi) {
     for (int u = 0; u < nu; ++u) k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
     if (rows) k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
-    for (int u = 0; u < (s.residual ? nu : 0); ++u) k.WaitFlag(Pipe::V, Pipe::MTE2, 1 + u);
+    for (int u = 0; u < (s.residual ? nu : 0); ++u) res_slot_flag(false, u);
     if (ragged) k.WaitFlag(Pipe::MTE3, Pipe::S, 0);
   }
 }
@@ -990,11 +1020,16 @@ void GemmBuilder::load(int b, bool tail) {
   k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
 }
 
-// The vector epilogue of L0C part h (at l0c_addr), on UB slot h % nu: FixPipe L0C -> UB
-// (accumulator type); x the scale row, + the bias row, + the residual tile, ReLU or ReLU6,
-// cast to C's type; MTE3 -> GM.
+// The vector epilogue of L0C part h (at l0c_addr), on UB slot h % nu (alt_slots: the tile's):
+// FixPipe L0C -> UB (accumulator type); x the scale row, + the bias row, + the residual tile,
+// ReLU or ReLU6, cast to C's type; MTE3 -> GM.
 void GemmBuilder::epilogue(int h, Reg l0c_addr) {
-  const int u = h % nu;
+  if (!alt_slots()) return epilogue_in(h, h % nu, l0c_addr);
+  by_parity(lc, [&](int u) { epilogue_in(h, u, l0c_addr); });
+}
+
+// The epilogue of part h on UB slot u.
+void GemmBuilder::epilogue_in(int h, int u, Reg l0c_addr) {
   const std::uint64_t slot = std::uint64_t(u) * slot_bytes;
   if (s.residual) load_residual(h, u, slot);
   k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
@@ -1007,7 +1042,7 @@ void GemmBuilder::epilogue(int h, Reg l0c_addr) {
   if (s.residual) k.WaitFlag(Pipe::MTE2, Pipe::V, 1 + u);
   epilogue_vector(slot, h);
   if (rows && h == parts - 1) k.SetFlag(Pipe::V, Pipe::MTE2, 0);  // the rows may be replaced
-  if (s.residual) k.SetFlag(Pipe::V, Pipe::MTE2, 1 + u);
+  if (s.residual && !cast) res_slot_flag(true, u);
   k.SetFlag(Pipe::V, Pipe::MTE3, u);
   k.WaitFlag(Pipe::V, Pipe::MTE3, u);
   k.Addi(dst, c_ptr, std::int32_t(h * ntp * ob));
@@ -1027,6 +1062,7 @@ void GemmBuilder::epilogue(int h, Reg l0c_addr) {
     k.DataCopy(Pos::GM, dst, Pos::UB, src, DataCopyCfg{t.mt, ntp * ob / 32, 0, (s.n - ntp) * ob / 32});
   }
   k.SetFlag(Pipe::MTE3, Pipe::FIX, u);
+  if (s.residual && cast) res_slot_flag(true, u);  // the cast, where the next residual goes, is out
 }
 
 // MTE2: part h's residual tile (C's shape and type, at R + the part's offset in C) into slot
@@ -1061,8 +1097,19 @@ void GemmBuilder::load_residual_rows(int h) {
   k.Bind(none);
 }
 
+// The flag that frees slot u's residual place for MTE2, set or waited: the vector unit's, once it
+// has read the residual, or MTE3's, once it has read the cast that shares the place.
+void GemmBuilder::res_slot_flag(bool set, int u) {
+  const Pipe from = cast ? Pipe::MTE3 : Pipe::V;
+  const int event = cast ? u : 1 + u;
+  if (set)
+    k.SetFlag(from, Pipe::MTE2, event);
+  else
+    k.WaitFlag(from, Pipe::MTE2, event);
+}
+
 void GemmBuilder::load_residual(int h, int u, std::uint64_t slot) {
-  k.WaitFlag(Pipe::V, Pipe::MTE2, 1 + u);
+  res_slot_flag(false, u);
   k.Op("sub", tmp, c_ptr, C);
   k.Add(tmp, tmp, R);
   if (s.out_nc1hwc0) {
@@ -1119,12 +1166,14 @@ void GemmBuilder::epilogue_rows(std::uint64_t slot, std::uint32_t r0, std::uint3
   if (s.bias) per_column(ub_bias, "add");
   if (s.residual) {
     k.Li(src, std::int64_t(slot + res_off + e * ob));
-    if (ob != 4) {  // C's type -> f32 (exact from f16 and bf16)
-      k.Li(tmp, std::int64_t(slot + resf_off + e * 4));
-      k.Cast(DType::F32, s.out, tmp, src, VecCfg{n, 1, 1, 1, row_blocks, out_blocks, 0});
+    std::uint32_t res_blocks = row_blocks;
+    if (ob != 4) {  // C's type -> f32 (exact from f16 and bf16), n rows of the segment in the scratch
+      res_blocks = std::min<std::uint32_t>(64, ntp) * 4 / 32;
+      k.Li(tmp, std::int64_t(ub_resf));
+      k.Cast(DType::F32, s.out, tmp, src, VecCfg{n, 1, 1, 1, res_blocks, out_blocks, 0});
       k.Op("or", src, tmp, zero);
     }
-    k.Vector("add", acc, {dst, dst, src}, VecCfg{n, 1, 1, 1, row_blocks, row_blocks, row_blocks});
+    k.Vector("add", acc, {dst, dst, src}, VecCfg{n, 1, 1, 1, row_blocks, row_blocks, res_blocks});
   }
   if (s.relu || s.relu6) k.Vector("relu", acc, {dst, dst}, vc);
   if (s.relu6) {
