@@ -266,7 +266,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   r.stats["dvp"] = {{"version", version()}, {"revision", revision()}};  // the build that ran it
   bool failed = false;
   const std::vector<std::string> check_lines = check_results(s, soc, r.stats, failed);
-  r.summary = summary_text(s, soc, sum, check_lines,
+  r.summary = summary_text(s, soc, sum, activity, check_lines,
                            !limit_error.empty() ? "STOPPED: " + limit_error
                            : failed             ? "FAILED"
                                                 : "passed");

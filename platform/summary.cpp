@@ -259,7 +259,7 @@ namespace {
 // summary.txt, section by section.
 class Text {
  public:
-  Text(Soc& soc, const nlohmann::json& sum) : soc_(soc), sum_(sum) {}
+  Text(Soc& soc, const nlohmann::json& sum, const Activity& activity) : soc_(soc), sum_(sum), activity_(activity) {}
   std::ostringstream os;
 
   void row(const std::string& k, const std::string& v) {
@@ -274,6 +274,7 @@ class Text {
   void network();
   void aicores();
   void kernel_rows(const KernelLauncher::Result& k);
+  void busy_row(const KernelLauncher::Result& k);
   void requesters();
   void dvpp();
   void rtl();
@@ -281,6 +282,7 @@ class Text {
  private:
   Soc& soc_;
   const nlohmann::json& sum_;
+  const Activity& activity_;
 };
 
 void Text::time() {
@@ -376,6 +378,22 @@ void Text::kernel_rows(const KernelLauncher::Result& k) {
                         (bound <= took             ? ""
                          : k.work.dram_bound(dram) ? " (above the DRAM bound: L2 held part of its traffic)"
                                                    : " (faster than its compute: see the failed check)"));
+  busy_row(k);
+}
+
+// What the units did over a kernel's time (shared with what ran beside it), and what bound it.
+void Text::busy_row(const KernelLauncher::Result& k) {
+  const Activity::Window w = activity_.window(k.start, k.end);
+  double share = 0;
+  const std::string bound = w.bound(share);
+  std::string line = fmt("DRAM %.0f%%", 100 * w.dram_busy);
+  const std::pair<aicore::Pipe, const char*> pipes[] = {{aicore::Pipe::M, "cube"},
+                                                        {aicore::Pipe::V, "vector"},
+                                                        {aicore::Pipe::MTE2, "MTE2"},
+                                                        {aicore::Pipe::MTE3, "MTE3"},
+                                                        {aicore::Pipe::FIX, "FIXP"}};
+  for (auto [p, name] : pipes) line += std::string("  ") + name + fmt(" %.0f%%", 100 * w.pipe[std::size_t(p)]);
+  row("  busy", line + ": " + (bound == "latency" ? bound : bound + "-bound"));
 }
 
 void Text::aicores() {
@@ -456,9 +474,9 @@ void Text::rtl() {
 
 }  // namespace
 
-std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum,
+std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum, const Activity& activity,
                          const std::vector<std::string>& check_lines, const std::string& status) {
-  Text t(soc, sum);
+  Text t(soc, sum, activity);
   t.os << "scenario  " << s.root.get_string("name") << "   (" << s.file << ")\n";
   t.os << "platform  " << s.root.at("platform").get_string("name") << (s.preset.empty() ? "" : "   preset " + s.preset)
        << (soc.timing_only() ? "   timing-only" : "") << "\n";

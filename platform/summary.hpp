@@ -23,8 +23,9 @@ nlohmann::json summarize(Soc& soc, double host_seconds);
 // per second and fraction of the fp16 peak.
 nlohmann::json summarize_network(const Scenario& s, Soc& soc, const Activity& activity);
 
-// summary.txt: the run at a glance, then the checks' lines; `status` is the result line.
-std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum,
+// summary.txt: the run at a glance (each kernel's units measured over its time by `activity`), then
+// the checks' lines; `status` is the result line.
+std::string summary_text(const Scenario& s, Soc& soc, const nlohmann::json& sum, const Activity& activity,
                          const std::vector<std::string>& check_lines, const std::string& status);
 
 // Looks up "summary.key" or "<module>.<key>" in stats.json content; false if absent.
