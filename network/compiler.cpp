@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "dvp_abi.h"  // DVP_MAX_TASKS: the runtime firmware's task table
 #include "host_reference.hpp"
+#include "kernels/library/gemm.hpp"  // kFractalMaxRows
 #include "schedule.hpp"
 #include "tensor_file.hpp"
 #include "tensor_layout.hpp"
@@ -542,30 +543,26 @@ std::string num(double v) {
 }
 std::string num(std::int64_t v) { return std::to_string(v); }
 
-// The conv2d kernel's shape keys: y stored NC1HWC0 in type `out`; the weights in the cube's fractal
-// order (fractal_z), as ATC stores them, so a tile's chunk of them is whole runs of DRAM.
+// A weight of `rows` rows (a conv's cout, a Gemm's n) is stored in the cube's fractal order
+// (fractal_z), as ATC stores weights, so a tile's chunk of it is whole runs of DRAM; past the most
+// rows that order takes (kernels::kFractalMaxRows), row by row.
+bool fractal_rows(std::int64_t rows) { return rows <= std::int64_t(kernels::kFractalMaxRows); }
+// The layout of a weight of `rows` rows: fractal_z or the row-by-row `other`.
+std::string weight_layout(std::int64_t rows, const std::string& other, bool c04 = false) {
+  return fractal_rows(rows) ? (c04 ? "fractal_z_c04" : "fractal_z") : other;
+}
+
+// The conv2d kernel's shape keys: y stored NC1HWC0 in type `out`; the weights as weight_layout
+// stores them.
 std::vector<std::pair<std::string, std::string>> conv_keys(const Dims& x, std::int64_t cout, const Dims& kk,
                                                            const Dims& s, const Dims& d, const Dims& p,
                                                            std::int64_t groups, bool c04, const std::string& out) {
-  return {{"h", num(x[2])},
-          {"w", num(x[3])},
-          {"c", num(x[1])},
-          {"cout", num(cout)},
-          {"kh", num(kk[0])},
-          {"kw", num(kk[1])},
-          {"stride_h", num(s[0])},
-          {"stride_w", num(s[1])},
-          {"dil_h", num(d[0])},
-          {"dil_w", num(d[1])},
-          {"pad_t", num(p[0])},
-          {"pad_b", num(p[2])},
-          {"pad_l", num(p[1])},
-          {"pad_r", num(p[3])},
-          {"groups", num(groups)},
-          {"c0", c04 ? "4" : "16"},
-          {"out", out},
-          {"out_layout", "nc1hwc0"},
-          {"weights_layout", "fractal_z"}};
+  const std::string weights = fractal_rows(cout) ? "fractal_z" : "nc1hwc0";
+  return {{"h", num(x[2])},     {"w", num(x[3])},          {"c", num(x[1])},           {"cout", num(cout)},
+          {"kh", num(kk[0])},   {"kw", num(kk[1])},        {"stride_h", num(s[0])},    {"stride_w", num(s[1])},
+          {"dil_h", num(d[0])}, {"dil_w", num(d[1])},      {"pad_t", num(p[0])},       {"pad_b", num(p[2])},
+          {"pad_l", num(p[1])}, {"pad_r", num(p[3])},      {"groups", num(groups)},    {"c0", c04 ? "4" : "16"},
+          {"out", out},         {"out_layout", "nc1hwc0"}, {"weights_layout", weights}};
 }
 
 // Grouped conv weights (cout x C / groups x kh x kw) as a dense conv's (cout x C x kh x kw): output
@@ -689,8 +686,8 @@ bool Compiler::conv(int i) {
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
   k.shape = conv_keys(xk, cout, kk, s, d, p, g, c04, out_dtype(ch.out));
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0, c04));
-  k.tensors.push_back(
-      weight_tensor(i, k, KTensor{"w", "f16", c04 ? "fractal_z_c04" : "fractal_z", "", "", "", w.shape, g}, w));
+  k.tensors.push_back(weight_tensor(
+      i, k, KTensor{"w", "f16", weight_layout(cout, c04 ? "nc1hwc0_c04" : "nc1hwc0", c04), "", "", "", w.shape, g}, w));
   k.args = {"x", "w", "y"};
   produce(k, ch.out, KTensor{"y", out_dtype(ch.out)}, Layout::Nc1hwc0);
   conv_epilogue(i, ch.bn, k, cout, folded);
@@ -816,7 +813,7 @@ bool Compiler::bn_conv(int i, const std::vector<double>& sc, const std::vector<d
   k.shape = conv_keys(x, c, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, c, false, out_dtype(out));
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0));
   const Tensor w{{c, 1, 1, 1}, std::vector<float>(std::size_t(c), 1.0f)};
-  k.tensors.push_back(weight_tensor(i, k, KTensor{"w", "f16", "fractal_z", "", "", "", w.shape, c}, w));
+  k.tensors.push_back(weight_tensor(i, k, KTensor{"w", "f16", weight_layout(c, "nc1hwc0"), "", "", "", w.shape, c}, w));
   k.args = {"x", "w", "y"};
   produce(k, out, KTensor{"y", out_dtype(out)}, Layout::Nc1hwc0);
   epilogue_tensors(i, k, sc, b, true, c);
@@ -1052,7 +1049,7 @@ void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
   const std::string a = values_.at(p.a).map.empty() ? cast_to(i, p.a, "f16") : p.a;
   std::int64_t kk = p.k;  // the gemm's k: with A a flattened map, its stored elements
-  // A weight B is stored as B^T in the cube's fractal order, as ATC stores a MatMul's weights.
+  // A weight B is stored as B^T (weight_layout), as ATC stores a MatMul's weights.
   const bool weight_b = constant(node(i).input(1));
   if (values_.at(a).map.empty()) {
     k.tensors.push_back(slice(use(i, k, a, "a", values_.at(a).layout), p.heads, h, {p.m, p.k}));
@@ -1070,7 +1067,7 @@ void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
   else
     k.tensors.push_back(slice(KTensor{"c", dt, "nd", ref(p.out)}, p.heads, h, {p.m, p.n})), k.output = "c";
   const std::string tb = p.bt || weight_b ? "true" : "false", relu = p.act >= 0 ? "true" : "false";
-  const std::string bl = weight_b ? "fractal_z" : "nd";
+  const std::string bl = weight_b ? weight_layout(p.n, "nd") : "nd";
   k.shape = {{"m", num(p.m)},      {"k", num(kk)},   {"n", num(p.n)}, {"out", dt},
              {"b_transposed", tb}, {"b_layout", bl}, {"relu", relu}};
   k.args = {"a", "b", "c"};
@@ -1106,7 +1103,7 @@ std::int64_t Compiler::flat_b(int i, Kernel& k, const GemmPlan& p) {
     for (std::int64_t col = 0; col < p.n; ++col)
       t.data[std::size_t(col * kk + to)] = p.alpha * b.data[std::size_t(p.bt ? col * p.k + from : from * p.n + col)];
   }
-  k.tensors.push_back(weight_tensor(i, k, KTensor{"b", "f16", "fractal_z", "", "", "", t.shape}, t));
+  k.tensors.push_back(weight_tensor(i, k, KTensor{"b", "f16", weight_layout(p.n, "nd"), "", "", "", t.shape}, t));
   return kk;
 }
 
@@ -1186,8 +1183,8 @@ KTensor Compiler::slice(KTensor t, std::int64_t heads, std::int64_t h, const Dim
   return t;
 }
 
-// Node i's weight B for gemm head h: B^T (n x k; the model's k x n transposed here) times alpha, in
-// the cube's fractal order (fractal_z).
+// Node i's weight B for gemm head h: B^T (n x k; the model's k x n transposed here) times alpha, as
+// weight_layout stores it.
 KTensor Compiler::fractal_b(int i, const Kernel& k, const GemmPlan& p, std::int64_t h) {
   const Tensor& all = ref_.at(node(i).input(1));
   const std::size_t per = std::size_t(p.n * p.k), at = per * std::size_t(h);
@@ -1195,7 +1192,7 @@ KTensor Compiler::fractal_b(int i, const Kernel& k, const GemmPlan& p, std::int6
   for (std::int64_t col = 0; col < p.n; ++col)
     for (std::int64_t r = 0; r < p.k; ++r)
       t.data[std::size_t(col * p.k + r)] = p.alpha * all.data[at + std::size_t(p.bt ? col * p.k + r : r * p.n + col)];
-  return weight_tensor(i, k, KTensor{"b", "f16", "fractal_z", "", "", "", t.shape}, t);
+  return weight_tensor(i, k, KTensor{"b", "f16", weight_layout(p.n, "nd"), "", "", "", t.shape}, t);
 }
 
 // Gemm's bias (f32) or B (f16; a weight B is fractal_b's) from input j of node i: a weight times

@@ -50,25 +50,33 @@ Activity::Totals Activity::read() const {
       s.dram_busy += double(mc->channel(c).data_busy());
   }
   for (auto& hn : soc_.l2_slices()) s.l2_hits += double(hn->hits()), s.l2_misses += double(hn->misses());
-  for (auto& core : soc_.aicores())
+  for (auto& core : soc_.aicores()) {
+    s.occupied += double(core->occupied());
     for (int p = 0; p < aicore::kPipes; ++p) s.pipe[std::size_t(p)] += double(core->pipe_busy(aicore::Pipe(p)));
+  }
   return s;
 }
 
+Tick Activity::slice() const { return std::min(period_, 10 * kMicrosecond); }
+
 void Activity::sample() {
-  Totals s = read();
-  if (s.t <= samples_.back().t) {
-    if (samples_.size() > 1) samples_.back() = s;  // the same instant again (the run loop's last slice)
-    return;
-  }
-  samples_.push_back(s);
-  if (samples_.size() < kMaxSamples || period_ >= 10 * kMicrosecond) return;
+  if (now_tick() < samples_.back().t + period_) return;
+  samples_.push_back(read());
+  if (samples_.size() < kMaxSamples) return;
   // Counters are cumulative: dropping every other sample loses no total, only resolution.
   std::size_t kept = 0;
   for (std::size_t i = 0; i < samples_.size(); i += 2) samples_[kept++] = samples_[i];
   if (samples_.size() % 2 == 0) samples_[kept++] = samples_.back();  // keep the newest
   samples_.resize(kept);
   period_ *= 2;
+}
+
+void Activity::finish() {
+  Totals s = read();
+  if (s.t > samples_.back().t)
+    samples_.push_back(s);
+  else if (samples_.size() > 1)
+    samples_.back() = s;  // the same instant as the last sample
 }
 
 Activity::Totals Activity::at(Tick t) const {
@@ -79,8 +87,12 @@ Activity::Totals Activity::at(Tick t) const {
   const Totals& b = *hi;
   const double f = double(t - a.t) / double(b.t - a.t);
   auto mix = [f](double x, double y) { return x + (y - x) * f; };
-  Totals r{t, mix(a.dram_bytes, b.dram_bytes), mix(a.dram_busy, b.dram_busy), mix(a.l2_hits, b.l2_hits),
-           mix(a.l2_misses, b.l2_misses)};
+  Totals r{t,
+           mix(a.dram_bytes, b.dram_bytes),
+           mix(a.dram_busy, b.dram_busy),
+           mix(a.l2_hits, b.l2_hits),
+           mix(a.l2_misses, b.l2_misses),
+           mix(a.occupied, b.occupied)};
   for (std::size_t p = 0; p < r.pipe.size(); ++p) r.pipe[p] = mix(a.pipe[p], b.pipe[p]);
   return r;
 }
@@ -95,9 +107,13 @@ Activity::Window Activity::window(Tick from, Tick to) const {
   // Busy time is counted when a unit takes work on (an instruction's whole time at its start, a
   // burst's when it is booked), so a short window can hold a little of the next one's: a share
   // is at most the whole of it.
-  auto share = [span](double busy, unsigned units) { return units ? std::min(1.0, busy / (span * units)) : 0.0; };
-  w.dram_busy = share(b.dram_busy - a.dram_busy, channels_);
-  for (std::size_t p = 0; p < w.pipe.size(); ++p) w.pipe[p] = share(b.pipe[p] - a.pipe[p], cores_);
+  w.dram_busy = channels_ ? std::min(1.0, (b.dram_busy - a.dram_busy) / (span * channels_)) : 0;
+  // A pipe's share is of the time the cores ran blocks: a layer of one block on a chip of 32
+  // cores is measured on its core.
+  const double occupied = b.occupied - a.occupied;
+  w.cores = occupied / span;
+  for (std::size_t p = 0; p < w.pipe.size(); ++p)
+    w.pipe[p] = occupied > 0 ? std::min(1.0, (b.pipe[p] - a.pipe[p]) / occupied) : 0;
   w.l2_requests = (b.l2_hits - a.l2_hits) + (b.l2_misses - a.l2_misses);
   w.l2_hit_rate = w.l2_requests > 0 ? (b.l2_hits - a.l2_hits) / w.l2_requests : 0;
   return w;

@@ -26,7 +26,8 @@ class Activity {
     double seconds = 0;
     double dram_bytes = 0;                      // read and written
     double dram_busy = 0;                       // the channels' data buses: fraction of their time
-    std::array<double, aicore::kPipes> pipe{};  // each pipe's busy time over the AI Cores' time
+    double cores = 0;                           // the AI Cores that ran blocks, on average over the window
+    std::array<double, aicore::kPipes> pipe{};  // each pipe's busy time over the time the cores ran blocks
     double l2_requests = 0, l2_hit_rate = 0;    // the L2's requests in the window, and their hit rate
     // What bound the window, and that unit's busy share: the busiest of the cube, vector, MTE3
     // and FIXP pipes and the loads (MTE2), when busy half the time or more, else "latency". Loads
@@ -36,10 +37,13 @@ class Activity {
   };
 
   explicit Activity(const Soc& soc);
-  // The simulated time between samples: 1 us, doubled (every other sample dropped) when a long
-  // run has taken 4096, up to 10 us, so a run keeps a few thousand.
+  // The simulated time between samples: 1 us, doubled (every other sample dropped) each time a
+  // run has taken 4096, so a run keeps a few thousand whatever its length.
   Tick period() const { return period_; }
-  void sample();  // the counters at the current simulated time
+  // The slices of simulated time the run loop samples between: the period, at most 10 us.
+  Tick slice() const;
+  void sample();  // the counters now, when a period has passed since the last sample
+  void finish();  // the counters at the end of the run, whenever that is
   Window window(Tick from, Tick to) const;
   // Counter tracks on the process "activity": DRAM GB/s and its data buses' busy share, the L2's
   // hit rate, and the mean busy share of the AI Cores' cube, vector and MTE2 pipes per period.
@@ -48,7 +52,7 @@ class Activity {
  private:
   struct Totals {
     Tick t = 0;
-    double dram_bytes = 0, dram_busy = 0, l2_hits = 0, l2_misses = 0;
+    double dram_bytes = 0, dram_busy = 0, l2_hits = 0, l2_misses = 0, occupied = 0;
     std::array<double, aicore::kPipes> pipe{};
   };
   Totals read() const;

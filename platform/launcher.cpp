@@ -508,7 +508,7 @@ void KernelLauncher::check_arg_layout(const TensorSpec& s, const LibraryArg& w, 
   if (!w.c0) return;
   if (l.c0 != w.c0)
     a.fail(role + ": tensor '" + s.t.name + "' is stored with C0 = " + std::to_string(l.c0) + ", the shape's c0 is " +
-           std::to_string(w.c0) + " (layout " + (w.c0 == 4 ? "nc1hwc0_c04" : "nc1hwc0") + ")");
+           std::to_string(w.c0) + " (layout " + (l.k0 ? "fractal_z" : "nc1hwc0") + (w.c0 == 4 ? "_c04" : "") + ")");
   if (l.groups != w.groups)
     a.fail(role + ": tensor '" + s.t.name + "' is laid out for groups " + std::to_string(l.groups) +
            ", the shape has groups " + std::to_string(w.groups) +

@@ -77,7 +77,7 @@ std::string simulate(Tick max_sim, const std::string& origin, Activity* activity
   // pending event, so the loop always makes progress.
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate and start every process
   while (sc_core::sc_pending_activity() && sc_core::sc_get_status() != sc_core::SC_STOPPED) {
-    const Tick slice = activity ? activity->period() : 10 * 1000 * 1000;  // 10 us
+    const Tick slice = activity ? activity->slice() : 10 * 1000 * 1000;  // 10 us
     const Tick next = now_tick() + to_tick(sc_core::sc_time_to_pending_activity());
     if (next > max_sim)
       return "simulated-time limit run.max_sim_ns (" + format_ns(max_sim) + ") reached" +
@@ -252,7 +252,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& o) {
   const Tick drained = drain(soc);
   if (limit_error.empty() && drained > now_tick() && sc_core::sc_get_status() != sc_core::SC_STOPPED)
     sc_core::sc_start(to_sc(drained - now_tick()));
-  activity.sample();
+  activity.finish();
   activity.trace(soc.tracer());
   for (auto& c : soc.cpus()) c->close_trace();
   const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

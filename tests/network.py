@@ -656,6 +656,27 @@ with tempfile.TemporaryDirectory() as d:
             compare("a grouped conv of 20 outputs", gout, "",
                     {"y": conv1d(gx[0].astype(np.float16), gw, pad=1, groups=2)[None]})
 
+    # A classifier of 65600 classes (a large vocabulary's head): more rows than the cube's fractal
+    # order takes (its rows, padded to 16, are a copy's 16-bit gap), so its weight B^T is stored
+    # row by row, as the compiled model says; against NumPy.
+    wv = f32(rng.normal(0, .2, (32, 65600)))
+    head = helper.make_graph([helper.make_node("MatMul", ["x", "wv"], ["y"], name="vocab")], "vocab",
+                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32])],
+                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 65600])],
+                             [numpy_helper.from_array(wv, "wv")])
+    onnx.save(helper.make_model(head, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "vocab.onnx"))
+    vocab_x = f32(rng.uniform(-1, 1, (1, 32)))
+    np.save(os.path.join(d, "vocab_x.npy"), vocab_x)
+    vocab_out = os.path.join(d, "vocab")
+    if dvp(["run", os.path.join(d, "vocab.onnx"), "--input", "x=" + os.path.join(d, "vocab_x.npy"), "--out", vocab_out,
+            "--no-trace"], 0, r"kernel vocab: 65600 elements within", "a classifier of 65600 classes"):
+        compiled = open(os.path.join(vocab_out, "compiled", "model.yaml")).read()
+        if "b_layout: nd" not in compiled or "fractal_z" in compiled:
+            failures.append("a classifier of 65600 classes: its weight is not stored row by row")
+        compare("a classifier of 65600 classes", vocab_out, "",
+                {"y": vocab_x.astype(np.float16).astype(np.float64) @ wv.astype(np.float16).astype(np.float64)})
+
     # A VGG's classifier: the last feature map (7 x 5 of 24 channels, no whole group of 16)
     # flattened into a fully connected layer, as torch exports nn.Linear (Gemm, transB), then a
     # MatMul to 10 f32 logits (rows of 40 bytes: two blocks, under 16 columns); the gemm reads the map where it is, B's rows put in the map's order when the model

@@ -282,30 +282,55 @@ TEST(Activity, WindowsAddUpToTheUnitsOwnCounters) {
   platform::Soc soc("soc", s);
   platform::Activity a(soc);
   EXPECT_EQ(platform::simulate(kTickMax, "", &a), "");
-  a.sample();
+  a.finish();
   const Tick end = now_tick();
-  double bytes = 0, bus = 0, cube = 0, mte2 = 0;
+  double bytes = 0, bus = 0, cube = 0, mte2 = 0, occupied = 0;
   unsigned channels = 0;
   for (auto& mc : soc.controllers()) {
     bytes += double(mc->bytes_read() + mc->bytes_written());
     for (unsigned c = 0; c < soc.dram_config().channels_per_controller; ++c, ++channels)
       bus += double(mc->channel(c).data_busy());
   }
-  for (auto& core : soc.aicores())
+  for (auto& core : soc.aicores()) {
     cube += double(core->pipe_busy(aicore::Pipe::M)), mte2 += double(core->pipe_busy(aicore::Pipe::MTE2));
-  const double cores = double(soc.aicores().size());
+    occupied += double(core->occupied());
+    EXPECT_EQ(core->blocks_done(), 1u);
+  }
   const platform::Activity::Window w = a.window(0, end);
   EXPECT_GT(bytes, 2e6);
   EXPECT_EQ(w.dram_bytes, bytes);
   EXPECT_NEAR(w.dram_busy, bus / (double(end) * channels), 1e-12);
-  EXPECT_NEAR(w.pipe[std::size_t(aicore::Pipe::M)], cube / (double(end) * cores), 1e-12);
-  EXPECT_NEAR(w.pipe[std::size_t(aicore::Pipe::MTE2)], mte2 / (double(end) * cores), 1e-12);
+  // The pipes' shares are of the time the cores ran their blocks, which is less than the run.
+  EXPECT_GT(occupied, 0.5 * double(end));
+  EXPECT_LT(occupied, 2.0 * double(end));
+  EXPECT_NEAR(w.cores, occupied / double(end), 1e-12);
+  EXPECT_NEAR(w.pipe[std::size_t(aicore::Pipe::M)], cube / occupied, 1e-12);
+  EXPECT_NEAR(w.pipe[std::size_t(aicore::Pipe::MTE2)], mte2 / occupied, 1e-12);
   EXPECT_GT(w.pipe[std::size_t(aicore::Pipe::M)], 0.05);
   const Tick mid = end / 3 + 12345;  // between samples: interpolated
   const platform::Activity::Window x = a.window(0, mid), y = a.window(mid, end);
   EXPECT_NEAR(x.dram_bytes + y.dram_bytes, bytes, 1e-6 * bytes);
   EXPECT_GT(x.dram_bytes, 0);
   EXPECT_GT(y.dram_bytes, 0);
+}
+
+// A kernel of one block on a chip of two cores is measured on the core that ran it: its pipes'
+// shares are of that core's time, not halved by the idle one.
+TEST(Activity, AKernelOnFewerCoresIsMeasuredOnThem) {
+  std::string text = kBusySoc;
+  text.replace(text.find("    library: gemm"), 0, "    blocks: 1\n");
+  auto s = test::scenario(text, {});
+  platform::Soc soc("soc", s);
+  platform::Activity a(soc);
+  EXPECT_EQ(platform::simulate(kTickMax, "", &a), "");
+  a.finish();
+  const auto& core = *soc.aicores()[0];
+  ASSERT_EQ(core.blocks_done(), 1u);
+  EXPECT_EQ(soc.aicores()[1]->blocks_done(), 0u);
+  const platform::Activity::Window w = a.window(core.block_start(), core.block_start() + core.occupied());
+  EXPECT_NEAR(w.cores, 1.0, 0.01);
+  EXPECT_NEAR(w.pipe[std::size_t(aicore::Pipe::M)], double(core.pipe_busy(aicore::Pipe::M)) / double(core.occupied()),
+              0.01);
 }
 
 // What bound a window: the busiest pipe when busy half the time or more; loads by where they waited.

@@ -89,6 +89,7 @@ void AiCore::scalar_thread() {
   for (;;) {
     wait(start_ev_);
     run_block();
+    occupied_ += now_tick() - start_time_;
     busy_ = false;
     finished_ev_.notify(sc_core::SC_ZERO_TIME);
   }

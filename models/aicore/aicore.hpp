@@ -71,6 +71,8 @@ class AiCore : public sc_core::sc_module, private CoreServices {
   Tick pipe_busy(Pipe p) const { return pipe_busy_[int(p)]; }
   std::uint64_t blocks_done() const { return blocks_; }
   Tick block_start() const { return start_time_; }  // when the current (or last) block started
+  // The time the core has run blocks, up to now (the running block's time so far included).
+  Tick occupied() const { return occupied_ + (busy_ && now_tick() > start_time_ ? now_tick() - start_time_ : 0); }
   double cube_flops() const { return cube_.flops(); }
   double cube_int_ops() const { return cube_.int_ops(); }
   // The per-instruction profile: instruction, pc, pipe, count, total cycles.
@@ -177,6 +179,7 @@ class AiCore : public sc_core::sc_module, private CoreServices {
   std::optional<Fault> fault_;
   std::function<void(const Fault&)> on_fault_;
   Tick start_time_ = 0;
+  Tick occupied_ = 0;  // the finished blocks' time
 
   // Caches.
   struct CacheLine {

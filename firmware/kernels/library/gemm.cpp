@@ -224,8 +224,15 @@ void check_gemm(const GemmShape& s) {
   if (s.k > 65535 || (!s.b_transposed && s.n > 65535))
     throw Error("gemm: k (and n, for B stored k x n) must be at most 65535 (the ND -> Nz stride field)");
   if (s.b_fractal && !s.b_transposed) throw Error("gemm: a B in fractal_z is B^T (n x k): set b_transposed");
-  if (s.b_fractal && s.n > 65520)
-    throw Error("gemm: a B in fractal_z takes n up to 65520 (its rows, padded to 16, are the DataCopy gap field)");
+  if (s.b_fractal && s.n > kFractalMaxRows)
+    throw Error("gemm: a B in fractal_z takes n up to " + std::to_string(kFractalMaxRows) +
+                " (its rows, padded to 16, are the DataCopy gap field)");
+  // The vector epilogue copies C's rows (and the residual's) with a gap of C's other columns: 16
+  // bits of 32-byte blocks.
+  if (s.vector_epilogue() && !s.out_nc1hwc0 && std::uint64_t(s.n) * dtype_bytes(s.out) > 65535ull * 32)
+    throw Error("gemm: with a bias, a scale or a residual, C's rows are at most 2 MiB (n up to " +
+                std::to_string(65535ull * 32 / dtype_bytes(s.out)) + " for " + dtype_name(s.out) +
+                "), got n = " + std::to_string(s.n));
 }
 
 }  // namespace

@@ -13,6 +13,10 @@
 
 namespace dvp::kernels {
 
+// The most rows (n, or a conv's cout) a B^T in fractal order takes: its rows, padded to 16, are a
+// DataCopy's gap field (16 bits of 32-byte blocks).
+constexpr std::uint32_t kFractalMaxRows = 65520;
+
 struct GemmShape {
   std::uint32_t m = 0, k = 0, n = 0;
   aicore::DType out = aicore::DType::F32;
@@ -40,7 +44,7 @@ struct GemmShape {
   // of k for every row of B^T in turn (n padded to 16 rows, k to whole fractal rows, with zeros).
   // A tile's chunk is then one contiguous run per fractal row; B^T stored row by row is nt runs
   // of one row's slice each, a strided read that opens a DRAM row for every few of them. Needs
-  // b_transposed; n up to 65520.
+  // b_transposed; n up to kFractalMaxRows.
   bool b_fractal = false;
   bool vector_epilogue() const { return bias || channel_scale || residual || relu6; }
 };
