@@ -46,15 +46,17 @@ std::uint64_t gemm_epilogue_admits(const GemmShape& s, std::uint32_t mt, std::ui
 // UB bytes of the vector epilogue with `slots` buffers of an mt x nt / parts tile: each holds the
 // accumulators, their cast (when C's type differs) and the residual tile of C's type, which
 // shares the cast's place when there is one (each segment's residual is read before its cast is
-// written there); then the residual's f32 scratch, the tile's bias and scale rows.
+// written there); then the residual's f32 scratch, the tile's bias and scale rows (a set of them
+// per slot where the slots alternate between tiles: GemmBuilder::alt_slots).
 std::uint64_t gemm_epilogue_ub(const GemmShape& s, std::uint32_t mt, std::uint32_t nt, bool conv, int slots) {
   const std::uint64_t ntp = nt / gemm_parts(nt, conv);
   const unsigned ob = dtype_bytes(s.out);
   const bool cast = s.out != DType::F32 && s.out != DType::S32;
   const unsigned per = 4 + (cast ? ob : 0) + (s.residual && !cast ? ob : 0);
   // (and the last blocks of a tile whose rows are narrower than it: GemmBuilder::narrow_out)
+  const std::uint64_t row_sets = ntp == nt ? slots : 1;  // one-part tiles: a set of rows per slot
   return slots * std::uint64_t(mt) * ntp * per + gemm_residual_scratch(s, mt, ntp) +
-         (int(s.bias) + int(s.channel_scale)) * std::uint64_t(nt) * 4 + 32 * narrow_blocks(s);
+         row_sets * (int(s.bias) + int(s.channel_scale)) * std::uint64_t(nt) * 4 + 32 * narrow_blocks(s);
 }
 
 // C's rows end inside 32-byte blocks (n x its bytes is not a multiple of 32): the vector
@@ -452,10 +454,14 @@ class GemmBuilder {
   void ragged_out(int h);
   void narrow_out(int h);
   void narrow_rows();
-  void epilogue_vector(std::uint64_t slot, int h);
-  void epilogue_rows(std::uint64_t slot, std::uint32_t r0, std::uint32_t n, std::uint32_t j, int h);
+  void epilogue_vector(std::uint64_t slot, int u, int h);
+  void epilogue_rows(std::uint64_t slot, int u, std::uint32_t r0, std::uint32_t n, std::uint32_t j, int h);
   void load_residual(int h, int u, std::uint64_t slot);
   void res_slot_flag(bool set, int u);
+  // Slot u's bias and scale rows (one set but with alt_slots), and their V <-> MTE2 flags' event.
+  std::uint64_t rows_at(int u) const { return ub_rows + (alt_slots() ? std::uint64_t(u) * rows_bytes : 0); }
+  int rows_event(int u) const { return alt_slots() ? 3 + u : 0; }
+  void load_rows_in(int u);
   void load_residual_rows(int h);
   void load_rows();
   void step(const Act& a);
@@ -503,8 +509,8 @@ class GemmBuilder {
   std::uint32_t k_tail_f = 0;  // and in whole fractal columns: a conv's last steps
   // UB: nu slots of slot_bytes (the accumulator; its cast at cast_off, where the residual is
   // loaded too: res_off), then the residual's f32 scratch at ub_resf, the bias row and the scale
-  // row.
-  std::uint64_t slot_acc = 0, slot_bytes = 0, ub_resf = 0, ub_bias = 0, ub_scale = 0, cast_off = 0, res_off = 0;
+  // row at ub_rows (a set of them per slot with alt_slots: rows_at).
+  std::uint64_t slot_acc = 0, slot_bytes = 0, ub_resf = 0, ub_rows = 0, rows_bytes = 0, cast_off = 0, res_off = 0;
   // C's rows end inside 32-byte blocks: written row by row (ragged_out); rows narrower than a tile
   // assemble a tile's last blocks at ub_tail (narrow_out).
   bool ragged = false;
@@ -580,8 +586,9 @@ void GemmBuilder::plan() {
   slot_bytes = cast_off + (cast || s.residual ? part * ob : 0);
   nu = epi && gemm_epilogue_ub(s, t.mt, t.nt, conv != nullptr, 2) <= cfg_.size[kUB] ? 2 : 1;
   ub_resf = nu * slot_bytes;
-  ub_bias = ub_resf + gemm_residual_scratch(s, t.mt, ntp), ub_scale = ub_bias + (s.bias ? std::uint64_t(t.nt) * 4 : 0);
-  ub_tail = ub_scale + (s.channel_scale ? std::uint64_t(t.nt) * 4 : 0);
+  ub_rows = ub_resf + gemm_residual_scratch(s, t.mt, ntp);
+  rows_bytes = (int(s.bias) + int(s.channel_scale)) * std::uint64_t(t.nt) * 4;
+  ub_tail = ub_rows + (alt_slots() ? 2 : 1) * rows_bytes;
   ragged = gemm_ragged(s);
 }
 
@@ -842,8 +849,8 @@ void GemmBuilder::prologue() {
     for (int h = 0; h < parts; ++h) k.SetFlag(Pipe::FIX, Pipe::M, h + 2 * b);           // L0C buffer b's part h
   for (int p = 0; p < (banded ? 2 : 0); ++p) k.SetFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);  // band slot p
   if (!epi) return;
-  for (int u = 0; u < nu; ++u) k.SetFlag(Pipe::MTE3, Pipe::FIX, u);        // UB slot u
-  if (rows) k.SetFlag(Pipe::V, Pipe::MTE2, 0);                             // the UB rows
+  for (int u = 0; u < nu; ++u) k.SetFlag(Pipe::MTE3, Pipe::FIX, u);  // UB slot u
+  for (int u = 0; u < (rows ? (alt_slots() ? 2 : 1) : 0); ++u) k.SetFlag(Pipe::V, Pipe::MTE2, rows_event(u));  // rows
   for (int u = 0; u < (s.residual ? nu : 0); ++u) res_slot_flag(true, u);  // slot u's residual
   if (ragged) k.SetFlag(Pipe::MTE3, Pipe::S, 0);                           // ub_tail
   // The epilogue's vector ops take one row segment of a part (up to 64 elements) per repeat.
@@ -862,7 +869,7 @@ void GemmBuilder::final_flags() {
   for (int p = 0; p < (banded ? 2 : 0); ++p) k.WaitFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);
   if (epi) {
     for (int u = 0; u < nu; ++u) k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
-    if (rows) k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
+    for (int u = 0; u < (rows ? (alt_slots() ? 2 : 1) : 0); ++u) k.WaitFlag(Pipe::V, Pipe::MTE2, rows_event(u));
     for (int u = 0; u < (s.residual ? nu : 0); ++u) res_slot_flag(false, u);
     if (ragged) k.WaitFlag(Pipe::MTE3, Pipe::S, 0);
   }
@@ -1045,10 +1052,10 @@ void GemmBuilder::epilogue_in(int h, int u, Reg l0c_addr) {
   fix_m(true, h);
   k.SetFlag(Pipe::FIX, Pipe::V, u);
   k.WaitFlag(Pipe::FIX, Pipe::V, u);
-  if (rows && h == 0) k.WaitFlag(Pipe::MTE2, Pipe::V, 0);  // this tile's rows
+  if (rows && h == 0) k.WaitFlag(Pipe::MTE2, Pipe::V, rows_event(u));  // this tile's rows
   if (s.residual) k.WaitFlag(Pipe::MTE2, Pipe::V, 1 + u);
-  epilogue_vector(slot, h);
-  if (rows && h == parts - 1) k.SetFlag(Pipe::V, Pipe::MTE2, 0);  // the rows may be replaced
+  epilogue_vector(slot, u, h);
+  if (rows && h == parts - 1) k.SetFlag(Pipe::V, Pipe::MTE2, rows_event(u));  // the rows may be replaced
   if (s.residual && !cast) res_slot_flag(true, u);
   k.SetFlag(Pipe::V, Pipe::MTE3, u);
   k.WaitFlag(Pipe::V, Pipe::MTE3, u);
@@ -1151,16 +1158,16 @@ void GemmBuilder::load_residual(int h, int u, std::uint64_t slot) {
   k.SetFlag(Pipe::MTE2, Pipe::V, 1 + u);
 }
 
-void GemmBuilder::epilogue_vector(std::uint64_t slot, int h) {
+void GemmBuilder::epilogue_vector(std::uint64_t slot, int u, int h) {
   const std::uint32_t seg = std::min<std::uint32_t>(64, ntp);
   for (std::uint32_t j = 0; j < ntp; j += seg)
     for (std::uint32_t r0 = 0; r0 < t.mt; r0 += 255)
-      epilogue_rows(slot, r0, std::min<std::uint32_t>(255, t.mt - r0), j, h);
+      epilogue_rows(slot, u, r0, std::min<std::uint32_t>(255, t.mt - r0), j, h);
 }
 
 // Rows r0.. (n of them) of the segment of part h from column j (up to 64 columns), one repeat
 // per row: the row pitch is the repeat stride, a per-column row's is 0.
-void GemmBuilder::epilogue_rows(std::uint64_t slot, std::uint32_t r0, std::uint32_t n, std::uint32_t j, int h) {
+void GemmBuilder::epilogue_rows(std::uint64_t slot, int u, std::uint32_t r0, std::uint32_t n, std::uint32_t j, int h) {
   const std::uint32_t row_blocks = ntp * 4 / 32, out_blocks = ntp * ob / 32;
   const std::uint64_t e = std::uint64_t(r0) * ntp + j;  // the first element's index in the part
   const VecCfg vc{n, 1, 1, 1, row_blocks, row_blocks, 0};
@@ -1169,8 +1176,8 @@ void GemmBuilder::epilogue_rows(std::uint64_t slot, std::uint32_t r0, std::uint3
     k.Li(src, std::int64_t(ub_row + (std::uint64_t(h) * ntp + j) * 4));
     k.Vector(op, acc, {dst, dst, src}, vc);
   };
-  if (s.channel_scale) per_column(ub_scale, "mul");
-  if (s.bias) per_column(ub_bias, "add");
+  if (s.channel_scale) per_column(rows_at(u) + (s.bias ? std::uint64_t(t.nt) * 4 : 0), "mul");
+  if (s.bias) per_column(rows_at(u), "add");
   if (s.residual) {
     k.Li(src, std::int64_t(slot + res_off + e * ob));
     std::uint32_t res_blocks = row_blocks;
@@ -1459,8 +1466,14 @@ void GemmBuilder::run_tile(const std::vector<Act>& program) {
 }
 
 // MTE2: this tile's bias and scale rows (bias + col x nt x 4, and the scale's).
+// MTE2: the tile's bias and scale rows into its slot's set (with alt_slots, lc tells the slot).
 void GemmBuilder::load_rows() {
-  k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
+  if (!alt_slots()) return load_rows_in(0);
+  by_parity(lc, [&](int u) { load_rows_in(u); });
+}
+
+void GemmBuilder::load_rows_in(int u) {
+  k.WaitFlag(Pipe::V, Pipe::MTE2, rows_event(u));
   if (edge_n) {  // the 32-byte blocks that hold the tile's columns that exist
     valid(src, col, t.nt, s.n);
     k.OpI("shli", src, src, 2);
@@ -1470,7 +1483,8 @@ void GemmBuilder::load_rows() {
     k.Li(tmp, std::int64_t(DataCopyCfg{1, 0, 0, 0}.pack()));
     k.Op("or", src, src, tmp);
   }
-  for (auto [gm, ub] : {std::pair{bias, ub_bias}, std::pair{cscale, ub_scale}}) {
+  const std::uint64_t bias_at = rows_at(u), scale_at = bias_at + (s.bias ? std::uint64_t(t.nt) * 4 : 0);
+  for (auto [gm, ub] : {std::pair{bias, bias_at}, std::pair{cscale, scale_at}}) {
     if (gm.n == zero.n) continue;
     col_start(dst, 4);
     k.Add(tmp, dst, gm);
@@ -1480,7 +1494,7 @@ void GemmBuilder::load_rows() {
     else
       k.DataCopy(Pos::UB, dst, Pos::GM, tmp, DataCopyCfg{1, t.nt * 4 / 32, 0, 0});
   }
-  k.SetFlag(Pipe::MTE2, Pipe::V, 0);
+  k.SetFlag(Pipe::MTE2, Pipe::V, rows_event(u));
 }
 
 void GemmBuilder::tile_pointers() {
