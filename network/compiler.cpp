@@ -114,11 +114,7 @@ std::uint64_t stored_bytes(const KTensor& t) {
   const bool fractal = t.layout.rfind("fractal_z", 0) == 0;
   if (t.layout == "nd" || (t.shape.size() < 3 && !fractal)) return std::uint64_t(product(t.shape)) * eb;
   const std::vector<std::uint64_t> shape(t.shape.begin(), t.shape.end());
-  const std::uint64_t c0 = t.layout.size() > 4 && t.layout.substr(t.layout.size() - 4) == "_c04" ? 4 : 16;
-  const std::uint64_t groups = std::uint64_t(t.groups);
-  return (fractal ? platform::Nc1hwc0::fractal_z(shape, 32 / eb, c0, groups) : platform::Nc1hwc0::of(shape, c0, groups))
-             .stored() *
-         eb;
+  return platform::Nc1hwc0::named(t.layout, shape, unsigned(eb), std::uint64_t(t.groups)).stored() * eb;
 }
 
 // t's values broadcast to `to` by numpy's rules (trailing axes aligned, an axis of 1 repeated);

@@ -2,7 +2,7 @@
 #include "activity.hpp"
 
 #include <algorithm>
-#include <string>
+#include <iterator>
 
 #include "common/trace.hpp"
 #include "soc.hpp"
@@ -13,24 +13,18 @@ namespace {
 
 constexpr Tick kMicrosecond = 1'000'000;
 constexpr std::size_t kMaxSamples = 4096;
-// The pipes a window can be bound by, with the names the summary gives them (MTE2's loads are
-// named by where they waited).
-constexpr std::pair<aicore::Pipe, const char*> kUnits[] = {{aicore::Pipe::M, "cube"},
-                                                           {aicore::Pipe::V, "vector"},
-                                                           {aicore::Pipe::MTE2, "loads"},
-                                                           {aicore::Pipe::MTE3, "MTE3"},
-                                                           {aicore::Pipe::FIX, "FIXP"}};
 
 }  // namespace
 
 const char* Activity::Window::bound(double& share) const {
-  const char* name = "latency";
-  share = 0;
-  for (auto [p, n] : kUnits)
-    if (pipe[std::size_t(p)] > share) share = pipe[std::size_t(p)], name = n;
+  std::size_t busiest = 0;
+  for (std::size_t u = 1; u < std::size(kPipes); ++u)
+    if (pipe[std::size_t(kPipes[u].first)] > pipe[std::size_t(kPipes[busiest].first)]) busiest = u;
+  const aicore::Pipe p = kPipes[busiest].first;
+  share = pipe[std::size_t(p)];
   if (share < 0.5) return "latency";
-  if (std::string(name) != "loads") return name;
-  if (dram_busy >= 0.5) return share = dram_busy, "DRAM";
+  if (p != aicore::Pipe::MTE2) return kPipes[busiest].second;
+  if (dram_busy >= 0.5) return share = dram_busy, "DRAM";  // the loads, named by where they waited
   return "L2";
 }
 

@@ -6,6 +6,7 @@
 // which the summary names what bound the layer; trace.json gets counter tracks of them.
 #pragma once
 #include <array>
+#include <utility>
 #include <vector>
 
 #include "aicore/isa.hpp"
@@ -21,6 +22,13 @@ class Soc;
 
 class Activity {
  public:
+  // The AI Core pipes a window is measured and bound by, with the names the summary gives them.
+  static constexpr std::pair<aicore::Pipe, const char*> kPipes[] = {{aicore::Pipe::M, "cube"},
+                                                                    {aicore::Pipe::V, "vector"},
+                                                                    {aicore::Pipe::MTE2, "MTE2"},
+                                                                    {aicore::Pipe::MTE3, "MTE3"},
+                                                                    {aicore::Pipe::FIX, "FIXP"}};
+
   // What the units did over a window, as shares of the time they had in it.
   struct Window {
     double seconds = 0;

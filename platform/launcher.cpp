@@ -678,7 +678,7 @@ std::uint64_t KernelLauncher::tensor_elements(TensorSpec& s, const cfg::Node& t)
   return n;
 }
 
-// layout: nc1hwc0 (or nc1hwc0_c04): the shape is the logical one, of 3 or 4 dimensions.
+// layout: nc1hwc0, nc1hwc0_c04, fractal_z or fractal_z_c04: the shape is the logical one.
 void KernelLauncher::read_layout(TensorSpec& s, const cfg::Node& t) {
   const std::string layout = t.get_string("layout");
   if (!t.has("shape"))
@@ -690,11 +690,8 @@ void KernelLauncher::read_layout(TensorSpec& s, const cfg::Node& t) {
   const std::uint64_t groups = t.get_uint("groups");
   if (groups != 1 && layout != "nc1hwc0" && layout != "fractal_z")
     t.at("groups").fail("a grouped conv's weights are in layout nc1hwc0 or fractal_z");
-  const std::uint64_t c0 = layout.size() > 4 && layout.substr(layout.size() - 4) == "_c04" ? 4 : 16;
   try {
-    s.nc1hwc0 = layout.rfind("fractal_z", 0) == 0
-                    ? Nc1hwc0::fractal_z(s.shape, 32 / aicore::dtype_bytes(s.t.dtype), c0, groups)
-                    : Nc1hwc0::of(s.shape, c0, groups);
+    s.nc1hwc0 = Nc1hwc0::named(layout, s.shape, aicore::dtype_bytes(s.t.dtype), groups);
   } catch (const Error& e) {
     t.at(std::string(e.what()).rfind("groups", 0) == 0 ? "groups" : "shape").fail(e.what());
   }

@@ -387,12 +387,8 @@ void Text::busy_row(const KernelLauncher::Result& k) {
   double share = 0;
   const std::string bound = w.bound(share);
   std::string line = fmt("DRAM %.0f%%", 100 * w.dram_busy);
-  const std::pair<aicore::Pipe, const char*> pipes[] = {{aicore::Pipe::M, "cube"},
-                                                        {aicore::Pipe::V, "vector"},
-                                                        {aicore::Pipe::MTE2, "MTE2"},
-                                                        {aicore::Pipe::MTE3, "MTE3"},
-                                                        {aicore::Pipe::FIX, "FIXP"}};
-  for (auto [p, name] : pipes) line += std::string("  ") + name + fmt(" %.0f%%", 100 * w.pipe[std::size_t(p)]);
+  for (auto [p, name] : Activity::kPipes)
+    line += std::string("  ") + name + fmt(" %.0f%%", 100 * w.pipe[std::size_t(p)]);
   row("  busy", line + ": " + (bound == "latency" ? bound : bound + "-bound"));
 }
 

@@ -41,6 +41,12 @@ Nc1hwc0 Nc1hwc0::fractal_z(const std::vector<std::uint64_t>& shape, std::uint64_
   return l;
 }
 
+Nc1hwc0 Nc1hwc0::named(const std::string& layout, const std::vector<std::uint64_t>& shape, unsigned eb,
+                       std::uint64_t groups) {
+  const std::uint64_t c0 = layout.size() > 4 && layout.compare(layout.size() - 4, 4, "_c04") == 0 ? 4 : 16;
+  return layout.rfind("fractal_z", 0) == 0 ? fractal_z(shape, 32 / eb, c0, groups) : of(shape, c0, groups);
+}
+
 std::uint64_t Nc1hwc0::at(std::uint64_t i) const {
   const std::uint64_t x = i % w, y = i / w % h, b = i / w / h / c;
   // The channel within the row: a group's channels sit at its place in the extended group.

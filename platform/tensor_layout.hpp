@@ -37,6 +37,10 @@ struct Nc1hwc0 {
   // fractal rows of k0 elements; throws dvp::Error for other shapes.
   static Nc1hwc0 fractal_z(const std::vector<std::uint64_t>& shape, std::uint64_t k0, std::uint64_t c0 = 16,
                            std::uint64_t groups = 1);
+  // By a tensor's layout name (nc1hwc0, nc1hwc0_c04, fractal_z, fractal_z_c04), for elements of
+  // `eb` bytes; throws dvp::Error as `of` and `fractal_z` do.
+  static Nc1hwc0 named(const std::string& layout, const std::vector<std::uint64_t>& shape, unsigned eb,
+                       std::uint64_t groups = 1);
   std::uint64_t c1() const { return groups > 1 ? c1e : (c + c0 - 1) / c0; }
   std::uint64_t row() const { return c1() * h * w * c0; }  // one of the N rows (img2col order)
   std::uint64_t rows16() const { return (n + 15) / 16 * 16; }
