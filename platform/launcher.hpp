@@ -85,6 +85,10 @@ class KernelLauncher : public sc_core::sc_module {
   // The first AI Core fault, naming kernel, block and core; the run stops at it.
   const std::string& fault() const { return fault_; }
   unsigned checks_failed() const { return failed_; }
+  // Host seconds spent writing kernels' tensors into DRAM and checking their outputs against
+  // references: work that is not simulation, reported apart so a benchmark can say its share.
+  double host_setup_seconds() const { return host_setup_s_; }
+  double host_check_seconds() const { return host_check_s_; }
   // An output against its reference, element by element.
   struct Comparison {
     std::uint64_t count = 0, over = 0;  // elements compared, and over atol + rtol x |reference|
@@ -171,6 +175,7 @@ class KernelLauncher : public sc_core::sc_module {
   std::string fault_;
   std::string current_;  // kernel running
   unsigned failed_ = 0;
+  double host_setup_s_ = 0, host_check_s_ = 0;
   double dram_bytes_per_ps_ = 0;
   std::vector<Result> results_;
   stats::Group stats_;

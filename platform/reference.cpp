@@ -29,6 +29,21 @@ std::vector<double> Reference::compute(const std::vector<TensorView>& in, std::u
 
 namespace {
 
+// v[j] += the sum over k of a[k] x b[j x k_len + k], for eight rows b: eight sums in flight,
+// each still added k ascending (the same result bit for bit as one at a time, which waits on
+// each add's latency). Its own function, so the sums stay in registers.
+__attribute__((noinline)) void dot8(const double* a, const double* b, std::uint64_t k_len, double* v) {
+  double v0 = v[0], v1 = v[1], v2 = v[2], v3 = v[3], v4 = v[4], v5 = v[5], v6 = v[6], v7 = v[7];
+  const double *b0 = b, *b1 = b0 + k_len, *b2 = b1 + k_len, *b3 = b2 + k_len;
+  const double *b4 = b3 + k_len, *b5 = b4 + k_len, *b6 = b5 + k_len, *b7 = b6 + k_len;
+  for (std::uint64_t k = 0; k < k_len; ++k) {
+    const double x = a[k];
+    v0 += x * b0[k], v1 += x * b1[k], v2 += x * b2[k], v3 += x * b3[k];
+    v4 += x * b4[k], v5 += x * b5[k], v6 += x * b6[k], v7 += x * b7[k];
+  }
+  v[0] = v0, v[1] = v1, v[2] = v2, v[3] = v3, v[4] = v4, v[5] = v5, v[6] = v6, v[7] = v7;
+}
+
 // out[r][c] = bias[c] + sum over k of a[r][k] * b[k][c] (b row-major k x n, or n x k when
 // transposed; bias 0 without one), through ReLU if asked, times the scale (as an f32).
 void gemm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
@@ -42,39 +57,76 @@ void gemm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
                                  : R.b_transposed ? c * R.k + k
                                                   : k * R.n + c);
   std::vector<double> a(R.k);
+  const auto finish = [&](std::uint64_t r, std::uint64_t c, double v) {
+    out[r * R.n + c] = (R.relu && v < 0 ? 0.0 : v) * double(float(R.scale));
+  };
   for (std::uint64_t r = 0; r < R.m; ++r) {
     for (std::uint64_t k = 0; k < R.k; ++k) a[k] = in[0].at(r * R.k + k);
-    for (std::uint64_t c = 0; c < R.n; ++c) {
+    std::uint64_t c = 0;
+    for (; c + 8 <= R.n; c += 8) {
+      double v[8];
+      for (int j = 0; j < 8; ++j) v[j] = R.bias ? in[2].at(c + j) : 0.0;
+      dot8(a.data(), bt.data() + c * R.k, R.k, v);
+      for (int j = 0; j < 8; ++j) finish(r, c + j, v[j]);
+    }
+    for (; c < R.n; ++c) {
       double v = R.bias ? in[2].at(c) : 0.0;
       const double* col = bt.data() + c * R.k;
       for (std::uint64_t k = 0; k < R.k; ++k) v += a[k] * col[k];
-      out[r * R.n + c] = (R.relu && v < 0 ? 0.0 : v) * double(float(R.scale));
+      finish(r, c, v);
     }
   }
 }
 
-// The convolution of output position p, channel co: the sum over the channels c of co's group,
-// i and j of x[c][h][w] x wt[co][k], x in NC1HWC0 (C0 16 or 4), k in img2col order
-// ((e / C0 x kh + i) x kw + j) x C0 + e % C0, e the channel's place in its extended group (wt in
-// fractal_z: fractal row k / 16 of every row in turn); zero outside the input.
-double conv2d_at(const kernels::ConvShape& cv, const TensorView& x, const TensorView& wt, std::uint64_t p,
-                 std::uint64_t co) {
-  const std::int64_t oh = std::int64_t(p / cv.wo()), ow = std::int64_t(p % cv.wo());
-  const std::uint32_t g = std::uint32_t(co / cv.cout_g()), c0 = cv.c0;
-  const std::uint64_t n16 = (cv.cout + 15) / 16 * 16;  // fractal_z: the rows of a fractal row
-  double v = 0;
-  for (std::uint32_t ci = 0; ci < cv.cin_g(); ++ci)
-    for (std::uint32_t fi = 0; fi < cv.kh; ++fi)
+// A conv's operands gathered once into plain arrays: x as a plane per channel (x[c][h][w]) from
+// NC1HWC0 (C0 16 or 4), and the weights as w[co][ci][i][j], ci the channel's place in co's
+// group, from img2col order ((e / C0 x kh + i) x kw + j) x C0 + e % C0, e the channel's place in
+// its extended group (or, in fractal_z, fractal row k / 16 of every row in turn).
+struct ConvOperands {
+  std::vector<double> x, w;
+  ConvOperands(const kernels::ConvShape& cv, const TensorView& xv, const TensorView& wv)
+      : x(std::uint64_t(cv.c) * cv.h * cv.w), w(std::uint64_t(cv.cout) * cv.cin_g() * cv.kh * cv.kw) {
+    const std::uint32_t c0 = cv.c0;
+    const std::uint64_t plane = std::uint64_t(cv.h) * cv.w;
+    for (std::uint32_t ch = 0; ch < cv.c; ++ch)
+      for (std::uint64_t hw = 0; hw < plane; ++hw) x[ch * plane + hw] = xv.at((ch / c0 * plane + hw) * c0 + ch % c0);
+    const std::uint64_t n16 = (cv.cout + 15) / 16 * 16;
+    std::uint64_t o = 0;
+    for (std::uint32_t co = 0; co < cv.cout; ++co)
+      for (std::uint32_t ci = 0; ci < cv.cin_g(); ++ci)
+        for (std::uint32_t fi = 0; fi < cv.kh; ++fi)
+          for (std::uint32_t fj = 0; fj < cv.kw; ++fj) {
+            const std::uint32_t e = co / cv.cout_g() % cv.ext() * cv.cin_g() + ci;
+            const std::uint64_t k = ((e / c0 * cv.kh + fi) * cv.kw + fj) * c0 + e % c0;
+            w[o++] = wv.at(cv.weights_fractal ? (k / 16 * n16 + co) * 16 + k % 16 : co * cv.k() + k);
+          }
+  }
+};
+
+// The convolutions of output position (oh, ow), channels co .. co + N - 1 of one group: the sum
+// over the group's channels c, then i, then j, of x[c][h][w] x w[co][c][i][j], zero outside the
+// input. N channels at a time share the loads and keep N sums in flight, each in that order.
+template <int N>
+void conv2d_at(const kernels::ConvShape& cv, const ConvOperands& op, std::int64_t oh, std::int64_t ow, std::uint32_t co,
+               double* v) {
+  const std::uint32_t g = co / cv.cout_g();
+  const std::uint64_t plane = std::uint64_t(cv.h) * cv.w, taps = std::uint64_t(cv.kh) * cv.kw;
+  const std::uint64_t per_co = cv.cin_g() * taps;
+  for (int j = 0; j < N; ++j) v[j] = 0;
+  for (std::uint32_t ci = 0; ci < cv.cin_g(); ++ci) {
+    const double* xc = op.x.data() + (g * cv.cin_g() + ci) * plane;
+    const double* wc = op.w.data() + std::uint64_t(co) * per_co + ci * taps;
+    for (std::uint32_t fi = 0; fi < cv.kh; ++fi) {
+      const std::int64_t h = oh * cv.stride_h - cv.pad_t + std::int64_t(fi) * cv.dil_h;
+      if (h < 0 || h >= cv.h) continue;
       for (std::uint32_t fj = 0; fj < cv.kw; ++fj) {
-        const std::int64_t h = oh * cv.stride_h - cv.pad_t + std::int64_t(fi) * cv.dil_h;
         const std::int64_t w = ow * cv.stride_w - cv.pad_l + std::int64_t(fj) * cv.dil_w;
-        if (h < 0 || w < 0 || h >= cv.h || w >= cv.w) continue;
-        const std::uint32_t ch = g * cv.cin_g() + ci, e = g % cv.ext() * cv.cin_g() + ci;
-        const std::uint64_t xi = ((ch / c0 * cv.h + std::uint64_t(h)) * cv.w + std::uint64_t(w)) * c0 + ch % c0;
-        const std::uint64_t k = ((e / c0 * cv.kh + fi) * cv.kw + fj) * c0 + e % c0;
-        v += x.at(xi) * wt.at(cv.weights_fractal ? (k / 16 * n16 + co) * 16 + k % 16 : co * cv.k() + k);
+        if (w < 0 || w >= cv.w) continue;
+        const double xv = xc[std::uint64_t(h) * cv.w + std::uint64_t(w)];
+        for (int j = 0; j < N; ++j) v[j] += xv * wc[j * per_co + fi * cv.kw + fj];
       }
-  return v;
+    }
+  }
 }
 
 // y[p][co] = act(conv x scale[co] + bias[co] + residual[p][co]), the epilogue's inputs after x
@@ -86,18 +138,31 @@ void conv2d_ref(const Reference& R, const std::vector<TensorView>& in, std::vect
   const TensorView* bias = cv.bias ? &in[next++] : nullptr;
   const TensorView* scale = cv.scale ? &in[next++] : nullptr;
   const TensorView* res = cv.residual ? &in[next++] : nullptr;
-  for (std::uint64_t p = 0; p < std::uint64_t(cv.ho()) * cv.wo(); ++p)
-    for (std::uint64_t co = 0; co < cv.cout; ++co) {
-      const std::uint64_t hw = std::uint64_t(cv.ho()) * cv.wo();
-      const std::uint64_t i = cv.out_nc1hwc0 ? (co / 16 * hw + p) * 16 + co % 16 : p * cv.cout + co;
-      double v = conv2d_at(cv, in[0], in[1], p, co);
-      if (scale) v *= scale->at(co);
-      if (bias) v += bias->at(co);
-      if (res) v += res->at(i);
-      if (cv.relu || cv.relu6) v = std::max(v, 0.0);
-      if (cv.relu6) v = std::min(v, 6.0);
-      out[i] = v;
+  const ConvOperands op(cv, in[0], in[1]);
+  const std::uint64_t hw = std::uint64_t(cv.ho()) * cv.wo();
+  const auto finish = [&](std::uint64_t p, std::uint64_t co, double v) {
+    const std::uint64_t i = cv.out_nc1hwc0 ? (co / 16 * hw + p) * 16 + co % 16 : p * cv.cout + co;
+    if (scale) v *= scale->at(co);
+    if (bias) v += bias->at(co);
+    if (res) v += res->at(i);
+    if (cv.relu || cv.relu6) v = std::max(v, 0.0);
+    if (cv.relu6) v = std::min(v, 6.0);
+    out[i] = v;
+  };
+  for (std::uint64_t p = 0; p < hw; ++p) {
+    const std::int64_t oh = std::int64_t(p / cv.wo()), ow = std::int64_t(p % cv.wo());
+    std::uint32_t co = 0;
+    double v[4];
+    // Four channels at a time where they share a group (a depthwise conv's do not).
+    for (; co + 4 <= cv.cout && co / cv.cout_g() == (co + 3) / cv.cout_g(); co += 4) {
+      conv2d_at<4>(cv, op, oh, ow, co, v);
+      for (std::uint32_t j = 0; j < 4; ++j) finish(p, co + j, v[j]);
     }
+    for (; co < cv.cout; ++co) {
+      conv2d_at<1>(cv, op, oh, ow, co, v);
+      finish(p, co, v[0]);
+    }
+  }
 }
 
 // A window over NC1HWC0: output element (c1, oh, ow, c0); positions in the padding are left
@@ -149,14 +214,23 @@ void layernorm_ref(const Reference& R, const std::vector<TensorView>& in, std::v
 // Indices of the k largest of each row of `cols` (argmax: k = 1), largest first, ties to the
 // lower index.
 void top_rows(std::uint64_t kk, std::uint64_t cols, const TensorView& in0, std::vector<double>& out) {
+  // A stable sort's first kk, kept by insertion: an element goes before the first kept one it
+  // is greater than, so equals stay in index order (kk x cols steps, not a sort of each row).
+  std::vector<std::uint64_t> best;
   for (std::uint64_t r = 0; r * kk < out.size(); ++r) {
-    std::vector<std::uint64_t> idx(cols);
-    for (std::uint64_t j = 0; j < cols; ++j) idx[j] = j;
-    std::stable_sort(idx.begin(), idx.end(),
-                     [&](std::uint64_t a, std::uint64_t b) { return in0.at(r * cols + a) > in0.at(r * cols + b); });
-    for (std::uint64_t m = 0; m < kk && r * kk + m < out.size(); ++m) out[r * kk + m] = double(idx[m]);
+    best.clear();
+    for (std::uint64_t j = 0; j < cols; ++j) {
+      const double v = in0.at(r * cols + j);
+      std::size_t at = best.size();
+      while (at > 0 && v > in0.at(r * cols + best[at - 1])) --at;
+      if (at >= kk) continue;
+      best.insert(best.begin() + std::ptrdiff_t(at), j);
+      if (best.size() > kk) best.pop_back();
+    }
+    for (std::uint64_t m = 0; m < best.size() && r * kk + m < out.size(); ++m) out[r * kk + m] = double(best[m]);
   }
 }
+
 void topk_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   top_rows(R.k, R.cols, in[0], out);
 }

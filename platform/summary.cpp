@@ -88,6 +88,10 @@ void summarize_aicores(nlohmann::json& j, Soc& soc, Tick end_ps) {
   j["cube_efficiency"] = per(j["achieved_tflops"].get<double>(), peak);
   j["cube_efficiency_int8"] = per(j["achieved_tops_int8"].get<double>(), 2 * peak);
   j["kernel_checks_failed"] = soc.launcher() ? soc.launcher()->checks_failed() : 0;
+  // Of host_seconds: the kernels' tensors written into DRAM at each kernel's start (bare mode;
+  // firmware mode writes them before the run, outside host_seconds) and the checks of outputs.
+  j["host_setup_seconds"] = soc.launcher() ? soc.launcher()->host_setup_seconds() : 0.0;
+  j["host_check_seconds"] = soc.launcher() ? soc.launcher()->host_check_seconds() : 0.0;
 }
 
 // The Arm cores: instructions, host speed, idle time in WFI (mean over the cores that ran).
@@ -288,7 +292,10 @@ class Text {
 void Text::time() {
   os << "time\n";
   row("simulated", fmt("%.3f us", d("simulated_ns") / 1000.0));
-  row("host", fmt("%.3f s", d("host_seconds")));
+  std::string host = fmt("%.3f s", d("host_seconds"));
+  if (d("host_check_seconds") > 0 || d("host_setup_seconds") > 0)
+    host += fmt(" (checks %.3f s, ", d("host_check_seconds")) + fmt("tensor setup %.3f s)", d("host_setup_seconds"));
+  row("host", host);
   if (!soc_.requesters().empty()) row("transactions / host second", fmt("%.0f", d("transactions_per_host_second")));
 }
 

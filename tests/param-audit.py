@@ -56,7 +56,8 @@ NO_EFFECT = {
     "platform.cpu.quantum_ns": "a host-speed setting: firmware-visible results do not depend on it "
                                "(scenario.quantum_invariance checks exactly that)",
 }
-HOST = {"host_seconds", "cpu_mips_host", "transactions_per_host_second", "rtl_cycles_per_host_second"}
+HOST = {"host_seconds", "host_setup_seconds", "host_check_seconds", "cpu_mips_host",
+        "transactions_per_host_second", "rtl_cycles_per_host_second"}
 
 
 def schema():

@@ -3,6 +3,8 @@
 // determinism, and statistics documented in docs/models.md.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -13,6 +15,7 @@
 
 #include "common/stats.hpp"
 #include "helpers.hpp"
+#include "reference.hpp"
 #include "run.hpp"
 #include "soc.hpp"
 
@@ -134,7 +137,8 @@ TEST(Determinism, SameScenarioSameCyclesAndBytes) {
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     std::ifstream f(base + std::to_string(i) + "/stats.json");
     runs[i] = nlohmann::json::parse(f);
-    for (const char* k : {"host_seconds", "transactions_per_host_second", "rtl_cycles_per_host_second"})
+    for (const char* k : {"host_seconds", "host_setup_seconds", "host_check_seconds", "transactions_per_host_second",
+                          "rtl_cycles_per_host_second"})
       runs[i]["summary"].erase(k);
   }
   EXPECT_EQ(runs[0], runs[1]);
@@ -349,4 +353,117 @@ TEST(Activity, TheBoundIsTheBusiestUnitAndLoadsNameWhereTheyWaited) {
   w = platform::Activity::Window{};
   w.pipe[std::size_t(aicore::Pipe::V)] = 0.45, w.dram_busy = 0.49;
   EXPECT_STREQ(w.bound(share), "latency");
+}
+
+// The reference loops (platform/reference.cpp) against the plainest loops written here from
+// their definitions: the same sums in the same order, so equal bit for bit. The references run
+// several output elements' sums at once for host speed; these catch a wrong index or order.
+namespace {
+
+using dvp::platform::Reference;
+using dvp::platform::TensorView;
+
+std::vector<double> random_values(std::size_t n, std::uint64_t seed) {
+  std::vector<double> v(n);
+  for (auto& x : v) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    x = double(std::int64_t(seed >> 40) - (1 << 23)) / double(1 << 20);  // 24 bits: sums round in double
+  }
+  return v;
+}
+
+TensorView view(const std::vector<double>& v) {
+  return TensorView{nullptr, dvp::aicore::DType::F32, v.size(), v.data()};
+}
+
+const dvp::platform::RefCheck* ref_op(const char* name) { return *dvp::platform::reference_checks().find(name); }
+
+}  // namespace
+
+TEST(ReferenceLoops, GemmEqualsThePlainLoop) {
+  for (bool transposed : {false, true})
+    for (std::uint64_t n : {1u, 8u, 21u}) {
+      Reference R;
+      R.op = ref_op("gemm");
+      R.m = 3, R.k = 37, R.n = n, R.b_transposed = transposed, R.bias = true, R.relu = true;
+      const auto a = random_values(R.m * R.k, 1), b = random_values(R.k * n, 2), bias = random_values(n, 3);
+      const std::vector<double> got = R.compute({view(a), view(b), view(bias)}, R.m * n);
+      for (std::uint64_t r = 0; r < R.m; ++r)
+        for (std::uint64_t c = 0; c < n; ++c) {
+          double v = bias[c];
+          for (std::uint64_t k = 0; k < R.k; ++k) v += a[r * R.k + k] * b[transposed ? c * R.k + k : k * n + c];
+          ASSERT_EQ(got[r * n + c], std::max(v, 0.0)) << "n " << n << " row " << r << " column " << c;
+        }
+    }
+}
+
+TEST(ReferenceLoops, ConvEqualsThePlainLoop) {
+  // x in NC1HWC0 and the weights in img2col order (the layouts' definitions), a logical
+  // x[c][h][w] and w[co][ci][i][j] behind them; strided, padded, dilated and grouped.
+  struct Case {
+    std::uint32_t c, cout, groups, stride, dil, pad;
+  };
+  for (const Case& cs : {Case{20, 24, 1, 2, 1, 1}, Case{32, 48, 2, 1, 2, 2}, Case{16, 16, 16, 1, 1, 1}}) {
+    dvp::kernels::ConvShape cv;
+    cv.h = 7, cv.w = 9, cv.c = cs.c, cv.cout = cs.cout, cv.groups = cs.groups, cv.kh = 3, cv.kw = 2;
+    cv.stride_h = cv.stride_w = cs.stride, cv.dil_h = cv.dil_w = cs.dil;
+    cv.pad_t = cv.pad_b = cv.pad_l = cv.pad_r = cs.pad;
+    cv.relu = true;
+    const std::uint32_t c0 = 16, cin_g = cv.cin_g();
+    const auto x = random_values(std::size_t(cv.c) * cv.h * cv.w, 4);
+    const auto w = random_values(std::size_t(cv.cout) * cin_g * cv.kh * cv.kw, 5);
+    std::vector<double> x5(std::size_t(cv.c1()) * cv.h * cv.w * c0), wk(std::size_t(cv.cout) * cv.k());
+    for (std::uint32_t ch = 0; ch < cv.c; ++ch)
+      for (std::uint32_t hw = 0; hw < cv.h * cv.w; ++hw)
+        x5[(ch / c0 * cv.h * cv.w + hw) * c0 + ch % c0] = x[ch * cv.h * cv.w + hw];
+    for (std::uint32_t co = 0; co < cv.cout; ++co)
+      for (std::uint32_t ci = 0; ci < cin_g; ++ci)
+        for (std::uint32_t i = 0; i < cv.kh; ++i)
+          for (std::uint32_t j = 0; j < cv.kw; ++j) {
+            const std::uint32_t e = co / cv.cout_g() % cv.ext() * cin_g + ci;
+            wk[co * cv.k() + ((e / c0 * cv.kh + i) * cv.kw + j) * c0 + e % c0] =
+                w[((co * cin_g + ci) * cv.kh + i) * cv.kw + j];
+          }
+    Reference R;
+    R.op = ref_op("conv2d");
+    R.conv = cv;
+    const std::uint32_t ho = cv.ho(), wo = cv.wo();
+    const std::vector<double> got = R.compute({view(x5), view(wk)}, std::uint64_t(ho) * wo * cv.cout);
+    for (std::uint32_t oh = 0; oh < ho; ++oh)
+      for (std::uint32_t ow = 0; ow < wo; ++ow)
+        for (std::uint32_t co = 0; co < cv.cout; ++co) {
+          double v = 0;
+          for (std::uint32_t ci = 0; ci < cin_g; ++ci)
+            for (std::uint32_t i = 0; i < cv.kh; ++i)
+              for (std::uint32_t j = 0; j < cv.kw; ++j) {
+                const int h = int(oh * cv.stride_h + i * cv.dil_h) - int(cv.pad_t);
+                const int ww = int(ow * cv.stride_w + j * cv.dil_w) - int(cv.pad_l);
+                if (h < 0 || ww < 0 || h >= int(cv.h) || ww >= int(cv.w)) continue;
+                const std::uint32_t ch = co / cv.cout_g() * cin_g + ci;
+                v += x[(ch * cv.h + std::uint32_t(h)) * cv.w + std::uint32_t(ww)] *
+                     w[((co * cin_g + ci) * cv.kh + i) * cv.kw + j];
+              }
+          ASSERT_EQ(got[(oh * wo + ow) * cv.cout + co], std::max(v, 0.0))
+              << "groups " << cs.groups << " at (" << oh << ", " << ow << ") channel " << co;
+        }
+  }
+}
+
+TEST(ReferenceLoops, TopKIsAStableSortsFirst) {
+  // Values from a small set, so most rows have ties: they go to the lower index.
+  const std::uint64_t rows = 50, cols = 37;
+  auto x = random_values(rows * cols, 6);
+  for (auto& v : x) v = std::floor(v);
+  for (std::uint64_t k : {1u, 5u, 37u}) {
+    Reference R;
+    R.op = ref_op(k == 1 ? "argmax" : "topk");
+    R.cols = cols, R.k = k;
+    const std::vector<double> got = R.compute({view(x)}, rows * k);
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      std::vector<std::uint64_t> idx(cols);
+      for (std::uint64_t j = 0; j < cols; ++j) idx[j] = j;
+      std::stable_sort(idx.begin(), idx.end(), [&](auto a, auto b) { return x[r * cols + a] > x[r * cols + b]; });
+      for (std::uint64_t m = 0; m < k; ++m) ASSERT_EQ(got[r * k + m], double(idx[m])) << "k " << k << " row " << r;
+    }
+  }
 }
