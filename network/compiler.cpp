@@ -477,6 +477,9 @@ KTensor Compiler::use(int i, Kernel& k, const std::string& v, const std::string&
     t.alias = val.refs[image_];
     return t;
   }
+  if (product(val.shape) == 0)
+    fail(i, "input '" + v + "' of shape " + Tensor{val.shape, {}}.shape_str() +
+                " has no elements (a dimension of 0): the platform's kernels take at least one");
   if (want == Layout::Nc1hwc0) {
     val.shape = as_2d(val.shape);  // 1 x C x L: stored as 1 x C x 1 x L
     if (val.shape.size() != 4 || val.shape[0] != 1) fail(i, "input '" + v + "' is not 1 x C x H x W or 1 x C x L");
@@ -1966,6 +1969,8 @@ Compiled compile_model(const Model& m, const CompileOptions& o) {
     return Compiler(m, o).run();
   } catch (const fs::filesystem_error& e) {
     throw Error(std::string("cannot write the compiled model: ") + e.what(), kExitOutput);
+  } catch (const std::bad_alloc&) {
+    throw Error(m.path + ": the host's memory ran out compiling it (the host reference holds every tensor as f32)");
   }
 }
 

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "onnx_model.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -11,13 +16,20 @@
 
 namespace dvp::network {
 
-std::size_t Tensor::elements() const {
+std::string Tensor::problem() const {
   std::size_t n = 1;
   for (std::int64_t d : shape) {
-    if (d < 0 || (d && n > (std::size_t(1) << 40) / std::size_t(d)))
-      throw Error("a tensor of shape " + shape_str() + " (a negative dimension, or over 2^40 elements)");
+    if (d < 0) return "a negative dimension";
+    if (d && n > kMaxElements / std::size_t(d)) return "over 2^32 elements (the host reference holds each as f32)";
     n *= std::size_t(d);
   }
+  return "";
+}
+
+std::size_t Tensor::elements() const {
+  if (const std::string p = problem(); !p.empty()) throw Error("a tensor of shape " + shape_str() + ": " + p);
+  std::size_t n = 1;
+  for (std::int64_t d : shape) n *= std::size_t(d);
   return n;
 }
 
@@ -84,18 +96,108 @@ Tensor read_tensor_file(const std::string& path) {
   return from_proto(t, path);
 }
 
+namespace {
+
+// A window's sizes of 0 or less: the checker lets them pass, and ONNX's shape inference divides
+// by a stride or dilation of 0 (SIGFPE inside libonnx), so they are refused by name before it
+// runs (check_and_infer_safely would only say it died).
+void check_windows(const Model& m) {
+  for (const auto& n : m.graph().node())
+    for (const auto& a : n.attribute()) {
+      if (a.name() != "strides" && a.name() != "dilations" && a.name() != "kernel_shape") continue;
+      for (std::int64_t v : a.ints())
+        if (v < 1)
+          throw Error(m.path + ": node '" + n.name() + "' (" + n.op_type() + "): " + a.name() + " holds " +
+                          std::to_string(v) + " (each must be 1 or more)",
+                      kExitConfig);
+    }
+}
+
+// Every tensor's shape that is known after shape inference: the graph's inputs and weights hold
+// no negative dimension and at most kMaxElements elements; the values between nodes and the
+// outputs at most kMaxElements (a negative dimension there comes from a node's attributes, which
+// the node's own checks name better). An empty tensor is a model's right (an optional input's
+// "none", a reshape of nothing); the compiler refuses one a kernel would read.
+void check_shapes(const Model& m) {
+  const auto check = [&](const std::string& name, std::vector<std::int64_t> dims, bool given) {
+    Tensor t;
+    t.shape = std::move(dims);
+    const std::string why = t.problem();
+    if (!why.empty() && (given || why.rfind("a negative", 0) != 0))
+      throw Error(m.path + ": tensor '" + name + "' of shape " + t.shape_str() + ": " + why, kExitConfig);
+  };
+  const auto known = [&](const onnx::ValueInfoProto& v, bool given) {
+    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+    std::vector<std::int64_t> dims;
+    for (const auto& d : v.type().tensor_type().shape().dim()) {
+      if (!d.has_dim_value()) return;  // symbolic (a batch): set when compiled
+      dims.push_back(d.dim_value());
+    }
+    check(v.name(), dims, given);
+  };
+  for (const auto& v : m.graph().input()) known(v, true);
+  for (const auto* list : {&m.graph().value_info(), &m.graph().output()})
+    for (const auto& v : *list) known(v, false);
+  for (const auto& t : m.graph().initializer()) check(t.name(), {t.dims().begin(), t.dims().end()}, true);
+}
+
+// libonnx's checker and shape inference on `proto`: an exception's message, or "".
+std::string check_and_infer(onnx::ModelProto& proto) {
+  try {
+    onnx::checker::check_model(proto);
+    onnx::shape_inference::InferShapes(proto);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// check_and_infer, first in a child process: on some malformed models libonnx's shape inference
+// dies (a null pointer for a LayerNormalization of a scalar, a division by a stride of 0: the
+// cases in fuzz/regressions/onnx) instead of throwing. The child's death is then this model's
+// error; a model it survives is checked and inferred again here (the same result: the same
+// code on the same bytes).
+void check_and_infer_safely(Model& m) {
+  int out[2];
+  if (pipe(out) != 0) throw Error(m.path + ": cannot check it (no pipe)");
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // The child dies of its signal as it comes, not through a handler (a sanitizer's or a
+    // fuzzer's would report it as this process's crash).
+    for (int sig : {SIGSEGV, SIGFPE, SIGBUS, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
+    close(out[0]);
+    const std::string why = check_and_infer(m.proto);
+    const bool wrote = why.empty() || write(out[1], why.data(), why.size()) == ssize_t(why.size());
+    _exit(why.empty() && wrote ? 0 : 1);
+  }
+  close(out[1]);
+  std::string why;
+  char buf[512];
+  for (ssize_t n; pid > 0 && (n = read(out[0], buf, sizeof buf)) > 0;) why.append(buf, std::size_t(n));
+  close(out[0]);
+  int status = 0;  // no child (fork refused): checked here only, as before
+  if (pid > 0 && waitpid(pid, &status, 0) != pid) throw Error(m.path + ": cannot check it (its child process is lost)");
+  if (WIFSIGNALED(status))
+    throw Error(m.path + ": a malformed model: ONNX's checker and shape inference died on it (signal " +
+                    std::to_string(WTERMSIG(status)) + ")",
+                kExitConfig);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw Error(m.path + ": " + why, kExitConfig);
+  why = check_and_infer(m.proto);
+  if (!why.empty()) throw Error(m.path + ": " + why, kExitConfig);
+}
+
+}  // namespace
+
 Model load_model(const std::string& path) {
   Model m;
   m.path = path;
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(path + ": cannot open");
   if (!m.proto.ParseFromIstream(&f)) throw Error(path + ": not an ONNX model (the protobuf does not parse)");
-  try {
-    onnx::checker::check_model(m.proto);
-    onnx::shape_inference::InferShapes(m.proto);
-  } catch (const std::exception& e) {
-    throw Error(path + ": " + e.what());
-  }
+  check_windows(m);
+  check_and_infer_safely(m);
+  check_shapes(m);
   for (const auto& o : m.proto.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") m.opset = o.version();
   return m;

@@ -14,9 +14,13 @@ namespace dvp::network {
 // A tensor on the host: its shape and its elements as f32 (integer tensors, which carry
 // shapes and indices, are converted exactly up to 2^24).
 struct Tensor {
+  // The most elements a tensor may have: 2^32 (16 GiB as the host reference's f32, 8 GiB as the
+  // platform's f16; ResNet-50's largest map at batch 64 is 2^26).
+  static constexpr std::size_t kMaxElements = std::size_t(1) << 32;
   std::vector<std::int64_t> shape;
   std::vector<float> data;
-  std::size_t elements() const;
+  std::size_t elements() const;   // throws an Error saying problem()
+  std::string problem() const;    // why the shape cannot be held (a negative dimension, too many elements), or ""
   std::string shape_str() const;  // "1x3x224x224"
 };
 
@@ -55,8 +59,9 @@ struct Model {
   const onnx::GraphProto& graph() const { return proto.graph(); }
 };
 
-// Parses, checks (onnx::checker) and infers shapes; a file that cannot be read, parsed or
-// checked is an Error naming it and what is wrong.
+// Parses, checks (onnx::checker and window sizes) and infers shapes, then checks every known
+// shape (Tensor::kMaxElements, no negative dimension); a file that cannot be read, parsed or
+// checked is an Error naming it, the node or tensor, and what is wrong.
 Model load_model(const std::string& path);
 
 }  // namespace dvp::network

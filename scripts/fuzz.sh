@@ -22,7 +22,7 @@ mkdir -p "$art"
 seeds() {  # seeds TARGET DIR...: fills $work/TARGET-seeds from the files under each DIR
   t=$1; shift
   mkdir -p "$work/$t-seeds" "$work/$t-corpus"
-  for f in "$@"; do cp "$f" "$work/$t-seeds/" 2>/dev/null || true; done
+  for f in "$@"; do cp "$f" "$work/$t-seeds/$(echo "$f" | tr / _)" 2>/dev/null || true; done  # unique names
   cp fuzz/regressions/"$t"/* "$work/$t-seeds/" 2>/dev/null || true
 }
 seeds scenario $(find scenarios tests/bad -name '*.yaml')
@@ -30,6 +30,11 @@ seeds assembler $(find firmware tests -name '*.s')
 seeds trace scenarios/memory/traces/* tests/bad/*.trace tests/bad/bad-trace.txt
 seeds npy tests/data/npy/*
 seeds media $(ls scenarios/dvpp/media/* | grep -v '\.yuv$')
+# ONNX: the operator suite's models of the ops the compiler lowers (libonnx-testdata), and the
+# compiler's own refusals.
+seeds onnx $(ls -d /usr/share/libonnx-testdata/data/node/test_*/ 2>/dev/null |
+  grep -E '/test_(conv|gemm|relu|maxpool_2d|averagepool_2d|softmax|add|concat|batchnorm|matmul|globalaveragepool|transpose|layer_normalization_2d|flatten|reshape|sigmoid|clip|mul|sub|div)' |
+  sed 's|$|model.onnx|') tests/bad/*.onnx
 mkdir -p "$work/image-seeds"
 for s in $(find firmware tests -name '*.s'); do
   "$bin/dvas" "$s" -o "$work/image-seeds/$(basename "$s" .s).bin" 2>/dev/null || true
@@ -37,7 +42,8 @@ done
 seeds image
 status=0
 runs_scenario=1500; runs_assembler=100000; runs_image=200000; runs_trace=50000; runs_npy=50000; runs_media=6000
-for t in scenario assembler image trace npy media; do
+runs_onnx=20000
+for t in scenario assembler image trace npy media onnx; do
   eval runs=\$runs_$t
   runs=$((runs * scale))
   echo "fuzz: $t, $runs inputs"

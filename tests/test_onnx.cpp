@@ -123,6 +123,74 @@ TEST(OnnxReference, BadFilesAreErrorsNamingThem) {
   }
 }
 
+namespace {
+
+// A model of one Conv (3 x 3 weights of 8 x 3 channels) or Relu on an input x of `dims`, with
+// the Conv's strides, written to DIR/name and loaded: the error load_model gives, or "".
+std::string load_error(const std::string& name, const char* op, std::vector<std::int64_t> dims,
+                       std::vector<std::int64_t> strides = {}) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("g");
+  onnx::TensorShapeProto* shape = g->add_input()->mutable_type()->mutable_tensor_type()->mutable_shape();
+  g->mutable_input(0)->set_name("x");
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (std::int64_t d : dims) shape->add_dim()->set_dim_value(d);
+  onnx::NodeProto* n = g->add_node();
+  n->set_name("n"), n->set_op_type(op), n->add_input("x"), n->add_output("y");
+  if (std::string(op) == "Conv") {
+    onnx::TensorProto* w = g->add_initializer();
+    w->set_name("w"), w->set_data_type(onnx::TensorProto::FLOAT);
+    for (std::int64_t d : {8, 3, 3, 3}) w->add_dims(d);
+    for (int i = 0; i < 8 * 27; ++i) w->add_float_data(0.5f);
+    n->add_input("w");
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name("strides"), a->set_type(onnx::AttributeProto::INTS);
+    for (std::int64_t v : strides) a->add_ints(v);
+  }
+  g->add_output()->set_name("y");
+  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  onnx::TensorShapeProto* y = g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  for (std::size_t i = 0; i < dims.size(); ++i) y->add_dim()->set_dim_param("d" + std::to_string(i));
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  try {
+    load_model(path);
+    return "";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    return what.rfind(path + ": ", 0) == 0 ? what.substr(path.size() + 2) : "(not naming the file) " + what;
+  }
+}
+
+}  // namespace
+
+// Window sizes, shapes and sizes that the checker lets pass are errors naming the model, the
+// node or tensor and why: a stride of 0 (ONNX's own shape inference divides by it and the
+// process died of SIGFPE), an input with a negative dimension, one past 2^32 elements (the host
+// ran out of memory: std::bad_alloc, unnamed), a model on which libonnx's shape inference dies
+// (a LayerNormalization of a scalar: SIGSEGV, the fuzzer's find).
+TEST(OnnxModel, BadWindowsAndShapesAreErrorsNamingThem) {
+  EXPECT_EQ(load_error("ok.onnx", "Conv", {1, 3, 8, 8}, {1, 1}), "");
+  EXPECT_EQ(load_error("stride0.onnx", "Conv", {1, 3, 8, 8}, {0, 1}),
+            "node 'n' (Conv): strides holds 0 (each must be 1 or more)");
+  EXPECT_EQ(load_error("empty.onnx", "Relu", {0, 4}), "");  // a model's right; the compiler refuses it (cli test)
+  EXPECT_EQ(load_error("negative.onnx", "Relu", {-3, 4}), "tensor 'x' of shape -3x4: a negative dimension");
+  EXPECT_EQ(load_error("huge.onnx", "Conv", {1, 3, 100000, 100000}, {1, 1}),
+            "tensor 'x' of shape 1x3x100000x100000: over 2^32 elements (the host reference holds each as f32)");
+  EXPECT_EQ(load_error("largest.onnx", "Relu", {1 << 16, 1 << 16}), "");  // 2^32 exactly: held
+  const std::string scalar_norm = std::string(DVP_SOURCE_DIR) + "/fuzz/regressions/onnx/layernorm-of-a-scalar.onnx";
+  try {
+    load_model(scalar_norm);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              scalar_norm + ": a malformed model: ONNX's checker and shape inference died on it (signal 11)");
+  }
+}
+
 // A malformed graph is an Error naming the node and what is wrong, never an access out of
 // bounds: Conv weights of rank 3, a Concat whose inputs differ off the axis, a pool window
 // larger than its input, a Transpose perm that is no permutation.

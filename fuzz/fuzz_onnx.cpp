@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// Fuzz target: ONNX models. Any file is compiled onto the platform (load_model: parsed, checked,
+// its shapes inferred; compile_model: lowered, its weights converted, the host reference run,
+// the compiled model written) or refused with a dvp::Error naming it: never a crash or a hang.
+// Models whose tensors are larger than the fuzzer's memory allows (2^22 elements here; the
+// platform takes up to 2^32, test_onnx checks the limit) are loaded but not compiled.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "compiler.hpp"
+#include "input_file.hpp"
+#include "onnx_model.hpp"
+
+using namespace dvp;
+
+namespace {
+
+// Whether every tensor whose shape is known holds at most 2^22 elements.
+bool small(const network::Model& m) {
+  const auto fits = [](auto dims) {
+    double n = 1;
+    for (auto d : dims) n *= double(d);
+    return n <= double(1 << 22);
+  };
+  for (const auto* list : {&m.graph().input(), &m.graph().value_info(), &m.graph().output()})
+    for (const auto& v : *list) {
+      std::vector<std::int64_t> dims;
+      for (const auto& d : v.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : 1);
+      if (!fits(dims)) return false;
+    }
+  for (const auto& t : m.graph().initializer())
+    if (!fits(t.dims())) return false;
+  return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string path = fuzz::input_file(data, size, "onnx", ".onnx");
+  if (path.empty()) return 0;
+  static const std::string dir = "/tmp/dvp-fuzz-" + std::to_string(getpid()) + "-compiled";
+  try {
+    const network::Model m = network::load_model(path);
+    if (!small(m)) return 0;
+    network::CompileOptions o;
+    o.dir = dir;
+    network::compile_model(m, o);
+  } catch (const Error&) {}
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return 0;
+}
+
+// libsystemc's main() is never used (libFuzzer has its own), but the library still needs one.
+extern "C" int sc_main(int, char**) { return 0; }
