@@ -353,6 +353,10 @@ void Compiler::read_inputs() {
         x = float(double((z ^ (z >> 31)) >> 40) / double(1ull << 23) - 1.0);
       }
     }
+    if (t.elements() == 0)  // a model's right (the host reference takes it), not the platform's
+      throw Error(m_.path + ": input '" + in.name() + "' of shape " + t.shape_str() +
+                      " has no elements (a dimension of 0): the platform's kernels take at least one",
+                  kExitConfig);
     ref_[in.name()] = t;
     values_[in.name()] =
         Value{image_shape(in.name()), Layout::Nd, "f16", std::vector<std::string>(batch_), in.name(), false, 1.0, {}};
@@ -477,9 +481,6 @@ KTensor Compiler::use(int i, Kernel& k, const std::string& v, const std::string&
     t.alias = val.refs[image_];
     return t;
   }
-  if (product(val.shape) == 0)
-    fail(i, "input '" + v + "' of shape " + Tensor{val.shape, {}}.shape_str() +
-                " has no elements (a dimension of 0): the platform's kernels take at least one");
   if (want == Layout::Nc1hwc0) {
     val.shape = as_2d(val.shape);  // 1 x C x L: stored as 1 x C x 1 x L
     if (val.shape.size() != 4 || val.shape[0] != 1) fail(i, "input '" + v + "' is not 1 x C x H x W or 1 x C x L");
