@@ -163,6 +163,7 @@ class Compiler {
   // Node i's attributes; a 1-D window op's (its input N x C x L) as its 2-D form's.
   Attrs attrs(int i) const { return Attrs{node(i), one_d_window(node(i), ref_.at(node(i).input(0)).shape.size())}; }
   void read_inputs();
+  void refuse_empty() const;
   void check_input_shape(const onnx::ValueInfoProto& in, const Tensor& t, const std::string& file) const;
   bool available(const std::string& v) const;
   int sole_consumer(const std::string& v) const;
@@ -1926,10 +1927,23 @@ void Compiler::emit(const std::string& path) const {
   if (!f) throw Error("cannot write " + path, kExitOutput);
 }
 
+// A node that reads or writes a tensor with no elements (weights of 0 output channels, a
+// contraction over 0): the host reference takes it, the platform's kernels do not (each shape
+// key is at least 1), so it is refused here rather than by the compiled model's own run.
+void Compiler::refuse_empty() const {
+  for (int i = 0; i < g_.node_size(); ++i)
+    for (const auto* names : {&node(i).input(), &node(i).output()})
+      for (const std::string& name : *names)
+        if (auto t = ref_.find(name); !name.empty() && t != ref_.end() && t->second.data.empty())
+          fail(i, "tensor '" + name + "' of shape " + t->second.shape_str() +
+                      " has no elements: the platform's kernels take at least one");
+}
+
 Compiled Compiler::run() {
   fs::create_directories(fs::path(o_.dir) / "tensors");
   read_inputs();
   run_reference(m_, ref_);
+  refuse_empty();
   for (const std::string& name : o_.outputs)
     if (!ref_.count(name) || init_.count(name))
       throw Error("--output " + name + ": " + m_.path + " has no node output of that name", kExitConfig);

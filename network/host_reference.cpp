@@ -44,9 +44,16 @@ struct Op {
     if (it == v.end()) throw Error(who() + ": input " + std::to_string(i) + " has no value");
     return it->second;
   }
+  // Output i, of `shape`, zeroed. The host holds every value of the run at once: at most
+  // Tensor::kMaxElements of them (a broadcast of two 64 Ki vectors to 2^32 outputs asked for 16
+  // GiB and ran out of the host's memory).
   Tensor& out(int i, Shape shape) {
     Tensor& t = v[n.output(i)];
     t.shape = std::move(shape);
+    std::size_t held = 0;
+    for (const auto& [name, other] : v) held += &other == &t ? 0 : other.data.size();
+    need(t.elements() <= Tensor::kMaxElements - std::min(held, Tensor::kMaxElements),
+         "its output " + t.shape_str() + " would make the host reference hold over 2^31 values (8 GiB) at once");
     t.data.assign(t.elements(), 0.0f);
     return t;
   }

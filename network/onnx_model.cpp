@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "onnx_model.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -20,7 +25,7 @@ std::string Tensor::problem() const {
   std::size_t n = 1;
   for (std::int64_t d : shape) {
     if (d < 0) return "a negative dimension";
-    if (d && n > kMaxElements / std::size_t(d)) return "over 2^32 elements (the host reference holds each as f32)";
+    if (d && n > kMaxElements / std::size_t(d)) return "over 2^31 elements (the host reference holds each as f32)";
     n *= std::size_t(d);
   }
   return "";
@@ -98,19 +103,34 @@ Tensor read_tensor_file(const std::string& path) {
 
 namespace {
 
-// A window's sizes of 0 or less: the checker lets them pass, and ONNX's shape inference divides
+// A window's sizes: of 0 or less, the checker lets them pass and ONNX's shape inference divides
 // by a stride or dilation of 0 (SIGFPE inside libonnx), so they are refused by name before it
-// runs (check_and_infer_safely would only say it died).
+// runs (check_and_infer_safely would only say it died); over kMaxWindow (each, and the taps of
+// a window together), the host reference's loops over the taps would run for hours (a
+// 65536 x 65536 MaxPool window). Real windows are far inside: 11 x 11, a global pool's 7 x 7, a
+// 1-D pool over a second of 16 kHz audio.
 void check_windows(const Model& m) {
-  for (const auto& n : m.graph().node())
+  constexpr std::int64_t kMaxWindow = 1 << 16, kMaxTaps = 1 << 20;
+  for (int i = 0; i < m.graph().node_size(); ++i) {
+    const auto& n = m.graph().node(i);
+    const std::string who =
+        m.path + ": node '" + (n.name().empty() ? "#" + std::to_string(i) : n.name()) + "' (" + n.op_type() + "): ";
     for (const auto& a : n.attribute()) {
-      if (a.name() != "strides" && a.name() != "dilations" && a.name() != "kernel_shape") continue;
-      for (std::int64_t v : a.ints())
-        if (v < 1)
-          throw Error(m.path + ": node '" + n.name() + "' (" + n.op_type() + "): " + a.name() + " holds " +
-                          std::to_string(v) + " (each must be 1 or more)",
+      const bool pads = a.name() == "pads";
+      if (!pads && a.name() != "strides" && a.name() != "dilations" && a.name() != "kernel_shape") continue;
+      std::int64_t taps = 1;
+      for (std::int64_t v : a.ints()) {
+        if (v < (pads ? 0 : 1) || v > kMaxWindow)
+          throw Error(who + a.name() + " holds " + std::to_string(v) + " (each must be " + (pads ? "0" : "1") + " to " +
+                          std::to_string(kMaxWindow) + ")",
                       kExitConfig);
+        taps *= v;
+      }
+      if (a.name() == "kernel_shape" && taps > kMaxTaps)
+        throw Error(who + "a window of " + std::to_string(taps) + " taps (at most " + std::to_string(kMaxTaps) + ")",
+                    kExitConfig);
     }
+  }
 }
 
 // Every tensor's shape that is known after shape inference: the graph's inputs and weights hold
@@ -152,6 +172,30 @@ std::string check_and_infer(onnx::ModelProto& proto) {
   return "";
 }
 
+// What the child wrote before it ended, read as it comes; kHung (and the child killed) when it
+// has not ended 60 s on: a loop in libonnx must not hang the compile.
+const char* const kHung = "\x01hung";
+std::string child_message(int fd, pid_t pid) {
+  std::string why;
+  char buf[512];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    const int ready = left.count() > 0 ? poll(&p, 1, int(left.count())) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      kill(pid, SIGKILL);
+      return kHung;
+    }
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return why;
+    why.append(buf, std::size_t(n));
+  }
+}
+
 // check_and_infer, first in a child process: on some malformed models libonnx's shape inference
 // dies (a null pointer for a LayerNormalization of a scalar, a division by a stride of 0: the
 // cases in fuzz/regressions/onnx) instead of throwing. The child's death is then this model's
@@ -159,32 +203,41 @@ std::string check_and_infer(onnx::ModelProto& proto) {
 // code on the same bytes).
 void check_and_infer_safely(Model& m) {
   int out[2];
-  if (pipe(out) != 0) throw Error(m.path + ": cannot check it (no pipe)");
+  if (pipe2(out, O_CLOEXEC) != 0) throw Error(m.path + ": cannot check it (no pipe)");
   std::fflush(nullptr);
+  // A supervisor may have left SIGCHLD ignored: the child would then be reaped unseen.
+  struct sigaction child {
+  }, before{};
+  child.sa_handler = SIG_DFL;
+  sigaction(SIGCHLD, &child, &before);
   const pid_t pid = fork();
   if (pid == 0) {
     // The child dies of its signal as it comes, not through a handler (a sanitizer's or a
-    // fuzzer's would report it as this process's crash).
+    // fuzzer's would report it as this process's crash), and with its parent.
     for (int sig : {SIGSEGV, SIGFPE, SIGBUS, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     close(out[0]);
     const std::string why = check_and_infer(m.proto);
     const bool wrote = why.empty() || write(out[1], why.data(), why.size()) == ssize_t(why.size());
     _exit(why.empty() && wrote ? 0 : 1);
   }
   close(out[1]);
-  std::string why;
-  char buf[512];
-  for (ssize_t n; pid > 0 && (n = read(out[0], buf, sizeof buf)) > 0;) why.append(buf, std::size_t(n));
+  const std::string why = pid > 0 ? child_message(out[0], pid) : "";
   close(out[0]);
   int status = 0;  // no child (fork refused): checked here only, as before
-  if (pid > 0 && waitpid(pid, &status, 0) != pid) throw Error(m.path + ": cannot check it (its child process is lost)");
+  const bool lost = pid > 0 && waitpid(pid, &status, 0) != pid;
+  sigaction(SIGCHLD, &before, nullptr);
+  if (lost) throw Error(m.path + ": cannot check it (its child process is lost)");
+  if (pid > 0 && why == kHung)
+    throw Error(m.path + ": a malformed model: ONNX's checker and shape inference did not finish in 60 s", kExitConfig);
   if (WIFSIGNALED(status))
     throw Error(m.path + ": a malformed model: ONNX's checker and shape inference died on it (signal " +
                     std::to_string(WTERMSIG(status)) + ")",
                 kExitConfig);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw Error(m.path + ": " + why, kExitConfig);
-  why = check_and_infer(m.proto);
-  if (!why.empty()) throw Error(m.path + ": " + why, kExitConfig);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error(m.path + ": " + (why.empty() ? "ONNX's checker refused it" : why), kExitConfig);
+  const std::string again = check_and_infer(m.proto);
+  if (!again.empty()) throw Error(m.path + ": " + again, kExitConfig);
 }
 
 }  // namespace

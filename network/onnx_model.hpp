@@ -14,9 +14,10 @@ namespace dvp::network {
 // A tensor on the host: its shape and its elements as f32 (integer tensors, which carry
 // shapes and indices, are converted exactly up to 2^24).
 struct Tensor {
-  // The most elements a tensor may have: 2^32 (16 GiB as the host reference's f32, 8 GiB as the
-  // platform's f16; ResNet-50's largest map at batch 64 is 2^26).
-  static constexpr std::size_t kMaxElements = std::size_t(1) << 32;
+  // The most elements a tensor may have, and the most the host reference holds at once: 2^31
+  // (8 GiB as its f32; ResNet-50's largest map at batch 64 is 2^26, all its values at batch 64
+  // about 2^30).
+  static constexpr std::size_t kMaxElements = std::size_t(1) << 31;
   std::vector<std::int64_t> shape;
   std::vector<float> data;
   std::size_t elements() const;   // throws an Error saying problem()

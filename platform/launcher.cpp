@@ -842,6 +842,8 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
   R.m = c.has("m") ? c.get_uint("m") : 0, R.k = c.has("k") ? c.get_uint("k") : 0,
   R.n = c.has("n") ? c.get_uint("n") : 0;
   R.cols = c.has("cols") ? c.get_uint("cols") : 0;
+  if (op == "topk" && R.k > R.cols)
+    c.at("k").fail("topk: k " + std::to_string(R.k) + " is more than cols (" + std::to_string(R.cols) + ")");
   R.b_transposed = c.get_bool("b_transposed");
   R.b_fractal = c.get_string("b_layout") == "fractal_z";
   if (R.b_fractal && !R.b_transposed) c.at("b_layout").fail("gemm: a fractal_z in1 is B^T (n x k): set b_transposed");

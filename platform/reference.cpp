@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "aicore/numeric.hpp"
 
@@ -212,22 +213,29 @@ void layernorm_ref(const Reference& R, const std::vector<TensorView>& in, std::v
 }
 
 // Indices of the k largest of each row of `cols` (argmax: k = 1), largest first, ties to the
-// lower index.
+// lower index, in the AI CPU kernels' order (IEEE's total order of the f32 values: +NaN above
+// +inf, -NaN below -inf, -0 below +0).
+std::uint32_t order_key(double v) {
+  const float f = float(v);
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return bits & 0x80000000u ? ~bits : bits | 0x80000000u;
+}
+
 void top_rows(std::uint64_t kk, std::uint64_t cols, const TensorView& in0, std::vector<double>& out) {
-  // A stable sort's first kk, kept by insertion: an element goes before the first kept one it
-  // is greater than, so equals stay in index order (kk x cols steps, not a sort of each row).
-  std::vector<std::uint64_t> best;
+  std::vector<std::uint32_t> key(cols);
+  std::vector<std::uint64_t> best(cols);
   for (std::uint64_t r = 0; r * kk < out.size(); ++r) {
-    best.clear();
-    for (std::uint64_t j = 0; j < cols; ++j) {
-      const double v = in0.at(r * cols + j);
-      std::size_t at = best.size();
-      while (at > 0 && v > in0.at(r * cols + best[at - 1])) --at;
-      if (at >= kk) continue;
-      best.insert(best.begin() + std::ptrdiff_t(at), j);
-      if (best.size() > kk) best.pop_back();
-    }
-    for (std::uint64_t m = 0; m < best.size() && r * kk + m < out.size(); ++m) out[r * kk + m] = double(best[m]);
+    for (std::uint64_t j = 0; j < cols; ++j) key[j] = order_key(in0.at(r * cols + j)), best[j] = j;
+    // A stable sort's first kk (equal keys stay in index order): partly, when kk is small.
+    const auto larger = [&](std::uint64_t a, std::uint64_t b) { return key[a] > key[b]; };
+    if (kk < cols && kk <= 64)
+      std::partial_sort(
+          best.begin(), best.begin() + std::ptrdiff_t(kk), best.end(),
+          [&](std::uint64_t a, std::uint64_t b) { return key[a] > key[b] || (key[a] == key[b] && a < b); });
+    else
+      std::stable_sort(best.begin(), best.end(), larger);
+    for (std::uint64_t m = 0; m < kk && m < cols && r * kk + m < out.size(); ++m) out[r * kk + m] = double(best[m]);
   }
 }
 

@@ -128,7 +128,7 @@ namespace {
 // A model of one Conv (3 x 3 weights of 8 x 3 channels) or Relu on an input x of `dims`, with
 // the Conv's strides, written to DIR/name and loaded: the error load_model gives, or "".
 std::string load_error(const std::string& name, const char* op, std::vector<std::int64_t> dims,
-                       std::vector<std::int64_t> strides = {}) {
+                       std::vector<std::int64_t> strides = {}, const char* attr = "strides", const char* node = "n") {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(13);
@@ -139,7 +139,7 @@ std::string load_error(const std::string& name, const char* op, std::vector<std:
   g->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   for (std::int64_t d : dims) shape->add_dim()->set_dim_value(d);
   onnx::NodeProto* n = g->add_node();
-  n->set_name("n"), n->set_op_type(op), n->add_input("x"), n->add_output("y");
+  n->set_name(node), n->set_op_type(op), n->add_input("x"), n->add_output("y");
   if (std::string(op) == "Conv") {
     onnx::TensorProto* w = g->add_initializer();
     w->set_name("w"), w->set_data_type(onnx::TensorProto::FLOAT);
@@ -147,7 +147,7 @@ std::string load_error(const std::string& name, const char* op, std::vector<std:
     for (int i = 0; i < 8 * 27; ++i) w->add_float_data(0.5f);
     n->add_input("w");
     onnx::AttributeProto* a = n->add_attribute();
-    a->set_name("strides"), a->set_type(onnx::AttributeProto::INTS);
+    a->set_name(attr), a->set_type(onnx::AttributeProto::INTS);
     for (std::int64_t v : strides) a->add_ints(v);
   }
   g->add_output()->set_name("y");
@@ -169,18 +169,27 @@ std::string load_error(const std::string& name, const char* op, std::vector<std:
 
 // Window sizes, shapes and sizes that the checker lets pass are errors naming the model, the
 // node or tensor and why: a stride of 0 (ONNX's own shape inference divides by it and the
-// process died of SIGFPE), an input with a negative dimension, one past 2^32 elements (the host
+// process died of SIGFPE), an input with a negative dimension, one past 2^31 elements (the host
 // ran out of memory: std::bad_alloc, unnamed), a model on which libonnx's shape inference dies
 // (a LayerNormalization of a scalar: SIGSEGV, the fuzzer's find).
 TEST(OnnxModel, BadWindowsAndShapesAreErrorsNamingThem) {
   EXPECT_EQ(load_error("ok.onnx", "Conv", {1, 3, 8, 8}, {1, 1}), "");
   EXPECT_EQ(load_error("stride0.onnx", "Conv", {1, 3, 8, 8}, {0, 1}),
-            "node 'n' (Conv): strides holds 0 (each must be 1 or more)");
+            "node 'n' (Conv): strides holds 0 (each must be 1 to 65536)");
+  EXPECT_EQ(load_error("unnamed.onnx", "Conv", {1, 3, 8, 8}, {1, 0}, "dilations", ""),
+            "node '#0' (Conv): dilations holds 0 (each must be 1 to 65536)");
+  EXPECT_EQ(load_error("pad.onnx", "Conv", {1, 3, 8, 8}, {0, 0, -1, 0}, "pads"),
+            "node 'n' (Conv): pads holds -1 (each must be 0 to 65536)");
+  // The host reference would loop over the taps for hours (a review's find: 65536 x 65536).
+  EXPECT_EQ(load_error("wide.onnx", "Conv", {1, 3, 8, 8}, {3, 65537}, "kernel_shape"),
+            "node 'n' (Conv): kernel_shape holds 65537 (each must be 1 to 65536)");
+  EXPECT_EQ(load_error("taps.onnx", "Conv", {1, 3, 8, 8}, {2048, 1024}, "kernel_shape"),
+            "node 'n' (Conv): a window of 2097152 taps (at most 1048576)");
   EXPECT_EQ(load_error("empty.onnx", "Relu", {0, 4}), "");  // a model's right; the compiler refuses it (cli test)
   EXPECT_EQ(load_error("negative.onnx", "Relu", {-3, 4}), "tensor 'x' of shape -3x4: a negative dimension");
   EXPECT_EQ(load_error("huge.onnx", "Conv", {1, 3, 100000, 100000}, {1, 1}),
-            "tensor 'x' of shape 1x3x100000x100000: over 2^32 elements (the host reference holds each as f32)");
-  EXPECT_EQ(load_error("largest.onnx", "Relu", {1 << 16, 1 << 16}), "");  // 2^32 exactly: held
+            "tensor 'x' of shape 1x3x100000x100000: over 2^31 elements (the host reference holds each as f32)");
+  EXPECT_EQ(load_error("largest.onnx", "Relu", {1 << 16, 1 << 15}), "");  // 2^31 exactly: held
   const std::string scalar_norm = std::string(DVP_SOURCE_DIR) + "/fuzz/regressions/onnx/layernorm-of-a-scalar.onnx";
   try {
     load_model(scalar_norm);

@@ -466,4 +466,11 @@ TEST(ReferenceLoops, TopKIsAStableSortsFirst) {
       for (std::uint64_t m = 0; m < k; ++m) ASSERT_EQ(got[r * k + m], double(idx[m])) << "k " << k << " row " << r;
     }
   }
+  // The AI CPU kernels' order (IEEE's total order): +NaN, +inf, 1, +0, -0, -inf, -NaN.
+  const std::vector<double> special = {1.0, NAN, -NAN, -0.0, 0.0, INFINITY, -INFINITY};
+  Reference R;
+  R.op = ref_op("topk");
+  R.cols = R.k = special.size();
+  const std::vector<double> got = R.compute({view(special)}, special.size());
+  EXPECT_EQ(got, (std::vector<double>{1, 5, 0, 4, 3, 6, 2}));
 }
