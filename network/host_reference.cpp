@@ -21,7 +21,10 @@ struct Op {
   Tensors& v;
   std::int64_t opset;
   bool one_d = false;  // a 1-D window op run as its 2-D form (NodeAttrs::one_d)
-  std::string who() const { return "node '" + n.name() + "' (" + n.op_type() + ")"; }
+  int index = 0;       // in the graph: an unnamed node is '#index', as the compiler names it
+  std::string who() const {
+    return "node '" + (n.name().empty() ? "#" + std::to_string(index) : n.name()) + "' (" + n.op_type() + ")";
+  }
   bool has_in(int i) const { return i < n.input_size() && !n.input(i).empty(); }
   // A malformed model is an Error naming the node, never an access out of bounds.
   void need(bool ok, const std::string& what) const {
@@ -632,8 +635,9 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset) {
 
 void run_reference(const Model& m, Tensors& values) {
   for (const auto& init : m.graph().initializer()) values[init.name()] = from_proto(init, m.path);
-  for (const auto& node : m.graph().node()) {
-    Op op{node, values, m.opset};
+  for (int i = 0; i < m.graph().node_size(); ++i) {
+    const auto& node = m.graph().node(i);
+    Op op{node, values, m.opset, false, i};
     const std::string why = reference_refuses(node, m.opset);
     if (!why.empty()) throw Error(m.path + ": " + op.who() + ": " + why);
     const bool window = node.op_type() == "Conv" || node.op_type().find("Pool") != std::string::npos;
