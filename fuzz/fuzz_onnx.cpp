@@ -25,20 +25,13 @@ namespace {
 
 // Whether every tensor whose shape is known holds at most 2^14 elements.
 bool small(const network::Model& m) {
-  const auto fits = [](auto dims) {
+  bool fits = true;
+  network::each_known_shape(m, [&](const std::string&, const std::vector<std::int64_t>& dims, bool) {
     double n = 1;
-    for (auto d : dims) n *= double(d);
-    return n <= double(1 << 14);
-  };
-  for (const auto* list : {&m.graph().input(), &m.graph().value_info(), &m.graph().output()})
-    for (const auto& v : *list) {
-      std::vector<std::int64_t> dims;
-      for (const auto& d : v.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : 1);
-      if (!fits(dims)) return false;
-    }
-  for (const auto& t : m.graph().initializer())
-    if (!fits(t.dims())) return false;
-  return true;
+    for (std::int64_t d : dims) n *= double(d);
+    fits = fits && n <= double(1 << 14);
+  });
+  return fits;
 }
 
 }  // namespace

@@ -139,26 +139,12 @@ void check_windows(const Model& m) {
 // the node's own checks name better). An empty tensor is a model's right (an optional input's
 // "none", a reshape of nothing); the compiler refuses one a kernel would read.
 void check_shapes(const Model& m) {
-  const auto check = [&](const std::string& name, std::vector<std::int64_t> dims, bool given) {
-    Tensor t;
-    t.shape = std::move(dims);
+  each_known_shape(m, [&](const std::string& name, const std::vector<std::int64_t>& dims, bool given) {
+    const Tensor t{dims, {}};
     const std::string why = t.problem();
     if (!why.empty() && (given || why.rfind("a negative", 0) != 0))
       throw Error(m.path + ": tensor '" + name + "' of shape " + t.shape_str() + ": " + why, kExitConfig);
-  };
-  const auto known = [&](const onnx::ValueInfoProto& v, bool given) {
-    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
-    std::vector<std::int64_t> dims;
-    for (const auto& d : v.type().tensor_type().shape().dim()) {
-      if (!d.has_dim_value()) return;  // symbolic (a batch): set when compiled
-      dims.push_back(d.dim_value());
-    }
-    check(v.name(), dims, given);
-  };
-  for (const auto& v : m.graph().input()) known(v, true);
-  for (const auto* list : {&m.graph().value_info(), &m.graph().output()})
-    for (const auto& v : *list) known(v, false);
-  for (const auto& t : m.graph().initializer()) check(t.name(), {t.dims().begin(), t.dims().end()}, true);
+  });
 }
 
 // libonnx's checker and shape inference on `proto`: an exception's message, or "".
@@ -241,6 +227,22 @@ void check_and_infer_safely(Model& m) {
 }
 
 }  // namespace
+
+void each_known_shape(const Model& m, const ShapeVisitor& f) {
+  const auto known = [&](const onnx::ValueInfoProto& v, bool given) {
+    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+    std::vector<std::int64_t> dims;
+    for (const auto& d : v.type().tensor_type().shape().dim()) {
+      if (!d.has_dim_value()) return;  // symbolic (a batch): set when compiled
+      dims.push_back(d.dim_value());
+    }
+    f(v.name(), dims, given);
+  };
+  for (const auto& v : m.graph().input()) known(v, true);
+  for (const auto* list : {&m.graph().value_info(), &m.graph().output()})
+    for (const auto& v : *list) known(v, false);
+  for (const auto& t : m.graph().initializer()) f(t.name(), {t.dims().begin(), t.dims().end()}, true);
+}
 
 Model load_model(const std::string& path) {
   Model m;

@@ -4,6 +4,7 @@
 // The network compiler and the host reference (host_reference.hpp) start from here.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,11 @@ struct Model {
   std::int64_t opset = 0;  // of the default domain
   const onnx::GraphProto& graph() const { return proto.graph(); }
 };
+
+// Each tensor whose shape is wholly known: the graph's inputs and the weights (given: true), the
+// values between nodes and the outputs (given: false; after load_model, shape inference's).
+using ShapeVisitor = std::function<void(const std::string& name, const std::vector<std::int64_t>& dims, bool given)>;
+void each_known_shape(const Model& m, const ShapeVisitor& f);
 
 // Parses, checks (onnx::checker and window sizes) and infers shapes, then checks every known
 // shape (Tensor::kMaxElements, no negative dimension); a file that cannot be read, parsed or

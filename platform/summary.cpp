@@ -153,6 +153,8 @@ nlohmann::json summarize(Soc& soc, double host_seconds) {
   const double ns = double(end) / 1000.0;
   nlohmann::json j;
   j["simulated_ns"] = ns;
+  // Every figure that depends on the host names it ("host" in its key): the determinism test,
+  // stats-snapshot and the parameter audit drop them by that rule.
   j["host_seconds"] = host_seconds;
   j["timing_only"] = soc.timing_only();
   // A timing-only run leaves tensors unfilled (zeros). Hardware timing never looks at values,

@@ -137,9 +137,9 @@ TEST(Determinism, SameScenarioSameCyclesAndBytes) {
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     std::ifstream f(base + std::to_string(i) + "/stats.json");
     runs[i] = nlohmann::json::parse(f);
-    for (const char* k : {"host_seconds", "host_setup_seconds", "host_check_seconds", "transactions_per_host_second",
-                          "rtl_cycles_per_host_second"})
-      runs[i]["summary"].erase(k);
+    nlohmann::json& sum = runs[i]["summary"];  // host figures name the host (summary.cpp)
+    for (auto it = sum.begin(); it != sum.end();)
+      it = it.key().find("host") != std::string::npos ? sum.erase(it) : ++it;
   }
   EXPECT_EQ(runs[0], runs[1]);
   std::ifstream t0(base + "0/trace.json"), t1(base + "1/trace.json");
