@@ -28,6 +28,7 @@
 #include <iostream>
 #include <map>
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include "common/config.hpp"
@@ -512,6 +513,11 @@ int sc_main(int argc, char* argv[]) {
 // should hold only what the user asked for, so dvp has its own main.
 int main(int argc, char* argv[]) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  // Buffers of up to 64 MiB (tensors read back, references, scratch) come from the heap and go
+  // back to it, not to the OS: by default each one over 128 KiB is a fresh mapping whose every
+  // page faults on first touch (a third of a firmware scenario's check time; issue 13).
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
   const int code = sc_core::sc_elab_and_sim(argc, argv);
   if (code == 128 + SIGINT || code == 128 + SIGTERM) {  // stopped by a signal, outputs written
     std::fflush(nullptr);

@@ -173,6 +173,12 @@ void load_n(const std::uint8_t* p, DType t, std::uint64_t n, double* out) {
     }
   } else if (t == DType::S8) {
     for (std::uint64_t i = 0; i < n; ++i) out[i] = double(std::int8_t(p[i]));
+  } else if (t == DType::F32 || t == DType::S32) {
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::uint32_t b;
+      std::memcpy(&b, p + 4 * i, 4);
+      out[i] = t == DType::F32 ? f32(b) : double(std::int32_t(b));
+    }
   } else {
     const unsigned eb = dtype_bytes(t);
     for (std::uint64_t i = 0; i < n; ++i) out[i] = load(p + i * eb, t);
@@ -194,6 +200,22 @@ void store(std::uint8_t* p, DType t, double v, Round r) {
     case DType::None: return;
   }
   std::memcpy(p, &u, dtype_bytes(t));
+}
+
+void store_n(std::uint8_t* p, DType t, const double* v, std::uint64_t n) {
+  const auto each = [&](auto convert, auto word) {
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const decltype(word) u = convert(v[i]);
+      std::memcpy(p + i * sizeof u, &u, sizeof u);
+    }
+  };
+  switch (t) {
+    case DType::F16: return each([](double x) { return to_f16(x); }, std::uint16_t());
+    case DType::BF16: return each([](double x) { return to_bf16(x); }, std::uint16_t());
+    case DType::F32: return each([](double x) { return to_f32(x); }, std::uint32_t());
+    default:
+      for (std::uint64_t i = 0; i < n; ++i) store(p + i * dtype_bytes(t), t, v[i]);
+  }
 }
 
 std::uint64_t bits(double v, DType t) {

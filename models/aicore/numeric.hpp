@@ -7,6 +7,7 @@
 // rounding mode, so every conversion is rounded once, from the exact value. (Debian's Imath
 // `half` rounds to nearest even only; the hardware has six modes.)
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -43,6 +44,7 @@ inline bool round_normal_rint(double x, std::uint32_t& out) {
 
 inline std::uint16_t to_f16(double x, Round r = Round::Rint) {
   std::uint32_t u = 0;
+  if (x == 0) return std::signbit(x) ? 0x8000 : 0;  // every mode keeps a zero and its sign
   if ((r == Round::Rint || r == Round::None) && round_normal_rint<10, 5>(x, u)) return std::uint16_t(u);
   return std::uint16_t(round_to_format(x, 10, 5, r));
 }
@@ -69,6 +71,9 @@ double load(const std::uint8_t* p, DType t);
 // element (a reference or the functional cube decodes whole tensors and fractal rows).
 void load_n(const std::uint8_t* p, DType t, std::uint64_t n, double* out);
 void store(std::uint8_t* p, DType t, double v, Round r = Round::Rint);
+// n values stored as consecutive elements of type t at p, rounded to nearest even: the type
+// chosen once (a tensor set up, a reference rounded to its output's type).
+void store_n(std::uint8_t* p, DType t, const double* v, std::uint64_t n);
 // The bits of v as an element of type t (rounded to nearest even): a vector instruction's scalar
 // operand, which the unit reads from a register's low bits.
 std::uint64_t bits(double v, DType t);
