@@ -512,6 +512,12 @@ void Compiler::produce(Kernel& k, const std::string& v, KTensor t, Layout layout
 }
 
 void Compiler::place(Kernel k) {
+  // A window the conv2d and pool kernels' shape keys cannot hold (their range, 1 to 255; pads 0
+  // to 255) is the node's error here, not its model.yaml's when it runs.
+  for (const auto& [key, v] : k.shape)
+    for (const char* w : {"kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w", "pad_t", "pad_b", "pad_l", "pad_r"})
+      if (key == w && std::stoll(v) > 255)
+        fail(k.nodes.front(), "the " + k.library + " kernel takes " + key + " up to 255; this window needs " + v);
   // A graph input this kernel placed and reads again (Add(x, x)): one tensor, named twice. (A slice
   // of a tensor it holds, a Concat's first copy, has a shape of its own and stays.)
   for (auto t = k.tensors.begin(); t != k.tensors.end();) {
@@ -875,12 +881,13 @@ double Compiler::pool_atol(int i) const {
 Tensor Compiler::pool_window(int i, const Dims& x, Kernel& k) const {
   const Attrs a = attrs(i);
   const Dims kk = a.ints("kernel_shape", {}), s = a.ints("strides", {1, 1}), d = a.ints("dilations", {1, 1});
-  if (kk.size() != 2 || d != Dims{1, 1}) fail(i, "1-D and 2-D windows without dilation are lowered");
+  if (kk.size() != 2) fail(i, "1-D and 2-D windows are lowered");
   const Dims onnx = conv_pads(i, x, kk, s, d), y = as_2d(ref_.at(node(i).output(0)).shape);
+  const Dims span{(kk[0] - 1) * d[0] + 1, (kk[1] - 1) * d[1] + 1};  // rows and columns a window reaches
   Dims p = onnx;
   for (std::size_t ax = 0; ax < 2; ++ax) {
-    p[ax + 2] = std::max(p[ax + 2], (y[2 + ax] - 1) * s[ax] + kk[ax] - x[2 + ax] - p[ax]);
-    if ((x[2 + ax] + p[ax] + p[ax + 2] - kk[ax]) / s[ax] + 1 != y[2 + ax])
+    p[ax + 2] = std::max(p[ax + 2], (y[2 + ax] - 1) * s[ax] + span[ax] - x[2 + ax] - p[ax]);
+    if ((x[2 + ax] + p[ax] + p[ax + 2] - span[ax]) / s[ax] + 1 != y[2 + ax])
       fail(i, "an output of " + ref_.at(node(i).output(0)).shape_str() + " is not the pool kernel's for any padding");
   }
   for (auto [key, v] : {std::pair{"kh", kk[0]},
@@ -892,6 +899,7 @@ Tensor Compiler::pool_window(int i, const Dims& x, Kernel& k) const {
                         {"pad_b", p[2]},
                         {"pad_r", p[3]}})
     k.shape.push_back({key, num(v)});
+  if (d != Dims{1, 1}) k.shape.insert(k.shape.end(), {{"dil_h", num(d[0])}, {"dil_w", num(d[1])}});
   if (node(i).op_type() != "AveragePool") return {};
   const bool with_pad = a.i("count_include_pad", 0);
   Tensor f{{1, x[1], y[2], y[3]}, std::vector<float>(std::size_t(x[1] * y[2] * y[3]))};
@@ -899,9 +907,11 @@ Tensor Compiler::pool_window(int i, const Dims& x, Kernel& k) const {
   for (std::int64_t oh = 0; oh < y[2]; ++oh)
     for (std::int64_t ow = 0; ow < y[3]; ++ow) {
       std::int64_t count = 0;
-      for (std::int64_t r = oh * s[0] - onnx[0]; r < oh * s[0] - onnx[0] + kk[0]; ++r)
-        for (std::int64_t c = ow * s[1] - onnx[1]; c < ow * s[1] - onnx[1] + kk[1]; ++c)
+      for (std::int64_t ti = 0; ti < kk[0]; ++ti)
+        for (std::int64_t tj = 0; tj < kk[1]; ++tj) {
+          const std::int64_t r = oh * s[0] - onnx[0] + ti * d[0], c = ow * s[1] - onnx[1] + tj * d[1];
           count += with_pad ? r < x[2] + onnx[2] && c < x[3] + onnx[3] : r >= 0 && r < x[2] && c >= 0 && c < x[3];
+        }
       const float factor = float(double(kk[0] * kk[1]) / double(std::max<std::int64_t>(count, 1)));
       corrected = corrected || factor != 1.0f;
       for (std::int64_t ch = 0; ch < x[1]; ++ch) f.data[std::size_t((ch * y[2] + oh) * y[3] + ow)] = factor;

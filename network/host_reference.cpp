@@ -251,13 +251,13 @@ void conv(Op& op) {
     }
 }
 
-// MaxPool / AveragePool, 2-D: the window's max, or its mean over the elements it covers of the
-// input (count_include_pad 0) or of the padded input (1).
+// MaxPool / AveragePool, 2-D: the window's max, or its mean over the elements its taps (dilations
+// apart) cover of the input (count_include_pad 0) or of the padded input (1).
 void pool(Op& op, bool max) {
   const Tensor& x = op.in(0, 4);
   const std::int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   const Shape k = op.ints("kernel_shape", {}), s = op.ints("strides", {1, 1});
-  const Shape d = max ? op.ints("dilations", {1, 1}) : Shape{1, 1};
+  const Shape d = op.ints("dilations", {1, 1});  // AveragePool's too (opset 19)
   const Shape p = pads_2d(op, {H, W}, k, s, d);
   const bool ceil = op.i("ceil_mode", 0), with_pad = op.i("count_include_pad", 0);
   // With ceil_mode the last window must still start inside the input or its begin pad (as
@@ -575,7 +575,6 @@ std::string refuses_attributes(const onnx::NodeProto& n, std::int64_t opset) {
       return "opset " + std::to_string(opset) + "'s axis-aligned broadcasting is not implemented";
     if (op == "BatchNormalization" && (nm == "spatial" || nm == "is_test"))
       return "attribute " + nm + " (opset " + std::to_string(opset) + ") is not implemented";
-    if (op == "AveragePool" && nm == "dilations") return "AveragePool dilations are not implemented";
   }
   return "";
 }

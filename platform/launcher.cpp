@@ -156,7 +156,9 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
         .optional()
         .range(1, 65535);
   for (const char* key : {"kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w"})
-    sh.param(key, Type::Int, "conv2d: filter size, stride, dilation").defaults("1").range(1, 255);
+    sh.param(key, Type::Int, "conv2d: filter size, stride, dilation; pool: window size, stride, dilation")
+        .defaults("1")
+        .range(1, 255);
   sh.param("pool", Type::Enum, "pool: max, avg (padding counted in the divisor) or global (average of the whole map)")
       .choices({"max", "avg", "global"})
       .optional();

@@ -127,15 +127,18 @@ KernelWork conv2d_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
 KernelShape read_pool(const cfg::Node& sh) {
   kernels::PoolShape p{sh.get_string("pool"), u32(sh, "h"),     u32(sh, "w"),        u32(sh, "c"),
                        u32(sh, "kh"),         u32(sh, "kw"),    u32(sh, "stride_h"), u32(sh, "stride_w"),
-                       u32(sh, "pad_t"),      u32(sh, "pad_b"), u32(sh, "pad_l"),    u32(sh, "pad_r")};
+                       u32(sh, "pad_t"),      u32(sh, "pad_b"), u32(sh, "pad_l"),    u32(sh, "pad_r"),
+                       u32(sh, "dil_h"),      u32(sh, "dil_w")};
   if (p.mode == "global") {  // global average: one window of the whole map
-    for (const char* key : {"kh", "kw", "stride_h", "stride_w", "pad_t", "pad_b", "pad_l", "pad_r"})
+    for (const char* key : {"kh", "kw", "stride_h", "stride_w", "pad_t", "pad_b", "pad_l", "pad_r", "dil_h", "dil_w"})
       if (sh.get_uint(key) != (key[0] == 'p' ? 0 : 1))
         sh.at(key).fail("a global pool's window is the whole input: drop " + std::string(key));
     p.mode = "avg", p.kh = p.h, p.kw = p.w, p.stride_h = p.stride_w = 1;
   }
-  if (p.h + p.pad_t + p.pad_b < p.kh || p.w + p.pad_l + p.pad_r < p.kw)
-    sh.fail("pool: the window is larger than the padded input");
+  if (p.h + p.pad_t + p.pad_b < p.span_h() || p.w + p.pad_l + p.pad_r < p.span_w())
+    sh.fail("pool: the window spans " + std::to_string(p.span_h()) + " x " + std::to_string(p.span_w()) +
+            " (kh x kw, dilated), more than the padded input's " + std::to_string(p.h + p.pad_t + p.pad_b) + " x " +
+            std::to_string(p.w + p.pad_l + p.pad_r));
   return p;
 }
 std::vector<LibraryArg> pool_args(const KernelShape& s) {

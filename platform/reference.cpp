@@ -166,8 +166,8 @@ void conv2d_ref(const Reference& R, const std::vector<TensorView>& in, std::vect
   }
 }
 
-// A window over NC1HWC0: output element (c1, oh, ow, c0); positions in the padding are left
-// out of a max and add 0 to an average, which divides by the whole window.
+// A window over NC1HWC0: output element (c1, oh, ow, c0); its taps dil apart; positions in the
+// padding are left out of a max and add 0 to an average, which divides by the whole window.
 void pool_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   const kernels::PoolShape& ps = R.pool;
   const bool max = ps.mode == "max";
@@ -177,8 +177,8 @@ void pool_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
     double acc = max ? -INFINITY : 0.0;
     for (std::uint32_t fi = 0; fi < ps.kh; ++fi)
       for (std::uint32_t fj = 0; fj < ps.kw; ++fj) {
-        const std::int64_t y = std::int64_t(oh * ps.stride_h + fi) - ps.pad_t;
-        const std::int64_t x = std::int64_t(ow * ps.stride_w + fj) - ps.pad_l;
+        const std::int64_t y = std::int64_t(oh * ps.stride_h + fi * ps.dil_h) - ps.pad_t;
+        const std::int64_t x = std::int64_t(ow * ps.stride_w + fj * ps.dil_w) - ps.pad_l;
         if (y < 0 || x < 0 || y >= ps.h || x >= ps.w) continue;
         const double v = in[0].at(((c1 * ps.h + std::uint64_t(y)) * ps.w + std::uint64_t(x)) * 16 + c0);
         acc = max ? std::max(acc, v) : acc + v;

@@ -732,6 +732,34 @@ with tempfile.TemporaryDirectory() as d:
         r"node 'flat' \(Reshape\): a reshape of an NC1HWC0 feature map of 7 x 5 to 1x24x35 needs a layout change",
         "a Reshape of a feature map to 1 x 24 x 35")
 
+    # Dilated max pools (taps 2 and 3 apart; padded; one with ceil_mode), on 20 channels (no whole
+    # group of 16) of the input, every layer checked, against NumPy's max over the same taps.
+    dil = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["y"], name="dpool", kernel_shape=[3, 3], strides=[1, 2],
+                          dilations=[2, 3], pads=[2, 1, 1, 2]),
+         helper.make_node("MaxPool", ["x"], ["z"], name="dpool_ceil", kernel_shape=[2, 3], strides=[2, 4],
+                          dilations=[3, 2], ceil_mode=1)], "dil",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 20, 13, 15])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 20, 12, 6]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 20, 6, 4])])
+    onnx.save(helper.make_model(dil, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "dil.onnx"))
+    dx = f32(rng.uniform(-2, 2, (1, 20, 13, 15)))
+    np.save(os.path.join(d, "dx.npy"), dx)
+
+    def dilated_max(x, k, s, dl, pads, out):  # pads: top, left, bottom, right (ceil_mode's extra rows: -inf)
+        xp = np.full((x.shape[0], x.shape[1] + 32, x.shape[2] + 32), -np.inf)
+        xp[:, pads[0]:pads[0] + x.shape[1], pads[1]:pads[1] + x.shape[2]] = x
+        return np.max([xp[:, i * dl[0]::s[0], j * dl[1]::s[1]][:, :out[0], :out[1]]
+                       for i in range(k[0]) for j in range(k[1])], axis=0)
+    dout = os.path.join(d, "dil")
+    if dvp(["run", os.path.join(d, "dil.onnx"), "--input", "x=" + os.path.join(d, "dx.npy"), "--out", dout,
+            "--no-trace", "--check-layers"], 0, r"kernel dpool: .*within[\s\S]*kernel dpool_ceil: .*within",
+           "dilated max pools"):
+        r = dx[0].astype(np.float16).astype(np.float64)
+        compare("dilated max pools", dout, "", {"y": dilated_max(r, (3, 3), (1, 2), (2, 3), (2, 1), (12, 6)),
+                                                "z": dilated_max(r, (2, 3), (2, 4), (3, 2), (0, 0), (6, 4))})
+
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="gate")], "g",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
@@ -759,6 +787,11 @@ with tempfile.TemporaryDirectory() as d:
     dvp(["compile", path, "--out", os.path.join(d, "c")], 2,
         r"node 'ln' \(LayerNormalization\): rows of 20 f32 elements: the layernorm kernel takes whole 32-byte blocks",
         "a LayerNorm row of 80 bytes")
+    path = one_op("widepool", [helper.make_node("MaxPool", ["x"], ["y"], name="wide", kernel_shape=[2, 1],
+                                                dilations=[300, 1])], [1, 16, 400, 4], [1, 16, 100, 4], opset=13)
+    dvp(["compile", path, "--out", os.path.join(d, "c")], 2,
+        r"node 'wide' \(MaxPool\): the pool kernel takes dil_h up to 255; this window needs 300",
+        "a pool window past the kernel's range")
     np.save(os.path.join(d, "small.npy"), np.zeros((1, 3, 20, 18), np.float32))
     dvp(["compile", model, "--input", "x=" + os.path.join(d, "small.npy"), "--out", os.path.join(d, "c")], 2,
         r"--input x: .*small\.npy holds a tensor of shape 1x3x20x18, .*cnn\.onnx takes 1x3x21x18", "a wrong input shape")

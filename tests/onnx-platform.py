@@ -26,7 +26,7 @@ DVP = sys.argv[1]
 SUITE = sys.argv[2] if len(sys.argv) > 2 else "/usr/share/libonnx-testdata/data/node"
 OPS = {"Conv", "Gemm", "MatMul", "Relu", "MaxPool", "AveragePool", "GlobalAveragePool", "Add", "Softmax",
        "BatchNormalization", "Concat", "Sub", "Mul", "Div"}
-EXPECTED_PASSES = 75  # 73 before 1-D pools, 37 before batched MatMul, 39 before ceil_mode and count_include_pad 0, 46 before
+EXPECTED_PASSES = 76  # 75 before dilated pools, 73 before 1-D pools, 37 before batched MatMul, 39 before ceil_mode and count_include_pad 0, 46 before
 # BatchNormalization alone, Gemm transA and matrix C, broadcast Add; then Concat, Sub, Mul and Div joined
 # the suite (21 more)
 

@@ -17,10 +17,13 @@ namespace {
 void check_pool(const PoolShape& s) {
   if (s.mode != "max" && s.mode != "avg") throw Error("pool: mode max or avg");
   if (!s.c || !s.h || !s.w) throw Error("pool: h, w and c must be at least 1");
-  if (!s.kh || !s.kw || !s.stride_h || !s.stride_w || s.kh > s.h + s.pad_t + s.pad_b || s.kw > s.w + s.pad_l + s.pad_r)
-    throw Error("pool: the window must fit the padded input and strides be at least 1");
-  // A window all in padding would read only the pad value (-inf for max).
-  if (s.pad_t >= s.kh || s.pad_b >= s.kh || s.pad_l >= s.kw || s.pad_r >= s.kw)
+  if (!s.kh || !s.kw || !s.stride_h || !s.stride_w || !s.dil_h || !s.dil_w)
+    throw Error("pool: window, strides and dilations must be at least 1");
+  if (s.span_h() > s.h + s.pad_t + s.pad_b || s.span_w() > s.w + s.pad_l + s.pad_r)
+    throw Error("pool: the window must fit the padded input");
+  // A window all in padding would read only the pad value (-inf for max). (Its last tap is
+  // span - 1 past its first: inside the input while the padding is smaller than the span.)
+  if (s.pad_t >= s.span_h() || s.pad_b >= s.span_h() || s.pad_l >= s.span_w() || s.pad_r >= s.span_w())
     throw Error("pool: padding must be smaller than the window");
   if (s.stride_w > 255 / 8) throw Error("pool: stride_w above 31 does not fit a repeat stride");
   if (s.w > 65535 || s.wo() > 65535)
@@ -28,7 +31,7 @@ void check_pool(const PoolShape& s) {
 }
 
 std::uint64_t padded_w(const PoolShape& s) { return std::uint64_t(s.w) + s.pad_l + s.pad_r; }
-std::uint64_t band_rows_in(const PoolShape& s, std::uint64_t bo) { return (bo - 1) * s.stride_h + s.kh; }
+std::uint64_t band_rows_in(const PoolShape& s, std::uint64_t bo) { return (bo - 1) * s.stride_h + s.span_h(); }
 // UB bytes of a band of `bo` output rows: its padded input rows, rounded up to whole 256-byte
 // repeats (the pad fill writes whole repeats: it must not reach the output rows, which MTE3
 // may still be copying out), then its output rows.
@@ -54,8 +57,9 @@ void band_vector(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::ui
       k.Li(d, std::int64_t(ub_out + (std::uint64_t(oh) * s.wo() + first_wo) * 32));
       for (std::uint32_t i = 0; i < s.kh; ++i)
         for (std::uint32_t j = 0; j < s.kw; ++j) {
-          const std::uint64_t at =
-              ((std::uint64_t(oh) * s.stride_h + i) * wp + std::uint64_t(first_wo) * s.stride_w + j) * 32;
+          const std::uint64_t at = ((std::uint64_t(oh) * s.stride_h + i * s.dil_h) * wp +
+                                    std::uint64_t(first_wo) * s.stride_w + j * s.dil_w) *
+                                   32;
           k.Li(src, std::int64_t(at));
           if (i == 0 && j == 0)  // the first offset copies (max(v, v) = v); the others accumulate
             k.Vector("max", DType::F16, {d, src, src},
@@ -234,7 +238,7 @@ Image pool_kernel(const AiCoreConfig& cfg, const PoolShape& s) {
       k.Branch("bne", band, tmp, next);
       const std::uint32_t oh0 = b * bo, rows_out = std::min(bo, s.ho() - oh0);
       // Padded input rows [a, a + rows_in) hold the input rows [top, bot).
-      const std::int64_t a = std::int64_t(oh0) * s.stride_h, rows_in = std::int64_t(rows_out - 1) * s.stride_h + s.kh;
+      const std::int64_t a = std::int64_t(oh0) * s.stride_h, rows_in = std::int64_t(band_rows_in(s, rows_out));
       const std::int64_t top = std::max<std::int64_t>(a - s.pad_t, 0),
                          bot = std::min<std::int64_t>(a + rows_in - s.pad_t, s.h);
       k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);

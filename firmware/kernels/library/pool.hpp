@@ -2,7 +2,8 @@
 // Kernel library: max and average pooling on an fp16 feature map in NC1HWC0, with padding, and
 // global average pooling. In NC1HWC0 one spatial position is one 32-byte block (16 channels),
 // so a vector repeat with a source block stride of stride_w makes 8 output positions at once;
-// the window is a loop of vmax (or vadd, then a scale) over the kh x kw offsets. The work is
+// the window is a loop of vmax (or vadd, then a scale) over the kh x kw offsets (dil_h, dil_w
+// apart in a dilated window). The work is
 // cut into units of one channel group and one band of output rows, sized so that the band's
 // padded input rows and its output fit the UB; units go round-robin to blocks. Padding is made
 // in the UB: the band is filled with the pad value (-inf for max, 0 for avg) and the input
@@ -22,12 +23,18 @@ struct PoolShape {
   std::uint32_t h = 0, w = 0, c = 0;  // c channels, stored in ceil(c / 16) groups of 16
   std::uint32_t kh = 2, kw = 2, stride_h = 2, stride_w = 2;
   std::uint32_t pad_t = 0, pad_b = 0, pad_l = 0, pad_r = 0;
+  std::uint32_t dil_h = 1, dil_w = 1;  // the window's taps dil apart (a dilated max pool)
   std::uint32_t c1() const { return (c + 15) / 16; }
-  std::uint32_t ho() const { return (h + pad_t + pad_b - kh) / stride_h + 1; }
-  std::uint32_t wo() const { return (w + pad_l + pad_r - kw) / stride_w + 1; }
+  // The rows and columns a window spans, its taps and the gaps between them.
+  std::uint32_t span_h() const { return (kh - 1) * dil_h + 1; }
+  std::uint32_t span_w() const { return (kw - 1) * dil_w + 1; }
+  std::uint32_t ho() const { return (h + pad_t + pad_b - span_h()) / stride_h + 1; }
+  std::uint32_t wo() const { return (w + pad_l + pad_r - span_w()) / stride_w + 1; }
   // An average whose window is the whole unpadded map: global average pooling, which streams
   // the map instead of holding a window's rows (global_pool in pool.cpp).
-  bool global() const { return mode == "avg" && kh == h && kw == w && !pad_t && !pad_b && !pad_l && !pad_r; }
+  bool global() const {
+    return mode == "avg" && kh == h && kw == w && !pad_t && !pad_b && !pad_l && !pad_r && dil_h == 1 && dil_w == 1;
+  }
 };
 
 // Positions of the map a global pool's unit sums at a time.
