@@ -882,6 +882,9 @@ Tensor Compiler::pool_window(int i, const Dims& x, Kernel& k) const {
   const Attrs a = attrs(i);
   const Dims kk = a.ints("kernel_shape", {}), s = a.ints("strides", {1, 1}), d = a.ints("dilations", {1, 1});
   if (kk.size() != 2) fail(i, "1-D and 2-D windows are lowered");
+  if (s[1] > 31)
+    fail(i,
+         "a stride across of " + std::to_string(s[1]) + ": the pool kernel takes up to 31 (a repeat's block stride)");
   const Dims onnx = conv_pads(i, x, kk, s, d), y = as_2d(ref_.at(node(i).output(0)).shape);
   const Dims span{(kk[0] - 1) * d[0] + 1, (kk[1] - 1) * d[1] + 1};  // rows and columns a window reaches
   Dims p = onnx;

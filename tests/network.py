@@ -792,6 +792,10 @@ with tempfile.TemporaryDirectory() as d:
     dvp(["compile", path, "--out", os.path.join(d, "c")], 2,
         r"node 'wide' \(MaxPool\): the pool kernel takes dil_h up to 255; this window needs 300",
         "a pool window past the kernel's range")
+    path = one_op("widestride", [helper.make_node("MaxPool", ["x"], ["y"], name="hop", kernel_shape=[2, 2],
+                                                  strides=[2, 40])], [1, 16, 20, 81], [1, 16, 10, 2], opset=13)
+    dvp(["compile", path, "--out", os.path.join(d, "c")], 2,
+        r"node 'hop' \(MaxPool\): a stride across of 40: the pool kernel takes up to 31", "a pool stride past a repeat's")
     np.save(os.path.join(d, "small.npy"), np.zeros((1, 3, 20, 18), np.float32))
     dvp(["compile", model, "--input", "x=" + os.path.join(d, "small.npy"), "--out", os.path.join(d, "c")], 2,
         r"--input x: .*small\.npy holds a tensor of shape 1x3x20x18, .*cnn\.onnx takes 1x3x21x18", "a wrong input shape")

@@ -14,6 +14,21 @@ using namespace aicore;
 
 namespace {
 
+// The first output row (or column) whose taps all fall in the padding, or `out` if none does:
+// `first` is its first tap's place in the input (the padding before it negative), taps `dil`
+// apart.
+std::uint32_t all_padding(std::uint32_t out, std::uint32_t stride, std::uint32_t pad, std::uint32_t k,
+                          std::uint32_t dil, std::uint32_t in) {
+  for (std::uint32_t o = 0; o < out; ++o) {
+    const std::int64_t first = std::int64_t(o) * stride - pad;
+    bool inside = false;
+    for (std::uint32_t i = 0; i < k && !inside; ++i)
+      inside = first + std::int64_t(i) * dil >= 0 && first + std::int64_t(i) * dil < in;
+    if (!inside) return o;
+  }
+  return out;
+}
+
 void check_pool(const PoolShape& s) {
   if (s.mode != "max" && s.mode != "avg") throw Error("pool: mode max or avg");
   if (!s.c || !s.h || !s.w) throw Error("pool: h, w and c must be at least 1");
@@ -21,10 +36,14 @@ void check_pool(const PoolShape& s) {
     throw Error("pool: window, strides and dilations must be at least 1");
   if (s.span_h() > s.h + s.pad_t + s.pad_b || s.span_w() > s.w + s.pad_l + s.pad_r)
     throw Error("pool: the window must fit the padded input");
-  // A window all in padding would read only the pad value (-inf for max). (Its last tap is
-  // span - 1 past its first: inside the input while the padding is smaller than the span.)
+  // A window all in padding would read only the pad value (-inf for max); with dilation its
+  // taps can step over an input shorter than the gaps.
   if (s.pad_t >= s.span_h() || s.pad_b >= s.span_h() || s.pad_l >= s.span_w() || s.pad_r >= s.span_w())
     throw Error("pool: padding must be smaller than the window");
+  if (const std::uint32_t r = all_padding(s.ho(), s.stride_h, s.pad_t, s.kh, s.dil_h, s.h); r < s.ho())
+    throw Error("pool: the window of output row " + std::to_string(r) + " has all its taps in the padding");
+  if (const std::uint32_t c = all_padding(s.wo(), s.stride_w, s.pad_l, s.kw, s.dil_w, s.w); c < s.wo())
+    throw Error("pool: the window of output column " + std::to_string(c) + " has all its taps in the padding");
   if (s.stride_w > 255 / 8) throw Error("pool: stride_w above 31 does not fit a repeat stride");
   if (s.w > 65535 || s.wo() > 65535)
     throw Error("pool: an input or output row of more than 65535 positions does not fit one copy");
@@ -81,9 +100,13 @@ std::uint32_t pool_band_rows(const AiCoreConfig& cfg, const PoolShape& s) {
   while (bo < s.ho() && band_ub(s, bo + 1) <= cfg.size[kUB] && band_rows_in(s, bo + 1) <= 4095 &&
          std::uint64_t(bo + 1) * s.wo() <= 65535)
     ++bo;
+  if (!bo && band_rows_in(s, 1) > 4095)
+    throw Error("pool: one output row's window spans " + std::to_string(band_rows_in(s, 1)) +
+                " input rows (kh x dil_h), more than one copy moves (4095)");
   if (!bo)
-    throw Error("pool: one output row's padded input rows (" + std::to_string(band_in_bytes(s, 1)) +
-                " B) and output do not fit the UB (" + std::to_string(cfg.size[kUB]) + " B)");
+    throw Error("pool: one output row's window (" + std::to_string(band_rows_in(s, 1)) + " padded input rows of " +
+                std::to_string(padded_w(s)) + " positions, " + std::to_string(band_in_bytes(s, 1)) +
+                " B) and its output do not fit the UB (" + std::to_string(cfg.size[kUB]) + " B)");
   return bo;
 }
 
