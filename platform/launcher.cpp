@@ -405,10 +405,14 @@ struct KernelLauncher::Kernel {
   std::vector<std::uint8_t> expected;                        // check: expected: the file's values in the output's type
   std::uint64_t image_addr = 0, code_bytes = 0, argtab = 0;  // DRAM offsets once placed
   std::uint32_t aicpu_func = 0;                              // an AI CPU kernel (enum dvp_aicpu_func): no image
-  // The check's reference computed on a host worker while the run goes on
-  // (start_early_references): the input bytes it was computed from, and the rounded values.
+  // Host work beside the run (HostJobs): its tensors' stored bytes set up ahead (bare mode;
+  // per tensor, empty: set up at its start), and its check's reference computed while it runs,
+  // from the input bytes it had then.
+  std::shared_ptr<HostJobs::Job> setup_job, ref_job;
+  std::vector<std::vector<std::uint8_t>> initial;
   std::vector<std::vector<std::uint8_t>> early_inputs;
-  std::future<std::vector<double>> early_want;
+  std::vector<double> early_want;
+  std::uint64_t early_bytes = 0;  // host bytes the two above hold
 };
 
 KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kernels, const std::string& dir,
@@ -457,7 +461,6 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
               [this] { return results_json(); });
   if (tasks) {
     write_job_table(*tasks);
-    start_early_references();
     SC_HAS_PROCESS(KernelLauncher);
     SC_THREAD(run);
     return;
@@ -1115,33 +1118,87 @@ void KernelLauncher::place(Kernel* K) {
     const auto code = K->image.bytes();
     std::memcpy(dram_.data() + K->image_addr, code.data() + 32, code.size() - 32);
   }
-  for (auto& s : K->tensors) {
-    const unsigned eb = aicore::dtype_bytes(s.t.dtype);
-    if (s.borrowed() || !s.file.empty() || s.arena) continue;  // another's memory, read at load, or the arena's
-    // The logical tensor's values, in its order; stored (converted) after.
-    const std::uint64_t n = s.nc1hwc0 ? s.nc1hwc0->logical() : s.t.elems;
-    std::vector<std::uint8_t> logical(s.nc1hwc0 ? n * eb : 0);
-    std::uint8_t* p = s.nc1hwc0 ? logical.data() : dram_.data() + s.t.addr;
-    std::uint64_t z = s.seed * 0x9E3779B97F4A7C15ull + 1;
-    const bool arange = s.init == "arange", random = s.init == "random";
-    double v[4096];  // the values, stored a chunk at a time (the type chosen once a chunk)
-    for (std::uint64_t i0 = 0; i0 < n; i0 += 4096) {
-      const std::uint64_t len = std::min<std::uint64_t>(4096, n - i0);
-      for (std::uint64_t j = 0; j < len; ++j) {
-        v[j] = arange ? double((i0 + j) % 2048) : 0.0;
-        if (random) {
-          z ^= z << 13, z ^= z >> 7, z ^= z << 17;
-          v[j] = s.lo + (s.hi - s.lo) * double(z >> 11) * 0x1.0p-53;
-        }
-      }
-      aicore::num::store_n(p + i0 * eb, s.t.dtype, v, len);
-    }
-    if (s.nc1hwc0) s.store(logical.data(), dram_.data() + s.t.addr);
+  for (std::size_t i = 0; i < K->tensors.size(); ++i) {
+    const TensorSpec& s = K->tensors[i];
+    if (!set_up_at_start(s)) continue;
+    std::vector<std::uint8_t> bytes;
+    if (i < K->initial.size()) bytes.swap(K->initial[i]);  // set up ahead (its memory freed below)
+    if (bytes.empty()) bytes = initial_bytes(s);
+    std::memcpy(dram_.data() + s.t.addr, bytes.data(), bytes.size());
   }
   for (std::size_t i = 0; i < K->args.size(); ++i) {
     std::uint64_t v = K->args[i].first >= 0 ? base_ + K->tensors[K->args[i].first].t.addr : K->args[i].second;
     std::memcpy(dram_.data() + K->argtab + 8 * i, &v, 8);
   }
+}
+
+// Tensors place() writes: not another's memory, a file's (read at load) or the arena's.
+bool KernelLauncher::set_up_at_start(const TensorSpec& s) { return !s.borrowed() && s.file.empty() && !s.arena; }
+
+// A tensor's initial values (init: zeros, arange, random), stored as the tensor is (ND, or
+// converted to NC1HWC0, its pad channels 0): a pure function of its spec.
+std::vector<std::uint8_t> KernelLauncher::initial_bytes(const TensorSpec& s) {
+  const unsigned eb = aicore::dtype_bytes(s.t.dtype);
+  // The logical tensor's values, in its order; stored (converted) after.
+  const std::uint64_t n = s.nc1hwc0 ? s.nc1hwc0->logical() : s.t.elems;
+  std::vector<std::uint8_t> logical(n * eb);
+  std::uint64_t z = s.seed * 0x9E3779B97F4A7C15ull + 1;
+  const bool arange = s.init == "arange", random = s.init == "random";
+  double v[4096];  // the values, stored a chunk at a time (the type chosen once a chunk)
+  for (std::uint64_t i0 = 0; i0 < n; i0 += 4096) {
+    const std::uint64_t len = std::min<std::uint64_t>(4096, n - i0);
+    for (std::uint64_t j = 0; j < len; ++j) {
+      v[j] = arange ? double((i0 + j) % 2048) : 0.0;
+      if (random) {
+        z ^= z << 13, z ^= z >> 7, z ^= z << 17;
+        v[j] = s.lo + (s.hi - s.lo) * double(z >> 11) * 0x1.0p-53;
+      }
+    }
+    aicore::num::store_n(logical.data() + i0 * eb, s.t.dtype, v, len);
+  }
+  if (!s.nc1hwc0) return logical;
+  std::vector<std::uint8_t> stored(s.t.elems * eb);
+  s.store(logical.data(), stored.data());
+  return stored;
+}
+
+// Bare mode: the worker sets up a kernel's tensors before it starts (place() copies them in).
+void KernelLauncher::post_setup(Kernel* K) {
+  K->setup_job = jobs_.post([K] {
+    K->initial.resize(K->tensors.size());
+    for (std::size_t i = 0; i < K->tensors.size(); ++i)
+      if (set_up_at_start(K->tensors[i])) K->initial[i] = initial_bytes(K->tensors[i]);
+  });
+}
+
+// A functional run's check whose inputs are its own (inputs_set_up): its reference is computed
+// by the worker while the kernel runs, from a copy of the input bytes in DRAM now (no cache
+// holds them yet: before the run, or as place() wrote them). The check takes those values only
+// if it reads the same bytes back (reference_values); they are what it would compute.
+// The host memory this holds until the check (input copies, 8 bytes a value) is at most
+// kEarlyBytes at a time; a check past it computes its reference after its kernel, as before.
+void KernelLauncher::post_reference(Kernel* K) {
+  if (!functional_ || !K->check || !K->expected.empty() || !inputs_set_up(*K)) return;
+  const std::uint64_t count = K->ref.count(K->tensors[std::size_t(K->output)].t.elems);
+  std::uint64_t bytes = count * sizeof(double);
+  for (int i : K->inputs)
+    bytes += K->tensors[std::size_t(i)].t.elems * aicore::dtype_bytes(K->tensors[std::size_t(i)].t.dtype);
+  if (early_held_ + bytes > kEarlyBytes) return;
+  early_held_ += K->early_bytes = bytes;
+  K->early_inputs.clear();
+  for (int i : K->inputs) {
+    const Tensor& t = K->tensors[std::size_t(i)].t;
+    const std::uint8_t* p = dram_.data() + t.addr;
+    K->early_inputs.emplace_back(p, p + t.elems * aicore::dtype_bytes(t.dtype));
+  }
+  K->ref_job = jobs_.post([K, count] { K->early_want = rounded_reference(K, K->early_inputs, count); });
+}
+
+// Firmware mode: every kernel's inputs are in DRAM when the simulation starts. (Not when the
+// platform is built: a `dvp map`, or a scenario refused before its run, computes nothing.)
+void KernelLauncher::start_of_simulation() {
+  if (firmware_mode_)
+    for (auto& K : kernels_) post_reference(K.get());
 }
 
 // The reference values of a kernel's check, each rounded once to the output type: computed from
@@ -1160,19 +1217,21 @@ std::vector<double> KernelLauncher::reference_values(Kernel* K, std::uint64_t co
     const Tensor& t = K->tensors[i].t;
     in.push_back(read_back(base_ + t.addr, t.elems * aicore::dtype_bytes(t.dtype)));
   }
-  if (K->early_want.valid()) {
+  if (const auto job = std::move(K->ref_job)) {
     // The worker's values stand only if the inputs are still the bytes they were computed from
-    // (whatever wrote them since, a kernel in place, the firmware, an engine). Its failure (a
-    // reference over the host's budget) is computed again here, to be reported from here.
-    std::vector<double> want;
-    try {
-      want = K->early_want.get();
-    } catch (const std::exception&) {
-      want.clear();
-    }
+    // (whatever wrote them since: a kernel in place, the firmware, an engine). One the worker
+    // has not begun is dropped; one that failed (a reference over the host's budget) is computed
+    // again here, to be reported from here. Either way the values are the same.
     const bool same = in == K->early_inputs;
+    early_same_ += same;
+    bool done = false;
+    if (!job->claim()) try {
+        job->wait();
+        done = same;
+      } catch (const std::exception&) {}
     std::vector<std::vector<std::uint8_t>>().swap(K->early_inputs);  // the copy's memory back
-    if (!want.empty() && same) return ++early_used_, want;
+    early_held_ -= K->early_bytes;
+    if (done) return std::move(K->early_want);
   }
   return rounded_reference(K, in, count);
 }
@@ -1200,50 +1259,6 @@ bool KernelLauncher::inputs_set_up(const Kernel& K) {
   return std::all_of(K.inputs.begin(), K.inputs.end(), [&](int i) {
     const TensorSpec& s = K.tensors[std::size_t(i)];
     return !s.borrowed() && !s.arena;
-  });
-}
-
-// Firmware mode, functional: the references of checks whose inputs are set up before the run are
-// computed on a second host thread while the simulation runs, from a copy of the input bytes
-// (DRAM holds them now; no cache does yet). The check compares the bytes it reads back after the
-// run with that copy, and uses the worker's values only if they are the same. Nothing the
-// simulation sees depends on it: it reads no model state, and the values are those the check
-// would compute.
-void KernelLauncher::start_early_references() {
-  if (!functional_) return;
-  constexpr std::uint64_t kMaxCopied = std::uint64_t(1) << 30;  // host bytes of input copies
-  std::uint64_t copied = 0;
-  std::vector<std::pair<const Kernel*, std::promise<std::vector<double>>>> jobs;
-  for (auto& K : kernels_) {
-    if (!K->check || !K->expected.empty() || !inputs_set_up(*K)) continue;
-    std::uint64_t bytes = 0;
-    for (int i : K->inputs) {
-      const Tensor& t = K->tensors[std::size_t(i)].t;
-      bytes += t.elems * aicore::dtype_bytes(t.dtype);
-    }
-    if (copied + bytes > kMaxCopied) continue;
-    copied += bytes;
-    for (int i : K->inputs) {
-      const Tensor& t = K->tensors[std::size_t(i)].t;
-      const std::uint8_t* p = dram_.data() + t.addr;
-      K->early_inputs.emplace_back(p, p + t.elems * aicore::dtype_bytes(t.dtype));
-    }
-    jobs.emplace_back(K.get(), std::promise<std::vector<double>>());
-    K->early_want = jobs.back().second.get_future();
-  }
-  if (jobs.empty()) return;
-  worker_ = std::thread([this, jobs = std::move(jobs)]() mutable {
-    for (auto& [K, done] : jobs) {
-      if (stop_worker_) return;  // the promises left unset: their checks compute their own
-      const auto t0 = std::chrono::steady_clock::now();
-      try {
-        const Tensor& out = K->tensors[std::size_t(K->output)].t;
-        done.set_value(rounded_reference(K, K->early_inputs, K->ref.count(out.elems)));
-      } catch (...) {
-        done.set_exception(std::current_exception());
-      }
-      worker_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-    }
   });
 }
 
@@ -1351,12 +1366,19 @@ void KernelLauncher::run() {
     return std::any_of(K->tensors.begin(), K->tensors.end(), [](const TensorSpec& s) { return s.media; });
   });
   if (reads_media && media_.done && !media_.done()) wait(*media_.finished);
-  for (auto& K : kernels_) {
+  if (!kernels_.empty()) post_setup(kernels_.front().get());
+  for (std::size_t k = 0; k < kernels_.size(); ++k) {
+    Kernel* K = kernels_[k].get();
     current_ = K->name;
     {
       const HostTimer timer(host_setup_s_);
-      place(K.get());
+      K->setup_job->need();  // the worker's, or here if it has not begun
+      place(K);
     }
+    // The next kernel's set-up first (short, and needed as soon as this one ends), then this
+    // one's reference, from its inputs as it will read them.
+    if (k + 1 < kernels_.size()) post_setup(kernels_[k + 1].get());
+    post_reference(K);
     Result r = result_of(*K);
     r.start = now_tick();
     // Blocks go onto free cores in order of block id: the first `cores` at once, then each
@@ -1380,7 +1402,7 @@ void KernelLauncher::run() {
       wait(any);
     }
     r.end = now_tick();
-    check(K.get(), r);
+    check(K, r);
     check_compute_bound(r);
     results_.push_back(r);
   }
@@ -1450,9 +1472,6 @@ KernelLauncher::Result KernelLauncher::result_of(const Kernel& K) {
   return r;
 }
 
-KernelLauncher::~KernelLauncher() {  // here, where Kernel is complete
-  stop_worker_ = true;
-  if (worker_.joinable()) worker_.join();
-}
+KernelLauncher::~KernelLauncher() = default;  // here, where Kernel is complete
 
 }  // namespace dvp::platform

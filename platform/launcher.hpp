@@ -5,12 +5,10 @@
 // blocks than cores), reads the outputs back through the cache hierarchy and compares them
 // with a plain C++ reference.
 #pragma once
-#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -22,6 +20,7 @@
 #include "common/config.hpp"
 #include "common/stats.hpp"
 #include "dram/storage.hpp"
+#include "host_jobs.hpp"
 #include "library.hpp"
 
 extern "C" {
@@ -91,11 +90,12 @@ class KernelLauncher : public sc_core::sc_module {
   // references: work that is not simulation, reported apart so a benchmark can say its share.
   double host_setup_seconds() const { return host_setup_s_; }
   double host_check_seconds() const { return host_check_s_; }
-  // Host seconds a second host thread spent on references while the simulation ran (firmware
-  // mode: kernels whose inputs are set up before the run), beside host_seconds, not in it.
-  double host_reference_worker_seconds() const { return double(worker_ns_.load()) * 1e-9; }
-  // Checks that used the worker's reference (their inputs read back as the worker had them).
-  unsigned early_references_used() const { return early_used_; }
+  // Host seconds a second host thread spent beside the simulation (setting up bare-mode kernels'
+  // tensors ahead, computing references while their kernels run), not in host_seconds.
+  double host_worker_seconds() const { return jobs_.worker_seconds(); }
+  // Checks whose reference the worker was given, and whose inputs read back as it had them
+  // (whether it or the check computed the values first: the same values).
+  unsigned early_references() const { return early_same_; }
   // An output against its reference, element by element.
   struct Comparison {
     std::uint64_t count = 0, over = 0;  // elements compared, and over atol + rtol x |reference|
@@ -165,7 +165,11 @@ class KernelLauncher : public sc_core::sc_module {
   static std::vector<double> rounded_reference(const Kernel* K, const std::vector<std::vector<std::uint8_t>>& in,
                                                std::uint64_t count);
   static bool inputs_set_up(const Kernel& K);
-  void start_early_references();
+  static bool set_up_at_start(const TensorSpec& s);
+  static std::vector<std::uint8_t> initial_bytes(const TensorSpec& s);
+  void post_setup(Kernel* K);
+  void post_reference(Kernel* K);
+  void start_of_simulation() override;
   void write_job_table(const cfg::Node& tasks);
   void task_entry(const cfg::Node& t, dvp_task& d, std::string& name);
   std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);
@@ -173,6 +177,7 @@ class KernelLauncher : public sc_core::sc_module {
   nlohmann::json results_json() const;
 
   std::vector<std::unique_ptr<Kernel>> kernels_;
+  HostJobs jobs_;  // after kernels_: its jobs hold kernels, so it stops first
   std::vector<aicore::AiCore*> cores_;
   dram::Storage& dram_;
   std::uint64_t base_, next_;
@@ -187,10 +192,9 @@ class KernelLauncher : public sc_core::sc_module {
   std::string current_;  // kernel running
   unsigned failed_ = 0;
   double host_setup_s_ = 0, host_check_s_ = 0;
-  std::thread worker_;  // computes references early (start_early_references)
-  std::atomic<bool> stop_worker_{false};
-  std::atomic<std::int64_t> worker_ns_{0};
-  unsigned early_used_ = 0;
+  unsigned early_same_ = 0;
+  static constexpr std::uint64_t kEarlyBytes = std::uint64_t(1) << 30;  // post_reference's budget
+  std::uint64_t early_held_ = 0;
   double dram_bytes_per_ps_ = 0;
   std::vector<Result> results_;
   stats::Group stats_;

@@ -92,9 +92,9 @@ void summarize_aicores(nlohmann::json& j, Soc& soc, Tick end_ps) {
   // firmware mode writes them before the run, outside host_seconds) and the checks of outputs.
   j["host_setup_seconds"] = soc.launcher() ? soc.launcher()->host_setup_seconds() : 0.0;
   j["host_check_seconds"] = soc.launcher() ? soc.launcher()->host_check_seconds() : 0.0;
-  // Beside host_seconds: references a second host thread computed while the simulation ran.
-  j["host_reference_worker_seconds"] = soc.launcher() ? soc.launcher()->host_reference_worker_seconds() : 0.0;
-  j["host_early_references"] = soc.launcher() ? soc.launcher()->early_references_used() : 0;
+  // Beside host_seconds: what a second host thread did while the simulation ran.
+  j["host_worker_seconds"] = soc.launcher() ? soc.launcher()->host_worker_seconds() : 0.0;
+  j["host_early_references"] = soc.launcher() ? soc.launcher()->early_references() : 0;
 }
 
 // The Arm cores: instructions, host speed, idle time in WFI (mean over the cores that ran).
