@@ -1352,7 +1352,11 @@ bool Compiler::softmax(int i) {
   const std::int64_t r = std::int64_t(x.size());
   std::int64_t axis = Attrs{n}.i("axis", m_.opset >= 13 ? -1 : 1);
   if (axis < 0) axis += r;
-  if (m_.opset >= 13 && axis != r - 1) fail(i, "softmax over axis " + std::to_string(axis) + ": the last is lowered");
+  // From opset 13 the one axis; the last is lowered, and any other the axes after which hold one
+  // element each (a classifier's 1 x C x 1 x 1 after a global pool): the same rows.
+  if (m_.opset >= 13 && axis != r - 1 && product(x, std::size_t(axis) + 1) != 1)
+    fail(i, "softmax over axis " + std::to_string(axis) + " of " + ref_.at(n.input(0)).shape_str() +
+                ": the last is lowered, or one whose later axes hold one element each");
   const std::int64_t cols = product(x, std::size_t(axis)), rows = product(x) / cols;
   // A Mul or Div by a constant before it is the kernel's scale (an attention's 1 / sqrt(d)).
   const double scale = values_.at(n.input(0)).scale;
@@ -1361,7 +1365,11 @@ bool Compiler::softmax(int i) {
   if (!(scale > 0)) fail(i, "the input is scaled by " + num(scale) + " before it: the kernel takes a positive scale");
   Kernel k{kernel_name(i), "softmax"};
   k.nodes = {i};
-  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nd, false, "f32", true));  // a graph input: as given, f32
+  // A 1 x 1 NC1HWC0 map of one image (a global pool's output) holds its channels in order, the
+  // pad channels after them: read where it is, as rows.
+  const Value& xv = values_.at(n.input(0));
+  const Layout in = xv.layout == Layout::Nc1hwc0 && xv.shape[2] * xv.shape[3] == 1 ? Layout::Nc1hwc0 : Layout::Nd;
+  k.tensors.push_back(use(i, k, n.input(0), "x", in, false, "f32", true));  // a graph input: as given, f32
   const std::string dt = k.tensors[0].dtype;
   produce(k, n.output(0), KTensor{"out", dt}, Layout::Nd);
   k.shape = {{"dtype", dt}, {"rows", num(rows)}, {"cols", num(cols)}, {"scale", num(scale)}};

@@ -732,6 +732,31 @@ with tempfile.TemporaryDirectory() as d:
         r"node 'flat' \(Reshape\): a reshape of an NC1HWC0 feature map of 7 x 5 to 1x24x35 needs a layout change",
         "a Reshape of a feature map to 1 x 24 x 35")
 
+    # A classifier head as SqueezeNet's: a 1 x 1 conv to 40 classes (no whole group of 16), a global
+    # pool, Softmax over axis 1 of 1 x 40 x 1 x 1 (opset 13: the one axis, the later ones of one
+    # element: the same rows), read where the pool left it; at a batch of 2, against NumPy.
+    sw = f32(rng.normal(0, .3, (40, 16, 1, 1)))
+    head = helper.make_graph(
+        [helper.make_node("Conv", ["x", "sw"], ["c"], name="classes"),
+         helper.make_node("GlobalAveragePool", ["c"], ["g"], name="gap"),
+         helper.make_node("Softmax", ["g"], ["y"], name="probs", axis=1)], "head",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16, 7, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 40, 1, 1])], [numpy_helper.from_array(sw, "sw")])
+    onnx.save(helper.make_model(head, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "head.onnx"))
+    hx = f32(rng.uniform(-1, 1, (2, 16, 7, 5)))
+    np.save(os.path.join(d, "hx.npy"), hx)
+    hout = os.path.join(d, "head")
+    if dvp(["run", os.path.join(d, "head.onnx"), "--batch", "2", "--input", "x=" + os.path.join(d, "hx.npy"), "--out",
+            hout, "--no-trace"], 0, r"kernel probs_b1: 40 elements within", "Softmax over axis 1 of a pooled map"):
+        for b in range(2):
+            g = np.einsum("chw,oc->o", hx[b].astype(np.float16).astype(np.float64), sw[:, :, 0, 0]) / 35
+            e = np.exp(g - g.max())
+            want = e / e.sum()  # values near 1/40: compared within 2% of each (compare's 1e-2 is coarse here)
+            got = np.load(os.path.join(hout, "outputs", f"y.b{b}.npy")).astype(np.float64).reshape(-1)
+            if got.shape != want.shape or not np.all(np.abs(got - want) <= 1e-4 + 2e-2 * want):
+                failures.append(f"Softmax over axis 1 of a pooled map, image {b}: got {got[:4]}..., want {want[:4]}...")
+
     # Dilated max pools (taps 2 and 3 apart; padded; one with ceil_mode), on 20 channels (no whole
     # group of 16) of the input, every layer checked, against NumPy's max over the same taps.
     dil = helper.make_graph(
@@ -787,6 +812,12 @@ with tempfile.TemporaryDirectory() as d:
     dvp(["compile", path, "--out", os.path.join(d, "c")], 2,
         r"node 'ln' \(LayerNormalization\): rows of 20 f32 elements: the layernorm kernel takes whole 32-byte blocks",
         "a LayerNorm row of 80 bytes")
+    # A Softmax over axis 1 of a map whose later axes hold more: refused by name.
+    path = one_op("softmax1", [helper.make_node("Softmax", ["x"], ["y"], name="across", axis=1)], [2, 4, 5],
+                  [2, 4, 5], opset=13)
+    dvp(["compile", path, "--out", os.path.join(d, "c")], 2,
+        r"node 'across' \(Softmax\): softmax over axis 1 of 2x4x5: the last is lowered, or one whose later axes hold "
+        r"one element each", "Softmax over a middle axis")
     path = one_op("widepool", [helper.make_node("MaxPool", ["x"], ["y"], name="wide", kernel_shape=[2, 1],
                                                 dilations=[300, 1])], [1, 16, 400, 4], [1, 16, 100, 4], opset=13)
     dvp(["compile", path, "--out", os.path.join(d, "c")], 2,
