@@ -268,6 +268,7 @@ class Compiler {
   void elementwise_kernel(int i, std::size_t head, const std::string& tail, const std::string& op,
                           const std::vector<Operand>& in, const std::string& out);
   bool softmax(int i);
+  bool softmax_channels(int i);
   bool view(int i);
   void finish_outputs();
   void plan_arena();
@@ -1351,6 +1352,15 @@ bool Compiler::softmax(int i) {
   const Dims& x = values_.at(n.input(0)).shape;
   const std::int64_t r = std::int64_t(x.size());
   std::int64_t axis = Attrs{n}.i("axis", m_.opset >= 13 ? -1 : 1);
+  const Value& xv = values_.at(n.input(0));
+  if (m_.opset >= 13 && xv.layout == Layout::Nc1hwc0 && xv.shape[2] * xv.shape[3] != 1) {
+    const std::int64_t rank = std::int64_t(image_shape(n.input(0)).size());  // a 1-D map's 3
+    if (axis != 1 && axis != 1 - rank)
+      fail(i, "softmax over axis " + std::to_string(axis) +
+                  " of an NC1HWC0 feature map: its channels (axis 1) are "
+                  "lowered");
+    return softmax_channels(i);
+  }
   if (axis < 0) axis += r;
   // From opset 13 the one axis; the last is lowered, and any other the axes after which hold one
   // element each (a classifier's 1 x C x 1 x 1 after a global pool): the same rows.
@@ -1367,7 +1377,6 @@ bool Compiler::softmax(int i) {
   k.nodes = {i};
   // A 1 x 1 NC1HWC0 map of one image (a global pool's output) holds its channels in order, the
   // pad channels after them: read where it is, as rows.
-  const Value& xv = values_.at(n.input(0));
   const Layout in = xv.layout == Layout::Nc1hwc0 && xv.shape[2] * xv.shape[3] == 1 ? Layout::Nc1hwc0 : Layout::Nd;
   k.tensors.push_back(use(i, k, n.input(0), "x", in, false, "f32", true));  // a graph input: as given, f32
   const std::string dt = k.tensors[0].dtype;
@@ -1376,6 +1385,24 @@ bool Compiler::softmax(int i) {
   k.args = {"x", "out"};
   k.check_inputs = {"x"};
   k.check = {{"op", "softmax"}, {"cols", num(cols)}, {"scale", num(scale)}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  return finish(i, std::move(k));
+}
+
+// Softmax over the channels (axis 1, opset 13 on) of an NC1HWC0 feature map larger than 1 x 1
+// (a segmentation head's per-pixel classes): the softmax_c kernel, on the map where it is.
+bool Compiler::softmax_channels(int i) {
+  const auto& n = node(i);
+  const Dims x = values_.at(n.input(0)).shape;  // 1 x C x H x W (a 1-D map's 1 x C x 1 x L)
+  if (x[0] != 1) fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; one image per kernel is lowered");
+  Kernel k{kernel_name(i), "softmax_c"};
+  k.nodes = {i};
+  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0));
+  if (k.tensors[0].dtype != "f16") fail(i, "the input is " + k.tensors[0].dtype + "; the softmax_c kernel takes f16");
+  produce(k, n.output(0), KTensor{"y", "f16"}, Layout::Nc1hwc0);
+  k.shape = {{"dtype", "f16"}, {"h", num(x[2])}, {"w", num(x[3])}, {"c", num(x[1])}};
+  k.args = {"x", "y"};
+  k.check_inputs = {"x"};
+  k.check = {{"op", "softmax_c"}, {"atol", "1e-3"}, {"rtol", "1e-2"}};
   return finish(i, std::move(k));
 }
 

@@ -151,8 +151,8 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
       .defaults("f16");
   for (const char* key : {"h", "w", "c", "cout"})
     sh.param(key, Type::Int,
-             "conv2d, pool: input height, width, channels (stored NC1HWC0: groups of 16, the last one padded; "
-             "pool likewise), conv2d: output channels")
+             "conv2d, pool, softmax_c: input height, width, channels (stored NC1HWC0: groups of 16, the last one "
+             "padded; pool and softmax_c likewise), conv2d: output channels")
         .optional()
         .range(1, 65535);
   for (const char* key : {"kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w"})
@@ -869,6 +869,11 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
     const auto* a = std::get_if<kernels::AippShape>(&K->shape);
     if (!a) c.fail("check op aipp needs a library: aipp kernel (it uses its shape)");
     R.aipp = *a;
+  }
+  if (op == "softmax_c") {
+    const auto* t = std::get_if<kernels::ChannelSoftmaxShape>(&K->shape);
+    if (!t) c.fail("check op softmax_c needs a library: softmax_c kernel (it uses its shape)");
+    R.softmax_c = *t;
   }
   if (op == "transpose") {
     const auto* t = std::get_if<kernels::TransposeShape>(&K->shape);

@@ -194,6 +194,31 @@ KernelWork softmax_work(const aicore::AiCoreConfig& core, const KernelShape& s) 
   return {5 * n, "vector op", vector_ps(core, 4 * n, b, false) + vector_ps(core, n, b, true)};
 }
 
+// --- softmax over channels ----------------------------------------------------------------------
+KernelShape read_softmax_c(const cfg::Node& sh) {
+  if (dtype(sh, "dtype") != DType::F16) sh.at("dtype").fail("softmax_c takes f16 (vtranspose moves 16-bit elements)");
+  return kernels::ChannelSoftmaxShape{u32(sh, "h"), u32(sh, "w"), u32(sh, "c")};
+}
+std::vector<LibraryArg> softmax_c_args(const KernelShape& s) {
+  const auto& c = std::get<kernels::ChannelSoftmaxShape>(s);
+  const std::uint64_t n = std::uint64_t(c.c1()) * 16 * c.positions();
+  return {{"x", DType::F16, n}, {"y", DType::F16, n}};
+}
+BuiltKernel build_softmax_c(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& c = std::get<kernels::ChannelSoftmaxShape>(s);
+  const std::uint64_t p = 16ull * kernels::channel_softmax_tiles(core, c), units = (c.positions() + p - 1) / p;
+  return {
+      kernels::channel_softmax_kernel(core, c),
+      std::to_string(p) + " positions per unit, transposed to a row per channel, " + std::to_string(units) + " units",
+      units};
+}
+// As softmax's per element (the transposes aside): four simple operations and one complex.
+KernelWork softmax_c_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& c = std::get<kernels::ChannelSoftmaxShape>(s);
+  const double n = double(c.c) * double(c.positions());
+  return {5 * n, "vector op", vector_ps(core, 4 * n, 2, false) + vector_ps(core, n, 2, true)};
+}
+
 // --- layernorm ----------------------------------------------------------------------------------
 KernelShape read_layernorm(const cfg::Node& sh) {
   const kernels::LayerNormShape l{dtype(sh, "dtype"), u32(sh, "rows"), u32(sh, "cols"), sh.get_double("epsilon")};
@@ -347,6 +372,8 @@ const LibraryKernel kLayerNorm{"layernorm",    {"rows", "cols"}, read_layernorm,
                                layernorm_args, build_layernorm,  layernorm_work};
 const LibraryKernel kTranspose{"transpose",    {"rows", "cols", "inner"}, read_transpose,
                                transpose_args, build_transpose,           transpose_work};
+const LibraryKernel kSoftmaxC{"softmax_c",    {"h", "w", "c"}, read_softmax_c,
+                              softmax_c_args, build_softmax_c, softmax_c_work};
 const LibraryKernel kAipp{"aipp", {"h", "w", "format"}, read_aipp, aipp_args, build_aipp, aipp_work};
 
 }  // namespace
@@ -373,6 +400,7 @@ const cfg::Choices<const LibraryKernel*>& library_kernels() {
       {"gemm", &kGemm, "C = A x B (+ bias, ReLU): fp16 / bf16 / int8, tiled for the core's buffers"},
       {"elementwise", &kElementwise, "an element-wise operation or a cast over n elements"},
       {"softmax", &kSoftmax, "softmax of each row"},
+      {"softmax_c", &kSoftmaxC, "softmax over the channels of an f16 NC1HWC0 map, each position on its own"},
       {"conv2d", &kConv2d, "2-D convolution via img2col (load3d) on the cube"},
       {"pool", &kPool, "max or average pooling"},
       {"transpose", &kTranspose,

@@ -187,6 +187,21 @@ void pool_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
   }
 }
 
+// Over the channels of each position of an NC1HWC0 map: channel ch of position q is element
+// ((ch / 16) x h x w + q) x 16 + ch % 16; the pad channels stay as they are in the input.
+void softmax_c_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const kernels::ChannelSoftmaxShape& s = R.softmax_c;
+  const std::uint64_t hw = s.positions();
+  const auto at = [&](std::uint32_t ch, std::uint64_t q) { return ((std::uint64_t(ch) / 16) * hw + q) * 16 + ch % 16; };
+  for (std::uint64_t i = 0; i < out.size(); ++i) out[i] = in[0].at(i);  // the pad channels
+  for (std::uint64_t q = 0; q < hw; ++q) {
+    double mx = -INFINITY, sum = 0;
+    for (std::uint32_t ch = 0; ch < s.c; ++ch) mx = std::max(mx, in[0].at(at(ch, q)));
+    for (std::uint32_t ch = 0; ch < s.c; ++ch) sum += std::exp(in[0].at(at(ch, q)) - mx);
+    for (std::uint32_t ch = 0; ch < s.c; ++ch) out[at(ch, q)] = std::exp(in[0].at(at(ch, q)) - mx) / sum;
+  }
+}
+
 // Each row of x times the scale (as an f32): exp(x - max) / sum of exp(x - max).
 void softmax_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   const std::uint64_t cols = R.cols;
@@ -256,6 +271,9 @@ std::uint64_t gemm_count(const Reference& r, std::uint64_t) { return r.m * r.n; 
 std::uint64_t conv_count(const Reference& r, std::uint64_t) {
   return std::uint64_t(r.conv.ho()) * r.conv.wo() * r.conv.cout;
 }
+std::uint64_t softmax_c_count(const Reference& r, std::uint64_t) {
+  return std::uint64_t(r.softmax_c.c1()) * 16 * r.softmax_c.positions();
+}
 std::uint64_t pool_count(const Reference& r, std::uint64_t) {
   return std::uint64_t(r.pool.c1()) * 16 * r.pool.ho() * r.pool.wo();
 }
@@ -309,6 +327,7 @@ Needs conv_inputs(const Reference& r, std::uint64_t) {
   if (c.residual) n.push_back({std::uint64_t(c.ho()) * c.wo() * c.cout, "residual"});
   return n;
 }
+Needs softmax_c_inputs(const Reference& r, std::uint64_t) { return {{softmax_c_count(r, 0), "input"}}; }
 Needs pool_inputs(const Reference& r, std::uint64_t) {
   return {{std::uint64_t(r.pool.c1()) * 16 * r.pool.h * r.pool.w, "input"}};
 }
@@ -368,6 +387,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck conv2d{"conv2d", 2, 5, {}, conv_count, conv_inputs, conv2d_ref};
   static const RefCheck pool{"pool", 1, 1, {}, pool_count, pool_inputs, pool_ref};
   static const RefCheck softmax{"softmax", 1, 1, {"cols"}, all, like_output, softmax_ref, nullptr, true};
+  static const RefCheck softmax_c{"softmax_c", 1, 1, {}, softmax_c_count, softmax_c_inputs, softmax_c_ref};
   static const RefCheck layernorm{"layernorm", 3, 3, {"cols"}, all, layernorm_inputs, layernorm_ref, nullptr, true};
   static const RefCheck transpose{"transpose", 1, 1, {}, all, like_output, transpose_ref};
   static const RefCheck topk{"topk", 1, 1, {"cols", "k"}, all, row_inputs, topk_ref};
@@ -387,6 +407,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"conv2d", &conv2d, "the convolution of the conv2d kernel's shape, through its epilogue"},
       {"pool", &pool, "the pooling of the pool kernel's shape"},
       {"softmax", &softmax, "softmax of each row of cols"},
+      {"softmax_c", &softmax_c, "softmax over the channels of each position, from the softmax_c kernel's shape"},
       {"layernorm", &layernorm, "each row of cols normalized (mean 0, variance 1 + epsilon), times in1 plus in2"},
       {"transpose", &transpose, "the transpose kernel's two axes swapped, from its shape"},
       {"topk", &topk, "the indices of each row's k largest (ties: lower index first)"},

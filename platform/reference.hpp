@@ -13,6 +13,7 @@
 #include "aicore/isa.hpp"
 #include "common/config.hpp"
 #include "kernels/library/aipp.hpp"
+#include "kernels/library/channel_softmax.hpp"
 #include "kernels/library/gemm.hpp"
 #include "kernels/library/pool.hpp"
 #include "kernels/library/transpose.hpp"
@@ -50,16 +51,17 @@ struct Reference {
   const RefCheck* op = nullptr;
   std::uint64_t m = 0, k = 0, n = 0;  // gemm; topk: k
   bool b_transposed = false, relu = false;
-  bool b_fractal = false;             // gemm: in1, B^T, in fractal order (layout fractal_z) ...
-  std::uint64_t b_k0 = 16;            // ... in fractal rows of b_k0 elements (32 bytes of in1's type)
-  bool bias = false;                  // gemm: in2 holds n values added to every row (before ReLU)
-  double scale = 1;                   // gemm: the result times scale (int8 requantization), as an f32
-  std::uint64_t cols = 0;             // softmax, layernorm, topk, argmax: elements per row
-  double epsilon = 1e-5;              // layernorm: added to the variance
-  kernels::ConvShape conv;            // conv2d: the kernel's own shape
-  kernels::PoolShape pool;            // pool: likewise
-  kernels::AippShape aipp;            // aipp: likewise
-  kernels::TransposeShape transpose;  // transpose: likewise
+  bool b_fractal = false;                  // gemm: in1, B^T, in fractal order (layout fractal_z) ...
+  std::uint64_t b_k0 = 16;                 // ... in fractal rows of b_k0 elements (32 bytes of in1's type)
+  bool bias = false;                       // gemm: in2 holds n values added to every row (before ReLU)
+  double scale = 1;                        // gemm: the result times scale (int8 requantization), as an f32
+  std::uint64_t cols = 0;                  // softmax, layernorm, topk, argmax: elements per row
+  double epsilon = 1e-5;                   // layernorm: added to the variance
+  kernels::ConvShape conv;                 // conv2d: the kernel's own shape
+  kernels::PoolShape pool;                 // pool: likewise
+  kernels::AippShape aipp;                 // aipp: likewise
+  kernels::TransposeShape transpose;       // transpose: likewise
+  kernels::ChannelSoftmaxShape softmax_c;  // softmax_c: likewise
 
   std::uint64_t count(std::uint64_t out_elems) const { return op->count(*this, out_elems); }
   // The reference output, element by element.

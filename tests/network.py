@@ -757,6 +757,55 @@ with tempfile.TemporaryDirectory() as d:
             if got.shape != want.shape or not np.all(np.abs(got - want) <= 1e-4 + 2e-2 * want):
                 failures.append(f"Softmax over axis 1 of a pooled map, image {b}: got {got[:4]}..., want {want[:4]}...")
 
+    # A segmentation head: a 1 x 1 conv to 21 classes (a group and 5 more) on a 37 x 45 map (14 units
+    # of 128 positions, the last of 1), Softmax over the channels (axis -3) per pixel, at a batch of
+    # 2; and a 1-D model's per-frame classes (24 channels over 300 frames, axis 1). The map stays
+    # NC1HWC0 (softmax_c transposes 16 x 16 blocks on the vector unit). Against NumPy, each value
+    # within 1% (+ 2e-3: f16 near 1).
+    def seg_check(what, out, xs, want_of):
+        for b, xb in enumerate(xs):
+            want = want_of(xb.astype(np.float16).astype(np.float64))
+            name = f"y.b{b}.npy" if len(xs) > 1 else "y.npy"
+            got = np.load(os.path.join(out, "outputs", name)).astype(np.float64).reshape(want.shape)
+            if not np.all(np.abs(got - want) <= 2e-3 + 1e-2 * want):
+                failures.append(f"{what}, image {b}: max abs error {np.abs(got - want).max()} against NumPy")
+
+    def softmax0(c):  # over the first axis, of the conv's output as the platform holds it (f16)
+        c = c.astype(np.float16).astype(np.float64)
+        e = np.exp(c - c.max(axis=0))
+        return e / e.sum(axis=0)
+    segw, seg1w = f32(rng.normal(0, .4, (21, 16, 1, 1))), f32(rng.normal(0, .4, (24, 8, 1)))
+    seg = helper.make_graph(
+        [helper.make_node("Conv", ["x", "segw"], ["c"], name="classes"),
+         helper.make_node("Softmax", ["c"], ["y"], name="pixels", axis=-3)], "seg",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16, 37, 45])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 21, 37, 45])],
+        [numpy_helper.from_array(segw, "segw")])
+    onnx.save(helper.make_model(seg, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "seg.onnx"))
+    sx = f32(rng.uniform(-1, 1, (2, 16, 37, 45)))
+    np.save(os.path.join(d, "sx.npy"), sx)
+    sout = os.path.join(d, "seg")
+    if dvp(["run", os.path.join(d, "seg.onnx"), "--batch", "2", "--input", "x=" + os.path.join(d, "sx.npy"), "--out",
+            sout, "--no-trace", "--check-layers"], 0, r"kernel pixels_b1: 53280 elements within",
+           "Softmax over the channels of a segmentation map"):
+        seg_check("Softmax over the channels of a segmentation map", sout, sx,
+                  lambda x: softmax0(np.einsum("chw,oc->ohw", x, segw[:, :, 0, 0])))
+    seg1 = helper.make_graph(
+        [helper.make_node("Conv", ["x", "seg1w"], ["c"], name="frames"),
+         helper.make_node("Softmax", ["c"], ["y"], name="per_frame", axis=1)], "seg1",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 300])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 24, 300])], [numpy_helper.from_array(seg1w, "seg1w")])
+    onnx.save(helper.make_model(seg1, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "seg1.onnx"))
+    s1x = f32(rng.uniform(-1, 1, (1, 8, 300)))
+    np.save(os.path.join(d, "s1x.npy"), s1x)
+    s1out = os.path.join(d, "seg1")
+    if dvp(["run", os.path.join(d, "seg1.onnx"), "--input", "x=" + os.path.join(d, "s1x.npy"), "--out", s1out,
+            "--no-trace"], 0, r"kernel per_frame: 9600 elements within", "Softmax over the channels of a 1-D map"):
+        seg_check("Softmax over the channels of a 1-D map", s1out, s1x,
+                  lambda x: softmax0(np.einsum("cl,oc->ol", x, seg1w[:, :, 0])))
+
     # Dilated max pools (taps 2 and 3 apart; padded; one with ceil_mode), on 20 channels (no whole
     # group of 16) of the input, every layer checked, against NumPy's max over the same taps.
     dil = helper.make_graph(

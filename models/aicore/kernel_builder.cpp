@@ -230,6 +230,8 @@ void KernelBuilder::Vector(const char* o, DType t, std::vector<Reg> operands, co
   emit(x(m.c_str(), operands, t));
 }
 
+void KernelBuilder::Transpose16(Reg d, Reg s) { emit(x("vtranspose", {d, s}, DType::F16)); }
+
 void KernelBuilder::Cast(DType to, DType from, Reg d, Reg s, const VecCfg& p, Round r) {
   Reg c = cfg_reg(p.pack());
   emit(x("vconv", {d, s, c}, to, from, std::uint8_t(r)));
