@@ -732,23 +732,30 @@ with tempfile.TemporaryDirectory() as d:
         r"node 'flat' \(Reshape\): a reshape of an NC1HWC0 feature map of 7 x 5 to 1x24x35 needs a layout change",
         "a Reshape of a feature map to 1 x 24 x 35")
 
+    def run_model(name, nodes, weights, shapes, x, pattern, what, *extra):
+        """A one-input model of these nodes (x -> y, opset 13) run on x, a batch when x holds more
+        than one image; its output folder, or None when the run failed."""
+        g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shapes[0])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shapes[1])],
+                              [numpy_helper.from_array(v, n) for n, v in weights.items()])
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+                  os.path.join(d, name + ".onnx"))
+        np.save(os.path.join(d, name + "-x.npy"), x)
+        out = os.path.join(d, name)
+        batch = ["--batch", str(len(x))] if len(x) > 1 else []
+        return out if dvp(["run", os.path.join(d, name + ".onnx"), "--input", "x=" + os.path.join(d, name + "-x.npy"),
+                           "--out", out, "--no-trace"] + batch + list(extra), 0, pattern, what) else None
+
     # A classifier head as SqueezeNet's: a 1 x 1 conv to 40 classes (no whole group of 16), a global
     # pool, Softmax over axis 1 of 1 x 40 x 1 x 1 (opset 13: the one axis, the later ones of one
     # element: the same rows), read where the pool left it; at a batch of 2, against NumPy.
-    sw = f32(rng.normal(0, .3, (40, 16, 1, 1)))
-    head = helper.make_graph(
-        [helper.make_node("Conv", ["x", "sw"], ["c"], name="classes"),
-         helper.make_node("GlobalAveragePool", ["c"], ["g"], name="gap"),
-         helper.make_node("Softmax", ["g"], ["y"], name="probs", axis=1)], "head",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16, 7, 5])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 40, 1, 1])], [numpy_helper.from_array(sw, "sw")])
-    onnx.save(helper.make_model(head, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
-              os.path.join(d, "head.onnx"))
-    hx = f32(rng.uniform(-1, 1, (2, 16, 7, 5)))
-    np.save(os.path.join(d, "hx.npy"), hx)
-    hout = os.path.join(d, "head")
-    if dvp(["run", os.path.join(d, "head.onnx"), "--batch", "2", "--input", "x=" + os.path.join(d, "hx.npy"), "--out",
-            hout, "--no-trace"], 0, r"kernel probs_b1: 40 elements within", "Softmax over axis 1 of a pooled map"):
+    sw, hx = f32(rng.normal(0, .3, (40, 16, 1, 1))), f32(rng.uniform(-1, 1, (2, 16, 7, 5)))
+    hout = run_model("head", [helper.make_node("Conv", ["x", "sw"], ["c"], name="classes"),
+                              helper.make_node("GlobalAveragePool", ["c"], ["g"], name="gap"),
+                              helper.make_node("Softmax", ["g"], ["y"], name="probs", axis=1)],
+                     {"sw": sw}, (["N", 16, 7, 5], ["N", 40, 1, 1]), hx, r"kernel probs_b1: 40 elements within",
+                     "Softmax over axis 1 of a pooled map")
+    if hout:
         for b in range(2):
             g = np.einsum("chw,oc->o", hx[b].astype(np.float16).astype(np.float64), sw[:, :, 0, 0]) / 35
             e = np.exp(g - g.max())
@@ -759,9 +766,9 @@ with tempfile.TemporaryDirectory() as d:
 
     # A segmentation head: a 1 x 1 conv to 21 classes (a group and 5 more) on a 37 x 45 map (14 units
     # of 128 positions, the last of 1), Softmax over the channels (axis -3) per pixel, at a batch of
-    # 2; and a 1-D model's per-frame classes (24 channels over 300 frames, axis 1). The map stays
-    # NC1HWC0 (softmax_c transposes 16 x 16 blocks on the vector unit). Against NumPy, each value
-    # within 1% (+ 2e-3: f16 near 1).
+    # 2, every layer checked; and a 1-D model's per-frame classes (24 channels over 300 frames, axis
+    # 1). The map stays NC1HWC0 (softmax_c transposes 16 x 16 blocks on the vector unit). Against
+    # NumPy, each value within 1% (+ 2e-3: f16 near 1).
     def seg_check(what, out, xs, want_of):
         for b, xb in enumerate(xs):
             want = want_of(xb.astype(np.float16).astype(np.float64))
@@ -774,37 +781,21 @@ with tempfile.TemporaryDirectory() as d:
         c = c.astype(np.float16).astype(np.float64)
         e = np.exp(c - c.max(axis=0))
         return e / e.sum(axis=0)
-    segw, seg1w = f32(rng.normal(0, .4, (21, 16, 1, 1))), f32(rng.normal(0, .4, (24, 8, 1)))
-    seg = helper.make_graph(
-        [helper.make_node("Conv", ["x", "segw"], ["c"], name="classes"),
-         helper.make_node("Softmax", ["c"], ["y"], name="pixels", axis=-3)], "seg",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16, 37, 45])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 21, 37, 45])],
-        [numpy_helper.from_array(segw, "segw")])
-    onnx.save(helper.make_model(seg, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
-              os.path.join(d, "seg.onnx"))
-    sx = f32(rng.uniform(-1, 1, (2, 16, 37, 45)))
-    np.save(os.path.join(d, "sx.npy"), sx)
-    sout = os.path.join(d, "seg")
-    if dvp(["run", os.path.join(d, "seg.onnx"), "--batch", "2", "--input", "x=" + os.path.join(d, "sx.npy"), "--out",
-            sout, "--no-trace", "--check-layers"], 0, r"kernel pixels_b1: 53280 elements within",
-           "Softmax over the channels of a segmentation map"):
-        seg_check("Softmax over the channels of a segmentation map", sout, sx,
-                  lambda x: softmax0(np.einsum("chw,oc->ohw", x, segw[:, :, 0, 0])))
-    seg1 = helper.make_graph(
-        [helper.make_node("Conv", ["x", "seg1w"], ["c"], name="frames"),
-         helper.make_node("Softmax", ["c"], ["y"], name="per_frame", axis=1)], "seg1",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 300])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 24, 300])], [numpy_helper.from_array(seg1w, "seg1w")])
-    onnx.save(helper.make_model(seg1, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
-              os.path.join(d, "seg1.onnx"))
-    s1x = f32(rng.uniform(-1, 1, (1, 8, 300)))
-    np.save(os.path.join(d, "s1x.npy"), s1x)
-    s1out = os.path.join(d, "seg1")
-    if dvp(["run", os.path.join(d, "seg1.onnx"), "--input", "x=" + os.path.join(d, "s1x.npy"), "--out", s1out,
-            "--no-trace"], 0, r"kernel per_frame: 9600 elements within", "Softmax over the channels of a 1-D map"):
-        seg_check("Softmax over the channels of a 1-D map", s1out, s1x,
-                  lambda x: softmax0(np.einsum("cl,oc->ol", x, seg1w[:, :, 0])))
+    segw, sx = f32(rng.normal(0, .4, (21, 16, 1, 1))), f32(rng.uniform(-1, 1, (2, 16, 37, 45)))
+    what = "Softmax over the channels of a segmentation map"
+    sout = run_model("seg", [helper.make_node("Conv", ["x", "segw"], ["c"], name="classes"),
+                             helper.make_node("Softmax", ["c"], ["y"], name="pixels", axis=-3)],
+                     {"segw": segw}, (["N", 16, 37, 45], ["N", 21, 37, 45]), sx,
+                     r"kernel pixels_b1: 53280 elements within", what, "--check-layers")
+    if sout:
+        seg_check(what, sout, sx, lambda x: softmax0(np.einsum("chw,oc->ohw", x, segw[:, :, 0, 0])))
+    seg1w, s1x = f32(rng.normal(0, .4, (24, 8, 1))), f32(rng.uniform(-1, 1, (1, 8, 300)))
+    what = "Softmax over the channels of a 1-D map"
+    s1out = run_model("seg1", [helper.make_node("Conv", ["x", "seg1w"], ["c"], name="frames"),
+                               helper.make_node("Softmax", ["c"], ["y"], name="per_frame", axis=1)],
+                      {"seg1w": seg1w}, ([1, 8, 300], [1, 24, 300]), s1x, r"kernel per_frame: 9600 elements within", what)
+    if s1out:
+        seg_check(what, s1out, s1x, lambda x: softmax0(np.einsum("cl,oc->ol", x, seg1w[:, :, 0])))
 
     # Dilated max pools (taps 2 and 3 apart; padded; one with ceil_mode), on 20 channels (no whole
     # group of 16) of the input, every layer checked, against NumPy's max over the same taps.
