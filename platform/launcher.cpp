@@ -1190,6 +1190,7 @@ void KernelLauncher::post_reference(Kernel* K) {
     bytes += K->tensors[std::size_t(i)].t.elems * aicore::dtype_bytes(K->tensors[std::size_t(i)].t.dtype);
   if (early_held_ + bytes > kEarlyBytes) return;
   early_held_ += K->early_bytes = bytes;
+  K->ref.stop = &stopping_;  // read by the worker from here on
   K->early_inputs.clear();
   for (int i : K->inputs) {
     const Tensor& t = K->tensors[std::size_t(i)].t;
@@ -1234,9 +1235,10 @@ std::vector<double> KernelLauncher::reference_values(Kernel* K, std::uint64_t co
         job->wait();
         done = same;
       } catch (const std::exception&) {}
-    std::vector<std::vector<std::uint8_t>>().swap(K->early_inputs);  // the copy's memory back
+    std::vector<std::vector<std::uint8_t>>().swap(K->early_inputs);  // the copies' memory back
     early_held_ -= K->early_bytes;
     if (done) return std::move(K->early_want);
+    std::vector<double>().swap(K->early_want);
   }
   return rounded_reference(K, in, count);
 }
@@ -1377,7 +1379,11 @@ void KernelLauncher::run() {
     current_ = K->name;
     {
       const HostTimer timer(host_setup_s_);
-      K->setup_job->need();  // the worker's, or here if it has not begun
+      try {
+        K->setup_job->need();  // the worker's, or here if it has not begun
+      } catch (const std::exception&) {
+        K->initial.clear();  // its failure (memory, on its thread) is tried again here by place()
+      }
       place(K);
     }
     // The next kernel's set-up first (short, and needed as soon as this one ends), then this
@@ -1477,6 +1483,8 @@ KernelLauncher::Result KernelLauncher::result_of(const Kernel& K) {
   return r;
 }
 
-KernelLauncher::~KernelLauncher() = default;  // here, where Kernel is complete
+// A run that ends before its checks (a fault, a signal, an error) stops the reference the worker
+// is computing, rather than wait for values nobody will read.
+KernelLauncher::~KernelLauncher() { stopping_ = true; }
 
 }  // namespace dvp::platform

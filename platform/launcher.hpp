@@ -5,6 +5,7 @@
 // blocks than cores), reads the outputs back through the cache hierarchy and compares them
 // with a plain C++ reference.
 #pragma once
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -177,7 +178,8 @@ class KernelLauncher : public sc_core::sc_module {
   nlohmann::json results_json() const;
 
   std::vector<std::unique_ptr<Kernel>> kernels_;
-  HostJobs jobs_;  // after kernels_: its jobs hold kernels, so it stops first
+  std::atomic<bool> stopping_{false};  // the launcher is going: a reference being computed ends
+  HostJobs jobs_;                      // after kernels_: its jobs hold kernels, so it stops first
   std::vector<aicore::AiCore*> cores_;
   dram::Storage& dram_;
   std::uint64_t base_, next_;

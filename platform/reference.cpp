@@ -62,6 +62,7 @@ void gemm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
     out[r * R.n + c] = (R.relu && v < 0 ? 0.0 : v) * double(float(R.scale));
   };
   for (std::uint64_t r = 0; r < R.m; ++r) {
+    R.poll();
     for (std::uint64_t k = 0; k < R.k; ++k) a[k] = in[0].at(r * R.k + k);
     std::uint64_t c = 0;
     for (; c + 8 <= R.n; c += 8) {
@@ -151,6 +152,7 @@ void conv2d_ref(const Reference& R, const std::vector<TensorView>& in, std::vect
     out[i] = v;
   };
   for (std::uint64_t p = 0; p < hw; ++p) {
+    if (p % 64 == 0) R.poll();
     const std::int64_t oh = std::int64_t(p / cv.wo()), ow = std::int64_t(p % cv.wo());
     std::uint32_t co = 0;
     double v[4];

@@ -5,6 +5,7 @@
 // table: how many inputs it reads, the check keys it needs, how many output elements it
 // compares, what each input must hold, and its loop.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 
 #include "aicore/isa.hpp"
 #include "common/config.hpp"
+#include "common/error.hpp"
 #include "kernels/library/aipp.hpp"
 #include "kernels/library/channel_softmax.hpp"
 #include "kernels/library/gemm.hpp"
@@ -62,6 +64,13 @@ struct Reference {
   kernels::AippShape aipp;                 // aipp: likewise
   kernels::TransposeShape transpose;       // transpose: likewise
   kernels::ChannelSoftmaxShape softmax_c;  // softmax_c: likewise
+
+  // Set by whoever computes it on another thread: the long loops (gemm, conv2d) end early with
+  // dvp::Error when it becomes true (a run that ends before its check needs the values).
+  const std::atomic<bool>* stop = nullptr;
+  void poll() const {
+    if (stop && stop->load(std::memory_order_relaxed)) throw Error("reference stopped: the run has ended");
+  }
 
   std::uint64_t count(std::uint64_t out_elems) const { return op->count(*this, out_elems); }
   // The reference output, element by element.
