@@ -1349,24 +1349,29 @@ void Compiler::elementwise_kernel(int i, std::size_t head, const std::string& ta
 bool Compiler::softmax(int i) {
   const auto& n = node(i);
   if (!available(n.input(0))) return false;
-  const Dims& x = values_.at(n.input(0)).shape;
+  const Value& xv = values_.at(n.input(0));
+  const Dims x = image_shape(n.input(0));  // the model's, one image (a 1-D map's 1 x C x L)
   const std::int64_t r = std::int64_t(x.size());
   std::int64_t axis = Attrs{n}.i("axis", m_.opset >= 13 ? -1 : 1);
-  const Value& xv = values_.at(n.input(0));
-  if (m_.opset >= 13 && xv.layout == Layout::Nc1hwc0 && xv.shape[2] * xv.shape[3] != 1) {
-    const std::int64_t rank = std::int64_t(image_shape(n.input(0)).size());  // a 1-D map's 3
-    if (axis != 1 && axis != 1 - rank)
-      fail(i, "softmax over axis " + std::to_string(axis) +
-                  " of an NC1HWC0 feature map: its channels (axis 1) are "
-                  "lowered");
-    return softmax_channels(i);
-  }
   if (axis < 0) axis += r;
+  if (axis == 0 && batch_ > 1)
+    fail(i, "softmax over the batch axis: the images of a batch of " + std::to_string(batch_) +
+                " are lowered one at a time");
+  // Over the channels of a feature map (or of a graph input that is one, not placed yet): the
+  // softmax_c kernel on the map where it is (opset 13 on: the one axis).
+  const bool map = xv.layout == Layout::Nc1hwc0 && xv.shape[2] * xv.shape[3] != 1;
+  const bool unplaced = xv.refs.size() > image_ && xv.refs[image_].empty() && !xv.input.empty();
+  if (m_.opset >= 13 && axis == 1 && r >= 3 && x[0] == 1 && product(x, 2) != 1 && (map || unplaced))
+    return softmax_channels(i);
+  if (map)
+    fail(i, "softmax over axis " + std::to_string(axis) +
+                " of an NC1HWC0 feature map: its channels (axis 1, opset "
+                "13 on) are lowered");
   // From opset 13 the one axis; the last is lowered, and any other the axes after which hold one
   // element each (a classifier's 1 x C x 1 x 1 after a global pool): the same rows.
   if (m_.opset >= 13 && axis != r - 1 && product(x, std::size_t(axis) + 1) != 1)
     fail(i, "softmax over axis " + std::to_string(axis) + " of " + ref_.at(n.input(0)).shape_str() +
-                ": the last is lowered, or one whose later axes hold one element each");
+                ": the last is lowered, one whose later axes hold one element each, or a feature map's channels");
   const std::int64_t cols = product(x, std::size_t(axis)), rows = product(x) / cols;
   // A Mul or Div by a constant before it is the kernel's scale (an attention's 1 / sqrt(d)).
   const double scale = values_.at(n.input(0)).scale;
@@ -1392,14 +1397,15 @@ bool Compiler::softmax(int i) {
 // (a segmentation head's per-pixel classes): the softmax_c kernel, on the map where it is.
 bool Compiler::softmax_channels(int i) {
   const auto& n = node(i);
-  const Dims x = values_.at(n.input(0)).shape;  // 1 x C x H x W (a 1-D map's 1 x C x 1 x L)
-  if (x[0] != 1) fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; one image per kernel is lowered");
+  const Dims x = as_2d(image_shape(n.input(0)));  // 1 x C x H x W (a 1-D map's 1 x C x 1 x L)
   Kernel k{kernel_name(i), "softmax_c"};
   k.nodes = {i};
-  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0));
+  const double scale = values_.at(n.input(0)).scale;  // a Mul or Div by a constant before it
+  if (!(scale > 0)) fail(i, "the input is scaled by " + num(scale) + " before it: the kernel takes a positive scale");
+  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0, false, "f16", true));
   if (k.tensors[0].dtype != "f16") fail(i, "the input is " + k.tensors[0].dtype + "; the softmax_c kernel takes f16");
   produce(k, n.output(0), KTensor{"y", "f16"}, Layout::Nc1hwc0);
-  k.shape = {{"dtype", "f16"}, {"h", num(x[2])}, {"w", num(x[3])}, {"c", num(x[1])}};
+  k.shape = {{"dtype", "f16"}, {"h", num(x[2])}, {"w", num(x[3])}, {"c", num(x[1])}, {"scale", num(scale)}};
   k.args = {"x", "y"};
   k.check_inputs = {"x"};
   k.check = {{"op", "softmax_c"}, {"atol", "1e-3"}, {"rtol", "1e-2"}};

@@ -173,7 +173,7 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
       .choices({"f32", "f16", "bf16", "s32", "s8"})
       .defaults("f32");
   sh.param("scale", Type::Float,
-           "softmax: each row times scale first (an attention's 1 / sqrt(d)); "
+           "softmax: each row times scale first (an attention's 1 / sqrt(d)); softmax_c: each value (as an f16); "
            "gemm, s8 inputs: requantization, C = (A x B (+ bias), ReLU) x scale, rounded to nearest even "
            "(s8 saturates; f16 overflows to inf); with an s32 C, 1")
       .defaults("1")

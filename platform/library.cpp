@@ -197,7 +197,9 @@ KernelWork softmax_work(const aicore::AiCoreConfig& core, const KernelShape& s) 
 // --- softmax over channels ----------------------------------------------------------------------
 KernelShape read_softmax_c(const cfg::Node& sh) {
   if (dtype(sh, "dtype") != DType::F16) sh.at("dtype").fail("softmax_c takes f16 (vtranspose moves 16-bit elements)");
-  return kernels::ChannelSoftmaxShape{u32(sh, "h"), u32(sh, "w"), u32(sh, "c")};
+  const double scale = sh.get_double("scale");
+  if (!(scale > 0)) sh.at("scale").fail("softmax_c: the scale must be above 0");
+  return kernels::ChannelSoftmaxShape{u32(sh, "h"), u32(sh, "w"), u32(sh, "c"), scale};
 }
 std::vector<LibraryArg> softmax_c_args(const KernelShape& s) {
   const auto& c = std::get<kernels::ChannelSoftmaxShape>(s);

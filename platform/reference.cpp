@@ -190,17 +190,19 @@ void pool_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
 }
 
 // Over the channels of each position of an NC1HWC0 map: channel ch of position q is element
-// ((ch / 16) x h x w + q) x 16 + ch % 16; the pad channels stay as they are in the input.
+// ((ch / 16) x h x w + q) x 16 + ch % 16, times the scale (as the kernel's f16) first; the pad
+// channels stay as they are in the input.
 void softmax_c_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   const kernels::ChannelSoftmaxShape& s = R.softmax_c;
   const std::uint64_t hw = s.positions();
+  const double k = aicore::num::f16(aicore::num::to_f16(s.scale));
   const auto at = [&](std::uint32_t ch, std::uint64_t q) { return ((std::uint64_t(ch) / 16) * hw + q) * 16 + ch % 16; };
   for (std::uint64_t i = 0; i < out.size(); ++i) out[i] = in[0].at(i);  // the pad channels
   for (std::uint64_t q = 0; q < hw; ++q) {
     double mx = -INFINITY, sum = 0;
-    for (std::uint32_t ch = 0; ch < s.c; ++ch) mx = std::max(mx, in[0].at(at(ch, q)));
-    for (std::uint32_t ch = 0; ch < s.c; ++ch) sum += std::exp(in[0].at(at(ch, q)) - mx);
-    for (std::uint32_t ch = 0; ch < s.c; ++ch) out[at(ch, q)] = std::exp(in[0].at(at(ch, q)) - mx) / sum;
+    for (std::uint32_t ch = 0; ch < s.c; ++ch) mx = std::max(mx, k * in[0].at(at(ch, q)));
+    for (std::uint32_t ch = 0; ch < s.c; ++ch) sum += std::exp(k * in[0].at(at(ch, q)) - mx);
+    for (std::uint32_t ch = 0; ch < s.c; ++ch) out[at(ch, q)] = std::exp(k * in[0].at(at(ch, q)) - mx) / sum;
   }
 }
 

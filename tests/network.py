@@ -732,9 +732,9 @@ with tempfile.TemporaryDirectory() as d:
         r"node 'flat' \(Reshape\): a reshape of an NC1HWC0 feature map of 7 x 5 to 1x24x35 needs a layout change",
         "a Reshape of a feature map to 1 x 24 x 35")
 
-    def run_model(name, nodes, weights, shapes, x, pattern, what, *extra):
+    def run_model(name, nodes, weights, shapes, x, pattern, what, *extra, rc=0):
         """A one-input model of these nodes (x -> y, opset 13) run on x, a batch when x holds more
-        than one image; its output folder, or None when the run failed."""
+        than one image; its output folder, or None when the run did not end as wanted (rc)."""
         g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shapes[0])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, shapes[1])],
                               [numpy_helper.from_array(v, n) for n, v in weights.items()])
@@ -744,7 +744,7 @@ with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, name)
         batch = ["--batch", str(len(x))] if len(x) > 1 else []
         return out if dvp(["run", os.path.join(d, name + ".onnx"), "--input", "x=" + os.path.join(d, name + "-x.npy"),
-                           "--out", out, "--no-trace"] + batch + list(extra), 0, pattern, what) else None
+                           "--out", out, "--no-trace"] + batch + list(extra), rc, pattern, what) else None
 
     # A classifier head as SqueezeNet's: a 1 x 1 conv to 40 classes (no whole group of 16), a global
     # pool, Softmax over axis 1 of 1 x 40 x 1 x 1 (opset 13: the one axis, the later ones of one
@@ -796,6 +796,36 @@ with tempfile.TemporaryDirectory() as d:
                       {"seg1w": seg1w}, ([1, 8, 300], [1, 24, 300]), s1x, r"kernel per_frame: 9600 elements within", what)
     if s1out:
         seg_check(what, s1out, s1x, lambda x: softmax0(np.einsum("cl,oc->ol", x, seg1w[:, :, 0])))
+
+    # Softmax over the channels of a graph input (placed NC1HWC0 for it), and after a Mul by a
+    # constant (folded into the kernel as its scale); a 1-D map pooled to 1 x 24 x 1, Softmax over
+    # axis -2 (its channels: the model's rank 3, not the stored 4).
+    gx = f32(rng.uniform(-3, 3, (1, 21, 5, 7)))
+    what = "Softmax over the channels of a graph input"
+    out = run_model("seg-in", [helper.make_node("Softmax", ["x"], ["y"], name="probs", axis=1)], {},
+                    ([1, 21, 5, 7], [1, 21, 5, 7]), gx, r"kernel probs: .* within", what)
+    if out:
+        seg_check(what, out, gx, softmax0)
+    mx, mw = f32(rng.uniform(-1, 1, (1, 8, 5, 7))), f32(rng.normal(0, .4, (21, 8, 1, 1)))
+    what = "Softmax over the channels after a Mul"
+    out = run_model("seg-mul", [helper.make_node("Conv", ["x", "mw"], ["c"], name="classes"),
+                                helper.make_node("Mul", ["c", "two"], ["m"], name="sharpen"),
+                                helper.make_node("Softmax", ["m"], ["y"], name="probs", axis=1)],
+                    {"mw": mw, "two": f32(2.0)}, ([1, 8, 5, 7], [1, 21, 5, 7]), mx, r"kernel probs: .* within", what)
+    if out:
+        seg_check(what, out, mx, lambda x: softmax0(2 * np.einsum("chw,oc->ohw", x, mw[:, :, 0, 0]).astype(np.float16)))
+    fx, fw = f32(rng.uniform(-1, 1, (1, 8, 40))), f32(rng.normal(0, .4, (24, 8, 1)))
+    what = "Softmax over axis -2 of a pooled 1-D map"
+    out = run_model("gap1d", [helper.make_node("Conv", ["x", "fw"], ["c"], name="frames"),
+                              helper.make_node("GlobalAveragePool", ["c"], ["g"], name="gap"),
+                              helper.make_node("Softmax", ["g"], ["y"], name="probs", axis=-2)],
+                    {"fw": fw}, ([1, 8, 40], [1, 24, 1]), fx, r"kernel probs: 24 elements within", what)
+    if out:
+        seg_check(what, out, fx, lambda x: softmax0(np.einsum("cl,oc->o", x, fw[:, :, 0]) / 40))
+    bx = f32(rng.uniform(-1, 1, (2, 4)))
+    run_model("batch-axis", [helper.make_node("Softmax", ["x"], ["y"], name="across", axis=0)], {},
+              (["N", 4], ["N", 4]), bx, r"node 'across' \(Softmax\): softmax over the batch axis: the images of a "
+              r"batch of 2 are lowered one at a time", "Softmax over the batch axis", rc=2)
 
     # Dilated max pools (taps 2 and 3 apart; padded; one with ceil_mode), on 20 channels (no whole
     # group of 16) of the input, every layer checked, against NumPy's max over the same taps.
@@ -856,8 +886,8 @@ with tempfile.TemporaryDirectory() as d:
     path = one_op("softmax1", [helper.make_node("Softmax", ["x"], ["y"], name="across", axis=1)], [2, 4, 5],
                   [2, 4, 5], opset=13)
     dvp(["compile", path, "--out", os.path.join(d, "c")], 2,
-        r"node 'across' \(Softmax\): softmax over axis 1 of 2x4x5: the last is lowered, or one whose later axes hold "
-        r"one element each", "Softmax over a middle axis")
+        r"node 'across' \(Softmax\): softmax over axis 1 of 2x4x5: the last is lowered, one whose later axes hold "
+        r"one element each, or a feature map's channels", "Softmax over a middle axis")
     path = one_op("widepool", [helper.make_node("MaxPool", ["x"], ["y"], name="wide", kernel_shape=[2, 1],
                                                 dilations=[300, 1])], [1, 16, 400, 4], [1, 16, 100, 4], opset=13)
     dvp(["compile", path, "--out", os.path.join(d, "c")], 2,

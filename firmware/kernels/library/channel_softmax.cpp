@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "aicore/kernel_builder.hpp"
+#include "aicore/numeric.hpp"
 #include "common/error.hpp"
 
 namespace dvp::kernels {
@@ -25,7 +26,7 @@ void check_shape(const ChannelSoftmaxShape& s) {
 
 // The registers of a unit's code.
 struct Regs {
-  Reg x, y, gm, ub, row, m, sum, n, t, t2;
+  Reg x, y, gm, ub, row, m, sum, n, t, t2, scale;
 };
 
 // Row (channel) ch of the transposed copy, for every tile of the unit: its first block; the
@@ -39,6 +40,11 @@ void row_at(KernelBuilder& k, const Regs& r, std::uint64_t b_at, std::uint32_t t
 void across_rows(KernelBuilder& k, const ChannelSoftmaxShape& s, const Regs& r, std::uint64_t b_at,
                  std::uint32_t tiles) {
   const VecCfg row_row{1, 16, 16, 16, 8, 8, 8}, acc_row{1, 1, 1, 16, 8, 8, 8}, row_acc{1, 16, 16, 1, 8, 8, 8};
+  if (s.scale != 1.0)
+    for (std::uint32_t ch = 0; ch < s.c; ++ch) {
+      row_at(k, r, b_at, tiles, ch);
+      k.Vector("muls", DType::F16, {r.row, r.row, r.scale}, row_row);
+    }
   for (std::uint32_t ch = 0; ch < s.c; ++ch) {  // the first row copies (max(v, v) = v)
     row_at(k, r, b_at, tiles, ch);
     if (ch == 0)
@@ -131,8 +137,17 @@ Image channel_softmax_kernel(const AiCoreConfig& cfg, const ChannelSoftmaxShape&
   const std::uint32_t last = std::uint32_t(s.positions() - (units - 1) * p);
   KernelBuilder k;
   Reg arg = k.reg();
-  Regs r{k.reg(), k.reg(), k.reg(), k.reg(), k.reg(), k.Const(std::int64_t(2 * s.c1() * tiles * 512)),
-         k.reg(), k.reg(), k.reg(), k.reg()};
+  Regs r{k.reg(),
+         k.reg(),
+         k.reg(),
+         k.reg(),
+         k.reg(),
+         k.Const(std::int64_t(2 * s.c1() * tiles * 512)),
+         k.reg(),
+         k.reg(),
+         k.reg(),
+         k.reg(),
+         k.Const(std::int64_t(num::bits(s.scale, DType::F16)))};
   k.Li(r.sum, std::int64_t(2 * s.c1() * tiles * 512 + 256));
   k.GetSpr(arg, Spr::ArgBase);
   k.LoadGm(r.x, arg, 0);

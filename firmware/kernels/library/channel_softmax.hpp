@@ -16,6 +16,7 @@ namespace dvp::kernels {
 
 struct ChannelSoftmaxShape {
   std::uint32_t h = 0, w = 0, c = 0;  // one image; c channels stored in ceil(c / 16) groups of 16
+  double scale = 1.0;                 // each value times it first (rounded to f16; > 0): a Mul before it
   std::uint32_t c1() const { return (c + 15) / 16; }
   std::uint64_t positions() const { return std::uint64_t(h) * w; }
 };
