@@ -67,15 +67,30 @@ std::string index_text(std::uint64_t i, const std::vector<std::uint64_t>& shape)
   return t + "]";
 }
 
-// "N elements within ..." or "B of N elements over ...", with the errors and the worst element.
+// Stored element s of an NC1HWC0 tensor of this logical shape (C, H, W or N, C, H, W) at its
+// logical place, "[n, c, h, w]"; one of the pad channels says so.
+std::string nc1hwc0_index_text(std::uint64_t s, const Nc1hwc0& l, const std::vector<std::uint64_t>& shape) {
+  const std::uint64_t plane = l.h * l.w * l.c0, r = s % l.row();
+  const std::uint64_t c = r / plane * l.c0 + r % l.c0, hw = r % plane / l.c0;
+  std::vector<std::uint64_t> at{s / l.row(), c, hw / l.w, hw % l.w};
+  if (shape.size() == 3) at.erase(at.begin());
+  std::string t = "[";
+  for (std::size_t d = 0; d < at.size(); ++d) t += (d ? ", " : "") + std::to_string(at[d]);
+  return t + "]" + (c >= l.c ? " (a pad channel)" : "");
+}
+
+// "N elements within ..." or "B of N elements over ...", with the errors and the worst element
+// (an NC1HWC0 output's compared as stored, named at its logical place).
 std::string comparison_text(const std::string& out, const std::vector<std::uint64_t>& shape,
-                            const KernelLauncher::Comparison& c) {
+                            const KernelLauncher::Comparison& c, const Nc1hwc0* stored = nullptr) {
   const std::string tol = "atol " + num_text(c.atol) + " + rtol " + num_text(c.rtol) + " x |reference|";
   std::string t = c.over ? std::to_string(c.over) + " of " + std::to_string(c.count) + " elements over " + tol
                          : std::to_string(c.count) + " elements within " + tol;
   if (c.worst < 0) return t + "; all equal to the reference";
+  const std::uint64_t w = std::uint64_t(c.worst);
   t += "; max abs err " + num_text(c.max_abs) + ", max rel err " + num_text(c.max_rel) + "; worst " + out +
-       index_text(std::uint64_t(c.worst), shape) + " = " + num_text(c.have) + ", reference " + num_text(c.want);
+       (stored ? nc1hwc0_index_text(w, *stored, shape) : index_text(w, shape)) + " = " + num_text(c.have) +
+       ", reference " + num_text(c.want);
   return t;
 }
 
@@ -1303,7 +1318,10 @@ void KernelLauncher::check(Kernel* K, Result& r) {
       worst_excess = excess, c.worst = std::int64_t(i), c.have = have, c.want = w;
   }
   r.passed = c.over == 0;
-  r.detail = comparison_text(out.name, K->tensors[K->output].shape, c);
+  const TensorSpec& os = K->tensors[K->output];
+  // A stored NC1HWC0 output (not grouped weights, not fractal) is compared as stored.
+  const bool stored = os.nc1hwc0 && os.nc1hwc0->groups == 1 && !os.nc1hwc0->k0 && count == out.elems;
+  r.detail = comparison_text(out.name, os.shape, c, stored ? &*os.nc1hwc0 : nullptr);
   if (!r.passed) ++failed_;
 }
 
