@@ -48,6 +48,9 @@ struct Value {
   // bytes are in the map's order, not the flattening's, so it is read only as a gemm's A whose
   // weight B has its rows put in the map's order (flat_b); empty for any other value.
   Dims map;
+  // An NC1HWC0 feature map of more than one position (a 1 x 1 one, a global pool's output, holds
+  // its channels in order: readable as rows).
+  bool spatial_map() const { return layout == Layout::Nc1hwc0 && shape[2] * shape[3] != 1; }
 };
 
 constexpr std::size_t kMaxTasks = DVP_MAX_TASKS;
@@ -943,7 +946,7 @@ bool Compiler::gemm(int i) {
     if (!n.input(j).empty() && !is_weight(n.input(j)) && !available(n.input(j))) return false;
   const GemmPlan p = gemm_plan(i, gemm_a(i));
   const Value& av = values_.at(p.a);
-  if (av.layout == Layout::Nc1hwc0 && av.shape[2] * av.shape[3] != 1)
+  if (av.spatial_map())
     fail(i, "A is an NC1HWC0 feature map of " + std::to_string(av.shape[2]) + " x " + std::to_string(av.shape[3]) +
                 "; only 1 x 1 maps are read as ND");
   if (!av.map.empty() && (p.heads != 1 || p.m != 1 || !constant(n.input(1)) || p.matrix_c))
@@ -1167,7 +1170,7 @@ bool Compiler::top_k(int i) {
   if (axis < 0) axis += rank;
   if (axis != rank - 1) fail(i, "over axis " + std::to_string(axis) + ": the last is lowered (the AI CPU takes rows)");
   if (a.i("select_last_index", 0) || !a.i("largest", 1)) fail(i, "the first largest is lowered (the AI CPU's)");
-  if (v.layout == Layout::Nc1hwc0 && v.shape[2] * v.shape[3] != 1) fail(i, "an NC1HWC0 map larger than 1 x 1");
+  if (v.spatial_map()) fail(i, "an NC1HWC0 map larger than 1 x 1");
   if (is_topk) {
     if (!constant(n.input(1))) fail(i, "K must be a constant");
     k = std::int64_t(ref_.at(n.input(1)).data[0]);
@@ -1359,7 +1362,7 @@ bool Compiler::softmax(int i) {
                 " are lowered one at a time");
   // Over the channels of a feature map (or of a graph input that is one, not placed yet): the
   // softmax_c kernel on the map where it is (opset 13 on: the one axis).
-  const bool map = xv.layout == Layout::Nc1hwc0 && xv.shape[2] * xv.shape[3] != 1;
+  const bool map = xv.spatial_map();
   const bool unplaced = xv.refs.size() > image_ && xv.refs[image_].empty() && !xv.input.empty();
   if (m_.opset >= 13 && axis == 1 && r >= 3 && x[0] == 1 && product(x, 2) != 1 && (map || unplaced))
     return softmax_channels(i);
@@ -1382,7 +1385,7 @@ bool Compiler::softmax(int i) {
   k.nodes = {i};
   // A 1 x 1 NC1HWC0 map of one image (a global pool's output) holds its channels in order, the
   // pad channels after them: read where it is, as rows.
-  const Layout in = xv.layout == Layout::Nc1hwc0 && xv.shape[2] * xv.shape[3] == 1 ? Layout::Nc1hwc0 : Layout::Nd;
+  const Layout in = xv.layout;  // ND, or a 1 x 1 map (a spatial one went to softmax_channels or was refused)
   k.tensors.push_back(use(i, k, n.input(0), "x", in, false, "f32", true));  // a graph input: as given, f32
   const std::string dt = k.tensors[0].dtype;
   produce(k, n.output(0), KTensor{"out", dt}, Layout::Nd);

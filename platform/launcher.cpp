@@ -67,16 +67,11 @@ std::string index_text(std::uint64_t i, const std::vector<std::uint64_t>& shape)
   return t + "]";
 }
 
-// Stored element s of an NC1HWC0 tensor of this logical shape (C, H, W or N, C, H, W) at its
-// logical place, "[n, c, h, w]"; one of the pad channels says so.
+// Stored element s of an NC1HWC0 tensor at its logical place; a pad channel says so.
 std::string nc1hwc0_index_text(std::uint64_t s, const Nc1hwc0& l, const std::vector<std::uint64_t>& shape) {
-  const std::uint64_t plane = l.h * l.w * l.c0, r = s % l.row();
-  const std::uint64_t c = r / plane * l.c0 + r % l.c0, hw = r % plane / l.c0;
-  std::vector<std::uint64_t> at{s / l.row(), c, hw / l.w, hw % l.w};
-  if (shape.size() == 3) at.erase(at.begin());
-  std::string t = "[";
-  for (std::size_t d = 0; d < at.size(); ++d) t += (d ? ", " : "") + std::to_string(at[d]);
-  return t + "]" + (c >= l.c ? " (a pad channel)" : "");
+  std::uint64_t i = 0, channel = 0;
+  if (l.logical_of(s, i, channel)) return index_text(i, shape);
+  return "[pad channel " + std::to_string(channel) + " of image " + std::to_string(s / l.row()) + "]";
 }
 
 // "N elements within ..." or "B of N elements over ...", with the errors and the worst element

@@ -187,11 +187,12 @@ BuiltKernel build_softmax(const aicore::AiCoreConfig& core, const KernelShape& s
 // Per element, at least: the row max, the subtraction, the exponential (complex), the row sum
 // and the scaling (a multiply by the sum's reciprocal; the kernel divides, a complex op, so it
 // is bounded below by this and not reached): four simple operations and one complex.
+KernelWork softmax_elements(const aicore::AiCoreConfig& core, double n, unsigned b) {
+  return {5 * n, "vector op", vector_ps(core, 4 * n, b, false) + vector_ps(core, n, b, true)};
+}
 KernelWork softmax_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& sm = std::get<kernels::SoftmaxShape>(s);
-  const double n = double(sm.rows) * sm.cols;
-  const unsigned b = aicore::dtype_bytes(sm.dtype);
-  return {5 * n, "vector op", vector_ps(core, 4 * n, b, false) + vector_ps(core, n, b, true)};
+  return softmax_elements(core, double(sm.rows) * sm.cols, aicore::dtype_bytes(sm.dtype));
 }
 
 // --- softmax over channels ----------------------------------------------------------------------
@@ -214,11 +215,10 @@ BuiltKernel build_softmax_c(const aicore::AiCoreConfig& core, const KernelShape&
       std::to_string(p) + " positions per unit, transposed to a row per channel, " + std::to_string(units) + " units",
       units};
 }
-// As softmax's per element (the transposes aside): four simple operations and one complex.
+// As softmax's per element (the transposes aside).
 KernelWork softmax_c_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& c = std::get<kernels::ChannelSoftmaxShape>(s);
-  const double n = double(c.c) * double(c.positions());
-  return {5 * n, "vector op", vector_ps(core, 4 * n, 2, false) + vector_ps(core, n, 2, true)};
+  return softmax_elements(core, double(c.c) * double(c.positions()), 2);
 }
 
 // --- layernorm ----------------------------------------------------------------------------------

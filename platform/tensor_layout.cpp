@@ -56,6 +56,13 @@ std::uint64_t Nc1hwc0::at(std::uint64_t i) const {
   return (in_row / k0 * rows16() + b) * k0 + in_row % k0;  // fractal row, then the row within it
 }
 
+bool Nc1hwc0::logical_of(std::uint64_t s, std::uint64_t& i, std::uint64_t& channel) const {
+  const std::uint64_t plane = h * w * c0, r = s % row(), hw = r % plane / c0;
+  channel = r / plane * c0 + r % c0;
+  i = ((s / row() * c + channel) * h + hw / w) * w + hw % w;
+  return channel < c;
+}
+
 void Nc1hwc0::scatter(const std::uint8_t* logical_data, std::uint8_t* stored_data, unsigned eb) const {
   std::memset(stored_data, 0, stored() * eb);
   for (std::uint64_t i = 0; i < logical(); ++i) std::memcpy(stored_data + at(i) * eb, logical_data + i * eb, eb);

@@ -48,6 +48,9 @@ struct Nc1hwc0 {
   std::uint64_t stored() const { return k0 ? (row() + k0 - 1) / k0 * k0 * rows16() : n * row(); }
   // Where logical element i (C order over N, C, H, W) is stored.
   std::uint64_t at(std::uint64_t i) const;
+  // The inverse, for a plain NC1HWC0 (no groups, no fractal_z): the logical element stored at s,
+  // or false when s holds a pad channel (`channel` says which).
+  bool logical_of(std::uint64_t s, std::uint64_t& i, std::uint64_t& channel) const;
   // Logical elements of `eb` bytes -> the stored tensor (pad channels zeroed), and back.
   void scatter(const std::uint8_t* logical, std::uint8_t* stored, unsigned eb) const;
   void gather(const std::uint8_t* stored, std::uint8_t* logical, unsigned eb) const;

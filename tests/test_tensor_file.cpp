@@ -164,3 +164,21 @@ TEST(TensorLayout, FractalZPutsEachRowsSliceOfKInItsFractalRow) {
   EXPECT_THROW(Nc1hwc0::fractal_z({1, 24, 7, 7, 2}, 16), dvp::Error);
   EXPECT_THROW(Nc1hwc0::fractal_z({24, 40}, 16, 16, 2), dvp::Error);  // groups lay out a conv's weights
 }
+
+// logical_of inverts at() over every stored element of two images of 21 channels (the second
+// group padded, C0 16) and of a C0-4 map: a logical element back where it came from, a pad
+// channel named as one.
+TEST(TensorLayout, LogicalOfInvertsAt) {
+  using dvp::platform::Nc1hwc0;
+  for (const Nc1hwc0& l : {Nc1hwc0::of({2, 21, 3, 5}), Nc1hwc0::of({1, 3, 4, 2}, 4)}) {
+    std::vector<int> seen(l.stored(), -1);
+    for (std::uint64_t i = 0; i < l.logical(); ++i) seen[l.at(i)] = int(i);
+    for (std::uint64_t s = 0; s < l.stored(); ++s) {
+      std::uint64_t i = 0, channel = 0;
+      const bool logical = l.logical_of(s, i, channel);
+      EXPECT_EQ(logical, seen[s] >= 0) << "stored " << s;
+      if (logical) EXPECT_EQ(int(i), seen[s]) << "stored " << s;
+      if (!logical) EXPECT_GE(channel, l.c) << "stored " << s;
+    }
+  }
+}

@@ -160,7 +160,8 @@ Image channel_softmax_kernel(const AiCoreConfig& cfg, const ChannelSoftmaxShape&
   k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);  // the input copy is free
   k.RoundRobin(u, nunits, dim, [&] {
     k.Li(r.t, std::int64_t(p * 32));
-    k.Mul(r.t, u, r.t);  // the unit's first position, as a GM byte offset within a group
+    k.Mul(r.t, u, r.t);                                // the unit's first position, as a GM byte offset within a group
+    if (last == p) return unit(k, s, r, tiles, last);  // every unit whole: one body
     Label other = k.NewLabel(), done = k.NewLabel();
     k.Branch("bne", u, tail, other);
     unit(k, s, r, tiles, last);
