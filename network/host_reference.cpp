@@ -74,8 +74,8 @@ std::int64_t count(const Shape& s, std::size_t from = 0, std::size_t to = SIZE_M
 }
 
 // Element-wise with numpy broadcasting (ONNX's multidirectional broadcasting).
-void broadcast(Op& op, const std::function<float(float, float)>& fn) {
-  const Tensor &a = op.in(0), &b = op.in(1);
+// a fn b, broadcast by numpy's rules.
+Tensor combine(const Op& op, const Tensor& a, const Tensor& b, const std::function<float(float, float)>& fn) {
   const std::size_t rank = std::max(a.shape.size(), b.shape.size());
   Shape sa(rank - a.shape.size(), 1), sb(rank - b.shape.size(), 1), so(rank);
   sa.insert(sa.end(), a.shape.begin(), a.shape.end());
@@ -85,7 +85,9 @@ void broadcast(Op& op, const std::function<float(float, float)>& fn) {
       throw Error(op.who() + ": shapes " + a.shape_str() + " and " + b.shape_str() + " do not broadcast");
     so[k] = std::max(sa[k], sb[k]);
   }
-  Tensor& o = op.out(0, so);
+  Tensor o{so, {}};
+  op.need(o.elements() <= Tensor::kMaxElements, "its output " + o.shape_str() + " would hold over 2^31 values");
+  o.data.assign(o.elements(), 0.0f);
   std::vector<std::int64_t> idx(rank, 0);
   for (std::size_t e = 0; e < o.data.size(); ++e) {
     std::int64_t ia = 0, ib = 0;
@@ -100,6 +102,14 @@ void broadcast(Op& op, const std::function<float(float, float)>& fn) {
       else
         idx[k] = 0;
   }
+  return o;
+}
+
+// in0 fn in1 fn ... (Max and Min take one input or more; the others two).
+void broadcast(Op& op, const std::function<float(float, float)>& fn) {
+  Tensor acc = op.in(0);
+  for (int j = 1; j < op.n.input_size(); ++j) acc = combine(op, acc, op.in(j), fn);
+  op.out(0, acc.shape).data = std::move(acc.data);
 }
 
 void unary(Op& op, const std::function<float(float)>& fn) {
@@ -532,6 +542,20 @@ const std::vector<Entry>& table() {
          unary(o, [a](float x) { return x >= 0 ? x : a * x; });
        }},
       {"Clip", clip},
+      {"HardSigmoid",
+       [](Op& o) {
+         const float a = o.f("alpha", 0.2f), b = o.f("beta", 0.5f);
+         unary(o, [a, b](float x) { return std::max(0.0f, std::min(1.0f, a * x + b)); });
+       }},
+      {"HardSwish",
+       [](Op& o) { unary(o, [](float x) { return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f)); }); }},
+      {"Abs", [](Op& o) { unary(o, [](float x) { return std::fabs(x); }); }},
+      {"Neg", [](Op& o) { unary(o, [](float x) { return -x; }); }},
+      {"Sqrt", [](Op& o) { unary(o, [](float x) { return std::sqrt(x); }); }},
+      {"Exp", [](Op& o) { unary(o, [](float x) { return std::exp(x); }); }},
+      {"Erf", [](Op& o) { unary(o, [](float x) { return std::erf(x); }); }},
+      {"Max", [](Op& o) { broadcast(o, [](float a, float b) { return std::max(a, b); }); }},
+      {"Min", [](Op& o) { broadcast(o, [](float a, float b) { return std::min(a, b); }); }},
       {"Identity", [](Op& o) { unary(o, [](float x) { return x; }); }},
       {"Add", [](Op& o) { broadcast(o, [](float a, float b) { return a + b; }); }},
       {"Sub", [](Op& o) { broadcast(o, [](float a, float b) { return a - b; }); }},

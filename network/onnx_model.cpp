@@ -17,6 +17,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "aicore/numeric.hpp"
 #include "common/error.hpp"
 
 namespace dvp::network {
@@ -61,6 +62,20 @@ void convert_field(const Field& f, std::vector<float>& out) {
   out.assign(f.begin(), f.end());
 }
 
+// FLOAT16, BFLOAT16: 16-bit patterns, raw or one per int32_data entry; each exact in a float.
+void convert_half(const onnx::TensorProto& t, bool bf16, std::vector<float>& out) {
+  std::vector<std::uint16_t> bits;
+  if (t.has_raw_data()) {
+    bits.resize(t.raw_data().size() / 2);
+    std::memcpy(bits.data(), t.raw_data().data(), bits.size() * 2);
+  } else {
+    bits.assign(t.int32_data().begin(), t.int32_data().end());
+  }
+  out.resize(bits.size());
+  for (std::size_t i = 0; i < bits.size(); ++i)
+    out[i] = float(bf16 ? aicore::num::bf16(bits[i]) : aicore::num::f16(bits[i]));
+}
+
 }  // namespace
 
 Tensor from_proto(const onnx::TensorProto& t, const std::string& where) {
@@ -80,10 +95,12 @@ Tensor from_proto(const onnx::TensorProto& t, const std::string& where) {
     case onnx::TensorProto::INT32:
       raw ? convert_raw<std::int32_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
       break;
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16: convert_half(t, t.data_type() == onnx::TensorProto::BFLOAT16, r.data); break;
     default:
       throw Error(where + ": tensor '" + t.name() + "' has data type " +
                   onnx::TensorProto::DataType_Name(onnx::TensorProto::DataType(t.data_type())) +
-                  " (float, double, int64 and int32 are read)");
+                  " (float, float16, bfloat16, double, int64 and int32 are read)");
   }
   if (t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL)
     throw Error(where + ": tensor '" + t.name() + "' keeps its data in an external file (not read)");
@@ -244,6 +261,44 @@ void each_known_shape(const Model& m, const ShapeVisitor& f) {
   for (const auto& t : m.graph().initializer()) f(t.name(), {t.dims().begin(), t.dims().end()}, true);
 }
 
+namespace {
+
+// Constant nodes become initializers (exporters write a GELU's sqrt 2, a Reshape's shape so): their
+// outputs are then weights, as the host reference and the compiler take them. A sparse or string
+// constant stays a node (refused by name as an op not implemented).
+void fold_constants(Model& m) {
+  onnx::GraphProto& g = *m.proto.mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (const onnx::NodeProto& n : g.node()) {
+    const onnx::AttributeProto* a =
+        n.op_type() == "Constant" && n.domain().empty() && n.attribute_size() == 1 && n.output_size() == 1
+            ? &n.attribute(0)
+            : nullptr;
+    onnx::TensorProto t;
+    if (a && a->name() == "value") {
+      t = a->t();
+    } else if (a && (a->name() == "value_float" || a->name() == "value_floats")) {
+      t.set_data_type(onnx::TensorProto::FLOAT);
+      if (a->name() == "value_float") t.add_float_data(a->f());
+      for (float v : a->floats()) t.add_float_data(v);
+      if (a->name() == "value_floats") t.add_dims(a->floats_size());
+    } else if (a && (a->name() == "value_int" || a->name() == "value_ints")) {
+      t.set_data_type(onnx::TensorProto::INT64);
+      if (a->name() == "value_int") t.add_int64_data(a->i());
+      for (std::int64_t v : a->ints()) t.add_int64_data(v);
+      if (a->name() == "value_ints") t.add_dims(a->ints_size());
+    } else {
+      *kept.Add() = n;
+      continue;
+    }
+    t.set_name(n.output(0));
+    *g.add_initializer() = std::move(t);
+  }
+  g.mutable_node()->Swap(&kept);
+}
+
+}  // namespace
+
 Model load_model(const std::string& path) {
   Model m;
   m.path = path;
@@ -252,6 +307,7 @@ Model load_model(const std::string& path) {
   if (!m.proto.ParseFromIstream(&f)) throw Error(path + ": not an ONNX model (the protobuf does not parse)");
   check_windows(m);
   check_and_infer_safely(m);
+  fold_constants(m);
   check_shapes(m);
   for (const auto& o : m.proto.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") m.opset = o.version();

@@ -16,6 +16,7 @@
 #include "common/error.hpp"
 #include "common/payload.hpp"
 #include "dvpp/codec.hpp"
+#include "kernels/library/elementwise.hpp"
 #include "library.hpp"
 #include "reference.hpp"
 #include "tensor_file.hpp"
@@ -150,9 +151,21 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
   sh.param("m", Type::Int, "gemm: rows of A and C (1: a matrix-vector product)").optional().range(1, 1 << 20);
   sh.param("k", Type::Int, "gemm: columns of A, rows of B").optional().range(1, 65535);
   sh.param("n", Type::Int, "gemm: columns of B and C; elementwise: elements").optional().range(1, 1ull << 34);
-  sh.param("op", Type::Enum, "elementwise: the operation")
-      .choices({"add", "sub", "mul", "max", "min", "relu", "exp", "abs", "sqrt", "cast"})
+  std::vector<std::string> ops;
+  std::string op_doc;
+  for (const kernels::ElementwiseOp& o : kernels::elementwise_ops()) {
+    ops.push_back(o.name);
+    op_doc += std::string(op_doc.empty() ? "" : "; ") + o.name + ": " + o.doc;
+  }
+  ops.push_back("cast");
+  sh.param("op", Type::Enum, "elementwise: the operation (" + op_doc + "; cast: z = x in shape.to)")
+      .choices(ops)
       .optional();
+  sh.param("alpha", Type::Float,
+           "elementwise leaky_relu: the slope below 0; hard_sigmoid: max(0, min(1, alpha x + beta)); clip: the "
+           "lower bound; adds, muls: the constant (each as the vector unit's scalar: rounded to dtype)")
+      .optional();
+  sh.param("beta", Type::Float, "elementwise hard_sigmoid: see alpha; clip: the upper bound").optional();
   sh.param("to", Type::Enum, "elementwise cast: the output type")
       .choices({"f16", "bf16", "f32", "s8", "s32"})
       .optional();
@@ -357,6 +370,11 @@ void KernelLauncher::describe_check(cfg::Spec& c) {
       .optional();
   c.param("cols", Type::Int, "softmax, layernorm, topk, argmax: elements per row").optional().range(1, 1 << 20);
   c.param("epsilon", Type::Float, "layernorm: added to each row's variance").defaults("1e-5").range(0, 1);
+  c.param(
+       "alpha", Type::Float,
+       "leaky_relu: the slope below 0; hard_sigmoid: alpha x + beta; clip: the lower bound; adds, muls: the constant")
+      .optional();
+  c.param("beta", Type::Float, "hard_sigmoid: see alpha; clip: the upper bound").optional();
   c.param("m", Type::Int, "gemm: rows of in0 and out").optional().range(1, 1 << 20);
   c.param("k", Type::Int, "gemm: columns of in0, rows of in1; topk: how many").optional().range(1, 1 << 20);
   c.param("n", Type::Int, "gemm: columns of in1 and out").optional().range(1, 1 << 20);
@@ -873,6 +891,12 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
   R.relu = c.get_bool("relu");
   R.scale = c.get_double("scale");
   R.epsilon = c.get_double("epsilon");
+  for (const char* key : {"alpha", "beta"})
+    if (c.has(key) &&
+        std::none_of(R.op->needs.begin(), R.op->needs.end(), [&](const char* k) { return std::string(k) == key; }))
+      c.at(key).fail(op + " takes no " + key);
+  R.alpha = c.has("alpha") ? c.get_double("alpha") : 0.0;
+  R.beta = c.has("beta") ? c.get_double("beta") : 0.0;
   R.bias = n == 3;
   // conv2d, pool and aipp check the kernel's own shape.
   if (op == "aipp") {
@@ -1304,7 +1328,8 @@ void KernelLauncher::check(Kernel* K, Result& r) {
     // change none of the figures, and are most elements of many checks.
     if (have == w || (std::isnan(w) && std::isnan(have))) continue;
     const double abs_err = std::isnan(have - w) ? INFINITY : std::fabs(have - w);
-    const double tol = K->atol + K->rtol * std::fabs(w);
+    // A NaN or infinite reference is met only by itself (its tolerance would be NaN or inf).
+    const double tol = std::isfinite(w) ? K->atol + K->rtol * std::fabs(w) : -1.0;
     c.max_abs = std::max(c.max_abs, abs_err);
     if (w != 0 && !std::isnan(w)) c.max_rel = std::max(c.max_rel, abs_err / std::fabs(w));
     if (abs_err > tol) ++c.over;

@@ -278,9 +278,18 @@ KernelWork transpose_work(const aicore::AiCoreConfig&, const KernelShape& s) {
 
 // --- elementwise --------------------------------------------------------------------------------
 KernelShape read_elementwise(const cfg::Node& sh) {
-  const kernels::ElementwiseShape e{sh.get_string("op"), dtype(sh, "dtype"), sh.get_uint("n"),
-                                    sh.has("to") ? dtype(sh, "to") : DType::None};
+  kernels::ElementwiseShape e{sh.get_string("op"), dtype(sh, "dtype"), sh.get_uint("n"),
+                              sh.has("to") ? dtype(sh, "to") : DType::None};
   if (e.op == "cast" && !sh.has("to")) sh.fail("a cast needs shape.to");
+  const kernels::ElementwiseOp* op = kernels::elementwise_op(e.op);
+  const unsigned params = op ? op->params : 0;
+  for (unsigned i = 0; i < 2; ++i) {
+    const char* key = i ? "beta" : "alpha";
+    if (i < params && !sh.has(key)) sh.fail(e.op + " needs shape." + key + " (" + op->params_doc + ")");
+    if (i >= params && sh.has(key)) sh.at(key).fail(e.op + " takes no " + key);
+  }
+  e.alpha = sh.has("alpha") ? sh.get_double("alpha") : 0.0;
+  e.beta = sh.has("beta") ? sh.get_double("beta") : 0.0;
   return e;
 }
 std::vector<LibraryArg> elementwise_args(const KernelShape& s) {
@@ -299,12 +308,16 @@ BuiltKernel build_elementwise(const aicore::AiCoreConfig& core, const KernelShap
           std::max<std::uint64_t>(1, e.n / tile_elems + (e.n % tile_elems ? 1 : 0))};
 }
 
-// One operation per element, on the wider of the input and output types (a cast's repeats
-// are counted in it); exp and sqrt are complex.
+// The op's vector instructions per element, on the type it computes in (and an f16 x widened
+// and narrowed); a cast's repeats are counted in the wider of its types.
 KernelWork elementwise_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& e = std::get<kernels::ElementwiseShape>(s);
   const unsigned b = kernels::elementwise_wide_bytes(e);
-  return {double(e.n), "vector op", vector_ps(core, double(e.n), b, e.op == "exp" || e.op == "sqrt")};
+  const kernels::ElementwiseOp* op = kernels::elementwise_op(e.op);
+  if (!op) return {double(e.n), "vector op", vector_ps(core, double(e.n), b, false)};  // a cast
+  const double n = double(e.n), light = op->light + (b > aicore::dtype_bytes(e.dtype) ? 2 : 0);
+  return {n * (op->light + op->heavy), "vector op",
+          vector_ps(core, n * light, b, false) + vector_ps(core, n * op->heavy, b, true)};
 }
 
 // --- aipp ---------------------------------------------------------------------------------------

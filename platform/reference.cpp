@@ -266,7 +266,8 @@ void argmax_ref(const Reference& R, const std::vector<TensorView>& in, std::vect
 }
 
 void elementwise_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
-  for (std::uint64_t i = 0; i < out.size(); ++i) out[i] = R.op->element(in[0].at(i), in.size() > 1 ? in[1].at(i) : 0.0);
+  for (std::uint64_t i = 0; i < out.size(); ++i)
+    out[i] = R.op->element(R, in[0].at(i), in.size() > 1 ? in[1].at(i) : 0.0);
 }
 
 // What is compared and what the inputs must hold.
@@ -372,21 +373,43 @@ void aipp_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
 std::uint64_t aipp_count(const Reference& r, std::uint64_t) { return r.aipp.out_elems(); }
 Needs aipp_inputs(const Reference& r, std::uint64_t) { return {{r.aipp.in_bytes(), "picture"}}; }
 
-RefCheck elementwise(const char* name, unsigned inputs, double (*f)(double, double)) {
-  return RefCheck{name, inputs, inputs, {}, all, like_output, elementwise_ref, f};
+using Element = double (*)(const Reference&, double, double);
+RefCheck elementwise(const char* name, unsigned inputs, Element f, std::vector<const char*> needs = {}) {
+  return RefCheck{name, inputs, inputs, std::move(needs), all, like_output, elementwise_ref, f};
 }
+// max and min as the vector unit's vmax and vmin (IEEE maxNum, minNum): a NaN gives way to a number.
+double gate(double v) { return std::fmax(0.0, std::fmin(1.0, v)); }
 
 }  // namespace
 
 const cfg::Choices<const RefCheck*>& reference_checks() {
-  static const RefCheck add = elementwise("add", 2, [](double a, double b) { return a + b; });
-  static const RefCheck sub = elementwise("sub", 2, [](double a, double b) { return a - b; });
-  static const RefCheck mul = elementwise("mul", 2, [](double a, double b) { return a * b; });
-  static const RefCheck max = elementwise("max", 2, [](double a, double b) { return std::max(a, b); });
-  static const RefCheck min = elementwise("min", 2, [](double a, double b) { return std::min(a, b); });
-  static const RefCheck relu = elementwise("relu", 1, [](double a, double) { return a > 0 ? a : 0.0; });
-  static const RefCheck copy = elementwise("copy", 1, [](double a, double) { return a; });
-  static const RefCheck exp = elementwise("exp", 1, [](double a, double) { return std::exp(a); });
+  using R = const Reference&;
+  static const RefCheck add = elementwise("add", 2, [](R, double a, double b) { return a + b; });
+  static const RefCheck sub = elementwise("sub", 2, [](R, double a, double b) { return a - b; });
+  static const RefCheck mul = elementwise("mul", 2, [](R, double a, double b) { return a * b; });
+  static const RefCheck max = elementwise("max", 2, [](R, double a, double b) { return std::fmax(a, b); });
+  static const RefCheck min = elementwise("min", 2, [](R, double a, double b) { return std::fmin(a, b); });
+  static const RefCheck relu = elementwise("relu", 1, [](R, double a, double) { return a > 0 ? a : 0.0; });
+  static const RefCheck copy = elementwise("copy", 1, [](R, double a, double) { return a; });
+  static const RefCheck exp = elementwise("exp", 1, [](R, double a, double) { return std::exp(a); });
+  static const RefCheck abs = elementwise("abs", 1, [](R, double a, double) { return std::fabs(a); });
+  static const RefCheck sqrt = elementwise("sqrt", 1, [](R, double a, double) { return std::sqrt(a); });
+  static const RefCheck neg = elementwise("neg", 1, [](R, double a, double) { return -a; });
+  static const RefCheck adds = elementwise("adds", 1, [](R r, double a, double) { return a + r.alpha; }, {"alpha"});
+  static const RefCheck muls = elementwise("muls", 1, [](R r, double a, double) { return r.alpha * a; }, {"alpha"});
+  static const RefCheck erf = elementwise("erf", 1, [](R, double a, double) { return std::erf(a); });
+  static const RefCheck gelu =
+      elementwise("gelu", 1, [](R, double a, double) { return a * (1 + std::erf(a / std::sqrt(2.0))) / 2; });
+  static const RefCheck sigmoid = elementwise("sigmoid", 1, [](R, double a, double) { return 1 / (1 + std::exp(-a)); });
+  static const RefCheck tanh = elementwise("tanh", 1, [](R, double a, double) { return std::tanh(a); });
+  static const RefCheck leaky_relu =
+      elementwise("leaky_relu", 1, [](R r, double a, double) { return a >= 0 ? a : r.alpha * a; }, {"alpha"});
+  static const RefCheck hard_sigmoid = elementwise(
+      "hard_sigmoid", 1, [](R r, double a, double) { return gate(r.alpha * a + r.beta); }, {"alpha", "beta"});
+  static const RefCheck hard_swish =
+      elementwise("hard_swish", 1, [](R, double a, double) { return a * gate(a / 6 + 0.5); });
+  static const RefCheck clip = elementwise(
+      "clip", 1, [](R r, double a, double) { return std::fmin(std::fmax(a, r.alpha), r.beta); }, {"alpha", "beta"});
   static const RefCheck gemm{"gemm", 2, 3, {"m", "k", "n"}, gemm_count, gemm_inputs, gemm_ref};
   static const RefCheck conv2d{"conv2d", 2, 5, {}, conv_count, conv_inputs, conv2d_ref};
   static const RefCheck pool{"pool", 1, 1, {}, pool_count, pool_inputs, pool_ref};
@@ -402,11 +425,24 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"add", &add, "out[i] = in0[i] + in1[i]"},
       {"sub", &sub, "out[i] = in0[i] - in1[i]"},
       {"mul", &mul, "out[i] = in0[i] * in1[i]"},
-      {"max", &max, "out[i] = max(in0[i], in1[i])"},
-      {"min", &min, "out[i] = min(in0[i], in1[i])"},
+      {"max", &max, "out[i] = max(in0[i], in1[i]) (as vmax: a NaN gives way to a number)"},
+      {"min", &min, "out[i] = min(in0[i], in1[i]) (likewise)"},
       {"relu", &relu, "out[i] = max(in0[i], 0)"},
       {"copy", &copy, "out[i] = in0[i] (a cast: rounded to the output type)"},
       {"exp", &exp, "out[i] = e^in0[i]"},
+      {"abs", &abs, "out[i] = |in0[i]|"},
+      {"sqrt", &sqrt, "out[i] = sqrt(in0[i])"},
+      {"neg", &neg, "out[i] = -in0[i]"},
+      {"adds", &adds, "out[i] = in0[i] + alpha"},
+      {"muls", &muls, "out[i] = alpha in0[i]"},
+      {"erf", &erf, "out[i] = erf(in0[i])"},
+      {"gelu", &gelu, "out[i] = in0[i] (1 + erf(in0[i] / sqrt 2)) / 2"},
+      {"sigmoid", &sigmoid, "out[i] = 1 / (1 + e^-in0[i])"},
+      {"tanh", &tanh, "out[i] = tanh(in0[i])"},
+      {"leaky_relu", &leaky_relu, "out[i] = in0[i] >= 0 ? in0[i] : alpha in0[i]"},
+      {"hard_sigmoid", &hard_sigmoid, "out[i] = max(0, min(1, alpha in0[i] + beta))"},
+      {"hard_swish", &hard_swish, "out[i] = in0[i] max(0, min(1, in0[i] / 6 + 1 / 2))"},
+      {"clip", &clip, "out[i] = min(max(in0[i], alpha), beta)"},
       {"gemm", &gemm, "out = in0 x in1 (+ in2, a bias row; ReLU with relu: true)"},
       {"conv2d", &conv2d, "the convolution of the conv2d kernel's shape, through its epilogue"},
       {"pool", &pool, "the pooling of the pool kernel's shape"},

@@ -44,8 +44,9 @@ struct RefCheck {
   // What each input must hold (in order), given the output's: elements, and its role in messages.
   std::vector<std::pair<std::uint64_t, const char*>> (*input_elems)(const Reference& r, std::uint64_t out_elems);
   void (*compute)(const Reference& r, const std::vector<TensorView>& in, std::vector<double>& out);
-  double (*element)(double a, double b) = nullptr;  // the element-wise checks: out[i] = element(a[i], b[i])
-  bool whole_rows = false;                          // the output is rows of `cols` (softmax, layernorm)
+  // The element-wise checks: out[i] = element(r, a[i], b[i]) (r: their alpha and beta).
+  double (*element)(const Reference& r, double a, double b) = nullptr;
+  bool whole_rows = false;  // the output is rows of `cols` (softmax, layernorm)
 };
 const cfg::Choices<const RefCheck*>& reference_checks();
 
@@ -59,6 +60,7 @@ struct Reference {
   double scale = 1;                        // gemm: the result times scale (int8 requantization), as an f32
   std::uint64_t cols = 0;                  // softmax, layernorm, topk, argmax: elements per row
   double epsilon = 1e-5;                   // layernorm: added to the variance
+  double alpha = 0, beta = 0;              // leaky_relu's slope, hard_sigmoid's, clip's bounds
   kernels::ConvShape conv;                 // conv2d: the kernel's own shape
   kernels::PoolShape pool;                 // pool: likewise
   kernels::AippShape aipp;                 // aipp: likewise

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # The ONNX operator test suite through the platform: every case of Debian's libonnx-testdata
-# whose graph is made of Conv, Gemm, MatMul, Relu, MaxPool, AveragePool, GlobalAveragePool, Add,
-# Softmax and BatchNormalization is compiled and run by `dvp run model.onnx --input ...` (the
+# whose graph is made of the ops in OPS (the Conv, Gemm, MatMul, Relu, MaxPool,
+# AveragePool, GlobalAveragePool, Add, Softmax and BatchNormalization, and the others the
+# compiler lowers) is compiled and run by `dvp run model.onnx --input ...` (the
 # shipped input_N.pb), and the outputs it saves are compared with the shipped output_N.pb
 # within an fp16 tolerance (the platform computes in fp16 with f32 accumulation). A case the
 # compiler cannot lower ends in a named error (exit 2) and is listed as unsupported with that
@@ -25,8 +26,10 @@ from onnx import numpy_helper
 DVP = sys.argv[1]
 SUITE = sys.argv[2] if len(sys.argv) > 2 else "/usr/share/libonnx-testdata/data/node"
 OPS = {"Conv", "Gemm", "MatMul", "Relu", "MaxPool", "AveragePool", "GlobalAveragePool", "Add", "Softmax",
-       "BatchNormalization", "Concat", "Sub", "Mul", "Div"}
-EXPECTED_PASSES = 76  # 75 before dilated pools, 73 before 1-D pools, 37 before batched MatMul, 39 before ceil_mode and count_include_pad 0, 46 before
+       "BatchNormalization", "Concat", "Sub", "Mul", "Div", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "HardSwish",
+       "Clip", "Abs", "Neg", "Sqrt", "Exp", "Max", "Min", "GlobalMaxPool", "Erf"}
+EXPECTED_PASSES = 122  # 76 before the activations (Sigmoid, Tanh, Erf, LeakyRelu, HardSigmoid, HardSwish,
+# Clip, Abs, Neg, Sqrt, Exp, Max, Min), GlobalMaxPool and float16 tensors, 75 before dilated pools, 73 before 1-D pools, 37 before batched MatMul, 39 before ceil_mode and count_include_pad 0, 46 before
 # BatchNormalization alone, Gemm transA and matrix C, broadcast Add; then Concat, Sub, Mul and Div joined
 # the suite (21 more)
 

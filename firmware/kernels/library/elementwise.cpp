@@ -5,18 +5,164 @@
 #include <vector>
 
 #include "aicore/kernel_builder.hpp"
+#include "aicore/numeric.hpp"
 #include "common/error.hpp"
 
 namespace dvp::kernels {
 
 using namespace aicore;
 
-bool elementwise_binary(const std::string& op) {
-  return op == "add" || op == "sub" || op == "mul" || op == "max" || op == "min";
+// What an op's steps write with: the vector unit on the math type, from `src` (x, or x widened)
+// and `y` into `dst`; `scalar` holds an immediate.
+struct ElementwiseSteps {
+  KernelBuilder& k;
+  DType t;
+  VecCfg vec;
+  Reg dst, src, y, scalar;
+  Reg w[2];  // scratch areas (ElementwiseOp::scratch)
+  double alpha, beta;
+  void un(const char* op, Reg d, Reg s) { k.Vector(op, t, {d, s}, vec); }
+  void bin(const char* op, Reg d, Reg a, Reg b) { k.Vector(op, t, {d, a, b}, vec); }
+  void scal(const char* op, Reg d, Reg s, double v) {
+    k.Li(scalar, std::int64_t(num::bits(v, t)));
+    k.Vector(op, t, {d, s, scalar}, vec);
+  }
+};
+
+namespace {
+
+template <int kOp>
+void binary(ElementwiseSteps& s) {
+  static const char* names[] = {"add", "sub", "mul", "max", "min"};
+  s.bin(names[kOp], s.dst, s.src, s.y);
+}
+template <int kOp>
+void unary(ElementwiseSteps& s) {
+  static const char* names[] = {"relu", "exp", "abs", "sqrt"};
+  s.un(names[kOp], s.dst, s.src);
+}
+void neg(ElementwiseSteps& s) { s.scal("muls", s.dst, s.src, -1.0); }
+// 1 / (1 + e^-x): e^-x overflows to inf below about -11 in f16, and 1 / inf is 0, the limit.
+void sigmoid(ElementwiseSteps& s) {
+  s.scal("muls", s.dst, s.src, -1.0);
+  s.un("exp", s.dst, s.dst);
+  s.scal("adds", s.dst, s.dst, 1.0);
+  s.un("rec", s.dst, s.dst);
+}
+// 1 - 2 / (e^2x + 1): no overflow to inf / inf at either end. It cancels near 0, so an f16 x is
+// computed in f32 (the op's f32_math), as vendor libraries widen f16 tanh.
+void tanh_steps(ElementwiseSteps& s) {
+  s.scal("muls", s.dst, s.src, 2.0);
+  s.un("exp", s.dst, s.dst);
+  s.scal("adds", s.dst, s.dst, 1.0);
+  s.un("rec", s.dst, s.dst);
+  s.scal("muls", s.dst, s.dst, -2.0);
+  s.scal("adds", s.dst, s.dst, 1.0);
+}
+void leaky_relu(ElementwiseSteps& s) {
+  s.k.Li(s.scalar, std::int64_t(num::bits(s.alpha, s.t)));
+  s.k.Vector("lrelu", s.t, {s.dst, s.src, s.scalar}, s.vec);
+}
+// max(0, min(1, a x + b)) into dst, from src, min first as the formula (vmins and vmaxs return
+// the number of a NaN and a number: a NaN x gives 1, as std::min and std::max in that order).
+void hard_gate(ElementwiseSteps& s, double a, double b) {
+  s.scal("muls", s.dst, s.src, a);
+  s.scal("adds", s.dst, s.dst, b);
+  s.scal("mins", s.dst, s.dst, 1.0);
+  s.scal("maxs", s.dst, s.dst, 0.0);
+}
+void hard_sigmoid(ElementwiseSteps& s) { hard_gate(s, s.alpha, s.beta); }
+void hard_swish(ElementwiseSteps& s) {  // x max(0, min(1, x / 6 + 1 / 2)), ONNX's fixed alpha and beta
+  hard_gate(s, 1.0 / 6.0, 0.5);
+  s.bin("mul", s.dst, s.dst, s.src);
+}
+void clip(ElementwiseSteps& s) {
+  s.scal("maxs", s.dst, s.src, s.alpha);
+  s.scal("mins", s.dst, s.dst, s.beta);
+}
+void adds(ElementwiseSteps& s) { s.scal("adds", s.dst, s.src, s.alpha); }
+void muls(ElementwiseSteps& s) { s.scal("muls", s.dst, s.src, s.alpha); }
+
+// erf(x) into d from x (kept), with scratch w: Abramowitz and Stegun 7.1.26, for x >= 0
+// 1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) e^-x^2 with t = 1 / (1 + p x), within 1.5e-7;
+// odd, so erf(x) = x E(|x|) / (|x| + 1e-30), which needs no select (at 0: x times a finite value).
+void erf_into(ElementwiseSteps& s, Reg d, Reg x, Reg w) {
+  static const double a[] = {0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429};
+  s.un("abs", d, x);
+  s.scal("muls", d, d, 0.3275911);
+  s.scal("adds", d, d, 1.0);
+  s.un("rec", d, d);  // t
+  s.scal("muls", w, d, a[4]);
+  for (int i = 3; i >= 0; --i) {
+    s.scal("adds", w, w, a[i]);
+    s.bin("mul", w, w, d);
+  }
+  s.bin("mul", d, x, x);
+  s.scal("muls", d, d, -1.0);
+  s.un("exp", d, d);
+  s.bin("mul", w, w, d);
+  s.scal("muls", w, w, -1.0);
+  s.scal("adds", w, w, 1.0);  // E(|x|)
+  s.un("abs", d, x);
+  s.scal("adds", d, d, 1e-30);
+  s.bin("div", w, w, d);
+  s.bin("mul", d, w, x);
+}
+void erf(ElementwiseSteps& s) { erf_into(s, s.dst, s.src, s.w[0]); }
+// x (1 + erf(x / sqrt 2)) / 2: GELU in BERT's and PyTorch's exact form.
+void gelu(ElementwiseSteps& s) {
+  s.scal("muls", s.w[1], s.src, 0.70710678118654752);
+  erf_into(s, s.dst, s.w[1], s.w[0]);
+  s.scal("adds", s.dst, s.dst, 1.0);
+  s.scal("muls", s.dst, s.dst, 0.5);
+  s.bin("mul", s.dst, s.dst, s.src);
 }
 
+}  // namespace
+
+const std::vector<ElementwiseOp>& elementwise_ops() {
+  static const std::vector<ElementwiseOp> table = {
+      // name, inputs, f32 math, exact, scratch, light, heavy, params, params doc, doc, steps
+      {"add", 2, false, true, 0, 1, 0, 0, "", "z = x + y", binary<0>},
+      {"sub", 2, false, true, 0, 1, 0, 0, "", "z = x - y", binary<1>},
+      {"mul", 2, false, true, 0, 1, 0, 0, "", "z = x * y", binary<2>},
+      {"max", 2, false, true, 0, 1, 0, 0, "", "z = max(x, y)", binary<3>},
+      {"min", 2, false, true, 0, 1, 0, 0, "", "z = min(x, y)", binary<4>},
+      {"relu", 1, false, true, 0, 1, 0, 0, "", "z = max(x, 0)", unary<0>},
+      {"exp", 1, false, true, 0, 0, 1, 0, "", "z = e^x", unary<1>},
+      {"abs", 1, false, true, 0, 1, 0, 0, "", "z = |x|", unary<2>},
+      {"sqrt", 1, false, true, 0, 0, 1, 0, "", "z = sqrt(x)", unary<3>},
+      {"neg", 1, false, true, 0, 1, 0, 0, "", "z = -x", neg},
+      {"adds", 1, false, false, 0, 1, 0, 1, "alpha: the constant", "z = x + alpha", adds},
+      {"muls", 1, false, false, 0, 1, 0, 1, "alpha: the constant", "z = alpha x", muls},
+      {"sigmoid", 1, false, false, 0, 2, 2, 0, "", "z = 1 / (1 + e^-x)", sigmoid},
+      {"tanh", 1, true, false, 0, 4, 2, 0, "", "z = tanh(x), as 1 - 2 / (e^2x + 1) (f16: computed in f32)", tanh_steps},
+      {"erf", 1, true, false, 1, 17, 3, 0, "", "z = erf(x), within 1.5e-7 and f32 rounding (f16: computed in f32)",
+       erf},
+      {"gelu", 1, true, false, 2, 20, 3, 0, "", "z = x (1 + erf(x / sqrt 2)) / 2 (f16: computed in f32)", gelu},
+      {"leaky_relu", 1, false, false, 0, 1, 0, 1, "alpha: the slope below 0", "z = x >= 0 ? x : alpha x", leaky_relu},
+      {"hard_sigmoid", 1, false, false, 0, 4, 0, 2, "alpha, beta", "z = max(0, min(1, alpha x + beta))", hard_sigmoid},
+      {"hard_swish", 1, false, false, 0, 5, 0, 0, "", "z = x max(0, min(1, x / 6 + 1 / 2))", hard_swish},
+      {"clip", 1, false, true, 0, 2, 0, 2, "alpha, beta: the bounds", "z = min(max(x, alpha), beta)", clip},
+  };
+  return table;
+}
+
+const ElementwiseOp* elementwise_op(const std::string& name) {
+  for (const ElementwiseOp& o : elementwise_ops())
+    if (name == o.name) return &o;
+  return nullptr;
+}
+
+bool elementwise_binary(const std::string& op) {
+  const ElementwiseOp* o = elementwise_op(op);
+  return o && o->inputs == 2;
+}
+
+// An f16 x of an f32_math op is widened: the tiles are sized in f32.
 unsigned elementwise_wide_bytes(const ElementwiseShape& s) {
-  return std::max(dtype_bytes(s.dtype), s.op == "cast" ? dtype_bytes(s.to) : 0u);
+  const ElementwiseOp* o = elementwise_op(s.op);
+  return std::max({dtype_bytes(s.dtype), s.op == "cast" ? dtype_bytes(s.to) : 0u, o && o->f32_math ? 4u : 0u});
 }
 
 std::uint64_t elementwise_block_elems(const ElementwiseShape& s) {
@@ -25,22 +171,21 @@ std::uint64_t elementwise_block_elems(const ElementwiseShape& s) {
 
 std::uint32_t elementwise_tile_bytes(const AiCoreConfig& cfg, const ElementwiseShape& s) {
   const unsigned operands = elementwise_binary(s.op) ? 3 : 2;  // each operand area is a full tile
-  std::uint32_t tile = 65280;                                  // 255 repeats x 256 B
+  const ElementwiseOp* op = elementwise_op(s.op);
+  const unsigned areas = 2 * operands + (op ? op->scratch : 0);  // two of each operand, one of each scratch
+  std::uint32_t tile = 65280;                                    // 255 repeats x 256 B
   std::uint32_t p = 256;
-  // Two tiles of each operand, and 768 bytes for the last block of a ragged n (ElementwiseCode).
-  while (p * 2 <= tile && 2ull * operands * p * 2 + 768 <= cfg.size[kUB]) p *= 2;
-  if (2ull * operands * p + 768 > cfg.size[kUB])
-    throw Error("elementwise: the UB cannot hold two tiles of each operand");
+  // The areas, and 768 bytes for the last block of a ragged n (ElementwiseCode).
+  while (p * 2 <= tile && 2ull * areas * p + 768 <= cfg.size[kUB]) p *= 2;
+  if (std::uint64_t(areas) * p + 768 > cfg.size[kUB])
+    throw Error("elementwise: the UB cannot hold two tiles of each operand and the op's scratch");
   return p;
 }
 
 namespace {
 
 void check_shape(const ElementwiseShape& s) {
-  static const char* ops[] = {"add", "sub", "mul", "max", "min", "relu", "exp", "abs", "sqrt", "cast"};
-  bool known = false;
-  for (const char* o : ops) known |= s.op == o;
-  if (!known) throw Error("elementwise: unknown op '" + s.op + "'");
+  if (s.op != "cast" && !elementwise_op(s.op)) throw Error("elementwise: unknown op '" + s.op + "'");
   if (s.op == "cast") {
     for (DType t : {s.dtype, s.to})
       if (t != DType::F16 && t != DType::BF16 && t != DType::F32 && t != DType::S8 && t != DType::S32)
@@ -55,6 +200,7 @@ void check_shape(const ElementwiseShape& s) {
 struct TileCfg {
   DataCopyCfg copy_in, copy_out;
   VecCfg vec, conv;
+  VecCfg widen, narrow;  // an f32_math op's f16 x to f32, and its f32 result back
   std::uint64_t start = 0;
 };
 
@@ -67,6 +213,7 @@ struct TileCfg {
 // first, before it writes anything: in place (z an input), what it recomputes are still inputs.
 struct ElementwiseCode {
   const ElementwiseShape& s;
+  const ElementwiseOp* op;  // nullptr: a cast
   bool binary, cast;
   std::uint32_t tile;  // bytes of the wider type
   std::uint64_t x_bytes, z_bytes;
@@ -74,14 +221,16 @@ struct ElementwiseCode {
   std::vector<TileCfg> tail;  // its pieces; the last one (the block ending at n) when `ragged`
   bool ragged = false;
   KernelBuilder k{};
-  Reg arg{}, X{}, Y{}, Z{}, t{}, dim{}, ntiles{}, off{}, g{}, u0{}, u1{}, u2{}, n128{};
+  Reg arg{}, X{}, Y{}, Z{}, t{}, dim{}, ntiles{}, off{}, g{}, u0{}, u1{}, u2{}, n128{}, sc{}, w0{}, w1{};
 
   // [x0 x1 y0 y1 z0 z1] ([x0 x1 z0 z1] for one input), then the ragged last block's x, y and z
-  // (b = 2), 256 bytes each: what elementwise_tile_bytes counts.
+  // (b = 2), 256 bytes each, then the op's scratch areas (only the vector unit uses them, one tile
+  // at a time): what elementwise_tile_bytes counts.
   std::int64_t ub(int operand, int b) const {
     const int operands = binary ? 3 : 2, at = operand == 2 && !binary ? 1 : operand;
     return b == 2 ? std::int64_t(tile) * 2 * operands + 256 * operand : std::int64_t(tile) * (2 * at + b);
   }
+  std::int64_t scratch(int i) const { return std::int64_t(tile) * (2 * (binary ? 3 : 2) + i) + 768; }
   // This tile's byte offset in an operand of `bytes` per element: t x tile, or the piece's.
   void offset(const TileCfg* piece, std::uint64_t tile_bytes, unsigned bytes);
   void load(int b, const TileCfg* piece = nullptr);
@@ -118,11 +267,16 @@ void ElementwiseCode::compute(int b, const TileCfg* piece) {
   k.Li(u2, ub(2, b));
   if (cast) {
     k.Cast(s.to, s.dtype, u2, u0, c.conv, Round::Rint);
-  } else if (binary) {
-    k.Li(u1, ub(1, b));
-    k.Vector(s.op.c_str(), s.dtype, {u2, u0, u1}, c.vec);
+  } else if (op->f32_math && s.dtype == DType::F16) {
+    // x widened into z's area (a tile of the wider type), the op into x's, narrowed back.
+    k.Cast(DType::F32, DType::F16, u2, u0, c.widen, Round::Rint);
+    ElementwiseSteps st{k, DType::F32, c.vec, u0, u2, u1, sc, {w0, w1}, s.alpha, s.beta};
+    op->steps(st);
+    k.Cast(DType::F16, DType::F32, u2, u0, c.narrow, Round::Rint);
   } else {
-    k.Vector(s.op.c_str(), s.dtype, {u2, u0}, c.vec);
+    if (binary) k.Li(u1, ub(1, b));
+    ElementwiseSteps st{k, s.dtype, c.vec, u2, u0, u1, sc, {w0, w1}, s.alpha, s.beta};
+    op->steps(st);
   }
   if (b < 2) k.SetFlag(Pipe::V, Pipe::MTE2, b);
   k.SetFlag(Pipe::V, Pipe::MTE3, b);
@@ -142,8 +296,13 @@ void ElementwiseCode::store(int b, const TileCfg* piece) {
 // the wider type (a conversion's sides advance by their own share of it).
 TileCfg tile_cfg(std::uint64_t elems, unsigned eb, unsigned ob, unsigned wide, std::uint64_t start = 0) {
   const std::uint32_t repeats = std::uint32_t((elems * wide + 255) / 256);
-  return {DataCopyCfg{1, std::uint32_t(elems * eb / 32), 0, 0}, DataCopyCfg{1, std::uint32_t(elems * ob / 32), 0, 0},
-          VecCfg{repeats, 1, 1, 1, 8, 8, 8}, VecCfg{repeats, 1, 1, 1, 8 * ob / wide, 8 * eb / wide, 8}, start};
+  return {DataCopyCfg{1, std::uint32_t(elems * eb / 32), 0, 0},
+          DataCopyCfg{1, std::uint32_t(elems * ob / 32), 0, 0},
+          VecCfg{repeats, 1, 1, 1, 8, 8, 8},
+          VecCfg{repeats, 1, 1, 1, 8 * ob / wide, 8 * eb / wide, 8},
+          VecCfg{repeats, 1, 1, 1, 8, 8 * eb / wide, 8},
+          VecCfg{repeats, 1, 1, 1, 8 * ob / wide, 8, 8},
+          start};
 }
 
 }  // namespace
@@ -160,7 +319,9 @@ Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
   // block from element 0, its copies past n staying in the tensors' memory (whole 4 KiB pages).
   const std::uint64_t block_elems = elementwise_block_elems(s);
   const std::uint64_t full = s.n / tile_elems, rest = s.n % tile_elems;
-  ElementwiseCode c{s, binary, cast, tile, tile_elems * eb, tile_elems * ob, tile_cfg(tile_elems, eb, ob, wide), {}};
+  ElementwiseCode c{s,    elementwise_op(s.op), binary,          cast,
+                    tile, tile_elems * eb,      tile_elems * ob, tile_cfg(tile_elems, eb, ob, wide),
+                    {}};
   if (s.n < block_elems) c.tail.push_back(tile_cfg(block_elems, eb, ob, wide, 0));
   if (const std::uint64_t whole_blocks = rest / block_elems * block_elems)
     c.tail.push_back(tile_cfg(whole_blocks, eb, ob, wide, full * tile_elems));
@@ -173,7 +334,11 @@ Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
   if (binary) k.LoadGm(c.Y, c.arg, 8);
   k.LoadGm(c.Z, c.arg, binary ? 16 : 8);
   c.t = k.reg(), c.dim = k.reg(), c.ntiles = k.Const(std::int64_t(full)), c.off = k.reg(), c.g = k.reg(),
-  c.u0 = k.reg(), c.u1 = k.reg(), c.u2 = k.reg(), c.n128 = k.Const(std::min<std::int64_t>(128, 256 / wide));
+  c.u0 = k.reg(), c.u1 = k.reg(), c.u2 = k.reg(), c.sc = k.reg(),
+  c.n128 = k.Const(std::min<std::int64_t>(128, 256 / wide));
+  const unsigned scratch = c.op ? c.op->scratch : 0;
+  if (scratch > 0) c.w0 = k.Const(c.scratch(0));
+  if (scratch > 1) c.w1 = k.Const(c.scratch(1));
   k.GetSpr(c.t, Spr::BlockId);
   k.GetSpr(c.dim, Spr::BlockDim);
   k.SetMaskCount(c.n128);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Kernel library: element-wise operations on vectors in GM, z = x op y (add, sub, mul, max, min)
-// or z = op(x) (relu, exp, abs, sqrt), fp16 or fp32, and z = cast(x) between fp16, bf16, fp32,
-// int8 and int32, on any n of at least one 32-byte block. Tiles sized from the UB go
+// or z = op(x) (relu, exp, abs, sqrt, neg, and the activations: sigmoid, tanh, leaky_relu,
+// hard_sigmoid, hard_swish, clip), fp16 or fp32, and z = cast(x) between fp16, bf16, fp32, int8
+// and int32, on any n. Each op is one entry of a table: its vector instructions per tile. Tiles sized from the UB go
 // round-robin to the blocks; MTE2 (GM -> UB), the vector unit and MTE3 (UB -> GM) overlap on two
 // buffers; one block does the tail (elementwise.cpp says how).
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "aicore/aicore_config.hpp"
 #include "aicore/assembler.hpp"
@@ -14,11 +16,31 @@
 namespace dvp::kernels {
 
 struct ElementwiseShape {
-  std::string op;                            // add, sub, mul, max, min, relu, exp, abs, sqrt, cast
+  std::string op;                            // an ElementwiseOp's name, or cast
   aicore::DType dtype = aicore::DType::F16;  // of x (and y)
   std::uint64_t n = 0;                       // elements
   aicore::DType to = aicore::DType::None;    // cast: the type of z (rounded to nearest even)
+  double alpha = 0, beta = 0;                // the op's parameters (ElementwiseOp::params), rounded to dtype
 };
+
+struct ElementwiseSteps;
+// One operation: its operands, the type it computes in, and its vector instructions per repeat
+// (conversions aside), light and heavy (vexp, vrec, vsqrt: the complex rate), for the roofline.
+struct ElementwiseOp {
+  const char* name;
+  unsigned inputs;   // 1 or 2
+  bool f32_math;     // an f16 x is widened to f32 first and the result narrowed (2 more instructions)
+  bool exact;        // z is the exact result rounded once to dtype (else several roundings, a rounded parameter)
+  unsigned scratch;  // UB areas of a tile its steps use besides x's and z's (0 to 2)
+  unsigned light, heavy;
+  unsigned params;  // 0; 1: alpha; 2: alpha and beta
+  const char* params_doc;
+  const char* doc;
+  void (*steps)(ElementwiseSteps& s);
+};
+// The table (cast is not in it: a conversion, not an op), and one entry by name (nullptr: none).
+const std::vector<ElementwiseOp>& elementwise_ops();
+const ElementwiseOp* elementwise_op(const std::string& name);
 
 bool elementwise_binary(const std::string& op);
 // Bytes per element of the wider of x and z (a cast's repeats are counted in it).
