@@ -275,6 +275,7 @@ class Compiler {
                           const std::vector<Operand>& in, const std::string& out, const Params& params = {},
                           const std::vector<int>& fused = {});
   bool scalar_op(int i);
+  bool channel_gate(int i);
   // GELU as five nodes (find_gelus): each member -> its pattern, lowered as one gelu kernel.
   struct Gelu {
     int erf;
@@ -712,20 +713,22 @@ bool Compiler::conv(int i) {
   const bool c04 = x[1] <= 4 && groups == 1 && ref(n.input(0)).empty() && consumers_.at(n.input(0)).size() == 1 &&
                    !outputs_.count(n.input(0));
   const bool folded = fold_scale(i, ch.bn, w);
+  // y in the residual's type when it is placed already (a graph output is f32, but for a shortcut
+  // of f16 that the epilogue adds: the kernel adds one of y's type).
+  const std::string ydt = ch.add >= 0 && !ref(ch.residual).empty() ? values_.at(ch.residual).dtype : out_dtype(ch.out);
   Kernel k{kernel_name(i), "conv2d"};
   for (int j : {i, ch.bn, ch.add, ch.act})
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
-  k.shape = conv_keys(xk, cout, kk, s, d, p, g, c04, out_dtype(ch.out));
+  k.shape = conv_keys(xk, cout, kk, s, d, p, g, c04, ydt);
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0, c04));
   k.tensors.push_back(weight_tensor(
       i, k, KTensor{"w", "f16", weight_layout(cout, c04 ? "nc1hwc0_c04" : "nc1hwc0", c04), "", "", "", w.shape, g}, w));
   k.args = {"x", "w", "y"};
-  produce(k, ch.out, KTensor{"y", out_dtype(ch.out)}, Layout::Nc1hwc0);
+  produce(k, ch.out, KTensor{"y", ydt}, Layout::Nc1hwc0);
   conv_epilogue(i, ch.bn, k, cout, folded);
   if (ch.add >= 0) {
-    KTensor r = use(ch.add, k, ch.residual, "residual", Layout::Nc1hwc0);
-    if (r.dtype != out_dtype(ch.out))
-      fail(ch.add, "the shortcut is " + r.dtype + ", the conv's output " + out_dtype(ch.out));
+    KTensor r = use(ch.add, k, ch.residual, "residual", Layout::Nc1hwc0, false, ydt);
+    if (r.dtype != ydt) fail(ch.add, "the shortcut is " + r.dtype + ", the conv's output " + ydt);
     k.tensors.push_back(r), k.args.push_back("residual"), k.shape.push_back({"residual", "true"});
   }
   if (ch.act >= 0) k.shape.push_back({ch.relu6 ? "relu6" : "relu", "true"});
@@ -1314,7 +1317,7 @@ bool Compiler::elementwise(int i) {
   for (int j = 0; j < operands; ++j)
     if (!is_weight(n.input(j)) && !available(n.input(j))) return false;
   if (binary && !variadic && n.input_size() != 2) fail(i, "an op of two operands has " + std::to_string(operands));
-  if (scalar_op(i)) return true;
+  if (scalar_op(i) || channel_gate(i)) return true;
   const Dims full = image_shape(n.output(0));
   std::vector<Operand> in;
   for (int j = 0; j < operands; ++j) in.push_back(operand(i, j, full));
@@ -1369,6 +1372,47 @@ bool Compiler::scalar_op(int i) {
   elementwise_kernel(i, 0, "", add ? "adds" : "muls", {{x, {}}}, n.output(0), {{"alpha", num(v)}});
   done_[std::size_t(i)] = true;
   return true;
+}
+
+// Mul of an NC1HWC0 feature map by a gate of one value per channel, an activation of 1 x C x 1 x 1
+// (a squeeze-and-excitation block's: EfficientNet's, MobileNetV3's): a depthwise 1 x 1 conv2d of
+// weight 1 whose epilogue scales each channel by the gate, read as its f32 scale row where a cast
+// of the gate left it (a 1 x 1 map holds its channels in order, then its pad channels' zeros).
+// Channels that are no whole group of 16 run rounded up, as a depthwise conv's. One pass.
+bool Compiler::channel_gate(int i) {
+  const auto& n = node(i);
+  if (n.op_type() != "Mul" || n.input_size() != 2) return false;
+  int j = 0;
+  auto fits = [&](int m) {
+    const std::string &map = n.input(m), &gate = n.input(1 - m);
+    if (is_weight(map) || is_weight(gate) || ref(map).empty() || ref(gate).empty()) return false;
+    const Value &x = values_.at(map), &g = values_.at(gate);
+    const Dims xs = image_shape(map), gs = image_shape(gate);
+    return x.spatial_map() && x.dtype == "f16" && g.layout == Layout::Nc1hwc0 && xs.size() == 4 &&
+           gs == Dims{1, xs[1], 1, 1} && image_shape(n.output(0)) == xs;
+  };
+  if (!fits(j) && !fits(j = 1)) return false;
+  const std::string &map = n.input(j), &out = n.output(0);
+  Dims x = values_.at(map).shape;
+  const std::int64_t cout = (x[1] + 15) / 16 * 16;
+  x[1] = cout;
+  const std::string gate = cast_to(i, n.input(1 - j), "f32");
+  Kernel k{kernel_name(i), "conv2d"};
+  k.nodes = {i};
+  k.shape = conv_keys(x, cout, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, cout, false, out_dtype(out));
+  k.tensors.push_back(use(i, k, map, "x", Layout::Nc1hwc0));
+  const Tensor w{{cout, 1, 1, 1}, std::vector<float>(std::size_t(cout), 1.0f)};
+  k.tensors.push_back(
+      weight_tensor(i, k, KTensor{"w", "f16", weight_layout(cout, "nc1hwc0"), "", "", "", w.shape, cout}, w));
+  k.args = {"x", "w", "y"};
+  produce(k, out, KTensor{"y", out_dtype(out)}, Layout::Nc1hwc0);
+  epilogue_tensors(i, k, {}, {}, false, cout);  // a bias of zeros
+  KTensor scale{"scale", "f32"};
+  scale.alias = values_.at(gate).refs[image_];
+  k.tensors.push_back(scale), k.args.push_back("scale"), k.shape.push_back({"channel_scale", "true"});
+  k.check_inputs = {"x", "w", "bias", "scale"};
+  k.check = {{"op", "conv2d"}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  return finish(i, std::move(k));
 }
 
 double Compiler::constant_scalar(const std::string& v) const {

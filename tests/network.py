@@ -927,6 +927,37 @@ with tempfile.TemporaryDirectory() as d:
         if layers != ["fc1", "erf", "fc2", "erf2", "times3", "minus", "over8", "plus1"]:
             failures.append(f"GELU as exported: layers {layers}, want each GELU one kernel")
 
+    # An EfficientNet-style block (MBConv): a 1 x 1 expansion to 40 channels (no whole group of 16)
+    # with SiLU, a depthwise 3 x 3 conv with SiLU, squeeze-and-excitation (a global pool, 1 x 1
+    # convs 40 -> 10 -> 40, a Sigmoid gate, the map times the gate: one value per channel
+    # broadcast over the map), a 1 x 1 projection and the residual Add; at a batch of 2, every
+    # layer checked, the output against NumPy.
+    ew, edw = f32(rng.normal(0, .3, (40, 24, 1, 1))), f32(rng.normal(0, .3, (40, 1, 3, 3)))
+    esq, eex, epr = f32(rng.normal(0, .3, (10, 40, 1, 1))), f32(rng.normal(0, .3, (40, 10, 1, 1))), \
+        f32(rng.normal(0, .2, (24, 40, 1, 1)))
+    eb1, eb2 = f32(rng.normal(0, .1, 10)), f32(rng.normal(0, .1, 40))
+    mb = [mk("Conv", ["x", "ew"], ["e"], name="expand"), mk("Sigmoid", ["e"], ["es"], name="e_sig"),
+          mk("Mul", ["e", "es"], ["ea"], name="e_silu"),
+          mk("Conv", ["ea", "edw"], ["dw"], name="dw", group=40, pads=[1, 1, 1, 1]),
+          mk("Sigmoid", ["dw"], ["ds"], name="d_sig"), mk("Mul", ["ds", "dw"], ["da"], name="d_silu"),
+          mk("GlobalAveragePool", ["da"], ["sq"], name="squeeze"), mk("Conv", ["sq", "esq", "eb1"], ["r"], name="reduce"),
+          mk("Sigmoid", ["r"], ["rs"], name="r_sig"), mk("Mul", ["r", "rs"], ["ra"], name="r_silu"),
+          mk("Conv", ["ra", "eex", "eb2"], ["ex"], name="excite"), mk("Sigmoid", ["ex"], ["gate"], name="gate"),
+          mk("Mul", ["da", "gate"], ["se"], name="se"), mk("Conv", ["se", "epr"], ["pr"], name="project"),
+          mk("Add", ["pr", "x"], ["y"], name="residual")]
+    mx = f32(rng.uniform(-1, 1, (2, 24, 9, 7)))
+    mout = run_model("mbconv", mb, {"ew": ew, "edw": edw, "esq": esq, "eex": eex, "epr": epr, "eb1": eb1, "eb2": eb2},
+                     (["N", 24, 9, 7], ["N", 24, 9, 7]), mx, r"kernel se_b1: 3024 elements within",
+                     "squeeze-and-excitation in an MBConv block", "--check-layers")
+    if mout:
+        silu = lambda v: v / (1 + np.exp(-v))
+        for b in range(2):
+            xb = mx[b].astype(np.float16).astype(np.float64)
+            ea = np.pad(silu(conv1(xb, ew)), ((0, 0), (1, 1), (1, 1)))
+            da = silu(sum(ea[:, i:i + 9, j:j + 7] * edw[:, 0, i, j, None, None] for i in range(3) for j in range(3)))
+            gate = 1 / (1 + np.exp(-(eex[:, :, 0, 0] @ silu(esq[:, :, 0, 0] @ da.mean(axis=(1, 2)) + eb1) + eb2)))
+            compare("squeeze-and-excitation", mout, f".b{b}", {"y": conv1(da * gate[:, None, None], epr) + xb})
+
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Softplus", ["x"], ["y"], name="gate")], "g",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
