@@ -50,6 +50,9 @@ struct Value {
   // bytes are in the map's order, not the flattening's, so it is read only as a gemm's A whose
   // weight B has its rows put in the map's order (flat_b); empty for any other value.
   Dims map;
+  // A Pad the Conv reading this value folds into its padding (top, left, bottom, right): the
+  // value is the unpadded map; empty for any other value.
+  Dims pads;
   // An NC1HWC0 feature map of more than one position (a 1 x 1 one, a global pool's output, holds
   // its channels in order: readable as rows).
   bool spatial_map() const { return layout == Layout::Nc1hwc0 && shape[2] * shape[3] != 1; }
@@ -293,6 +296,7 @@ class Compiler {
   bool softmax(int i);
   bool softmax_channels(int i);
   bool view(int i);
+  bool pad(int i);
   void finish_outputs();
   void plan_arena();
   void order_batch();
@@ -494,6 +498,8 @@ KTensor Compiler::use(int i, Kernel& k, const std::string& v, const std::string&
     fail(i, "input '" + v + "' is a Transpose of its last two axes, lowered only as a MatMul's B (read transposed)");
   if (!folds && val.scale != 1.0)
     fail(i, "input '" + v + "' is scaled by a constant (Mul or Div), lowered only into the Softmax that reads it");
+  if (!val.pads.empty() && !(k.library == "conv2d" && name == "x"))
+    fail(i, "input '" + v + "' is a Pad, lowered only as the padding of the Conv that reads it");
   if (!val.map.empty())
     fail(i, "input '" + v + "' flattens an NC1HWC0 feature map of " + std::to_string(val.map[2]) + " x " +
                 std::to_string(val.map[3]) +
@@ -708,7 +714,17 @@ bool Compiler::conv(int i) {
   w.shape[0] = cout, w.data.resize(std::size_t(product(w.shape)), 0.0f);
   Dims xk = x;  // the input as the kernel reads it: a depthwise conv's channels rounded up too
   if (depthwise) xk[1] = cout;
-  const Dims p = conv_pads(i, x, kk, s, d);
+  // A Pad before it (Compiler::pad) adds to its padding; auto_pad counts the padded map.
+  const Dims& before = values_.at(n.input(0)).pads;
+  Dims p = conv_pads(
+      i, before.empty() ? x : Dims{x[0], x[1], x[2] + before[0] + before[2], x[3] + before[1] + before[3]}, kk, s, d);
+  for (std::size_t j = 0; j < before.size(); ++j) p[j] += before[j];
+  for (std::size_t j = 0; j < 4; ++j)  // top, left, bottom, right
+    if (p[j] > d[j % 2] * (kk[j % 2] - 1))
+      fail(i, "padding of " + std::to_string(p[j]) +
+                  " (with a Pad before it, if any) past the dilated filter's extent " + "less one (" +
+                  std::to_string(d[j % 2] * (kk[j % 2] - 1)) +
+                  "): rows or columns that read only padding are not lowered");
   // The small-channel mode reads a graph input stored C0 = 4, which only this conv may read.
   const bool c04 = x[1] <= 4 && groups == 1 && ref(n.input(0)).empty() && consumers_.at(n.input(0)).size() == 1 &&
                    !outputs_.count(n.input(0));
@@ -1668,6 +1684,42 @@ bool Compiler::view(int i) {
   return true;
 }
 
+// Pad, constant 0 on the spatial axes (H and W; a 1-D map's L), read only by a Conv as its input:
+// folded into that conv's padding, the value a view of the unpadded map with the pads pending
+// (a graph input not placed yet is placed padded instead: the Pad's own values). TF exports and
+// PyTorch's ZeroPad2d write it so. Any other Pad is refused.
+bool Compiler::pad(int i) {
+  const auto& n = node(i);
+  if (!available(n.input(0))) return false;
+  const Attrs a = attrs(i);
+  Dims p = a.ints("pads", {});
+  if (m_.opset >= 11) {
+    if (n.input_size() < 2 || !constant(n.input(1))) fail(i, "pads that are not a constant are not lowered");
+    p.clear();
+    for (float v : ref_.at(n.input(1)).data) p.push_back(std::int64_t(v));
+  }
+  const double value = m_.opset >= 11 ? (n.input_size() > 2 && !n.input(2).empty() ? constant_scalar(n.input(2)) : 0.0)
+                                      : a.f("value", 0.0f);
+  const std::size_t r = p.size() / 2;
+  const int conv = sole_consumer(n.output(0));
+  const bool ok = a.s("mode", "constant") == "constant" && value == 0.0 && (r == 3 || r == 4) && p[0] == 0 &&
+                  p[1] == 0 && p[r] == 0 && p[r + 1] == 0 && *std::min_element(p.begin(), p.end()) >= 0 && conv >= 0 &&
+                  node(conv).op_type() == "Conv" && node(conv).input(0) == n.output(0);
+  if (!ok)
+    fail(i,
+         "a Pad is lowered only as the padding of the Conv that is its one reader (mode constant, value 0, on the "
+         "spatial axes)");
+  Value v = values_.at(n.input(0));
+  const bool unplaced = !v.input.empty() && v.refs[image_].empty();
+  const Dims x = v.shape;
+  set_view(i, v);
+  if (unplaced) return true;
+  Value& out = values_.at(n.output(0));
+  out.shape = x;
+  out.pads = r == 4 ? Dims{p[2], p[3], p[6], p[7]} : Dims{0, p[2], 0, p[5]};
+  return true;
+}
+
 // Node i's output is v: the same memory under the output's shape. A graph input not placed yet
 // is placed by the reader, holding the output's own values (no view of it is left to fold).
 void Compiler::set_view(int i, Value v) {
@@ -1915,6 +1967,9 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
       {"TopK", &Compiler::top_k},
       {"Reshape", &Compiler::view},
       {"Identity", &Compiler::view},
+      {"Squeeze", &Compiler::view},
+      {"Pad", &Compiler::pad},
+      {"Unsqueeze", &Compiler::view},
       {"Max", &Compiler::elementwise},
       {"Min", &Compiler::elementwise},
       {"Sigmoid", &Compiler::elementwise},

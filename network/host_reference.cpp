@@ -405,6 +405,76 @@ void reshape(Op& op) {
   op.out(0, so).data = x.data;
 }
 
+// Squeeze and Unsqueeze: the axes from input 1 (opset 13 on) or the attribute (before).
+Shape axes_of(const Op& op) {
+  if (op.opset < 13) return op.ints("axes", {});
+  Shape a;
+  if (op.has_in(1))
+    for (float v : op.in(1).data) a.push_back(std::int64_t(v));
+  return a;
+}
+
+// The dimensions in `axes` (of size 1), or every dimension of size 1 when none are given.
+void squeeze(Op& op) {
+  const Tensor& x = op.in(0);
+  const Shape axes = axes_of(op);
+  std::vector<bool> drop(x.shape.size(), axes.empty());
+  for (std::int64_t a : axes) drop[op.axis(a, x.shape.size())] = true;
+  Shape so;
+  for (std::size_t d = 0; d < x.shape.size(); ++d) {
+    if (drop[d] && !axes.empty()) op.need(x.shape[d] == 1, "axis " + std::to_string(d) + " is not of size 1");
+    if (!drop[d] || x.shape[d] != 1) so.push_back(x.shape[d]);
+  }
+  op.out(0, so).data = x.data;
+}
+
+// A dimension of size 1 at each of `axes`, counted in the output's dimensions.
+void unsqueeze(Op& op) {
+  const Tensor& x = op.in(0);
+  const Shape axes = axes_of(op);
+  const std::size_t rank = x.shape.size() + axes.size();
+  std::vector<bool> added(rank, false);
+  for (std::int64_t a : axes) {
+    const std::size_t d = op.axis(a, rank);
+    op.need(!added[d], "axis " + std::to_string(a) + " is given twice");
+    added[d] = true;
+  }
+  Shape so;
+  for (std::size_t d = 0, k = 0; d < rank; ++d) so.push_back(added[d] ? 1 : x.shape[k++]);
+  op.out(0, so).data = x.data;
+}
+
+// Pad, mode constant: pads from input 1 and the value from input 2 (opset 11 on) or the
+// attributes (before); cropping (a negative pad) and the other modes are not implemented.
+void pad(Op& op) {
+  const Tensor& x = op.in(0);
+  Shape p = op.ints("pads", {});
+  float value = op.f("value", 0.0f);
+  if (op.opset >= 11) {
+    p.clear();
+    for (float v : op.in(1).data) p.push_back(std::int64_t(v));
+    if (op.has_in(2)) value = op.in(2).data.at(0);
+  }
+  const std::size_t r = x.shape.size();
+  op.need(p.size() == 2 * r, "pads has " + std::to_string(p.size()) + " values for " + std::to_string(r) + " axes");
+  op.need(*std::min_element(p.begin(), p.end()) >= 0, "a negative pad (cropping) is not implemented");
+  Shape so(r);
+  for (std::size_t d = 0; d < r; ++d) so[d] = x.shape[d] + p[d] + p[d + r];
+  Tensor& y = op.out(0, so);
+  std::fill(y.data.begin(), y.data.end(), value);
+  std::vector<std::int64_t> idx(r, 0);
+  for (std::size_t e = 0; e < x.data.size(); ++e) {  // idx: x's index
+    std::int64_t at = 0;
+    for (std::size_t d = 0; d < r; ++d) at = at * so[d] + idx[d] + p[d];
+    y.data[std::size_t(at)] = x.data[e];
+    for (std::size_t d = r; d-- > 0;)
+      if (++idx[d] < x.shape[d])
+        break;
+      else
+        idx[d] = 0;
+  }
+}
+
 void flatten(Op& op) {
   const Tensor& x = op.in(0);
   const std::size_t axis = op.axis(op.i("axis", 1), x.shape.size(), 1);
@@ -573,6 +643,9 @@ const std::vector<Entry>& table() {
       {"TopK", topk},
       {"Flatten", flatten},
       {"Reshape", reshape},
+      {"Squeeze", squeeze},
+      {"Pad", pad},
+      {"Unsqueeze", unsqueeze},
       {"Transpose", transpose},
       {"Concat", concat},
       {"BatchNormalization", batch_norm},
@@ -645,6 +718,7 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset) {
       return "1-D and 2-D windows are implemented, not " + std::to_string(a.ints_size()) + "-D";
     if (op == "MaxPool" && a.name() == "storage_order" && a.i()) return "storage_order 1 is not implemented";
     if (op == "BatchNormalization" && a.name() == "training_mode" && a.i()) return "training_mode is not implemented";
+    if (op == "Pad" && a.name() == "mode" && a.s() != "constant") return "mode '" + a.s() + "' is not implemented";
   }
   if (std::string why = refuses_attributes(n, opset); !why.empty()) return why;
   if ((op == "Concat" && opset < 4) || (op == "Reshape" && opset < 5))

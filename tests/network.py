@@ -958,6 +958,33 @@ with tempfile.TemporaryDirectory() as d:
             gate = 1 / (1 + np.exp(-(eex[:, :, 0, 0] @ silu(esq[:, :, 0, 0] @ da.mean(axis=(1, 2)) + eb1) + eb2)))
             compare("squeeze-and-excitation", mout, f".b{b}", {"y": conv1(da * gate[:, None, None], epr) + xb})
 
+    # Pad (constant 0, as TF exports and PyTorch's ZeroPad2d write it) before a Conv: on the graph
+    # input (placed padded) and on a map (folded into the conv's padding, uneven: 1 top, 1 left,
+    # 1 bottom, 0 right, plus the conv's own 1); Squeeze and Unsqueeze as views of a pooled map.
+    pw1, pw2 = f32(rng.normal(0, .3, (16, 8, 3, 3))), f32(rng.normal(0, .3, (24, 16, 3, 3)))
+    pads = lambda *v: numpy_helper.from_array(np.array(v, np.int64))
+    pnodes = [mk("Constant", [], ["p1"], value=pads(0, 0, 1, 1, 0, 0, 1, 1)),
+              mk("Constant", [], ["p2"], value=pads(0, 0, 1, 1, 0, 0, 1, 0)),
+              mk("Constant", [], ["ax"], value=pads(2, 3)), mk("Constant", [], ["ax0"], value=pads(0)),
+              mk("Pad", ["x", "p1"], ["xp"], name="pad_in"), mk("Conv", ["xp", "pw1"], ["c1"], name="conv1"),
+              mk("Relu", ["c1"], ["r1"], name="relu1"), mk("Pad", ["r1", "p2"], ["rp"], name="pad_map"),
+              mk("Conv", ["rp", "pw2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+              mk("GlobalAveragePool", ["c2"], ["g"], name="gap"), mk("Squeeze", ["g", "ax"], ["sq"], name="squeeze"),
+              mk("Unsqueeze", ["sq", "ax0"], ["un"], name="unsqueeze"), mk("Relu", ["un"], ["y"], name="out")]
+    px = f32(rng.uniform(-1, 1, (1, 8, 10, 9)))
+    pout = run_model("padconv", pnodes, {"pw1": pw1, "pw2": pw2}, ([1, 8, 10, 9], [1, 1, 24]), px,
+                     r"kernel conv2: \d+ elements within[\s\S]*kernel out: 24 elements within", "Pad before a Conv",
+                     "--check-layers")
+    if pout:
+        def conv3p(x, w, t, l, b, r):  # 3 x 3, no padding of its own, after a zero Pad
+            xp = np.pad(x, ((0, 0), (t, b), (l, r)))
+            ho, wo = xp.shape[1] - 2, xp.shape[2] - 2
+            return sum(np.einsum("chw,oc->ohw", xp[:, i:i + ho, j:j + wo], w[:, :, i, j].astype(np.float64))
+                       for i in range(3) for j in range(3))
+        r1 = np.maximum(conv3p(px[0].astype(np.float16).astype(np.float64), pw1, 1, 1, 1, 1), 0)
+        c2 = conv3p(r1, pw2, 2, 2, 2, 1)
+        compare("Pad before a Conv", pout, "", {"y": np.maximum(c2.mean(axis=(1, 2)), 0).reshape(1, 1, 24)})
+
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Softplus", ["x"], ["y"], name="gate")], "g",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
