@@ -297,6 +297,7 @@ class Compiler {
   bool softmax_channels(int i);
   bool view(int i);
   bool pad(int i);
+  bool resize(int i);
   void finish_outputs();
   void plan_arena();
   void order_batch();
@@ -729,14 +730,14 @@ bool Compiler::conv(int i) {
   const bool c04 = x[1] <= 4 && groups == 1 && ref(n.input(0)).empty() && consumers_.at(n.input(0)).size() == 1 &&
                    !outputs_.count(n.input(0));
   const bool folded = fold_scale(i, ch.bn, w);
-  // y in the residual's type when it is placed already (a graph output is f32, but for a shortcut
-  // of f16 that the epilogue adds: the kernel adds one of y's type).
-  const std::string ydt = ch.add >= 0 && !ref(ch.residual).empty() ? values_.at(ch.residual).dtype : out_dtype(ch.out);
   Kernel k{kernel_name(i), "conv2d"};
   for (int j : {i, ch.bn, ch.add, ch.act})
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
-  k.shape = conv_keys(xk, cout, kk, s, d, p, g, c04, ydt);
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0, c04));
+  // y in the residual's type when it is placed already, x itself too (a graph output is f32, but
+  // for a shortcut of f16 that the epilogue adds: the kernel adds one of y's type).
+  const std::string ydt = ch.add >= 0 && !ref(ch.residual).empty() ? values_.at(ch.residual).dtype : out_dtype(ch.out);
+  k.shape = conv_keys(xk, cout, kk, s, d, p, g, c04, ydt);
   k.tensors.push_back(weight_tensor(
       i, k, KTensor{"w", "f16", weight_layout(cout, c04 ? "nc1hwc0_c04" : "nc1hwc0", c04), "", "", "", w.shape, g}, w));
   k.args = {"x", "w", "y"};
@@ -1384,7 +1385,9 @@ bool Compiler::scalar_op(int i) {
   v = t == "Sub" ? -v : t == "Div" ? 1.0 / v : v;
   const bool add = t == "Add" || t == "Sub";
   const Value& xv = values_.at(x);
-  if ((add && v != 0 && xv.layout == Layout::Nc1hwc0 && xv.shape[1] % 16) || !(std::fabs(v) <= 65504.0)) return false;
+  if ((add && v != 0 && xv.layout == Layout::Nc1hwc0 && xv.shape[1] % 16) || std::isnan(v) ||
+      (xv.dtype == "f16" && !(std::fabs(v) <= 65504.0)))
+    return false;  // the map path, or its refusal naming why
   elementwise_kernel(i, 0, "", add ? "adds" : "muls", {{x, {}}}, n.output(0), {{"alpha", num(v)}});
   done_[std::size_t(i)] = true;
   return true;
@@ -1404,8 +1407,13 @@ bool Compiler::channel_gate(int i) {
     if (is_weight(map) || is_weight(gate) || ref(map).empty() || ref(gate).empty()) return false;
     const Value &x = values_.at(map), &g = values_.at(gate);
     const Dims xs = image_shape(map), gs = image_shape(gate);
-    return x.spatial_map() && x.dtype == "f16" && g.layout == Layout::Nc1hwc0 && xs.size() == 4 &&
-           gs == Dims{1, xs[1], 1, 1} && image_shape(n.output(0)) == xs;
+    // One value per channel, in channel order: a 1 x 1 NC1HWC0 map (its pads past them), or ND of
+    // C values (a Gemm's, reshaped) when C fills whole groups of 16 (the scale row the conv reads).
+    const bool per_channel = gs.size() >= 3 && gs.size() <= 4 && product(gs) == xs[1] && gs[gs.size() - 3] == xs[1];
+    const bool stored =
+        (g.layout == Layout::Nc1hwc0 || (xs[1] % 16 == 0 && g.map.empty())) && !g.transposed && g.scale == 1.0;
+    return x.spatial_map() && x.dtype == "f16" && xs.size() == 4 && per_channel && stored &&
+           image_shape(n.output(0)) == xs;
   };
   if (!fits(j) && !fits(j = 1)) return false;
   const std::string &map = n.input(j), &out = n.output(0);
@@ -1450,7 +1458,8 @@ void Compiler::find_gelus() {
 }
 
 bool Compiler::match_gelu(int erf, Gelu& g) const {
-  auto near = [](double v, double want) { return std::fabs(v - want) <= 1e-4 * want; };
+  // f16 models hold sqrt 2 as 1.4140625 (1e-4 off)
+  auto near = [](double v, double want) { return std::fabs(v - want) <= 1e-3 * want; };
   // Node j's inputs as (the other operand, the constant scalar), with `from` one of them.
   auto split = [&](int j, const std::string& from, std::string& other, double& c) {
     const auto& n = node(j);
@@ -1464,7 +1473,8 @@ bool Compiler::match_gelu(int erf, Gelu& g) const {
   const std::string& d = node(erf).input(0);
   const auto pd = producer_.find(d);
   double c = 0;
-  if (pd == producer_.end() || sole_consumer(d) != erf || !split(pd->second, "", g.x, c)) return false;
+  if (pd == producer_.end() || sole_consumer(d) != erf || !split(pd->second, "", g.x, c) || is_weight(g.x))
+    return false;
   const int div = pd->second;
   if (!(op(div) == "Div" && node(div).input(1) != g.x && near(c, std::sqrt(2.0))) &&
       !(op(div) == "Mul" && near(c, std::sqrt(0.5))))
@@ -1477,12 +1487,14 @@ bool Compiler::match_gelu(int erf, Gelu& g) const {
   const std::string& a = node(add).output(0);
   const std::string p = node(mul).input(0) == a ? node(mul).input(1) : node(mul).input(0);
   g.erf = erf, g.nodes = {div, erf, add, mul};
-  if (p == g.x) {  // (x times 1 + erf) then halved
+  if (p == g.x) {  // (x times 1 + erf) then halved: a Mul by 0.5 or a Div by 2
     const int half = sole_consumer(node(mul).output(0));
     std::string m;
-    if (op(half) != "Mul" || !split(half, node(mul).output(0), m, c) || c != 0.5) return false;
+    if (half < 0 || !split(half, node(mul).output(0), m, c) ||
+        !((op(half) == "Mul" && c == 0.5) || (op(half) == "Div" && c == 2.0 && node(half).input(0) == m)))
+      return false;
     g.nodes.push_back(half), g.out = node(half).output(0);
-    return true;
+    return image_shape(g.out) == image_shape(g.x);  // no constant of higher rank broadcast in
   }
   const auto ph = producer_.find(p);  // x halved first
   std::string hx;
@@ -1490,7 +1502,7 @@ bool Compiler::match_gelu(int erf, Gelu& g) const {
       c != 0.5)
     return false;
   g.nodes.push_back(ph->second), g.out = node(mul).output(0);
-  return true;
+  return image_shape(g.out) == image_shape(g.x);
 }
 
 bool Compiler::gelu(std::size_t pattern) {
@@ -1575,6 +1587,10 @@ void Compiler::elementwise_kernel(int i, std::size_t head, const std::string& ta
       continue;
     }
     const Tensor& c = in[j].constant;
+    if (dt == "f16")
+      for (float v : c.data)
+        if (std::isfinite(v) && std::fabs(v) > 65504.0f)
+          fail(i, "a constant of " + num(double(v)) + " is past the range of f16, the type of the values it meets");
     const Dims shape = layout == Layout::Nc1hwc0 ? as_2d(c.shape) : c.shape;  // stored as the map is
     k.tensors.push_back(weight_tensor(i, k, KTensor{roles[j], dt, layout_name(layout), "", "", "", shape}, c));
   }
@@ -1718,6 +1734,46 @@ bool Compiler::pad(int i) {
   out.shape = x;
   out.pads = r == 4 ? Dims{p[2], p[3], p[6], p[7]} : Dims{0, p[2], 0, p[5]};
   return true;
+}
+
+// Resize and Upsample in nearest mode of an f16 NC1HWC0 map (a 1-D one's L as its W), by whole
+// factors across H and W, N and C unscaled, where every output index reads its input index divided
+// by the factor (YOLO's and FPN's 2x: asymmetric and floor, half_pixel and round_prefer_floor, ...
+// as ONNX maps them back, nearest_sources): the upsample kernel. Anything else is refused by name.
+bool Compiler::resize(int i) {
+  const auto& n = node(i);
+  if (!available(n.input(0))) return false;
+  const Value& xv = values_.at(n.input(0));
+  const Dims full = ref_.at(n.input(0)).shape;  // the batch's
+  auto input = [&](int j) -> const Tensor* {
+    return j < n.input_size() && !n.input(j).empty() && constant(n.input(j)) ? &ref_.at(n.input(j)) : nullptr;
+  };
+  const auto src = nearest_sources(n, m_.opset, full, input);
+  std::vector<std::int64_t> factor(src.size(), 1);
+  bool whole = full.size() == 3 || full.size() == 4;
+  for (std::size_t d = 0; whole && d < src.size(); ++d) {
+    const auto out = std::int64_t(src[d].size());
+    factor[d] = out % full[d] ? 0 : out / full[d];
+    for (std::int64_t y = 0; whole && y < out; ++y) whole = factor[d] && src[d][std::size_t(y)] == y / factor[d];
+  }
+  if (!whole || factor[0] != 1 || factor[1] != 1)
+    fail(i,
+         "a nearest Resize is lowered when each output index of H and W reads its index divided by a whole "
+         "factor (N and C unscaled); this one maps them otherwise");
+  const bool unplaced = !xv.input.empty() && xv.refs[image_].empty();  // placed NC1HWC0 f16 here
+  if (!unplaced && (xv.layout != Layout::Nc1hwc0 || xv.dtype != "f16"))
+    fail(i, "a Resize of an ND or f32 tensor is not lowered (the upsample kernel takes f16 NC1HWC0 maps)");
+  const Dims x = as_2d(xv.shape);
+  const std::int64_t fh = full.size() == 4 ? factor[2] : 1, fw = factor.back();
+  Kernel k{kernel_name(i), "upsample"};
+  k.nodes = {i};
+  k.shape = {{"h", num(x[2])}, {"w", num(x[3])}, {"c", num(x[1])}, {"sh", num(fh)}, {"sw", num(fw)}};
+  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0));
+  produce(k, n.output(0), KTensor{"y", "f16"}, Layout::Nc1hwc0);
+  k.args = {"x", "y"};
+  k.check_inputs = {"x"};
+  k.check = {{"op", "upsample"}};
+  return finish(i, std::move(k));
 }
 
 // Node i's output is v: the same memory under the output's shape. A graph input not placed yet
@@ -1969,6 +2025,8 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
       {"Identity", &Compiler::view},
       {"Squeeze", &Compiler::view},
       {"Pad", &Compiler::pad},
+      {"Resize", &Compiler::resize},
+      {"Upsample", &Compiler::resize},
       {"Unsqueeze", &Compiler::view},
       {"Max", &Compiler::elementwise},
       {"Min", &Compiler::elementwise},

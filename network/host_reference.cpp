@@ -74,6 +74,15 @@ std::int64_t count(const Shape& s, std::size_t from = 0, std::size_t to = SIZE_M
 }
 
 // Element-wise with numpy broadcasting (ONNX's multidirectional broadcasting).
+// The next index of a tensor of `dims`, in row-major order (the last axis fastest).
+void next_index(std::vector<std::int64_t>& idx, const Shape& dims) {
+  for (std::size_t d = idx.size(); d-- > 0;)
+    if (++idx[d] < dims[d])
+      return;
+    else
+      idx[d] = 0;
+}
+
 // a fn b, broadcast by numpy's rules.
 Tensor combine(const Op& op, const Tensor& a, const Tensor& b, const std::function<float(float, float)>& fn) {
   const std::size_t rank = std::max(a.shape.size(), b.shape.size());
@@ -96,11 +105,7 @@ Tensor combine(const Op& op, const Tensor& a, const Tensor& b, const std::functi
       ib = ib * sb[k] + (sb[k] == 1 ? 0 : idx[k]);
     }
     o.data[e] = fn(a.data[std::size_t(ia)], b.data[std::size_t(ib)]);
-    for (std::size_t k = rank; k-- > 0;)
-      if (++idx[k] < so[k])
-        break;
-      else
-        idx[k] = 0;
+    next_index(idx, so);
   }
   return o;
 }
@@ -405,6 +410,24 @@ void reshape(Op& op) {
   op.out(0, so).data = x.data;
 }
 
+// Resize and Upsample in nearest mode (nearest_sources): each output element the input element
+// its indices map back to.
+void resize(Op& op) {
+  const Tensor& x = op.in(0);
+  const auto src = nearest_sources(op.n, op.opset, x.shape, [&](int j) { return op.has_in(j) ? &op.in(j) : nullptr; });
+  Shape so;
+  for (const auto& s : src) so.push_back(std::int64_t(s.size()));
+  Tensor& y = op.out(0, so);
+  const std::size_t r = so.size();
+  std::vector<std::int64_t> idx(r, 0);
+  for (std::size_t e = 0; e < y.data.size(); ++e) {
+    std::int64_t at = 0;
+    for (std::size_t d = 0; d < r; ++d) at = at * x.shape[d] + src[d][std::size_t(idx[d])];
+    y.data[e] = x.data[std::size_t(at)];
+    next_index(idx, so);
+  }
+}
+
 // Squeeze and Unsqueeze: the axes from input 1 (opset 13 on) or the attribute (before).
 Shape axes_of(const Op& op) {
   if (op.opset < 13) return op.ints("axes", {});
@@ -467,11 +490,7 @@ void pad(Op& op) {
     std::int64_t at = 0;
     for (std::size_t d = 0; d < r; ++d) at = at * so[d] + idx[d] + p[d];
     y.data[std::size_t(at)] = x.data[e];
-    for (std::size_t d = r; d-- > 0;)
-      if (++idx[d] < x.shape[d])
-        break;
-      else
-        idx[d] = 0;
+    next_index(idx, x.shape);
   }
 }
 
@@ -503,11 +522,7 @@ void transpose(Op& op) {
       src = src * x.shape[d] + v;
     }
     y.data[e] = x.data[std::size_t(src)];
-    for (std::size_t d = rank; d-- > 0;)
-      if (++idx[d] < so[d])
-        break;
-      else
-        idx[d] = 0;
+    next_index(idx, so);
   }
 }
 
@@ -645,6 +660,8 @@ const std::vector<Entry>& table() {
       {"Reshape", reshape},
       {"Squeeze", squeeze},
       {"Pad", pad},
+      {"Resize", resize},
+      {"Upsample", resize},
       {"Unsqueeze", unsqueeze},
       {"Transpose", transpose},
       {"Concat", concat},
@@ -719,6 +736,10 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset) {
     if (op == "MaxPool" && a.name() == "storage_order" && a.i()) return "storage_order 1 is not implemented";
     if (op == "BatchNormalization" && a.name() == "training_mode" && a.i()) return "training_mode is not implemented";
     if (op == "Pad" && a.name() == "mode" && a.s() != "constant") return "mode '" + a.s() + "' is not implemented";
+    if ((op == "Resize" || op == "Upsample") && a.name() == "mode" && a.s() != "nearest")
+      return "mode " + a.s() + " is not implemented (nearest is)";
+    if (op == "Resize" && a.name() == "coordinate_transformation_mode" && a.s() == "tf_crop_and_resize")
+      return "coordinate_transformation_mode tf_crop_and_resize is not implemented";
   }
   if (std::string why = refuses_attributes(n, opset); !why.empty()) return why;
   if ((op == "Concat" && opset < 4) || (op == "Reshape" && opset < 5))
@@ -728,6 +749,58 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset) {
     return "the running mean / variance outputs are not implemented";
   if (window && op != "Conv" && opset < 10) return "opset " + std::to_string(opset) + " pooling is not implemented";
   return "";
+}
+
+namespace {
+
+// Output index y of an axis of `in` elements scaled by `scale` to `out`, back in the input: ONNX's
+// coordinate transformation, then the nearest mode's rounding (an exact index is itself).
+std::int64_t nearest_source(std::int64_t y, double scale, std::int64_t in, std::int64_t out, const std::string& ctm,
+                            const std::string& rounding) {
+  const double yd = double(y), xf = scale * double(in);
+  double x = 0;
+  if (ctm == "half_pixel") x = (yd + 0.5) / scale - 0.5;
+  if (ctm == "pytorch_half_pixel") x = out > 1 ? (yd + 0.5) / scale - 0.5 : -0.5;
+  if (ctm == "align_corners") x = xf == 1 ? 0 : yd * double(in - 1) / (xf - 1);
+  if (ctm == "asymmetric") x = yd / scale;
+  if (ctm == "tf_half_pixel_for_nn") x = (yd + 0.5) / scale;
+  const double f = std::floor(x), r = x - f;
+  std::int64_t i = std::int64_t(f);
+  if (r != 0 && (rounding == "ceil" || (rounding == "round_prefer_floor" && r > 0.5) ||
+                 (rounding == "round_prefer_ceil" && r >= 0.5)))
+    ++i;
+  return std::clamp<std::int64_t>(i, 0, in - 1);
+}
+
+}  // namespace
+
+std::vector<std::vector<std::int64_t>> nearest_sources(const onnx::NodeProto& n, std::int64_t opset,
+                                                       const std::vector<std::int64_t>& in,
+                                                       const std::function<const Tensor*(int)>& input) {
+  const NodeAttrs a{n};
+  const std::string who = "node '" + n.name() + "' (" + n.op_type() + ")";
+  if (a.s("mode", "nearest") != "nearest") throw Error(who + ": mode " + a.s("mode", "") + " is not implemented");
+  const bool v10 = n.op_type() == "Upsample" || opset < 11;  // scales at input 1; asymmetric, floor
+  const std::string ctm = v10 ? "asymmetric" : a.s("coordinate_transformation_mode", "half_pixel");
+  const std::string rounding = v10 ? "floor" : a.s("nearest_mode", "round_prefer_floor");
+  if (ctm == "tf_crop_and_resize") throw Error(who + ": coordinate_transformation_mode " + ctm + " is not implemented");
+  const Tensor* scales = input(v10 ? 1 : 2);
+  const Tensor* sizes = v10 ? nullptr : input(3);
+  if (sizes && sizes->data.empty()) sizes = nullptr;
+  if (!sizes && (!scales || scales->data.size() != in.size()))
+    throw Error(who + ": " + std::to_string(in.size()) + " scales or sizes are needed");
+  if (sizes && sizes->data.size() != in.size())
+    throw Error(who + ": " + std::to_string(in.size()) + " sizes are needed");
+  std::vector<std::vector<std::int64_t>> src(in.size());
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    const double scale = sizes ? double(sizes->data[d]) / double(in[d]) : double(scales->data[d]);
+    const auto out = sizes ? std::int64_t(sizes->data[d]) : std::int64_t(std::floor(scale * double(in[d])));
+    if (!(scale > 0) || out < 1 || out > (std::int64_t(1) << 31))
+      throw Error(who + ": axis " + std::to_string(d) + " scaled by " + std::to_string(scale) + " to " +
+                  std::to_string(out) + " elements");
+    for (std::int64_t y = 0; y < out; ++y) src[d].push_back(nearest_source(y, scale, in[d], out, ctm, rounding));
+  }
+  return src;
 }
 
 void run_reference(const Model& m, Tensors& values) {

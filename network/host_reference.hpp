@@ -6,6 +6,7 @@
 // operator or attribute it does not implement is refused with the node's name, its op type and
 // the reason, never approximated.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 
@@ -22,6 +23,14 @@ std::string reference_refuses(const onnx::NodeProto& node, std::int64_t opset);
 // Runs `m`'s nodes in order (ONNX graphs are topologically sorted) on `values`, which holds the
 // graph's inputs; initializers are added, then every node's outputs. An Error names the node.
 void run_reference(const Model& m, Tensors& values);
+
+// Resize (opset 10 on) or Upsample node n, mode nearest, on a tensor of dims `in`, as ONNX computes
+// it: per axis, the input index each output index reads (the coordinate transformation and the
+// rounding the node names, clamped to the input). `input(j)` gives the node's input j (nullptr:
+// absent), for its scales or sizes. An Error names the node and what is not implemented.
+std::vector<std::vector<std::int64_t>> nearest_sources(const onnx::NodeProto& n, std::int64_t opset,
+                                                       const std::vector<std::int64_t>& in,
+                                                       const std::function<const Tensor*(int)>& input);
 
 // The operators the reference implements, in table order.
 std::vector<std::string> reference_ops();

@@ -269,7 +269,9 @@ namespace {
 void fold_constants(Model& m) {
   onnx::GraphProto& g = *m.proto.mutable_graph();
   google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
-  for (const onnx::NodeProto& n : g.node()) {
+  std::vector<int> index;  // of each node kept, in the file
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& n = g.node(i);
     const onnx::AttributeProto* a =
         n.op_type() == "Constant" && n.domain().empty() && n.attribute_size() == 1 && n.output_size() == 1
             ? &n.attribute(0)
@@ -288,12 +290,16 @@ void fold_constants(Model& m) {
       for (std::int64_t v : a->ints()) t.add_int64_data(v);
       if (a->name() == "value_ints") t.add_dims(a->ints_size());
     } else {
-      *kept.Add() = n;
+      *kept.Add() = n, index.push_back(i);
       continue;
     }
     t.set_name(n.output(0));
     *g.add_initializer() = std::move(t);
   }
+  if (kept.size() == g.node_size()) return;
+  // Messages and layers name an unnamed node by its place: its place in the file, as OP_INDEX.
+  for (int i = 0; i < kept.size(); ++i)
+    if (kept[i].name().empty()) kept[i].set_name(kept[i].op_type() + "_" + std::to_string(index[std::size_t(i)]));
   g.mutable_node()->Swap(&kept);
 }
 

@@ -174,10 +174,13 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
       .defaults("f16");
   for (const char* key : {"h", "w", "c", "cout"})
     sh.param(key, Type::Int,
-             "conv2d, pool, softmax_c: input height, width, channels (stored NC1HWC0: groups of 16, the last one "
+             "conv2d, pool, softmax_c, upsample: input height, width, channels (stored NC1HWC0: groups of 16, the last "
+             "one "
              "padded; pool and softmax_c likewise), conv2d: output channels")
         .optional()
         .range(1, 65535);
+  for (const char* key : {"sh", "sw"})
+    sh.param(key, Type::Int, "upsample: the factor down (sh) and across (sw)").defaults("1").range(1, 255);
   for (const char* key : {"kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w"})
     sh.param(key, Type::Int, "conv2d: filter size, stride, dilation; pool: window size, stride, dilation")
         .defaults("1")
@@ -908,6 +911,11 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
     const auto* t = std::get_if<kernels::ChannelSoftmaxShape>(&K->shape);
     if (!t) c.fail("check op softmax_c needs a library: softmax_c kernel (it uses its shape)");
     R.softmax_c = *t;
+  }
+  if (op == "upsample") {
+    const auto* t = std::get_if<kernels::UpsampleShape>(&K->shape);
+    if (!t) c.fail("check op upsample needs a library: upsample kernel (it uses its shape)");
+    R.upsample = *t;
   }
   if (op == "transpose") {
     const auto* t = std::get_if<kernels::TransposeShape>(&K->shape);

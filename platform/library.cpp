@@ -221,6 +221,25 @@ KernelWork softmax_c_work(const aicore::AiCoreConfig& core, const KernelShape& s
   return softmax_elements(core, double(c.c) * double(c.positions()), 2);
 }
 
+// --- upsample -----------------------------------------------------------------------------------
+KernelShape read_upsample(const cfg::Node& sh) {
+  if (dtype(sh, "dtype") != DType::F16) sh.at("dtype").fail("upsample takes f16 (an NC1HWC0 map of 32-byte blocks)");
+  return kernels::UpsampleShape{u32(sh, "c"), u32(sh, "h"), u32(sh, "w"), u32(sh, "sh"), u32(sh, "sw")};
+}
+std::vector<LibraryArg> upsample_args(const KernelShape& s) {
+  const auto& u = std::get<kernels::UpsampleShape>(s);
+  return {{"x", DType::F16, u.in_elems()}, {"y", DType::F16, u.out_elems()}};
+}
+BuiltKernel build_upsample(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& u = std::get<kernels::UpsampleShape>(s);
+  return {kernels::upsample_kernel(core, u), "a row at a time, widened by vcopy, two UB buffers",
+          std::uint64_t(u.c1()) * u.h};
+}
+// No arithmetic: the bound is the bytes (MTE2 reads the map, MTE3 writes it sh x sw times over).
+KernelWork upsample_work(const aicore::AiCoreConfig&, const KernelShape& s) {
+  return {double(std::get<kernels::UpsampleShape>(s).out_elems()), "element", 0};
+}
+
 // --- layernorm ----------------------------------------------------------------------------------
 KernelShape read_layernorm(const cfg::Node& sh) {
   const kernels::LayerNormShape l{dtype(sh, "dtype"), u32(sh, "rows"), u32(sh, "cols"), sh.get_double("epsilon")};
@@ -389,6 +408,7 @@ const LibraryKernel kTranspose{"transpose",    {"rows", "cols", "inner"}, read_t
                                transpose_args, build_transpose,           transpose_work};
 const LibraryKernel kSoftmaxC{"softmax_c",    {"h", "w", "c"}, read_softmax_c,
                               softmax_c_args, build_softmax_c, softmax_c_work};
+const LibraryKernel kUpsample{"upsample", {"h", "w", "c"}, read_upsample, upsample_args, build_upsample, upsample_work};
 const LibraryKernel kAipp{"aipp", {"h", "w", "format"}, read_aipp, aipp_args, build_aipp, aipp_work};
 
 }  // namespace
@@ -415,6 +435,7 @@ const cfg::Choices<const LibraryKernel*>& library_kernels() {
       {"gemm", &kGemm, "C = A x B (+ bias, ReLU): fp16 / bf16 / int8, tiled for the core's buffers"},
       {"elementwise", &kElementwise, "an element-wise operation or a cast over n elements"},
       {"softmax", &kSoftmax, "softmax of each row"},
+      {"upsample", &kUpsample, "nearest-neighbour upsampling of an f16 NC1HWC0 map by whole factors sh, sw"},
       {"softmax_c", &kSoftmaxC, "softmax over the channels of an f16 NC1HWC0 map, each position on its own"},
       {"conv2d", &kConv2d, "2-D convolution via img2col (load3d) on the cube"},
       {"pool", &kPool, "max or average pooling"},

@@ -20,12 +20,13 @@
 #include "kernels/library/pool.hpp"
 #include "kernels/library/softmax.hpp"
 #include "kernels/library/transpose.hpp"
+#include "kernels/library/upsample.hpp"
 
 namespace dvp::platform {
 
 using KernelShape = std::variant<kernels::GemmShape, kernels::ConvShape, kernels::PoolShape, kernels::SoftmaxShape,
                                  kernels::ElementwiseShape, kernels::AippShape, kernels::LayerNormShape,
-                                 kernels::TransposeShape, kernels::ChannelSoftmaxShape>;
+                                 kernels::TransposeShape, kernels::ChannelSoftmaxShape, kernels::UpsampleShape>;
 
 // One argument a library kernel takes: a tensor of at least `elems` elements of `dtype`.
 struct LibraryArg {

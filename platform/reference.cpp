@@ -206,6 +206,16 @@ void softmax_c_ref(const Reference& R, const std::vector<TensorView>& in, std::v
   }
 }
 
+// Nearest-neighbour upsampling of an NC1HWC0 map: y[c1][h][w][c0] = x[c1][h / sh][w / sw][c0].
+void upsample_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const kernels::UpsampleShape& s = R.upsample;
+  const std::uint64_t ho = std::uint64_t(s.h) * s.sh, wo = std::uint64_t(s.w) * s.sw;
+  for (std::uint64_t e = 0; e < out.size(); ++e) {
+    const std::uint64_t c0 = e % 16, x = e / 16 % wo, y = e / 16 / wo % ho, c1 = e / 16 / wo / ho;
+    out[e] = in[0].at(((c1 * s.h + y / s.sh) * s.w + x / s.sw) * 16 + c0);
+  }
+}
+
 // Each row of x times the scale (as an f32): exp(x - max) / sum of exp(x - max).
 void softmax_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   const std::uint64_t cols = R.cols;
@@ -333,6 +343,8 @@ Needs conv_inputs(const Reference& r, std::uint64_t) {
   return n;
 }
 Needs softmax_c_inputs(const Reference& r, std::uint64_t) { return {{softmax_c_count(r, 0), "input"}}; }
+std::uint64_t upsample_count(const Reference& r, std::uint64_t) { return r.upsample.out_elems(); }
+Needs upsample_inputs(const Reference& r, std::uint64_t) { return {{r.upsample.in_elems(), "input"}}; }
 Needs pool_inputs(const Reference& r, std::uint64_t) {
   return {{std::uint64_t(r.pool.c1()) * 16 * r.pool.h * r.pool.w, "input"}};
 }
@@ -415,6 +427,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck pool{"pool", 1, 1, {}, pool_count, pool_inputs, pool_ref};
   static const RefCheck softmax{"softmax", 1, 1, {"cols"}, all, like_output, softmax_ref, nullptr, true};
   static const RefCheck softmax_c{"softmax_c", 1, 1, {}, softmax_c_count, softmax_c_inputs, softmax_c_ref};
+  static const RefCheck upsample{"upsample", 1, 1, {}, upsample_count, upsample_inputs, upsample_ref};
   static const RefCheck layernorm{"layernorm", 3, 3, {"cols"}, all, layernorm_inputs, layernorm_ref, nullptr, true};
   static const RefCheck transpose{"transpose", 1, 1, {}, all, like_output, transpose_ref};
   static const RefCheck topk{"topk", 1, 1, {"cols", "k"}, all, row_inputs, topk_ref};
@@ -448,6 +461,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"pool", &pool, "the pooling of the pool kernel's shape"},
       {"softmax", &softmax, "softmax of each row of cols"},
       {"softmax_c", &softmax_c, "softmax over the channels of each position, from the softmax_c kernel's shape"},
+      {"upsample", &upsample, "each position of the map copied sh x sw times, from the upsample kernel's shape"},
       {"layernorm", &layernorm, "each row of cols normalized (mean 0, variance 1 + epsilon), times in1 plus in2"},
       {"transpose", &transpose, "the transpose kernel's two axes swapped, from its shape"},
       {"topk", &topk, "the indices of each row's k largest (ties: lower index first)"},

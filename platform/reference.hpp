@@ -19,6 +19,7 @@
 #include "kernels/library/gemm.hpp"
 #include "kernels/library/pool.hpp"
 #include "kernels/library/transpose.hpp"
+#include "kernels/library/upsample.hpp"
 
 namespace dvp::platform {
 
@@ -66,6 +67,7 @@ struct Reference {
   kernels::AippShape aipp;                 // aipp: likewise
   kernels::TransposeShape transpose;       // transpose: likewise
   kernels::ChannelSoftmaxShape softmax_c;  // softmax_c: likewise
+  kernels::UpsampleShape upsample;         // upsample: likewise
 
   // Set by whoever computes it on another thread: the long loops (gemm, conv2d) end early with
   // dvp::Error when it becomes true (a run that ends before its check needs the values).

@@ -985,6 +985,26 @@ with tempfile.TemporaryDirectory() as d:
         c2 = conv3p(r1, pw2, 2, 2, 2, 1)
         compare("Pad before a Conv", pout, "", {"y": np.maximum(c2.mean(axis=(1, 2)), 0).reshape(1, 1, 24)})
 
+    # A YOLO-style neck: a stride-2 conv, a nearest Resize by 2 (asymmetric, floor, as PyTorch
+    # exports nn.Upsample) back to the first map's size, a Concat along the channels with it, a
+    # 1 x 1 conv. Against NumPy.
+    yw1, yw2 = f32(rng.normal(0, .3, (32, 16, 3, 3))), f32(rng.normal(0, .2, (24, 48, 1, 1)))
+    scl = lambda *v: numpy_helper.from_array(f32(np.array(v)))
+    ynodes = [mk("Constant", [], ["sc"], value=scl(1, 1, 2, 2)),
+              mk("Conv", ["x", "yw1"], ["d"], name="down", strides=[2, 2], pads=[1, 1, 1, 1]),
+              mk("Resize", ["d", "", "sc"], ["u"], name="up", mode="nearest",
+                 coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+              mk("Concat", ["x", "u"], ["cat"], name="cat", axis=1), mk("Conv", ["cat", "yw2"], ["y"], name="fuse")]
+    yx = f32(rng.uniform(-1, 1, (1, 16, 12, 10)))
+    yout = run_model("neck", ynodes, {"yw1": yw1, "yw2": yw2}, ([1, 16, 12, 10], [1, 24, 12, 10]), yx,
+                     r"kernel up: 3840 elements within[\s\S]*kernel fuse: ", "nearest Resize in a YOLO neck",
+                     "--check-layers")
+    if yout:
+        xb = yx[0].astype(np.float16).astype(np.float64)
+        dn = conv3(xb, yw1.astype(np.float64))[:, ::2, ::2]
+        up = dn.repeat(2, axis=1).repeat(2, axis=2)
+        compare("nearest Resize", yout, "", {"y": conv1(np.concatenate([xb, up]), yw2)})
+
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Softplus", ["x"], ["y"], name="gate")], "g",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],

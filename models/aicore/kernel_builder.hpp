@@ -76,6 +76,26 @@ class KernelBuilder {
     Jump(top);
     Bind(out);
   }
+  // Work shared out by block id two items a turn, one per UB buffer, so one item's copies in
+  // overlap the other's copies out: body(item, 0) for item = blockid, then body(item + blockdim,
+  // 1) when that is under `end`; item advances by 2 x blockdim. Both buffers start free (the
+  // MTE3 -> MTE2 flag of each set) and are waited for at the end. `dim`, `step`, `next`: scratch.
+  template <typename Body>
+  void RoundRobinTwoBuffers(Reg item, Reg end, Reg dim, Reg step, Reg next, Body body) {
+    GetSpr(item, Spr::BlockId);
+    GetSpr(dim, Spr::BlockDim);
+    Add(step, dim, dim);
+    for (int b = 0; b < 2; ++b) SetFlag(Pipe::MTE3, Pipe::MTE2, b);
+    RoundRobin(item, end, step, [&] {
+      body(item, 0);
+      Label none = NewLabel();
+      Add(next, item, dim);
+      Branch("bgeu", next, end, none);
+      body(next, 1);
+      Bind(none);
+    });
+    for (int b = 0; b < 2; ++b) WaitFlag(Pipe::MTE3, Pipe::MTE2, b);
+  }
 
   // --- vendor primitives ----------------------------------------------------------------------
   void DataCopy(Pos dst, Reg dst_addr, Pos src, Reg src_addr, const DataCopyCfg& p);

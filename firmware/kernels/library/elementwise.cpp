@@ -84,8 +84,9 @@ void adds(ElementwiseSteps& s) { s.scal("adds", s.dst, s.src, s.alpha); }
 void muls(ElementwiseSteps& s) { s.scal("muls", s.dst, s.src, s.alpha); }
 
 // erf(x) into d from x (kept), with scratch w: Abramowitz and Stegun 7.1.26, for x >= 0
-// 1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) e^-x^2 with t = 1 / (1 + p x), within 1.5e-7;
-// odd, so erf(x) = x E(|x|) / (|x| + 1e-30), which needs no select (at 0: x times a finite value).
+// E(x) = 1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) e^-x^2 with t = 1 / (1 + p x), within
+// 1.5e-7; odd, so erf(x) = E(|x|) c / (|c| + 1e-30) with c = x clamped to [-1, 1], which needs no
+// select (at 0: 0 times a finite value; at an infinity: E = 1 times its sign; a NaN stays NaN).
 void erf_into(ElementwiseSteps& s, Reg d, Reg x, Reg w) {
   static const double a[] = {0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429};
   s.un("abs", d, x);
@@ -103,10 +104,12 @@ void erf_into(ElementwiseSteps& s, Reg d, Reg x, Reg w) {
   s.bin("mul", w, w, d);
   s.scal("muls", w, w, -1.0);
   s.scal("adds", w, w, 1.0);  // E(|x|)
-  s.un("abs", d, x);
+  s.scal("maxs", d, x, -1.0);
+  s.scal("mins", d, d, 1.0);  // c
+  s.bin("mul", w, w, d);
+  s.un("abs", d, d);
   s.scal("adds", d, d, 1e-30);
-  s.bin("div", w, w, d);
-  s.bin("mul", d, w, x);
+  s.bin("div", d, w, d);
 }
 void erf(ElementwiseSteps& s) { erf_into(s, s.dst, s.src, s.w[0]); }
 // x (1 + erf(x / sqrt 2)) / 2: GELU in BERT's and PyTorch's exact form.
@@ -137,9 +140,9 @@ const std::vector<ElementwiseOp>& elementwise_ops() {
       {"muls", 1, false, false, 0, 1, 0, 1, "alpha: the constant", "z = alpha x", muls},
       {"sigmoid", 1, false, false, 0, 2, 2, 0, "", "z = 1 / (1 + e^-x)", sigmoid},
       {"tanh", 1, true, false, 0, 4, 2, 0, "", "z = tanh(x), as 1 - 2 / (e^2x + 1) (f16: computed in f32)", tanh_steps},
-      {"erf", 1, true, false, 1, 17, 3, 0, "", "z = erf(x), within 1.5e-7 and f32 rounding (f16: computed in f32)",
+      {"erf", 1, true, false, 1, 22, 3, 0, "", "z = erf(x), within 1.5e-7 and f32 rounding (f16: computed in f32)",
        erf},
-      {"gelu", 1, true, false, 2, 20, 3, 0, "", "z = x (1 + erf(x / sqrt 2)) / 2 (f16: computed in f32)", gelu},
+      {"gelu", 1, true, false, 2, 26, 3, 0, "", "z = x (1 + erf(x / sqrt 2)) / 2 (f16: computed in f32)", gelu},
       {"leaky_relu", 1, false, false, 0, 1, 0, 1, "alpha: the slope below 0", "z = x >= 0 ? x : alpha x", leaky_relu},
       {"hard_sigmoid", 1, false, false, 0, 4, 0, 2, "alpha, beta", "z = max(0, min(1, alpha x + beta))", hard_sigmoid},
       {"hard_swish", 1, false, false, 0, 5, 0, 0, "", "z = x max(0, min(1, x / 6 + 1 / 2))", hard_swish},

@@ -109,24 +109,9 @@ Image transpose_kernel(const AiCoreConfig& cfg, const TransposeShape& s) {
   k.LoadGm(X, arg, 0);
   k.LoadGm(Y, arg, 8);
   Piece p{k, s, r, (s.rows + r - 1) / r, X, Y, k.reg(), k.reg(), k.reg(), k.reg(), k.reg(), k.reg()};
-  Reg unit = arg, dim = k.reg(), step = k.reg(), next = k.reg(), n = k.Const(std::int64_t(transpose_pieces(cfg, s)));
-  Reg ub0 = KernelBuilder::zero(), ub1 = k.Const(std::int64_t(cfg.size[kUB] / 2 / 32 * 32));
-  k.GetSpr(unit, Spr::BlockId);
-  k.GetSpr(dim, Spr::BlockDim);
-  k.Add(step, dim, dim);
-  k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);  // both buffers are free
-  k.SetFlag(Pipe::MTE3, Pipe::MTE2, 1);
-  // Two pieces a turn, one per buffer: unit, and unit + blockdim when there is one.
-  k.RoundRobin(unit, n, step, [&] {
-    p.move(unit, 0, ub0);
-    Label none = k.NewLabel();
-    k.Add(next, unit, dim);
-    k.Branch("bgeu", next, n, none);
-    p.move(next, 1, ub1);
-    k.Bind(none);
-  });
-  k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
-  k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 1);
+  Reg ub[2] = {KernelBuilder::zero(), k.Const(std::int64_t(cfg.size[kUB] / 2 / 32 * 32))};
+  k.RoundRobinTwoBuffers(arg, k.Const(std::int64_t(transpose_pieces(cfg, s))), k.reg(), k.reg(), k.reg(),
+                         [&](Reg unit, int buf) { p.move(unit, buf, ub[buf]); });
   k.End();
   return k.Build();
 }
