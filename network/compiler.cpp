@@ -279,6 +279,7 @@ class Compiler {
                           const std::vector<int>& fused = {});
   bool scalar_op(int i);
   bool channel_gate(int i);
+  bool silu(int i);
   // GELU as five nodes (find_gelus): each member -> its pattern, lowered as one gelu kernel.
   struct Gelu {
     int erf;
@@ -1334,7 +1335,7 @@ bool Compiler::elementwise(int i) {
   for (int j = 0; j < operands; ++j)
     if (!is_weight(n.input(j)) && !available(n.input(j))) return false;
   if (binary && !variadic && n.input_size() != 2) fail(i, "an op of two operands has " + std::to_string(operands));
-  if (scalar_op(i) || channel_gate(i)) return true;
+  if (scalar_op(i) || channel_gate(i) || silu(i)) return true;
   const Dims full = image_shape(n.output(0));
   std::vector<Operand> in;
   for (int j = 0; j < operands; ++j) in.push_back(operand(i, j, full));
@@ -1437,6 +1438,19 @@ bool Compiler::channel_gate(int i) {
   k.check_inputs = {"x", "w", "bias", "scale"};
   k.check = {{"op", "conv2d"}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
   return finish(i, std::move(k));
+}
+
+// Sigmoid(x) whose one reader is a Mul by x itself (SiLU, Swish: EfficientNet's, YOLOv5's, as
+// exporters write x * sigmoid(x)): one silu kernel, one pass (and f(0) = 0, no pads to clear).
+bool Compiler::silu(int i) {
+  const auto& n = node(i);
+  const int mul = n.op_type() == "Sigmoid" ? sole_consumer(n.output(0)) : -1;
+  if (mul < 0 || node(mul).op_type() != "Mul" || node(mul).input_size() != 2) return false;
+  const auto& m = node(mul);
+  if ((m.input(0) == n.output(0) ? m.input(1) : m.input(0)) != n.input(0) || is_weight(n.input(0))) return false;
+  elementwise_kernel(i, 0, "", "silu", {{n.input(0), {}}}, m.output(0), {}, {mul});
+  done_[std::size_t(i)] = done_[std::size_t(mul)] = true;
+  return true;
 }
 
 double Compiler::constant_scalar(const std::string& v) const {
@@ -1765,6 +1779,9 @@ bool Compiler::resize(int i) {
     fail(i, "a Resize of an ND or f32 tensor is not lowered (the upsample kernel takes f16 NC1HWC0 maps)");
   const Dims x = as_2d(xv.shape);
   const std::int64_t fh = full.size() == 4 ? factor[2] : 1, fw = factor.back();
+  if (fw > 31 || x[3] > 2040 || fh > 255)  // what every core's upsample takes (its UB is checked at load)
+    fail(i, "a factor across of " + std::to_string(fw) + " (up to 31), a row of " + std::to_string(x[3]) +
+                " (up to 2040) or a factor down of " + std::to_string(fh) + " (up to 255) is past the upsample kernel");
   Kernel k{kernel_name(i), "upsample"};
   k.nodes = {i};
   k.shape = {{"h", num(x[2])}, {"w", num(x[3])}, {"c", num(x[1])}, {"sh", num(fh)}, {"sw", num(fw)}};

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <set>
 
 #include "common/error.hpp"
 
@@ -476,7 +477,10 @@ void pad(Op& op) {
   if (op.opset >= 11) {
     p.clear();
     for (float v : op.in(1).data) p.push_back(std::int64_t(v));
-    if (op.has_in(2)) value = op.in(2).data.at(0);
+    if (op.has_in(2)) {
+      op.need(op.in(2).data.size() == 1, "constant_value holds " + std::to_string(op.in(2).data.size()) + " values");
+      value = op.in(2).data[0];
+    }
   }
   const std::size_t r = x.shape.size();
   op.need(p.size() == 2 * r, "pads has " + std::to_string(p.size()) + " values for " + std::to_string(r) + " axes");
@@ -738,8 +742,13 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset) {
     if (op == "Pad" && a.name() == "mode" && a.s() != "constant") return "mode '" + a.s() + "' is not implemented";
     if ((op == "Resize" || op == "Upsample") && a.name() == "mode" && a.s() != "nearest")
       return "mode " + a.s() + " is not implemented (nearest is)";
-    if (op == "Resize" && a.name() == "coordinate_transformation_mode" && a.s() == "tf_crop_and_resize")
-      return "coordinate_transformation_mode tf_crop_and_resize is not implemented";
+    static const std::set<std::string> kTransforms = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                                      "tf_half_pixel_for_nn"};
+    static const std::set<std::string> kRoundings = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    if (op == "Resize" && a.name() == "coordinate_transformation_mode" && !kTransforms.count(a.s()))
+      return "coordinate_transformation_mode " + a.s() + " is not implemented";
+    if (op == "Resize" && a.name() == "nearest_mode" && !kRoundings.count(a.s()))
+      return "nearest_mode " + a.s() + " is not implemented";
   }
   if (std::string why = refuses_attributes(n, opset); !why.empty()) return why;
   if ((op == "Concat" && opset < 4) || (op == "Reshape" && opset < 5))
@@ -784,7 +793,11 @@ std::vector<std::vector<std::int64_t>> nearest_sources(const onnx::NodeProto& n,
   const std::string ctm = v10 ? "asymmetric" : a.s("coordinate_transformation_mode", "half_pixel");
   const std::string rounding = v10 ? "floor" : a.s("nearest_mode", "round_prefer_floor");
   if (ctm == "tf_crop_and_resize") throw Error(who + ": coordinate_transformation_mode " + ctm + " is not implemented");
-  const Tensor* scales = input(v10 ? 1 : 2);
+  Tensor attr;  // Upsample before opset 9: the scales an attribute
+  if (n.op_type() == "Upsample" && opset < 9)
+    for (const auto& at : n.attribute())
+      if (at.name() == "scales") attr.data.assign(at.floats().begin(), at.floats().end());
+  const Tensor* scales = n.op_type() == "Upsample" && opset < 9 ? &attr : input(v10 ? 1 : 2);
   const Tensor* sizes = v10 ? nullptr : input(3);
   if (sizes && sizes->data.empty()) sizes = nullptr;
   if (!sizes && (!scales || scales->data.size() != in.size()))

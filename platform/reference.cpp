@@ -413,6 +413,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck gelu =
       elementwise("gelu", 1, [](R, double a, double) { return a * (1 + std::erf(a / std::sqrt(2.0))) / 2; });
   static const RefCheck sigmoid = elementwise("sigmoid", 1, [](R, double a, double) { return 1 / (1 + std::exp(-a)); });
+  static const RefCheck silu = elementwise("silu", 1, [](R, double a, double) { return a / (1 + std::exp(-a)); });
   static const RefCheck tanh = elementwise("tanh", 1, [](R, double a, double) { return std::tanh(a); });
   static const RefCheck leaky_relu =
       elementwise("leaky_relu", 1, [](R r, double a, double) { return a >= 0 ? a : r.alpha * a; }, {"alpha"});
@@ -451,6 +452,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"erf", &erf, "out[i] = erf(in0[i])"},
       {"gelu", &gelu, "out[i] = in0[i] (1 + erf(in0[i] / sqrt 2)) / 2"},
       {"sigmoid", &sigmoid, "out[i] = 1 / (1 + e^-in0[i])"},
+      {"silu", &silu, "out[i] = in0[i] / (1 + e^-in0[i])"},
       {"tanh", &tanh, "out[i] = tanh(in0[i])"},
       {"leaky_relu", &leaky_relu, "out[i] = in0[i] >= 0 ? in0[i] : alpha in0[i]"},
       {"hard_sigmoid", &hard_sigmoid, "out[i] = max(0, min(1, alpha in0[i] + beta))"},

@@ -950,6 +950,10 @@ with tempfile.TemporaryDirectory() as d:
                      (["N", 24, 9, 7], ["N", 24, 9, 7]), mx, r"kernel se_b1: 3024 elements within",
                      "squeeze-and-excitation in an MBConv block", "--check-layers")
     if mout:
+        with open(os.path.join(mout, "summary.txt")) as sf:
+            kernels = re.findall(r"^  kernel (\S+) ", sf.read(), re.M)
+        if "e_sig_b0" not in kernels or "e_silu_b0" in kernels:
+            failures.append(f"SiLU (x times Sigmoid(x)) is not one layer: {kernels[:6]}")
         silu = lambda v: v / (1 + np.exp(-v))
         for b in range(2):
             xb = mx[b].astype(np.float16).astype(np.float64)

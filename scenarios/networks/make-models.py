@@ -13,13 +13,20 @@
 #                  Softmax, a batched MatMul; back to tokens; the output projection; Add of the
 #                  block's input; LayerNormalization; MatMul, Add, Relu, MatMul, Add; Add;
 #                  LayerNormalization. Input 1 x 128 x 256, output 1 x 128 x 256.
+#   efficientnet_b0.onnx  EfficientNet-B0, the layer structure of torchvision's efficientnet_b0
+#                  as torch.onnx.export writes it (opset 13): a 3 x 3 stem of 32, 16 MBConv blocks
+#                  (a 1 x 1 expansion by 6 but in the first, a depthwise 3 x 3 or 5 x 5, squeeze-
+#                  and-excitation to a quarter of the block's input channels, a 1 x 1 projection,
+#                  the residual Add where the shape allows), SiLU as x times Sigmoid(x), a 1 x 1
+#                  head of 1280, global pooling, a classifier of 1000. Channels 24, 40 and their SE
+#                  widths (4, 6, 10, 20, ...) are no whole groups of 16. Input 1 x 3 x 224 x 224.
 # Weights: He-normal convolutions (std sqrt(2 / fan-in)), batch norms with running statistics
 # near 0 and 1, each block's last scale small (0.2 to 0.4) so activations stay bounded through
 # 16 residual blocks, as a trained network's are. The transformer's projections are normal with
 # std 1 / sqrt(fan-in) (activations of unit scale), biases small, LayerNorm's gamma near 1.
 #
-# Usage: make-models.py OUT_DIR [--seed N] [MODEL...]   (MODEL: resnet50, transformer; default
-# both; needs python3-onnx and python3-numpy)
+# Usage: make-models.py OUT_DIR [--seed N] [MODEL...]   (MODEL: resnet50, transformer,
+# efficientnet_b0; default all; needs python3-onnx and python3-numpy)
 import os
 import sys
 
@@ -55,6 +62,14 @@ class Net:
         self.nodes.append(helper.make_node(op, ins, [name], name=name, **attrs))
         return name
 
+    def model(self, name, input_shape, output_shape, opset, ir_version):
+        graph = helper.make_graph(self.nodes, name,
+                                  [helper.make_tensor_value_info("input", TensorProto.FLOAT, input_shape)],
+                                  [helper.make_tensor_value_info("output", TensorProto.FLOAT, output_shape)],
+                                  self.inits)
+        return helper.make_model(graph, producer_name="davinci-vp make-models.py",
+                                 opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version)
+
 
 def bottleneck(net, x, name, cin, width, stride, down):
     out = net.op("Relu", name + ".relu1", [net.bn(name + ".bn1", net.conv(name + ".conv1", x, cin, width, 1), width)])
@@ -79,11 +94,51 @@ def resnet50(seed):
     fc_w = net.weight("fc.weight", net.rng.normal(0, 1 / np.sqrt(2048), (1000, 2048)))
     fc_b = net.weight("fc.bias", net.rng.uniform(-0.1, 0.1, 1000))
     net.op("Gemm", "output", [x, fc_w, fc_b], transB=1)
-    graph = helper.make_graph(net.nodes, "resnet50",
-                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 224, 224])],
-                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 1000])], net.inits)
-    return helper.make_model(graph, producer_name="davinci-vp make-models.py",
-                             opset_imports=[helper.make_opsetid("", 13)], ir_version=7)
+    return net.model("resnet50", [1, 3, 224, 224], [1, 1000], 13, 7)
+
+
+def efficientnet_b0(seed):
+    net = Net(seed)
+    r = net.rng
+
+    def silu(name, x):
+        return net.op("Mul", name + ".silu", [x, net.op("Sigmoid", name + ".sigmoid", [x])])
+
+    def conv_bn(name, x, cin, cout, k, stride=1, groups=1, act=True, gamma=(0.5, 1.5)):
+        w = net.weight(name + ".weight", r.normal(0, np.sqrt(2.0 / (cin // groups * k * k)), (cout, cin // groups, k, k)))
+        y = net.op("Conv", name, [x, w], kernel_shape=[k, k], strides=[stride] * 2, pads=[k // 2] * 4, group=groups)
+        y = net.bn(name + ".bn", y, cout, gamma)
+        return silu(name, y) if act else y
+
+    def se(name, x, c, squeeze):
+        s = net.op("GlobalAveragePool", name + ".avgpool", [x])
+        w1 = net.weight(name + ".fc1.weight", r.normal(0, np.sqrt(2.0 / c), (squeeze, c, 1, 1)))
+        b1 = net.weight(name + ".fc1.bias", r.uniform(-0.1, 0.1, squeeze))
+        s = silu(name + ".fc1", net.op("Conv", name + ".fc1", [s, w1, b1]))
+        w2 = net.weight(name + ".fc2.weight", r.normal(0, np.sqrt(1.0 / squeeze), (c, squeeze, 1, 1)))
+        b2 = net.weight(name + ".fc2.bias", r.uniform(-0.1, 0.1, c))
+        gate = net.op("Sigmoid", name + ".gate", [net.op("Conv", name + ".fc2", [s, w2, b2])])
+        return net.op("Mul", name + ".scale", [x, gate])
+
+    x = conv_bn("features.0", "input", 3, 32, 3, 2)
+    cin, index = 32, 1
+    for expand, k, stride, cout, layers in ((1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3),
+                                            (6, 5, 1, 112, 3), (6, 5, 2, 192, 4), (6, 3, 1, 320, 1)):
+        for b in range(layers):
+            name, s, c = f"features.{index}.{b}", stride if b == 0 else 1, cin * expand
+            y = conv_bn(name + ".expand", x, cin, c, 1) if expand != 1 else x
+            y = conv_bn(name + ".depthwise", y, c, c, k, s, groups=c)
+            y = se(name + ".se", y, c, max(1, cin // 4))
+            y = conv_bn(name + ".project", y, c, cout, 1, act=False, gamma=(0.2, 0.4))
+            x = net.op("Add", name + ".add", [y, x]) if s == 1 and cin == cout else y
+            cin = cout
+        index += 1
+    x = conv_bn("features.8", x, 320, 1280, 1)
+    x = net.op("Flatten", "flatten", [net.op("GlobalAveragePool", "avgpool", [x])], axis=1)
+    fc_w = net.weight("classifier.weight", r.normal(0, 1 / np.sqrt(1280), (1000, 1280)))
+    fc_b = net.weight("classifier.bias", r.uniform(-0.1, 0.1, 1000))
+    net.op("Gemm", "output", [x, fc_w, fc_b], transB=1)
+    return net.model("efficientnet_b0", [1, 3, 224, 224], [1, 1000], 13, 7)
 
 
 def transformer(seed, tokens=128, d=256, heads=4, ff=1024):
@@ -117,11 +172,7 @@ def transformer(seed, tokens=128, d=256, heads=4, ff=1024):
     x = norm("norm1", net.op("Add", "attn.residual", ["input", linear("attn.out_proj", ctx, d, d)]))
     f = linear("ff.linear2", net.op("Relu", "ff.relu", [linear("ff.linear1", x, d, ff)]), ff, d)
     norm("output", net.op("Add", "ff.residual", [x, f]))
-    graph = helper.make_graph(net.nodes, "transformer",
-                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, tokens, d])],
-                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, tokens, d])], net.inits)
-    return helper.make_model(graph, producer_name="davinci-vp make-models.py",
-                             opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    return net.model("transformer", [1, tokens, d], [1, tokens, d], 17, 8)
 
 
 def main():
@@ -129,10 +180,11 @@ def main():
         sys.exit("usage: make-models.py OUT_DIR [--seed N]")
     out = sys.argv[1]
     seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 50
-    models = [a for a in sys.argv[2:] if a in ("resnet50", "transformer")] or ["resnet50", "transformer"]
+    makers = {"resnet50": resnet50, "transformer": transformer, "efficientnet_b0": efficientnet_b0}
+    models = [a for a in sys.argv[2:] if a in makers] or list(makers)
     os.makedirs(out, exist_ok=True)
     for name in models:
-        model = {"resnet50": resnet50, "transformer": transformer}[name](seed)
+        model = makers[name](seed)
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name + ".onnx"))
         print("wrote", os.path.join(out, name + ".onnx"))

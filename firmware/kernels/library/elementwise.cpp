@@ -80,6 +80,11 @@ void clip(ElementwiseSteps& s) {
   s.scal("maxs", s.dst, s.src, s.alpha);
   s.scal("mins", s.dst, s.dst, s.beta);
 }
+// x / (1 + e^-x) as the sigmoid times x (SiLU, Swish).
+void silu(ElementwiseSteps& s) {
+  sigmoid(s);
+  s.bin("mul", s.dst, s.dst, s.src);
+}
 void adds(ElementwiseSteps& s) { s.scal("adds", s.dst, s.src, s.alpha); }
 void muls(ElementwiseSteps& s) { s.scal("muls", s.dst, s.src, s.alpha); }
 
@@ -139,6 +144,7 @@ const std::vector<ElementwiseOp>& elementwise_ops() {
       {"adds", 1, false, false, 0, 1, 0, 1, "alpha: the constant", "z = x + alpha", adds},
       {"muls", 1, false, false, 0, 1, 0, 1, "alpha: the constant", "z = alpha x", muls},
       {"sigmoid", 1, false, false, 0, 2, 2, 0, "", "z = 1 / (1 + e^-x)", sigmoid},
+      {"silu", 1, false, false, 0, 3, 2, 0, "", "z = x / (1 + e^-x) (SiLU, Swish)", silu},
       {"tanh", 1, true, false, 0, 4, 2, 0, "", "z = tanh(x), as 1 - 2 / (e^2x + 1) (f16: computed in f32)", tanh_steps},
       {"erf", 1, true, false, 1, 22, 3, 0, "", "z = erf(x), within 1.5e-7 and f32 rounding (f16: computed in f32)",
        erf},
