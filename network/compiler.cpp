@@ -390,8 +390,8 @@ void Compiler::read_inputs() {
                       " has no elements (a dimension of 0): the platform's kernels take at least one",
                   kExitConfig);
     ref_[in.name()] = t;
-    values_[in.name()] =
-        Value{image_shape(in.name()), Layout::Nd, "f16", std::vector<std::string>(batch_), in.name(), false, 1.0, {}};
+    values_[in.name()] = Value{
+        image_shape(in.name()), Layout::Nd, "f16", std::vector<std::string>(batch_), in.name(), false, 1.0, {}, {}};
   }
   for (const auto& [name, file] : o_.inputs)
     if (!values_.count(name))
@@ -1031,7 +1031,7 @@ std::string Compiler::gemm_a(int i) {
     t = at;
   }
   ref_[name] = t;
-  values_[name] = Value{t.shape, Layout::Nd, "f16", std::vector<std::string>(batch_), name, false, 1.0, {}};
+  values_[name] = Value{t.shape, Layout::Nd, "f16", std::vector<std::string>(batch_), name, false, 1.0, {}, {}};
   return name;
 }
 
@@ -1395,10 +1395,9 @@ bool Compiler::scalar_op(int i) {
 }
 
 // Mul of an NC1HWC0 feature map by a gate of one value per channel, an activation of 1 x C x 1 x 1
-// (a squeeze-and-excitation block's: EfficientNet's, MobileNetV3's): a depthwise 1 x 1 conv2d of
-// weight 1 whose epilogue scales each channel by the gate, read as its f32 scale row where a cast
-// of the gate left it (a 1 x 1 map holds its channels in order, then its pad channels' zeros).
-// Channels that are no whole group of 16 run rounded up, as a depthwise conv's. One pass.
+// (a squeeze-and-excitation block's: EfficientNet's, MobileNetV3's): the channel_mul kernel, the
+// gate read where it is (a 1 x 1 map holds its channels in order, then its pad channels' zeros;
+// an ND gate of whole groups of 16 likewise). One pass, exact (one f16 product each).
 bool Compiler::channel_gate(int i) {
   const auto& n = node(i);
   if (n.op_type() != "Mul" || n.input_size() != 2) return false;
@@ -1418,25 +1417,17 @@ bool Compiler::channel_gate(int i) {
   };
   if (!fits(j) && !fits(j = 1)) return false;
   const std::string &map = n.input(j), &out = n.output(0);
-  Dims x = values_.at(map).shape;
-  const std::int64_t cout = (x[1] + 15) / 16 * 16;
-  x[1] = cout;
-  const std::string gate = cast_to(i, n.input(1 - j), "f32");
-  Kernel k{kernel_name(i), "conv2d"};
+  const Dims x = values_.at(map).shape;
+  const std::string gate = cast_to(i, n.input(1 - j), "f16");
+  Kernel k{kernel_name(i), "channel_mul"};
   k.nodes = {i};
-  k.shape = conv_keys(x, cout, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, cout, false, out_dtype(out));
+  k.shape = {{"h", num(x[2])}, {"w", num(x[3])}, {"c", num(x[1])}};
   k.tensors.push_back(use(i, k, map, "x", Layout::Nc1hwc0));
-  const Tensor w{{cout, 1, 1, 1}, std::vector<float>(std::size_t(cout), 1.0f)};
-  k.tensors.push_back(
-      weight_tensor(i, k, KTensor{"w", "f16", weight_layout(cout, "nc1hwc0"), "", "", "", w.shape, cout}, w));
-  k.args = {"x", "w", "y"};
-  produce(k, out, KTensor{"y", out_dtype(out)}, Layout::Nc1hwc0);
-  epilogue_tensors(i, k, {}, {}, false, cout);  // a bias of zeros
-  KTensor scale{"scale", "f32"};
-  scale.alias = values_.at(gate).refs[image_];
-  k.tensors.push_back(scale), k.args.push_back("scale"), k.shape.push_back({"channel_scale", "true"});
-  k.check_inputs = {"x", "w", "bias", "scale"};
-  k.check = {{"op", "conv2d"}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  k.tensors.push_back(use(i, k, gate, "g", values_.at(gate).layout));
+  produce(k, out, KTensor{"y", "f16"}, Layout::Nc1hwc0);
+  k.args = {"x", "g", "y"};
+  k.check_inputs = {"x", "g"};
+  k.check = {{"op", "channel_mul"}};
   return finish(i, std::move(k));
 }
 

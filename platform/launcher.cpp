@@ -174,7 +174,8 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
       .defaults("f16");
   for (const char* key : {"h", "w", "c", "cout"})
     sh.param(key, Type::Int,
-             "conv2d, pool, softmax_c, upsample: input height, width, channels (stored NC1HWC0: groups of 16, the last "
+             "conv2d, pool, softmax_c, upsample, channel_mul: input height, width, channels (stored NC1HWC0: groups of "
+             "16, the last "
              "one "
              "padded; pool and softmax_c likewise), conv2d: output channels")
         .optional()
@@ -901,41 +902,33 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
   R.alpha = c.has("alpha") ? c.get_double("alpha") : 0.0;
   R.beta = c.has("beta") ? c.get_double("beta") : 0.0;
   R.bias = n == 3;
-  // conv2d, pool and aipp check the kernel's own shape.
-  if (op == "aipp") {
-    const auto* a = std::get_if<kernels::AippShape>(&K->shape);
-    if (!a) c.fail("check op aipp needs a library: aipp kernel (it uses its shape)");
-    R.aipp = *a;
-  }
-  if (op == "softmax_c") {
-    const auto* t = std::get_if<kernels::ChannelSoftmaxShape>(&K->shape);
-    if (!t) c.fail("check op softmax_c needs a library: softmax_c kernel (it uses its shape)");
-    R.softmax_c = *t;
-  }
-  if (op == "upsample") {
-    const auto* t = std::get_if<kernels::UpsampleShape>(&K->shape);
-    if (!t) c.fail("check op upsample needs a library: upsample kernel (it uses its shape)");
-    R.upsample = *t;
-  }
-  if (op == "transpose") {
-    const auto* t = std::get_if<kernels::TransposeShape>(&K->shape);
-    if (!t) c.fail("check op transpose needs a library: transpose kernel (it uses its shape)");
-    R.transpose = *t;
-  }
-  if (op == "conv2d" || op == "pool") {
-    const auto* conv = std::get_if<kernels::ConvShape>(&K->shape);
-    const auto* pool = std::get_if<kernels::PoolShape>(&K->shape);
-    if (op == "conv2d" ? !conv : !pool)
-      c.fail("check op " + op + " needs a library: " + op + " kernel (it uses its shape)");
-    if (conv) R.conv = *conv;
-    if (pool) R.pool = *pool;
-    if (conv && n != std::size_t(2 + conv->bias + conv->scale + conv->residual))
-      c.at("inputs").fail(
-          "conv2d's check takes the kernel's inputs: x, the weights, then the bias, the scale and the "
-          "residual its shape has (" +
-          std::to_string(2 + conv->bias + conv->scale + conv->residual) + ")");
-  }
+  read_check_shape(K, c);
   check_reference_sizes(K, c);
+}
+
+// The checks of a library kernel's own shape (conv2d, pool, aipp, ...) take it into the reference.
+void KernelLauncher::read_check_shape(Kernel* K, const cfg::Node& c) {
+  Reference& R = K->ref;
+  const std::string op = R.op->name;
+  auto take = [&](auto& into) {
+    const auto* t = std::get_if<std::decay_t<decltype(into)>>(&K->shape);
+    if (!t) c.fail("check op " + op + " needs a library: " + op + " kernel (it uses its shape)");
+    into = *t;
+  };
+  if (op == "aipp") take(R.aipp);
+  if (op == "softmax_c") take(R.softmax_c);
+  if (op == "channel_mul") take(R.channel_mul);
+  if (op == "upsample") take(R.upsample);
+  if (op == "transpose") take(R.transpose);
+  if (op == "pool") take(R.pool);
+  if (op != "conv2d") return;
+  take(R.conv);
+  const kernels::ConvShape& conv = R.conv;
+  if (K->inputs.size() != std::size_t(2 + conv.bias + conv.scale + conv.residual))
+    c.at("inputs").fail(
+        "conv2d's check takes the kernel's inputs: x, the weights, then the bias, the scale and the residual its "
+        "shape has (" +
+        std::to_string(2 + conv.bias + conv.scale + conv.residual) + ")");
 }
 
 // check: expected: a file of the output's values, read now and rounded once to the output's type.

@@ -155,6 +155,7 @@ class KernelLauncher : public sc_core::sc_module {
   static void build_library(Kernel* K, const cfg::Node& shape, const aicore::AiCoreConfig& core_cfg, bool by_tasks,
                             bool blocks_given);
   static void read_check(Kernel* K, const cfg::Node& c, const std::string& dir);
+  static void read_check_shape(Kernel* K, const cfg::Node& c);
   static void read_expected(Kernel* K, const cfg::Node& e, const std::string& dir);
   static void check_reference_sizes(const Kernel* K, const cfg::Node& c);
   void layout(Kernel* K, const cfg::Node& k);

@@ -240,6 +240,27 @@ KernelWork upsample_work(const aicore::AiCoreConfig&, const KernelShape& s) {
   return {double(std::get<kernels::UpsampleShape>(s).out_elems()), "element", 0};
 }
 
+// --- channel_mul --------------------------------------------------------------------------------
+KernelShape read_channel_mul(const cfg::Node& sh) {
+  if (dtype(sh, "dtype") != DType::F16) sh.at("dtype").fail("channel_mul takes f16 (an NC1HWC0 map of 32-byte blocks)");
+  return kernels::ChannelMulShape{u32(sh, "c"), u32(sh, "h"), u32(sh, "w")};
+}
+std::vector<LibraryArg> channel_mul_args(const KernelShape& s) {
+  const auto& m = std::get<kernels::ChannelMulShape>(s);
+  return {{"x", DType::F16, m.elems()}, {"g", DType::F16, std::uint64_t(m.c1()) * 16}, {"y", DType::F16, m.elems()}};
+}
+BuiltKernel build_channel_mul(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& m = std::get<kernels::ChannelMulShape>(s);
+  return {kernels::channel_mul_kernel(core, m),
+          "bands of " + std::to_string(kernels::channel_mul_band(core, m)) + " positions, two UB buffers",
+          kernels::channel_mul_units(core, m)};
+}
+// One multiply per element.
+KernelWork channel_mul_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const double n = double(std::get<kernels::ChannelMulShape>(s).elems());
+  return {n, "vector op", vector_ps(core, n, 2, false)};
+}
+
 // --- layernorm ----------------------------------------------------------------------------------
 KernelShape read_layernorm(const cfg::Node& sh) {
   const kernels::LayerNormShape l{dtype(sh, "dtype"), u32(sh, "rows"), u32(sh, "cols"), sh.get_double("epsilon")};
@@ -408,6 +429,8 @@ const LibraryKernel kTranspose{"transpose",    {"rows", "cols", "inner"}, read_t
                                transpose_args, build_transpose,           transpose_work};
 const LibraryKernel kSoftmaxC{"softmax_c",    {"h", "w", "c"}, read_softmax_c,
                               softmax_c_args, build_softmax_c, softmax_c_work};
+const LibraryKernel kChannelMul{"channel_mul",    {"h", "w", "c"},   read_channel_mul,
+                                channel_mul_args, build_channel_mul, channel_mul_work};
 const LibraryKernel kUpsample{"upsample", {"h", "w", "c"}, read_upsample, upsample_args, build_upsample, upsample_work};
 const LibraryKernel kAipp{"aipp", {"h", "w", "format"}, read_aipp, aipp_args, build_aipp, aipp_work};
 
@@ -435,6 +458,7 @@ const cfg::Choices<const LibraryKernel*>& library_kernels() {
       {"gemm", &kGemm, "C = A x B (+ bias, ReLU): fp16 / bf16 / int8, tiled for the core's buffers"},
       {"elementwise", &kElementwise, "an element-wise operation or a cast over n elements"},
       {"softmax", &kSoftmax, "softmax of each row"},
+      {"channel_mul", &kChannelMul, "an f16 NC1HWC0 map times one value per channel (a squeeze-and-excitation gate)"},
       {"upsample", &kUpsample, "nearest-neighbour upsampling of an f16 NC1HWC0 map by whole factors sh, sw"},
       {"softmax_c", &kSoftmaxC, "softmax over the channels of an f16 NC1HWC0 map, each position on its own"},
       {"conv2d", &kConv2d, "2-D convolution via img2col (load3d) on the cube"},

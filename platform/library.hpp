@@ -13,6 +13,7 @@
 #include "aicore/assembler.hpp"
 #include "common/config.hpp"
 #include "kernels/library/aipp.hpp"
+#include "kernels/library/channel_mul.hpp"
 #include "kernels/library/channel_softmax.hpp"
 #include "kernels/library/elementwise.hpp"
 #include "kernels/library/gemm.hpp"
@@ -24,9 +25,10 @@
 
 namespace dvp::platform {
 
-using KernelShape = std::variant<kernels::GemmShape, kernels::ConvShape, kernels::PoolShape, kernels::SoftmaxShape,
-                                 kernels::ElementwiseShape, kernels::AippShape, kernels::LayerNormShape,
-                                 kernels::TransposeShape, kernels::ChannelSoftmaxShape, kernels::UpsampleShape>;
+using KernelShape =
+    std::variant<kernels::GemmShape, kernels::ConvShape, kernels::PoolShape, kernels::SoftmaxShape,
+                 kernels::ElementwiseShape, kernels::AippShape, kernels::LayerNormShape, kernels::TransposeShape,
+                 kernels::ChannelSoftmaxShape, kernels::UpsampleShape, kernels::ChannelMulShape>;
 
 // One argument a library kernel takes: a tensor of at least `elems` elements of `dtype`.
 struct LibraryArg {

@@ -206,6 +206,12 @@ void softmax_c_ref(const Reference& R, const std::vector<TensorView>& in, std::v
   }
 }
 
+// An NC1HWC0 map times one value per channel: y[c1][p][c0] = x[c1][p][c0] x g[c1 x 16 + c0].
+void channel_mul_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const std::uint64_t group = R.channel_mul.positions() * 16;
+  for (std::uint64_t e = 0; e < out.size(); ++e) out[e] = in[0].at(e) * in[1].at(e / group * 16 + e % 16);
+}
+
 // Nearest-neighbour upsampling of an NC1HWC0 map: y[c1][h][w][c0] = x[c1][h / sh][w / sw][c0].
 void upsample_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   const kernels::UpsampleShape& s = R.upsample;
@@ -344,6 +350,10 @@ Needs conv_inputs(const Reference& r, std::uint64_t) {
 }
 Needs softmax_c_inputs(const Reference& r, std::uint64_t) { return {{softmax_c_count(r, 0), "input"}}; }
 std::uint64_t upsample_count(const Reference& r, std::uint64_t) { return r.upsample.out_elems(); }
+std::uint64_t channel_mul_count(const Reference& r, std::uint64_t) { return r.channel_mul.elems(); }
+Needs channel_mul_inputs(const Reference& r, std::uint64_t) {
+  return {{r.channel_mul.elems(), "map"}, {std::uint64_t(r.channel_mul.c1()) * 16, "gate"}};
+}
 Needs upsample_inputs(const Reference& r, std::uint64_t) { return {{r.upsample.in_elems(), "input"}}; }
 Needs pool_inputs(const Reference& r, std::uint64_t) {
   return {{std::uint64_t(r.pool.c1()) * 16 * r.pool.h * r.pool.w, "input"}};
@@ -392,43 +402,52 @@ RefCheck elementwise(const char* name, unsigned inputs, Element f, std::vector<c
 // max and min as the vector unit's vmax and vmin (IEEE maxNum, minNum): a NaN gives way to a number.
 double gate(double v) { return std::fmax(0.0, std::fmin(1.0, v)); }
 
+// The element-wise checks, each out[i] = element(r, in0[i], in1[i]).
+struct ElementwiseChecks {
+  RefCheck add, sub, mul, max, min, relu, copy, exp, abs, sqrt, neg, adds, muls, erf, gelu, sigmoid, silu, tanh,
+      leaky_relu, hard_sigmoid, hard_swish, clip;
+};
+const ElementwiseChecks& elementwise_checks() {
+  using R = const Reference&;
+  static const ElementwiseChecks c{
+      elementwise("add", 2, [](R, double a, double b) { return a + b; }),
+      elementwise("sub", 2, [](R, double a, double b) { return a - b; }),
+      elementwise("mul", 2, [](R, double a, double b) { return a * b; }),
+      elementwise("max", 2, [](R, double a, double b) { return std::fmax(a, b); }),
+      elementwise("min", 2, [](R, double a, double b) { return std::fmin(a, b); }),
+      elementwise("relu", 1, [](R, double a, double) { return a > 0 ? a : 0.0; }),
+      elementwise("copy", 1, [](R, double a, double) { return a; }),
+      elementwise("exp", 1, [](R, double a, double) { return std::exp(a); }),
+      elementwise("abs", 1, [](R, double a, double) { return std::fabs(a); }),
+      elementwise("sqrt", 1, [](R, double a, double) { return std::sqrt(a); }),
+      elementwise("neg", 1, [](R, double a, double) { return -a; }),
+      elementwise("adds", 1, [](R r, double a, double) { return a + r.alpha; }, {"alpha"}),
+      elementwise("muls", 1, [](R r, double a, double) { return r.alpha * a; }, {"alpha"}),
+      elementwise("erf", 1, [](R, double a, double) { return std::erf(a); }),
+      elementwise("gelu", 1, [](R, double a, double) { return a * (1 + std::erf(a / std::sqrt(2.0))) / 2; }),
+      elementwise("sigmoid", 1, [](R, double a, double) { return 1 / (1 + std::exp(-a)); }),
+      elementwise("silu", 1, [](R, double a, double) { return a / (1 + std::exp(-a)); }),
+      elementwise("tanh", 1, [](R, double a, double) { return std::tanh(a); }),
+      elementwise("leaky_relu", 1, [](R r, double a, double) { return a >= 0 ? a : r.alpha * a; }, {"alpha"}),
+      elementwise("hard_sigmoid", 1, [](R r, double a, double) { return gate(r.alpha * a + r.beta); },
+                  {"alpha", "beta"}),
+      elementwise("hard_swish", 1, [](R, double a, double) { return a * gate(a / 6 + 0.5); }),
+      elementwise("clip", 1, [](R r, double a, double) { return std::fmin(std::fmax(a, r.alpha), r.beta); },
+                  {"alpha", "beta"})};
+  return c;
+}
+
 }  // namespace
 
 const cfg::Choices<const RefCheck*>& reference_checks() {
-  using R = const Reference&;
-  static const RefCheck add = elementwise("add", 2, [](R, double a, double b) { return a + b; });
-  static const RefCheck sub = elementwise("sub", 2, [](R, double a, double b) { return a - b; });
-  static const RefCheck mul = elementwise("mul", 2, [](R, double a, double b) { return a * b; });
-  static const RefCheck max = elementwise("max", 2, [](R, double a, double b) { return std::fmax(a, b); });
-  static const RefCheck min = elementwise("min", 2, [](R, double a, double b) { return std::fmin(a, b); });
-  static const RefCheck relu = elementwise("relu", 1, [](R, double a, double) { return a > 0 ? a : 0.0; });
-  static const RefCheck copy = elementwise("copy", 1, [](R, double a, double) { return a; });
-  static const RefCheck exp = elementwise("exp", 1, [](R, double a, double) { return std::exp(a); });
-  static const RefCheck abs = elementwise("abs", 1, [](R, double a, double) { return std::fabs(a); });
-  static const RefCheck sqrt = elementwise("sqrt", 1, [](R, double a, double) { return std::sqrt(a); });
-  static const RefCheck neg = elementwise("neg", 1, [](R, double a, double) { return -a; });
-  static const RefCheck adds = elementwise("adds", 1, [](R r, double a, double) { return a + r.alpha; }, {"alpha"});
-  static const RefCheck muls = elementwise("muls", 1, [](R r, double a, double) { return r.alpha * a; }, {"alpha"});
-  static const RefCheck erf = elementwise("erf", 1, [](R, double a, double) { return std::erf(a); });
-  static const RefCheck gelu =
-      elementwise("gelu", 1, [](R, double a, double) { return a * (1 + std::erf(a / std::sqrt(2.0))) / 2; });
-  static const RefCheck sigmoid = elementwise("sigmoid", 1, [](R, double a, double) { return 1 / (1 + std::exp(-a)); });
-  static const RefCheck silu = elementwise("silu", 1, [](R, double a, double) { return a / (1 + std::exp(-a)); });
-  static const RefCheck tanh = elementwise("tanh", 1, [](R, double a, double) { return std::tanh(a); });
-  static const RefCheck leaky_relu =
-      elementwise("leaky_relu", 1, [](R r, double a, double) { return a >= 0 ? a : r.alpha * a; }, {"alpha"});
-  static const RefCheck hard_sigmoid = elementwise(
-      "hard_sigmoid", 1, [](R r, double a, double) { return gate(r.alpha * a + r.beta); }, {"alpha", "beta"});
-  static const RefCheck hard_swish =
-      elementwise("hard_swish", 1, [](R, double a, double) { return a * gate(a / 6 + 0.5); });
-  static const RefCheck clip = elementwise(
-      "clip", 1, [](R r, double a, double) { return std::fmin(std::fmax(a, r.alpha), r.beta); }, {"alpha", "beta"});
+  const ElementwiseChecks& e = elementwise_checks();
   static const RefCheck gemm{"gemm", 2, 3, {"m", "k", "n"}, gemm_count, gemm_inputs, gemm_ref};
   static const RefCheck conv2d{"conv2d", 2, 5, {}, conv_count, conv_inputs, conv2d_ref};
   static const RefCheck pool{"pool", 1, 1, {}, pool_count, pool_inputs, pool_ref};
   static const RefCheck softmax{"softmax", 1, 1, {"cols"}, all, like_output, softmax_ref, nullptr, true};
   static const RefCheck softmax_c{"softmax_c", 1, 1, {}, softmax_c_count, softmax_c_inputs, softmax_c_ref};
   static const RefCheck upsample{"upsample", 1, 1, {}, upsample_count, upsample_inputs, upsample_ref};
+  static const RefCheck channel_mul{"channel_mul", 2, 2, {}, channel_mul_count, channel_mul_inputs, channel_mul_ref};
   static const RefCheck layernorm{"layernorm", 3, 3, {"cols"}, all, layernorm_inputs, layernorm_ref, nullptr, true};
   static const RefCheck transpose{"transpose", 1, 1, {}, all, like_output, transpose_ref};
   static const RefCheck topk{"topk", 1, 1, {"cols", "k"}, all, row_inputs, topk_ref};
@@ -436,33 +455,35 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck concat{"concat", 1, 64, {"cols"}, all, concat_inputs, concat_ref, nullptr, true};
   static const RefCheck aipp{"aipp", 1, 1, {}, aipp_count, aipp_inputs, aipp_ref};
   static const cfg::Choices<const RefCheck*> table = {
-      {"add", &add, "out[i] = in0[i] + in1[i]"},
-      {"sub", &sub, "out[i] = in0[i] - in1[i]"},
-      {"mul", &mul, "out[i] = in0[i] * in1[i]"},
-      {"max", &max, "out[i] = max(in0[i], in1[i]) (as vmax: a NaN gives way to a number)"},
-      {"min", &min, "out[i] = min(in0[i], in1[i]) (likewise)"},
-      {"relu", &relu, "out[i] = max(in0[i], 0)"},
-      {"copy", &copy, "out[i] = in0[i] (a cast: rounded to the output type)"},
-      {"exp", &exp, "out[i] = e^in0[i]"},
-      {"abs", &abs, "out[i] = |in0[i]|"},
-      {"sqrt", &sqrt, "out[i] = sqrt(in0[i])"},
-      {"neg", &neg, "out[i] = -in0[i]"},
-      {"adds", &adds, "out[i] = in0[i] + alpha"},
-      {"muls", &muls, "out[i] = alpha in0[i]"},
-      {"erf", &erf, "out[i] = erf(in0[i])"},
-      {"gelu", &gelu, "out[i] = in0[i] (1 + erf(in0[i] / sqrt 2)) / 2"},
-      {"sigmoid", &sigmoid, "out[i] = 1 / (1 + e^-in0[i])"},
-      {"silu", &silu, "out[i] = in0[i] / (1 + e^-in0[i])"},
-      {"tanh", &tanh, "out[i] = tanh(in0[i])"},
-      {"leaky_relu", &leaky_relu, "out[i] = in0[i] >= 0 ? in0[i] : alpha in0[i]"},
-      {"hard_sigmoid", &hard_sigmoid, "out[i] = max(0, min(1, alpha in0[i] + beta))"},
-      {"hard_swish", &hard_swish, "out[i] = in0[i] max(0, min(1, in0[i] / 6 + 1 / 2))"},
-      {"clip", &clip, "out[i] = min(max(in0[i], alpha), beta)"},
+      {"add", &e.add, "out[i] = in0[i] + in1[i]"},
+      {"sub", &e.sub, "out[i] = in0[i] - in1[i]"},
+      {"mul", &e.mul, "out[i] = in0[i] * in1[i]"},
+      {"max", &e.max, "out[i] = max(in0[i], in1[i]) (as vmax: a NaN gives way to a number)"},
+      {"min", &e.min, "out[i] = min(in0[i], in1[i]) (likewise)"},
+      {"relu", &e.relu, "out[i] = max(in0[i], 0)"},
+      {"copy", &e.copy, "out[i] = in0[i] (a cast: rounded to the output type)"},
+      {"exp", &e.exp, "out[i] = e^in0[i]"},
+      {"abs", &e.abs, "out[i] = |in0[i]|"},
+      {"sqrt", &e.sqrt, "out[i] = sqrt(in0[i])"},
+      {"neg", &e.neg, "out[i] = -in0[i]"},
+      {"adds", &e.adds, "out[i] = in0[i] + alpha"},
+      {"muls", &e.muls, "out[i] = alpha in0[i]"},
+      {"erf", &e.erf, "out[i] = erf(in0[i])"},
+      {"gelu", &e.gelu, "out[i] = in0[i] (1 + erf(in0[i] / sqrt 2)) / 2"},
+      {"sigmoid", &e.sigmoid, "out[i] = 1 / (1 + e^-in0[i])"},
+      {"silu", &e.silu, "out[i] = in0[i] / (1 + e^-in0[i])"},
+      {"tanh", &e.tanh, "out[i] = tanh(in0[i])"},
+      {"leaky_relu", &e.leaky_relu, "out[i] = in0[i] >= 0 ? in0[i] : alpha in0[i]"},
+      {"hard_sigmoid", &e.hard_sigmoid, "out[i] = max(0, min(1, alpha in0[i] + beta))"},
+      {"hard_swish", &e.hard_swish, "out[i] = in0[i] max(0, min(1, in0[i] / 6 + 1 / 2))"},
+      {"clip", &e.clip, "out[i] = min(max(in0[i], alpha), beta)"},
       {"gemm", &gemm, "out = in0 x in1 (+ in2, a bias row; ReLU with relu: true)"},
       {"conv2d", &conv2d, "the convolution of the conv2d kernel's shape, through its epilogue"},
       {"pool", &pool, "the pooling of the pool kernel's shape"},
       {"softmax", &softmax, "softmax of each row of cols"},
       {"softmax_c", &softmax_c, "softmax over the channels of each position, from the softmax_c kernel's shape"},
+      {"channel_mul", &channel_mul,
+       "the map in0 times in1's value of each channel, from the channel_mul kernel's shape"},
       {"upsample", &upsample, "each position of the map copied sh x sw times, from the upsample kernel's shape"},
       {"layernorm", &layernorm, "each row of cols normalized (mean 0, variance 1 + epsilon), times in1 plus in2"},
       {"transpose", &transpose, "the transpose kernel's two axes swapped, from its shape"},

@@ -15,6 +15,7 @@
 #include "common/config.hpp"
 #include "common/error.hpp"
 #include "kernels/library/aipp.hpp"
+#include "kernels/library/channel_mul.hpp"
 #include "kernels/library/channel_softmax.hpp"
 #include "kernels/library/gemm.hpp"
 #include "kernels/library/pool.hpp"
@@ -68,6 +69,7 @@ struct Reference {
   kernels::TransposeShape transpose;       // transpose: likewise
   kernels::ChannelSoftmaxShape softmax_c;  // softmax_c: likewise
   kernels::UpsampleShape upsample;         // upsample: likewise
+  kernels::ChannelMulShape channel_mul;    // channel_mul: likewise
 
   // Set by whoever computes it on another thread: the long loops (gemm, conv2d) end early with
   // dvp::Error when it becomes true (a run that ends before its check needs the values).
