@@ -210,6 +210,7 @@ class Compiler {
     return outputs_.count(v) && !consumers_.count(v) ? "f32" : "f16";
   }
   void place(Kernel k);
+  void precision(Kernel& k) const;
   bool finish(int i, Kernel k) {  // node i lowered as k
     done_[std::size_t(i)] = true;
     place(std::move(k));
@@ -543,7 +544,23 @@ void Compiler::produce(Kernel& k, const std::string& v, KTensor t, Layout layout
   out_.activation_bytes += stored_bytes(t);
 }
 
+// A conv2d's or gemm's vector epilogue (bias, scale, shortcut, ReLU6) in f16 where its output is
+// f16 and the precision mode is force_fp16, as ATC's default runs an fp16 network's vector work.
+void Compiler::precision(Kernel& k) const {
+  if (o_.precision_mode != "force_fp16" || (k.library != "conv2d" && k.library != "gemm")) return;
+  bool f16 = false, epilogue = false;
+  for (const auto& [key, v] : k.shape) {
+    f16 = f16 || (key == "out" && v == "f16");
+    epilogue =
+        epilogue || ((key == "bias" || key == "channel_scale" || key == "residual" || key == "relu6") && v == "true");
+  }
+  if (!f16 || !epilogue) return;
+  k.shape.push_back({"epilogue", "f16"});
+  if (k.library == "gemm" && !k.check.empty()) k.check.push_back({"epilogue", "f16"});  // a conv2d's takes its shape
+}
+
 void Compiler::place(Kernel k) {
+  precision(k);
   // A window the conv2d and pool kernels' shape keys cannot hold (their range, 1 to 255; pads 0
   // to 255) is the node's error here, not its model.yaml's when it runs.
   for (const auto& [key, v] : k.shape)

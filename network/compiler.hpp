@@ -55,6 +55,10 @@ struct CompileOptions {
   // priority): ResNet-50 is 0.1-3.5% slower with them on both presets (docs/networks.md).
   bool preload = false;
   std::uint64_t preload_window = 2ull << 20;
+  // As ATC's --precision_mode: force_fp16 (its default for inference) runs a conv's or Gemm's
+  // vector epilogue (bias, scale, shortcut, activation) in f16 where its output is f16 (the
+  // kernels' epilogue: f16); allow_fp32_to_fp16 runs it in f32 and rounds once.
+  std::string precision_mode = "force_fp16";
   std::string preset = "ascend310";  // the scenario's preset (--preset overrides it)
   bool absolute_paths = false;       // the scenario names its files by absolute paths
 };

@@ -124,11 +124,11 @@ static const std::vector<Command> kCommands = {
      1,
      "a scenario file",
      {"preset", "set", "out", "save-tensors", "timing-only", "no-trace", "check", "quiet", "input", "output",
-      "check-layers", "batch", "streams", "preload"}},
+      "check-layers", "batch", "streams", "preload", "precision-mode"}},
     {"compile",
      1,
      "an ONNX model",
-     {"preset", "out", "input", "output", "check-layers", "batch", "streams", "preload"}},
+     {"preset", "out", "input", "output", "check-layers", "batch", "streams", "preload", "precision-mode"}},
     {"config", 1, "a scenario file", {"preset", "set", "timing-only", "check", "origins"}},
     {"map", 1, "a scenario file", {"preset", "set"}},
     {"sweep", 1, "a study file", {"out", "jobs", "resume", "emit", "point", "sensitivity", "quiet"}},
@@ -176,7 +176,10 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "preload",
       "an ONNX model: preload the weights of the layers ahead into the L2 while a layer runs (the task scheduler's "
       "SDMA engine; off by default: it costs more than it saves on the shipped presets, docs/networks.md)")(
-      "jobs", po::value<unsigned>(), "sweep: points run at once (default 1)")(
+      "precision-mode", po::value<std::string>(),
+      "an ONNX model: force_fp16 (default, as ATC's: the layers' vector epilogues run in f16) or "
+      "allow_fp32_to_fp16 (they run in f32 and round once)")("jobs", po::value<unsigned>(),
+                                                             "sweep: points run at once (default 1)")(
       "resume", "sweep: skip the points OUT has run already")(
       "emit", po::value<std::string>(), "sweep: write the commands for GNU parallel or Slurm (parallel|slurm)")(
       "point", po::value<unsigned>(), "sweep: run point N of the study alone (an emitted command's body)")(
@@ -216,6 +219,9 @@ static network::CompileOptions cli_options(const po::variables_map& vm, const st
   if (vm.count("batch") && co.batch == 0) throw Error("--batch 0: a batch is at least 1 image", kExitConfig);
   if (vm.count("streams")) co.streams = vm["streams"].as<unsigned>();
   co.preload = vm.count("preload") > 0;
+  if (vm.count("precision-mode")) co.precision_mode = vm["precision-mode"].as<std::string>();
+  if (co.precision_mode != "force_fp16" && co.precision_mode != "allow_fp32_to_fp16")
+    throw Error("--precision-mode " + co.precision_mode + ": give force_fp16 or allow_fp32_to_fp16", kExitConfig);
   if (co.streams < 1 || co.streams > 8)
     throw Error("--streams " + std::to_string(co.streams) + ": the task scheduler has streams 1 to 8", kExitConfig);
   co.arena = !co.check_layers && !vm.count("save-tensors");  // every layer's tensors kept for the checks
@@ -236,6 +242,7 @@ static network::CompileOptions model_options(const platform::Scenario& s, const 
   if (!s.preset.empty()) co.preset = s.preset;
   co.batch = m.get_uint("batch"), co.seed = m.get_uint("seed"), co.check_layers = m.get_bool("check_layers");
   co.streams = m.get_uint("streams"), co.preload = m.get_bool("preload");  // --preload is an ONNX file's
+  co.precision_mode = m.get_string("precision_mode");
   co.arena = !co.check_layers && !vm.count("save-tensors") && !s.root.at("run").has("save_tensors");
   co.absolute_paths = true;
   if (m.has("inputs"))
@@ -442,7 +449,7 @@ static int command(const Command& c, const std::vector<std::string>& args, const
     }
     return kExitOk;
   }
-  for (const char* model_only : {"input", "output", "batch", "streams", "check-layers", "preload"})
+  for (const char* model_only : {"input", "output", "batch", "streams", "check-layers", "preload", "precision-mode"})
     if (vm.count(model_only) && !is_onnx(args[0])) {
       std::cerr << "dvp: --" << model_only << " is for an ONNX model (MODEL.onnx), not " << args[0] << "\n";
       return kExitConfig;

@@ -222,8 +222,16 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
   describe_aipp_shape(sh);
 }
 
-// conv2d's own keys of shape: its epilogue, the layouts of y and the weights, C0 and groups.
+// conv2d's own keys of shape: its epilogue (and the type it runs in, gemm's too), the layouts of y
+// and the weights, C0 and groups.
 void KernelLauncher::describe_conv_shape(cfg::Spec& sh) {
+  sh.param("epilogue", Type::Enum,
+           "gemm, conv2d with a vector epilogue (bias, channel_scale, residual, relu6): the type it runs in. f32: "
+           "FixPipe moves the f32 sums to UB, the steps run in f32 and the result is cast once; f16 (ATC's "
+           "precision_mode force_fp16, its default for inference): FixPipe rounds the sums to f16 and each step "
+           "runs in f16 and is rounded, at twice the elements per vector repeat and without casts; out: f16")
+      .defaults("f32")
+      .choices({"f32", "f16"});
   sh.param("channel_scale", Type::Bool,
            "conv2d: the convolution times a scale per output channel (f32; a folded batch norm's), before the "
            "bias; the argument after the bias")
@@ -387,6 +395,11 @@ void KernelLauncher::describe_check(cfg::Spec& c) {
       .defaults("nd")
       .choices({"nd", "fractal_z"});
   c.param("relu", Type::Bool, "gemm: the reference goes through ReLU").defaults("false");
+  c.param("epilogue", Type::Enum,
+          "gemm: f16: the sum and the bias each rounded to f16 and their sum rounded again, as the kernel's f16 "
+          "epilogue adds them (a conv2d check takes it from the kernel's shape)")
+      .defaults("f32")
+      .choices({"f32", "f16"});
   c.param("scale", Type::Float,
           "gemm: the reference is multiplied by it (requantization); softmax: each row is, first (as an f32)")
       .defaults("1");
@@ -902,6 +915,7 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
   R.alpha = c.has("alpha") ? c.get_double("alpha") : 0.0;
   R.beta = c.has("beta") ? c.get_double("beta") : 0.0;
   R.bias = n == 3;
+  R.f16_epilogue = c.get_string("epilogue") == "f16";
   read_check_shape(K, c);
   check_reference_sizes(K, c);
 }

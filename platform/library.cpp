@@ -29,6 +29,16 @@ double vector_ps(const aicore::AiCoreConfig& core, double elems, unsigned elem_b
 std::uint32_t u32(const cfg::Node& sh, const char* key) { return std::uint32_t(sh.get_uint(key)); }
 DType dtype(const cfg::Node& sh, const char* key) { return *aicore::dtype_from(sh.get_string(key)); }
 
+// shape.epilogue: f16 (ATC's force_fp16) takes an f16 output from f16 or bf16 inputs.
+bool f16_epilogue(const cfg::Node& sh, DType out, DType in) {
+  if (sh.get_string("epilogue") != "f16") return false;
+  if (out != DType::F16 || in == DType::S8)
+    sh.at("epilogue")
+        .fail("an f16 epilogue takes out: f16 and f16 or bf16 inputs (got out: " +
+              std::string(aicore::dtype_name(out)) + ")");
+  return true;
+}
+
 // --- gemm ---------------------------------------------------------------------------------------
 KernelShape read_gemm(const cfg::Node& sh) {
   // shape.n admits an element-wise length; a GEMM's dimensions are 32-bit, and their products
@@ -42,6 +52,7 @@ KernelShape read_gemm(const cfg::Node& sh) {
                        dtype(sh, "out"),    dtype(sh, "in"),     sh.get_bool("b_transposed"),
                        sh.get_bool("relu"), sh.get_bool("bias"), float(sh.get_double("scale"))};
   g.b_fractal = sh.get_string("b_layout") == "fractal_z";
+  g.f16_epilogue = f16_epilogue(sh, g.out, g.in);
   if (g.b_fractal && !g.b_transposed) sh.at("b_layout").fail("gemm: a B in fractal_z is B^T (n x k): set b_transposed");
   return g;
 }
@@ -83,6 +94,7 @@ KernelShape read_conv2d(const cfg::Node& sh) {
   c.c0 = u32(sh, "c0"), c.groups = u32(sh, "groups");
   c.out_nc1hwc0 = sh.get_string("out_layout") == "nc1hwc0";
   c.weights_fractal = sh.get_string("weights_layout") == "fractal_z";
+  c.f16_epilogue = f16_epilogue(sh, c.out, DType::F16);
   if (c.out_nc1hwc0 && c.cout % 16)
     sh.at("out_layout").fail("conv2d: an NC1HWC0 y takes cout a multiple of 16 (got " + std::to_string(c.cout) + ")");
   if (c.c0 != 16 && c.c0 != 4) sh.at("c0").fail("conv2d: c0 is 16, or 4 for the small-channel mode (c <= 4)");

@@ -45,8 +45,13 @@ __attribute__((noinline)) void dot8(const double* a, const double* b, std::uint6
   v[0] = v0, v[1] = v1, v[2] = v2, v[3] = v3, v[4] = v4, v[5] = v5, v[6] = v6, v[7] = v7;
 }
 
+// x rounded to f16 (nearest even): a step of the f16 epilogue.
+double r16(double x) { return aicore::num::f16(aicore::num::to_f16(x)); }
+
 // out[r][c] = bias[c] + sum over k of a[r][k] * b[k][c] (b row-major k x n, or n x k when
-// transposed; bias 0 without one), through ReLU if asked, times the scale (as an f32).
+// transposed; bias 0 without one), through ReLU if asked, times the scale (as an f32). With the
+// f16 epilogue (a bias's vector epilogue in f16): the sum rounded to f16, plus the bias in f16,
+// rounded again, as the kernel adds them.
 void gemm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   // B's columns laid out contiguously first, so each dot product runs over two plain rows (the
   // sums in the same order, k ascending, as the loop over B's rows would add them).
@@ -58,7 +63,10 @@ void gemm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
                                  : R.b_transposed ? c * R.k + k
                                                   : k * R.n + c);
   std::vector<double> a(R.k);
+  const bool half = R.f16_epilogue && R.bias;
+  const auto start = [&](std::uint64_t c) { return R.bias && !half ? in[2].at(c) : 0.0; };
   const auto finish = [&](std::uint64_t r, std::uint64_t c, double v) {
+    if (half) v = r16(r16(v) + r16(in[2].at(c)));
     out[r * R.n + c] = (R.relu && v < 0 ? 0.0 : v) * double(float(R.scale));
   };
   for (std::uint64_t r = 0; r < R.m; ++r) {
@@ -67,12 +75,12 @@ void gemm_ref(const Reference& R, const std::vector<TensorView>& in, std::vector
     std::uint64_t c = 0;
     for (; c + 8 <= R.n; c += 8) {
       double v[8];
-      for (int j = 0; j < 8; ++j) v[j] = R.bias ? in[2].at(c + j) : 0.0;
+      for (int j = 0; j < 8; ++j) v[j] = start(c + j);
       dot8(a.data(), bt.data() + c * R.k, R.k, v);
       for (int j = 0; j < 8; ++j) finish(r, c + j, v[j]);
     }
     for (; c < R.n; ++c) {
-      double v = R.bias ? in[2].at(c) : 0.0;
+      double v = start(c);
       const double* col = bt.data() + c * R.k;
       for (std::uint64_t k = 0; k < R.k; ++k) v += a[k] * col[k];
       finish(r, c, v);
@@ -142,11 +150,15 @@ void conv2d_ref(const Reference& R, const std::vector<TensorView>& in, std::vect
   const TensorView* res = cv.residual ? &in[next++] : nullptr;
   const ConvOperands op(cv, in[0], in[1]);
   const std::uint64_t hw = std::uint64_t(cv.ho()) * cv.wo();
+  // The f16 epilogue (ConvShape::f16_epilogue, with a vector epilogue): each step in f16.
+  const bool half = cv.f16_epilogue && (scale || bias || res || cv.relu6);
+  const auto h = [&](double x) { return half ? r16(x) : x; };
   const auto finish = [&](std::uint64_t p, std::uint64_t co, double v) {
     const std::uint64_t i = cv.out_nc1hwc0 ? (co / 16 * hw + p) * 16 + co % 16 : p * cv.cout + co;
-    if (scale) v *= scale->at(co);
-    if (bias) v += bias->at(co);
-    if (res) v += res->at(i);
+    v = h(v);
+    if (scale) v = h(v * h(scale->at(co)));
+    if (bias) v = h(v + h(bias->at(co)));
+    if (res) v = h(v + res->at(i));
     if (cv.relu || cv.relu6) v = std::max(v, 0.0);
     if (cv.relu6) v = std::min(v, 6.0);
     out[i] = v;

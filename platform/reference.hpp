@@ -59,6 +59,7 @@ struct Reference {
   bool b_fractal = false;                  // gemm: in1, B^T, in fractal order (layout fractal_z) ...
   std::uint64_t b_k0 = 16;                 // ... in fractal rows of b_k0 elements (32 bytes of in1's type)
   bool bias = false;                       // gemm: in2 holds n values added to every row (before ReLU)
+  bool f16_epilogue = false;               // gemm: the bias added in f16 (the kernel's epilogue: f16)
   double scale = 1;                        // gemm: the result times scale (int8 requantization), as an f32
   std::uint64_t cols = 0;                  // softmax, layernorm, topk, argmax: elements per row
   double epsilon = 1e-5;                   // layernorm: added to the variance

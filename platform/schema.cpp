@@ -80,6 +80,13 @@ static void describe_network(cfg::Spec& root) {
              "preload the weights of the layers ahead into the L2 while a layer runs (the task scheduler's SDMA); off "
              "by default: it costs more than it saves on the shipped presets (docs/networks.md)")
       .defaults("false");
+  model
+      .param("precision_mode", Type::Enum,
+             "as ATC's --precision_mode: force_fp16 (its default for inference) runs the layers' vector epilogues "
+             "(bias, scale, shortcut, activation after a conv or Gemm of f16 output) in f16; allow_fp32_to_fp16 runs "
+             "them in f32 and rounds once (slower, closer to an f32 reference)")
+      .defaults("force_fp16")
+      .choices({"force_fp16", "allow_fp32_to_fp16"});
 
   cfg::Spec& net = root.section(
       "network", "What a compiled network's kernels are (written by dvp compile): the summary's per-layer table");

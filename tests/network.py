@@ -124,6 +124,24 @@ with tempfile.TemporaryDirectory() as d:
             if have.shape != want.shape or err > 5e-3:
                 failures.append(f"small CNN on {preset}: max abs error {err} against NumPy")
 
+    # The precision mode: by default (force_fp16, as ATC's) the layers' epilogues run in f16 (their
+    # kernels' shape says epilogue: f16); allow_fp32_to_fp16 runs them in f32. Both within the same
+    # bound of NumPy; an unknown mode is named.
+    out = os.path.join(d, "fp32-epilogue")
+    if dvp(["run", model, "--precision-mode", "allow_fp32_to_fp16", "--input", "x=" + os.path.join(d, "x.npy"),
+            "--out", out, "--no-trace"], 0, r"kernel softmax: 10 elements within", "small CNN, f32 epilogues"):
+        err = np.abs(np.load(os.path.join(out, "outputs", "prob.npy")).astype(np.float64) - want).max()
+        print(f"     max abs error against NumPy {err:.2e}")
+        with open(os.path.join(out, "compiled", "model.yaml")) as f:
+            f32_model = f.read()
+        with open(os.path.join(d, "ascend310", "compiled", "model.yaml")) as f:
+            f16_model = f.read()
+        if err > 5e-3 or "epilogue: f16" in f32_model or f16_model.count("epilogue: f16") < 3:
+            failures.append(f"small CNN, precision modes: error {err}, f16 epilogues in the f32 model "
+                            f"{f32_model.count('epilogue: f16')}, in the default one {f16_model.count('epilogue: f16')}")
+    dvp(["run", model, "--precision-mode", "fp8", "--out", os.path.join(d, "fp8")], 2,
+        r"--precision-mode fp8: give force_fp16 or allow_fp32_to_fp16", "an unknown precision mode")
+
     # With --preload the weights are preloaded into the L2 (the SDMA's stashes); the output is the
     # same as the arena run's without them (the default), bit for bit: a preload moves no value.
     import json

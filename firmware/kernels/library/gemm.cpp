@@ -51,12 +51,16 @@ std::uint64_t gemm_epilogue_admits(const GemmShape& s, std::uint32_t mt, std::ui
 std::uint64_t gemm_epilogue_ub(const GemmShape& s, std::uint32_t mt, std::uint32_t nt, bool conv, int slots) {
   const std::uint64_t ntp = nt / gemm_parts(nt, conv);
   const unsigned ob = dtype_bytes(s.out);
+  const std::uint64_t row_sets = ntp == nt ? slots : 1;  // one-part tiles: a set of rows per slot
+  const unsigned nrows = int(s.bias) + int(s.channel_scale);
+  if (s.half_epilogue())  // the f16 tile and residual; the rows as loaded (f32) and in f16
+    return slots * std::uint64_t(mt) * ntp * (s.residual ? 4 : 2) + row_sets * nrows * std::uint64_t(nt) * 6 +
+           32 * narrow_blocks(s);
   const bool cast = s.out != DType::F32 && s.out != DType::S32;
   const unsigned per = 4 + (cast ? ob : 0) + (s.residual && !cast ? ob : 0);
   // (and the last blocks of a tile whose rows are narrower than it: GemmBuilder::narrow_out)
-  const std::uint64_t row_sets = ntp == nt ? slots : 1;  // one-part tiles: a set of rows per slot
   return slots * std::uint64_t(mt) * ntp * per + gemm_residual_scratch(s, mt, ntp) +
-         row_sets * (int(s.bias) + int(s.channel_scale)) * std::uint64_t(nt) * 4 + 32 * narrow_blocks(s);
+         row_sets * nrows * std::uint64_t(nt) * 4 + 32 * narrow_blocks(s);
 }
 
 // C's rows end inside 32-byte blocks (n x its bytes is not a multiple of 32): the vector
@@ -226,6 +230,8 @@ void check_gemm(const GemmShape& s) {
   if (s.k > 65535 || (!s.b_transposed && s.n > 65535))
     throw Error("gemm: k (and n, for B stored k x n) must be at most 65535 (the ND -> Nz stride field)");
   if (s.b_fractal && !s.b_transposed) throw Error("gemm: a B in fractal_z is B^T (n x k): set b_transposed");
+  if (s.f16_epilogue && (s.out != DType::F16 || int8))
+    throw Error("gemm: an f16 epilogue takes an f16 C and f16 or bf16 inputs");
   if (s.b_fractal && s.n > kFractalMaxRows)
     throw Error("gemm: a B in fractal_z takes n up to " + std::to_string(kFractalMaxRows) +
                 " (its rows, padded to 16, are the DataCopy gap field)");
@@ -456,6 +462,9 @@ class GemmBuilder {
   void narrow_rows();
   void epilogue_vector(std::uint64_t slot, int u, int h);
   void epilogue_rows(std::uint64_t slot, int u, std::uint32_t r0, std::uint32_t n, std::uint32_t j, int h);
+  void epilogue_rows_half(std::uint64_t slot, int u, std::uint32_t r0, std::uint32_t n, std::uint32_t j, int h);
+  void rows_to_half(int u);
+  std::uint32_t seg_elems() const { return half ? 128 : 64; }  // a vector repeat of the epilogue's type
   void load_residual(int h, int u, std::uint64_t slot);
   void res_slot_flag(bool set, int u);
   // Slot u's bias and scale rows (one set but with alt_slots), and their V <-> MTE2 flags' event.
@@ -501,6 +510,7 @@ class GemmBuilder {
   bool rows = false;   // it reads per-column rows (bias, scale)
   bool cast = false;   // the epilogue casts to C's type (C is not 4 bytes)
   bool quant = false;  // int8 requantization: s32 sums x scale into C's type
+  bool half = false;   // the epilogue in f16 (GemmShape::f16_epilogue): FixPipe casts, no cast after
   // Edges: m, n or k not a multiple of the tile. Edge tiles load what exists (ND -> Nz pads
   // with zeros), compute the whole tile and write what exists, by configuration words made at
   // run time for each tile.
@@ -511,6 +521,9 @@ class GemmBuilder {
   // loaded too: res_off), then the residual's f32 scratch at ub_resf, the bias row and the scale
   // row at ub_rows (a set of them per slot with alt_slots: rows_at).
   std::uint64_t slot_acc = 0, slot_bytes = 0, ub_resf = 0, ub_rows = 0, rows_bytes = 0, cast_off = 0, res_off = 0;
+  // half: the rows in f16, after the f32 ones as loaded (a set per slot with alt_slots).
+  std::uint64_t ub_rows16 = 0, rows16_bytes = 0;
+  std::uint64_t rows16_at(int u) const { return ub_rows16 + (alt_slots() ? std::uint64_t(u) * rows16_bytes : 0); }
   // C's rows end inside 32-byte blocks: written row by row (ragged_out); rows narrower than a tile
   // assemble a tile's last blocks at ub_tail (narrow_out).
   bool ragged = false;
@@ -578,17 +591,20 @@ void GemmBuilder::plan() {
   // part 0's MTE3; with one part, tiles take them in turn: alt_slots) of the accumulator tile, its
   // cast and the residual, then the residual's scratch and the rows.
   epi = s.vector_epilogue(), rows = s.bias || s.channel_scale;
-  cast = s.out != DType::F32 && s.out != DType::S32;
+  half = s.half_epilogue();
+  cast = !half && s.out != DType::F32 && s.out != DType::S32;
   quant = acc == DType::S32 && s.out != DType::S32;
   const std::uint64_t part = std::uint64_t(t.mt) * ntp;
-  slot_acc = part * 4, cast_off = slot_acc;
+  slot_acc = part * (half ? 2 : 4), cast_off = slot_acc;
   res_off = cast_off;  // the residual's place: the cast's, or (no cast) its own there
   slot_bytes = cast_off + (cast || s.residual ? part * ob : 0);
   nu = epi && gemm_epilogue_ub(s, t.mt, t.nt, conv != nullptr, 2) <= cfg_.size[kUB] ? 2 : 1;
   ub_resf = nu * slot_bytes;
-  ub_rows = ub_resf + gemm_residual_scratch(s, t.mt, ntp);
+  ub_rows = ub_resf + (half ? 0 : gemm_residual_scratch(s, t.mt, ntp));
   rows_bytes = (int(s.bias) + int(s.channel_scale)) * std::uint64_t(t.nt) * 4;
-  ub_tail = ub_rows + (alt_slots() ? 2 : 1) * rows_bytes;
+  rows16_bytes = half ? rows_bytes / 2 : 0;
+  ub_rows16 = ub_rows + (alt_slots() ? 2 : 1) * rows_bytes;
+  ub_tail = ub_rows16 + (alt_slots() ? 2 : 1) * rows16_bytes;
   ragged = gemm_ragged(s);
 }
 
@@ -853,8 +869,9 @@ void GemmBuilder::prologue() {
   for (int u = 0; u < (rows ? (alt_slots() ? 2 : 1) : 0); ++u) k.SetFlag(Pipe::V, Pipe::MTE2, rows_event(u));  // rows
   for (int u = 0; u < (s.residual ? nu : 0); ++u) res_slot_flag(true, u);  // slot u's residual
   if (ragged) k.SetFlag(Pipe::MTE3, Pipe::S, 0);                           // ub_tail
-  // The epilogue's vector ops take one row segment of a part (up to 64 elements) per repeat.
-  if (ntp < 64) {
+  // The epilogue's vector ops take one row segment of a part (up to 64 f32 or 128 f16 elements)
+  // per repeat.
+  if (ntp < seg_elems()) {
     k.Li(tmp, ntp);
     k.SetMaskCount(tmp);
   }
@@ -1048,11 +1065,12 @@ void GemmBuilder::epilogue_in(int h, int u, Reg l0c_addr) {
   if (s.residual) load_residual(h, u, slot);
   k.WaitFlag(Pipe::MTE3, Pipe::FIX, u);
   k.Li(dst, std::int64_t(slot));
-  k.Fixpipe(Pos::UB, acc, acc, dst, l0c_addr, FixpCfg{t.mt, ntp, ntp});
+  k.Fixpipe(Pos::UB, half ? s.out : acc, acc, dst, l0c_addr, FixpCfg{t.mt, ntp, ntp});
   fix_m(true, h);
   k.SetFlag(Pipe::FIX, Pipe::V, u);
   k.WaitFlag(Pipe::FIX, Pipe::V, u);
   if (rows && h == 0) k.WaitFlag(Pipe::MTE2, Pipe::V, rows_event(u));  // this tile's rows
+  if (rows && h == 0 && half) rows_to_half(u);
   if (s.residual) k.WaitFlag(Pipe::MTE2, Pipe::V, 1 + u);
   epilogue_vector(slot, u, h);
   if (rows && h == parts - 1) k.SetFlag(Pipe::V, Pipe::MTE2, rows_event(u));  // the rows may be replaced
@@ -1159,10 +1177,63 @@ void GemmBuilder::load_residual(int h, int u, std::uint64_t slot) {
 }
 
 void GemmBuilder::epilogue_vector(std::uint64_t slot, int u, int h) {
-  const std::uint32_t seg = std::min<std::uint32_t>(64, ntp);
+  const std::uint32_t seg = std::min<std::uint32_t>(seg_elems(), ntp);
   for (std::uint32_t j = 0; j < ntp; j += seg)
     for (std::uint32_t r0 = 0; r0 < t.mt; r0 += 255)
-      epilogue_rows(slot, u, r0, std::min<std::uint32_t>(255, t.mt - r0), j, h);
+      if (half)
+        epilogue_rows_half(slot, u, r0, std::min<std::uint32_t>(255, t.mt - r0), j, h);
+      else
+        epilogue_rows(slot, u, r0, std::min<std::uint32_t>(255, t.mt - r0), j, h);
+}
+
+// The tile's bias and scale rows (f32, as loaded) rounded to f16 for the f16 epilogue, 64 a
+// repeat, the last repeat under a mask of what is left (rows of 16 columns). The mask the
+// epilogue set (min(ntp, 128) lanes, of which an f32 repeat sees the first 64) is put back.
+void GemmBuilder::rows_to_half(int u) {
+  const std::uint32_t count = (int(s.bias) + int(s.channel_scale)) * t.nt, had = std::min(ntp, seg_elems());
+  std::uint32_t lanes = std::min<std::uint32_t>(had, 64);  // what an f32 repeat sees of the mask
+  auto cast = [&](std::uint32_t from, std::uint32_t repeats, std::uint32_t want) {
+    if (want != lanes) {
+      k.Li(tmp, want);
+      k.SetMaskCount(tmp);
+      lanes = want;
+    }
+    k.Li(dst, std::int64_t(rows16_at(u) + from * 2));
+    k.Li(src, std::int64_t(rows_at(u) + from * 4));
+    k.Cast(DType::F16, DType::F32, dst, src, VecCfg{repeats, 1, 1, 1, 4, 8, 0});
+  };
+  if (count >= 64) cast(0, count / 64, 64);
+  if (count % 64) cast(count / 64 * 64, 1, count % 64);
+  if (lanes != std::min<std::uint32_t>(had, 64)) {
+    k.Li(tmp, had);
+    k.SetMaskCount(tmp);
+  }
+}
+
+// The f16 epilogue's rows r0.. (n of them) of part h's segment from column j (up to 128
+// columns, one repeat a row), FixPipe's f16 results at `slot`: y = act(y x scale + bias +
+// residual), each step in f16 and rounded to f16, as the vector unit does it in an fp16 network.
+void GemmBuilder::epilogue_rows_half(std::uint64_t slot, int u, std::uint32_t r0, std::uint32_t n, std::uint32_t j,
+                                     int h) {
+  const std::uint32_t row_blocks = ntp * 2 / 32;
+  const std::uint64_t e = std::uint64_t(r0) * ntp + j;  // the first element's index in the part
+  const VecCfg vc{n, 1, 1, 1, row_blocks, row_blocks, 0};
+  k.Li(dst, std::int64_t(slot + e * 2));
+  auto per_column = [&](std::uint64_t row, const char* op) {  // row: 0 bias, 1 scale (after a bias)
+    k.Li(src, std::int64_t(rows16_at(u) + (row * t.nt + std::uint64_t(h) * ntp + j) * 2));
+    k.Vector(op, DType::F16, {dst, dst, src}, vc);
+  };
+  if (s.channel_scale) per_column(s.bias ? 1 : 0, "mul");
+  if (s.bias) per_column(0, "add");
+  if (s.residual) {
+    k.Li(src, std::int64_t(slot + res_off + e * 2));
+    k.Vector("add", DType::F16, {dst, dst, src}, VecCfg{n, 1, 1, 1, row_blocks, row_blocks, row_blocks});
+  }
+  if (s.relu || s.relu6) k.Vector("relu", DType::F16, {dst, dst}, vc);
+  if (s.relu6) {
+    k.Li(tmp, 0x4600);  // 6.0 in f16
+    k.Vector("mins", DType::F16, {dst, dst, tmp}, vc);
+  }
 }
 
 // Rows r0.. (n of them) of the segment of part h from column j (up to 64 columns), one repeat
@@ -1595,6 +1666,7 @@ GemmShape conv2d_gemm_shape(const ConvShape& c) {
   s.channel_scale = c.scale, s.residual = c.residual, s.relu6 = c.relu6;
   s.out_nc1hwc0 = c.out_nc1hwc0;
   s.b_fractal = c.weights_fractal;
+  s.f16_epilogue = c.f16_epilogue;
   return s;
 }
 

@@ -46,7 +46,13 @@ struct GemmShape {
   // of one row's slice each, a strided read that opens a DRAM row for every few of them. Needs
   // b_transposed; n up to kFractalMaxRows.
   bool b_fractal = false;
+  // The vector epilogue in f16 (ATC's precision_mode force_fp16, its default for inference:
+  // vector work in an fp16 network's own type): FixPipe rounds the accumulators to f16 into UB,
+  // and the scale, bias, residual and activation run there in f16, each step rounded to f16:
+  // 128 elements a repeat instead of f32's 64, and no casts. An f16 C from f16 or bf16 inputs.
+  bool f16_epilogue = false;
   bool vector_epilogue() const { return bias || channel_scale || residual || relu6; }
+  bool half_epilogue() const { return f16_epilogue && vector_epilogue(); }
 };
 
 // A convolution run as a GEMM: A is the img2col of the input (via load3d), B^T the weights.
@@ -59,6 +65,7 @@ struct ConvShape {
   // `out` (f32, f16 or bf16); residual is a tensor like y.
   aicore::DType out = aicore::DType::F32;
   bool scale = false, bias = false, residual = false, relu = false, relu6 = false;
+  bool f16_epilogue = false;  // GemmShape::f16_epilogue (y f16)
   // y (and the residual) stored NC1HWC0, as the next conv or pool reads it (CANN's 5HD output),
   // instead of ho x wo rows of cout (NHWC). cout must be a multiple of 16.
   bool out_nc1hwc0 = false;
