@@ -292,6 +292,22 @@ class Compiler {
   void find_gelus();
   bool match_gelu(int erf, Gelu& g) const;
   bool gelu(std::size_t pattern);
+  // LayerNormalization written out (find_layer_norms): ReduceMean, Sub, Pow 2, ReduceMean, Add
+  // epsilon, Sqrt, Div (+ Mul gamma, + Add beta), each member -> its pattern: one layernorm kernel.
+  struct LayerNorm {
+    int mean = -1;
+    std::string x, out, gamma, beta;
+    double epsilon = 0;
+    std::vector<int> nodes;
+  };
+  std::vector<LayerNorm> layer_norms_;
+  std::map<int, std::size_t> layer_norm_;
+  void find_layer_norms();
+  bool match_layer_norm(int mean, LayerNorm& p) const;
+  bool layer_norm_pattern(std::size_t pattern);
+  bool reduce(int i);
+  bool layernorm_kernel(int i, const std::string& x, const std::string& out, std::int64_t axis, double epsilon,
+                        const Tensor* gamma, const Tensor* beta, const std::vector<int>& fused);
   double constant_scalar(const std::string& v) const;  // NaN unless a constant of one element
   Params activation_params(int i) const;
   void clear_pads(int i, const std::string& op, const Params& params);
@@ -1326,6 +1342,7 @@ bool Compiler::scale_view(int i) {
 bool Compiler::elementwise(int i) {
   const auto& n = node(i);
   if (gelu_.count(i)) return gelu(gelu_.at(i));
+  if (layer_norm_.count(i)) return layer_norm_pattern(layer_norm_.at(i));
   if ((n.op_type() == "Mul" || n.op_type() == "Div") && scale_view(i)) return true;
   static const std::map<std::string, std::string> kOps = {{"Add", "add"},
                                                           {"Sub", "sub"},
@@ -1461,6 +1478,19 @@ bool Compiler::silu(int i) {
   return true;
 }
 
+// The patterns found from each node of type `op` (match: node, pattern -> whether it is one), each
+// member node mapped to its pattern's index.
+template <typename P, typename Match>
+void find_patterns(const onnx::GraphProto& g, const std::string& op, Match match, std::vector<P>& found,
+                   std::map<int, std::size_t>& member) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    P p;
+    if (g.node(i).op_type() != op || !match(i, p)) continue;
+    for (int j : p.nodes) member[j] = found.size();
+    found.push_back(std::move(p));
+  }
+}
+
 double Compiler::constant_scalar(const std::string& v) const {
   if (v.empty() || !constant(v) || ref_.at(v).elements() != 1) return std::nan("");
   return ref_.at(v).data[0];
@@ -1471,12 +1501,8 @@ double Compiler::constant_scalar(const std::string& v) const {
 // each result read by the next node only. Recorded before lowering, so whichever of its nodes
 // comes first lowers all five as one gelu kernel (one pass over the tensor, not five).
 void Compiler::find_gelus() {
-  for (int i = 0; i < g_.node_size(); ++i) {
-    Gelu g;
-    if (node(i).op_type() != "Erf" || !match_gelu(i, g)) continue;
-    for (int j : g.nodes) gelu_[j] = gelus_.size();
-    gelus_.push_back(std::move(g));
-  }
+  find_patterns(
+      g_, "Erf", [&](int i, Gelu& p) { return match_gelu(i, p); }, gelus_, gelu_);
 }
 
 bool Compiler::match_gelu(int erf, Gelu& g) const {
@@ -1996,32 +2022,122 @@ bool Compiler::layer_norm(int i) {
   for (int o = 1; o < n.output_size(); ++o)
     if (!n.output(o).empty() && (consumers_.count(n.output(o)) || outputs_.count(n.output(o))))
       fail(i, "the Mean and InvStdDev outputs are not lowered");
-  const Dims& x = values_.at(n.input(0)).shape;
   const Attrs a{n};
-  std::int64_t axis = a.i("axis", -1);
-  if (axis < 0) axis += std::int64_t(x.size());
+  const bool has_b = n.input_size() > 2 && !n.input(2).empty();
+  return layernorm_kernel(i, n.input(0), n.output(0), a.i("axis", -1), double(a.f("epsilon", 1e-5f)), &weight(i, 1),
+                          has_b ? &weight(i, 2) : nullptr, {});
+}
+
+// x normalized over its axes from `axis` on (rows of their product) into out, as node i's layer
+// (with the nodes `fused`): the layernorm kernel, gamma and beta in x's type (none: 1 and 0).
+bool Compiler::layernorm_kernel(int i, const std::string& x, const std::string& out, std::int64_t axis, double epsilon,
+                                const Tensor* gamma, const Tensor* beta, const std::vector<int>& fused) {
+  const Dims& xs = values_.at(x).shape;
+  if (axis < 0) axis += std::int64_t(xs.size());
   if (axis == 0 && batch_ > 1) fail(i, "axis 0 normalizes across the batch: lowered at batch 1");
-  const std::int64_t cols = product(x, std::size_t(axis)), rows = product(x) / cols;
+  const std::int64_t cols = product(xs, std::size_t(axis)), rows = product(xs) / cols;
   Kernel k{kernel_name(i), "layernorm"};
   k.nodes = {i};
-  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nd));
+  k.nodes.insert(k.nodes.end(), fused.begin(), fused.end());
+  k.tensors.push_back(use(i, k, x, "x", Layout::Nd));
   const std::string dt = k.tensors[0].dtype;
   if (cols * elem_bytes(dt) % 32)
     fail(i,
          "rows of " + std::to_string(cols) + " " + dt + " elements: the layernorm kernel takes whole 32-byte blocks");
-  Tensor g = weight(i, 1), b{{cols}, std::vector<float>(std::size_t(cols), 0.0f)};
-  if (n.input_size() > 2 && !n.input(2).empty()) b = weight(i, 2);
+  const Tensor ones{{cols}, std::vector<float>(std::size_t(cols), 1.0f)},
+      zeros{{cols}, std::vector<float>(std::size_t(cols), 0.0f)};
+  const Tensor& g = gamma ? *gamma : ones;
+  const Tensor& b = beta ? *beta : zeros;
   if (g.elements() != std::size_t(cols) || b.elements() != std::size_t(cols))
     fail(i, "Scale and B of " + std::to_string(cols) + " elements (the normalized axes') are lowered");
   k.tensors.push_back(weight_tensor(i, k, KTensor{"gamma", dt, "nd", "", "", "", {cols}}, g));
   k.tensors.push_back(weight_tensor(i, k, KTensor{"beta", dt, "nd", "", "", "", {cols}}, b));
-  produce(k, n.output(0), KTensor{"y", dt}, Layout::Nd);
-  const std::string eps = num(double(a.f("epsilon", 1e-5f)));
+  produce(k, out, KTensor{"y", dt}, Layout::Nd);
+  const std::string eps = num(epsilon);
   k.shape = {{"dtype", dt}, {"rows", num(rows)}, {"cols", num(cols)}, {"epsilon", eps}};
   k.args = {"x", "gamma", "beta", "y"};
   k.check_inputs = {"x", "gamma", "beta"};
   k.check = {{"op", "layernorm"}, {"cols", num(cols)}, {"epsilon", eps}, {"atol", "2e-2"}, {"rtol", "1e-2"}};
+  for (int j : fused) done_[std::size_t(j)] = true;
   return finish(i, std::move(k));
+}
+
+// LayerNormalization as PyTorch exports it before opset 17: m = ReduceMean(x) over the last axis,
+// d = x - m, v = ReduceMean(d ^ 2) (Pow 2, or d x d), y = d / Sqrt(v + epsilon), then a Mul by gamma
+// and an Add of beta (constants of the row's length) if present; each result read by the next node
+// only (d by the Pow and the Div). Recorded before lowering, so whichever of its nodes comes first
+// lowers them all as one layernorm kernel (ReduceMean has no lowering of its own).
+void Compiler::find_layer_norms() {
+  find_patterns(
+      g_, "ReduceMean", [&](int i, LayerNorm& p) { return match_layer_norm(i, p); }, layer_norms_, layer_norm_);
+}
+
+bool Compiler::match_layer_norm(int mean, LayerNorm& p) const {
+  auto op = [&](int j) { return j < 0 ? std::string() : node(j).op_type(); };
+  // Node j reads `a` and (the other input) `b`; false when it is not a two-input node of a.
+  auto other = [&](int j, const std::string& a, std::string& b) {
+    if (j < 0 || node(j).input_size() != 2 || (node(j).input(0) != a && node(j).input(1) != a)) return false;
+    b = node(j).input(node(j).input(0) == a ? 1 : 0);
+    return true;
+  };
+  auto last_axis = [&](int j) {  // a ReduceMean over the last axis, keeping it (the axes an attribute)
+    const Attrs a{node(j)};
+    const Dims axes = a.ints("axes", {});
+    const std::int64_t r = std::int64_t(ref_.at(node(j).input(0)).shape.size());
+    return node(j).input_size() == 1 && a.i("keepdims", 1) == 1 && axes.size() == 1 &&
+           (axes[0] == -1 || axes[0] == r - 1);
+  };
+  p.x = node(mean).input(0);
+  if (is_weight(p.x) || !last_axis(mean)) return false;
+  const int sub = sole_consumer(node(mean).output(0));
+  if (op(sub) != "Sub" || node(sub).input(0) != p.x || node(sub).input(1) != node(mean).output(0)) return false;
+  const std::string& d = node(sub).output(0);
+  auto it = consumers_.find(d);
+  if (outputs_.count(d) || it == consumers_.end()) return false;
+  std::vector<int> readers = it->second;  // (a Mul d x d reads it twice)
+  readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+  if (readers.size() != 2) return false;
+  const int sq = op(readers[0]) == "Div" ? readers[1] : readers[0];
+  const int div = sq == readers[0] ? readers[1] : readers[0];
+  std::string e;
+  const bool pow2 = op(sq) == "Pow" && node(sq).input(0) == d && constant_scalar(node(sq).input(1)) == 2.0;
+  if (!pow2 && !(op(sq) == "Mul" && node(sq).input(0) == d && node(sq).input(1) == d)) return false;
+  const int var = sole_consumer(node(sq).output(0));
+  if (op(var) != "ReduceMean" || !last_axis(var)) return false;
+  const int add = sole_consumer(node(var).output(0));
+  if (op(add) != "Add" || !other(add, node(var).output(0), e) || std::isnan(p.epsilon = constant_scalar(e)))
+    return false;
+  const int sqrt = sole_consumer(node(add).output(0));
+  if (op(sqrt) != "Sqrt" || op(div) != "Div" || node(div).input(0) != d || node(div).input(1) != node(sqrt).output(0) ||
+      sole_consumer(node(sqrt).output(0)) != div)
+    return false;
+  p.mean = mean, p.nodes = {mean, sub, sq, var, add, sqrt, div}, p.out = node(div).output(0);
+  const std::int64_t cols = ref_.at(p.x).shape.back();
+  auto row_constant = [&](const std::string& c) {
+    return constant(c) && ref_.at(c).elements() == std::size_t(cols) && ref_.at(c).shape.back() == cols;
+  };
+  for (const auto& [step, into] : {std::pair{"Mul", &p.gamma}, std::pair{"Add", &p.beta}}) {  // gamma, then beta
+    const int j = sole_consumer(p.out);
+    if (op(j) != step || !other(j, p.out, e) || !row_constant(e)) continue;
+    *into = e, p.nodes.push_back(j), p.out = node(j).output(0);
+  }
+  return true;
+}
+
+bool Compiler::layer_norm_pattern(std::size_t pattern) {
+  const LayerNorm& p = layer_norms_[pattern];
+  if (!available(p.x)) return false;
+  const std::vector<int> fused(p.nodes.begin() + 1, p.nodes.end());
+  return layernorm_kernel(p.mean, p.x, p.out, -1, p.epsilon, p.gamma.empty() ? nullptr : &ref_.at(p.gamma),
+                          p.beta.empty() ? nullptr : &ref_.at(p.beta), fused);
+}
+
+// ReduceMean lowers only as a member of a LayerNormalization written out (find_layer_norms).
+bool Compiler::reduce(int i) {
+  if (layer_norm_.count(i)) return layer_norm_pattern(layer_norm_.at(i));
+  fail(i,
+       "lowered only as part of a LayerNormalization written out (ReduceMean over the last axis, Sub, Pow 2, "
+       "ReduceMean, Add epsilon, Sqrt, Div, as PyTorch exports it before opset 17)");
 }
 
 const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
@@ -2066,6 +2182,8 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
       {"Sqrt", &Compiler::elementwise},
       {"Exp", &Compiler::elementwise},
       {"Erf", &Compiler::elementwise},
+      {"ReduceMean", &Compiler::reduce},
+      {"Pow", &Compiler::reduce},
   };
   return table;
 }
@@ -2401,6 +2519,7 @@ Compiled Compiler::run() {
       throw Error("--output " + name + ": " + m_.path + " has no node output of that name", kExitConfig);
   for (const auto& t : g_.initializer()) values_.erase(t.name());
   find_gelus();
+  find_layer_norms();
   // Each node in graph order; one whose input is not computed yet waits, and is tried again.
   for (bool progress = true; progress;) {
     progress = false;

@@ -438,6 +438,46 @@ Shape axes_of(const Op& op) {
   return a;
 }
 
+// ReduceMean, ReduceSum, ReduceMax and ReduceMin over `axes` (every axis when none are given;
+// none with noop_with_empty_axes), in double, the reduced axes kept as 1s unless keepdims is 0.
+// The axes are an attribute up to opset 12 (ReduceSum) or 17 (the others), then input 1.
+enum class Reduce { Mean, Sum, Max, Min };
+void reduce(Op& op, Reduce kind) {
+  const Tensor& x = op.in(0);
+  Shape axes;
+  if (op.opset >= (kind == Reduce::Sum ? 13 : 18)) {
+    if (op.has_in(1))
+      for (float v : op.in(1).data) axes.push_back(std::int64_t(v));
+  } else {
+    axes = op.ints("axes", {});
+  }
+  if (axes.empty() && op.i("noop_with_empty_axes", 0)) {
+    op.out(0, x.shape).data = x.data;
+    return;
+  }
+  const std::size_t rank = x.shape.size();
+  std::vector<bool> reduced(rank, axes.empty());
+  for (std::int64_t a : axes) reduced[op.axis(a, rank)] = true;
+  Shape kept = x.shape, out;
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (reduced[d]) kept[d] = 1;
+    if (!reduced[d] || op.i("keepdims", 1)) out.push_back(kept[d]);
+  }
+  const double start = kind == Reduce::Max ? -INFINITY : kind == Reduce::Min ? INFINITY : 0.0;
+  std::vector<double> acc(std::size_t(count(kept)), start);
+  std::vector<std::int64_t> idx(rank, 0);
+  for (float v : x.data) {
+    std::int64_t o = 0;
+    for (std::size_t d = 0; d < rank; ++d) o = o * kept[d] + (reduced[d] ? 0 : idx[d]);
+    double& a = acc[std::size_t(o)];
+    a = kind == Reduce::Max ? std::max(a, double(v)) : kind == Reduce::Min ? std::min(a, double(v)) : a + v;
+    next_index(idx, x.shape);
+  }
+  const double n = double(x.elements()) / double(acc.size());  // the elements each result reduces
+  Tensor& y = op.out(0, out);
+  for (std::size_t e = 0; e < acc.size(); ++e) y.data[e] = float(kind == Reduce::Mean ? acc[e] / n : acc[e]);
+}
+
 // The dimensions in `axes` (of size 1), or every dimension of size 1 when none are given.
 void squeeze(Op& op) {
   const Tensor& x = op.in(0);
@@ -643,6 +683,11 @@ const std::vector<Entry>& table() {
       {"Sqrt", [](Op& o) { unary(o, [](float x) { return std::sqrt(x); }); }},
       {"Exp", [](Op& o) { unary(o, [](float x) { return std::exp(x); }); }},
       {"Erf", [](Op& o) { unary(o, [](float x) { return std::erf(x); }); }},
+      {"Pow", [](Op& o) { broadcast(o, [](float a, float b) { return float(std::pow(double(a), double(b))); }); }},
+      {"ReduceMean", [](Op& o) { reduce(o, Reduce::Mean); }},
+      {"ReduceSum", [](Op& o) { reduce(o, Reduce::Sum); }},
+      {"ReduceMax", [](Op& o) { reduce(o, Reduce::Max); }},
+      {"ReduceMin", [](Op& o) { reduce(o, Reduce::Min); }},
       {"Max", [](Op& o) { broadcast(o, [](float a, float b) { return std::max(a, b); }); }},
       {"Min", [](Op& o) { broadcast(o, [](float a, float b) { return std::min(a, b); }); }},
       {"Identity", [](Op& o) { unary(o, [](float x) { return x; }); }},

@@ -945,6 +945,42 @@ with tempfile.TemporaryDirectory() as d:
         if layers != ["fc1", "erf", "fc2", "erf2", "times3", "minus", "over8", "plus1"]:
             failures.append(f"GELU as exported: layers {layers}, want each GELU one kernel")
 
+    # LayerNormalization as PyTorch exports it before opset 17 (ReduceMean over the last axis, Sub,
+    # Pow 2, ReduceMean, Add epsilon, Sqrt, Div, Mul gamma, Add beta: BERT's and ViT's at opsets
+    # 11 to 16) after a MatMul, then one without gamma and beta whose square is a Mul (d x d): each
+    # one layernorm kernel, every layer checked, the output against NumPy; a lone ReduceMean named.
+    lw, lg, lb = f32(rng.normal(0, .3, (32, 64))), f32(rng.uniform(.5, 1.5, 64)), f32(rng.normal(0, .2, 64))
+    ln = lambda v, eps: (v - v.mean(-1, keepdims=True)) / np.sqrt(v.var(-1, keepdims=True) + eps)
+    def ln_nodes(x, tag, affine, square="Pow"):
+        sq = mk("Pow", [tag + "d", "two"], [tag + "p"], name=tag + "pow") if square == "Pow" else \
+            mk("Mul", [tag + "d", tag + "d"], [tag + "p"], name=tag + "sq")
+        n = [mk("ReduceMean", [x], [tag + "m"], name=tag + "mean", axes=[-1]),
+             mk("Sub", [x, tag + "m"], [tag + "d"], name=tag + "sub"), sq,
+             mk("ReduceMean", [tag + "p"], [tag + "v"], name=tag + "var", axes=[-1]),
+             mk("Add", [tag + "v", "eps"], [tag + "ve"], name=tag + "addeps"),
+             mk("Sqrt", [tag + "ve"], [tag + "s"], name=tag + "sqrt"),
+             mk("Div", [tag + "d", tag + "s"], [tag + "n"], name=tag + "div")]
+        if affine:
+            n += [mk("Mul", [tag + "n", "lg"], [tag + "g"], name=tag + "gamma"),
+                  mk("Add", [tag + "g", "lb"], [tag + "out"], name=tag + "beta")]
+        return n
+    lnodes = [const("two", 2.0), const("eps", 1e-5), mk("MatMul", ["x", "lw"], ["h"], name="proj")] + \
+        ln_nodes("h", "a", True) + ln_nodes("aout", "b", False, "Mul") + [mk("Relu", ["bn"], ["y"], name="relu")]
+    lx = f32(rng.uniform(-1, 1, (1, 8, 32)))
+    lout = run_model("lnorm", lnodes, {"lw": lw, "lg": lg, "lb": lb}, ([1, 8, 32], [1, 8, 64]), lx,
+                     r"kernel amean: 512 elements within[\s\S]*kernel bmean: 512 elements within",
+                     "LayerNormalization written out", "--check-layers")
+    if lout:
+        h = lx[0].astype(np.float16).astype(np.float64) @ lw
+        compare("LayerNormalization written out", lout, "", {"y": np.maximum(ln(ln(h, 1e-5) * lg + lb, 1e-5), 0)})
+        with open(os.path.join(lout, "summary.txt")) as sf:
+            layers = re.findall(r"^  kernel (\S+) ", sf.read(), re.M)
+        if layers != ["proj", "amean", "bmean", "relu"]:
+            failures.append(f"LayerNormalization written out: layers {layers}, want each one kernel")
+    run_model("lnorm-lone", [mk("ReduceMean", ["x"], ["y"], name="lone", axes=[-1])], {}, ([1, 8, 32], [1, 8, 1]),
+              lx, r"node 'lone' \(ReduceMean\): lowered only as part of a LayerNormalization written out",
+              "a ReduceMean of its own: named", rc=2)
+
     # An EfficientNet-style block (MBConv): a 1 x 1 expansion to 40 channels (no whole group of 16)
     # with SiLU, a depthwise 3 x 3 conv with SiLU, squeeze-and-excitation (a global pool, 1 x 1
     # convs 40 -> 10 -> 40, a Sigmoid gate, the map times the gate: one value per channel
