@@ -99,7 +99,17 @@ struct Kernel {
   bool writes(const std::string& t) const { return t == output || std::count(produced.begin(), produced.end(), t) > 0; }
   std::size_t image = 0, layer = 0;  // in a batch: its image, and its layer's place in the network
   std::size_t head = 0;  // of a node that runs as several kernels (a batched MatMul's heads, a pool's count)
+  // A conv's or gemm's largest value before its epilogue's last steps (|y| + |bias| + |residual|,
+  // from the host reference): an f16 epilogue's check allows two f16 steps of it (precision()).
+  double magnitude = 0;
 };
+
+template <typename V>
+double max_abs(const V& v) {
+  double m = 0;
+  for (auto x : v) m = std::max(m, std::fabs(double(x)));
+  return m;
+}
 
 std::int64_t product(const Dims& d, std::size_t from = 0, std::size_t to = ~std::size_t(0)) {
   std::int64_t p = 1;
@@ -560,19 +570,37 @@ void Compiler::produce(Kernel& k, const std::string& v, KTensor t, Layout layout
   out_.activation_bytes += stored_bytes(t);
 }
 
+std::string num(double v) {
+  std::ostringstream s;
+  s.precision(9);
+  s << v;
+  return s.str();
+}
+std::string num(std::int64_t v) { return std::to_string(v); }
+
 // A conv2d's or gemm's vector epilogue (bias, scale, shortcut, ReLU6) in f16 where its output is
 // f16 and the precision mode is force_fp16, as ATC's default runs an fp16 network's vector work.
+//
+// Not with a scale per channel: a batch norm's scale that fold_scale kept out of the weights (they
+// would leave f16's range) multiplies sums that may be past 65504 themselves, which FixPipe would
+// round to inf before the scale. The check: the reference rounds its double sum where the kernel
+// rounds its f32 one; where that sum lies within the f32 sum's error of an f16 tie they round to
+// neighbours, one f16 step of the sum apart before the bias or shortcut cancels it (about one
+// element in 10^5): the check allows two steps of the layer's magnitude.
 void Compiler::precision(Kernel& k) const {
   if (o_.precision_mode != "force_fp16" || (k.library != "conv2d" && k.library != "gemm")) return;
-  bool f16 = false, epilogue = false;
+  bool f16 = false, epilogue = false, scale = false;
   for (const auto& [key, v] : k.shape) {
     f16 = f16 || (key == "out" && v == "f16");
-    epilogue =
-        epilogue || ((key == "bias" || key == "channel_scale" || key == "residual" || key == "relu6") && v == "true");
+    scale = scale || (key == "channel_scale" && v == "true");
+    epilogue = epilogue || ((key == "bias" || key == "residual" || key == "relu6") && v == "true");
   }
-  if (!f16 || !epilogue) return;
+  if (!f16 || !epilogue || scale) return;
   k.shape.push_back({"epilogue", "f16"});
   if (k.library == "gemm" && !k.check.empty()) k.check.push_back({"epilogue", "f16"});  // a conv2d's takes its shape
+  const double step = k.magnitude > 0 ? std::exp2(std::floor(std::log2(k.magnitude)) - 9) : 0;  // two f16 steps
+  for (auto& [key, v] : k.check)
+    if (key == "atol" && std::stod(v) < step) v = num(step);
 }
 
 void Compiler::place(Kernel k) {
@@ -607,14 +635,6 @@ void Compiler::place(Kernel k) {
   out_.layers.push_back(l);
   kernels_.push_back(std::move(k));
 }
-
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(9);
-  s << v;
-  return s.str();
-}
-std::string num(std::int64_t v) { return std::to_string(v); }
 
 // A weight of `rows` rows (a conv's cout, a Gemm's n) is stored in the cube's fractal order
 // (fractal_z), as ATC stores weights, so a tile's chunk of it is whole runs of DRAM; past the most
@@ -786,6 +806,9 @@ bool Compiler::conv(int i) {
   k.check_inputs = k.args;
   k.check_inputs.erase(k.check_inputs.begin() + 2);  // y
   k.check = {{"op", "conv2d"}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  std::vector<double> sc, b;
+  k.magnitude = max_abs(ref_.at(ch.out).data) + (ch.add >= 0 ? max_abs(ref_.at(ch.residual).data) : 0.0) +
+                (conv_scale_bias(i, ch.bn, sc, b) ? max_abs(b) : 0.0);
   place(std::move(k));
   return true;
 }
@@ -1178,6 +1201,8 @@ void Compiler::gemm_head(int i, const GemmPlan& p, std::int64_t h) {
   }
   k.check_inputs = k.args;
   k.check_inputs.erase(k.check_inputs.begin() + 2);
+  k.magnitude = max_abs(ref_.at(p.out).data) +
+                (p.bias_node >= 0 ? max_abs(ref_.at(node(p.bias_node).input(p.bias_input)).data) : 0.0);
   place(std::move(k));
   out_.layers.back().output = num(p.m) + "x" + num(p.n);  // the head's (head 0's tensor is all of them)
 }

@@ -35,7 +35,7 @@ bool f16_epilogue(const cfg::Node& sh, DType out, DType in) {
   if (out != DType::F16 || in == DType::S8)
     sh.at("epilogue")
         .fail("an f16 epilogue takes out: f16 and f16 or bf16 inputs (got out: " +
-              std::string(aicore::dtype_name(out)) + ")");
+              std::string(aicore::dtype_name(out)) + ", in: " + aicore::dtype_name(in) + ")");
   return true;
 }
 

@@ -142,6 +142,24 @@ with tempfile.TemporaryDirectory() as d:
     dvp(["run", model, "--precision-mode", "fp8", "--out", os.path.join(d, "fp8")], 2,
         r"--precision-mode fp8: give force_fp16 or allow_fp32_to_fp16", "an unknown precision mode")
 
+    # A batch norm whose scale (1e-7: variance 1e14) would take the folded weights out of f16's range
+    # stays in the epilogue, after sums of 144000; an f16 epilogue would round them to inf first
+    # (a review found it: NaN after the Relu's next conv). Such a layer keeps the f32 epilogue.
+    bw, beye = np.full((16, 16, 3, 3), 100, np.float32), np.eye(16, dtype=np.float32).reshape(16, 16, 1, 1)
+    bnp = {"bw": bw, "beye": beye, "g": np.ones(16, np.float32), "b": np.full(16, .5, np.float32),
+           "m": np.zeros(16, np.float32), "v": np.full(16, 1e14, np.float32)}
+    bg = helper.make_graph([helper.make_node("Conv", ["x", "bw"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+                        helper.make_node("BatchNormalization", ["c", "g", "b", "m", "v"], ["n"], name="bn"),
+                        helper.make_node("Relu", ["n"], ["r"], name="relu"), helper.make_node("Conv", ["r", "beye"], ["y"], name="eye")],
+                       "bnbig", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 8, 8])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8, 8])],
+                       [numpy_helper.from_array(v, k) for k, v in bnp.items()])
+    onnx.save(helper.make_model(bg, opset_imports=[helper.make_opsetid("", 13)], ir_version=7), os.path.join(d, "bnbig.onnx"))
+    np.save(os.path.join(d, "bnx.npy"), np.full((1, 16, 8, 8), 10, np.float32))
+    dvp(["run", os.path.join(d, "bnbig.onnx"), "--input", "x=" + os.path.join(d, "bnx.npy"), "--out",
+         os.path.join(d, "bnbig"), "--no-trace", "--check-layers"], 0, r"kernel eye: 1024 elements within",
+        "a batch norm's scale kept out of the weights, under the default precision mode")
+
     # With --preload the weights are preloaded into the L2 (the SDMA's stashes); the output is the
     # same as the arena run's without them (the default), bit for bit: a preload moves no value.
     import json
