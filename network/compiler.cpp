@@ -228,6 +228,16 @@ class Compiler {
   }
   // Lowerings: false when an input is not produced yet (the node is tried again later).
   bool conv(int i);
+  // What a conv2d layer computes: a Conv's own, or a ConvTranspose's as a conv (conv_transpose).
+  struct ConvSpec {
+    std::string x;  // the input value
+    Tensor w;       // M x C / groups x kh x kw
+    Dims s, d, p;   // strides, dilations, pads (top, left, bottom, right)
+    std::int64_t groups = 1;
+  };
+  bool conv_layer(int i, ConvSpec c);
+  bool conv_transpose(int i);
+  std::string insert_zeros(int i, const std::string& v, const Dims& s, const Dims& after);
   bool shortcut_first(int i) const;
   struct Chain {
     int bn = -1, add = -1, act = -1;
@@ -743,21 +753,33 @@ bool Compiler::shortcut_first(int i) const {
   return node(head).op_type() == "Conv" && head > i && !done_[std::size_t(head)] && available(node(head).input(0));
 }
 
-// Conv and its chain as one conv2d, y stored NC1HWC0. Output channels that are no whole group
-// of 16 are computed up to one (zero weights, scale and bias: the pad channels NC1HWC0 holds as
-// zeros), so the layout is the same whatever cout is.
+// Conv and its chain as one conv2d (conv_layer).
 bool Compiler::conv(int i) {
   const auto& n = node(i);
   if (!available(n.input(0)) || shortcut_first(i)) return false;
-  const Chain ch = conv_chain(i);
-  const Dims x = as_2d(values_.at(n.input(0)).shape);
   const Attrs a = attrs(i);
-  const std::int64_t groups = a.i("group", 1);
-  Tensor w = weight(i, 1);
-  w.shape = as_2d(w.shape);  // a 1-D conv's M x C x K as M x C x 1 x K
-  const Dims kk{w.shape[2], w.shape[3]}, s = a.ints("strides", {1, 1}), d = a.ints("dilations", {1, 1});
+  ConvSpec c{n.input(0), weight(i, 1), a.ints("strides", {1, 1}), a.ints("dilations", {1, 1}), {}, a.i("group", 1)};
+  c.w.shape = as_2d(c.w.shape);  // a 1-D conv's M x C x K as M x C x 1 x K
+  const Dims x = as_2d(values_.at(c.x).shape), kk{c.w.shape[2], c.w.shape[3]};
+  // A Pad before it (Compiler::pad) adds to its padding; auto_pad counts the padded map.
+  const Dims& before = values_.at(c.x).pads;
+  c.p = conv_pads(i, before.empty() ? x : Dims{x[0], x[1], x[2] + before[0] + before[2], x[3] + before[1] + before[3]},
+                  kk, c.s, c.d);
+  for (std::size_t j = 0; j < before.size(); ++j) c.p[j] += before[j];
+  return conv_layer(i, std::move(c));
+}
+
+// Node i's conv `c` and the chain after node i as one conv2d, y stored NC1HWC0. Output channels
+// that are no whole group of 16 are computed up to one (zero weights, scale and bias: the pad
+// channels NC1HWC0 holds as zeros), so the layout is the same whatever cout is.
+bool Compiler::conv_layer(int i, ConvSpec c) {
+  const Chain ch = conv_chain(i);
+  const Dims x = as_2d(values_.at(c.x).shape);
+  const std::int64_t groups = c.groups;
+  Tensor& w = c.w;
+  const Dims kk{w.shape[2], w.shape[3]}, &s = c.s, &d = c.d, &p = c.p;
   if (x.size() != 4 || x[0] != 1)
-    fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; one image per kernel is lowered (--batch N for N)");
+    fail(i, "the input is " + ref_.at(c.x).shape_str() + "; one image per kernel is lowered (--batch N for N)");
   // A depthwise conv of channels that are no whole group of 16 (MobileNetV3's 72, 120) runs as one
   // over them rounded up: the pad channels, which NC1HWC0 holds as zeros, get zero filters.
   const bool depthwise = groups > 1 && groups == x[1] && w.shape[0] == groups && w.shape[1] == 1;
@@ -769,11 +791,6 @@ bool Compiler::conv(int i) {
   w.shape[0] = cout, w.data.resize(std::size_t(product(w.shape)), 0.0f);
   Dims xk = x;  // the input as the kernel reads it: a depthwise conv's channels rounded up too
   if (depthwise) xk[1] = cout;
-  // A Pad before it (Compiler::pad) adds to its padding; auto_pad counts the padded map.
-  const Dims& before = values_.at(n.input(0)).pads;
-  Dims p = conv_pads(
-      i, before.empty() ? x : Dims{x[0], x[1], x[2] + before[0] + before[2], x[3] + before[1] + before[3]}, kk, s, d);
-  for (std::size_t j = 0; j < before.size(); ++j) p[j] += before[j];
   for (std::size_t j = 0; j < 4; ++j)  // top, left, bottom, right
     if (p[j] > d[j % 2] * (kk[j % 2] - 1))
       fail(i, "padding of " + std::to_string(p[j]) +
@@ -781,13 +798,13 @@ bool Compiler::conv(int i) {
                   std::to_string(d[j % 2] * (kk[j % 2] - 1)) +
                   "): rows or columns that read only padding are not lowered");
   // The small-channel mode reads a graph input stored C0 = 4, which only this conv may read.
-  const bool c04 = x[1] <= 4 && groups == 1 && ref(n.input(0)).empty() && consumers_.at(n.input(0)).size() == 1 &&
-                   !outputs_.count(n.input(0));
+  const bool c04 =
+      x[1] <= 4 && groups == 1 && ref(c.x).empty() && consumers_.at(c.x).size() == 1 && !outputs_.count(c.x);
   const bool folded = fold_scale(i, ch.bn, w);
   Kernel k{kernel_name(i), "conv2d"};
   for (int j : {i, ch.bn, ch.add, ch.act})
     if (j >= 0) k.nodes.push_back(j), done_[std::size_t(j)] = true;
-  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0, c04));
+  k.tensors.push_back(use(i, k, c.x, "x", Layout::Nc1hwc0, c04));
   // y in the residual's type when it is placed already, x itself too (a graph output is f32, but
   // for a shortcut of f16 that the epilogue adds: the kernel adds one of y's type).
   const std::string ydt = ch.add >= 0 && !ref(ch.residual).empty() ? values_.at(ch.residual).dtype : out_dtype(ch.out);
@@ -813,6 +830,78 @@ bool Compiler::conv(int i) {
   return true;
 }
 
+// ConvTranspose (and the chain after it) as the conv it equals: the input with s - 1 zeros put
+// between its positions (insert_zeros; CANN's Conv2DBackpropInput dilates its input so), read by
+// a conv2d of stride 1 whose weights are the transposed conv's flipped, input and output channels
+// swapped, padded (k - 1) d - pad at the start and (k - 1) d - pad + output_padding at the end.
+// The pads of output_shape or auto_pad are split as ONNX's reference splits them (host_reference).
+bool Compiler::conv_transpose(int i) {
+  const auto& n = node(i);
+  if (!available(n.input(0)) || shortcut_first(i)) return false;
+  const Attrs a = attrs(i);
+  const Dims x = as_2d(values_.at(n.input(0)).shape);
+  Tensor wt = weight(i, 1);
+  wt.shape = as_2d(wt.shape);  // C x M / group x kh x kw
+  const std::int64_t g = a.i("group", 1), C = wt.shape[0], mg = wt.shape[1];
+  const Dims k{wt.shape[2], wt.shape[3]}, s = a.ints("strides", {1, 1}), op = a.ints("output_padding", {0, 0});
+  if (x.size() != 4 || g < 1 || x[1] != C || C % g)
+    fail(i, "weights " + ref_.at(n.input(1)).shape_str() + " do not fit the input " + ref_.at(n.input(0)).shape_str() +
+                " in " + std::to_string(g) + " groups");
+  ConvSpec c{n.input(0), Tensor{{mg * g, C / g, k[0], k[1]}, {}}, {1, 1}, a.ints("dilations", {1, 1}), Dims(4), g};
+  const Dims out = a.ints("output_shape", {});
+  Dims p = a.ints("pads", {0, 0, 0, 0}), after{0, 0};
+  const std::string ap = a.s("auto_pad", "NOTSET");
+  for (std::size_t ax = 0; ax < 2; ++ax) {
+    const std::int64_t ext = c.d[ax] * (k[ax] - 1), full = s[ax] * (x[2 + ax] - 1) + op[ax] + ext + 1;
+    if (!out.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      const std::int64_t total = full - (out.empty() ? x[2 + ax] * s[ax] : out[ax]);
+      const std::int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      p[ax] = ap == "SAME_UPPER" ? half : total - half, p[ax + 2] = total - p[ax];
+    }
+    c.p[ax] = ext - p[ax], c.p[ax + 2] = ext - p[ax + 2] + op[ax];
+    if (c.p[ax] < 0 || c.p[ax + 2] < 0)
+      fail(i, "pads past the dilated filter's extent less one (" + std::to_string(ext) +
+                  "): output rows or columns that read no input are not lowered");
+    // Output rows past what the input reaches (output_padding past the pads): zeros after the map.
+    after[ax] = std::max<std::int64_t>(0, c.p[ax + 2] - ext), c.p[ax + 2] -= after[ax];
+  }
+  const std::int64_t cg = C / g, taps = k[0] * k[1];
+  c.w.data.resize(std::size_t(product(c.w.shape)));
+  for (std::int64_t o = 0; o < mg * g; ++o)
+    for (std::int64_t ci = 0; ci < cg; ++ci)
+      for (std::int64_t t = 0; t < taps; ++t)  // tap t of the conv is tap taps - 1 - t of the transposed one
+        c.w.data[std::size_t((o * cg + ci) * taps + t)] =
+            wt.data[std::size_t(((o / mg * cg + ci) * mg + o % mg) * taps + taps - 1 - t)];
+  if (s[0] != 1 || s[1] != 1 || after[0] || after[1]) c.x = insert_zeros(i, n.input(0), s, after);
+  return conv_layer(i, std::move(c));
+}
+
+// Node i's input v (an NC1HWC0 f16 map) with s - 1 zeros between its positions down and across,
+// and `after` rows and columns of zeros after it: the upsample kernel, fill zeros. Returns the new
+// value.
+std::string Compiler::insert_zeros(int i, const std::string& v, const Dims& s, const Dims& after) {
+  const Dims x = as_2d(image_shape(v));
+  std::string out = node(i).output(0) + "#zeros";
+  Dims full = ref_.at(v).shape;  // (a 1-D map's L is its last axis: as_2d's W)
+  full.back() = (full.back() - 1) * s[1] + 1 + after[1];
+  if (full.size() == 4) full[2] = (full[2] - 1) * s[0] + 1 + after[0];
+  if (!ref_.count(out)) ref_[out] = Tensor{full, {}};
+  if (x[3] > 2040 || s[1] > 31 || s[0] > 255)  // what every core's upsample takes (its UB is checked at load)
+    fail(i, "a map " + std::to_string(x[3]) + " wide (up to 2040) or strides of " + std::to_string(s[0]) + " x " +
+                std::to_string(s[1]) + " (up to 255 x 31) are past the upsample kernel that inserts the zeros");
+  Kernel k{kernel_name(i, "_zeros"), "upsample"};
+  k.nodes = {i}, k.head = 1;
+  k.shape = {{"h", num(x[2])},  {"w", num(x[3])},  {"c", num(x[1])},         {"sh", num(s[0])},
+             {"sw", num(s[1])}, {"fill", "zeros"}, {"pad_b", num(after[0])}, {"pad_r", num(after[1])}};
+  k.tensors.push_back(use(i, k, v, "x", Layout::Nc1hwc0));
+  produce(k, out, KTensor{"y", "f16"}, Layout::Nc1hwc0);
+  k.args = {"x", "y"};
+  k.check_inputs = {"x"};
+  k.check = {{"op", "upsample"}};
+  place(std::move(k));
+  return out;
+}
+
 // BatchNormalization bn as y = x x scale + bias per channel, in double: scale = gamma / sqrt(var +
 // epsilon), bias = beta + (b - mean) x scale, b the bias before it (a conv's; on entry, else 0).
 void Compiler::bn_fold(int bn, std::vector<double>& scale, std::vector<double>& bias) const {
@@ -832,7 +921,10 @@ void Compiler::bn_fold(int bn, std::vector<double>& scale, std::vector<double>& 
 // Conv i's bias and its batch norm's (bn_fold): y = conv x scale + bias per real output channel;
 // false when it has neither.
 bool Compiler::conv_scale_bias(int i, int bn, std::vector<double>& sc, std::vector<double>& b) const {
-  const std::size_t real = std::size_t(ref_.at(node(i).input(1)).shape[0]);  // the rest: pad channels, 0
+  // The conv's output channels (a ConvTranspose's weights are C x M / group x ...); the rest: pad channels, 0.
+  const Dims& ws = ref_.at(node(i).input(1)).shape;
+  const std::size_t real =
+      std::size_t(node(i).op_type() == "ConvTranspose" ? ws[1] * Attrs{node(i)}.i("group", 1) : ws[0]);
   sc.assign(real, 1.0), b.assign(real, 0.0);
   const bool has_bias = node(i).input_size() > 2 && !node(i).input(2).empty();
   if (has_bias)
@@ -2168,6 +2260,7 @@ bool Compiler::reduce(int i) {
 const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
   static const std::map<std::string, Lowering> table = {
       {"Conv", &Compiler::conv},
+      {"ConvTranspose", &Compiler::conv_transpose},
       {"MaxPool", &Compiler::pool},
       {"AveragePool", &Compiler::pool},
       {"GlobalAveragePool", &Compiler::pool},

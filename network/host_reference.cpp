@@ -267,6 +267,69 @@ void conv(Op& op) {
     }
 }
 
+// ConvTranspose, 2-D: x (N x C x H x W), w (C x M / group x kh x kw). Input (h, w) under tap
+// (i, j) adds to output (h s + i d - pad_t, w s + j d - pad_l); the output is s (in - 1) +
+// output_padding + (k - 1) d + 1 - pads (or output_shape, its padding split as ONNX's reference
+// splits it: SAME_UPPER puts the odd one at the end, else at the start). Sums in double.
+void conv_transpose(Op& op) {
+  const Tensor &x = op.in(0, 4), &w = op.in(1, 4);
+  const std::int64_t g = op.i("group", 1), N = x.shape[0], C = x.shape[1];
+  const Shape in = {x.shape[2], x.shape[3]}, k = {w.shape[2], w.shape[3]};
+  const std::int64_t mg = w.shape[1], M = mg * g;
+  op.need(g > 0 && w.shape[0] == C && C % g == 0,
+          "weights " + w.shape_str() + " do not fit input " + x.shape_str() + " in " + std::to_string(g) + " groups");
+  op.need(op.ints("kernel_shape", k) == k, "kernel_shape disagrees with the weights " + w.shape_str());
+  const Shape s = op.ints("strides", {1, 1}), d = op.ints("dilations", {1, 1}),
+              op_pad = op.ints("output_padding", {0, 0});
+  const Shape out_shape = op.ints("output_shape", {});
+  Shape p = op.ints("pads", {0, 0, 0, 0});
+  op.need(s.size() == 2 && d.size() == 2 && op_pad.size() == 2 && p.size() == 4 &&
+              (out_shape.empty() || out_shape.size() == 2),
+          "strides, dilations and output_padding of 2 values, pads of 4 and output_shape of 2 are implemented");
+  const std::string ap = op.s("auto_pad", "NOTSET");
+  Shape o(2);
+  for (int a = 0; a < 2; ++a) {
+    op.need(s[a] > 0 && d[a] > 0 && k[a] > 0 && op_pad[a] >= 0 && p[a] >= 0 && p[a + 2] >= 0,
+            "a kernel, stride or dilation of 0 or less, or negative pads or output_padding");
+    const std::int64_t full = s[a] * (in[a] - 1) + op_pad[a] + (k[a] - 1) * d[a] + 1;
+    if (!out_shape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      const std::int64_t want = out_shape.empty() ? in[a] * s[a] : out_shape[std::size_t(a)];
+      const std::int64_t total = full - want;
+      // Split as ONNX's reference does, halving by floor: a negative total (output_shape past the
+      // full output) extends the end, as output_padding would.
+      const std::int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      p[a] = ap == "SAME_UPPER" ? half : total - half;
+      p[a + 2] = total - p[a];
+    }
+    o[a] = full - p[a] - p[a + 2];
+    op.need(o[a] > 0, "an output of no rows or columns");
+  }
+  const Tensor* b = op.has_in(2) ? &op.in(2) : nullptr;
+  op.need(!b || std::int64_t(b->elements()) == M, "a bias of other than " + std::to_string(M) + " values");
+  Tensor& y = op.out(0, {N, M, o[0], o[1]});
+  std::vector<double> acc(std::size_t(o[0] * o[1]));
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t m = 0; m < M; ++m) {
+      const std::int64_t cg = C / g, c0 = m / mg * cg, ml = m % mg;
+      std::fill(acc.begin(), acc.end(), b ? double(b->data[std::size_t(m)]) : 0.0);
+      for (std::int64_t c = c0; c < c0 + cg; ++c)
+        for (std::int64_t i = 0; i < k[0]; ++i)
+          for (std::int64_t j = 0; j < k[1]; ++j) {
+            const double wv = w.data[std::size_t(((c * mg + ml) * k[0] + i) * k[1] + j)];
+            for (std::int64_t h = 0; h < in[0]; ++h) {
+              const std::int64_t oh = h * s[0] + i * d[0] - p[0];
+              if (oh < 0 || oh >= o[0]) continue;
+              const float* row = &x.data[std::size_t(((n * C + c) * in[0] + h) * in[1])];
+              for (std::int64_t ww = 0; ww < in[1]; ++ww) {
+                const std::int64_t ow = ww * s[1] + j * d[1] - p[1];
+                if (ow >= 0 && ow < o[1]) acc[std::size_t(oh * o[1] + ow)] += double(row[ww]) * wv;
+              }
+            }
+          }
+      for (std::size_t e = 0; e < acc.size(); ++e) y.data[std::size_t((n * M + m) * o[0] * o[1]) + e] = float(acc[e]);
+    }
+}
+
 // MaxPool / AveragePool, 2-D: the window's max, or its mean over the elements its taps (dilations
 // apart) cover of the input (count_include_pad 0) or of the padded input (1).
 void pool(Op& op, bool max) {
@@ -698,6 +761,7 @@ const std::vector<Entry>& table() {
       {"MatMul", matmul},
       {"Gemm", gemm},
       {"Conv", conv},
+      {"ConvTranspose", conv_transpose},
       {"MaxPool", [](Op& o) { pool(o, true); }},
       {"AveragePool", [](Op& o) { pool(o, false); }},
       {"GlobalAveragePool", [](Op& o) { global_pool(o, false); }},
@@ -747,7 +811,8 @@ std::string refuses_attributes(const onnx::NodeProto& n, std::int64_t opset) {
 // (NodeAttrs::one_d); its output is viewed back without it.
 void run_1d(const Entry& e, Op& op) {
   for (const auto& a : op.n.attribute()) {  // a count of the 2-D form's would pass its checks
-    const bool window = a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations";
+    const bool window = a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations" ||
+                        a.name() == "output_padding" || a.name() == "output_shape";
     if ((window && a.ints_size() != 1) || (a.name() == "pads" && a.ints_size() != 2))
       throw Error(op.who() + ": a 1-D window's " + a.name() + " has " + std::to_string(a.ints_size()) +
                   " values, not " + (window ? "1" : "2"));
@@ -764,7 +829,7 @@ void run_1d(const Entry& e, Op& op) {
       t->shape = as_2d(t->shape);
       view.lifted.push_back(t);
     }
-    if (op.n.op_type() != "Conv") break;  // a pool's input 0 only
+    if (op.n.op_type() != "Conv" && op.n.op_type() != "ConvTranspose") break;  // a pool's input 0 only
   }
   op.one_d = true;
   e.run(op);
@@ -774,7 +839,7 @@ void run_1d(const Entry& e, Op& op) {
 
 }  // namespace
 
-std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset) {
+std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset, const Tensors* values) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return "domain " + n.domain() + " is not implemented";
   if (!find(n.op_type())) return "op " + n.op_type() + " is not implemented";
   const std::string& op = n.op_type();
@@ -796,6 +861,13 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset) {
       return "nearest_mode " + a.s() + " is not implemented";
   }
   if (std::string why = refuses_attributes(n, opset); !why.empty()) return why;
+  const bool windowed = op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool";
+  if (values && windowed && n.input_size() > 0 && values->count(n.input(0))) {
+    const std::size_t rank = values->at(n.input(0)).shape.size();
+    if (rank != 3 && rank != 4)
+      return "input " + values->at(n.input(0)).shape_str() +
+             ": 1-D and 2-D windows are implemented (N x C x L or N x C x H x W)";
+  }
   if ((op == "Concat" && opset < 4) || (op == "Reshape" && opset < 5))
     return op + " of opset " + std::to_string(opset) + " is not implemented";
   if (op == "MaxPool" && n.output_size() > 1) return "the Indices output is not implemented";
@@ -866,13 +938,9 @@ void run_reference(const Model& m, Tensors& values) {
   for (int i = 0; i < m.graph().node_size(); ++i) {
     const auto& node = m.graph().node(i);
     Op op{node, values, m.opset, false, i};
-    const std::string why = reference_refuses(node, m.opset);
+    const std::string why = reference_refuses(node, m.opset, &values);
     if (!why.empty()) throw Error(m.path + ": " + op.who() + ": " + why);
-    const bool window = node.op_type() == "Conv" || node.op_type().find("Pool") != std::string::npos;
     const std::size_t rank = op.in(0).shape.size();
-    if (window && rank != 4 && rank != 3 && node.op_type().rfind("Global", 0) != 0)
-      throw Error(m.path + ": " + op.who() + ": input " + op.in(0).shape_str() +
-                  ": 1-D and 2-D windows are implemented (N x C x L or N x C x H x W)");
     try {
       if (one_d_window(node, rank))
         run_1d(*find(node.op_type()), op);

@@ -17,8 +17,9 @@ namespace dvp::network {
 using Tensors = std::map<std::string, Tensor>;
 
 // Empty when the reference executes `node`; else why not ("op Foo is not implemented",
-// "attribute auto_pad SAME_LOWER is not implemented").
-std::string reference_refuses(const onnx::NodeProto& node, std::int64_t opset);
+// "attribute auto_pad SAME_LOWER is not implemented"). With `values` (the tensors known so far),
+// also a window op's input of a rank it does not take (3-D windows).
+std::string reference_refuses(const onnx::NodeProto& node, std::int64_t opset, const Tensors* values = nullptr);
 
 // Runs `m`'s nodes in order (ONNX graphs are topologically sorted) on `values`, which holds the
 // graph's inputs; initializers are added, then every node's outputs. An Error names the node.

@@ -336,14 +336,16 @@ std::vector<std::int64_t> NodeAttrs::ints(const char* name, const std::vector<st
   std::vector<std::int64_t> v(a->ints().begin(), a->ints().end());
   if (!one_d) return v;
   const std::string nm = name;
-  if (v.size() == 1 && (nm == "kernel_shape" || nm == "strides" || nm == "dilations")) return {1, v[0]};
+  if (v.size() == 1 && (nm == "kernel_shape" || nm == "strides" || nm == "dilations" || nm == "output_shape"))
+    return {1, v[0]};
+  if (v.size() == 1 && nm == "output_padding") return {0, v[0]};
   if (v.size() == 2 && nm == "pads") return {0, v[0], 0, v[1]};
   return v;  // a count the 1-D form does not have (the host reference refuses it: run_1d)
 }
 
 bool one_d_window(const onnx::NodeProto& n, std::size_t input_rank) {
   const std::string& op = n.op_type();
-  return input_rank == 3 && (op == "Conv" || op == "MaxPool" || op == "AveragePool");
+  return input_rank == 3 && (op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool");
 }
 
 std::vector<std::int64_t> as_2d(std::vector<std::int64_t> shape) {

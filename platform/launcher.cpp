@@ -190,7 +190,9 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
       .choices({"max", "avg", "global"})
       .optional();
   for (const char* key : {"pad_t", "pad_b", "pad_l", "pad_r"})
-    sh.param(key, Type::Int, "conv2d: zero padding; pool: padding (never the maximum; 0 in an average)")
+    sh.param(key, Type::Int,
+             "conv2d: zero padding; pool: padding (never the maximum; 0 in an average); upsample with fill zeros: "
+             "pad_b and pad_r, rows and columns of zeros after the map")
         .defaults("0")
         .range(0, 255);
   sh.param("in", Type::Enum, "gemm: type of A and B").choices({"f16", "bf16", "s8"}).defaults("f16");
@@ -264,8 +266,13 @@ void KernelLauncher::describe_conv_shape(cfg::Spec& sh) {
       .range(1, 65535);
 }
 
-// The row kernels' keys of shape (softmax, layernorm, transpose).
+// The row kernels' keys of shape (softmax, layernorm, transpose), and upsample's fill.
 void KernelLauncher::describe_row_shape(cfg::Spec& sh) {
+  sh.param("fill", Type::Enum,
+           "upsample: copies (nearest: each position sh x sw times) or zeros (zero insertion, a transposed conv's "
+           "stride: each position once at (h sh, w sw), zeros between; y (h - 1) sh + 1 by (w - 1) sw + 1)")
+      .defaults("copies")
+      .choices({"copies", "zeros"});
   sh.param("rows", Type::Int, "softmax, layernorm: rows; transpose: x's second axis, y's third")
       .optional()
       .range(1, 1 << 24);

@@ -236,7 +236,11 @@ KernelWork softmax_c_work(const aicore::AiCoreConfig& core, const KernelShape& s
 // --- upsample -----------------------------------------------------------------------------------
 KernelShape read_upsample(const cfg::Node& sh) {
   if (dtype(sh, "dtype") != DType::F16) sh.at("dtype").fail("upsample takes f16 (an NC1HWC0 map of 32-byte blocks)");
-  return kernels::UpsampleShape{u32(sh, "c"), u32(sh, "h"), u32(sh, "w"), u32(sh, "sh"), u32(sh, "sw")};
+  kernels::UpsampleShape u{u32(sh, "c"), u32(sh, "h"), u32(sh, "w"), u32(sh, "sh"), u32(sh, "sw")};
+  u.zeros = sh.get_string("fill") == "zeros";
+  u.pad_b = u32(sh, "pad_b"), u.pad_r = u32(sh, "pad_r");
+  if ((u.pad_b || u.pad_r) && !u.zeros) sh.fail("upsample: pad_b and pad_r (zeros after the map) take fill: zeros");
+  return u;
 }
 std::vector<LibraryArg> upsample_args(const KernelShape& s) {
   const auto& u = std::get<kernels::UpsampleShape>(s);
@@ -244,7 +248,9 @@ std::vector<LibraryArg> upsample_args(const KernelShape& s) {
 }
 BuiltKernel build_upsample(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& u = std::get<kernels::UpsampleShape>(s);
-  return {kernels::upsample_kernel(core, u), "a row at a time, widened by vcopy, two UB buffers",
+  return {kernels::upsample_kernel(core, u),
+          u.zeros ? "a row at a time, spread by vcopy into zeros, two UB buffers"
+                  : "a row at a time, widened by vcopy, two UB buffers",
           std::uint64_t(u.c1()) * u.h};
 }
 // No arithmetic: the bound is the bytes (MTE2 reads the map, MTE3 writes it sh x sw times over).

@@ -224,13 +224,16 @@ void channel_mul_ref(const Reference& R, const std::vector<TensorView>& in, std:
   for (std::uint64_t e = 0; e < out.size(); ++e) out[e] = in[0].at(e) * in[1].at(e / group * 16 + e % 16);
 }
 
-// Nearest-neighbour upsampling of an NC1HWC0 map: y[c1][h][w][c0] = x[c1][h / sh][w / sw][c0].
+// Nearest-neighbour upsampling of an NC1HWC0 map: y[c1][h][w][c0] = x[c1][h / sh][w / sw][c0];
+// with zeros, x[c1][h / sh][w / sw][c0] where sh divides h and sw divides w (inside the map, not
+// in the zeros after it), else 0.
 void upsample_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   const kernels::UpsampleShape& s = R.upsample;
-  const std::uint64_t ho = std::uint64_t(s.h) * s.sh, wo = std::uint64_t(s.w) * s.sw;
+  const std::uint64_t ho = s.oh(), wo = s.ow();
   for (std::uint64_t e = 0; e < out.size(); ++e) {
     const std::uint64_t c0 = e % 16, x = e / 16 % wo, y = e / 16 / wo % ho, c1 = e / 16 / wo / ho;
-    out[e] = in[0].at(((c1 * s.h + y / s.sh) * s.w + x / s.sw) * 16 + c0);
+    const bool hole = s.zeros && (y % s.sh || x % s.sw || y / s.sh >= s.h || x / s.sw >= s.w);
+    out[e] = hole ? 0.0 : in[0].at(((c1 * s.h + y / s.sh) * s.w + x / s.sw) * 16 + c0);
   }
 }
 

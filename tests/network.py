@@ -141,7 +141,6 @@ with tempfile.TemporaryDirectory() as d:
                             f"{f32_model.count('epilogue: f16')}, in the default one {f16_model.count('epilogue: f16')}")
     dvp(["run", model, "--precision-mode", "fp8", "--out", os.path.join(d, "fp8")], 2,
         r"--precision-mode fp8: give force_fp16 or allow_fp32_to_fp16", "an unknown precision mode")
-
     # A batch norm whose scale (1e-7: variance 1e14) would take the folded weights out of f16's range
     # stays in the epilogue, after sums of 144000; an f16 epilogue would round them to inf first
     # (a review found it: NaN after the Relu's next conv). Such a layer keeps the f32 epilogue.
@@ -998,6 +997,47 @@ with tempfile.TemporaryDirectory() as d:
     run_model("lnorm-lone", [mk("ReduceMean", ["x"], ["y"], name="lone", axes=[-1])], {}, ([1, 8, 32], [1, 8, 1]),
               lx, r"node 'lone' \(ReduceMean\): lowered only as part of a LayerNormalization written out",
               "a ReduceMean of its own: named", rc=2)
+
+    # A decoder's ConvTranspose layers (U-Net's and DCGAN's): 4 x 4 stride 2 pad 1 with a bias, then
+    # batch norm and ReLU fused (a zero-insertion upsample, then one conv2d); 3 x 3 stride 2 pad 1
+    # output_padding 1 (PyTorch's common form); 2 x 2 stride 2 in 2 groups; a stride-1 one, whose
+    # padding is k - 1 - pad (no zeros inserted); at a batch of 2, every layer checked, against a
+    # NumPy loop written from ONNX's definition.
+    def deconv(x, w, b, s, p, op=(0, 0), g=1):
+        C, H, W = x.shape
+        mg, kh, kw = w.shape[1], w.shape[2], w.shape[3]
+        oh, ow = s[0] * (H - 1) + op[0] + kh - p[0] - p[2], s[1] * (W - 1) + op[1] + kw - p[1] - p[3]
+        full = np.zeros((mg * g, s[0] * (H - 1) + kh + op[0], s[1] * (W - 1) + kw + op[1]))
+        for c in range(C):
+            gi = c // (C // g)
+            for m in range(mg):
+                for i in range(kh):
+                    for j in range(kw):
+                        full[gi * mg + m, i:i + s[0] * H:s[0], j:j + s[1] * W:s[1]] += x[c] * w[c, m, i, j]
+        return full[:, p[0]:p[0] + oh, p[1]:p[1] + ow] + (0 if b is None else b[:, None, None])
+    tw1, tb1 = f32(rng.normal(0, .3, (24, 16, 4, 4))), f32(rng.normal(0, .1, 16))
+    tw2, tw3, tw4 = f32(rng.normal(0, .3, (16, 8, 3, 3))), f32(rng.normal(0, .3, (8, 4, 2, 2))), \
+        f32(rng.normal(0, .3, (8, 16, 3, 3)))
+    tbn = {"tg": f32(rng.uniform(.5, 1.5, 16)), "tbe": f32(rng.normal(0, .1, 16)), "tm": f32(rng.normal(0, .1, 16)),
+           "tv": f32(rng.uniform(.5, 1.5, 16))}
+    tnodes = [mk("ConvTranspose", ["x", "tw1", "tb1"], ["u1"], name="up1", strides=[2, 2], pads=[1, 1, 1, 1]),
+              mk("BatchNormalization", ["u1", "tg", "tbe", "tm", "tv"], ["n1"], name="bn1"),
+              mk("Relu", ["n1"], ["r1"], name="relu1"),
+              mk("ConvTranspose", ["r1", "tw2"], ["u2"], name="up2", strides=[2, 2], pads=[1, 1, 1, 1],
+                 output_padding=[1, 1]),
+              mk("ConvTranspose", ["u2", "tw3"], ["u3"], name="up3", strides=[2, 2], group=2),
+              mk("ConvTranspose", ["u3", "tw4"], ["y"], name="same", pads=[1, 1, 1, 1])]
+    tx = f32(rng.uniform(-1, 1, (2, 24, 5, 4)))
+    tout = run_model("deconv", tnodes, {"tw1": tw1, "tb1": tb1, "tw2": tw2, "tw3": tw3, "tw4": tw4, **tbn},
+                     (["N", 24, 5, 4], ["N", 16, 40, 32]), tx, r"kernel same_b1: 20480 elements within",
+                     "ConvTranspose (a decoder's)", "--check-layers")
+    if tout:
+        for b in range(2):
+            u1 = deconv(tx[b].astype(np.float16).astype(np.float64), tw1, tb1, (2, 2), (1, 1, 1, 1))
+            r1 = np.maximum((u1 - tbn["tm"][:, None, None]) / np.sqrt(tbn["tv"][:, None, None] + 1e-5)
+                            * tbn["tg"][:, None, None] + tbn["tbe"][:, None, None], 0)
+            u3 = deconv(deconv(r1, tw2, None, (2, 2), (1, 1, 1, 1), (1, 1)), tw3, None, (2, 2), (0, 0, 0, 0), g=2)
+            compare("ConvTranspose", tout, f".b{b}", {"y": deconv(u3, tw4, None, (1, 1), (1, 1, 1, 1))})
 
     # An EfficientNet-style block (MBConv): a 1 x 1 expansion to 40 channels (no whole group of 16)
     # with SiLU, a depthwise 3 x 3 conv with SiLU, squeeze-and-excitation (a global pool, 1 x 1
