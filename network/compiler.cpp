@@ -18,6 +18,7 @@
 #include "host_reference.hpp"
 #include "kernels/library/elementwise.hpp"
 #include "kernels/library/gemm.hpp"  // kFractalMaxRows
+#include "kernels/library/upsample.hpp"
 #include "reference.hpp"
 #include "schedule.hpp"
 #include "tensor_file.hpp"
@@ -862,6 +863,9 @@ bool Compiler::conv_transpose(int i) {
     if (c.p[ax] < 0 || c.p[ax + 2] < 0)
       fail(i, "pads past the dilated filter's extent less one (" + std::to_string(ext) +
                   "): output rows or columns that read no input are not lowered");
+    if (c.p[ax] > ext)  // (output_shape or auto_pad past the plain output: a start pad below 0)
+      fail(i, "output_shape or auto_pad gives a start pad of " + std::to_string(p[ax]) +
+                  ": output rows or columns before the input's first are not lowered");
     // Output rows past what the input reaches (output_padding past the pads): zeros after the map.
     after[ax] = std::max<std::int64_t>(0, c.p[ax + 2] - ext), c.p[ax + 2] -= after[ax];
   }
@@ -886,9 +890,17 @@ std::string Compiler::insert_zeros(int i, const std::string& v, const Dims& s, c
   full.back() = (full.back() - 1) * s[1] + 1 + after[1];
   if (full.size() == 4) full[2] = (full[2] - 1) * s[0] + 1 + after[0];
   if (!ref_.count(out)) ref_[out] = Tensor{full, {}};
-  if (x[3] > 2040 || s[1] > 31 || s[0] > 255)  // what every core's upsample takes (its UB is checked at load)
-    fail(i, "a map " + std::to_string(x[3]) + " wide (up to 2040) or strides of " + std::to_string(s[0]) + " x " +
-                std::to_string(s[1]) + " (up to 255 x 31) are past the upsample kernel that inserts the zeros");
+  kernels::UpsampleShape u{std::uint32_t(x[1]), std::uint32_t(x[2]), std::uint32_t(x[3]), std::uint32_t(s[0]),
+                           std::uint32_t(s[1])};
+  u.zeros = true, u.pad_b = std::uint32_t(after[0]), u.pad_r = std::uint32_t(after[1]);
+  // What the upsample kernel takes on the shipped presets' 256 KiB UB (a preset's own is checked at
+  // load): two buffers of a row and its widened row, and a zero row.
+  const std::uint64_t need = (2 * u.buffer_blocks() + u.ow()) * 32;
+  if (x[3] > 2040 || s[1] > 31 || s[0] > 255 || need > 256 * 1024)
+    fail(i, "a map " + std::to_string(x[3]) + " wide at strides " + std::to_string(s[0]) + " x " +
+                std::to_string(s[1]) + " needs " + std::to_string(need) +
+                " B of UB for the upsample kernel that inserts the zeros (256 KiB; strides up to 255 x 31, maps up "
+                "to 2040 wide)");
   Kernel k{kernel_name(i, "_zeros"), "upsample"};
   k.nodes = {i}, k.head = 1;
   k.shape = {{"h", num(x[2])},  {"w", num(x[3])},  {"c", num(x[1])},         {"sh", num(s[0])},

@@ -296,7 +296,8 @@ void conv_transpose(Op& op) {
       const std::int64_t want = out_shape.empty() ? in[a] * s[a] : out_shape[std::size_t(a)];
       const std::int64_t total = full - want;
       // Split as ONNX's reference does, halving by floor: a negative total (output_shape past the
-      // full output) extends the end, as output_padding would.
+      // full output) gives negative pads, which extend the output at the end (and, past -1, at the
+      // start too).
       const std::int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
       p[a] = ap == "SAME_UPPER" ? half : total - half;
       p[a + 2] = total - p[a];

@@ -16,12 +16,14 @@ void check_upsample(const AiCoreConfig& cfg, const UpsampleShape& s) {
   if (s.sw > 31)
     throw Error("upsample: sw " + std::to_string(s.sw) + ": a repeat's stride of 8 x sw blocks is up to 255");
   if (s.w / 8 > 255) throw Error("upsample: a row of " + std::to_string(s.w) + " positions is over 255 vector repeats");
-  // A buffer: the row and the widened row (and with zeros a zero row, beside the two buffers).
-  const std::uint64_t row = s.buffer_blocks() * 32, zero_row = s.zeros ? s.ow() * 32 : 0;
-  if (2 * row + zero_row > cfg.size[kUB] || std::uint64_t(s.w) * s.sw > 65535)
-    throw Error("upsample: a row of " + std::to_string(s.w) + " positions widened " + std::to_string(s.sw) +
-                " times does not fit " + (s.zeros ? "a third" : "half") + " of the UB (" + std::to_string(row) +
-                " B) or one copy's 65535 blocks");
+  // Two buffers of the row and the widened row (and with zeros a zero row beside them).
+  const std::uint64_t need = 2 * s.buffer_blocks() * 32 + (s.zeros ? s.ow() * 32 : 0);
+  if (need > cfg.size[kUB] || s.ow() > 65535)
+    throw Error(
+        "upsample: a row of " + std::to_string(s.w) + " positions " +
+        (s.zeros ? "with zeros inserted every " + std::to_string(s.sw) : "widened " + std::to_string(s.sw) + " times") +
+        " needs " + std::to_string(need) + " B of UB (" + std::to_string(cfg.size[kUB]) +
+        "), or its row is past one copy's 65535 blocks");
 }
 
 namespace {
