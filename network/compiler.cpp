@@ -185,6 +185,7 @@ class Compiler {
   void read_inputs();
   void refuse_empty() const;
   void check_input_shape(const onnx::ValueInfoProto& in, const Tensor& t, const std::string& file) const;
+  void check_output_shapes();
   bool available(const std::string& v) const;
   int sole_consumer(const std::string& v) const;
   bool is_weight(const std::string& v) const { return init_.count(v) > 0; }
@@ -451,6 +452,28 @@ void Compiler::check_input_shape(const onnx::ValueInfoProto& in, const Tensor& t
   throw Error("--input " + in.name() + ": " + file + " holds a tensor of shape " + t.shape_str() + ", " + m_.path +
                   " takes " + want,
               kExitConfig);
+}
+
+// A graph output whose shape by its nodes' definitions differs from the one the model declares
+// (onnx 1.12's shape inference gives ConvTranspose with SAME padding and k x d < stride one row
+// and column fewer than the operator's definition): the run computes the definition's, and
+// says so. A batch's first dimension where the model declares 1 is no difference.
+void Compiler::check_output_shapes() {
+  for (const auto& o : g_.output()) {
+    const auto& dims = o.type().tensor_type().shape().dim();
+    const Dims& have = ref_.at(o.name()).shape;
+    bool same = dims.size() == int(have.size()) || dims.empty();
+    for (int d = 0; same && d < dims.size(); ++d)
+      same = !dims[d].has_dim_value() || dims[d].dim_value() == have[std::size_t(d)] ||
+             (d == 0 && batch_ > 1 && dims[0].dim_value() == 1 && have[0] == std::int64_t(batch_));
+    if (same) continue;
+    std::string want;
+    for (const auto& d : dims)
+      want += (want.empty() ? "" : "x") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param());
+    out_.notes.push_back(m_.path + ": graph output '" + o.name() + "' is " + Tensor{have, {}}.shape_str() +
+                         " by its nodes' definitions; the model declares " + want + " (the run computes " +
+                         Tensor{have, {}}.shape_str() + ")");
+  }
 }
 
 bool Compiler::available(const std::string& v) const {
@@ -2644,6 +2667,7 @@ Compiled Compiler::run() {
   read_inputs();
   run_reference(m_, ref_);
   refuse_empty();
+  check_output_shapes();
   for (const std::string& name : o_.outputs)
     if (!ref_.count(name) || init_.count(name))
       throw Error("--output " + name + ": " + m_.path + " has no node output of that name", kExitConfig);

@@ -76,6 +76,9 @@ struct Compiled {
   std::uint64_t weight_bytes = 0;      // as stored (f16 weights, f32 scales and biases)
   std::uint64_t activation_bytes = 0;  // every layer output, as stored
   std::uint64_t arena_bytes = 0;       // the activation arena (peak activation memory; 0: no arena)
+  // What the user should know and need not fix: a graph output whose shape, as its nodes define
+  // it, is not the one the model declares (check_output_shapes).
+  std::vector<std::string> notes;
 };
 
 // Lowers `m` (loaded by load_model) and writes the compiled model. Throws dvp::Error naming

@@ -256,6 +256,8 @@ static network::CompileOptions model_options(const platform::Scenario& s, const 
 static std::string compile(const std::string& model, const network::CompileOptions& co, bool quiet) {
   const network::Compiled c = network::compile_model(network::load_model(model), co);
   if (!quiet)
+    for (const std::string& n : c.notes) std::cerr << "dvp: note: " << n << "\n";
+  if (!quiet)
     std::cout << "compiled " << model << ": " << c.layers.size() << " layers, weights " << c.weight_bytes / 1024
               << " KiB, activations " << c.activation_bytes / 1024 << " KiB"
               << (c.arena_bytes ? " in an arena of " + std::to_string(c.arena_bytes / 1024) + " KiB" : std::string())

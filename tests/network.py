@@ -1007,7 +1007,8 @@ with tempfile.TemporaryDirectory() as d:
         C, H, W = x.shape
         mg, kh, kw = w.shape[1], w.shape[2], w.shape[3]
         oh, ow = s[0] * (H - 1) + op[0] + kh - p[0] - p[2], s[1] * (W - 1) + op[1] + kw - p[1] - p[3]
-        full = np.zeros((mg * g, s[0] * (H - 1) + kh + op[0], s[1] * (W - 1) + kw + op[1]))
+        full = np.zeros((mg * g, max(s[0] * (H - 1) + kh + op[0], p[0] + oh),  # negative pads: zeros past it
+                         max(s[1] * (W - 1) + kw + op[1], p[1] + ow)))
         for c in range(C):
             gi = c // (C // g)
             for m in range(mg):
@@ -1038,6 +1039,18 @@ with tempfile.TemporaryDirectory() as d:
                             * tbn["tg"][:, None, None] + tbn["tbe"][:, None, None], 0)
             u3 = deconv(deconv(r1, tw2, None, (2, 2), (1, 1, 1, 1), (1, 1)), tw3, None, (2, 2), (0, 0, 0, 0), g=2)
             compare("ConvTranspose", tout, f".b{b}", {"y": deconv(u3, tw4, None, (1, 1), (1, 1, 1, 1))})
+    # SAME_LOWER with a 1 x 1 kernel at stride 2: ONNX's definition gives 12 x 14 from 6 x 7 (the
+    # input times the stride), its shape inference 11 x 13, which the model declares. The run
+    # computes the definition's, as the host reference does, and says that it differs.
+    sw1 = f32(rng.normal(0, .3, (16, 16, 1, 1)))
+    sx = f32(rng.uniform(-1, 1, (1, 16, 6, 7)))
+    sout = run_model("deconv-same", [mk("ConvTranspose", ["x", "sw1"], ["y"], name="same_lower", strides=[2, 2],
+                                        auto_pad="SAME_LOWER")], {"sw1": sw1}, ([1, 16, 6, 7], [1, 16, 11, 13]), sx,
+                     r"kernel same_lower: 2688 elements within[\s\S]*dvp: note: .*graph output 'y' is 1x16x12x14 by "
+                     r"its nodes' definitions; the model declares 1x16x11x13", "a declared output shape that differs")
+    if sout:
+        compare("SAME_LOWER ConvTranspose", sout, "", {"y": deconv(sx[0].astype(np.float16).astype(np.float64), sw1, None,
+                                                                   (2, 2), (0, 0, -1, -1))})
 
     # An EfficientNet-style block (MBConv): a 1 x 1 expansion to 40 channels (no whole group of 16)
     # with SiLU, a depthwise 3 x 3 conv with SiLU, squeeze-and-excitation (a global pool, 1 x 1
