@@ -460,6 +460,9 @@ void Compiler::check_input_shape(const onnx::ValueInfoProto& in, const Tensor& t
 // says so. A batch's first dimension where the model declares 1 is no difference.
 void Compiler::check_output_shapes() {
   for (const auto& o : g_.output()) {
+    if (!ref_.count(o.name()))  // (ONNX's checker lets a graph output name nothing)
+      throw Error(m_.path + ": graph output '" + o.name() + "' is no node's output, initializer or graph input",
+                  kExitConfig);
     const auto& dims = o.type().tensor_type().shape().dim();
     const Dims& have = ref_.at(o.name()).shape;
     bool same = dims.size() == int(have.size()) || dims.empty();

@@ -1188,6 +1188,16 @@ with tempfile.TemporaryDirectory() as d:
     dvp(["run", os.path.join(d, "corrupt.onnx"), "--out", os.path.join(d, "c")], 2, r"corrupt\.onnx", "a corrupt model")
     dvp(["compile", os.path.join(d, "corrupt.onnx"), "--out", os.path.join(d, "c")], 2, r"corrupt\.onnx",
         "a corrupt model, compiled")
+    # A graph output that names no node's output (ONNX's checker lets it through; the fuzzer found
+    # it ending in map::at): named.
+    orphan = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu")], "orphan",
+                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+                               [helper.make_tensor_value_info("nosuch", TensorProto.FLOAT, [1, 16])])
+    onnx.save(helper.make_model(orphan, opset_imports=[helper.make_opsetid("", 13)], ir_version=7),
+              os.path.join(d, "orphan.onnx"))
+    dvp(["compile", os.path.join(d, "orphan.onnx"), "--out", os.path.join(d, "c")], 2,
+        r"orphan\.onnx: graph output 'nosuch' is no node's output, initializer or graph input",
+        "a graph output no node computes")
     dvp(["run", os.path.join(d, "twice.onnx"), "--batch", "0"], 2, r"--batch 0: a batch is at least 1 image",
         "a batch of 0")
 
