@@ -418,7 +418,7 @@ int Soc::route(std::uint64_t addr, unsigned src) const {
     if (addr - r.base < r.size) return r.dst;
   if (addr >= dram_base_ && addr - dram_base_ < storage_->size()) {
     if (src_is_hn_[src]) {
-      std::uint32_t ch = mapper_->decode(addr - dram_base_).channel;
+      std::uint32_t ch = mapper_->channel(addr - dram_base_);
       return mn_dst_[ch / dram_cfg_.channels_per_controller];
     }
     return hn_dst_[hash_.slice(addr)];

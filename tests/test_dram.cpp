@@ -203,6 +203,27 @@ TEST(DramAddressMap, NextBurstAgreesWithAFullDecode) {
     }
 }
 
+TEST(DramAddressMap, ChannelAloneAgreesWithAFullDecode) {
+  Config c = preset_dram();
+  const std::vector<std::vector<std::string>> mappings = {
+      c.mapping,
+      {"channel", "column", "bank", "row"},
+      {"column:1", "channel:1", "bank", "channel", "column", "row"},  // the channel in two slices
+      {"bank", "column", "row", "channel"}};                          // the channel highest: no hash above it
+  std::uint64_t x = 88172645463325252ull;
+  for (const auto& mapping : mappings)
+    for (int hashes = 0; hashes < 4; ++hashes) {
+      AddressMapper m(c.geo, mapping, nullptr, hashes & 1, hashes & 2);
+      for (int i = 0; i < 20000; ++i) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        const std::uint64_t off = x % c.geo.capacity();
+        ASSERT_EQ(m.channel(off), m.decode(off).channel) << "mapping " << mapping[0] << "..., offset " << off;
+      }
+    }
+}
+
 TEST(DramAddressMap, RejectsAMappingThatDoesNotCoverEveryField) {
   Config c = preset_dram();
   EXPECT_THROW(AddressMapper(c.geo, {"column", "channel", "row"}), Error);

@@ -43,7 +43,7 @@ bool Timeline::any(const std::vector<std::uint64_t>& bits, Unit from, Unit to) c
   return found;
 }
 
-void Timeline::set(std::vector<std::uint64_t>& bits, Unit from, Unit to) {
+void Timeline::set_across(std::vector<std::uint64_t>& bits, Unit from, Unit to) {
   for_words(from, to, mask_, [&](std::size_t w, std::uint64_t m) {
     bits[w] |= m;
     return false;
@@ -154,12 +154,7 @@ void Timeline::reserve_at(Tick start, Tick duration, std::uint8_t kind) {
   if (d == 0) return;
   const Unit s = start / unit_;
   ensure(s + d);
-  set(busy_, s, s + d);
-  if (kind == 1 && !kind1_.empty()) set(kind1_, s, s + d);
-  busy_units_ += d;
-  last_end_units_ = std::max(last_end_units_, s + d);
-  Unit& kind_end = last_end_kind_[kind == 1 && !kind1_.empty()];
-  kind_end = std::max(kind_end, s + d);
+  book(s, d, kind);
 }
 
 }  // namespace dvp

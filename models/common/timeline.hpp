@@ -59,11 +59,18 @@ class Timeline {
   }
   // Reserves [start, start+duration); start must come from find() with the same arguments.
   void reserve_at(Tick start, Tick duration, std::uint8_t kind = 0);
-  // find + reserve_at.
+  // find + reserve_at, converting to cycles once (a ring link and an L2 port book every line).
   Tick reserve(Tick earliest, Tick duration, std::uint8_t kind = 0) {
-    Tick s = find(earliest, duration, kind);
-    reserve_at(s, duration, kind);
-    return s;
+    update_floor();
+    Unit s = std::max<Unit>((earliest + unit_ - 1) / unit_, floor_);
+    const Unit d = (duration + unit_ - 1) / unit_;
+    if (d == 0) return s * unit_;
+    if (past_everything(s, kind))
+      ensure(s + d + keep_ + 1);  // as find() grows the window
+    else
+      s = find_gap(s, d, kind) / unit_;
+    book(s, d, kind);
+    return s * unit_;
   }
 
   Tick busy_total() const { return busy_units_ * unit_; }
@@ -73,7 +80,17 @@ class Timeline {
  private:
   using Unit = std::uint64_t;
   bool any(const std::vector<std::uint64_t>& bits, Unit from, Unit to) const;  // a set bit in [from, to)
-  void set(std::vector<std::uint64_t>& bits, Unit from, Unit to);
+  void set(std::vector<std::uint64_t>& bits, Unit from, Unit to) {
+    // Most bookings (a flit, a burst) fall within one word: the window's size is a multiple of
+    // 64 units, so such a range never wraps around the circle.
+    const unsigned bit = from & 63;
+    const Unit n = to - from;
+    if (bit + n <= 64)
+      bits[(from & mask_) >> 6] |= (n == 64 ? ~0ull : (1ull << n) - 1) << bit;
+    else
+      set_across(bits, from, to);
+  }
+  void set_across(std::vector<std::uint64_t>& bits, Unit from, Unit to);
   void update_floor() {  // moves the floor up to global time (less the turnaround distance)
     const Tick now = now_tick();
     if (now != now_seen_) move_floor(now);
@@ -93,7 +110,15 @@ class Timeline {
   bool past_everything(Unit s, std::uint8_t kind) const {
     return s >= last_end_units_ && s >= last_end_kind_[(kind & 1) ^ 1] + (kind ? turn01_ : turn10_);
   }
-  Unit next_free(Unit from) const;  // first unit >= from that is not busy
+  Unit next_free(Unit from) const;                // first unit >= from that is not busy
+  void book(Unit s, Unit d, std::uint8_t kind) {  // reserve_at in units; the window holds [s, s + d)
+    set(busy_, s, s + d);
+    const bool k1 = kind == 1 && !kind1_.empty();
+    if (k1) set(kind1_, s, s + d);
+    busy_units_ += d;
+    last_end_units_ = std::max(last_end_units_, s + d);
+    last_end_kind_[k1] = std::max(last_end_kind_[k1], s + d);
+  }
 
   Tick unit_;
   // Units before floor_ can never be asked for again (global time less the turnaround distance);

@@ -58,6 +58,7 @@ AddressMapper::AddressMapper(const Geometry& g, const std::vector<std::string>& 
       channel_high_bit_ = shift + bits;
     }
     slices_.push_back(Slice{Field(f), shift, bits, used[f]});
+    if (f == kChannel) channel_slices_.push_back(slices_.back());
     used[f] += bits;
     shift += bits;
   }

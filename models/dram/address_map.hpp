@@ -22,6 +22,13 @@ class AddressMapper {
   AddressMapper(const Geometry& g, const std::vector<std::string>& mapping, const cfg::Node* where = nullptr,
                 bool bank_xor = false, bool channel_xor = false);
   DramAddress decode(std::uint64_t offset) const;
+  // decode(offset).channel alone (the ring routes every line fill to its channel's controller).
+  std::uint32_t channel(std::uint64_t offset) const {
+    std::uint32_t c = 0;
+    for (const Slice& s : channel_slices_)
+      c |= std::uint32_t((offset >> s.addr_shift) & ((1u << s.bits) - 1)) << s.field_shift;
+    return c ^ channel_hash(offset);
+  }
   // The address of burst number `next` (offset >> burst_bits) given `a`, that of burst next - 1:
   // the bursts of one line usually differ only in the lowest slice of the mapping (a column
   // slice), which is then one add; else a full decode.
@@ -47,6 +54,7 @@ class AddressMapper {
   std::uint32_t bank_hash(std::uint32_t row) const;
   std::uint32_t channel_hash(std::uint64_t offset) const;
   std::vector<Slice> slices_;
+  std::vector<Slice> channel_slices_;  // the channel's slices alone
   bool bank_xor_ = false, channel_xor_ = false;
   unsigned bank_bits_ = 0, channel_bits_ = 0;
   unsigned channel_high_bit_ = 0;  // the first address bit above every channel slice
