@@ -61,16 +61,20 @@ class Timeline {
   void reserve_at(Tick start, Tick duration, std::uint8_t kind = 0);
   // find + reserve_at, converting to cycles once (a ring link and an L2 port book every line).
   Tick reserve(Tick earliest, Tick duration, std::uint8_t kind = 0) {
+    return reserve_cycles((earliest + unit_ - 1) / unit_, (duration + unit_ - 1) / unit_, kind) * unit_;
+  }
+  // reserve() in whole cycles of `unit`: the first cycle of [earliest, earliest + cycles) that
+  // fits, booked. (A ring transfer books its whole path so, with no division per hop.)
+  std::uint64_t reserve_cycles(std::uint64_t earliest, std::uint64_t cycles, std::uint8_t kind = 0) {
     update_floor();
-    Unit s = std::max<Unit>((earliest + unit_ - 1) / unit_, floor_);
-    const Unit d = (duration + unit_ - 1) / unit_;
-    if (d == 0) return s * unit_;
+    Unit s = std::max<Unit>(earliest, floor_);
+    if (cycles == 0) return s;
     if (past_everything(s, kind))
-      ensure(s + d + keep_ + 1);  // as find() grows the window
+      ensure(s + cycles + keep_ + 1);  // as find() grows the window
     else
-      s = find_gap(s, d, kind) / unit_;
-    book(s, d, kind);
-    return s * unit_;
+      s = find_gap(s, cycles, kind) / unit_;
+    book(s, cycles, kind);
+    return s;
   }
 
   Tick busy_total() const { return busy_units_ * unit_; }

@@ -51,19 +51,19 @@ Tick RingTiming::transfer(std::uint32_t src, std::uint32_t dst, Channel ch, std:
   Route r = route(src, dst);
   if (r.hops == 0) return t;  // same stop: the local port, no link
   const Clock& clk = cfg_.clock;
-  const Tick ser = clk.cycles((bytes + cfg_.link_bytes_per_cycle - 1) / cfg_.link_bytes_per_cycle);
-  const Tick hop = clk.cycles(cfg_.hop_cycles);
+  // In ring cycles: the links' timelines count them, so the path takes no division per hop.
+  const std::uint64_t ser = (bytes + cfg_.link_bytes_per_cycle - 1) / cfg_.link_bytes_per_cycle;
   const std::uint32_t n = cfg_.stops;
-  Tick enter = clk.align_up(t);
+  std::uint64_t enter = (t + clk.period() - 1) / clk.period();  // the first edge at or after t
   std::uint32_t stop = src;
   for (std::uint32_t i = 0; i < r.hops; ++i) {
     std::size_t link = std::size_t(r.dir) * n + stop;
-    enter = timelines_[link * kChannels + ch].reserve(enter, ser);
+    enter = timelines_[link * kChannels + ch].reserve_cycles(enter, ser);
     stats_[link].bytes[ch] += bytes;
-    enter += hop;  // head reaches the next stop
-    stop = r.dir == 0 ? (stop + 1) % n : (stop + n - 1) % n;
+    enter += cfg_.hop_cycles;  // head reaches the next stop
+    stop = r.dir == 0 ? (stop + 1 == n ? 0 : stop + 1) : (stop == 0 ? n - 1 : stop - 1);
   }
-  return enter + ser;  // tail arrives ser after the head
+  return clk.cycles(enter + ser);  // tail arrives ser after the head
 }
 
 }  // namespace dvp::ring
