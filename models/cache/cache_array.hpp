@@ -25,7 +25,7 @@ class CacheArray {
   // Index of the way holding `line_addr` in `set`, or -1.
   int lookup(std::uint32_t set, std::uint64_t line_addr) const;
   // Marks a use (a hit), for the replacement policy.
-  void touch(std::uint32_t set, int way) { policy_->used(set, std::uint32_t(way)); }
+  void touch(std::uint32_t set, int way) { policy_->used(state(set), std::uint32_t(way)); }
   // Chooses the way to fill: an invalid one if any, else by the replacement policy.
   int victim(std::uint32_t set);
   // Installs line_addr into (set, way); the old content must have been written back.
@@ -38,12 +38,17 @@ class CacheArray {
   bool has_data() const { return !data_.empty(); }
 
  private:
+  std::uint64_t* tags(std::uint32_t set) { return &meta_[std::size_t(set) * set_words_]; }
+  const std::uint64_t* tags(std::uint32_t set) const { return &meta_[std::size_t(set) * set_words_]; }
+  std::uint64_t* state(std::uint32_t set) { return tags(set) + ways_; }
+
   std::uint32_t ways_, line_bytes_;
   std::unique_ptr<Replacement> policy_;
   std::vector<Line> lines_;
-  // Tags packed apart from the line state so a lookup reads 8 bytes per way: line address + 1,
-  // 0 for an invalid way.
-  std::vector<std::uint64_t> tags_;
+  // Per set, one run: the tags (line address + 1, 0 for an invalid way: a lookup reads 8 bytes
+  // per way), then the policy's words. A miss reads both; they share host cache lines.
+  std::size_t set_words_;
+  std::vector<std::uint64_t> meta_;
   std::vector<std::uint8_t> data_;
 };
 

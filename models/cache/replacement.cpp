@@ -10,16 +10,16 @@ namespace {
 // Evicts the way with the smallest stamp; LRU stamps every use, FIFO only fills.
 class Stamped : public Replacement {
  public:
-  Stamped(const Geometry& g, bool on_use) : ways_(g.ways), on_use_(on_use), stamps_(std::size_t(g.sets) * g.ways, 0) {}
-  void used(std::uint32_t set, std::uint32_t way) override {
-    if (on_use_) stamps_[std::size_t(set) * ways_ + way] = ++clock_;
+  Stamped(const Geometry& g, bool on_use) : ways_(g.ways), on_use_(on_use) {}
+  unsigned words() const override { return 1; }
+  void used(std::uint64_t* stamps, std::uint32_t way) override {
+    if (on_use_) stamps[way] = ++clock_;
   }
-  void filled(std::uint32_t set, std::uint32_t way) override { stamps_[std::size_t(set) * ways_ + way] = ++clock_; }
-  std::uint32_t victim(std::uint32_t set) override {
-    const std::uint64_t* s = &stamps_[std::size_t(set) * ways_];
+  void filled(std::uint64_t* stamps, std::uint32_t way) override { stamps[way] = ++clock_; }
+  std::uint32_t victim(const std::uint64_t* stamps) override {
     std::uint32_t best = 0;
     for (std::uint32_t w = 1; w < ways_; ++w)
-      if (s[w] < s[best]) best = w;
+      if (stamps[w] < stamps[best]) best = w;
     return best;
   }
 
@@ -27,7 +27,6 @@ class Stamped : public Replacement {
   std::uint32_t ways_;
   bool on_use_;
   std::uint64_t clock_ = 0;
-  std::vector<std::uint64_t> stamps_;
 };
 
 class Lru : public Stamped {
@@ -44,9 +43,9 @@ class Fifo : public Stamped {
 class Random : public Replacement {
  public:
   explicit Random(const Geometry& g) : ways_(g.ways), rng_(g.seed * 0x9E3779B97F4A7C15ull + 1) {}
-  void used(std::uint32_t, std::uint32_t) override {}
-  void filled(std::uint32_t, std::uint32_t) override {}
-  std::uint32_t victim(std::uint32_t) override {
+  void used(std::uint64_t*, std::uint32_t) override {}
+  void filled(std::uint64_t*, std::uint32_t) override {}
+  std::uint32_t victim(const std::uint64_t*) override {
     rng_ ^= rng_ << 13;
     rng_ ^= rng_ >> 7;
     rng_ ^= rng_ << 17;

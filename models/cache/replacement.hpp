@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Which way of a full set a fill evicts (platform.l2.replacement), as a small interface with its
 // implementations named in one table. A cache array tells its policy of every use and fill;
-// the policy keeps whatever state it needs per line. Adding one: a class in replacement.cpp
-// and a line in its table.
+// the policy asks for words of state per line (words()), which the array keeps beside the
+// set's tags (one lookup and its victim choice then touch one run of memory: the 910's 32 MB
+// L2 has a million lines, far past the host's caches), and passes it the set's words. Adding
+// one: a class in replacement.cpp and a line in its table.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -14,9 +16,11 @@ namespace dvp::cache {
 class Replacement {
  public:
   virtual ~Replacement() = default;
-  virtual void used(std::uint32_t set, std::uint32_t way) = 0;    // a hit
-  virtual void filled(std::uint32_t set, std::uint32_t way) = 0;  // a new line
-  virtual std::uint32_t victim(std::uint32_t set) = 0;            // every way valid
+  virtual unsigned words() const { return 0; }  // state words per line
+  // `state`: the set's words, words() per way, way after way.
+  virtual void used(std::uint64_t* state, std::uint32_t way) = 0;    // a hit
+  virtual void filled(std::uint64_t* state, std::uint32_t way) = 0;  // a new line
+  virtual std::uint32_t victim(const std::uint64_t* state) = 0;      // every way valid
 };
 
 struct Geometry {
