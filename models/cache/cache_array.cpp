@@ -32,7 +32,6 @@ int CacheArray::victim(std::uint32_t set) {
 void CacheArray::fill(std::uint32_t set, int way, std::uint64_t line_addr, Tick ready) {
   Line& l = line(set, way);
   tags(set)[way] = line_addr + 1;
-  l.line_addr = line_addr;
   l.ready = ready;
   l.valid = true;
   l.dirty = false;

@@ -17,8 +17,7 @@ class CacheArray {
              bool with_data);
 
   struct Line {
-    std::uint64_t line_addr = 0;  // full line address (addr >> line bits): no reconstruction needed
-    Tick ready = 0;               // when the fill that brought it in completes
+    Tick ready = 0;  // when the fill that brought it in completes
     bool valid = false, dirty = false;
   };
 
@@ -32,6 +31,8 @@ class CacheArray {
   void fill(std::uint32_t set, int way, std::uint64_t line_addr, Tick ready);
 
   Line& line(std::uint32_t set, int way) { return lines_[std::size_t(set) * ways_ + way]; }
+  // The full line address (addr >> line bits) a valid way holds.
+  std::uint64_t line_addr(std::uint32_t set, int way) const { return tags(set)[way] - 1; }
   std::uint8_t* data(std::uint32_t set, int way) {
     return data_.empty() ? nullptr : &data_[(std::size_t(set) * ways_ + way) * line_bytes_];
   }

@@ -168,7 +168,7 @@ Tick L2Slice::evict(const Request& r, int way, Tick start) {
     wb_stall_ps_ += wb - start;
     start = wb;
   }
-  wb_free_.push(memory_access(true, l.line_addr, array_.data(r.set, way), start, r.timing_only));
+  wb_free_.push(memory_access(true, array_.line_addr(r.set, way), array_.data(r.set, way), start, r.timing_only));
   return start;
 }
 

@@ -93,7 +93,7 @@ int CoreCaches::fill(Side& s, std::uint32_t set, std::uint64_t line, Tick at) {
   const int way = s.tags.victim(set);
   const cache::CacheArray::Line& victim = s.tags.line(set, way);
   if (victim.valid && victim.dirty) {
-    memory_(true, victim.line_addr << shift_, cfg_.line_bytes, at);
+    memory_(true, s.tags.line_addr(set, way) << shift_, cfg_.line_bytes, at);
     ++writebacks_;
   }
   s.mru[set] = {};  // the filled line is now the set's most recent; a demand access records it
