@@ -111,6 +111,23 @@ TEST(L2Slice, LruKeepsTheRecentlyUsedLine) {
   EXPECT_EQ(b.l2.misses(), 3u);
 }
 
+TEST(CacheArray, LruAndFifoChooseTheirVictimsPerSet) {
+  // The policy's words sit beside each set's tags: a use in one set must move only that set's
+  // victim, LRU's and not FIFO's.
+  auto victims = [](const char* policy) {
+    CacheArray a(4, 4, 128, (*replacement_policies().find(policy))(Geometry{4, 4, 1}), false);
+    for (std::uint32_t set = 0; set < 4; ++set)
+      for (int w = 0; w < 4; ++w) a.fill(set, a.victim(set), 100 * set + std::uint64_t(w), 0);
+    a.touch(2, a.lookup(2, 200));  // set 2's oldest line, used again
+    std::vector<int> v;
+    for (std::uint32_t set = 0; set < 4; ++set) v.push_back(a.victim(set));
+    EXPECT_EQ(a.line_addr(2, 1), 201u);
+    return v;
+  };
+  EXPECT_EQ(victims("lru"), (std::vector<int>{0, 0, 1, 0}));
+  EXPECT_EQ(victims("fifo"), (std::vector<int>{0, 0, 0, 0}));
+}
+
 TEST(L2Slice, RandomReplacementIsDeterministicForASeed) {
   // Same seed, same sequence of victims: the hit count of a thrashing pattern repeats.
   auto run = [] {
