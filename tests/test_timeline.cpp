@@ -63,15 +63,18 @@ TEST(Timeline, AgreesWithAPlainModelOnRandomRequests) {
     const bool turns = trial % 2;
     const dvp::Tick t01 = turns ? 1 + rng() % 9 : 0, t10 = turns ? 1 + rng() % 30 : 0;
     Timeline t;
-    if (turns) t.set_turnaround(t01, t10);
-    std::vector<int> cell(1 << 17, -1);  // -1 free, else the kind that holds it
+    // The same requests in cycles of 7 ps, booked by reserve_cycles and reserve in turn.
+    Timeline t7(7);
+    if (turns) t.set_turnaround(t01, t10), t7.set_turnaround(7 * t01, 7 * t10);
+    std::vector<int> cell(1 << 18, -1);  // -1 free, else the kind that holds it
     auto other_near = [&](dvp::Tick from, dvp::Tick to, int kind) {
       for (dvp::Tick u = from; u < to; ++u)
         if (cell[u] >= 0 && cell[u] != kind) return true;
       return false;
     };
     for (int i = 0; i < 1500; ++i) {
-      const dvp::Tick earliest = rng() % (trial < 6 ? 4000 : 60000), d = 1 + rng() % 40;
+      // Up to two words and a bit: bookings of exactly 64 units, and across words.
+      const dvp::Tick earliest = rng() % (trial < 6 ? 4000 : 60000), d = 1 + rng() % 130;
       const int kind = turns ? int(rng() % 2) : 0;
       const dvp::Tick before = kind ? t01 : t10, after = kind ? t10 : t01;
       dvp::Tick s = earliest;
@@ -83,6 +86,9 @@ TEST(Timeline, AgreesWithAPlainModelOnRandomRequests) {
       // fits_at answers whether the request fits where it asks, without a search.
       ASSERT_EQ(t.fits_at(earliest, d, std::uint8_t(kind)), s == earliest) << "trial " << trial << ", request " << i;
       ASSERT_EQ(t.reserve(earliest, d, std::uint8_t(kind)), s) << "trial " << trial << ", request " << i;
+      const dvp::Tick s7 = i % 2 ? t7.reserve(7 * earliest, 7 * d, std::uint8_t(kind)) / 7
+                                 : t7.reserve_cycles(earliest, d, std::uint8_t(kind));
+      ASSERT_EQ(s7, s) << "trial " << trial << ", request " << i << " in cycles of 7 ps";
       for (dvp::Tick u = s; u < s + d; ++u) cell[u] = kind;
     }
   }

@@ -41,7 +41,8 @@ class CacheArray {
  private:
   std::uint64_t* tags(std::uint32_t set) { return &meta_[std::size_t(set) * set_words_]; }
   const std::uint64_t* tags(std::uint32_t set) const { return &meta_[std::size_t(set) * set_words_]; }
-  std::uint64_t* state(std::uint32_t set) { return tags(set) + ways_; }
+  // The policy's words of the set (none: nullptr, not the next set's tags).
+  std::uint64_t* state(std::uint32_t set) { return set_words_ > ways_ ? tags(set) + ways_ : nullptr; }
 
   std::uint32_t ways_, line_bytes_;
   std::unique_ptr<Replacement> policy_;

@@ -17,7 +17,7 @@ class Replacement {
  public:
   virtual ~Replacement() = default;
   virtual unsigned words() const { return 0; }  // state words per line
-  // `state`: the set's words, words() per way, way after way.
+  // `state`: the set's words, words() per way, way after way (nullptr when words() is 0).
   virtual void used(std::uint64_t* state, std::uint32_t way) = 0;    // a hit
   virtual void filled(std::uint64_t* state, std::uint32_t way) = 0;  // a new line
   virtual std::uint32_t victim(const std::uint64_t* state) = 0;      // every way valid

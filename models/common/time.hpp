@@ -40,6 +40,9 @@ class Clock {
   // First clock edge at or after t.
   Tick align_up(Tick t) const { return (t + period_ps_ - 1) / period_ps_ * period_ps_; }
   std::uint64_t to_cycles_floor(Tick t) const { return t / period_ps_; }
+  std::uint64_t to_cycles_ceil(Tick t) const {
+    return (t + period_ps_ - 1) / period_ps_;
+  }  // the first edge at or after t
 
  private:
   Tick period_ps_ = 1000;

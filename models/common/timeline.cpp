@@ -139,12 +139,12 @@ bool Timeline::fits(Unit s, Unit d, std::uint8_t kind) const {
   return true;
 }
 
-Tick Timeline::find_gap(Unit s, Unit d, std::uint8_t kind) {
+Timeline::Unit Timeline::find_gap(Unit s, Unit d, std::uint8_t kind) {
   for (;;) {
     ensure(s + d + keep_ + 1);
     s = next_free(s);
     ensure(s + d + keep_ + 1);
-    if (fits(s, d, kind)) return s * unit_;
+    if (fits(s, d, kind)) return s;
     ++s;
   }
 }

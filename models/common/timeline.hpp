@@ -45,7 +45,7 @@ class Timeline {
       ensure(s + d + keep_ + 1);
       return s * unit_;
     }
-    return find_gap(s, d, kind);
+    return find_gap(s, d, kind) * unit_;
   }
   // Whether [start, start+duration) fits where it is: find(start, duration, kind) == start,
   // without the search for a later gap when it does not.
@@ -59,12 +59,13 @@ class Timeline {
   }
   // Reserves [start, start+duration); start must come from find() with the same arguments.
   void reserve_at(Tick start, Tick duration, std::uint8_t kind = 0);
-  // find + reserve_at, converting to cycles once (a ring link and an L2 port book every line).
+  // find + reserve_at, in cycles (reserve_cycles): the L2 port and the DRAM book every line.
   Tick reserve(Tick earliest, Tick duration, std::uint8_t kind = 0) {
     return reserve_cycles((earliest + unit_ - 1) / unit_, (duration + unit_ - 1) / unit_, kind) * unit_;
   }
-  // reserve() in whole cycles of `unit`: the first cycle of [earliest, earliest + cycles) that
-  // fits, booked. (A ring transfer books its whole path so, with no division per hop.)
+  // reserve() in whole cycles of `unit`: books [s, s + cycles) at the first start s at or after
+  // `earliest` (and the floor) where it fits, and returns s. (A ring transfer books its whole
+  // path so, with no division per hop.)
   std::uint64_t reserve_cycles(std::uint64_t earliest, std::uint64_t cycles, std::uint8_t kind = 0) {
     update_floor();
     Unit s = std::max<Unit>(earliest, floor_);
@@ -72,7 +73,7 @@ class Timeline {
     if (past_everything(s, kind))
       ensure(s + cycles + keep_ + 1);  // as find() grows the window
     else
-      s = find_gap(s, cycles, kind) / unit_;
+      s = find_gap(s, cycles, kind);
     book(s, cycles, kind);
     return s;
   }
@@ -107,7 +108,7 @@ class Timeline {
   void make_room(Unit end);  // clears the stale bits, then grows the window if still needed
   void clear_stale();        // clears the bits of [phys_, floor_): their words are about to be reused
   void grow(Unit end);
-  Tick find_gap(Unit s, Unit d, std::uint8_t kind);
+  Unit find_gap(Unit s, Unit d, std::uint8_t kind);  // the first start >= s where d units fit
   bool fits(Unit s, Unit d, std::uint8_t kind) const;
   // Whether a request of `kind` at unit s starts past every reservation, and the turnaround
   // distance past the other kind's: then nothing can be in its way (no scan needed).

@@ -47,6 +47,14 @@ RingTiming::RingTiming(const RingConfig& c) : cfg_(c), routing_(c.routing()) {
   stats_.resize(n);
 }
 
+namespace {
+// The stop after `stop` in direction `dir` (0 clockwise) on a ring of n stops.
+std::uint32_t next_stop(std::uint32_t stop, unsigned dir, std::uint32_t n) {
+  if (dir == 0) return stop + 1 == n ? 0 : stop + 1;
+  return stop == 0 ? n - 1 : stop - 1;
+}
+}  // namespace
+
 Tick RingTiming::transfer(std::uint32_t src, std::uint32_t dst, Channel ch, std::uint32_t bytes, Tick t) {
   Route r = route(src, dst);
   if (r.hops == 0) return t;  // same stop: the local port, no link
@@ -54,14 +62,14 @@ Tick RingTiming::transfer(std::uint32_t src, std::uint32_t dst, Channel ch, std:
   // In ring cycles: the links' timelines count them, so the path takes no division per hop.
   const std::uint64_t ser = (bytes + cfg_.link_bytes_per_cycle - 1) / cfg_.link_bytes_per_cycle;
   const std::uint32_t n = cfg_.stops;
-  std::uint64_t enter = (t + clk.period() - 1) / clk.period();  // the first edge at or after t
+  std::uint64_t enter = clk.to_cycles_ceil(t);
   std::uint32_t stop = src;
   for (std::uint32_t i = 0; i < r.hops; ++i) {
     std::size_t link = std::size_t(r.dir) * n + stop;
     enter = timelines_[link * kChannels + ch].reserve_cycles(enter, ser);
     stats_[link].bytes[ch] += bytes;
     enter += cfg_.hop_cycles;  // head reaches the next stop
-    stop = r.dir == 0 ? (stop + 1 == n ? 0 : stop + 1) : (stop == 0 ? n - 1 : stop - 1);
+    stop = next_stop(stop, r.dir, n);
   }
   return clk.cycles(enter + ser);  // tail arrives ser after the head
 }
