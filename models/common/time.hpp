@@ -37,12 +37,10 @@ class Clock {
   Tick period() const { return period_ps_; }
   double mhz() const { return 1e6 / double(period_ps_); }
   Tick cycles(std::uint64_t n) const { return n * period_ps_; }
-  // First clock edge at or after t.
-  Tick align_up(Tick t) const { return (t + period_ps_ - 1) / period_ps_ * period_ps_; }
+  // First clock edge at or after t: its cycle number, and its time.
+  std::uint64_t to_cycles_ceil(Tick t) const { return (t + period_ps_ - 1) / period_ps_; }
+  Tick align_up(Tick t) const { return to_cycles_ceil(t) * period_ps_; }
   std::uint64_t to_cycles_floor(Tick t) const { return t / period_ps_; }
-  std::uint64_t to_cycles_ceil(Tick t) const {
-    return (t + period_ps_ - 1) / period_ps_;
-  }  // the first edge at or after t
 
  private:
   Tick period_ps_ = 1000;

@@ -37,15 +37,7 @@ class Timeline {
   Tick find(Tick earliest, Tick duration, std::uint8_t kind = 0) {
     update_floor();
     const Unit s = std::max<Unit>((earliest + unit_ - 1) / unit_, floor_), d = (duration + unit_ - 1) / unit_;
-    if (d == 0) return s * unit_;
-    // Past every reservation, and the turnaround distance past the other kind's, nothing can
-    // be in the way. The window grows as a scan would have grown it: its size decides what a
-    // later jump of global time forgets (move_floor), so it must not depend on the short way.
-    if (past_everything(s, kind)) {
-      ensure(s + d + keep_ + 1);
-      return s * unit_;
-    }
-    return find_gap(s, d, kind) * unit_;
+    return (d == 0 ? s : first_fit(s, d, kind)) * unit_;
   }
   // Whether [start, start+duration) fits where it is: find(start, duration, kind) == start,
   // without the search for a later gap when it does not.
@@ -70,10 +62,7 @@ class Timeline {
     update_floor();
     Unit s = std::max<Unit>(earliest, floor_);
     if (cycles == 0) return s;
-    if (past_everything(s, kind))
-      ensure(s + cycles + keep_ + 1);  // as find() grows the window
-    else
-      s = find_gap(s, cycles, kind);
+    s = first_fit(s, cycles, kind);
     book(s, cycles, kind);
     return s;
   }
@@ -108,7 +97,16 @@ class Timeline {
   void make_room(Unit end);  // clears the stale bits, then grows the window if still needed
   void clear_stale();        // clears the bits of [phys_, floor_): their words are about to be reused
   void grow(Unit end);
-  Unit find_gap(Unit s, Unit d, std::uint8_t kind);  // the first start >= s where d units fit
+  // The first start >= s (at or past the floor) where d > 0 units fit. Past every reservation,
+  // and the turnaround distance past the other kind's, nothing can be in the way. The window
+  // grows as a scan would have grown it: its size decides what a later jump of global time
+  // forgets (move_floor), so it must not depend on the short way.
+  Unit first_fit(Unit s, Unit d, std::uint8_t kind) {
+    if (!past_everything(s, kind)) return find_gap(s, d, kind);
+    ensure(s + d + keep_ + 1);
+    return s;
+  }
+  Unit find_gap(Unit s, Unit d, std::uint8_t kind);  // first_fit's search
   bool fits(Unit s, Unit d, std::uint8_t kind) const;
   // Whether a request of `kind` at unit s starts past every reservation, and the turnaround
   // distance past the other kind's: then nothing can be in its way (no scan needed).

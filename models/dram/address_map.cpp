@@ -99,8 +99,7 @@ std::uint32_t AddressMapper::channel_hash(std::uint64_t offset) const {
 
 DramAddress AddressMapper::decode(std::uint64_t offset) const {
   std::uint32_t v[kFields] = {0, 0, 0, 0, 0, 0};
-  for (const Slice& s : slices_)
-    v[s.field] |= std::uint32_t((offset >> s.addr_shift) & ((1u << s.bits) - 1)) << s.field_shift;
+  for (const Slice& s : slices_) v[s.field] |= s.of(offset);
   return DramAddress{v[kChannel] ^ channel_hash(offset), v[kRank], v[kBankGroup],
                      v[kBank] ^ bank_hash(v[kRow]),      v[kRow],  v[kColumn]};
 }

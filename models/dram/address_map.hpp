@@ -25,8 +25,7 @@ class AddressMapper {
   // decode(offset).channel alone (the ring routes every line fill to its channel's controller).
   std::uint32_t channel(std::uint64_t offset) const {
     std::uint32_t c = 0;
-    for (const Slice& s : channel_slices_)
-      c |= std::uint32_t((offset >> s.addr_shift) & ((1u << s.bits) - 1)) << s.field_shift;
+    for (const Slice& s : channel_slices_) c |= s.of(offset);
     return c ^ channel_hash(offset);
   }
   // The address of burst number `next` (offset >> burst_bits) given `a`, that of burst next - 1:
@@ -50,6 +49,10 @@ class AddressMapper {
   struct Slice {
     Field field;
     unsigned addr_shift, bits, field_shift;
+    // This slice's bits of `offset`, at their place in the field.
+    std::uint32_t of(std::uint64_t offset) const {
+      return std::uint32_t((offset >> addr_shift) & ((1u << bits) - 1)) << field_shift;
+    }
   };
   std::uint32_t bank_hash(std::uint32_t row) const;
   std::uint32_t channel_hash(std::uint64_t offset) const;
