@@ -9,11 +9,13 @@ bool) and the scenario run again: its stats.json (host figures aside) must diffe
 unchanged run's. A key that quickstart does not exercise is tried on the scenarios in
 FALLBACKS (some on the other preset: bank groups and the _S timings exist only on HBM2). A key that changes nothing anywhere is a parameter that does not change the model:
 the audit fails, unless the key is listed in NO_EFFECT with the reason."""
+import concurrent.futures
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 
 dvp, out = sys.argv[1:3]
 only = sys.argv[3] if len(sys.argv) > 3 else ""
@@ -120,7 +122,7 @@ def candidates(type_text, range_text, value):
 
 
 def stats(scenario, tag, sets, extra=()):
-    d = os.path.join(out, tag)
+    d = os.path.join(out, re.sub(r"[^A-Za-z0-9_.=-]+", "_", tag))
     cmd = [dvp, "run", scenario, "--quiet", "--no-trace", "--out", d, *extra]
     for s in sets:
         cmd += ["--set", s]
@@ -133,64 +135,84 @@ def stats(scenario, tag, sets, extra=()):
     return 0, j
 
 
+class Baselines:
+    """(scenario, options...) -> the unchanged run, run once however many keys need it."""
+
+    def __init__(self):
+        self.lock, self.runs = threading.Lock(), {}
+
+    def get(self, tag, scenario, companions, extra):
+        with self.lock:
+            run = self.runs.setdefault(tag, {"lock": threading.Lock(), "result": None})
+        with run["lock"]:
+            if run["result"] is None:
+                run["result"] = stats(scenario, "base " + " ".join(tag), companions, extra)
+            return run["result"]
+
+
+def order_for(key):
+    order = [(BASE, [])] + FALLBACKS
+    if key.startswith("platform.dvpp."):  # media keys show on the media scenarios: try those first
+        order = [f for f in FALLBACKS if "/dvpp/" in f[0]] + [f for f in order if "/dvpp/" not in f[0]]
+    first = next((f for p, f in FIRST.items() if key.startswith(p)), None)
+    if first:
+        order = [f for f in order if f[0] == first] + [f for f in order if f[0] != first]
+    return order
+
+
+def audit(key, value, tries, baselines):
+    """(changed, tried): whether some valid other value of key changed some scenario's stats."""
+    tried = []
+    for scenario, extra in order_for(key):
+        where = os.path.basename(scenario) + (" on " + extra[-1] if extra else "")
+        companions = COMPANIONS.get(key, [])
+        rc0, base = baselines.get((scenario, *extra, *companions), scenario, companions, extra)
+        if rc0 != 0 and companions:  # a companion may break a scenario's own checks: try the next
+            continue
+        if rc0 != 0:
+            sys.exit(f"{where} fails unchanged: {base}")
+        valid = 0
+        for t in tries:  # up to three valid values per scenario (a larger cache may change nothing, a smaller one does)
+            rc, j = stats(scenario, "audit " + key, companions + [f"{key}={t}"], extra)
+            if rc == 2:  # not a valid value together with the rest: try another
+                tried.append(f"{t}: {j[0] if j else 'config error'}")
+                continue
+            tried.append(f"{t} on {where}" + (f": exit {rc}" if rc else ""))
+            if rc != 0 or j != base:
+                return True, tried
+            valid += 1
+            if valid == 3:
+                break
+    return False, tried
+
+
 def main():
     os.chdir(src)
     spec = schema()
     values = resolved(BASE)
-    baselines = {}  # (scenario, options...) -> the unchanged run
-    dead, unexercised, checked = [], [], 0
-    for key, value in values.items():
-        if not key.startswith(only) or key in NO_EFFECT:
-            continue
-        if key not in spec:
-            dead.append(f"{key}: not in the schema")
-            continue
-        tries = candidates(*spec[key], value)
-        if not tries:
-            continue
-        changed, tried = False, []
-        order = [(BASE, [])] + FALLBACKS
-        if key.startswith("platform.dvpp."):  # media keys show on the media scenarios: try those first
-            order = [f for f in FALLBACKS if "/dvpp/" in f[0]] + [f for f in order if "/dvpp/" not in f[0]]
-        first = next((f for p, f in FIRST.items() if key.startswith(p)), None)
-        if first:
-            order = [f for f in order if f[0] == first] + [f for f in order if f[0] != first]
-        for scenario, extra in order:
-            where = os.path.basename(scenario) + (" on " + extra[-1] if extra else "")
-            companions = COMPANIONS.get(key, [])
-            tag = (scenario, *extra, *companions)
-            if tag not in baselines:
-                baselines[tag] = stats(scenario, "base", companions, extra)
-            rc0, base = baselines[tag]
-            if rc0 != 0 and companions:  # a companion may break a scenario's own checks: try the next
+    baselines = Baselines()
+    dead, unexercised, jobs = [], [], {}
+    # Two keys at a time: each key's runs are independent, and the audit is the suite's longest test.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        for key, value in values.items():
+            if not key.startswith(only) or key in NO_EFFECT:
                 continue
-            if rc0 != 0:
-                sys.exit(f"{where} fails unchanged: {base}")
-            valid = 0
-            for t in tries:  # up to three valid values per scenario (a larger cache may change nothing, a smaller one does)
-                rc, j = stats(scenario, "audit", companions + [f"{key}={t}"], extra)
-                if rc == 2:  # not a valid value together with the rest: try another
-                    tried.append(f"{t}: {j[0] if j else 'config error'}")
-                    continue
-                tried.append(f"{t} on {where}" + (f": exit {rc}" if rc else ""))
-                if rc != 0 or j != base:
-                    changed = True
-                    break
-                valid += 1
-                if valid == 3:
-                    break
-            if changed:
-                break
-        checked += 1
-        print(f"{'ok' if changed else 'NO EFFECT'}  {key} = {value} -> {tried[-1] if tried else '-'}", flush=True)
-        if not changed:
-            (dead if any(" on " in t for t in tried) else unexercised).append(f"{key} = {value}: tried {'; '.join(tried[:6])}")
-    print(f"{checked} parameters checked")
+            if key not in spec:
+                dead.append(f"{key}: not in the schema")
+                continue
+            tries = candidates(*spec[key], value)
+            if tries:
+                jobs[key] = (value, pool.submit(audit, key, value, tries, baselines))
+        for key, (value, job) in jobs.items():  # printed in the keys' order, whatever finished first
+            changed, tried = job.result()
+            print(f"{'ok' if changed else 'NO EFFECT'}  {key} = {value} -> {tried[-1] if tried else '-'}", flush=True)
+            if not changed:
+                (dead if any(" on " in t for t in tried) else unexercised).append(f"{key} = {value}: tried {'; '.join(tried[:6])}")
+    print(f"{len(jobs)} parameters checked")
     for d in unexercised:
         print(f"NOT CHECKED (no valid other value): {d}")
     for d in dead:
         print(f"DOES NOT CHANGE THE MODEL: {d}")
     sys.exit(1 if dead or unexercised else 0)
-
 
 main()
