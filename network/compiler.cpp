@@ -2570,24 +2570,31 @@ std::uint64_t Compiler::weight_bytes(std::size_t j) const {
 
 // Which weights the task scheduler's SDMA engine preloads into the L2, and when: as kernel j
 // starts, the weights of the kernels after it, in order, as far ahead as fits in the preload
-// window with those preloaded and not yet used (one kernel's always, however large). The engine
-// works through them one after another, so while the network computes, DRAM streams the weights
-// it will need next instead of waiting for each layer to ask.
+// window with those preloaded and not yet used. The engine works through them one after another,
+// so while the network computes, DRAM streams the weights it will need next instead of waiting
+// for each layer to ask. A kernel whose weights are larger than the window is left to stream its
+// own: preloading it (all or its first window's worth) competes with the kernel running and
+// thrashes the L2 the activations share (ResNet-50 on the 310 at batch 1: 3286 us without
+// preloads, 3651 with the large kernels preloaded, 3261 with their first 2 MiB, 2997 without
+// them; docs/networks.md).
 void Compiler::plan_preloads() {
   preload_at_.assign(kernels_.size(), {});
   if (!o_.preload) return;
-  std::size_t next = 1;     // the first kernel whose weights are not preloaded yet
+  std::vector<bool> preloaded(kernels_.size());
+  std::size_t next = 1;     // the first kernel not yet considered for a preload
   std::uint64_t ahead = 0;  // bytes preloaded for kernels after the running one
   for (std::size_t j = 0; j < kernels_.size(); ++j) {
     if (next <= j)
       next = j + 1, ahead = 0;
-    else if (j > 0)
+    else if (preloaded[j])
       ahead -= std::min(ahead, weight_bytes(j));  // kernel j uses its own now
     for (; next < kernels_.size(); ++next) {
       const std::uint64_t w = weight_bytes(next);
-      if (ahead > 0 && ahead + w > o_.preload_window) break;
+      if (w > o_.preload_window) continue;  // streams its own
+      if (ahead + w > o_.preload_window) break;
       for (const KTensor& t : kernels_[next].tensors)
         if (t.weight()) preload_at_[j].push_back(kernels_[next].name + "." + t.name);
+      preloaded[next] = true;
       ahead += w;
     }
   }

@@ -50,9 +50,10 @@ struct CompileOptions {
   bool arena = true;
   // The weights of the kernels ahead are preloaded into the L2 while a kernel runs (preload tasks
   // for the task scheduler's SDMA engine, platform.ts.sdma), at most preload_window bytes ahead
-  // (always the next kernel's). Off by default: with the MTE's merged bursts the layers keep the
-  // DRAM busy themselves, and the stashes compete with their misses (DRAM gives them no lower
-  // priority): ResNet-50 is 0.1-3.5% slower with them on both presets (docs/networks.md).
+  // (a kernel whose weights are larger streams its own). Off by default: ResNet-50 on ascend310
+  // at batch 1 is 8.8% faster with them, but 0.3-2.8% slower at batch 8 and on ascend910, where
+  // the layers keep the DRAM busy themselves or each preload task's dispatch costs more than it
+  // saves (docs/networks.md).
   bool preload = false;
   std::uint64_t preload_window = 2ull << 20;
   // As ATC's --precision_mode: force_fp16 (its default for inference) runs a conv's or Gemm's

@@ -175,7 +175,7 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "an ONNX model: task scheduler streams its independent branches may run on, 1 to 8 (default 8)")(
       "preload",
       "an ONNX model: preload the weights of the layers ahead into the L2 while a layer runs (the task scheduler's "
-      "SDMA engine; off by default: it costs more than it saves on the shipped presets, docs/networks.md)")(
+      "SDMA engine; off by default: it pays on ascend310 at batch 1 and costs a little elsewhere, docs/networks.md)")(
       "precision-mode", po::value<std::string>(),
       "an ONNX model: force_fp16 (default, as ATC's: the layers' vector epilogues run in f16) or "
       "allow_fp32_to_fp16 (they run in f32 and round once)")("jobs", po::value<unsigned>(),

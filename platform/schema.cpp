@@ -78,7 +78,7 @@ static void describe_network(cfg::Spec& root) {
   model
       .param("preload", Type::Bool,
              "preload the weights of the layers ahead into the L2 while a layer runs (the task scheduler's SDMA); off "
-             "by default: it costs more than it saves on the shipped presets (docs/networks.md)")
+             "by default: it pays on ascend310 at batch 1 and costs a little elsewhere (docs/networks.md)")
       .defaults("false");
   model
       .param("precision_mode", Type::Enum,

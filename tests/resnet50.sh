@@ -19,6 +19,20 @@ l, weights = layers["layer4_1_conv2"], 512 * 512 * 9 * 2
 assert l["bound"] == "DRAM" and l["bound_busy"] >= 0.75, l
 assert 0.95 * weights <= l["dram_bytes"] <= 1.2 * weights, l
 PY
+# --preload: the layers' weights up to 2 MiB ahead are preloaded, each before the kernel ahead of
+# them starts; a kernel whose weights are larger (stage 4's but its first conv's: the 3 x 3 convs'
+# 4.7 MB, the 1 x 1 convs' 2 MiB and their bias; the classifier's 4 MB) streams its own
+# (compiler.cpp plan_preloads).
+"$dvp" compile "$out/resnet50.onnx" --preload --out "$out/preload" >/dev/null
+"$py" - "$out/preload/model.yaml" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+preloaded = set(re.findall(r"preload: ([A-Za-z0-9_]+)\.", text))
+for large in ("layer4_0_conv2", "layer4_1_conv1", "layer4_2_conv2", "layer4_2_conv3", "layer4_0_downsample_0", "output"):
+    assert large not in preloaded, f"{large}: weights over 2 MiB preloaded"
+for small in ("layer1_1_conv1", "layer3_0_conv2", "layer3_0_downsample_0", "layer3_5_conv3", "layer4_0_conv1"):
+    assert small in preloaded, f"{small}: not preloaded ({sorted(preloaded)})"
+PY
 "$dvp" run "$out/ascend310/compiled/model.yaml" --preset ascend910 --out "$out/ascend910" --no-trace --quiet
 grep -q "kernel output: 1000 elements within" "$out/ascend910/summary.txt"
 # Batch 8: more than a stream's ring of 64 tasks queued behind branches of other streams (the
