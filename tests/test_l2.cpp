@@ -115,7 +115,7 @@ TEST(CacheArray, LruAndFifoChooseTheirVictimsPerSet) {
   // The policy's words sit beside each set's tags: a use in one set must move only that set's
   // victim, LRU's and not FIFO's.
   auto victims = [](const char* policy) {
-    CacheArray a(4, 4, 128, (*replacement_policies().find(policy))(Geometry{4, 4, 1}), false);
+    CacheArray a(4, 4, 128, (*replacement_policies().find(policy))(Geometry{4, 1}), false);
     for (std::uint32_t set = 0; set < 4; ++set)
       for (int w = 0; w < 4; ++w) a.fill(set, a.victim(set), 100 * set + std::uint64_t(w), 0);
     a.touch(2, a.lookup(2, 200));  // set 2's oldest line, used again
@@ -131,7 +131,7 @@ TEST(CacheArray, LruAndFifoChooseTheirVictimsPerSet) {
 TEST(L2Slice, RandomReplacementIsDeterministicForASeed) {
   // Same seed, same sequence of victims: the hit count of a thrashing pattern repeats.
   auto run = [] {
-    CacheArray a(1, 4, 128, (*replacement_policies().find("random"))(Geometry{1, 4, 7}), false);
+    CacheArray a(1, 4, 128, (*replacement_policies().find("random"))(Geometry{4, 7}), false);
     std::vector<int> victims;
     for (int i = 0; i < 4; ++i) a.fill(0, a.victim(0), i, 0);
     for (int i = 0; i < 32; ++i) victims.push_back(a.victim(0));

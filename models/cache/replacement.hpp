@@ -23,8 +23,9 @@ class Replacement {
   virtual std::uint32_t victim(const std::uint64_t* state) = 0;      // every way valid
 };
 
+// What a policy is made for: its state per set lives in the cache array, so it needs no set count.
 struct Geometry {
-  std::uint32_t sets, ways;
+  std::uint32_t ways;
   std::uint64_t seed;  // for the policies that draw at random
 };
 using MakeReplacement = std::unique_ptr<Replacement> (*)(const Geometry&);

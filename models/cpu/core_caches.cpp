@@ -16,7 +16,7 @@ unsigned log2_of(std::uint32_t v) {
 }  // namespace
 
 CoreCaches::Side::Side(std::uint32_t bytes, std::uint32_t ways_, std::uint32_t line, std::uint64_t& h, std::uint64_t& m)
-    : tags(bytes / line / ways_, ways_, line, cache::make_lru(cache::Geometry{bytes / line / ways_, ways_, 0}), false),
+    : tags(bytes / line / ways_, ways_, line, cache::make_lru(cache::Geometry{ways_, 0}), false),
       sets(bytes / line / ways_),
       ways(ways_),
       hits(&h),
