@@ -51,7 +51,7 @@ struct CompileOptions {
   // The weights of the kernels ahead are preloaded into the L2 while a kernel runs (preload tasks
   // for the task scheduler's SDMA engine, platform.ts.sdma), at most preload_window bytes ahead
   // (a kernel whose weights are larger streams its own). Off by default: ResNet-50 on ascend310
-  // at batch 1 is 8.8% faster with them, but 0.3-2.8% slower at batch 8 and on ascend910, where
+  // at batch 1 is 8.8% faster with them, but 0.3-2.7% slower at batch 8 and on ascend910, where
   // the layers keep the DRAM busy themselves or each preload task's dispatch costs more than it
   // saves (docs/networks.md).
   bool preload = false;

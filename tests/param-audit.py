@@ -135,6 +135,10 @@ def stats(scenario, tag, sets, extra=()):
     return 0, j
 
 
+class AuditError(Exception):
+    """A scenario the audit needs fails unchanged: the audit stops at once."""
+
+
 class Baselines:
     """(scenario, options...) -> the unchanged run, run once however many keys need it."""
 
@@ -170,7 +174,7 @@ def audit(key, value, tries, baselines):
         if rc0 != 0 and companions:  # a companion may break a scenario's own checks: try the next
             continue
         if rc0 != 0:
-            sys.exit(f"{where} fails unchanged: {base}")
+            raise AuditError(f"{where} fails unchanged: {base}")
         valid = 0
         for t in tries:  # up to three valid values per scenario (a larger cache may change nothing, a smaller one does)
             rc, j = stats(scenario, "audit " + key, companions + [f"{key}={t}"], extra)
@@ -192,22 +196,29 @@ def main():
     values = resolved(BASE)
     baselines = Baselines()
     dead, unexercised, jobs = [], [], {}
-    # Two keys at a time: each key's runs are independent, and the audit is the suite's longest test.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        for key, value in values.items():
-            if not key.startswith(only) or key in NO_EFFECT:
-                continue
-            if key not in spec:
-                dead.append(f"{key}: not in the schema")
-                continue
-            tries = candidates(*spec[key], value)
-            if tries:
-                jobs[key] = (value, pool.submit(audit, key, value, tries, baselines))
-        for key, (value, job) in jobs.items():  # printed in the keys' order, whatever finished first
-            changed, tried = job.result()
-            print(f"{'ok' if changed else 'NO EFFECT'}  {key} = {value} -> {tried[-1] if tried else '-'}", flush=True)
-            if not changed:
-                (dead if any(" on " in t for t in tried) else unexercised).append(f"{key} = {value}: tried {'; '.join(tried[:6])}")
+    # Two keys at a time (ctest gives the test two processors): each key's runs are independent,
+    # and the audit is the suite's longest test.
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
+    for key, value in values.items():
+        if not key.startswith(only) or key in NO_EFFECT:
+            continue
+        if key not in spec:
+            dead.append(f"{key}: not in the schema")
+            continue
+        tries = candidates(*spec[key], value)
+        if tries:
+            jobs[key] = (value, pool.submit(audit, key, value, tries, baselines))
+    done, _ = concurrent.futures.wait([j for _, j in jobs.values()], return_when=concurrent.futures.FIRST_EXCEPTION)
+    failed = next((j.exception() for j in done if j.exception()), None)
+    if failed:  # at once: not after the keys still queued or running (their runs end by themselves)
+        print(failed if isinstance(failed, AuditError) else f"{type(failed).__name__}: {failed}", file=sys.stderr, flush=True)
+        os._exit(1)
+    pool.shutdown()
+    for key, (value, job) in jobs.items():  # printed in the keys' order, whatever finished first
+        changed, tried = job.result()
+        print(f"{'ok' if changed else 'NO EFFECT'}  {key} = {value} -> {tried[-1] if tried else '-'}", flush=True)
+        if not changed:
+            (dead if any(" on " in t for t in tried) else unexercised).append(f"{key} = {value}: tried {'; '.join(tried[:6])}")
     print(f"{len(jobs)} parameters checked")
     for d in unexercised:
         print(f"NOT CHECKED (no valid other value): {d}")

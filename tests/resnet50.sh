@@ -21,8 +21,8 @@ assert 0.95 * weights <= l["dram_bytes"] <= 1.2 * weights, l
 PY
 # --preload: the layers' weights up to 2 MiB ahead are preloaded, each before the kernel ahead of
 # them starts; a kernel whose weights are larger (stage 4's but its first conv's: the 3 x 3 convs'
-# 4.7 MB, the 1 x 1 convs' 2 MiB and their bias; the classifier's 4 MB) streams its own
-# (compiler.cpp plan_preloads).
+# 4.7 MB, the 1 x 1 convs' 2 MiB and their bias, the first shortcut conv's 4 MiB; the
+# classifier's 4 MB) streams its own (compiler.cpp plan_preloads).
 "$dvp" compile "$out/resnet50.onnx" --preload --out "$out/preload" >/dev/null
 "$py" - "$out/preload/model.yaml" <<'PY'
 import re, sys
