@@ -2348,7 +2348,7 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
 // NAME.bI.npy), and its kernel checked against the host reference (an f16 network's tolerance:
 // 2% of the output's largest magnitude, and 2% relative).
 void Compiler::finish_outputs() {
-  fs::create_directories(fs::path(o_.dir) / "reference");
+  if (o_.reference) fs::create_directories(fs::path(o_.dir) / "reference");
   for (const std::string& name : outputs_)
     for (image_ = 0; image_ < batch_; ++image_) {
       if (!values_.count(name))
@@ -2367,8 +2367,9 @@ void Compiler::finish_outputs() {
       const Tensor want = image_data(name);
       const std::string file = name + (batch_ > 1 ? ".b" + std::to_string(image_) : "") + ".npy";
       std::vector<std::uint64_t> shape(want.shape.begin(), want.shape.end());
-      platform::write_tensor_file((fs::path(o_.dir) / "reference" / file).string(), aicore::DType::F32, shape,
-                                  reinterpret_cast<const std::uint8_t*>(want.data.data()), want.data.size());
+      if (o_.reference)
+        platform::write_tensor_file((fs::path(o_.dir) / "reference" / file).string(), aicore::DType::F32, shape,
+                                    reinterpret_cast<const std::uint8_t*>(want.data.data()), want.data.size());
       double peak = 0;
       for (float x : want.data)  // an inf (an Exp's overflow) is met only by an inf
         if (std::isfinite(x)) peak = std::max(peak, double(std::fabs(x)));
@@ -2383,7 +2384,7 @@ void Compiler::finish_outputs() {
         }
       // A Concat's output, whole once every copy has run (checks run after the run), is checked so.
       if (k->holds == r.substr(dot + 1)) k->output = k->holds;
-      if (k->output != r.substr(dot + 1)) continue;
+      if (k->output != r.substr(dot + 1) || !o_.reference) continue;
       const bool exact = std::any_of(k->tensors.begin(), k->tensors.end(),
                                      [&](const KTensor& t) { return t.name == k->output && t.dtype == "s32"; });
       k->check = {{"expected", path_of("reference/" + file)},  // indices: exact
@@ -2638,8 +2639,9 @@ void Compiler::emit(const std::string& path) const {
   y << YAML::BeginMap << YAML::Key << "name" << YAML::Value << fs::path(m_.path).stem().string();
   y << YAML::Key << "description" << YAML::Value
     << "Compiled by dvp from " + m_.path + " (" + std::to_string(kernels_.size()) +
-           " layers): the runtime firmware on a control CPU submits one task per layer through the task scheduler; "
-           "each graph output is checked against the host f32 reference.";
+           " layers): the runtime firmware on a control CPU submits one task per layer through the task scheduler; " +
+           (o_.reference ? "each graph output is checked against the host f32 reference."
+                         : "compiled for a timing-only run: no host reference, nothing checked.");
   y << YAML::Key << "platform" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "preset" << YAML::Value
     << o_.preset << YAML::EndMap;
   y << YAML::Key << "firmware" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "image" << YAML::Value
@@ -2647,7 +2649,7 @@ void Compiler::emit(const std::string& path) const {
   emit_network(y);
   y << YAML::Key << "kernels" << YAML::Value << YAML::BeginSeq;
   for (const Kernel& k : kernels_)
-    emit_kernel(y, k, o_.check_layers || (!k.check.empty() && k.check[0].first == "expected"));
+    emit_kernel(y, k, o_.reference && (o_.check_layers || (!k.check.empty() && k.check[0].first == "expected")));
   y << YAML::EndSeq;
   emit_tasks(y);
   y << YAML::Key << "checks" << YAML::Value << YAML::BeginSeq;
@@ -2675,7 +2677,7 @@ void Compiler::refuse_empty() const {
 Compiled Compiler::run() {
   fs::create_directories(fs::path(o_.dir) / "tensors");
   read_inputs();
-  run_reference(m_, ref_);
+  run_reference(m_, ref_, o_.reference);
   refuse_empty();
   check_output_shapes();
   for (const std::string& name : o_.outputs)

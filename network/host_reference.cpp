@@ -22,7 +22,10 @@ struct Op {
   Tensors& v;
   std::int64_t opset;
   bool one_d = false;  // a 1-D window op run as its 2-D form (NodeAttrs::one_d)
-  int index = 0;       // in the graph: an unnamed node is '#index', as the compiler names it
+  // The output's shape only, its values left zero: a contraction whose values nothing asks for
+  // (run_reference without values).
+  bool shapes_only = false;
+  int index = 0;  // in the graph: an unnamed node is '#index', as the compiler names it
   std::string who() const {
     return "node '" + (n.name().empty() ? "#" + std::to_string(index) : n.name()) + "' (" + n.op_type() + ")";
   }
@@ -148,6 +151,7 @@ void matmul(Op& op) {
   if (!a1) so.push_back(m);
   if (!b1) so.push_back(n);
   Tensor& o = op.out(0, so);
+  if (op.shapes_only) return;
   for (std::int64_t t = 0; t < count(batch); ++t) {
     std::int64_t ia = 0, ib = 0, rest = t;
     for (std::size_t d = rank; d-- > 0;) {
@@ -181,6 +185,7 @@ void gemm(Op& op) {
             "C " + c->shape_str() + " does not broadcast to " + std::to_string(m) + "x" + std::to_string(n));
   }
   Tensor& o = op.out(0, {m, n});
+  if (op.shapes_only) return;
   for (std::int64_t r = 0; r < m; ++r)
     for (std::int64_t col = 0; col < n; ++col) {
       double acc = 0;
@@ -237,6 +242,7 @@ void conv(Op& op) {
   const Tensor* b = op.has_in(2) ? &op.in(2) : nullptr;
   op.need(!b || std::int64_t(b->elements()) == M, "a bias of other than " + std::to_string(M) + " values");
   Tensor& y = op.out(0, {N, M, OH, OW});
+  if (op.shapes_only) return;
   // Each output is the bias, then the terms in (c, i, j) order, summed in double: the loops run
   // over a plane of sums with the term outermost, which adds each output's terms in that same
   // order (the same result as one output at a time) and reads the input a row at a time.
@@ -308,6 +314,7 @@ void conv_transpose(Op& op) {
   const Tensor* b = op.has_in(2) ? &op.in(2) : nullptr;
   op.need(!b || std::int64_t(b->elements()) == M, "a bias of other than " + std::to_string(M) + " values");
   Tensor& y = op.out(0, {N, M, o[0], o[1]});
+  if (op.shapes_only) return;
   std::vector<double> acc(std::size_t(o[0] * o[1]));
   for (std::int64_t n = 0; n < N; ++n)
     for (std::int64_t m = 0; m < M; ++m) {
@@ -722,6 +729,9 @@ void clip(Op& op) {
 struct Entry {
   const char* op;
   std::function<void(Op&)> run;
+  // Its values cost a sum over an axis per output (the network's arithmetic, nearly all of the
+  // reference's host time): left out when only shapes are asked for.
+  bool contraction = false;
 };
 
 const std::vector<Entry>& table() {
@@ -759,10 +769,10 @@ const std::vector<Entry>& table() {
       {"Sub", [](Op& o) { broadcast(o, [](float a, float b) { return a - b; }); }},
       {"Mul", [](Op& o) { broadcast(o, [](float a, float b) { return a * b; }); }},
       {"Div", [](Op& o) { broadcast(o, [](float a, float b) { return a / b; }); }},
-      {"MatMul", matmul},
-      {"Gemm", gemm},
-      {"Conv", conv},
-      {"ConvTranspose", conv_transpose},
+      {"MatMul", matmul, true},
+      {"Gemm", gemm, true},
+      {"Conv", conv, true},
+      {"ConvTranspose", conv_transpose, true},
       {"MaxPool", [](Op& o) { pool(o, true); }},
       {"AveragePool", [](Op& o) { pool(o, false); }},
       {"GlobalAveragePool", [](Op& o) { global_pool(o, false); }},
@@ -934,19 +944,29 @@ std::vector<std::vector<std::int64_t>> nearest_sources(const onnx::NodeProto& n,
   return src;
 }
 
-void run_reference(const Model& m, Tensors& values) {
-  for (const auto& init : m.graph().initializer()) values[init.name()] = from_proto(init, m.path);
+void run_reference(const Model& m, Tensors& values, bool all_values) {
+  std::set<std::string> from_inputs;  // the tensors that depend on the graph's inputs: not constants
+  for (const auto& [name, t] : values) from_inputs.insert(name);
+  for (const auto& init : m.graph().initializer()) {
+    values[init.name()] = from_proto(init, m.path);
+    from_inputs.erase(init.name());
+  }
   for (int i = 0; i < m.graph().node_size(); ++i) {
     const auto& node = m.graph().node(i);
     Op op{node, values, m.opset, false, i};
+    const bool variable = std::any_of(node.input().begin(), node.input().end(),
+                                      [&](const std::string& v) { return from_inputs.count(v) > 0; });
+    if (variable) from_inputs.insert(node.output().begin(), node.output().end());
     const std::string why = reference_refuses(node, m.opset, &values);
     if (!why.empty()) throw Error(m.path + ": " + op.who() + ": " + why);
+    const Entry& entry = *find(node.op_type());
+    op.shapes_only = !all_values && variable && entry.contraction;
     const std::size_t rank = op.in(0).shape.size();
     try {
       if (one_d_window(node, rank))
-        run_1d(*find(node.op_type()), op);
+        run_1d(entry, op);
       else
-        find(node.op_type())->run(op);
+        entry.run(op);
     } catch (const Error& e) {
       throw Error(m.path + ": " + e.what());  // the model's file, then the node and what is wrong
     }

@@ -23,7 +23,11 @@ std::string reference_refuses(const onnx::NodeProto& node, std::int64_t opset, c
 
 // Runs `m`'s nodes in order (ONNX graphs are topologically sorted) on `values`, which holds the
 // graph's inputs; initializers are added, then every node's outputs. An Error names the node.
-void run_reference(const Model& m, Tensors& values);
+// Without `all_values` (a timing-only run, which checks nothing) a MatMul, Gemm, Conv or
+// ConvTranspose that reads the graph's inputs, directly or not, gets its output's shape with
+// zeros for values: every shape is still the model's, and every constant (what the compiler
+// folds: a Clip's bounds, a scale, TopK's k) is still computed.
+void run_reference(const Model& m, Tensors& values, bool all_values = true);
 
 // Resize (opset 10 on) or Upsample node n, mode nearest, on a tensor of dims `in`, as ONNX computes
 // it: per axis, the input index each output index reads (the coordinate transformation and the

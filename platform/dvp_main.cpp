@@ -215,6 +215,7 @@ static network::CompileOptions cli_options(const po::variables_map& vm, const st
   co.dir = dir;
   if (!preset.empty()) co.preset = preset;
   co.check_layers = vm.count("check-layers") > 0;
+  co.reference = vm.count("timing-only") == 0;  // a timing-only run checks nothing
   if (vm.count("batch")) co.batch = vm["batch"].as<unsigned>();
   if (vm.count("batch") && co.batch == 0) throw Error("--batch 0: a batch is at least 1 image", kExitConfig);
   if (vm.count("streams")) co.streams = vm["streams"].as<unsigned>();
@@ -245,6 +246,7 @@ static network::CompileOptions model_options(const platform::Scenario& s, const 
   co.precision_mode = m.get_string("precision_mode");
   co.arena = !co.check_layers && !vm.count("save-tensors") && !s.root.at("run").has("save_tensors");
   co.absolute_paths = true;
+  co.reference = !s.root.at("run").get_bool("timing_only");  // a timing-only run checks nothing
   if (m.has("inputs"))
     for (const std::string& a : m.get_string_list("inputs"))
       if (!input_arg(a, co.inputs, s.dir)) m.at("inputs").fail("'" + a + "': give NAME=FILE");

@@ -186,6 +186,23 @@ with tempfile.TemporaryDirectory() as d:
         dvp(["run", bad, "--out", os.path.join(d, "bad-preload"), "--quiet"], 2,
             r"kernel '[^']+' has no tensor 'nosuch'", "a preload of a tensor the kernel lacks")
 
+    # A timing-only run compiles without the host reference's arithmetic (it checks nothing): its
+    # model has no check and no reference file, and it runs the same simulated time, to the
+    # picosecond, as the functionally compiled model run timing-only.
+    timing, full = os.path.join(d, "timing"), os.path.join(d, "timing-full")
+    if dvp(["run", model, "--timing-only", "--input", "x=" + os.path.join(d, "x.npy"), "--out", timing, "--no-trace"],
+           0, r"latency", "small CNN, a timing-only run") and \
+       dvp(["run", os.path.join(d, "ascend310", "compiled", "model.yaml"), "--timing-only", "--out", full,
+            "--no-trace", "--quiet"], 0, "", "small CNN, its functional compile run timing-only"):
+        text = open(os.path.join(timing, "compiled", "model.yaml")).read()
+        ns = [json.load(open(os.path.join(o, "stats.json")))["summary"]["simulated_ns"] for o in (timing, full)]
+        ref = os.path.join(timing, "compiled", "reference")
+        if "check:" in text or "nothing checked" not in text or os.path.exists(ref) or ns[0] != ns[1]:
+            failures.append(f"small CNN, timing-only compile: checks {text.count('check:')}, reference dir "
+                            f"{os.path.exists(ref)}, simulated ns {ns[0]} against {ns[1]}")
+        else:
+            print(f"ok   timing-only compile: no checks, {ns[0]} ns as the functional compile's")
+
     # A firmware that never submits the layers (it spins): the run ends at the limit derived from
     # the network's work, named, rather than running until the test's timeout.
     dvp(["run", os.path.join(d, "ascend310", "compiled", "model.yaml"), "--set", "firmware.image=fault-spin",
@@ -252,6 +269,12 @@ with tempfile.TemporaryDirectory() as d:
         err = np.abs(np.load(os.path.join(out, "outputs", "prob.npy")) - want).max()
         if err > 5e-3:
             failures.append(f"model: in a scenario: max abs error {err} against NumPy")
+    # ... and timing-only (--timing-only, or run.timing_only): compiled without the reference's values.
+    out = os.path.join(d, "scenario-timing")
+    if dvp(["run", os.path.join(d, "scenario.yaml"), "--out", out, "--no-trace", "--set", "run.timing_only=true"], 0,
+           r"ok   summary.network.latency_us", "model: in a scenario, timing-only"):
+        if "check:" in open(os.path.join(out, "compiled", "model.yaml")).read():
+            failures.append("model: in a scenario, timing-only: the compiled model has checks")
 
     # A graph input read twice by one layer: Add(x, x).
     twice = helper.make_graph([helper.make_node("Add", ["v", "v"], ["w"], name="double")], "twice",
