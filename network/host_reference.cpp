@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <set>
+#include <thread>
 
 #include "common/error.hpp"
 
@@ -22,10 +23,10 @@ struct Op {
   Tensors& v;
   std::int64_t opset;
   bool one_d = false;  // a 1-D window op run as its 2-D form (NodeAttrs::one_d)
+  int index = 0;       // in the graph: an unnamed node is '#index', as the compiler names it
   // The output's shape only, its values left zero: a contraction whose values nothing asks for
   // (run_reference without values).
   bool shapes_only = false;
-  int index = 0;  // in the graph: an unnamed node is '#index', as the compiler names it
   std::string who() const {
     return "node '" + (n.name().empty() ? "#" + std::to_string(index) : n.name()) + "' (" + n.op_type() + ")";
   }
@@ -226,6 +227,20 @@ Shape pads_2d(const Op& op, const Shape& in, const Shape& k, const Shape& s, con
   return p;
 }
 
+// f(0) ... f(units - 1), units independent of one another, shared out among the host's cores
+// (unit u on thread u mod threads) when they are worth a thread: `work` multiply-adds a unit.
+void each_of(std::int64_t units, std::uint64_t work, const std::function<void(std::int64_t)>& f) {
+  const std::int64_t cores = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  const std::int64_t threads = std::uint64_t(units) * work < (1u << 22) ? 1 : std::min(cores, units);
+  auto run = [&](std::int64_t first) {
+    for (std::int64_t u = first; u < units; u += threads) f(u);
+  };
+  std::vector<std::thread> helpers;
+  for (std::int64_t t = 1; t < threads; ++t) helpers.emplace_back(run, t);
+  run(0);
+  for (std::thread& h : helpers) h.join();
+}
+
 void conv(Op& op) {
   const Tensor &x = op.in(0, 4), &w = op.in(1, 4);
   const std::int64_t g = op.i("group", 1), N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
@@ -243,34 +258,39 @@ void conv(Op& op) {
   op.need(!b || std::int64_t(b->elements()) == M, "a bias of other than " + std::to_string(M) + " values");
   Tensor& y = op.out(0, {N, M, OH, OW});
   if (op.shapes_only) return;
+  if (x.data.empty()) return;  // an empty input: an empty output (its planes are never read)
   // Each output is the bias, then the terms in (c, i, j) order, summed in double: the loops run
   // over a plane of sums with the term outermost, which adds each output's terms in that same
   // order (the same result as one output at a time) and reads the input a row at a time.
-  std::vector<double> acc(std::size_t(OH * OW));
-  if (x.data.empty()) return;  // an empty input: an empty output (its planes are never read)
-  for (std::int64_t n = 0; n < N; ++n)
-    for (std::int64_t m = 0; m < M; ++m) {
-      const std::int64_t c0 = m / (M / g) * cg;
-      std::fill(acc.begin(), acc.end(), b ? double(b->data[std::size_t(m)]) : 0.0);
-      for (std::int64_t c = 0; c < cg; ++c)
-        for (std::int64_t i = 0; i < k[0]; ++i)
-          for (std::int64_t j = 0; j < k[1]; ++j) {
-            const double wv = w.data[std::size_t(((m * cg + c) * k[0] + i) * k[1] + j)];
-            const float* plane = &x.data[std::size_t((n * C + c0 + c) * H * W)];
-            // The outputs whose window puts this term inside the input: ow in [lo, hi).
-            const std::int64_t off = j * d[1] - p[1];
-            const std::int64_t lo = off >= 0 ? 0 : (-off + s[1] - 1) / s[1];
-            const std::int64_t hi = std::min(OW, W - off <= 0 ? 0 : (W - off - 1) / s[1] + 1);
-            for (std::int64_t oh = 0; oh < OH; ++oh) {
-              const std::int64_t h = oh * s[0] - p[0] + i * d[0];
-              if (h < 0 || h >= H) continue;
-              const std::int64_t row = h * W + off;  // + ow x stride: the input element
-              double* out = &acc[std::size_t(oh * OW)];
-              for (std::int64_t ow = lo; ow < hi; ++ow) out[ow] += double(plane[row + ow * s[1]]) * wv;
-            }
+  auto out_plane = [&](std::int64_t n, std::int64_t m, std::vector<double>& acc) {
+    const std::int64_t c0 = m / (M / g) * cg;
+    std::fill(acc.begin(), acc.end(), b ? double(b->data[std::size_t(m)]) : 0.0);
+    for (std::int64_t c = 0; c < cg; ++c)
+      for (std::int64_t i = 0; i < k[0]; ++i)
+        for (std::int64_t j = 0; j < k[1]; ++j) {
+          const double wv = w.data[std::size_t(((m * cg + c) * k[0] + i) * k[1] + j)];
+          const float* plane = &x.data[std::size_t((n * C + c0 + c) * H * W)];
+          // The outputs whose window puts this term inside the input: ow in [lo, hi).
+          const std::int64_t off = j * d[1] - p[1];
+          const std::int64_t lo = off >= 0 ? 0 : (-off + s[1] - 1) / s[1];
+          const std::int64_t hi = std::min(OW, W - off <= 0 ? 0 : (W - off - 1) / s[1] + 1);
+          for (std::int64_t oh = 0; oh < OH; ++oh) {
+            const std::int64_t h = oh * s[0] - p[0] + i * d[0];
+            if (h < 0 || h >= H) continue;
+            const std::int64_t row = h * W + off;  // + ow x stride: the input element
+            double* out = &acc[std::size_t(oh * OW)];
+            for (std::int64_t ow = lo; ow < hi; ++ow) out[ow] += double(plane[row + ow * s[1]]) * wv;
           }
-      for (std::size_t e = 0; e < acc.size(); ++e) y.data[std::size_t((n * M + m) * OH * OW) + e] = float(acc[e]);
-    }
+        }
+    for (std::size_t e = 0; e < acc.size(); ++e) y.data[std::size_t((n * M + m) * OH * OW) + e] = float(acc[e]);
+  };
+  // The output planes are independent (each its own sums, in its own order): they are shared
+  // out among the host's cores, with the same values as on one.
+  each_of(N * M, std::uint64_t(cg * k[0] * k[1] * OH * OW), [&](std::int64_t u) {
+    thread_local std::vector<double> acc;
+    acc.resize(std::size_t(OH * OW));
+    out_plane(u / M, u % M, acc);
+  });
 }
 
 // ConvTranspose, 2-D: x (N x C x H x W), w (C x M / group x kh x kw). Input (h, w) under tap

@@ -183,6 +183,50 @@ TEST(OnnxReference, WithoutValuesAContractionOfConstantsIsStillComputed) {
   EXPECT_EQ(all.at("y").data, (std::vector<float>{7, 10, 15, 22}));
 }
 
+// A conv large enough to be shared out among the host's threads (5.9 M multiply-adds) gives, bit
+// for bit, the plainest loop's sums: bias, then (c, i, j) in order, in double, one rounding.
+TEST(OnnxReference, AConvSharedAmongThreadsIsThePlainLoopsBitForBit) {
+  const std::int64_t C = 64, H = 32, W = 31, M = 40, K = 3, OH = 16, OW = 16;  // stride 2, pads 1
+  Model m;
+  m.path = "conv.onnx", m.opset = 13;
+  onnx::NodeProto* n = m.proto.mutable_graph()->add_node();
+  n->set_name("c"), n->set_op_type("Conv"), n->add_input("x"), n->add_input("w"), n->add_input("b");
+  n->add_output("y");
+  for (const char* name : {"strides", "pads"}) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name), a->set_type(onnx::AttributeProto::INTS);
+    for (int q = 0; q < (name[0] == 's' ? 2 : 4); ++q) a->add_ints(name[0] == 's' ? 2 : 1);
+  }
+  Tensors v;
+  std::uint32_t seed = 1;
+  auto fill = [&](std::vector<std::int64_t> shape) {
+    Tensor t{shape, {}};
+    t.data.resize(t.elements());
+    for (float& x : t.data) x = float((seed = seed * 1664525u + 1013904223u) >> 8) / float(1 << 24) - 0.5f;
+    return t;
+  };
+  v["x"] = fill({1, C, H, W}), v["w"] = fill({M, C, K, K}), v["b"] = fill({M});
+  run_reference(m, v);
+  const Tensor &x = v.at("x"), &w = v.at("w"), &y = v.at("y");
+  ASSERT_EQ(y.shape, (std::vector<std::int64_t>{1, M, OH, OW}));
+  int differ = 0;
+  for (std::int64_t o = 0; o < M; ++o)
+    for (std::int64_t oh = 0; oh < OH; ++oh)
+      for (std::int64_t ow = 0; ow < OW; ++ow) {
+        double acc = v.at("b").data[std::size_t(o)];
+        for (std::int64_t c = 0; c < C; ++c)
+          for (std::int64_t i = 0; i < K; ++i)
+            for (std::int64_t j = 0; j < K; ++j) {
+              const std::int64_t h = oh * 2 - 1 + i, col = ow * 2 - 1 + j;
+              if (h >= 0 && h < H && col >= 0 && col < W)
+                acc += double(x.data[std::size_t((c * H + h) * W + col)]) *
+                       double(w.data[std::size_t(((o * C + c) * K + i) * K + j)]);
+            }
+        differ += y.data[std::size_t((o * OH + oh) * OW + ow)] != float(acc);
+      }
+  EXPECT_EQ(differ, 0);
+}
+
 // FLOAT16 and BFLOAT16 tensors: 16-bit patterns, in raw_data (little-endian) or one per
 // int32_data entry, as ONNX stores them; each value exact.
 TEST(OnnxReference, HalfTensorsAreReadRawOrAsInt32Data) {
