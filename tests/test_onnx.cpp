@@ -227,6 +227,27 @@ TEST(OnnxReference, AConvSharedAmongThreadsIsThePlainLoopsBitForBit) {
   EXPECT_EQ(differ, 0);
 }
 
+// An unnamed node is named by its place in the graph, as the compiler names it.
+TEST(OnnxReference, AnUnnamedNodesErrorNamesItsPlace) {
+  Model m;
+  m.path = "unnamed.onnx", m.opset = 13;
+  for (const char* op : {"Relu", "Transpose"}) {
+    onnx::NodeProto* n = m.proto.mutable_graph()->add_node();
+    n->set_op_type(op), n->add_input(op[0] == 'R' ? "x" : "r"), n->add_output(op[0] == 'R' ? "r" : "y");
+  }
+  onnx::AttributeProto* perm = m.proto.mutable_graph()->mutable_node(1)->add_attribute();
+  perm->set_name("perm"), perm->set_type(onnx::AttributeProto::INTS), perm->add_ints(0), perm->add_ints(0);
+  Tensors v;
+  v["x"] = Tensor{{2, 3}, std::vector<float>(6)};
+  try {
+    run_reference(m, v, false);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "unnamed.onnx: node '#1' (Transpose): perm is not a permutation of the input's dimensions");
+  }
+}
+
 // FLOAT16 and BFLOAT16 tensors: 16-bit patterns, in raw_data (little-endian) or one per
 // int32_data entry, as ONNX stores them; each value exact.
 TEST(OnnxReference, HalfTensorsAreReadRawOrAsInt32Data) {
