@@ -259,6 +259,14 @@ bool npy_matches(const NpyHeader& h, DType t) {
   return true;  // either byte order: the reader swaps
 }
 
+// The file's element type as one the AI Core has, whose elements num::load_n decodes as
+// file_value does; None for the others (8-byte and bool elements).
+static DType file_dtype(const NpyHeader& h) {
+  for (DType t : {DType::F16, DType::F32, DType::S8, DType::U8, DType::S16, DType::U16, DType::S32, DType::U32})
+    if (npy_matches(h, t)) return t;
+  return DType::None;
+}
+
 void read_tensor_data(const std::string& path, const NpyHeader* h, DType t, std::uint64_t count, bool convert,
                       std::uint8_t* out) {
   std::ifstream f = open_in(path);
@@ -283,16 +291,22 @@ void read_tensor_data(const std::string& path, const NpyHeader* h, DType t, std:
     return;
   }
   if (!convert) throw Error(path + ": holds " + h->descr + ", not " + aicore::dtype_name(t));
-  // Converted in pieces through a double, rounded once to the tensor's type.
+  // Converted in pieces through a double, rounded once to the tensor's type: each piece decoded
+  // and stored with the types chosen once (a network's weights are tens of millions of them).
   std::vector<std::uint8_t> piece(std::size_t(1) << 20);
   const std::uint64_t per = piece.size() / h->itemsize;
+  std::vector<double> values(per);
+  const DType from = file_dtype(*h);
   for (std::uint64_t i = 0; i < count; i += per) {
     const std::uint64_t n = std::min(per, count - i);
     f.read(reinterpret_cast<char*>(piece.data()), std::streamsize(n * h->itemsize));
     if (std::uint64_t(f.gcount()) != n * h->itemsize) throw Error(path + ": truncated while reading");
     if (h->big_endian) swap_bytes(piece.data(), n, h->itemsize);
-    for (std::uint64_t j = 0; j < n; ++j)
-      aicore::num::store(out + (i + j) * eb, t, file_value(piece.data() + j * h->itemsize, *h));
+    if (from != DType::None)
+      aicore::num::load_n(piece.data(), from, n, values.data());
+    else
+      for (std::uint64_t j = 0; j < n; ++j) values[j] = file_value(piece.data() + j * h->itemsize, *h);
+    aicore::num::store_n(out + i * eb, t, values.data(), n);
   }
 }
 

@@ -81,6 +81,13 @@ TEST(TensorFile, ConvertsOtherNumbersOnlyWhenAskedRoundingOnce) {
   EXPECT_TRUE(std::isinf(f[1]));  // 1e5 is past fp16's largest, 65504
   EXPECT_EQ(f[2], -2.0);
   EXPECT_NE(error_of([] { read_as("f64_3.npy", DType::F16, false); }).find("holds <f8, not f16"), std::string::npos);
+  // The types decoded a piece at a time (num::load_n), either byte order.
+  for (const char* file : {"f32_v2_2x3.npy", "f32_be_2x3.npy"}) EXPECT_EQ(read_as(file, DType::F16, true), kA) << file;
+  EXPECT_EQ(read_as("f16_2x3.npy", DType::F32, true), kA);
+  EXPECT_EQ(read_as("s8_5.npy", DType::F32, true), (std::vector<double>{-128, -1, 0, 1, 127}));
+  EXPECT_EQ(read_as("s8_5.npy", DType::U8, true), (std::vector<double>{0, 0, 0, 1, 127}));  // saturated
+  EXPECT_EQ(read_as("u8_scalar.npy", DType::F16, true), std::vector<double>{200});
+  EXPECT_EQ(read_as("bf16bits_2x3.npy", DType::F32, true)[0], 48928.0);  // u2 is a number: 0xBF20, bf16 -0.625
 }
 
 TEST(TensorFile, WritesWhatNumPyWritesByteForByte) {
@@ -181,4 +188,35 @@ TEST(TensorLayout, LogicalOfInvertsAt) {
       if (!logical) EXPECT_GE(channel, l.c) << "stored " << s;
     }
   }
+}
+
+// scatter and gather (a row's divisions taken once) put every element where at() says, for
+// every layout: nc1hwc0 (C0 16 and 4, channels no whole group, groups), fractal_z of weights
+// and of a B^T for 1-, 2- and 4-byte elements; the pad places zero; gather is scatter's inverse.
+TEST(TensorLayout, ScatterAndGatherPutEachElementWhereAtSays) {
+  using dvp::platform::Nc1hwc0;
+  const std::vector<Nc1hwc0> layouts = {Nc1hwc0::of({2, 21, 3, 5}),
+                                        Nc1hwc0::of({1, 3, 4, 2}, 4),
+                                        Nc1hwc0::of({7, 33, 1, 1}),
+                                        Nc1hwc0::of({12, 8, 3, 3}, 16, 4),
+                                        Nc1hwc0::of({48, 1, 3, 3}, 16, 48),
+                                        Nc1hwc0::fractal_z({24, 20, 3, 3}, 16),
+                                        Nc1hwc0::fractal_z({20, 40}, 16),
+                                        Nc1hwc0::fractal_z({3, 70}, 32),
+                                        Nc1hwc0::fractal_z({5, 9}, 8),
+                                        Nc1hwc0::fractal_z({64, 3, 7, 7}, 16, 4),
+                                        Nc1hwc0::fractal_z({12, 8, 3, 3}, 16, 16, 4)};
+  for (const Nc1hwc0& l : layouts)
+    for (unsigned eb : {1u, 2u, 4u, 8u}) {
+      std::vector<std::uint8_t> logical(l.logical() * eb), want(l.stored() * eb, 0), have(l.stored() * eb, 0xAB);
+      for (std::size_t b = 0; b < logical.size(); ++b) logical[b] = std::uint8_t(b * 7 + b / 251 + 1);
+      for (std::uint64_t i = 0; i < l.logical(); ++i)
+        std::memcpy(want.data() + l.at(i) * eb, logical.data() + i * eb, eb);
+      l.scatter(logical.data(), have.data(), eb);
+      EXPECT_EQ(have, want) << "n " << l.n << " c " << l.c << " h " << l.h << " w " << l.w << " k0 " << l.k0
+                            << " groups " << l.groups << " eb " << eb;
+      std::vector<std::uint8_t> back(logical.size());
+      l.gather(have.data(), back.data(), eb);
+      EXPECT_EQ(back, logical) << "gather, n " << l.n << " c " << l.c << " k0 " << l.k0 << " eb " << eb;
+    }
 }
