@@ -160,13 +160,15 @@ std::vector<LibraryArg> pool_args(const KernelShape& s) {
 }
 BuiltKernel build_pool(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& p = std::get<kernels::PoolShape>(s);
-  const std::uint32_t bo = kernels::pool_band_rows(core, p);
-  const std::uint64_t units = std::uint64_t(p.c1()) * ((p.ho() + bo - 1) / bo);
+  const std::uint32_t bo = kernels::pool_band_rows(core, p), batch = kernels::pool_global_batch(core, p);
+  const std::uint64_t units = batch ? p.c1() / batch : std::uint64_t(p.c1()) * ((p.ho() + bo - 1) / bo);
+  const std::string n = std::to_string(units) + " units";
   return {kernels::pool_kernel(core, p),
-          p.global() ? "one channel group (16) per unit, its map in chunks of " +
-                           std::to_string(kernels::kGlobalChunk) + " positions, " + std::to_string(units) + " units"
-                     : "one channel group (16) and a band of up to " + std::to_string(bo) + " output rows per unit, " +
-                           std::to_string(units) + " units",
+          batch ? std::to_string(batch) + " channel groups (16 each) per unit, " + n
+          : p.global()
+              ? "one channel group (16) per unit, its map in chunks of " + std::to_string(kernels::kGlobalChunk) +
+                    " positions, " + n
+              : "one channel group (16) and a band of up to " + std::to_string(bo) + " output rows per unit, " + n,
           units};
 }
 

@@ -8,7 +8,7 @@
 // padded input rows and its output fit the UB; units go round-robin to blocks. Padding is made
 // in the UB: the band is filled with the pad value (-inf for max, 0 for avg) and the input
 // rows copied into it; an average divides by the whole window, padding included
-// (count_include_pad).
+// (count_include_pad). A global average sums in f32 (pool.cpp: global_pool_batched, global_pool).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -37,8 +37,12 @@ struct PoolShape {
   }
 };
 
-// Positions of the map a global pool's unit sums at a time.
+// Positions of the map a global pool's unit sums at a time (one channel group a unit).
 constexpr std::uint32_t kGlobalChunk = 512;
+
+// The channel groups a global pool's unit sums at once (a map of at most 255 positions, when
+// there are enough of them), or 0: one group a unit, its map in chunks of kGlobalChunk.
+std::uint32_t pool_global_batch(const aicore::AiCoreConfig& cfg, const PoolShape& s);
 
 // Output rows per unit (band): the most whose padded input rows and output rows fit the UB;
 // throws dvp::Error when not even one does.
