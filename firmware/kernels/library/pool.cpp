@@ -60,10 +60,61 @@ std::uint64_t band_in_bytes(const PoolShape& s, std::uint64_t bo) {
 }
 std::uint64_t band_ub(const PoolShape& s, std::uint64_t bo) { return band_in_bytes(s, bo) + bo * s.wo() * 32; }
 
+// A band's vector work by columns of 8 output positions, each instruction a repeat per output
+// row (band_vector_columns), where that takes fewer instructions, each with its startup, than a
+// row at a time: a band of more rows than the map has columns of 8 positions (ResNet's 3 x 3 s2
+// max pool: 7 columns, bands of 15 rows), whose rows' strides fit a repeat stride (wo output
+// blocks, stride_h x the padded width input blocks: at most 255).
+bool by_columns(const PoolShape& s, std::uint32_t bo) {
+  const std::uint32_t columns = (s.wo() + 7) / 8, parts = (s.wo() / 8 ? 1 : 0) + (s.wo() % 8 ? 1 : 0);
+  return s.wo() <= 255 && std::uint64_t(s.stride_h) * padded_w(s) <= 255 && bo <= 255 && columns < bo * parts;
+}
+
+void band_vector_columns(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::uint64_t ub_out, Reg d, Reg src,
+                         Reg n, Reg sc) {
+  const std::uint32_t columns = (s.wo() + 7) / 8, tail = s.wo() % 8, wo = s.wo();
+  const std::uint64_t wp = padded_w(s);
+  const std::uint32_t in_rows = std::uint32_t(s.stride_h * wp);  // blocks from one output row's input to the next
+  for (std::uint32_t c = 0; c < columns; ++c) {
+    const bool masked = tail && c == columns - 1;
+    if (c == 0 || masked) {
+      k.Li(n, masked ? std::int64_t(tail) * 16 : 128);
+      k.SetMaskCount(n);
+    }
+    k.Li(d, std::int64_t(ub_out + std::uint64_t(c) * 8 * 32));
+    for (std::uint32_t i = 0; i < s.kh; ++i)
+      for (std::uint32_t j = 0; j < s.kw; ++j) {
+        k.Li(src,
+             std::int64_t((std::uint64_t(i) * s.dil_h * wp + std::uint64_t(c) * 8 * s.stride_w + j * s.dil_w) * 32));
+        if (i == 0 && j == 0)  // the first offset copies (max(v, v) = v); the others accumulate
+          k.Vector("max", DType::F16, {d, src, src}, VecCfg{bo, 1, s.stride_w, s.stride_w, wo, in_rows, in_rows});
+        else
+          k.Vector(s.mode == "max" ? "max" : "add", DType::F16, {d, d, src},
+                   VecCfg{bo, 1, 1, s.stride_w, wo, wo, in_rows});
+      }
+  }
+  if (s.mode != "avg") return;
+  const std::uint64_t blocks = std::uint64_t(bo) * wo;  // the band's output, in place: 8 blocks a repeat
+  k.Li(n, 128);
+  k.SetMaskCount(n);
+  for (std::uint64_t b = 0; b < blocks / 8 * 8; b += 8 * 255) {
+    k.Li(d, std::int64_t(ub_out + b * 32));
+    k.Vector("muls", DType::F16, {d, d, sc},
+             VecCfg{std::uint32_t(std::min<std::uint64_t>(255, (blocks / 8 * 8 - b) / 8)), 1, 1, 1, 8, 8, 8});
+  }
+  if (blocks % 8) {
+    k.Li(n, std::int64_t(blocks % 8) * 16);
+    k.SetMaskCount(n);
+    k.Li(d, std::int64_t(ub_out + blocks / 8 * 8 * 32));
+    k.Vector("muls", DType::F16, {d, d, sc}, VecCfg{1, 1, 1, 1, 8, 8, 8});
+  }
+}
+
 // Emits the vector work of one band: output rows [0, bo) of the band's UB at `ub_out`, the
 // band's padded input at UB 0.
 void band_vector(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::uint64_t ub_out, Reg d, Reg src, Reg n,
                  Reg sc) {
+  if (by_columns(s, bo)) return band_vector_columns(k, s, bo, ub_out, d, src, n, sc);
   const std::uint32_t full = s.wo() / 8, tail = s.wo() % 8;
   const std::uint64_t wp = padded_w(s);
   for (std::uint32_t oh = 0; oh < bo; ++oh)
