@@ -164,7 +164,7 @@ def order_for(key):
     return order
 
 
-def audit(key, value, tries, baselines):
+def audit(key, tries, baselines):
     """(changed, tried): whether some valid other value of key changed some scenario's stats."""
     tried = []
     for scenario, extra in order_for(key):
@@ -207,7 +207,7 @@ def main():
             continue
         tries = candidates(*spec[key], value)
         if tries:
-            jobs[key] = (value, pool.submit(audit, key, value, tries, baselines))
+            jobs[key] = (value, pool.submit(audit, key, tries, baselines))
     done, _ = concurrent.futures.wait([j for _, j in jobs.values()], return_when=concurrent.futures.FIRST_EXCEPTION)
     failed = next((j.exception() for j in done if j.exception()), None)
     if failed:  # at once: not after the keys still queued or running (their runs end by themselves)
