@@ -70,8 +70,8 @@ bool by_columns(const PoolShape& s, std::uint32_t bo) {
   return s.wo() <= 255 && std::uint64_t(s.stride_h) * padded_w(s) <= 255 && bo <= 255 && columns < bo * parts;
 }
 
-void band_vector_columns(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::uint64_t ub_out, Reg d, Reg src,
-                         Reg n, Reg sc) {
+void band_vector_columns(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::uint64_t base,
+                         std::uint64_t ub_out, Reg d, Reg src, Reg n, Reg sc) {
   const std::uint32_t columns = (s.wo() + 7) / 8, tail = s.wo() % 8, wo = s.wo();
   const std::uint64_t wp = padded_w(s);
   const std::uint32_t in_rows = std::uint32_t(s.stride_h * wp);  // blocks from one output row's input to the next
@@ -84,8 +84,8 @@ void band_vector_columns(KernelBuilder& k, const PoolShape& s, std::uint32_t bo,
     k.Li(d, std::int64_t(ub_out + std::uint64_t(c) * 8 * 32));
     for (std::uint32_t i = 0; i < s.kh; ++i)
       for (std::uint32_t j = 0; j < s.kw; ++j) {
-        k.Li(src,
-             std::int64_t((std::uint64_t(i) * s.dil_h * wp + std::uint64_t(c) * 8 * s.stride_w + j * s.dil_w) * 32));
+        k.Li(src, std::int64_t(
+                      base + (std::uint64_t(i) * s.dil_h * wp + std::uint64_t(c) * 8 * s.stride_w + j * s.dil_w) * 32));
         if (i == 0 && j == 0)  // the first offset copies (max(v, v) = v); the others accumulate
           k.Vector("max", DType::F16, {d, src, src}, VecCfg{bo, 1, s.stride_w, s.stride_w, wo, in_rows, in_rows});
         else
@@ -112,19 +112,19 @@ void band_vector_columns(KernelBuilder& k, const PoolShape& s, std::uint32_t bo,
 
 // The pad value into blocks [b0, b1) of the band's UB: repeats of 8, the last one masked (no
 // block past b1: the output rows follow, which MTE3 may still be copying out).
-void fill_blocks(KernelBuilder& k, std::uint64_t b0, std::uint64_t b1, Reg d, Reg n, Reg pv) {
+void fill_blocks(KernelBuilder& k, std::uint64_t base, std::uint64_t b0, std::uint64_t b1, Reg d, Reg n, Reg pv) {
   const std::uint64_t whole = b0 + (b1 - b0) / 8 * 8;
   k.Li(n, 128);
   k.SetMaskCount(n);
   for (; b0 < whole; b0 += 8 * 255) {
-    k.Li(d, std::int64_t(b0 * 32));
+    k.Li(d, std::int64_t(base + b0 * 32));
     k.Vector("dup", DType::F16, {d, pv},
              VecCfg{std::uint32_t(std::min<std::uint64_t>(255, (whole - b0) / 8)), 1, 1, 1, 8, 8, 8});
   }
   if (whole == b1) return;
   k.Li(n, std::int64_t(b1 - whole) * 16);
   k.SetMaskCount(n);
-  k.Li(d, std::int64_t(whole * 32));
+  k.Li(d, std::int64_t(base + whole * 32));
   k.Vector("dup", DType::F16, {d, pv}, VecCfg{1, 1, 1, 1, 8, 8, 8});
 }
 
@@ -133,18 +133,18 @@ void fill_blocks(KernelBuilder& k, std::uint64_t b0, std::uint64_t b1, Reg d, Re
 // blocks a repeat stride apart) where they fit one repeat and the stride 255; else the band
 // whole. Filling only the padding took ResNet-50's max pool's fill from a quarter of its vector
 // time to a few percent.
-void pad_fill(KernelBuilder& k, const PoolShape& s, std::uint64_t r0, std::uint64_t r1, std::uint64_t rows, Reg d,
-              Reg n, Reg pv) {
+void pad_fill(KernelBuilder& k, const PoolShape& s, std::uint64_t base, std::uint64_t r0, std::uint64_t r1,
+              std::uint64_t rows, Reg d, Reg n, Reg pv) {
   const std::uint64_t wp = padded_w(s);
-  if (wp > 255 || s.pad_l > 8 || s.pad_r > 8) return fill_blocks(k, 0, rows * wp, d, n, pv);
-  if (r0) fill_blocks(k, 0, r0 * wp, d, n, pv);
-  if (r1 < rows) fill_blocks(k, r1 * wp, rows * wp, d, n, pv);
+  if (wp > 255 || s.pad_l > 8 || s.pad_r > 8) return fill_blocks(k, base, 0, rows * wp, d, n, pv);
+  if (r0) fill_blocks(k, base, 0, r0 * wp, d, n, pv);
+  if (r1 < rows) fill_blocks(k, base, r1 * wp, rows * wp, d, n, pv);
   for (const auto& [at, width] : {std::pair<std::uint64_t, std::uint32_t>{0, s.pad_l}, {wp - s.pad_r, s.pad_r}}) {
     if (!width) continue;
     k.Li(n, std::int64_t(width) * 16);
     k.SetMaskCount(n);
     for (std::uint64_t r = r0; r < r1; r += 255) {
-      k.Li(d, std::int64_t((r * wp + at) * 32));
+      k.Li(d, std::int64_t(base + (r * wp + at) * 32));
       const auto reps = std::uint32_t(std::min<std::uint64_t>(255, r1 - r));
       k.Vector("dup", DType::F16, {d, pv}, VecCfg{reps, 1, 1, 1, std::uint32_t(wp), 8, 8});
     }
@@ -152,10 +152,10 @@ void pad_fill(KernelBuilder& k, const PoolShape& s, std::uint64_t r0, std::uint6
 }
 
 // Emits the vector work of one band: output rows [0, bo) of the band's UB at `ub_out`, the
-// band's padded input at UB 0.
-void band_vector(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::uint64_t ub_out, Reg d, Reg src, Reg n,
-                 Reg sc) {
-  if (by_columns(s, bo)) return band_vector_columns(k, s, bo, ub_out, d, src, n, sc);
+// band's padded input at UB `base`.
+void band_vector(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::uint64_t base, std::uint64_t ub_out,
+                 Reg d, Reg src, Reg n, Reg sc) {
+  if (by_columns(s, bo)) return band_vector_columns(k, s, bo, base, ub_out, d, src, n, sc);
   const std::uint32_t full = s.wo() / 8, tail = s.wo() % 8;
   const std::uint64_t wp = padded_w(s);
   for (std::uint32_t oh = 0; oh < bo; ++oh)
@@ -172,7 +172,7 @@ void band_vector(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::ui
           const std::uint64_t at = ((std::uint64_t(oh) * s.stride_h + i * s.dil_h) * wp +
                                     std::uint64_t(first_wo) * s.stride_w + j * s.dil_w) *
                                    32;
-          k.Li(src, std::int64_t(at));
+          k.Li(src, std::int64_t(base + at));
           if (i == 0 && j == 0)  // the first offset copies (max(v, v) = v); the others accumulate
             k.Vector("max", DType::F16, {d, src, src},
                      VecCfg{reps, 1, s.stride_w, s.stride_w, 8, 8 * s.stride_w, 8 * s.stride_w});
@@ -185,12 +185,19 @@ void band_vector(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::ui
 
 }  // namespace
 
+namespace {
+// Two UB buffers, each half the UB, where a band of one output row fits one: units alternate
+// between them, one's copy in overlapping the other's vector work.
+int pool_buffers(const AiCoreConfig& cfg, const PoolShape& s) { return band_ub(s, 1) <= cfg.size[kUB] / 2 ? 2 : 1; }
+}  // namespace
+
 std::uint32_t pool_band_rows(const AiCoreConfig& cfg, const PoolShape& s) {
   check_pool(s);
   if (s.global()) return 1;
   std::uint32_t bo = 0;
+  const std::uint64_t ub = cfg.size[kUB] / std::uint64_t(pool_buffers(cfg, s));
   // The input copy's row count is a 12-bit field, the output copy's length (rows x wo) 16 bits.
-  while (bo < s.ho() && band_ub(s, bo + 1) <= cfg.size[kUB] && band_rows_in(s, bo + 1) <= 4095 &&
+  while (bo < s.ho() && band_ub(s, bo + 1) <= ub && band_rows_in(s, bo + 1) <= 4095 &&
          std::uint64_t(bo + 1) * s.wo() <= 65535)
     ++bo;
   if (!bo && band_rows_in(s, 1) > 4095)
@@ -469,73 +476,153 @@ std::uint32_t pool_global_batch(const AiCoreConfig& cfg, const PoolShape& s) {
   return batched < 0.7 * single ? g : 0;
 }
 
+namespace {
+
+// A band kernel's registers and constants: the unit's channel group g and band, scratch, the
+// vector operands' addresses, the mask count, the scale and the pad value.
+struct BandRegs {
+  Reg X, Y, g, band, gm, tmp, ub, d, src, n, sc, pv;
+};
+struct BandPlan {
+  std::uint32_t bo, bands;
+  std::uint64_t ub_out, wp, buffer;  // the output rows' place in a buffer; a buffer's bytes
+  bool padded;
+};
+
+// Unit `unit` (channel group unit / bands, band unit % bands) branches to its band's code, f(b):
+// each band's rows and padding are constants of its own code.
+template <typename F>
+void for_band(KernelBuilder& k, const BandPlan& p, const BandRegs& r, Reg unit, F f) {
+  k.Li(r.tmp, p.bands);
+  k.Op("divu", r.g, unit, r.tmp);
+  k.Op("rem", r.band, unit, r.tmp);
+  Label done = k.NewLabel();
+  for (std::uint32_t b = 0; b < p.bands; ++b) {
+    Label next = k.NewLabel();
+    k.Li(r.tmp, b);
+    k.Branch("bne", r.band, r.tmp, next);
+    f(b);
+    k.Jump(done);
+    k.Bind(next);
+  }
+  k.Bind(done);
+}
+
+// Band b's padded input rows [a, a + rows) hold the input rows [top, bot).
+struct BandRows {
+  std::uint32_t oh0, rows_out;
+  std::int64_t a, rows, top, bot;
+};
+BandRows band_rows(const PoolShape& s, const BandPlan& p, std::uint32_t b) {
+  BandRows w{};
+  w.oh0 = b * p.bo, w.rows_out = std::min(p.bo, s.ho() - w.oh0);
+  w.a = std::int64_t(w.oh0) * s.stride_h, w.rows = std::int64_t(band_rows_in(s, w.rows_out));
+  w.top = std::max<std::int64_t>(w.a - s.pad_t, 0), w.bot = std::min<std::int64_t>(w.a + w.rows - s.pad_t, s.h);
+  return w;
+}
+
+// Band b into buffer `buf`: its padding (V, after the vector work that last read the buffer's
+// input: in order), then its input rows copied in.
+void band_in(KernelBuilder& k, const PoolShape& s, const BandPlan& p, const BandRegs& r, std::uint32_t b, int buf) {
+  const BandRows w = band_rows(s, p, b);
+  const std::uint64_t base = std::uint64_t(buf) * p.buffer;
+  if (p.padded)
+    pad_fill(k, s, base, std::uint64_t(w.top + s.pad_t - w.a), std::uint64_t(w.bot + s.pad_t - w.a),
+             std::uint64_t(w.rows), r.d, r.n, r.pv);
+  k.SetFlag(Pipe::V, Pipe::MTE2, buf);  // the buffer's input may be written
+  k.WaitFlag(Pipe::V, Pipe::MTE2, buf);
+  k.Li(r.tmp, std::int64_t(s.h) * s.w * 32);
+  k.Mul(r.gm, r.g, r.tmp);
+  k.Li(r.tmp, w.top * s.w * 32);
+  k.Add(r.gm, r.gm, r.tmp);
+  k.Add(r.gm, r.gm, r.X);
+  k.Li(r.ub, std::int64_t(base + std::uint64_t(((w.top + s.pad_t - w.a) * std::int64_t(p.wp) + s.pad_l) * 32)));
+  k.DataCopy(Pos::UB, r.ub, Pos::GM, r.gm, DataCopyCfg{std::uint32_t(w.bot - w.top), s.w, 0, s.pad_l + s.pad_r});
+  k.SetFlag(Pipe::MTE2, Pipe::V, buf);
+}
+
+// Band b in buffer `buf`: its output rows (once the buffer's last ones are out), copied out.
+void band_out(KernelBuilder& k, const PoolShape& s, const BandPlan& p, const BandRegs& r, std::uint32_t b, int buf) {
+  const BandRows w = band_rows(s, p, b);
+  const std::uint64_t base = std::uint64_t(buf) * p.buffer;
+  k.WaitFlag(Pipe::MTE2, Pipe::V, buf);
+  k.WaitFlag(Pipe::MTE3, Pipe::V, buf);
+  band_vector(k, s, w.rows_out, base, base + p.ub_out, r.d, r.src, r.n, r.sc);
+  k.SetFlag(Pipe::V, Pipe::MTE3, buf);
+  k.WaitFlag(Pipe::V, Pipe::MTE3, buf);
+  k.Li(r.tmp, std::int64_t(s.ho()) * s.wo() * 32);
+  k.Mul(r.gm, r.g, r.tmp);
+  k.Li(r.tmp, std::int64_t(w.oh0) * s.wo() * 32);
+  k.Add(r.gm, r.gm, r.tmp);
+  k.Add(r.gm, r.gm, r.Y);
+  k.Li(r.ub, std::int64_t(base + p.ub_out));
+  k.DataCopy(Pos::GM, r.gm, Pos::UB, r.ub, DataCopyCfg{1, w.rows_out * s.wo(), 0, 0});
+  k.SetFlag(Pipe::MTE3, Pipe::V, buf);
+}
+
+}  // namespace
+
+// Units go round-robin to blocks. With two buffers a core's units alternate between them, the
+// next unit's copy in issued before this one's vector work (the scalar unit issues in order:
+// else it would reach the copy only once that work is queued); with one, each unit's copy in
+// follows the vector work before it.
 Image pool_kernel(const AiCoreConfig& cfg, const PoolShape& s) {
   if (pool_global_batch(cfg, s)) return global_pool_batched(cfg, s);
   if (s.global()) return global_pool(cfg, s);
-  const std::uint32_t bo = pool_band_rows(cfg, s), bands = (s.ho() + bo - 1) / bo;
-  const std::uint64_t ub_out = band_in_bytes(s, bo), wp = padded_w(s);
-  const bool padded = s.pad_t || s.pad_b || s.pad_l || s.pad_r;
+  BandPlan p{};
+  p.bo = pool_band_rows(cfg, s), p.bands = (s.ho() + p.bo - 1) / p.bo;
+  p.ub_out = band_in_bytes(s, p.bo), p.wp = padded_w(s), p.buffer = cfg.size[kUB] / 2;
+  p.padded = s.pad_t || s.pad_b || s.pad_l || s.pad_r;
+  const bool two = pool_buffers(cfg, s) == 2;
   const std::uint16_t pad_value = s.mode == "max" ? 0xFC00 : 0;  // -inf: never the maximum; 0 adds nothing
   KernelBuilder k;
-  Reg arg = k.reg(), X = k.reg(), Y = k.reg();
+  Reg arg = k.reg();
+  BandRegs r{k.reg(),
+             k.reg(),
+             k.reg(),
+             k.reg(),
+             k.reg(),
+             k.reg(),
+             k.reg(),
+             k.reg(),
+             k.reg(),
+             k.reg(),
+             k.Const(num::to_f16(1.0 / (s.kh * s.kw))),
+             k.Const(pad_value)};
   k.GetSpr(arg, Spr::ArgBase);
-  k.LoadGm(X, arg, 0);
-  k.LoadGm(Y, arg, 8);
-  Reg u = k.reg(), dim = k.reg(), nunits = k.Const(std::int64_t(s.c1()) * bands), g = k.reg(), band = k.reg(),
-      gm = k.reg(), tmp = k.reg(), ub = k.reg(), d = k.reg(), src = k.reg(), n = k.reg(),
-      sc = k.Const(num::to_f16(1.0 / (s.kh * s.kw))), pv = k.Const(pad_value);
+  k.LoadGm(r.X, arg, 0);
+  k.LoadGm(r.Y, arg, 8);
+  Reg u = k.reg(), dim = k.reg(), step = k.reg(), next = k.reg(), nunits = k.Const(std::int64_t(s.c1()) * p.bands);
   k.GetSpr(u, Spr::BlockId);
   k.GetSpr(dim, Spr::BlockDim);
-  k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);  // the UB is free
-  // Unit u: channel group u / bands, band u % bands. Each band's code is its own (its rows and
-  // padding are constants); the unit branches to it.
-  k.RoundRobin(u, nunits, dim, [&] {
-    k.Li(tmp, bands);
-    k.Op("divu", g, u, tmp);
-    k.Op("rem", band, u, tmp);
-    Label done = k.NewLabel();
-    for (std::uint32_t b = 0; b < bands; ++b) {
-      Label next = k.NewLabel();
-      k.Li(tmp, b);
-      k.Branch("bne", band, tmp, next);
-      const std::uint32_t oh0 = b * bo, rows_out = std::min(bo, s.ho() - oh0);
-      // Padded input rows [a, a + rows_in) hold the input rows [top, bot).
-      const std::int64_t a = std::int64_t(oh0) * s.stride_h, rows_in = std::int64_t(band_rows_in(s, rows_out));
-      const std::int64_t top = std::max<std::int64_t>(a - s.pad_t, 0),
-                         bot = std::min<std::int64_t>(a + rows_in - s.pad_t, s.h);
-      k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
-      if (padded) {  // the band's padding: the pad value, then the input rows copied in
-        pad_fill(k, s, std::uint64_t(top + s.pad_t - a), std::uint64_t(bot + s.pad_t - a), std::uint64_t(rows_in), d, n,
-                 pv);
-        k.SetFlag(Pipe::V, Pipe::MTE2, 1);
-        k.WaitFlag(Pipe::V, Pipe::MTE2, 1);
-      }
-      k.Li(tmp, std::int64_t(s.h) * s.w * 32);
-      k.Mul(gm, g, tmp);
-      k.Li(tmp, top * s.w * 32);
-      k.Add(gm, gm, tmp);
-      k.Add(gm, gm, X);
-      k.Li(ub, std::int64_t(((top + s.pad_t - a) * std::int64_t(wp) + s.pad_l) * 32));
-      k.DataCopy(Pos::UB, ub, Pos::GM, gm, DataCopyCfg{std::uint32_t(bot - top), s.w, 0, s.pad_l + s.pad_r});
-      k.SetFlag(Pipe::MTE2, Pipe::V, 0);
-      k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
-      band_vector(k, s, rows_out, ub_out, d, src, n, sc);
-      k.SetFlag(Pipe::V, Pipe::MTE3, 0);
-      k.WaitFlag(Pipe::V, Pipe::MTE3, 0);
-      k.Li(tmp, std::int64_t(s.ho()) * s.wo() * 32);
-      k.Mul(gm, g, tmp);
-      k.Li(tmp, std::int64_t(oh0) * s.wo() * 32);
-      k.Add(gm, gm, tmp);
-      k.Add(gm, gm, Y);
-      k.Li(ub, std::int64_t(ub_out));
-      k.DataCopy(Pos::GM, gm, Pos::UB, ub, DataCopyCfg{1, rows_out * s.wo(), 0, 0});
-      k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);
-      k.Jump(done);
-      k.Bind(next);
+  if (two) k.Add(step, dim, dim);
+  for (int buf = 0; buf < (two ? 2 : 1); ++buf) k.SetFlag(Pipe::MTE3, Pipe::V, buf);  // the outputs are free
+  auto in = [&](Reg unit, int buf) { for_band(k, p, r, unit, [&](std::uint32_t b) { band_in(k, s, p, r, b, buf); }); };
+  auto out = [&](Reg unit, int buf) {
+    for_band(k, p, r, unit, [&](std::uint32_t b) { band_out(k, s, p, r, b, buf); });
+  };
+  auto if_unit = [&](Reg unit, auto body) {
+    Label none = k.NewLabel();
+    k.Branch("bgeu", unit, nunits, none);
+    body();
+    k.Bind(none);
+  };
+  if_unit(u, [&] { in(u, 0); });
+  k.RoundRobin(u, nunits, two ? step : dim, [&] {  // u is in buffer 0 (or on its way)
+    k.Add(next, u, dim);
+    if (two) {
+      if_unit(next, [&] { in(next, 1); });
+      out(u, 0);
+      k.Add(next, u, step);
+      if_unit(next, [&] { in(next, 0); });
+      k.Add(next, u, dim);
+      if_unit(next, [&] { out(next, 1); });
+    } else {
+      out(u, 0);
+      if_unit(next, [&] { in(next, 0); });
     }
-    k.Bind(done);
   });
-  k.WaitFlag(Pipe::MTE3, Pipe::MTE2, 0);
+  for (int buf = 0; buf < (two ? 2 : 1); ++buf) k.WaitFlag(Pipe::MTE3, Pipe::V, buf);
   k.End();
   return k.Build();
 }
