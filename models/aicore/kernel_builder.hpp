@@ -97,6 +97,36 @@ class KernelBuilder {
     for (int b = 0; b < 2; ++b) WaitFlag(Pipe::MTE3, Pipe::MTE2, b);
   }
 
+  // Work shared out by block id, each item copied in (in(item, buf)), then worked on and copied
+  // out (out(item, buf)), on `buffers` UB buffers (1 or 2; the flags between in and out are the
+  // caller's). With two, a core's items alternate between them and the next item's in is issued
+  // before this one's out: the scalar unit issues in order into pipe queues, so a copy in issued
+  // after an item's work would wait for that work to be queued, not overlap it. With one, each
+  // item's in follows the out before it. `dim`, `step`, `next`: scratch.
+  template <typename In, typename Out>
+  void RoundRobinPipelined(int buffers, Reg item, Reg end, Reg dim, Reg step, Reg next, In in, Out out) {
+    GetSpr(item, Spr::BlockId);
+    GetSpr(dim, Spr::BlockDim);
+    Add(step, dim, dim);
+    auto if_item = [&](Reg i, auto body) {
+      Label none = NewLabel();
+      Branch("bgeu", i, end, none);
+      body();
+      Bind(none);
+    };
+    if_item(item, [&] { in(item, 0); });
+    RoundRobin(item, end, buffers == 2 ? step : dim, [&] {  // item is in buffer 0 (or on its way)
+      Add(next, item, dim);
+      if (buffers == 2) if_item(next, [&] { in(next, 1); });
+      out(item, 0);
+      if (buffers == 2) Add(next, item, step);
+      if_item(next, [&] { in(next, 0); });
+      if (buffers != 2) return;
+      Add(next, item, dim);
+      if_item(next, [&] { out(next, 1); });
+    });
+  }
+
   // --- vendor primitives ----------------------------------------------------------------------
   void DataCopy(Pos dst, Reg dst_addr, Pos src, Reg src_addr, const DataCopyCfg& p);
   void Nd2Nz(DType t, Reg dst_l1, Reg src_gm, const Nd2NzCfg& p, Reg pad = zero());

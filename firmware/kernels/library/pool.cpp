@@ -417,9 +417,8 @@ void batch_sums(KernelBuilder& k, const PoolShape& s, std::uint32_t g, std::uint
   k.SetFlag(Pipe::MTE3, Pipe::V, buf);
 }
 
-// A core's units u, u + dim, ... alternate between the two buffers, each copied in while the
-// one before is summed: the next unit's copy is issued before this one's vector work, since the
-// scalar unit issues in order and would otherwise reach it only when that work is queued.
+// A core's units alternate between the two buffers, each copied in while the one before is
+// summed (KernelBuilder::RoundRobinPipelined).
 Image global_pool_batched(const AiCoreConfig& cfg, const PoolShape& s) {
   const std::uint32_t g = batch_groups(cfg, s);  // two buffers of it fit the UB
   const std::uint64_t one = batch_ub(std::uint64_t(s.h) * s.w, g).bytes;
@@ -433,26 +432,10 @@ Image global_pool_batched(const AiCoreConfig& cfg, const PoolShape& s) {
   k.LoadGm(r.x, arg, 0);
   k.LoadGm(r.y, arg, 8);
   Reg u = k.reg(), dim = k.reg(), step = k.reg(), next = k.reg(), units = k.Const(s.c1() / g);
-  k.GetSpr(u, Spr::BlockId);
-  k.GetSpr(dim, Spr::BlockDim);
-  k.Add(step, dim, dim);
   for (int buf = 0; buf < 2; ++buf) k.SetFlag(Pipe::V, Pipe::MTE2, buf), k.SetFlag(Pipe::MTE3, Pipe::V, buf);
-  auto if_unit = [&](Reg unit, auto body) {
-    Label none = k.NewLabel();
-    k.Branch("bgeu", unit, units, none);
-    body();
-    k.Bind(none);
-  };
-  if_unit(u, [&] { batch_in(k, s, g, 0, u, 0, r); });
-  k.RoundRobin(u, units, step, [&] {  // u is in buffer 0 (or on its way)
-    k.Add(next, u, dim);
-    if_unit(next, [&] { batch_in(k, s, g, one, next, 1, r); });
-    batch_sums(k, s, g, 0, u, 0, r);
-    k.Add(next, u, step);
-    if_unit(next, [&] { batch_in(k, s, g, 0, next, 0, r); });
-    k.Add(next, u, dim);
-    if_unit(next, [&] { batch_sums(k, s, g, one, next, 1, r); });
-  });
+  k.RoundRobinPipelined(
+      2, u, units, dim, step, next, [&](Reg unit, int buf) { batch_in(k, s, g, buf ? one : 0, unit, buf, r); },
+      [&](Reg unit, int buf) { batch_sums(k, s, g, buf ? one : 0, unit, buf, r); });
   for (int buf = 0; buf < 2; ++buf) k.WaitFlag(Pipe::V, Pipe::MTE2, buf), k.WaitFlag(Pipe::MTE3, Pipe::V, buf);
   k.End();
   return k.Build();
@@ -562,10 +545,7 @@ void band_out(KernelBuilder& k, const PoolShape& s, const BandPlan& p, const Ban
 
 }  // namespace
 
-// Units go round-robin to blocks. With two buffers a core's units alternate between them, the
-// next unit's copy in issued before this one's vector work (the scalar unit issues in order:
-// else it would reach the copy only once that work is queued); with one, each unit's copy in
-// follows the vector work before it.
+// Units go round-robin to blocks, on one or two buffers (KernelBuilder::RoundRobinPipelined).
 Image pool_kernel(const AiCoreConfig& cfg, const PoolShape& s) {
   if (pool_global_batch(cfg, s)) return global_pool_batched(cfg, s);
   if (s.global()) return global_pool(cfg, s);
@@ -593,35 +573,11 @@ Image pool_kernel(const AiCoreConfig& cfg, const PoolShape& s) {
   k.LoadGm(r.X, arg, 0);
   k.LoadGm(r.Y, arg, 8);
   Reg u = k.reg(), dim = k.reg(), step = k.reg(), next = k.reg(), nunits = k.Const(std::int64_t(s.c1()) * p.bands);
-  k.GetSpr(u, Spr::BlockId);
-  k.GetSpr(dim, Spr::BlockDim);
-  if (two) k.Add(step, dim, dim);
   for (int buf = 0; buf < (two ? 2 : 1); ++buf) k.SetFlag(Pipe::MTE3, Pipe::V, buf);  // the outputs are free
-  auto in = [&](Reg unit, int buf) { for_band(k, p, r, unit, [&](std::uint32_t b) { band_in(k, s, p, r, b, buf); }); };
-  auto out = [&](Reg unit, int buf) {
-    for_band(k, p, r, unit, [&](std::uint32_t b) { band_out(k, s, p, r, b, buf); });
-  };
-  auto if_unit = [&](Reg unit, auto body) {
-    Label none = k.NewLabel();
-    k.Branch("bgeu", unit, nunits, none);
-    body();
-    k.Bind(none);
-  };
-  if_unit(u, [&] { in(u, 0); });
-  k.RoundRobin(u, nunits, two ? step : dim, [&] {  // u is in buffer 0 (or on its way)
-    k.Add(next, u, dim);
-    if (two) {
-      if_unit(next, [&] { in(next, 1); });
-      out(u, 0);
-      k.Add(next, u, step);
-      if_unit(next, [&] { in(next, 0); });
-      k.Add(next, u, dim);
-      if_unit(next, [&] { out(next, 1); });
-    } else {
-      out(u, 0);
-      if_unit(next, [&] { in(next, 0); });
-    }
-  });
+  k.RoundRobinPipelined(
+      two ? 2 : 1, u, nunits, dim, step, next,
+      [&](Reg unit, int buf) { for_band(k, p, r, unit, [&](std::uint32_t b) { band_in(k, s, p, r, b, buf); }); },
+      [&](Reg unit, int buf) { for_band(k, p, r, unit, [&](std::uint32_t b) { band_out(k, s, p, r, b, buf); }); });
   for (int buf = 0; buf < (two ? 2 : 1); ++buf) k.WaitFlag(Pipe::MTE3, Pipe::V, buf);
   k.End();
   return k.Build();
