@@ -160,7 +160,8 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "set", po::value(&sets)->composing(), "override a key: dotted.key=value (repeatable)")(
       "out", po::value(&out), "output directory (default out/<scenario name>)")(
       "save-tensors", po::value<std::string>(),
-      "after the run, write every kernel's tensors into DIR as KERNEL.TENSOR.npy")("timing-only", "move no data")(
+      "after the run, write every kernel's tensors into DIR as KERNEL.TENSOR.npy")(
+      "timing-only", "move no data (an ONNX model compiles without the host reference's values: nothing is checked)")(
       "no-trace", "do not write trace.json")("check", po::value<std::vector<std::string>>()->composing(),
                                              "add a check: metric>=value or metric<=value (repeatable)")(
       "quiet", "print only errors")("origins", "config: show where each value came from")(
