@@ -2,7 +2,6 @@
 #include "pool.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include "aicore/kernel_builder.hpp"
@@ -454,8 +453,9 @@ std::uint32_t pool_global_batch(const AiCoreConfig& cfg, const PoolShape& s) {
   const std::uint64_t hw = std::uint64_t(s.h) * s.w;
   if (!s.global() || hw > 255) return 0;
   const std::uint32_t g = batch_groups(cfg, s);
-  const double slices = double((hw + 3) / 4), halvings = std::log2(double(pow2_at_least(std::uint32_t(hw))));
-  const double batched = (2 * slices + 5) * (8 + g) / g, single = 2 * slices + 8 * halvings + 88;
+  const std::uint64_t slices = (hw + 3) / 4;  // of 4 positions, the last one short
+  const int halvings = __builtin_ctz(pow2_at_least(std::uint32_t(hw)));
+  const double batched = (2.0 * double(slices) + 5) * (8 + g) / g, single = 2.0 * double(slices) + 8 * halvings + 88;
   return batched < 0.7 * single ? g : 0;
 }
 
