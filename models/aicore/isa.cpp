@@ -246,15 +246,29 @@ Instr decode(std::uint64_t w) {
 
 // --- configuration words ----------------------------------------------------------------------
 
+// A field's value in its n bits; one that does not fit is an Error naming it, not a value
+// silently cut (a pool row of 2048 positions once asked for 262 repeats and got 6).
+std::uint64_t fitted(std::uint64_t v, unsigned lo, unsigned n, const char* word, const char* name) {
+  if (v >> n)
+    throw Error(std::string(word) + " " + name + " " + std::to_string(v) + " does not fit its " + std::to_string(n) +
+                " bits (at most " + std::to_string((1ull << n) - 1) + ")");
+  return bits(v, lo, n);
+}
+
 std::uint64_t DataCopyCfg::pack() const {
-  return bits(block_count, 0, 12) | bits(block_len, 12, 16) | bits(src_gap, 28, 16) | bits(dst_gap, 44, 16);
+  const char* w = "DataCopyCfg";
+  return fitted(block_count, 0, 12, w, "block_count") | fitted(block_len, 12, 16, w, "block_len") |
+         fitted(src_gap, 28, 16, w, "src_gap") | fitted(dst_gap, 44, 16, w, "dst_gap");
 }
 DataCopyCfg DataCopyCfg::unpack(std::uint64_t w) {
   return DataCopyCfg{field(w, 0, 12), field(w, 12, 16), field(w, 28, 16), field(w, 44, 16)};
 }
 std::uint64_t VecCfg::pack() const {
-  return bits(repeat, 0, 8) | bits(dst_blk, 8, 8) | bits(src0_blk, 16, 8) | bits(src1_blk, 24, 8) |
-         bits(dst_rep, 32, 8) | bits(src0_rep, 40, 8) | bits(src1_rep, 48, 8);
+  const char* w = "VecCfg";
+  return fitted(repeat, 0, 8, w, "repeat") | fitted(dst_blk, 8, 8, w, "dst_blk") |
+         fitted(src0_blk, 16, 8, w, "src0_blk") | fitted(src1_blk, 24, 8, w, "src1_blk") |
+         fitted(dst_rep, 32, 8, w, "dst_rep") | fitted(src0_rep, 40, 8, w, "src0_rep") |
+         fitted(src1_rep, 48, 8, w, "src1_rep");
 }
 VecCfg VecCfg::unpack(std::uint64_t w) {
   return VecCfg{field(w, 0, 8),  field(w, 8, 8),  field(w, 16, 8), field(w, 24, 8),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "assembler.hpp"
+#include "common/error.hpp"
 #include "isa.hpp"
 
 namespace dvp::aicore {
@@ -105,9 +106,10 @@ class KernelBuilder {
   // item's in follows the out before it. `dim`, `step`, `next`: scratch.
   template <typename In, typename Out>
   void RoundRobinPipelined(int buffers, Reg item, Reg end, Reg dim, Reg step, Reg next, In in, Out out) {
+    if (buffers != 1 && buffers != 2) throw Error("RoundRobinPipelined: 1 or 2 buffers");
     GetSpr(item, Spr::BlockId);
     GetSpr(dim, Spr::BlockDim);
-    Add(step, dim, dim);
+    if (buffers == 2) Add(step, dim, dim);
     auto if_item = [&](Reg i, auto body) {
       Label none = NewLabel();
       Branch("bgeu", i, end, none);

@@ -51,9 +51,8 @@ void check_pool(const PoolShape& s) {
 
 std::uint64_t padded_w(const PoolShape& s) { return std::uint64_t(s.w) + s.pad_l + s.pad_r; }
 std::uint64_t band_rows_in(const PoolShape& s, std::uint64_t bo) { return (bo - 1) * s.stride_h + s.span_h(); }
-// UB bytes of a band of `bo` output rows: its padded input rows, rounded up to whole 256-byte
-// repeats (the pad fill writes whole repeats: it must not reach the output rows, which MTE3
-// may still be copying out), then its output rows.
+// UB bytes of a band of `bo` output rows: its padded input rows, rounded up to 256 bytes (the
+// output rows start on a repeat's boundary), then its output rows.
 std::uint64_t band_in_bytes(const PoolShape& s, std::uint64_t bo) {
   return (band_rows_in(s, bo) * padded_w(s) * 32 + 255) / 256 * 256;
 }
@@ -62,7 +61,7 @@ std::uint64_t band_ub(const PoolShape& s, std::uint64_t bo) { return band_in_byt
 // A band's vector work by columns of 8 output positions, each instruction a repeat per output
 // row (band_vector_columns), where that takes fewer instructions, each with its startup, than a
 // row at a time: a band of more rows than the map has columns of 8 positions (ResNet's 3 x 3 s2
-// max pool: 7 columns, bands of 15 rows), whose rows' strides fit a repeat stride (wo output
+// max pool: 7 columns, bands of 14 rows), whose rows' strides fit a repeat stride (wo output
 // blocks, stride_h x the padded width input blocks: at most 255).
 bool by_columns(const PoolShape& s, std::uint32_t bo) {
   const std::uint32_t columns = (s.wo() + 7) / 8, parts = (s.wo() / 8 ? 1 : 0) + (s.wo() % 8 ? 1 : 0);
@@ -155,14 +154,13 @@ void pad_fill(KernelBuilder& k, const PoolShape& s, std::uint64_t base, std::uin
 void band_vector(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::uint64_t base, std::uint64_t ub_out,
                  Reg d, Reg src, Reg n, Reg sc) {
   if (by_columns(s, bo)) return band_vector_columns(k, s, bo, base, ub_out, d, src, n, sc);
-  const std::uint32_t full = s.wo() / 8, tail = s.wo() % 8;
   const std::uint64_t wp = padded_w(s);
   for (std::uint32_t oh = 0; oh < bo; ++oh)
-    for (int part = 0; part < 2; ++part) {  // `full` repeats of 8 positions, then a masked one
-      const std::uint32_t reps = part == 0 ? full : (tail ? 1 : 0);
-      if (!reps) continue;
-      const std::uint32_t first_wo = part == 0 ? 0 : full * 8;
-      k.Li(n, part == 0 ? 128 : std::int64_t(tail) * 16);
+    // Repeats of 8 positions (at most 255 an instruction), then a masked one for the rest.
+    for (std::uint32_t first_wo = 0, left = s.wo(); left; left = s.wo() - first_wo) {
+      const bool masked = left < 8;
+      const std::uint32_t reps = masked ? 1 : std::min(left / 8, 255u);
+      k.Li(n, masked ? std::int64_t(left) * 16 : 128);
       k.SetMaskCount(n);
       const VecCfg cfg_w{reps, 1, 1, s.stride_w, 8, 8, 8 * s.stride_w};
       k.Li(d, std::int64_t(ub_out + (std::uint64_t(oh) * s.wo() + first_wo) * 32));
@@ -179,6 +177,7 @@ void band_vector(KernelBuilder& k, const PoolShape& s, std::uint32_t bo, std::ui
             k.Vector(s.mode == "max" ? "max" : "add", DType::F16, {d, d, src}, cfg_w);
         }
       if (s.mode == "avg") k.Vector("muls", DType::F16, {d, d, sc}, VecCfg{reps, 1, 1, 1, 8, 8, 8});
+      first_wo += masked ? left : reps * 8;
     }
 }
 

@@ -5,10 +5,10 @@
 // the window is a loop of vmax (or vadd, then a scale) over the kh x kw offsets (dil_h, dil_w
 // apart in a dilated window). The work is
 // cut into units of one channel group and one band of output rows, sized so that the band's
-// padded input rows and its output fit the UB; units go round-robin to blocks. Padding is made
-// in the UB: the band is filled with the pad value (-inf for max, 0 for avg) and the input
-// rows copied into it; an average divides by the whole window, padding included
-// (count_include_pad). A global average sums in f32 (pool.cpp: global_pool_batched, global_pool).
+// padded input rows and its output fit the UB (half of it: two buffers, where one row fits);
+// units go round-robin to blocks. Padding is made in the UB: the band's padding gets the pad
+// value (-inf for max, 0 for avg) and the input rows are copied beside it; an average divides by
+// the whole window, padding included (count_include_pad). A global average sums in f32 (pool.cpp: global_pool_batched, global_pool).
 #pragma once
 #include <cstdint>
 #include <string>
