@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "common/error.hpp"
@@ -236,7 +237,13 @@ void each_of(std::int64_t units, std::uint64_t work, const std::function<void(st
     for (std::int64_t u = first; u < units; u += threads) f(u);
   };
   std::vector<std::thread> helpers;
-  for (std::int64_t t = 1; t < threads; ++t) helpers.emplace_back(run, t);
+  try {
+    for (std::int64_t t = 1; t < threads; ++t) helpers.emplace_back(run, t);
+  } catch (const std::system_error&) {  // no thread to be had: all of it here, the same values
+    for (std::thread& h : helpers) h.join();
+    for (std::int64_t u = 0; u < units; ++u) f(u);
+    return;
+  }
   run(0);
   for (std::thread& h : helpers) h.join();
 }
