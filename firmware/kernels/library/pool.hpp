@@ -8,7 +8,8 @@
 // padded input rows and its output fit the UB (half of it: two buffers, where one row fits);
 // units go round-robin to blocks. Padding is made in the UB: the band's padding gets the pad
 // value (-inf for max, 0 for avg) and the input rows are copied beside it; an average divides by
-// the whole window, padding included (count_include_pad). A global average sums in f32 (pool.cpp: global_pool_batched, global_pool).
+// the whole window, padding included (count_include_pad). A global average sums in f32
+// (pool.cpp: global_pool_batched, global_pool).
 #pragma once
 #include <cstdint>
 #include <string>
