@@ -2,7 +2,6 @@
 #include "pool.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "aicore/kernel_builder.hpp"
 #include "aicore/numeric.hpp"
@@ -277,9 +276,7 @@ Image global_pool(const AiCoreConfig& cfg, const PoolShape& s) {
     throw Error("pool: a global average's chunk of " + std::to_string(kGlobalChunk) + " positions (" +
                 std::to_string(out_at + 32) + " B with its f32 sums) does not fit the UB (" +
                 std::to_string(cfg.size[kUB]) + " B)");
-  float inv = float(1.0 / double(hw));
-  std::uint32_t inv_bits;
-  std::memcpy(&inv_bits, &inv, 4);
+  const std::uint32_t inv_bits = num::to_f32(1.0 / double(hw));  // 1 / (h x w) in f32
   KernelBuilder k;
   Reg arg = k.reg(), X = k.reg(), Y = k.reg();
   k.GetSpr(arg, Spr::ArgBase);
@@ -420,9 +417,7 @@ void batch_sums(KernelBuilder& k, const PoolShape& s, std::uint32_t g, std::uint
 Image global_pool_batched(const AiCoreConfig& cfg, const PoolShape& s) {
   const std::uint32_t g = batch_groups(cfg, s);  // two buffers of it fit the UB
   const std::uint64_t one = batch_ub(std::uint64_t(s.h) * s.w, g).bytes;
-  float inv = float(1.0 / (double(s.h) * s.w));
-  std::uint32_t inv_bits;
-  std::memcpy(&inv_bits, &inv, 4);
+  const std::uint32_t inv_bits = num::to_f32(1.0 / (double(s.h) * s.w));
   KernelBuilder k;
   Reg arg = k.reg();
   BatchRegs r{k.reg(), k.reg(), k.reg(), k.reg(), k.reg(), k.reg(), k.reg(), k.reg(), k.reg(), k.Const(inv_bits)};
