@@ -445,7 +445,9 @@ class GemmBuilder {
   void group_planes(Reg out, Reg base);
   void col_start(Reg out, std::int64_t unit);
   void valid_cols(Reg out);
-  void load(int b, bool tail);
+  void load(int b, bool tail, bool next = false);
+  void load_b(int b, bool tail);
+  void held_column();
   void edge_configs();
   DataCopyCfg fractal_b(std::uint32_t frows, std::uint32_t rows) const;
   void fractal_b_cfg(Reg out, std::uint32_t frows);
@@ -505,6 +507,11 @@ class GemmBuilder {
   ConvL1 fm;  // a conv's feature map in L1: whole, or two band slots at 0 and fm.area
   bool banded = false;
   bool grouped = false;  // a conv of several extended groups: each tile's input channels differ
+  // A conv whose chunks all fit L1's buffers at once (chunk c in buffer c): B stays there from
+  // one tile to the next of the same column, and the next tile's loads copy only when its
+  // column differs (b_held: that column in bits 31:0, and 1 in bit 32 when it differs from the
+  // previous tile's: one register, as a banded conv with edges and an epilogue uses all others).
+  bool b_resident = false;
   std::uint64_t l1a[8] = {}, l1b[8] = {}, l0a[2] = {}, l0b[2] = {};
   bool epi = false;    // the vector epilogue (bias, scale, residual, ReLU6) instead of FixPipe to GM
   bool rows = false;   // it reads per-column rows (bias, scale)
@@ -543,7 +550,8 @@ class GemmBuilder {
   // Banded conv: the band slot the load side fills next and the one the compute side reads
   // (0 or 1), that slot's L1 address, and two more temporaries for the band's arithmetic.
   Reg ld_par, par, band_l1, bt0, bt1;
-  Reg lc;  // with two L0C buffers: this tile's
+  Reg lc;      // with two L0C buffers: this tile's
+  Reg b_held;  // b_resident: the load side's column, and whether it changed (bit 32)
   // With two UB slots, one L0C part a tile (a conv's) and two L0C buffers, the slots alternate
   // from tile to tile as the L0C buffers do, so one tile's epilogue (vector, MTE3, the next
   // residual's MTE2) overlaps the next tile's work: lc (0 or l0c_tile) tells the tile's slot.
@@ -621,6 +629,7 @@ void GemmBuilder::plan_l1() {
   while (nb > 2 && l1_need(nb) > cfg_.size[kL1]) nb -= 2;
   if (l1_need(nb) > cfg_.size[kL1]) throw Error("gemm: two chunks of A and B do not fit L1");  // the tiling saw to it
   group = std::uint32_t(nb / 2);
+  b_resident = conv && chunks <= std::uint32_t(nb);
   const std::uint64_t b_at = conv ? (banded ? 2 * fm.area : fm.area) : nb * a_bytes;
   for (int b = 0; b < nb; ++b) {
     l1a[b] = std::uint64_t(b) * a_bytes;
@@ -653,15 +662,20 @@ Image GemmBuilder::build() {
   src = k.reg();
   // window is made just before each load3d, from which src is free.
   row = k.reg(), col = k.reg(), count = k.reg(), kstart = k.reg(), window = src, wbase = k.reg();
-  if (edge_m || edge_n) {
-    if (!conv) a_cfg = k.reg(), a_tail = k.reg();
-    b_cfg = k.reg(), b_tail = k.reg();
+  // A's words vary only with its rows (edge_m), B's only with its columns (edge_n).
+  if (edge_m && !conv) a_cfg = k.reg(), a_tail = k.reg();
+  if (edge_n) b_cfg = k.reg(), b_tail = k.reg();
+  if (edge_m || edge_n)
     for (int h = 0; h < parts; ++h) out_cfg[h] = k.reg();
-  }
   // arg is free once the arguments are read.
   if (l0c_bufs == 2) lc = k.Const(0);
   if (banded) ld_par = k.Const(0), par = k.Const(0), band_l1 = k.reg(), bt0 = arg, bt1 = k.reg();
   if (grouped && !banded) band_l1 = k.reg();  // the tile's extended group's planes in L1
+  // A shape that leaves no register loads its B tile by tile, as before.
+  if (b_resident && k.free_regs() > 0)
+    b_held = k.reg();
+  else
+    b_resident = false;
   if (conv)
     filter =
         Load3dCfg{conv->kh, conv->kw, conv->stride_h, conv->stride_w, conv->dil_h, conv->dil_w, conv->c1e() * conv->c0};
@@ -672,6 +686,7 @@ Image GemmBuilder::build() {
   Label no_tiles = k.NewLabel();
   k.Branch("bgeu", tile, ntiles, no_tiles);
   load_pointers(tile);
+  if (b_resident) k.Add(b_held, col, zero);
   if (banded) load_band(tile);
   for (std::uint32_t c = 0; c < std::min<std::uint32_t>(nb, chunks); ++c) load(int(c), c == chunks - 1);
   k.Bind(no_tiles);
@@ -978,16 +993,17 @@ void GemmBuilder::valid(Reg out, Reg index, std::uint32_t tile, std::uint32_t si
 }
 
 // Load side, with edges: the ND -> Nz words of this tile's chunks (and of its last, shorter
-// one), for the rows of A and the columns of B that exist; the rest of the tile is zeros.
+// one), for the rows of A (edge_m) and the columns of B (edge_n) that exist; the rest of the
+// tile is zeros. Without its edge, a side's words are the same for every tile: constants.
 void GemmBuilder::edge_configs() {
-  if (!edge_m && !edge_n) return;
-  if (!conv) {
+  if (edge_m && !conv) {
     valid(dst, row, t.mt, s.m);
     k.Li(tmp, std::int64_t(Nd2NzCfg{0, t.kt, s.k, t.mt}.pack()));
     k.Op("or", a_cfg, tmp, dst);
     k.Li(tmp, std::int64_t(Nd2NzCfg{0, k_tail, s.k, t.mt}.pack()));
     k.Op("or", a_tail, tmp, dst);
   }
+  if (!edge_n) return;
   valid_cols(dst);
   if (s.b_fractal) {
     fractal_b_cfg(b_cfg, t.kt / k0);
@@ -1019,24 +1035,50 @@ void GemmBuilder::fractal_b_cfg(Reg out, std::uint32_t frows) {
   }
 }
 
-// MTE2: the next chunk of the load side into L1 buffer b (`tail`: the last, of k_tail columns).
-void GemmBuilder::load(int b, bool tail) {
+// MTE2: the next chunk of the load side into L1 buffer b (`tail`: the last, of k_tail columns;
+// `next`: the next tile's, whose B a b_resident conv keeps when its column is this tile's).
+void GemmBuilder::load(int b, bool tail, bool next) {
   const std::uint32_t kc = tail ? k_tail : t.kt;
   k.WaitFlag(Pipe::MTE1, Pipe::MTE2, b);
   if (!conv) {
     k.Li(dst, std::int64_t(l1a[b]));
-    if (edge_m || edge_n)
+    if (edge_m)
       k.Nd2Nz(in, dst, a_ptr, tail ? a_tail : a_cfg);
     else
       k.Nd2Nz(in, dst, a_ptr, Nd2NzCfg{t.mt, kc, s.k, t.mt});
     k.Addi(a_ptr, a_ptr, std::int32_t(t.kt * eb));
   }
+  if (b_resident && next) {  // the flags still pass, so the buffer's hand-over is unchanged
+    Label kept = k.NewLabel();
+    k.OpI("shri", tmp, b_held, 32);
+    k.Branch("beq", tmp, zero, kept);
+    load_b(b, tail);
+    k.Bind(kept);
+  } else {
+    load_b(b, tail);
+  }
+  k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
+}
+
+// Load side, b_resident: b_held = col, with bit 32 set when col is not the column held before.
+void GemmBuilder::held_column() {
+  k.OpI("shli", tmp, b_held, 32);
+  k.OpI("shri", tmp, tmp, 32);
+  k.Op("xor", tmp, tmp, col);
+  k.Op("sltu", tmp, zero, tmp);
+  k.OpI("shli", tmp, tmp, 32);
+  k.Op("or", b_held, col, tmp);
+}
+
+// MTE2: chunk b of B (of the load side's column) into L1, and b_ptr to the next chunk.
+void GemmBuilder::load_b(int b, bool tail) {
+  const std::uint32_t kc = tail ? k_tail : t.kt;
   k.Li(dst, std::int64_t(l1b[b]));
-  if (s.b_fractal && (edge_m || edge_n))  // kc in whole fractal rows (zeros past k), each of nt rows
+  if (s.b_fractal && edge_n)  // kc in whole fractal rows (zeros past k), each of nt rows
     k.DataCopy(Pos::L1, dst, Pos::GM, b_ptr, tail ? b_tail : b_cfg);
   else if (s.b_fractal)
     k.DataCopy(Pos::L1, dst, Pos::GM, b_ptr, fractal_b((tail ? k_tail_f : t.kt) / k0, t.nt));
-  else if (edge_m || edge_n)
+  else if (edge_n)
     k.Nd2Nz(in, dst, b_ptr, tail ? b_tail : b_cfg);
   else if (s.b_transposed)  // B^T chunk: nt rows of n, kt columns of k
     k.Nd2Nz(in, dst, b_ptr, Nd2NzCfg{t.nt, kc, s.k, t.nt});
@@ -1048,7 +1090,6 @@ void GemmBuilder::load(int b, bool tail) {
     k.Li(tmp, s.b_fractal ? std::int64_t(t.kt / k0) * n16 * 32 : std::int64_t(t.kt) * s.n * eb);
     k.Add(b_ptr, b_ptr, tmp);
   }
-  k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
 }
 
 // The vector epilogue of L0C part h (at l0c_addr), on UB slot h % nu (alt_slots: the tile's):
@@ -1436,6 +1477,7 @@ void GemmBuilder::emit(const Act& a) {
       k.Add(ld_tile, tile, dim);
       k.Branch("bgeu", ld_tile, ntiles, none);
       load_pointers(ld_tile);
+      if (b_resident) held_column();
       if (banded) load_band(ld_tile);
       k.Bind(none);
       break;
@@ -1443,7 +1485,7 @@ void GemmBuilder::emit(const Act& a) {
     case Act::NextLoad: {
       Label none = k.NewLabel();
       k.Branch("bgeu", ld_tile, ntiles, none);
-      load(a.buf, a.tail);
+      load(a.buf, a.tail, true);
       k.Bind(none);
       break;
     }
