@@ -164,7 +164,8 @@ BuiltKernel build_pool(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const std::uint64_t units = batch ? p.c1() / batch : std::uint64_t(p.c1()) * ((p.ho() + bo - 1) / bo);
   const std::string n = std::to_string(units) + " units";
   return {kernels::pool_kernel(core, p),
-          batch ? std::to_string(batch) + " channel groups (16 each) per unit, " + n
+          batch == 1  ? "one channel group (16) per unit, its map summed at once, " + n
+          : batch > 1 ? std::to_string(batch) + " channel groups (16 each) per unit, " + n
           : p.global()
               ? "one channel group (16) per unit, its map in chunks of " + std::to_string(kernels::kGlobalChunk) +
                     " positions, " + n
