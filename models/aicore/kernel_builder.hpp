@@ -31,7 +31,6 @@ class KernelBuilder {
   // --- registers and constants ---------------------------------------------------------------
   Reg reg();  // a free register (x1..x31); throws when none is left
   void release(Reg r);
-  int free_regs() const { return 32 - __builtin_popcount(used_); }  // registers reg() can still give
   static Reg zero() { return Reg{0}; }
   void Li(Reg d, std::int64_t v);  // li, or li + lih when it does not fit 32 bits
   Reg Const(std::int64_t v);       // a new register holding v

@@ -447,7 +447,6 @@ class GemmBuilder {
   void valid_cols(Reg out);
   void load(int b, bool tail, bool next = false);
   void load_b(int b, bool tail);
-  void held_column();
   void edge_configs();
   DataCopyCfg fractal_b(std::uint32_t frows, std::uint32_t rows) const;
   void fractal_b_cfg(Reg out, std::uint32_t frows);
@@ -509,8 +508,8 @@ class GemmBuilder {
   bool grouped = false;  // a conv of several extended groups: each tile's input channels differ
   // A conv whose chunks all fit L1's buffers at once (chunk c in buffer c): B stays there from
   // one tile to the next of the same column, and the next tile's loads copy only when its
-  // column differs (b_held: that column in bits 31:0, and 1 in bit 32 when it differs from the
-  // previous tile's: one register, as a banded conv with edges and an epilogue uses all others).
+  // column differs. Its tiles go row by row (group_m 1), so a core's next tile, dim tiles on,
+  // is in the same column exactly when dim is a multiple of tiles_n: the same for every tile.
   bool b_resident = false;
   std::uint64_t l1a[8] = {}, l1b[8] = {}, l0a[2] = {}, l0b[2] = {};
   bool epi = false;    // the vector epilogue (bias, scale, residual, ReLU6) instead of FixPipe to GM
@@ -550,8 +549,7 @@ class GemmBuilder {
   // Banded conv: the band slot the load side fills next and the one the compute side reads
   // (0 or 1), that slot's L1 address, and two more temporaries for the band's arithmetic.
   Reg ld_par, par, band_l1, bt0, bt1;
-  Reg lc;      // with two L0C buffers: this tile's
-  Reg b_held;  // b_resident: the load side's column, and whether it changed (bit 32)
+  Reg lc;  // with two L0C buffers: this tile's
   // With two UB slots, one L0C part a tile (a conv's) and two L0C buffers, the slots alternate
   // from tile to tile as the L0C buffers do, so one tile's epilogue (vector, MTE3, the next
   // residual's MTE2) overlaps the next tile's work: lc (0 or l0c_tile) tells the tile's slot.
@@ -629,7 +627,7 @@ void GemmBuilder::plan_l1() {
   while (nb > 2 && l1_need(nb) > cfg_.size[kL1]) nb -= 2;
   if (l1_need(nb) > cfg_.size[kL1]) throw Error("gemm: two chunks of A and B do not fit L1");  // the tiling saw to it
   group = std::uint32_t(nb / 2);
-  b_resident = conv && chunks <= std::uint32_t(nb);
+  b_resident = conv && chunks <= std::uint32_t(nb) && group_m == 1;
   const std::uint64_t b_at = conv ? (banded ? 2 * fm.area : fm.area) : nb * a_bytes;
   for (int b = 0; b < nb; ++b) {
     l1a[b] = std::uint64_t(b) * a_bytes;
@@ -671,11 +669,6 @@ Image GemmBuilder::build() {
   if (l0c_bufs == 2) lc = k.Const(0);
   if (banded) ld_par = k.Const(0), par = k.Const(0), band_l1 = k.reg(), bt0 = arg, bt1 = k.reg();
   if (grouped && !banded) band_l1 = k.reg();  // the tile's extended group's planes in L1
-  // A shape that leaves no register loads its B tile by tile, as before.
-  if (b_resident && k.free_regs() > 0)
-    b_held = k.reg();
-  else
-    b_resident = false;
   if (conv)
     filter =
         Load3dCfg{conv->kh, conv->kw, conv->stride_h, conv->stride_w, conv->dil_h, conv->dil_w, conv->c1e() * conv->c0};
@@ -686,7 +679,6 @@ Image GemmBuilder::build() {
   Label no_tiles = k.NewLabel();
   k.Branch("bgeu", tile, ntiles, no_tiles);
   load_pointers(tile);
-  if (b_resident) k.Add(b_held, col, zero);
   if (banded) load_band(tile);
   for (std::uint32_t c = 0; c < std::min<std::uint32_t>(nb, chunks); ++c) load(int(c), c == chunks - 1);
   k.Bind(no_tiles);
@@ -1050,7 +1042,8 @@ void GemmBuilder::load(int b, bool tail, bool next) {
   }
   if (b_resident && next) {  // the flags still pass, so the buffer's hand-over is unchanged
     Label kept = k.NewLabel();
-    k.OpI("shri", tmp, b_held, 32);
+    k.Li(tmp, tiles_n);
+    k.Op("rem", tmp, dim, tmp);
     k.Branch("beq", tmp, zero, kept);
     load_b(b, tail);
     k.Bind(kept);
@@ -1058,16 +1051,6 @@ void GemmBuilder::load(int b, bool tail, bool next) {
     load_b(b, tail);
   }
   k.SetFlag(Pipe::MTE2, Pipe::MTE1, b);
-}
-
-// Load side, b_resident: b_held = col, with bit 32 set when col is not the column held before.
-void GemmBuilder::held_column() {
-  k.OpI("shli", tmp, b_held, 32);
-  k.OpI("shri", tmp, tmp, 32);
-  k.Op("xor", tmp, tmp, col);
-  k.Op("sltu", tmp, zero, tmp);
-  k.OpI("shli", tmp, tmp, 32);
-  k.Op("or", b_held, col, tmp);
 }
 
 // MTE2: chunk b of B (of the load side's column) into L1, and b_ptr to the next chunk.
@@ -1477,7 +1460,6 @@ void GemmBuilder::emit(const Act& a) {
       k.Add(ld_tile, tile, dim);
       k.Branch("bgeu", ld_tile, ntiles, none);
       load_pointers(ld_tile);
-      if (b_resident) held_column();
       if (banded) load_band(ld_tile);
       k.Bind(none);
       break;
