@@ -16,7 +16,8 @@ if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/davinci-vp-targets.cmake" AND NOT TARGET da
   find_dependency(JPEG)  # DVPP's pixels: libjpeg-turbo and libpng
   find_dependency(PNG)
   # VAR:module+module...: DVPP's libswscale / libavcodec, and libavformat for its VDEC reference.
-  foreach(pkg SYSTEMC:systemc YAMLCPP:yaml-cpp OPENBLAS:openblas UNICORN:unicorn
+  include(${CMAKE_CURRENT_LIST_DIR}/openblas-serial.cmake)  # the cube's BLAS: OpenBLAS::serial
+  foreach(pkg SYSTEMC:systemc YAMLCPP:yaml-cpp UNICORN:unicorn
               SWSCALE:libswscale+libavcodec+libavutil AVFORMAT:libavformat+libavcodec+libavutil)
     string(REPLACE ":" ";" parts ${pkg})
     list(GET parts 0 var)

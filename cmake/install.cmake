@@ -36,6 +36,7 @@ install(FILES ${DVP_PLATFORM_HEADERS} ${CMAKE_SOURCE_DIR}/firmware/bsp/dvp_abi.h
         COMPONENT models)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/scenarios/presets/ DESTINATION share/davinci-vp/presets COMPONENT models)
 install(FILES ${CMAKE_SOURCE_DIR}/cmake/davinci-vp-config.cmake ${CMAKE_BINARY_DIR}/davinci-vp-config-version.cmake
+              ${CMAKE_SOURCE_DIR}/cmake/openblas-serial.cmake
         DESTINATION share/davinci-vp/cmake COMPONENT models)
 
 # The tools, and the firmware images scenarios name.

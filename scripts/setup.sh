@@ -13,7 +13,7 @@ PACKAGES="
   nlohmann-json3-dev
   libgtest-dev libgmock-dev
   libbenchmark-dev
-  libopenblas-dev
+  libopenblas-dev libopenblas-serial-dev
   libunicorn-dev
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
   python3 python3-numpy python3-pil python3-matplotlib

@@ -6,7 +6,8 @@
 #    AI Core, an L2 slice and a DRAM controller from find_package(davinci-vp) in its own sc_main,
 #    and runs it (a vector add, checked element by element);
 #  - runs the installed dvp on quickstart with no environment and no build tree on its paths:
-#    presets and firmware come from OUT/prefix/share/davinci-vp.
+#    presets and firmware come from OUT/prefix/share/davinci-vp;
+#  - checks that both load the serial OpenBLAS, not the threaded one the system picks by default.
 set -u
 cmake=$1; build=$2; src=$3; out=$4
 fail() { echo "FAIL: $*"; exit 1; }
@@ -19,5 +20,9 @@ printf 'name: outside\nplatform: {preset: ascend310}\n' > "$out/outside.yaml"
 env -u DVP_PRESETS -u DVP_FIRMWARE "$out/prefix/bin/dvp" run "$src/scenarios/quickstart.yaml" --quiet --out "$out/run" ||
   fail "the installed dvp could not run quickstart (exit $?)"
 grep -q "ok   kernel top5: 1280 elements within" "$out/run/summary.txt" || fail "quickstart's checks"
+# The cube's BLAS is the serial OpenBLAS (cmake/openblas-serial.cmake), installed or not.
+for b in "$out/prefix/bin/dvp" "$out/project/vadd_on_models"; do
+  ldd "$b" | grep -q "openblas-serial/libopenblas" || fail "$b does not load the serial OpenBLAS: $(ldd "$b" | grep blas)"
+done
 "$out/prefix/bin/dvp" --version
 echo "ok: an outside project ran a kernel on the installed models; the installed dvp ran quickstart"

@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: MIT
+# OpenBLAS::serial: Debian's single-threaded OpenBLAS (libopenblas-serial-dev). Its soname is the
+# same as the threaded build's, which the system's alternatives pick by default, so the binaries
+# carry its directory in their run path, in the build tree and installed.
+if(NOT TARGET OpenBLAS::serial)
+  set(_dvp_serial_dir /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-serial)
+  find_library(OPENBLAS_SERIAL_LIBRARY openblas PATHS ${_dvp_serial_dir} NO_DEFAULT_PATH)
+  find_path(OPENBLAS_SERIAL_INCLUDE_DIR cblas.h PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-serial
+            NO_DEFAULT_PATH)
+  if(NOT OPENBLAS_SERIAL_LIBRARY OR NOT OPENBLAS_SERIAL_INCLUDE_DIR)
+    message(FATAL_ERROR "the serial OpenBLAS is missing from ${_dvp_serial_dir}: "
+                        "apt-get install libopenblas-serial-dev (scripts/setup.sh)")
+  endif()
+  add_library(OpenBLAS::serial UNKNOWN IMPORTED GLOBAL)
+  set_target_properties(OpenBLAS::serial PROPERTIES IMPORTED_LOCATION ${OPENBLAS_SERIAL_LIBRARY}
+                                                    INTERFACE_INCLUDE_DIRECTORIES ${OPENBLAS_SERIAL_INCLUDE_DIR})
+  # Installed executables keep the run path to it too (the build tree's gets it from the link).
+  list(APPEND CMAKE_INSTALL_RPATH ${_dvp_serial_dir})
+endif()
