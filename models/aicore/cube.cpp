@@ -4,6 +4,7 @@
 #include <cblas.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "fractal.hpp"
 #include "numeric.hpp"
@@ -12,7 +13,8 @@ namespace dvp::aicore {
 
 CubeUnit::CubeUnit(CoreServices& core) : core_(core) {
   // The cube's arithmetic runs inside a SystemC thread: BLAS threads would only compete with
-  // the simulator for the host's cores.
+  // the simulator for the host's cores. The models link the serial OpenBLAS
+  // (cmake/openblas-serial.cmake); this keeps a threaded one, if linked instead, to one thread.
   static const bool one_thread = (openblas_set_num_threads(1), true);
   (void)one_thread;
 }
@@ -89,20 +91,29 @@ void CubeUnit::products(const Job& j) {
 }
 
 // Each row of C in L0C's own fractal order: a fractal row's up to 16 elements are contiguous,
-// f(the row's bytes, its products, how many) (a short loop the compiler vectorizes).
+// f(the row's bytes, its products, how many) (a short loop the compiler vectorizes). A whole row's
+// count is a compile-time 16, so its copies and loop are inline vector code, not calls to memcpy
+// (a memmove per 64 bytes was 6% of a functional GEMM's host time).
 template <typename F>
 static void for_each_c_row(std::uint8_t* C, const MmadCfg& c, std::uint64_t mf, std::uint64_t nf,
                            const std::vector<double>& prod, F&& f) {
-  for (std::uint64_t nj = 0; nj < nf; ++nj)
+  for (std::uint64_t nj = 0; nj < nf; ++nj) {
+    const std::uint64_t n = std::min<std::uint64_t>(16, c.n - nj * 16);
     for (std::uint64_t mi = 0; mi < mf; ++mi)
-      for (std::uint64_t rr = 0, r = mi * 16; rr < 16 && r < c.m; ++rr, ++r)
-        f(C + (nj * mf + mi) * 1024 + rr * 64, prod.data() + r * c.n + nj * 16,
-          std::min<std::uint64_t>(16, c.n - nj * 16));
+      for (std::uint64_t rr = 0, r = mi * 16; rr < 16 && r < c.m; ++rr, ++r) {
+        std::uint8_t* row = C + (nj * mf + mi) * 1024 + rr * 64;
+        const double* src = prod.data() + r * c.n + nj * 16;
+        if (n == 16)
+          f(row, src, std::integral_constant<std::uint64_t, 16>{});
+        else
+          f(row, src, n);
+      }
+  }
 }
 
 void CubeUnit::accumulate_s32(const Job& j) {
   // Into L0C as int32, wrapping like the hardware's adder.
-  for_each_c_row(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, const double* src, std::uint64_t n) {
+  for_each_c_row(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
     std::int32_t cur[16] = {};
     if (!init) std::memcpy(cur, p, n * 4);
     for (std::uint64_t i = 0; i < n; ++i)
@@ -113,7 +124,7 @@ void CubeUnit::accumulate_s32(const Job& j) {
 
 void CubeUnit::accumulate_f32(const Job& j) {
   // Into L0C, rounding once to f32 (host nearest-even, NaN canonical, as num::to_f32).
-  for_each_c_row(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, const double* src, std::uint64_t n) {
+  for_each_c_row(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
     float cur[16];
     std::uint32_t out[16];
     std::memcpy(cur, p, n * 4);

@@ -66,11 +66,21 @@ void FixPipe::convert_row(const Issued& e, std::uint64_t r, std::uint8_t* row) c
   const Round round = Round(e.in.mode & mode::kRoundMask);
   const std::uint64_t mf = c.src_fractals ? c.src_fractals : ceil_div(c.m, 16);
   const std::uint8_t* C = core_.buffer(kL0C) + e.v[1];
-  for (std::uint64_t n = 0; n < c.n; ++n) {
-    double v = num::load(C + l0c_offset(r, n, mf), acc_t);
-    if (quant) v *= double(scale);
-    if (relu && v < 0) v = 0;
-    num::store(row + n * ob, out_t, v, round);
+  // A fractal row's 16 elements are contiguous in L0C: each is decoded and rounded with its type
+  // chosen once (load_n / store_n), not element by element; directed rounding stays per element.
+  const bool nearest = round == Round::Rint || round == Round::None;
+  double v[16];
+  for (std::uint64_t n0 = 0; n0 < c.n; n0 += 16) {
+    const std::uint64_t cnt = std::min<std::uint64_t>(16, c.n - n0);
+    num::load_n(C + l0c_offset(r, n0, mf), acc_t, cnt, v);
+    for (std::uint64_t i = 0; i < cnt; ++i) {
+      if (quant) v[i] *= double(scale);
+      if (relu && v[i] < 0) v[i] = 0;
+    }
+    if (nearest)
+      num::store_n(row + n0 * ob, out_t, v, cnt);
+    else
+      for (std::uint64_t i = 0; i < cnt; ++i) num::store(row + (n0 + i) * ob, out_t, v[i], round);
   }
 }
 
