@@ -184,8 +184,11 @@ TEST(TensorLayout, LogicalOfInvertsAt) {
       std::uint64_t i = 0, channel = 0;
       const bool logical = l.logical_of(s, i, channel);
       EXPECT_EQ(logical, seen[s] >= 0) << "stored " << s;
-      if (logical) EXPECT_EQ(int(i), seen[s]) << "stored " << s;
-      if (!logical) EXPECT_GE(channel, l.c) << "stored " << s;
+      if (logical) {
+        EXPECT_EQ(int(i), seen[s]) << "stored " << s;
+      } else {
+        EXPECT_GE(channel, l.c) << "stored " << s;
+      }
     }
   }
 }
