@@ -13,7 +13,9 @@
 #include <sstream>
 
 #include "aicore/isa.hpp"
+#include "cache/l2_config.hpp"
 #include "common/error.hpp"
+#include "dram/dram_config.hpp"
 #include "dvp_abi.h"  // DVP_MAX_TASKS: the runtime firmware's task table
 #include "host_reference.hpp"
 #include "kernels/library/elementwise.hpp"
@@ -345,6 +347,8 @@ class Compiler {
   const std::vector<std::string>& preloads(std::size_t j) const;
   std::uint64_t weight_bytes(std::size_t j) const;
   void plan_preloads();
+  void fit_preloads();
+  bool preload_pays(std::size_t j) const;
   void emit_tasks(YAML::Emitter& y) const;
   std::vector<int> firmware_cores() const;
   void emit(const std::string& path) const;
@@ -2555,10 +2559,28 @@ std::vector<Scheduled> Compiler::task_streams() {
   return s;
 }
 
+// The task table with the preloads: past it, they go (plan_preloads runs after the streams and
+// the arena, which it weighs).
+void Compiler::fit_preloads() {
+  std::size_t n = 0;
+  for (std::size_t j = 0; j < sched_.size(); ++j)
+    n += 1 + sched_[j].wait.size() + sched_[j].record.size() + preloads(j).size();
+  if (n > kMaxTasks) preload_at_.assign(kernels_.size(), {});
+}
+
 // The weights to preload into the L2 as kernel j starts (plan_preloads).
 const std::vector<std::string>& Compiler::preloads(std::size_t j) const {
   static const std::vector<std::string> none;
   return j < preload_at_.size() ? preload_at_[j] : none;
+}
+
+// Auto: kernel j's weights are worth a preload when they take at least preload_min_ps to stream
+// at the DRAM's peak. A preload task costs its stream a dispatch and a completion, and saves at
+// most that streaming time: on ascend910, where the 2 MiB window streams in 1.7 us, preloads
+// measured a loss; on ascend310 at batch 1 every preload of 73 KB (2.1 us) or more pays
+// (docs/networks.md).
+bool Compiler::preload_pays(std::size_t j) const {
+  return double(weight_bytes(j)) / o_.target->dram_bytes_per_ps >= o_.preload_min_ps;
 }
 
 // The bytes of kernel j's own weights.
@@ -2580,7 +2602,12 @@ std::uint64_t Compiler::weight_bytes(std::size_t j) const {
 // them; docs/networks.md).
 void Compiler::plan_preloads() {
   preload_at_.assign(kernels_.size(), {});
-  if (!o_.preload) return;
+  if (o_.preload == Preload::Off) return;
+  // Auto: the L2 must hold the window beside the activation arena, or the preloaded lines are
+  // evicted before their kernel reads them (ResNet-50 on the 310 at batch 8, whose arena fills it).
+  const bool automatic = o_.preload == Preload::Auto;
+  if (automatic && (!o_.target || !o_.target->sdma || out_.arena_bytes + o_.preload_window > o_.target->l2_bytes))
+    return;
   std::vector<bool> preloaded(kernels_.size());
   std::size_t next = 1;     // the first kernel not yet considered for a preload
   std::uint64_t ahead = 0;  // bytes preloaded for kernels after the running one
@@ -2592,6 +2619,7 @@ void Compiler::plan_preloads() {
     for (; next < kernels_.size(); ++next) {
       const std::uint64_t w = weight_bytes(next);
       if (w > o_.preload_window) continue;  // streams its own
+      if (automatic && !preload_pays(next)) continue;
       if (ahead + w > o_.preload_window) break;
       for (const KTensor& t : kernels_[next].tensors)
         if (t.weight()) preload_at_[j].push_back(kernels_[next].name + "." + t.name);
@@ -2706,9 +2734,10 @@ Compiled Compiler::run() {
                                                    : "op " + node(i).op_type() + " is not lowered onto the platform");
   finish_outputs();
   order_batch();
-  plan_preloads();
   sched_ = task_streams();
   if (o_.arena) plan_arena();
+  plan_preloads();  // after the arena, which an automatic plan leaves room for
+  fit_preloads();
   for (std::size_t j = 0; j < kernels_.size(); ++j) out_.weight_bytes += weight_bytes(j);
   out_.scenario = (fs::path(o_.dir) / "model.yaml").string();
   emit(out_.scenario);
@@ -2716,6 +2745,16 @@ Compiled Compiler::run() {
 }
 
 }  // namespace
+
+std::optional<CompileTarget> target_of(const cfg::Node& platform) {
+  if (!platform.find("aicore")) return std::nullopt;
+  CompileTarget t;
+  t.dram_bytes_per_ps = dram::Config::from(platform.at("dram")).peak_bytes_per_ps();
+  t.l2_bytes = cache::L2Config::from(platform.at("l2")).size_bytes;
+  const cfg::Node* ts = platform.find("ts");
+  t.sdma = ts && ts->find("sdma");
+  return t;
+}
 
 Compiled compile_model(const Model& m, const CompileOptions& o) {
   try {

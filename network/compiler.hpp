@@ -25,12 +25,29 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "common/config.hpp"
 
 #include "onnx_model.hpp"
 
 namespace dvp::network {
+
+// Weight preloads (CompileOptions::preload): planned by the compiler's cost model (Auto), on
+// for every kernel they fit (On: --preload), or none (Off: --no-preload).
+enum class Preload { Auto, On, Off };
+
+// The platform a model is compiled for, from its resolved configuration: what the automatic
+// preload plan weighs (target_of).
+struct CompileTarget {
+  double dram_bytes_per_ps = 0;  // the DRAM's peak
+  std::uint64_t l2_bytes = 0;
+  bool sdma = false;  // the task scheduler has the SDMA engine preloads need
+};
+// A resolved platform: section's target; none without AI Cores (no kernel to compile for).
+std::optional<CompileTarget> target_of(const cfg::Node& platform);
 
 struct CompileOptions {
   std::string dir;                            // the compiled model's folder (created)
@@ -55,12 +72,16 @@ struct CompileOptions {
   bool arena = true;
   // The weights of the kernels ahead are preloaded into the L2 while a kernel runs (preload tasks
   // for the task scheduler's SDMA engine, platform.ts.sdma), at most preload_window bytes ahead
-  // (a kernel whose weights are larger streams its own). Off by default: ResNet-50 on ascend310
-  // at batch 1 is 8.8% faster with them, but 0.3-2.7% slower at batch 8 and on ascend910, where
-  // the layers keep the DRAM busy themselves or each preload task's dispatch costs more than it
-  // saves (docs/networks.md).
-  bool preload = false;
+  // (a kernel whose weights are larger streams its own). Auto (the default) preloads where the
+  // target says they pay: a platform with the SDMA engine, room in its L2 for the window beside
+  // the activation arena, and a kernel's weights that take at least preload_min_ps to stream at
+  // the DRAM's peak. ResNet-50 on ascend310 at batch 1 is 9% faster with preloads, but 0.3-2.7%
+  // slower at batch 8 (its arena fills the L2) and on ascend910 (its weights stream in under
+  // 2 us: docs/networks.md). Without a target, Auto preloads nothing.
+  Preload preload = Preload::Auto;
   std::uint64_t preload_window = 2ull << 20;
+  double preload_min_ps = 2e6;
+  std::optional<CompileTarget> target;
   // As ATC's --precision_mode: force_fp16 (its default for inference) runs a conv's or Gemm's
   // vector epilogue (bias, scale, shortcut, activation) in f16 where its output is f16 (the
   // kernels' epilogue: f16); allow_fp32_to_fp16 runs it in f32 and rounds once.

@@ -124,11 +124,12 @@ static const std::vector<Command> kCommands = {
      1,
      "a scenario file",
      {"preset", "set", "out", "save-tensors", "timing-only", "no-trace", "check", "quiet", "input", "output",
-      "check-layers", "batch", "streams", "preload", "precision-mode"}},
+      "check-layers", "batch", "streams", "preload", "no-preload", "precision-mode"}},
     {"compile",
      1,
      "an ONNX model",
-     {"preset", "out", "input", "output", "check-layers", "batch", "streams", "preload", "precision-mode"}},
+     {"preset", "set", "out", "input", "output", "check-layers", "batch", "streams", "preload", "no-preload",
+      "precision-mode"}},
     {"config", 1, "a scenario file", {"preset", "set", "timing-only", "check", "origins"}},
     {"map", 1, "a scenario file", {"preset", "set"}},
     {"sweep", 1, "a study file", {"out", "jobs", "resume", "emit", "point", "sensitivity", "quiet"}},
@@ -175,8 +176,9 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "streams", po::value<unsigned>(),
       "an ONNX model: task scheduler streams its independent branches may run on, 1 to 8 (default 8)")(
       "preload",
-      "an ONNX model: preload the weights of the layers ahead into the L2 while a layer runs (the task scheduler's "
-      "SDMA engine; off by default: it pays on ascend310 at batch 1 and costs a little elsewhere, docs/networks.md)")(
+      "an ONNX model: preload the weights of every layer ahead that fits the window into the L2 while a layer runs "
+      "(the task scheduler's SDMA engine). Default: the compiler preloads those it expects to pay on the platform "
+      "(docs/networks.md)")("no-preload", "an ONNX model: no weight preloads")(
       "precision-mode", po::value<std::string>(),
       "an ONNX model: force_fp16 (default, as ATC's: the layers' vector epilogues run in f16) or "
       "allow_fp32_to_fp16 (they run in f32 and round once)")("jobs", po::value<unsigned>(),
@@ -220,7 +222,11 @@ static network::CompileOptions cli_options(const po::variables_map& vm, const st
   if (vm.count("batch")) co.batch = vm["batch"].as<unsigned>();
   if (vm.count("batch") && co.batch == 0) throw Error("--batch 0: a batch is at least 1 image", kExitConfig);
   if (vm.count("streams")) co.streams = vm["streams"].as<unsigned>();
-  co.preload = vm.count("preload") > 0;
+  if (vm.count("preload") && vm.count("no-preload"))
+    throw Error("give --preload or --no-preload, not both", kExitConfig);
+  co.preload = vm.count("preload")      ? network::Preload::On
+               : vm.count("no-preload") ? network::Preload::Off
+                                        : network::Preload::Auto;
   if (vm.count("precision-mode")) co.precision_mode = vm["precision-mode"].as<std::string>();
   if (co.precision_mode != "force_fp16" && co.precision_mode != "allow_fp32_to_fp16")
     throw Error("--precision-mode " + co.precision_mode + ": give force_fp16 or allow_fp32_to_fp16", kExitConfig);
@@ -243,7 +249,12 @@ static network::CompileOptions model_options(const platform::Scenario& s, const 
   co.dir = (std::filesystem::path(out.empty() ? "out/" + s.root.get_string("name") : out) / "compiled").string();
   if (!s.preset.empty()) co.preset = s.preset;
   co.batch = m.get_uint("batch"), co.seed = m.get_uint("seed"), co.check_layers = m.get_bool("check_layers");
-  co.streams = m.get_uint("streams"), co.preload = m.get_bool("preload");  // --preload is an ONNX file's
+  co.streams = m.get_uint("streams");  // --preload is an ONNX file's
+  const std::string preload = m.get_string("preload");
+  co.preload = preload == "true"    ? network::Preload::On
+               : preload == "false" ? network::Preload::Off
+                                    : network::Preload::Auto;
+  co.target = network::target_of(s.root.at("platform"));
   co.precision_mode = m.get_string("precision_mode");
   co.arena = !co.check_layers && !vm.count("save-tensors") && !s.root.at("run").has("save_tensors");
   co.absolute_paths = true;
@@ -300,9 +311,10 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
            "compiled")
               .string();
       network::CompileOptions co = cli_options(vm, preset, dir);
+      co.target = network::target_of(platform::resolve_platform(co.preset, ov));
       s = platform::load_scenario(compile(scenario, co, quiet), ov);
-      if (co.preload && without_sdma(s, quiet)) {
-        co.preload = false;
+      if (co.preload == network::Preload::On && without_sdma(s, quiet)) {
+        co.preload = network::Preload::Off;
         s = platform::load_scenario(compile(scenario, co, true), ov);
       }
     } else {
@@ -311,7 +323,7 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
         const std::filesystem::path onnx = m->get_string("onnx");
         const std::string file = (onnx.is_relative() ? std::filesystem::path(s.dir) / onnx : onnx).string();
         network::CompileOptions co = model_options(s, vm, out);
-        if (co.preload && without_sdma(s, quiet)) co.preload = false;
+        if (co.preload == network::Preload::On && without_sdma(s, quiet)) co.preload = network::Preload::Off;
         ov.under = compile(file, co, quiet);
         s = platform::load_scenario(scenario, ov);
       }
@@ -447,14 +459,17 @@ static int command(const Command& c, const std::vector<std::string>& args, const
     if (!is_onnx(args[0])) throw Error("compile takes an ONNX model (MODEL.onnx), got " + args[0], kExitConfig);
     try {  // as dvp run: what goes wrong in the model or its inputs is the user's to fix
       const std::string dir = out.empty() ? "out/" + std::filesystem::path(args[0]).stem().string() + "/compiled" : out;
-      compile(args[0], cli_options(vm, preset, dir), vm.count("quiet") > 0);
+      network::CompileOptions co = cli_options(vm, preset, dir);
+      co.target = network::target_of(platform::resolve_platform(co.preset, {preset, sets, false, {}, ""}));
+      compile(args[0], co, vm.count("quiet") > 0);
     } catch (const Error& e) {
       std::cerr << "dvp: " << e.what() << "\n";
       return e.exit_code() == kExitSimError ? kExitConfig : e.exit_code();
     }
     return kExitOk;
   }
-  for (const char* model_only : {"input", "output", "batch", "streams", "check-layers", "preload", "precision-mode"})
+  for (const char* model_only :
+       {"input", "output", "batch", "streams", "check-layers", "preload", "no-preload", "precision-mode"})
     if (vm.count(model_only) && !is_onnx(args[0])) {
       std::cerr << "dvp: --" << model_only << " is for an ONNX model (MODEL.onnx), not " << args[0] << "\n";
       return kExitConfig;

@@ -120,11 +120,27 @@ void add_checks(cfg::Node& root, const std::vector<std::string>& checks) {
 // The scenario file, its preset under it, --set over both, then --timing-only and --check;
 // validated against the schema, defaults filled.
 Scenario load_scenario(const std::string& path, const Overrides& o) {
-  Scenario s;
+  std::string dir = fs::path(path).parent_path().string();
+  Scenario s = load_scenario(cfg::load_file(path), dir.empty() ? "." : dir, o);
   s.file = path;
-  s.dir = fs::path(path).parent_path().string();
-  if (s.dir.empty()) s.dir = ".";
-  cfg::Node scen = cfg::load_file(path);
+  return s;
+}
+
+cfg::Node resolve_platform(const std::string& preset, const Overrides& o) {
+  const cfg::Origin origin{"the platform of preset " + preset, 0, 0};
+  cfg::Node scen = cfg::Node::map(origin, "");
+  scen.set("name", cfg::Node::scalar("platform", origin, "name"));
+  cfg::Node& plat = scen.set("platform", cfg::Node::map(origin, "platform"));
+  plat.set("preset", cfg::Node::scalar(preset, origin, "preset"));
+  Overrides platform_only{o.preset, {}, false, {}, ""};  // the --set keys of the platform: section
+  for (const std::string& a : o.sets)
+    if (a.rfind("platform.", 0) == 0) platform_only.sets.push_back(a);
+  return load_scenario(scen, ".", platform_only).root.at("platform");
+}
+
+Scenario load_scenario(const cfg::Node& scen, const std::string& dir, const Overrides& o) {
+  Scenario s;
+  s.dir = dir;
   if (!scen.is_map()) throw cfg::ConfigError(scen.origin(), "", "a scenario must be a map of keys");
   // --set applies to the scenario before the preset is chosen, so --set platform.preset=x works.
   cfg::Node sets = cfg::Node::map(cfg::Origin{"--set", 0, 0}, "");

@@ -40,5 +40,11 @@ std::string rtl_dir();
 // share/davinci-vp/dvp-plot.py beside bin/ (in a build tree a link to the source's study/).
 std::string plot_script();
 Scenario load_scenario(const std::string& path, const Overrides& o);
+// The same from a scenario already read (`dir`: where its files are named from).
+Scenario load_scenario(const cfg::Node& scen, const std::string& dir, const Overrides& o);
+// The platform: section a scenario of `platform: {preset: preset}` resolves to under o's --preset
+// and the --set keys of platform.*: the platform a model is compiled for before its scenario
+// exists (dvp run model.onnx, dvp compile).
+cfg::Node resolve_platform(const std::string& preset, const Overrides& o);
 
 }  // namespace dvp::platform

@@ -76,10 +76,13 @@ static void describe_network(cfg::Spec& root) {
   model.param("streams", Type::Int, "task scheduler streams independent branches may run on").defaults("8").range(1, 8);
   model.param("check_layers", Type::Bool, "check every layer against the platform's reference loop").defaults("false");
   model
-      .param("preload", Type::Bool,
-             "preload the weights of the layers ahead into the L2 while a layer runs (the task scheduler's SDMA); off "
-             "by default: it pays on ascend310 at batch 1 and costs a little elsewhere (docs/networks.md)")
-      .defaults("false");
+      .param("preload", Type::Enum,
+             "weight preloads into the L2 while a layer runs (the task scheduler's SDMA): auto, where the compiler "
+             "expects them to pay on the platform (an SDMA engine, L2 room beside the activation arena, weights that "
+             "take 2 us or more to stream at the DRAM's peak); true, every layer's that fits the 2 MiB window; false, "
+             "none (docs/networks.md)")
+      .defaults("auto")
+      .choices({"auto", "true", "false"});
   model
       .param("precision_mode", Type::Enum,
              "as ATC's --precision_mode: force_fp16 (its default for inference) runs the layers' vector epilogues "
