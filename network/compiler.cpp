@@ -343,7 +343,7 @@ class Compiler {
   void finish_outputs();
   void plan_arena();
   void order_batch();
-  std::vector<Scheduled> task_streams();  // drops the preloads if the task table is full
+  std::vector<Scheduled> task_streams();  // one stream if the task table cannot hold the events
   const std::vector<std::string>& preloads(std::size_t j) const;
   std::uint64_t weight_bytes(std::size_t j) const;
   void plan_preloads();
@@ -2547,20 +2547,19 @@ std::vector<Scheduled> Compiler::task_streams() {
     nodes.push_back(n);
   }
   std::vector<Scheduled> s = schedule(nodes, int(o_.streams));
-  // The runtime's task table (DVP_MAX_TASKS) holds the events and preloads too. Past it, the
-  // preloads go first (a speed-up only), then the parallel streams (one stream needs no events).
+  // The runtime's task table (DVP_MAX_TASKS) holds the events too. Past it, the parallel streams
+  // go (one stream needs no events). The preloads, planned after, go before them (fit_preloads).
   auto tasks = [&] {
     std::size_t n = s.size();
-    for (std::size_t j = 0; j < s.size(); ++j) n += s[j].wait.size() + s[j].record.size() + preloads(j).size();
+    for (std::size_t j = 0; j < s.size(); ++j) n += s[j].wait.size() + s[j].record.size();
     return n;
   };
-  if (tasks() > kMaxTasks) preload_at_.assign(kernels_.size(), {});
   if (tasks() > kMaxTasks) s = schedule(nodes, 1);
   return s;
 }
 
-// The task table with the preloads: past it, they go (plan_preloads runs after the streams and
-// the arena, which it weighs).
+// The task table with the preloads: past it, they go, a speed-up only (plan_preloads runs after
+// the streams and the arena, which it weighs).
 void Compiler::fit_preloads() {
   std::size_t n = 0;
   for (std::size_t j = 0; j < sched_.size(); ++j)
@@ -2603,11 +2602,12 @@ std::uint64_t Compiler::weight_bytes(std::size_t j) const {
 void Compiler::plan_preloads() {
   preload_at_.assign(kernels_.size(), {});
   if (o_.preload == Preload::Off) return;
-  // Auto: the L2 must hold the window beside the activation arena, or the preloaded lines are
-  // evicted before their kernel reads them (ResNet-50 on the 310 at batch 8, whose arena fills it).
+  // Auto: the L2 must hold the window beside the activation arena (without one, beside all the
+  // activations), or the preloaded lines are evicted before their kernel reads them (ResNet-50 on
+  // the 310 at batch 8, whose arena fills it).
   const bool automatic = o_.preload == Preload::Auto;
-  if (automatic && (!o_.target || !o_.target->sdma || out_.arena_bytes + o_.preload_window > o_.target->l2_bytes))
-    return;
+  const std::uint64_t activations = o_.arena ? out_.arena_bytes : out_.activation_bytes;
+  if (automatic && (!o_.target || !o_.target->sdma || activations + o_.preload_window > o_.target->l2_bytes)) return;
   std::vector<bool> preloaded(kernels_.size());
   std::size_t next = 1;     // the first kernel not yet considered for a preload
   std::uint64_t ahead = 0;  // bytes preloaded for kernels after the running one

@@ -128,7 +128,7 @@ static const std::vector<Command> kCommands = {
     {"compile",
      1,
      "an ONNX model",
-     {"preset", "set", "out", "input", "output", "check-layers", "batch", "streams", "preload", "no-preload",
+     {"preset", "out", "input", "output", "check-layers", "batch", "streams", "preload", "no-preload",
       "precision-mode"}},
     {"config", 1, "a scenario file", {"preset", "set", "timing-only", "check", "origins"}},
     {"map", 1, "a scenario file", {"preset", "set"}},
@@ -311,7 +311,9 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
            "compiled")
               .string();
       network::CompileOptions co = cli_options(vm, preset, dir);
-      co.target = network::target_of(platform::resolve_platform(co.preset, ov));
+      const platform::Scenario target = platform::resolve_platform(co.preset, ov);
+      co.preset = target.preset;  // --set platform.preset too: the compiled scenario names what runs
+      co.target = network::target_of(target.root.at("platform"));
       s = platform::load_scenario(compile(scenario, co, quiet), ov);
       if (co.preload == network::Preload::On && without_sdma(s, quiet)) {
         co.preload = network::Preload::Off;
@@ -460,7 +462,7 @@ static int command(const Command& c, const std::vector<std::string>& args, const
     try {  // as dvp run: what goes wrong in the model or its inputs is the user's to fix
       const std::string dir = out.empty() ? "out/" + std::filesystem::path(args[0]).stem().string() + "/compiled" : out;
       network::CompileOptions co = cli_options(vm, preset, dir);
-      co.target = network::target_of(platform::resolve_platform(co.preset, {preset, sets, false, {}, ""}));
+      co.target = network::target_of(platform::resolve_platform(co.preset, {}).root.at("platform"));
       compile(args[0], co, vm.count("quiet") > 0);
     } catch (const Error& e) {
       std::cerr << "dvp: " << e.what() << "\n";

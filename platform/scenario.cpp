@@ -126,7 +126,7 @@ Scenario load_scenario(const std::string& path, const Overrides& o) {
   return s;
 }
 
-cfg::Node resolve_platform(const std::string& preset, const Overrides& o) {
+Scenario resolve_platform(const std::string& preset, const Overrides& o) {
   const cfg::Origin origin{"the platform of preset " + preset, 0, 0};
   cfg::Node scen = cfg::Node::map(origin, "");
   scen.set("name", cfg::Node::scalar("platform", origin, "name"));
@@ -134,8 +134,8 @@ cfg::Node resolve_platform(const std::string& preset, const Overrides& o) {
   plat.set("preset", cfg::Node::scalar(preset, origin, "preset"));
   Overrides platform_only{o.preset, {}, false, {}, ""};  // the --set keys of the platform: section
   for (const std::string& a : o.sets)
-    if (a.rfind("platform.", 0) == 0) platform_only.sets.push_back(a);
-  return load_scenario(scen, ".", platform_only).root.at("platform");
+    if (a.rfind("platform.", 0) == 0 || a.rfind("platform=", 0) == 0) platform_only.sets.push_back(a);
+  return load_scenario(scen, ".", platform_only);
 }
 
 Scenario load_scenario(const cfg::Node& scen, const std::string& dir, const Overrides& o) {

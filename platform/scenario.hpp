@@ -42,9 +42,9 @@ std::string plot_script();
 Scenario load_scenario(const std::string& path, const Overrides& o);
 // The same from a scenario already read (`dir`: where its files are named from).
 Scenario load_scenario(const cfg::Node& scen, const std::string& dir, const Overrides& o);
-// The platform: section a scenario of `platform: {preset: preset}` resolves to under o's --preset
-// and the --set keys of platform.*: the platform a model is compiled for before its scenario
-// exists (dvp run model.onnx, dvp compile).
-cfg::Node resolve_platform(const std::string& preset, const Overrides& o);
+// A scenario of `platform: {preset: preset}` under o's --preset and its --set keys of the
+// platform: section: the platform (and the preset chosen) a model is compiled for before its
+// scenario exists (dvp run model.onnx, dvp compile).
+Scenario resolve_platform(const std::string& preset, const Overrides& o);
 
 }  // namespace dvp::platform

@@ -48,6 +48,13 @@ for name in ("layer1_0_conv1", "layer1_1_conv1", "layer1_0_conv3", "layer4_0_con
     assert name not in preloaded, f"ascend310, default: {name} preloaded"
 assert "preload:" not in open(sys.argv[2]).read(), "ascend910, default: preloads planned"
 PY
+# Without the arena (--check-layers keeps every layer's output) the activations, 22 MB, leave the
+# L2 no room: none; and --no-preload plans none.
+"$dvp" compile "$out/resnet50.onnx" --check-layers --out "$out/noarena" >/dev/null
+"$dvp" compile "$out/resnet50.onnx" --no-preload --out "$out/nopreload" >/dev/null
+for f in "$out/noarena/model.yaml" "$out/nopreload/model.yaml"; do
+  if grep -q "preload:" "$f"; then echo "$f: preloads planned"; exit 1; fi
+done
 "$dvp" run "$out/ascend310/compiled/model.yaml" --preset ascend910 --out "$out/ascend910" --no-trace --quiet
 grep -q "kernel output: 1000 elements within" "$out/ascend910/summary.txt"
 # Batch 8: more than a stream's ring of 64 tasks queued behind branches of other streams (the
