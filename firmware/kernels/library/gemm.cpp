@@ -252,7 +252,7 @@ namespace {
 // of 128 bytes takes chunks of 256 instead when that makes them fit and pays: a core runs two or
 // more tiles of one column (blocks a multiple of the tile columns), and the tile's doubled chunks
 // still fit L0A, L0B and, six of them, L1. ResNet-50's 512 -> 128 1 x 1 convs on a 28 x 28 map:
-// 25.8 -> 23.2 us on ascend310; on 14 x 14 maps (one tile a core) the wider chunks only pipeline
+// 25.8 -> 22.9 us on ascend310; on 14 x 14 maps (one tile a core) the wider chunks only pipeline
 // worse (EfficientNet-B0 2797 -> 2825 us when they were taken there too).
 bool resident_with_wider_chunks(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape& conv, const GemmTiling& t,
                                 bool columns) {
