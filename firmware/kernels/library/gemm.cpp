@@ -247,6 +247,13 @@ void check_gemm(const GemmShape& s) {
 
 namespace {
 
+// Two chunks of kt elements of an mt x nt tile's A and B fit L0A and L0B, and one transposing
+// load moves a chunk of B (at most 255 fractals).
+bool chunks_fit_l0(const AiCoreConfig& cfg, std::uint64_t mt, std::uint64_t nt, std::uint64_t kt, unsigned eb) {
+  const unsigned k0 = 32 / eb;
+  return 2 * mt * kt * eb <= cfg.size[kL0A] && 2 * kt * nt * eb <= cfg.size[kL0B] && (kt / k0) * (nt / 16) <= 255;
+}
+
 // A conv keeps its weights in L1 from one tile to the next of the same column where all its
 // chunks fit L1's six buffers at once (GemmBuilder::b_resident). One whose k takes 7 to 12 chunks
 // of 128 bytes takes chunks of 256 instead when that makes them fit and pays: a core runs two or
@@ -262,8 +269,7 @@ bool resident_with_wider_chunks(const AiCoreConfig& cfg, const GemmShape& s, con
   const std::uint64_t tiles = t.tiles(s.m, s.n), tiles_n = (s.n + t.nt - 1) / t.nt;
   const std::uint64_t blocks = std::min<std::uint64_t>(cfg.cores, tiles);
   if (blocks % tiles_n != 0 || tiles < 2 * blocks) return false;
-  return 2 * t.mt * kt2 * eb <= cfg.size[kL0A] && 2 * kt2 * t.nt * eb <= cfg.size[kL0B] &&
-         (kt2 / k0) * (t.nt / 16) <= 255 &&
+  return chunks_fit_l0(cfg, t.mt, t.nt, kt2, eb) &&
          conv_l1(conv, t.mt, t.nt, b2, cfg.size[kL1], cfg.cores, columns).need(6, b2) <= cfg.size[kL1];
 }
 
@@ -309,8 +315,7 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
     for (std::uint32_t mt = 16; mt <= 256; mt *= 2)
       for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
         const bool fits =
-            2ull * mt * t.kt * eb <= l0a && 2ull * t.kt * nt * eb <= l0b && std::uint64_t(mt) * nt * 4 <= l0c &&
-            (t.kt / k0) * (nt / 16) <= 255 && l1_need(mt, nt) <= l1 &&
+            chunks_fit_l0(cfg, mt, nt, t.kt, eb) && std::uint64_t(mt) * nt * 4 <= l0c && l1_need(mt, nt) <= l1 &&
             (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
             (!s.vector_epilogue() || (gemm_epilogue_admits(s, mt, nt, conv != nullptr) <= cfg.size[kUB] &&
                                       nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0));
