@@ -21,6 +21,8 @@
 #include "kernels/library/elementwise.hpp"
 #include "kernels/library/gemm.hpp"  // kFractalMaxRows
 #include "kernels/library/upsample.hpp"
+#include "launcher.hpp"
+#include "library.hpp"
 #include "reference.hpp"
 #include "schedule.hpp"
 #include "tensor_file.hpp"
@@ -348,7 +350,7 @@ class Compiler {
   std::uint64_t weight_bytes(std::size_t j) const;
   void plan_preloads();
   void fit_preloads();
-  bool preload_pays(std::size_t j) const;
+  bool fills_cores(const Kernel& k);
   void emit_tasks(YAML::Emitter& y) const;
   std::vector<int> firmware_cores() const;
   void emit(const std::string& path) const;
@@ -371,6 +373,7 @@ class Compiler {
   std::map<std::string, Value> values_;
   std::vector<bool> done_;
   std::set<std::string> names_;
+  std::map<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>, bool> fills_cores_;
   std::vector<Kernel> kernels_;
   std::map<std::pair<int, std::size_t>, std::size_t> casts_;  // per node and image: casts placed for it
   std::vector<Scheduled> sched_;                              // each kernel's stream and events
@@ -2541,6 +2544,7 @@ std::vector<Scheduled> Compiler::task_streams() {
   for (const Kernel& k : kernels_) {
     TaskNode n;
     n.image = k.image, n.aicpu = k.library == "aicpu";
+    n.fills_cores = fills_cores(k);
     for (const KTensor& t : k.tensors)
       (k.writes(t.name) ? n.writes.emplace_back() : n.reads.emplace_back()) =
           t.alias.empty() ? k.name + "." + t.name : t.alias;
@@ -2558,6 +2562,41 @@ std::vector<Scheduled> Compiler::task_streams() {
   return s;
 }
 
+// Whether kernel k runs one after the branch it would otherwise run beside
+// (TaskNode::fills_cores): built for the target's AI Cores as the launcher builds it, it has a
+// work unit (an output tile, a band) for every core, and its roofline bound is at least
+// CompileOptions::serial_min_ps. A shorter kernel is mostly its start and end (dispatch, the
+// first loads, the last writes), which a branch beside it fills: on ascend910 every ResNet-50
+// kernel is, and running them one after another costs 4% there (a transformer block 29%).
+// Without a target: none.
+bool Compiler::fills_cores(const Kernel& k) {
+  if (!o_.target || k.library == "aicpu") return false;
+  const platform::LibraryKernel* const* lib = platform::library_kernels().find(k.library);
+  if (!lib) return false;
+  const auto known = fills_cores_.find({k.library, k.shape});  // a batch's images: the same shapes
+  if (known != fills_cores_.end()) return known->second;
+  const cfg::Origin at{"compiled model", 0, 0};
+  cfg::Node node = cfg::Node::map(at, "kernels." + k.name + ".shape");
+  for (const auto& [key, v] : k.shape) node.set(key, cfg::Node::scalar(v, at, node.path() + "." + key));
+  static const cfg::Spec spec = [] {
+    cfg::Spec s("shape", cfg::Type::Section, "");
+    platform::KernelLauncher::describe_shape(s);
+    return s;
+  }();
+  std::vector<std::string> errors;
+  spec.validate(node, errors);  // its defaults
+  const aicore::AiCoreConfig& core = o_.target->core;
+  bool fills = false;
+  try {
+    const platform::KernelShape shape = (*lib)->read(node);
+    fills = platform::library_work(**lib, core, shape).bound_ps(o_.target->dram_bytes_per_ps) >= o_.serial_min_ps &&
+            (*lib)->build(core, shape).units >= core.cores;
+  } catch (const Error&) {
+    // A shape the core cannot run: the run names the kernel and the key at fault.
+  }
+  return fills_cores_[{k.library, k.shape}] = fills;
+}
+
 // The task table with the preloads: past it, they go, a speed-up only (plan_preloads runs after
 // the streams and the arena, which it weighs).
 void Compiler::fit_preloads() {
@@ -2571,15 +2610,6 @@ void Compiler::fit_preloads() {
 const std::vector<std::string>& Compiler::preloads(std::size_t j) const {
   static const std::vector<std::string> none;
   return j < preload_at_.size() ? preload_at_[j] : none;
-}
-
-// Auto: kernel j's weights are worth a preload when they take at least preload_min_ps to stream
-// at the DRAM's peak. A preload task costs its stream a dispatch and a completion, and saves at
-// most that streaming time: on ascend910, where the 2 MiB window streams in 1.7 us, preloads
-// measured a loss; on ascend310 at batch 1 every preload of 73 KB (2.1 us) or more pays
-// (docs/networks.md).
-bool Compiler::preload_pays(std::size_t j) const {
-  return double(weight_bytes(j)) / o_.target->dram_bytes_per_ps >= o_.preload_min_ps;
 }
 
 // The bytes of kernel j's own weights.
@@ -2605,9 +2635,17 @@ void Compiler::plan_preloads() {
   // Auto: the L2 must hold the window beside the activation arena (without one, beside all the
   // activations), or the preloaded lines are evicted before their kernel reads them (ResNet-50 on
   // the 310 at batch 8, whose arena fills it).
+  // And the DRAM must take at least preload_min_ps to stream the window at its peak. A preload
+  // task costs its stream a dispatch and a completion, and saves the kernel waiting for its
+  // weights: on ascend910's HBM, which streams the whole window in 1.7 us, preloads measured a
+  // loss (ResNet-50 599 us with every kernel's, 595 with those of 360 KB or more, 583 without);
+  // on ascend310's LPDDR4 (61 us) every one measured pays, the smallest too (ResNet-50 2886 ->
+  // 2883 us, EfficientNet-B0 2797 -> 2788 with the kernels under 73 KB; docs/networks.md).
   const bool automatic = o_.preload == Preload::Auto;
   const std::uint64_t activations = o_.arena ? out_.arena_bytes : out_.activation_bytes;
-  if (automatic && (!o_.target || !o_.target->sdma || activations + o_.preload_window > o_.target->l2_bytes)) return;
+  if (automatic && (!o_.target || !o_.target->sdma || activations + o_.preload_window > o_.target->l2_bytes ||
+                    double(o_.preload_window) / o_.target->dram_bytes_per_ps < o_.preload_min_ps))
+    return;
   std::vector<bool> preloaded(kernels_.size());
   std::size_t next = 1;     // the first kernel not yet considered for a preload
   std::uint64_t ahead = 0;  // bytes preloaded for kernels after the running one
@@ -2619,7 +2657,6 @@ void Compiler::plan_preloads() {
     for (; next < kernels_.size(); ++next) {
       const std::uint64_t w = weight_bytes(next);
       if (w > o_.preload_window) continue;  // streams its own
-      if (automatic && !preload_pays(next)) continue;
       if (ahead + w > o_.preload_window) break;
       for (const KTensor& t : kernels_[next].tensors)
         if (t.weight()) preload_at_[j].push_back(kernels_[next].name + "." + t.name);
@@ -2753,6 +2790,8 @@ std::optional<CompileTarget> target_of(const cfg::Node& platform) {
   t.l2_bytes = cache::L2Config::from(platform.at("l2")).size_bytes;
   const cfg::Node* ts = platform.find("ts");
   t.sdma = ts && ts->find("sdma");
+  t.core = aicore::AiCoreConfig::from(platform.at("aicore"));
+  t.core.l2_bytes = t.l2_bytes;
   return t;
 }
 

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "aicore/aicore_config.hpp"
 #include "common/config.hpp"
 
 #include "onnx_model.hpp"
@@ -44,7 +45,8 @@ enum class Preload { Auto, On, Off };
 struct CompileTarget {
   double dram_bytes_per_ps = 0;  // the DRAM's peak
   std::uint64_t l2_bytes = 0;
-  bool sdma = false;  // the task scheduler has the SDMA engine preloads need
+  bool sdma = false;          // the task scheduler has the SDMA engine preloads need
+  aicore::AiCoreConfig core;  // the AI Cores the kernels are built for (their work units: streams)
 };
 // A resolved platform: section's target; none without AI Cores (no kernel to compile for).
 std::optional<CompileTarget> target_of(const cfg::Node& platform);
@@ -74,13 +76,17 @@ struct CompileOptions {
   // for the task scheduler's SDMA engine, platform.ts.sdma), at most preload_window bytes ahead
   // (a kernel whose weights are larger streams its own). Auto (the default) preloads where the
   // target says they pay: a platform with the SDMA engine, room in its L2 for the window beside
-  // the activation arena, and a kernel's weights that take at least preload_min_ps to stream at
-  // the DRAM's peak. ResNet-50 on ascend310 at batch 1 is 9% faster with preloads, but 0.3-2.7%
-  // slower at batch 8 (its arena fills the L2) and on ascend910 (its weights stream in under
-  // 2 us: docs/networks.md). Without a target, Auto preloads nothing.
+  // the activation arena, and a DRAM that takes at least preload_min_ps to stream the window at
+  // its peak. ResNet-50 on ascend310 at batch 1 is 9% faster with preloads, but 0.3-2.7% slower
+  // at batch 8 (its arena fills the L2) and on ascend910 (its HBM streams the window in 1.7 us:
+  // docs/networks.md). Without a target, Auto preloads nothing.
   Preload preload = Preload::Auto;
   std::uint64_t preload_window = 2ull << 20;
   double preload_min_ps = 2e6;
+  // A kernel whose blocks take every AI Core and whose roofline bound is at least this long runs
+  // after the branch beside it, not on a stream of its own (TaskNode::fills_cores): two of them
+  // side by side share the cores and break each other's DRAM and L2 streams.
+  double serial_min_ps = 10e6;
   std::optional<CompileTarget> target;
   // As ATC's --precision_mode: force_fp16 (its default for inference) runs a conv's or Gemm's
   // vector epilogue (bias, scale, shortcut, activation) in f16 where its output is f16 (the

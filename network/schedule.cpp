@@ -32,6 +32,7 @@ using Clock = std::vector<int>;  // per stream: the last kernel on it known done
 
 struct Planner {
   int streams, events;
+  const std::vector<TaskNode>& tasks;
   const std::vector<std::vector<int>>& deps;
   std::vector<Scheduled> out;
   std::vector<Clock> done;                  // per kernel: what is done once it is (itself included)
@@ -45,6 +46,7 @@ struct Planner {
     for (int p : needs(j))
       if (last[std::size_t(out[std::size_t(p)].stream)] == p) best = std::max(best, p);
     if (best >= 0) return out[std::size_t(best)].stream;
+    if (tasks[std::size_t(j)].fills_cores && !needs(j).empty()) return out[std::size_t(needs(j).back())].stream;
     // An idle stream: never used, or its last kernel is one j is ordered after already (the
     // least recently used of them).
     Clock c(std::size_t(streams), -1);
@@ -95,6 +97,7 @@ std::vector<Scheduled> schedule(const std::vector<TaskNode>& tasks, int streams,
   const std::vector<std::vector<int>> deps = task_dependencies(tasks);
   Planner pl{std::max(1, std::min(streams, 8)),
              events,
+             tasks,
              deps,
              std::vector<Scheduled>(tasks.size()),
              std::vector<Clock>(tasks.size()),

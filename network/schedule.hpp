@@ -6,14 +6,13 @@
 //
 // A kernel needs every earlier kernel that writes memory it reads (a head writing its slice of
 // a tensor counts as a writer of it). Streams are chosen greedily in the list's order: a kernel
-// continues the stream whose last kernel it needs, else takes an idle stream, else the stream
-// of the latest kernel it needs. A kernel needing one on another stream that its own stream is
-// not ordered after yet (vector clocks) waits for an event recorded after it. Events are
-// one-shot (a wait clears one), so an event is reused only once its last wait is ordered before
-// both the new record and the new wait; with more crossings outstanding than events, the list
-// runs on one stream.
-// The activation arena is planned after this, from the same order (happens_before): two
-// tensors share memory only when every use of one is ordered before every write of the other.
+// continues the stream whose last kernel it needs, else (unless it fills the cores) takes an
+// idle stream, else the stream of the latest kernel it needs. A kernel needing one on another stream that its own
+// stream is not ordered after yet (vector clocks) waits for an event recorded after it. Events are one-shot (a wait
+// clears one), so an event is reused only once its last wait is ordered before both the new record and the new wait;
+// with more crossings outstanding than events, the list runs on one stream. The activation arena is planned after this,
+// from the same order (happens_before): two tensors share memory only when every use of one is ordered before every
+// write of the other.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -31,6 +30,11 @@ struct TaskNode {
   // An AI CPU kernel: they run one at a time, so each takes the first AI CPU core (the task
   // scheduler's choice), the one the compiled model starts the firmware on.
   bool aicpu = false;
+  // Its blocks take every AI Core: a branch beside it would only share the cores, and two such
+  // kernels side by side run slower than one after the other (each one's DRAM and L2 streams
+  // break the other's: ResNet-50 on the 310, docs/networks.md). It follows the latest kernel it
+  // needs on that one's stream instead of taking an idle stream.
+  bool fills_cores = false;
 };
 
 struct Scheduled {

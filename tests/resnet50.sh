@@ -33,20 +33,27 @@ for large in ("layer4_0_conv2", "layer4_1_conv1", "layer4_2_conv2", "layer4_2_co
 for small in ("layer1_1_conv1", "layer3_0_conv2", "layer3_0_downsample_0", "layer3_5_conv3", "layer4_0_conv1"):
     assert small in preloaded, f"{small}: not preloaded ({sorted(preloaded)})"
 PY
-# The default plan weighs the platform (compiler.cpp preload_pays): on ascend310 at batch 1 the
-# weights that take 2 us or more to stream at the LPDDR4's peak (73 KB and up: stage 1's 3 x 3 convs
-# on) are preloaded, stage 1's 1 x 1 convs' 8-32 KB and the large kernels' are not; ascend910's HBM
-# streams the whole 2 MiB window in 1.7 us, so none there; at batch 8 (below) the 10 MiB arena
-# leaves the 8 MiB L2 no room, so none either.
+# The default plan weighs the platform (compiler.cpp plan_preloads): on ascend310 at batch 1 the
+# LPDDR4 takes 61 us to stream the 2 MiB window, so every kernel's weights that fit it are preloaded
+# (stage 1's 1 x 1 convs' 8-32 KB too), the large kernels' are not; ascend910's HBM streams the
+# window in 1.7 us, so none there; at batch 8 (below) the 10 MiB arena leaves the 8 MiB L2 no room,
+# so none either.
+# The streams weigh it too (compiler.cpp fills_cores): on the 310 every conv of a residual block's
+# shortcut has a tile for both cores and a roofline bound of 20 us or more, so it runs after the
+# main branch, on one stream; on the 910 (32 cores) no ResNet-50 kernel does, and they run side by
+# side on streams of their own.
 "$dvp" compile "$out/resnet50.onnx" --preset ascend910 --out "$out/auto910" >/dev/null
 "$py" - "$out/ascend310/compiled/model.yaml" "$out/auto910/model.yaml" <<'PY'
 import re, sys
-preloaded = set(re.findall(r"preload: ([A-Za-z0-9_]+)\.", open(sys.argv[1]).read()))
-for name in ("layer1_0_conv2", "layer2_0_conv2", "layer3_0_conv2", "layer3_5_conv3", "layer4_0_conv1"):
+text310, text910 = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+preloaded = set(re.findall(r"preload: ([A-Za-z0-9_]+)\.", text310))
+for name in ("layer1_0_conv1", "layer1_1_conv1", "layer1_0_conv3", "layer2_0_conv2", "layer3_5_conv3", "layer4_0_conv1"):
     assert name in preloaded, f"ascend310, default: {name} not preloaded ({sorted(preloaded)})"
-for name in ("layer1_0_conv1", "layer1_1_conv1", "layer1_0_conv3", "layer4_0_conv2", "output"):
+for name in ("layer4_0_conv2", "layer4_1_conv1", "output"):
     assert name not in preloaded, f"ascend310, default: {name} preloaded"
-assert "preload:" not in open(sys.argv[2]).read(), "ascend910, default: preloads planned"
+assert "preload:" not in text910, "ascend910, default: preloads planned"
+assert "stream:" not in text310 and "wait:" not in text310, "ascend310, default: parallel streams"
+assert re.search(r"kernel: layer1_0_downsample_0, stream: [1-7]", text910), "ascend910, default: one stream"
 PY
 # Without the arena (--check-layers keeps every layer's output) the activations, 22 MB, leave the
 # L2 no room: none; and --no-preload plans none.

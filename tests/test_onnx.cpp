@@ -464,6 +464,24 @@ TEST(NetworkSchedule, ADiamondRunsItsBranchesSideBySide) {
   expect_events_paired(s);
 }
 
+// A branch kernel that fills the cores (TaskNode::fills_cores) runs after the other branch, on
+// the stream of the latest kernel it needs, instead of beside it; one that does not keeps a
+// stream of its own.
+TEST(NetworkSchedule, ABranchThatFillsTheCoresFollowsTheOther) {
+  std::vector<TaskNode> t = {task({}, "a"), task({"a"}, "b"), task({"a"}, "c"), task({"b", "c"}, "d")};
+  t[2].fills_cores = true;
+  const auto s = dvp::network::schedule(t, 8);
+  for (int j = 1; j < 4; ++j) EXPECT_EQ(s[std::size_t(j)].stream, s[0].stream) << j;
+  EXPECT_TRUE(happens_before(s, 1, 2));
+  expect_events_paired(s);
+  t[2].fills_cores = false;
+  t[1].fills_cores = t[3].fills_cores = true;  // b and d continue a stream anyway
+  const auto side = dvp::network::schedule(t, 8);
+  EXPECT_NE(side[2].stream, side[1].stream);
+  EXPECT_FALSE(happens_before(side, 1, 2));
+  expect_events_paired(side);
+}
+
 // One stream: the list in order, no events.
 TEST(NetworkSchedule, OneStreamKeepsTheListsOrder) {
   const std::vector<TaskNode> t = {task({}, "a"), task({"a"}, "b"), task({"a"}, "c"), task({"b", "c"}, "d")};
