@@ -2585,12 +2585,14 @@ bool Compiler::fills_cores(const Kernel& k) {
   }();
   std::vector<std::string> errors;
   spec.validate(node, errors);  // its defaults
-  const aicore::AiCoreConfig& core = o_.target->core;
   bool fills = false;
   try {
-    const platform::KernelShape shape = (*lib)->read(node);
-    fills = platform::library_work(**lib, core, shape).bound_ps(o_.target->dram_bytes_per_ps) >= o_.serial_min_ps &&
-            (*lib)->build(core, shape).units >= core.cores;
+    if (errors.empty()) {  // a shape it refuses, the run names
+      const aicore::AiCoreConfig& core = o_.target->core;
+      const platform::KernelShape shape = (*lib)->read(node);
+      fills = platform::library_work(**lib, core, shape).bound_ps(o_.target->dram_bytes_per_ps) >= o_.serial_min_ps &&
+              (*lib)->build(core, shape).units >= core.cores;
+    }
   } catch (const Error&) {
     // A shape the core cannot run: the run names the kernel and the key at fault.
   }

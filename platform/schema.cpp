@@ -78,9 +78,9 @@ static void describe_network(cfg::Spec& root) {
   model
       .param("preload", Type::Enum,
              "weight preloads into the L2 while a layer runs (the task scheduler's SDMA): auto, where the compiler "
-             "expects them to pay on the platform (an SDMA engine, L2 room beside the activation arena, weights that "
-             "take 2 us or more to stream at the DRAM's peak); true, every layer's that fits the 2 MiB window; false, "
-             "none (docs/networks.md)")
+             "expects them to pay on the platform (an SDMA engine, L2 room beside the activation arena, a DRAM that "
+             "takes 2 us or more to stream the 2 MiB window at its peak); true, every layer's that fits the window; "
+             "false, none (docs/networks.md)")
       .defaults("auto")
       .choices({"auto", "true", "false"});
   model

@@ -64,9 +64,17 @@ for f in "$out/noarena/model.yaml" "$out/nopreload/model.yaml"; do
 done
 "$dvp" run "$out/ascend310/compiled/model.yaml" --preset ascend910 --out "$out/ascend910" --no-trace --quiet
 grep -q "kernel output: 1000 elements within" "$out/ascend910/summary.txt"
-# Batch 8: more than a stream's ring of 64 tasks queued behind branches of other streams (the
-# runtime must not overwrite a stream's queued tasks); every image's logits checked.
+# The model compiled for the 910: its branches on streams of their own, ordered by events.
+"$dvp" run "$out/auto910/model.yaml" --preset ascend910 --out "$out/auto910-run" --no-trace --quiet
+grep -q "kernel output: 1000 elements within" "$out/auto910-run/summary.txt"
+# Batch 8: more than a stream's ring of 64 tasks (on the 310 the whole list runs on one stream:
+# each shortcut conv fills both cores); every image's logits checked.
 "$dvp" run "$out/resnet50.onnx" --batch 8 --out "$out/batch8" --no-trace --quiet
 test "$(grep -c "kernel output_b[0-7]: 1000 elements within" "$out/batch8/summary.txt")" = 8
 if grep -q "preload:" "$out/batch8/compiled/model.yaml"; then echo "batch 8, default: preloads planned"; exit 1; fi
+# And on the 910, timing-only: more than a stream's ring of tasks queued behind branches of other
+# streams (the runtime must not overwrite a stream's queued tasks); every task ends, in order.
+"$dvp" run "$out/resnet50.onnx" --batch 8 --preset ascend910 --timing-only --out "$out/batch8-910" --no-trace --quiet
+grep -q "^result    passed" "$out/batch8-910/summary.txt"
+grep -q "stream: 7" "$out/batch8-910/compiled/model.yaml"
 echo "ResNet-50 from ONNX: ok on ascend310 and ascend910, and at batch 8"
