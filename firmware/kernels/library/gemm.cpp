@@ -275,6 +275,16 @@ bool resident_with_wider_chunks(const AiCoreConfig& cfg, const GemmShape& s, con
 
 }  // namespace
 
+// Cycles of the tile estimate that a tile of fewer rows, not a power of two, must save to be taken
+// (gemm_tiling): the estimate leaves out a tile's and a kernel's fixed costs. ResNet-50's 56 x 56
+// maps' 3136 rows then go in 14 tiles of 224 where 256 took 13 (3328 rows computed, the last wave
+// half busy on two cores), its 28 x 28 maps' 784 in 7 of 112 where 128 took 7 (896), its 14 x 14
+// maps' 196 in 2 of 112 where 128 took 2 (256). Measured (timing-only, docs/networks.md):
+// ResNet-50 on ascend310 2883 -> 2795 us. Without the margin (tried with rows of any count,
+// larger ones too) the finer tiles that saved less made ascend910's short kernels slower:
+// ResNet-50 583 -> 592 us.
+constexpr std::uint64_t kOddRowsMargin = 256;
+
 GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvShape* conv) {
   check_gemm(s);
   const std::uint32_t k0 = 32 / dtype_bytes(s.in);
@@ -298,6 +308,7 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
   // The tiles that fit (L0A and L0B hold two chunks each, L0C one output tile, L1 two chunks of
   // A and of B; one transposing load moves a B chunk): the one with the least estimated time,
   // then the least padding computed, then the largest (fewest tiles).
+  // Powers of two first; then rows cut to fit m (below).
   // L1: two chunks of A and of B; a conv's feature map (or two bands of it) and two of B.
   // A one-row conv's column bands only where no tile fits otherwise: a shape that ran before keeps
   // its tiles (a second search, with them). A vector epilogue's tile is admitted by what one slot
@@ -310,16 +321,18 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
     return conv ? conv_l1(*conv, mt, nt, b, l1, cfg.cores, columns).need(2, b)
                 : 2 * (std::uint64_t(mt) * t.kt * eb + b);
   };
+  auto fits = [&](std::uint32_t mt, std::uint32_t nt) {
+    return chunks_fit_l0(cfg, mt, nt, t.kt, eb) && std::uint64_t(mt) * nt * 4 <= l0c && l1_need(mt, nt) <= l1 &&
+           (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
+           (!s.vector_epilogue() || (gemm_epilogue_admits(s, mt, nt, conv != nullptr) <= cfg.size[kUB] &&
+                                     nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0)) &&
+           (!gemm_ragged(s) || ragged_tile_fits(s, mt, nt)) && (!s.out_nc1hwc0 || nt <= s.n);
+  };
   std::uint64_t best_work = ~0ull, best_pad = ~0ull, best_area = 0;
   auto search = [&] {
     for (std::uint32_t mt = 16; mt <= 256; mt *= 2)
       for (std::uint32_t nt = 16; nt <= 256; nt *= 2) {
-        const bool fits =
-            chunks_fit_l0(cfg, mt, nt, t.kt, eb) && std::uint64_t(mt) * nt * 4 <= l0c && l1_need(mt, nt) <= l1 &&
-            (!conv || conv->ext_groups() == 1 || conv->coute() % nt == 0) &&
-            (!s.vector_epilogue() || (gemm_epilogue_admits(s, mt, nt, conv != nullptr) <= cfg.size[kUB] &&
-                                      nt / gemm_parts(nt, conv != nullptr) * dtype_bytes(s.out) % 32 == 0));
-        if (!fits || (gemm_ragged(s) && !ragged_tile_fits(s, mt, nt)) || (s.out_nc1hwc0 && nt > s.n)) continue;
+        if (!fits(mt, nt)) continue;
         const std::uint64_t work = gemm_estimate(cfg, s, mt, nt, k_pad), area = std::uint64_t(mt) * nt;
         const std::uint64_t pad = (s.m + mt - 1) / mt * mt * ((s.n + nt - 1) / nt * nt);
         if (std::tie(work, pad) < std::tie(best_work, best_pad) ||
@@ -329,6 +342,17 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
   };
   search();
   if (!best_area && conv) columns = true, search();
+  // Then fewer rows, any whole number of fractals, where m's last tile computes less padding and
+  // the estimate saves kOddRowsMargin or more. Only fewer: a larger tile leaves the epilogue
+  // fewer UB slots, which the estimate does not count (a 64 -> 384 1 x 1 conv on 56 x 56,
+  // tests/conv-weights-resident.py, took 224 x 128 tiles for 128 x 128 and ran 80.5 -> 108.3 us).
+  // Not a grouped conv's (a depthwise conv on the cube), whose time the estimate does not follow:
+  // EfficientNet-B0's depthwise convs ran 4-30 us slower with fewer rows.
+  const std::uint32_t pow2_mt = t.mt;
+  for (std::uint32_t mt = 16; best_area && (!conv || conv->ext_groups() == 1) && mt < pow2_mt; mt += 16) {
+    const std::uint64_t work = gemm_estimate(cfg, s, mt, t.nt, k_pad) + kOddRowsMargin;
+    if ((mt & (mt - 1)) && work < best_work && fits(mt, t.nt)) best_work = work, t.mt = mt;
+  }
   if (best_area && conv && resident_with_wider_chunks(cfg, s, *conv, t, columns)) t.kt *= 2;
   if (!best_area)
     throw Error("gemm: no tile of 16..256 fits L0A (" + std::to_string(l0a) + " B), L0B (" + std::to_string(l0b) +
