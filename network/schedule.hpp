@@ -7,12 +7,13 @@
 // A kernel needs every earlier kernel that writes memory it reads (a head writing its slice of
 // a tensor counts as a writer of it). Streams are chosen greedily in the list's order: a kernel
 // continues the stream whose last kernel it needs, else (unless it fills the cores) takes an
-// idle stream, else the stream of the latest kernel it needs. A kernel needing one on another stream that its own
-// stream is not ordered after yet (vector clocks) waits for an event recorded after it. Events are one-shot (a wait
-// clears one), so an event is reused only once its last wait is ordered before both the new record and the new wait;
-// with more crossings outstanding than events, the list runs on one stream. The activation arena is planned after this,
-// from the same order (happens_before): two tensors share memory only when every use of one is ordered before every
-// write of the other.
+// idle stream, else the stream of the latest kernel it needs. A kernel needing one on another
+// stream that its own stream is not ordered after yet (vector clocks) waits for an event
+// recorded after it. Events are one-shot (a wait clears one), so an event is reused only once
+// its last wait is ordered before both the new record and the new wait; with more crossings
+// outstanding than events, the list runs on one stream.
+// The activation arena is planned after this, from the same order (happens_before): two
+// tensors share memory only when every use of one is ordered before every write of the other.
 #pragma once
 #include <cstdint>
 #include <string>
