@@ -351,7 +351,7 @@ GemmTiling gemm_tiling(const AiCoreConfig& cfg, const GemmShape& s, const ConvSh
   const std::uint32_t pow2_mt = t.mt;
   for (std::uint32_t mt = 16; best_area && (!conv || conv->ext_groups() == 1) && mt < pow2_mt; mt += 16) {
     const std::uint64_t work = gemm_estimate(cfg, s, mt, t.nt, k_pad) + kOddRowsMargin;
-    if ((mt & (mt - 1)) && work < best_work && fits(mt, t.nt)) best_work = work, t.mt = mt;
+    if (work < best_work && fits(mt, t.nt)) best_work = work, t.mt = mt;  // a power of two cannot be: searched
   }
   if (best_area && conv && resident_with_wider_chunks(cfg, s, *conv, t, columns)) t.kt *= 2;
   if (!best_area)
