@@ -15,8 +15,11 @@ if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/davinci-vp-targets.cmake" AND NOT TARGET da
   find_dependency(Threads)
   find_dependency(JPEG)  # DVPP's pixels: libjpeg-turbo and libpng
   find_dependency(PNG)
-  # VAR:module+module...: DVPP's libswscale / libavcodec, and libavformat for its VDEC reference.
   include(${CMAKE_CURRENT_LIST_DIR}/openblas-serial.cmake)  # the cube's BLAS: OpenBLAS::serial
+  if(NOT TARGET OpenBLAS::serial)  # missing: davinci-vp_FOUND is false and says why
+    return()
+  endif()
+  # VAR:module+module...: DVPP's libswscale / libavcodec, and libavformat for its VDEC reference.
   foreach(pkg SYSTEMC:systemc YAMLCPP:yaml-cpp UNICORN:unicorn
               SWSCALE:libswscale+libavcodec+libavutil AVFORMAT:libavformat+libavcodec+libavutil)
     string(REPLACE ":" ";" parts ${pkg})
@@ -24,7 +27,15 @@ if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/davinci-vp-targets.cmake" AND NOT TARGET da
     list(GET parts 1 modules)
     string(REPLACE "+" ";" modules ${modules})
     if(NOT TARGET PkgConfig::${var})
-      pkg_check_modules(${var} REQUIRED IMPORTED_TARGET GLOBAL ${modules})
+      # Not REQUIRED: a missing module makes the package not found (and say why), as
+      # find_dependency does, rather than end the consumer's configure under QUIET.
+      pkg_check_modules(${var} QUIET IMPORTED_TARGET GLOBAL ${modules})
+      if(NOT ${var}_FOUND)
+        set(davinci-vp_FOUND FALSE)
+        string(REPLACE ";" " " modules "${modules}")
+        set(davinci-vp_NOT_FOUND_MESSAGE "pkg-config found no ${modules} (scripts/setup.sh installs them)")
+        return()
+      endif()
     endif()
   endforeach()
   include(${CMAKE_CURRENT_LIST_DIR}/davinci-vp-targets.cmake)

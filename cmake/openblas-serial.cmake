@@ -8,8 +8,16 @@ if(NOT TARGET OpenBLAS::serial)
   find_path(OPENBLAS_SERIAL_INCLUDE_DIR cblas.h PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-serial
             NO_DEFAULT_PATH)
   if(NOT OPENBLAS_SERIAL_LIBRARY OR NOT OPENBLAS_SERIAL_INCLUDE_DIR)
-    message(FATAL_ERROR "the serial OpenBLAS is missing from ${_dvp_serial_dir}: "
-                        "apt-get install libopenblas-serial-dev (scripts/setup.sh)")
+    string(CONCAT _dvp_missing "the serial OpenBLAS is missing from ${_dvp_serial_dir}: "
+                  "apt-get install libopenblas-serial-dev (scripts/setup.sh)")
+    if(CMAKE_FIND_PACKAGE_NAME)
+      # Read by a package config (find_package(davinci-vp)): the package is not found, and says
+      # why; a FATAL_ERROR would end the consumer's configure, QUIET or not.
+      set(${CMAKE_FIND_PACKAGE_NAME}_FOUND FALSE)
+      set(${CMAKE_FIND_PACKAGE_NAME}_NOT_FOUND_MESSAGE "${_dvp_missing}")
+      return()
+    endif()
+    message(FATAL_ERROR "${_dvp_missing}")
   endif()
   add_library(OpenBLAS::serial UNKNOWN IMPORTED GLOBAL)
   set_target_properties(OpenBLAS::serial PROPERTIES IMPORTED_LOCATION ${OPENBLAS_SERIAL_LIBRARY}
