@@ -486,10 +486,12 @@ class GemmBuilder {
   void plan_l1();
   void prologue();
   void load_feature_map();
+  std::uint32_t first_planes() const;
+  void load_rest_planes();
   void band(Reg top, Reg rows, Reg pad_t, Reg pad_b, Reg r0);
   void col_band(Reg left, Reg cols, Reg pad_l, Reg pad_r);
   void clip_band(Reg a, Reg b, Reg lo, Reg hi, std::uint32_t pad, std::uint32_t size);
-  void load_band(Reg tr);
+  void load_band(Reg tr, std::uint32_t planes = 0);
   void load_band_planes();
   void band_window();
   template <typename F>
@@ -733,8 +735,9 @@ Image GemmBuilder::build() {
   Label no_tiles = k.NewLabel();
   k.Branch("bgeu", tile, ntiles, no_tiles);
   load_pointers(tile);
-  if (banded) load_band(tile);
+  if (banded) load_band(tile, first_planes());
   for (std::uint32_t c = 0; c < std::min<std::uint32_t>(nb, chunks); ++c) load(int(c), c == chunks - 1);
+  if (first_planes()) load_rest_planes();
   k.Bind(no_tiles);
   const std::vector<Act> program = tile_program(chunks, nb, group, parts, k_tail != t.kt);
   k.RoundRobin(tile, ntiles, dim, [&] { run_tile(program); });
@@ -752,9 +755,49 @@ void GemmBuilder::load_feature_map() {
   k.SetSpr(Spr::Fmatrix, tmp);
   k.Li(dst, 0);
   const std::uint32_t plane = (conv->h * conv->w * conv->c0 * 2 + 31) / 32;  // blocks of a C1 plane
-  k.DataCopy(Pos::L1, dst, Pos::GM, A, DataCopyCfg{conv->c1(), plane, 0, 0});
+  const std::uint32_t planes = first_planes() ? first_planes() : conv->c1();
+  k.DataCopy(Pos::L1, dst, Pos::GM, A, DataCopyCfg{planes, plane, 0, 0});
   k.SetFlag(Pipe::MTE2, Pipe::MTE1, 7);  // event 7: the L1 buffers use 0..nb-1
   k.WaitFlag(Pipe::MTE2, Pipe::MTE1, 7);
+}
+
+// A 1 x 1 conv's k is its channels, so its chunk c reads only C1 planes c x kt / 16 onwards. Its
+// first tile's feature map (whole, or the band) goes into L1 in two copies: the planes of the
+// first nb chunks, before their weights, and the rest after them. The cube starts on the first
+// planes, and a weight-streaming conv's DRAM reads start a whole map's copy earlier (MTE2 takes
+// its copies one after another; ResNet-50's stage 3 and 4 read maps of 200 KB or more from
+// the L2 first). Chunk nb's MTE1 waits for its weights' flag, which MTE2 sets only once
+// every copy before it is done, the rest planes too. 0: one copy (another conv, or k in nb
+// chunks or fewer).
+std::uint32_t GemmBuilder::first_planes() const {
+  if (!conv || conv->kh != 1 || conv->kw != 1 || grouped || conv->c0 != 16 || fm.columns || chunks <= std::uint32_t(nb))
+    return 0;
+  if (banded && conv->c1e() > 1 && std::uint64_t(conv->h) * conv->w > 65535) return 0;  // load_band_planes
+  return std::uint32_t(nb) * t.kt / 16;
+}
+
+// The first tile's planes past first_planes(): the whole map's (L1 plane after plane), or the
+// band's into slot 0 (bt0 and bt1 still hold the band's first plane in GM and its copy word).
+void GemmBuilder::load_rest_planes() {
+  const ConvShape& c = *conv;
+  const std::uint32_t p1 = first_planes(), plane_bytes = c.h * c.w * 32;
+  k.Li(tmp, std::int64_t(p1) * plane_bytes);
+  if (!banded) {
+    k.Op("or", dst, tmp, zero);
+    k.Add(src, A, tmp);
+    k.Li(tmp, std::int64_t(DataCopyCfg{c.c1() - p1, plane_bytes / 32, 0, 0}.pack()));
+    k.DataCopy(Pos::L1, dst, Pos::GM, src, tmp);
+    return;
+  }
+  k.Add(src, bt0, tmp);
+  k.OpI("shli", dst, bt1, 36);  // block_len (bits 27:12): the band's bytes of a plane / 32
+  k.OpI("shri", dst, dst, 48);
+  k.Li(tmp, std::int64_t(p1) * 32);
+  k.Mul(dst, dst, tmp);  // slot 0, plane p1
+  k.OpI("shri", tmp, bt1, 12);
+  k.OpI("shli", tmp, tmp, 12);
+  k.Addi(tmp, tmp, std::int32_t(c.c1e() - p1));  // the other planes, the same gaps
+  k.DataCopy(Pos::L1, dst, Pos::GM, src, tmp);
 }
 
 // Emits f(0) when p is 0, else f(1): a band slot's event and address are immediates.
@@ -822,7 +865,7 @@ void GemmBuilder::clip_band(Reg a, Reg b, Reg lo, Reg hi, std::uint32_t pad, std
 
 // MTE2: the band of the load side's tile (row) into the next band slot, each C1 group's rows
 // [top, top + rows) one block per position.
-void GemmBuilder::load_band(Reg tr) {
+void GemmBuilder::load_band(Reg tr, std::uint32_t planes) {
   const ConvShape& c = *conv;
   band(bt0, bt1, dst, src, col);
   if (grouped) {  // the planes of tile tr's extended group (band() took col: make it again)
@@ -853,7 +896,7 @@ void GemmBuilder::load_band(Reg tr) {
   k.OpI("shli", dst, dst, 12);
   k.OpI("shli", src, src, 28);
   k.Op("or", dst, dst, src);
-  k.Li(tmp, std::int64_t(DataCopyCfg{c.c1e(), 0, 0, 0}.pack()));
+  k.Li(tmp, std::int64_t(DataCopyCfg{planes ? planes : c.c1e(), 0, 0, 0}.pack()));
   k.Op("or", bt1, dst, tmp);
   by_parity(ld_par, [&](int p) {
     k.WaitFlag(Pipe::MTE1, Pipe::MTE2, 6 + p);
