@@ -15,8 +15,10 @@ if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/davinci-vp-targets.cmake" AND NOT TARGET da
   find_dependency(Threads)
   find_dependency(JPEG)  # DVPP's pixels: libjpeg-turbo and libpng
   find_dependency(PNG)
+  set(_dvp_in_config TRUE)  # a missing serial OpenBLAS makes the package not found, not an error
   include(${CMAKE_CURRENT_LIST_DIR}/openblas-serial.cmake)  # the cube's BLAS: OpenBLAS::serial
-  if(NOT TARGET OpenBLAS::serial)  # missing: davinci-vp_FOUND is false and says why
+  unset(_dvp_in_config)
+  if(NOT TARGET OpenBLAS::serial)  # missing: <name>_FOUND is false and says why
     return()
   endif()
   # VAR:module+module...: DVPP's libswscale / libavcodec, and libavformat for its VDEC reference.
@@ -31,9 +33,9 @@ if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/davinci-vp-targets.cmake" AND NOT TARGET da
       # find_dependency does, rather than end the consumer's configure under QUIET.
       pkg_check_modules(${var} QUIET IMPORTED_TARGET GLOBAL ${modules})
       if(NOT ${var}_FOUND)
-        set(davinci-vp_FOUND FALSE)
+        set(${CMAKE_FIND_PACKAGE_NAME}_FOUND FALSE)
         string(REPLACE ";" " " modules "${modules}")
-        set(davinci-vp_NOT_FOUND_MESSAGE "pkg-config found no ${modules} (scripts/setup.sh installs them)")
+        set(${CMAKE_FIND_PACKAGE_NAME}_NOT_FOUND_MESSAGE "pkg-config found no ${modules} (scripts/setup.sh installs them)")
         return()
       endif()
     endif()

@@ -10,9 +10,10 @@ if(NOT TARGET OpenBLAS::serial)
   if(NOT OPENBLAS_SERIAL_LIBRARY OR NOT OPENBLAS_SERIAL_INCLUDE_DIR)
     string(CONCAT _dvp_missing "the serial OpenBLAS is missing from ${_dvp_serial_dir}: "
                   "apt-get install libopenblas-serial-dev (scripts/setup.sh)")
-    if(CMAKE_FIND_PACKAGE_NAME)
-      # Read by a package config (find_package(davinci-vp)): the package is not found, and says
-      # why; a FATAL_ERROR would end the consumer's configure, QUIET or not.
+    if(_dvp_in_config)
+      # Read by the package config (find_package(davinci-vp), which sets _dvp_in_config): the
+      # package is not found, and says why; a FATAL_ERROR would end the consumer's configure,
+      # QUIET or not.
       set(${CMAKE_FIND_PACKAGE_NAME}_FOUND FALSE)
       set(${CMAKE_FIND_PACKAGE_NAME}_NOT_FOUND_MESSAGE "${_dvp_missing}")
       return()

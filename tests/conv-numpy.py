@@ -35,6 +35,11 @@ SHAPES = {
     "stem": (64, 60, 3, 64, 7, 7, (2, 2), (1, 1), (3, 3, 3, 3)),
     "bands-1x1": (60, 70, 200, 24, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0)),
     "bands-dilated": (100, 90, 72, 40, 3, 3, (1, 2), (2, 2), (2, 1, 2, 0)),
+    # 1 x 1 convs whose k takes more chunks than L1 holds: the first tile's map goes into L1 in two
+    # copies (GemmBuilder::first_planes), the whole map here, and strided bands in the next (on
+    # ascend910; ascend310's tiling copies it in one). Both fail without the second copy (tried).
+    "wide-1x1": (14, 14, 1024, 48, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0)),
+    "wide-1x1-s2-bands": (40, 36, 640, 32, 1, 1, (2, 2), (1, 1), (0, 0, 0, 0)),
 }
 # name: (shape name, epilogue keys, output type)
 EPILOGUES = {
@@ -235,7 +240,8 @@ SHAPES_OF_EPILOGUES = {shape for shape, _, _ in EPILOGUES.values()}
 
 with tempfile.TemporaryDirectory() as d:
     rng = np.random.default_rng(11)
-    for name in ("odd", "stem", "bands-1x1", "bands-dilated", *[m for m in MODES if m not in SHAPES_OF_EPILOGUES]):
+    for name in ("odd", "stem", "bands-1x1", "bands-dilated", "wide-1x1", "wide-1x1-s2-bands",
+                 *[m for m in MODES if m not in SHAPES_OF_EPILOGUES]):
         x, y = write_inputs(d, rng, name)
         np.save(os.path.join(d, "y_ref.npy"), y.astype(np.float32))
         for preset in ("ascend310", "ascend910"):

@@ -493,6 +493,10 @@ class GemmBuilder {
   void clip_band(Reg a, Reg b, Reg lo, Reg hi, std::uint32_t pad, std::uint32_t size);
   void load_band(Reg tr, std::uint32_t planes = 0);
   void load_band_planes();
+  // A band's planes are more than a copy's 16-bit gap apart: load_band copies them one by one.
+  bool band_planes_apart() const {
+    return conv->c0 == 16 && conv->c1e() > 1 && std::uint64_t(conv->h) * conv->w > 65535;
+  }
   void band_window();
   template <typename F>
   void by_parity(Reg par, F f);
@@ -735,9 +739,9 @@ Image GemmBuilder::build() {
   Label no_tiles = k.NewLabel();
   k.Branch("bgeu", tile, ntiles, no_tiles);
   load_pointers(tile);
-  if (banded) load_band(tile, first_planes());
+  if (banded) load_band(tile, first_planes());  // slot 0 (ld_par starts at 0)
   for (std::uint32_t c = 0; c < std::min<std::uint32_t>(nb, chunks); ++c) load(int(c), c == chunks - 1);
-  if (first_planes()) load_rest_planes();
+  if (first_planes()) load_rest_planes();  // the loads keep bt0 and bt1, the band's GM plane and copy word
   k.Bind(no_tiles);
   const std::vector<Act> program = tile_program(chunks, nb, group, parts, k_tail != t.kt);
   k.RoundRobin(tile, ntiles, dim, [&] { run_tile(program); });
@@ -772,7 +776,7 @@ void GemmBuilder::load_feature_map() {
 std::uint32_t GemmBuilder::first_planes() const {
   if (!conv || conv->kh != 1 || conv->kw != 1 || grouped || conv->c0 != 16 || fm.columns || chunks <= std::uint32_t(nb))
     return 0;
-  if (banded && conv->c1e() > 1 && std::uint64_t(conv->h) * conv->w > 65535) return 0;  // load_band_planes
+  if (banded && band_planes_apart()) return 0;  // a copy per plane already
   return std::uint32_t(nb) * t.kt / 16;
 }
 
@@ -876,7 +880,7 @@ void GemmBuilder::load_band(Reg tr, std::uint32_t planes) {
   k.Li(tmp, std::int64_t(w) * c.c0 * 2);
   k.Mul(bt0, bt0, tmp);
   k.Add(bt0, bt0, grouped ? col : A);  // x (its extended group's planes) + top x w x C0 x 2
-  if (c.c0 == 16 && c.c1e() > 1 && std::uint64_t(c.h) * c.w > 65535) return load_band_planes();
+  if (band_planes_apart()) return load_band_planes();
   if (c.c0 == 16) {
     k.Li(tmp, w);
     k.Mul(dst, bt1, tmp);  // block_len: rows x w
