@@ -343,12 +343,33 @@ class Compiler {
   bool pad(int i);
   bool resize(int i);
   void finish_outputs();
+  struct ArenaBuffer {
+    KTensor* t;
+    std::vector<int> touched, writers;  // the kernels that read or write it; that write it
+    bool loaded, kept = false;          // a graph input (there before the run); a graph output (after it)
+    std::uint64_t bytes, offset = 0;    // bytes: in whole pages of 4096, as the arena places it
+    std::string ref;                    // KERNEL.TENSOR
+  };
+  std::map<std::string, ArenaBuffer> arena_buffers();
   void plan_arena();
+  struct Discard {
+    std::string tensor;  // KERNEL.TENSOR, in the arena
+    std::uint64_t offset, bytes;
+  };
+  void plan_discards();
+  const std::vector<Discard>& discards(std::size_t j) const;
+  void drop_small_discards(bool automatic);
+  void discard_range(const std::vector<const ArenaBuffer*>& placed, std::uint64_t from, std::uint64_t to);
   void order_batch();
   std::vector<Scheduled> task_streams();  // one stream if the task table cannot hold the events
-  const std::vector<std::string>& preloads(std::size_t j) const;
+  struct PreloadTask {
+    std::string tensor;   // KERNEL.TENSOR
+    std::uint64_t bytes;  // its first this many bytes; 0: all of it
+  };
+  const std::vector<PreloadTask>& preloads(std::size_t j) const;
   std::uint64_t weight_bytes(std::size_t j) const;
   void plan_preloads();
+  void mark_weights_once();
   void fit_preloads();
   bool fills_cores(const Kernel& k);
   void emit_tasks(YAML::Emitter& y) const;
@@ -377,7 +398,8 @@ class Compiler {
   std::vector<Kernel> kernels_;
   std::map<std::pair<int, std::size_t>, std::size_t> casts_;  // per node and image: casts placed for it
   std::vector<Scheduled> sched_;                              // each kernel's stream and events
-  std::vector<std::vector<std::string>> preload_at_;          // the weights preloaded as each kernel starts
+  std::vector<std::vector<PreloadTask>> preload_at_;          // the weights preloaded as each kernel starts
+  std::vector<std::vector<Discard>> discard_at_;              // the arena's ranges dropped as each kernel ends
   Compiled out_;
 };
 
@@ -2440,19 +2462,17 @@ void Compiler::order_batch() {
 // output: to the end); buffers whose
 // lives do not overlap share memory. Largest first, each at the lowest offset free over its
 // life (first fit by size, as TensorFlow Lite's arena planner), in whole pages.
-void Compiler::plan_arena() {
-  struct Buffer {
-    KTensor* t;
-    std::vector<int> touched, writers;  // the kernels that read or write it; that write it
-    bool loaded, kept = false;          // a graph input (there before the run); a graph output (after it)
-    std::uint64_t bytes, offset = 0;
-  };
-  std::map<std::string, Buffer> buffers;
+// The tensors that own their memory and are not weights (the arena's candidates), by
+// KERNEL.TENSOR, with the kernels that touch them.
+std::map<std::string, Compiler::ArenaBuffer> Compiler::arena_buffers() {
+  std::map<std::string, ArenaBuffer> buffers;
   for (Kernel& k : kernels_)
     for (KTensor& t : k.tensors)
-      if (t.alias.empty() && (t.file.empty() || t.graph_input))  // weights are not in it
-        buffers.emplace(k.name + "." + t.name,
-                        Buffer{&t, {}, {}, t.graph_input, false, (stored_bytes(t) + 4095) / 4096 * 4096});
+      if (t.alias.empty() && (t.file.empty() || t.graph_input)) {  // weights are not in it
+        const std::string ref = k.name + "." + t.name;
+        buffers.emplace(ref,
+                        ArenaBuffer{&t, {}, {}, t.graph_input, false, (stored_bytes(t) + 4095) / 4096 * 4096, 0, ref});
+      }
   for (std::size_t j = 0; j < kernels_.size(); ++j)
     for (const KTensor& t : kernels_[j].tensors)
       if (auto b = buffers.find(t.alias.empty() ? kernels_[j].name + "." + t.name : t.alias); b != buffers.end()) {
@@ -2461,6 +2481,12 @@ void Compiler::plan_arena() {
       }
   for (const std::string& name : outputs_)
     for (const std::string& r : values_.at(name).refs) buffers.at(r).kept = true;
+  return buffers;
+}
+
+void Compiler::plan_arena() {
+  using Buffer = ArenaBuffer;
+  std::map<std::string, Buffer> buffers = arena_buffers();
   // a's uses all end before b is written (b is never written before the run, a never freed after it).
   auto before = [&](const Buffer& a, const Buffer& b) {
     if (a.kept || b.loaded || b.writers.empty()) return false;
@@ -2484,6 +2510,76 @@ void Compiler::plan_arena() {
     b->t->arena = std::int64_t(b->offset);
     out_.arena_bytes = std::max(out_.arena_bytes, b->offset + b->bytes);
   }
+}
+
+// The arena's ranges no kernel touches after kernel j, dropped from the L2 as j ends (discard
+// tasks for the SDMA engine, after j on its stream): dirty activations no later layer reads,
+// which the weights streaming through would otherwise evict and write back to DRAM. ResNet-50 on
+// ascend310 at batch 1 wrote 3.7 MB of them, most while stages 3 and 4 wait on the DRAM.
+// A range is cut at every buffer's ends; it is dropped after the last kernel that touches a
+// buffer over it, once every other such kernel happens before that one (its stream and events),
+// and never where a graph output is (read after the run). No kernel writes there later, so
+// the discard may land whenever the engine gets to it.
+void Compiler::plan_discards() {
+  discard_at_.assign(kernels_.size(), {});
+  if (o_.discard == Plan::Off || !o_.arena || !o_.target || !o_.target->sdma) return;
+  const bool automatic = o_.discard == Plan::Auto;
+  std::uint64_t weights = 0;  // with the arena, all the L2 must hold: nothing is evicted, nothing to save
+  for (std::size_t j = 0; j < kernels_.size(); ++j) weights += weight_bytes(j);
+  if (automatic && out_.arena_bytes + weights <= o_.target->l2_bytes) return;
+  std::vector<const ArenaBuffer*> placed;
+  const std::map<std::string, ArenaBuffer> buffers = arena_buffers();
+  std::vector<std::uint64_t> cuts;
+  for (const auto& [ref, b] : buffers)
+    if (b.t->arena >= 0) {
+      placed.push_back(&b);
+      cuts.push_back(std::uint64_t(b.t->arena)), cuts.push_back(std::uint64_t(b.t->arena) + b.bytes);
+    }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  for (std::size_t i = 0; i + 1 < cuts.size(); ++i) discard_range(placed, cuts[i], cuts[i + 1]);
+  drop_small_discards(automatic);
+}
+
+// The discard of arena bytes [from, to), which no buffer straddles, if it may be (plan_discards).
+void Compiler::discard_range(const std::vector<const ArenaBuffer*>& placed, std::uint64_t from, std::uint64_t to) {
+  std::vector<const ArenaBuffer*> over;
+  int last = -1;
+  for (const ArenaBuffer* b : placed)
+    if (std::uint64_t(b->t->arena) < to && from < std::uint64_t(b->t->arena) + b->bytes) {
+      if (b->kept) return;
+      over.push_back(b);
+      for (int x : b->touched) last = std::max(last, x);
+    }
+  if (last < 0) return;
+  const ArenaBuffer* owner = nullptr;  // a buffer kernel `last` touches: the discard's name
+  for (const ArenaBuffer* b : over)
+    for (int x : b->touched) {
+      if (x != last && !happens_before(sched_, x, last)) return;
+      if (x == last) owner = b;
+    }
+  const std::uint64_t at = from - std::uint64_t(owner->t->arena), stored = stored_bytes(*owner->t);
+  if (at >= stored) return;  // the page's padding past the tensor
+  const std::string& name = owner->ref;
+  std::vector<Discard>& d = discard_at_[std::size_t(last)];
+  const std::uint64_t bytes = std::min(to - from, stored - at);
+  if (!d.empty() && d.back().tensor == name && d.back().offset + d.back().bytes == at)
+    d.back().bytes += bytes;  // the next range of the same tensor
+  else
+    d.push_back({name, at, bytes});
+}
+
+// The discards worth their task: those that hold a whole line (every range starts on a page,
+// and so on a line), and, planned automatically, those the DRAM would take discard_min_ps to
+// write back.
+void Compiler::drop_small_discards(bool automatic) {
+  for (std::vector<Discard>& d : discard_at_)
+    d.erase(std::remove_if(d.begin(), d.end(),
+                           [&](const Discard& x) {
+                             return x.bytes < o_.target->line_bytes ||
+                                    (automatic && double(x.bytes) / o_.target->dram_bytes_per_ps < o_.discard_min_ps);
+                           }),
+            d.end());
 }
 
 void emit_tensor(YAML::Emitter& y, const KTensor& t) {
@@ -2599,19 +2695,29 @@ bool Compiler::fills_cores(const Kernel& k) {
   return fills_cores_[{k.library, k.shape}] = fills;
 }
 
-// The task table with the preloads: past it, they go, a speed-up only (plan_preloads runs after
-// the streams and the arena, which it weighs).
+// The task table with the preloads and discards: past it, they go (the discards first), a
+// speed-up only (plan_preloads runs after the streams and the arena, which it weighs).
 void Compiler::fit_preloads() {
-  std::size_t n = 0;
-  for (std::size_t j = 0; j < sched_.size(); ++j)
-    n += 1 + sched_[j].wait.size() + sched_[j].record.size() + preloads(j).size();
-  if (n > kMaxTasks) preload_at_.assign(kernels_.size(), {});
+  auto tasks = [&] {
+    std::size_t n = 0;
+    for (std::size_t j = 0; j < sched_.size(); ++j)
+      n += 1 + sched_[j].wait.size() + sched_[j].record.size() + preloads(j).size() + discards(j).size();
+    return n;
+  };
+  if (tasks() > kMaxTasks) discard_at_.assign(kernels_.size(), {});  // the discards go first
+  if (tasks() > kMaxTasks) preload_at_.assign(kernels_.size(), {});
 }
 
 // The weights to preload into the L2 as kernel j starts (plan_preloads).
-const std::vector<std::string>& Compiler::preloads(std::size_t j) const {
-  static const std::vector<std::string> none;
+const std::vector<Compiler::PreloadTask>& Compiler::preloads(std::size_t j) const {
+  static const std::vector<PreloadTask> none;
   return j < preload_at_.size() ? preload_at_[j] : none;
+}
+
+// The arena's ranges dropped from the L2 as kernel j ends (plan_discards).
+const std::vector<Compiler::Discard>& Compiler::discards(std::size_t j) const {
+  static const std::vector<Discard> none;
+  return j < discard_at_.size() ? discard_at_[j] : none;
 }
 
 // The bytes of kernel j's own weights.
@@ -2633,7 +2739,7 @@ std::uint64_t Compiler::weight_bytes(std::size_t j) const {
 // them; docs/networks.md).
 void Compiler::plan_preloads() {
   preload_at_.assign(kernels_.size(), {});
-  if (o_.preload == Preload::Off) return;
+  if (o_.preload == Plan::Off) return;
   // Auto: the L2 must hold the window beside the activation arena (without one, beside all the
   // activations), or the preloaded lines are evicted before their kernel reads them (ResNet-50 on
   // the 310 at batch 8, whose arena fills it).
@@ -2643,7 +2749,7 @@ void Compiler::plan_preloads() {
   // loss (ResNet-50 599 us with every kernel's, 595 with those of 360 KB or more, 583 without);
   // on ascend310's LPDDR4 (61 us) every one measured pays, the smallest too (ResNet-50 2886 ->
   // 2883 us, EfficientNet-B0 2797 -> 2788 with the kernels under 73 KB; docs/networks.md).
-  const bool automatic = o_.preload == Preload::Auto;
+  const bool automatic = o_.preload == Plan::Auto;
   const std::uint64_t activations = o_.arena ? out_.arena_bytes : out_.activation_bytes;
   if (automatic && (!o_.target || !o_.target->sdma || activations + o_.preload_window > o_.target->l2_bytes ||
                     double(o_.preload_window) / o_.target->dram_bytes_per_ps < o_.preload_min_ps))
@@ -2658,18 +2764,53 @@ void Compiler::plan_preloads() {
       ahead -= std::min(ahead, weight_bytes(j));  // kernel j uses its own now
     for (; next < kernels_.size(); ++next) {
       const std::uint64_t w = weight_bytes(next);
-      if (w > o_.preload_window) continue;  // streams its own
+      if (w > o_.preload_window) continue;  // streams its own (but for its head: below)
       if (ahead + w > o_.preload_window) break;
       for (const KTensor& t : kernels_[next].tensors)
-        if (t.weight()) preload_at_[j].push_back(kernels_[next].name + "." + t.name);
+        if (t.weight()) preload_at_[j].push_back({kernels_[next].name + "." + t.name, 0});
       preloaded[next] = true;
       ahead += w;
     }
   }
+  // A kernel that streams its own weights gets their first preload_head bytes preloaded as the
+  // kernel before it starts, so the DRAM does not pause at the boundary: that kernel's last tiles
+  // and the dispatch between them leave it idle for some microseconds, and the large kernel's first
+  // reads wait on it (ResNet-50 on ascend310: 2668.2 -> 2650.4 us with 128 KiB; 64 KiB 2655.6,
+  // 256 KiB 2650.9, 1 MiB 2672.0, which competes with the kernel before for the DRAM).
+  for (std::size_t b = 1; b < kernels_.size(); ++b)
+    if (weight_bytes(b) > o_.preload_window)
+      for (const KTensor& t : kernels_[b].tensors)
+        if (t.weight()) {  // the first: the weights proper (a bias after them is small)
+          preload_at_[b - 1].push_back({kernels_[b].name + "." + t.name, o_.preload_head});
+          break;
+        }
+}
+
+// A conv's or GEMM's weights in fractal order that no other kernel reads (the later images of a
+// batch alias the first's) are read once: shape weights_once, so they pass by the L2 without
+// evicting the activations the next layers read (gemm.cpp's fractal_b). ResNet-50 on ascend310
+// at batch 1: 2792.7 -> 2725.5 us (stage 4's 30 MB of weights through an 8 MiB L2). Marking the
+// first image's at batch 8 would read them from DRAM eight times.
+void Compiler::mark_weights_once() {
+  std::set<std::string> aliased;
+  for (const Kernel& k : kernels_)
+    for (const KTensor& t : k.tensors)
+      if (!t.alias.empty()) aliased.insert(t.alias);
+  for (Kernel& k : kernels_) {
+    const bool fractal = std::any_of(k.shape.begin(), k.shape.end(), [](const auto& kv) {
+      return (kv.first == "weights_layout" || kv.first == "b_layout") && kv.second == "fractal_z";
+    });
+    if (!fractal || (k.library != "conv2d" && k.library != "gemm")) continue;
+    bool own = false, shared = false;  // a later image's kernel reads the first's (an alias)
+    for (const KTensor& t : k.tensors)
+      if (t.weight()) own = true, shared = shared || aliased.count(k.name + "." + t.name);
+    if (own && !shared) k.shape.push_back({"weights_once", "true"});
+  }
 }
 
 // tasks: each kernel on its stream, after the waits it needs and the preload of the next one's
-// weights, before the records others wait for.
+// weights, and before the discards of what no kernel after it touches and the records others
+// wait for.
 void Compiler::emit_tasks(YAML::Emitter& y) const {
   const std::vector<Scheduled>& s = sched_;
   y << YAML::Key << "tasks" << YAML::Value << YAML::BeginSeq;
@@ -2679,14 +2820,22 @@ void Compiler::emit_tasks(YAML::Emitter& y) const {
   };
   for (std::size_t j = 0; j < kernels_.size(); ++j) {
     for (int e : s[j].wait) event(s[j].stream, "wait", e);
-    for (const std::string& w : preloads(j)) {
-      y << YAML::Flow << YAML::BeginMap << YAML::Key << "preload" << YAML::Value << w;
+    for (const PreloadTask& w : preloads(j)) {
+      y << YAML::Flow << YAML::BeginMap << YAML::Key << "preload" << YAML::Value << w.tensor;
+      if (w.bytes) y << YAML::Key << "bytes" << YAML::Value << w.bytes;
       if (s[j].stream) y << YAML::Key << "stream" << YAML::Value << s[j].stream;
       y << YAML::EndMap;
     }
     y << YAML::Flow << YAML::BeginMap << YAML::Key << "kernel" << YAML::Value << kernels_[j].name;
     if (s[j].stream) y << YAML::Key << "stream" << YAML::Value << s[j].stream;
     y << YAML::EndMap;
+    for (const Discard& d : discards(j)) {
+      y << YAML::Flow << YAML::BeginMap << YAML::Key << "discard" << YAML::Value << d.tensor;
+      if (d.offset) y << YAML::Key << "offset" << YAML::Value << d.offset;
+      y << YAML::Key << "bytes" << YAML::Value << d.bytes;
+      if (s[j].stream) y << YAML::Key << "stream" << YAML::Value << s[j].stream;
+      y << YAML::EndMap;
+    }
     for (int e : s[j].record) event(s[j].stream, "record", e);
   }
   y << YAML::EndSeq;
@@ -2773,9 +2922,11 @@ Compiled Compiler::run() {
                                                    : "op " + node(i).op_type() + " is not lowered onto the platform");
   finish_outputs();
   order_batch();
+  mark_weights_once();
   sched_ = task_streams();
   if (o_.arena) plan_arena();
   plan_preloads();  // after the arena, which an automatic plan leaves room for
+  plan_discards();
   fit_preloads();
   for (std::size_t j = 0; j < kernels_.size(); ++j) out_.weight_bytes += weight_bytes(j);
   out_.scenario = (fs::path(o_.dir) / "model.yaml").string();
@@ -2789,7 +2940,8 @@ std::optional<CompileTarget> target_of(const cfg::Node& platform) {
   if (!platform.find("aicore")) return std::nullopt;
   CompileTarget t;
   t.dram_bytes_per_ps = dram::Config::from(platform.at("dram")).peak_bytes_per_ps();
-  t.l2_bytes = cache::L2Config::from(platform.at("l2")).size_bytes;
+  const cache::L2Config l2 = cache::L2Config::from(platform.at("l2"));
+  t.l2_bytes = l2.size_bytes, t.line_bytes = l2.line_bytes;
   const cfg::Node* ts = platform.find("ts");
   t.sdma = ts && ts->find("sdma");
   t.core = aicore::AiCoreConfig::from(platform.at("aicore"));

@@ -36,17 +36,19 @@
 
 namespace dvp::network {
 
-// Weight preloads (CompileOptions::preload): planned by the compiler's cost model (Auto), on
-// for every kernel they fit (On: --preload), or none (Off: --no-preload).
-enum class Preload { Auto, On, Off };
+// Weight preloads and discards (CompileOptions::preload, ::discard): planned where the compiler's
+// cost model says they pay (Auto), wherever they can be (On: --preload, --discard), or not at all
+// (Off: --no-preload, --no-discard).
+enum class Plan { Auto, On, Off };
 
 // The platform a model is compiled for, from its resolved configuration: what the automatic
 // preload plan weighs (target_of).
 struct CompileTarget {
   double dram_bytes_per_ps = 0;  // the DRAM's peak
   std::uint64_t l2_bytes = 0;
-  bool sdma = false;          // the task scheduler has the SDMA engine preloads need
-  aicore::AiCoreConfig core;  // the AI Cores the kernels are built for (their work units: streams)
+  std::uint32_t line_bytes = 128;  // the L2's line: a discard drops whole lines only
+  bool sdma = false;               // the task scheduler has the SDMA engine preloads need
+  aicore::AiCoreConfig core;       // the AI Cores the kernels are built for (their work units: streams)
 };
 // A resolved platform: section's target; none without AI Cores (no kernel to compile for).
 std::optional<CompileTarget> target_of(const cfg::Node& platform);
@@ -80,9 +82,18 @@ struct CompileOptions {
   // its peak. ResNet-50 on ascend310 at batch 1 is 9% faster with preloads, but 0.3-2.7% slower
   // at batch 8 (its arena fills the L2) and on ascend910 (its HBM streams the window in 1.7 us:
   // docs/networks.md). Without a target, Auto preloads nothing.
-  Preload preload = Preload::Auto;
+  Plan preload = Plan::Auto;
   std::uint64_t preload_window = 2ull << 20;
+  std::uint64_t preload_head = 128ull << 10;  // of a kernel's weights over the window (plan_preloads)
   double preload_min_ps = 2e6;
+  // In the arena, activations no later layer reads are dropped from the L2 after their last
+  // reader (discard tasks for the same engine), so the weights streaming through do not write
+  // them back to DRAM. Each task costs its stream a dispatch and a completion. Auto: where the L2
+  // cannot hold the arena and all the weights (else nothing is evicted), the ranges the DRAM
+  // would take at least discard_min_ps to write back at its peak (on ascend910's HBM, 2.4 MB).
+  // On: every range. Both need the arena and a target with the engine.
+  Plan discard = Plan::Auto;
+  double discard_min_ps = 2e6;
   // A kernel whose blocks take every AI Core and whose roofline bound is at least this long runs
   // after the branch beside it, not on a stream of its own (TaskNode::fills_cores): two of them
   // side by side share the cores and break each other's DRAM and L2 streams.

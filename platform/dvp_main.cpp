@@ -124,12 +124,12 @@ static const std::vector<Command> kCommands = {
      1,
      "a scenario file",
      {"preset", "set", "out", "save-tensors", "timing-only", "no-trace", "check", "quiet", "input", "output",
-      "check-layers", "batch", "streams", "preload", "no-preload", "precision-mode"}},
+      "check-layers", "batch", "streams", "preload", "no-preload", "discard", "no-discard", "precision-mode"}},
     {"compile",
      1,
      "an ONNX model",
-     {"preset", "out", "input", "output", "check-layers", "batch", "streams", "preload", "no-preload",
-      "precision-mode"}},
+     {"preset", "out", "input", "output", "check-layers", "batch", "streams", "preload", "no-preload", "discard",
+      "no-discard", "precision-mode"}},
     {"config", 1, "a scenario file", {"preset", "set", "timing-only", "check", "origins"}},
     {"map", 1, "a scenario file", {"preset", "set"}},
     {"sweep", 1, "a study file", {"out", "jobs", "resume", "emit", "point", "sensitivity", "quiet"}},
@@ -179,6 +179,10 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "an ONNX model: preload the weights of every layer ahead that fits the window into the L2 while a layer runs "
       "(the task scheduler's SDMA engine). Default: the compiler preloads those it expects to pay on the platform "
       "(docs/networks.md)")("no-preload", "an ONNX model: no weight preloads")(
+      "discard",
+      "an ONNX model: drop every activation no later layer reads from the L2 after its last reader, unwritten (the "
+      "SDMA engine's discard tasks). Default: those the compiler expects to pay on the platform (docs/networks.md)")(
+      "no-discard", "an ONNX model: no discards")(
       "precision-mode", po::value<std::string>(),
       "an ONNX model: force_fp16 (default, as ATC's: the layers' vector epilogues run in f16) or "
       "allow_fp32_to_fp16 (they run in f32 and round once)")("jobs", po::value<unsigned>(),
@@ -224,9 +228,14 @@ static network::CompileOptions cli_options(const po::variables_map& vm, const st
   if (vm.count("streams")) co.streams = vm["streams"].as<unsigned>();
   if (vm.count("preload") && vm.count("no-preload"))
     throw Error("give --preload or --no-preload, not both", kExitConfig);
-  co.preload = vm.count("preload")      ? network::Preload::On
-               : vm.count("no-preload") ? network::Preload::Off
-                                        : network::Preload::Auto;
+  co.preload = vm.count("preload")      ? network::Plan::On
+               : vm.count("no-preload") ? network::Plan::Off
+                                        : network::Plan::Auto;
+  if (vm.count("discard") && vm.count("no-discard"))
+    throw Error("give --discard or --no-discard, not both", kExitConfig);
+  co.discard = vm.count("discard")      ? network::Plan::On
+               : vm.count("no-discard") ? network::Plan::Off
+                                        : network::Plan::Auto;
   if (vm.count("precision-mode")) co.precision_mode = vm["precision-mode"].as<std::string>();
   if (co.precision_mode != "force_fp16" && co.precision_mode != "allow_fp32_to_fp16")
     throw Error("--precision-mode " + co.precision_mode + ": give force_fp16 or allow_fp32_to_fp16", kExitConfig);
@@ -250,10 +259,11 @@ static network::CompileOptions model_options(const platform::Scenario& s, const 
   if (!s.preset.empty()) co.preset = s.preset;
   co.batch = m.get_uint("batch"), co.seed = m.get_uint("seed"), co.check_layers = m.get_bool("check_layers");
   co.streams = m.get_uint("streams");  // --preload is an ONNX file's
-  const std::string preload = m.get_string("preload");
-  co.preload = preload == "true"    ? network::Preload::On
-               : preload == "false" ? network::Preload::Off
-                                    : network::Preload::Auto;
+  auto plan = [&](const char* key) {
+    const std::string v = m.get_string(key);
+    return v == "true" ? network::Plan::On : v == "false" ? network::Plan::Off : network::Plan::Auto;
+  };
+  co.preload = plan("preload"), co.discard = plan("discard");
   co.target = network::target_of(s.root.at("platform"));
   co.precision_mode = m.get_string("precision_mode");
   co.arena = !co.check_layers && !vm.count("save-tensors") && !s.root.at("run").has("save_tensors");
@@ -290,7 +300,7 @@ static bool without_sdma(const platform::Scenario& s, bool quiet) {
   if (ts && ts->find("sdma")) return false;
   if (!quiet)
     std::cerr << "dvp: note: the platform has no SDMA engine (platform.ts.sdma): the model runs without weight "
-                 "preloads\n";
+                 "preloads and discards\n";
   return true;
 }
 
@@ -315,8 +325,8 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
       co.preset = target.preset;  // --set platform.preset too: the compiled scenario names what runs
       co.target = network::target_of(target.root.at("platform"));
       s = platform::load_scenario(compile(scenario, co, quiet), ov);
-      if (co.preload == network::Preload::On && without_sdma(s, quiet)) {
-        co.preload = network::Preload::Off;
+      if ((co.preload == network::Plan::On || co.discard == network::Plan::On) && without_sdma(s, quiet)) {
+        co.preload = co.discard = network::Plan::Off;
         s = platform::load_scenario(compile(scenario, co, true), ov);
       }
     } else {
@@ -325,7 +335,8 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
         const std::filesystem::path onnx = m->get_string("onnx");
         const std::string file = (onnx.is_relative() ? std::filesystem::path(s.dir) / onnx : onnx).string();
         network::CompileOptions co = model_options(s, vm, out);
-        if (co.preload == network::Preload::On && without_sdma(s, quiet)) co.preload = network::Preload::Off;
+        if ((co.preload == network::Plan::On || co.discard == network::Plan::On) && without_sdma(s, quiet))
+          co.preload = co.discard = network::Plan::Off;
         ov.under = compile(file, co, quiet);
         s = platform::load_scenario(scenario, ov);
       }
@@ -470,8 +481,8 @@ static int command(const Command& c, const std::vector<std::string>& args, const
     }
     return kExitOk;
   }
-  for (const char* model_only :
-       {"input", "output", "batch", "streams", "check-layers", "preload", "no-preload", "precision-mode"})
+  for (const char* model_only : {"input", "output", "batch", "streams", "check-layers", "preload", "no-preload",
+                                 "discard", "no-discard", "precision-mode"})
     if (vm.count(model_only) && !is_onnx(args[0])) {
       std::cerr << "dvp: --" << model_only << " is for an ONNX model (MODEL.onnx), not " << args[0] << "\n";
       return kExitConfig;

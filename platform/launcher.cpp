@@ -113,7 +113,17 @@ void KernelLauncher::describe_tasks(cfg::Spec& t) {
           "KERNEL.TENSOR: the task scheduler's SDMA engine brings that tensor into the L2 (platform.ts.sdma); the "
           "stream goes on at once, and a kernel reading a line still on its way waits for it")
       .optional();
-  t.param("bytes", Type::Int, "a preload: its first this many bytes (default: the whole tensor)")
+  t.param("discard", Type::String,
+          "KERNEL.TENSOR: the task scheduler's SDMA engine drops the L2's copies of that tensor's whole lines, dirty "
+          "ones without writing them back (cache maintenance, CHI's MakeInvalid; platform.ts.sdma), for memory no "
+          "later task reads: what is left in DRAM there is stale. The stream goes on at once. A network's compiler "
+          "discards activations no later layer uses")
+      .optional();
+  t.param("offset", Type::Int, "a discard: from this many bytes into the tensor (default 0)")
+      .unit("B")
+      .optional()
+      .range(0, 1ull << 48);
+  t.param("bytes", Type::Int, "a preload or discard: this many bytes (default: the whole tensor, from offset)")
       .unit("B")
       .optional()
       .range(1, 1ull << 48);
@@ -225,8 +235,15 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
 }
 
 // conv2d's own keys of shape: its epilogue (and the type it runs in, gemm's too), the layouts of y
-// and the weights, C0 and groups.
+// and the weights (and whether they are read once, gemm's B too), C0 and groups.
 void KernelLauncher::describe_conv_shape(cfg::Spec& sh) {
+  sh.param("weights_once", Type::Bool,
+           "gemm (B in b_layout fractal_z), conv2d (weights_layout fractal_z): no kernel after this one reads the "
+           "weights. With one row of output tiles, each core then reads its columns of them once, and those reads "
+           "do not allocate in the L2 (DataCopy's no_alloc), where they would evict what later kernels read (and "
+           "write it back first when dirty). The network compiler sets it for weights no other kernel reads. "
+           "Values are the same either way; a later reader finds them in DRAM")
+      .defaults("false");
   sh.param("epilogue", Type::Enum,
            "gemm, conv2d with a vector epilogue (bias, channel_scale, residual, relu6): the type it runs in. f32: "
            "FixPipe moves the f32 sums to UB, the steps run in f32 and the result is cast once; f16 (ATC's "
@@ -1085,12 +1102,14 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
     d.stream = std::uint32_t(t.get_uint("stream"));
     streams = std::max<std::uint64_t>(streams, d.stream + 1);
     const int kinds = int(t.has("kernel")) + int(t.has("record")) + int(t.has("wait")) + int(t.has("barrier")) +
-                      int(t.has("dvpp")) + int(t.has("preload"));
+                      int(t.has("dvpp")) + int(t.has("preload")) + int(t.has("discard"));
     if (kinds != 1)
       t.fail(
-          "a task is exactly one of kernel: NAME, dvpp: NAME, preload: KERNEL.TENSOR, record: EVENT, wait: EVENT or "
-          "barrier: true");
-    if (t.has("bytes") && !t.has("preload")) t.at("bytes").fail("only a preload task has bytes");
+          "a task is exactly one of kernel: NAME, dvpp: NAME, preload: KERNEL.TENSOR, discard: KERNEL.TENSOR, record: "
+          "EVENT, wait: EVENT or barrier: true");
+    if (t.has("bytes") && !t.has("preload") && !t.has("discard"))
+      t.at("bytes").fail("only a preload or discard task has bytes");
+    if (t.has("offset") && !t.has("discard")) t.at("offset").fail("only a discard task has an offset");
     std::string name;
     task_entry(t, d, name);
     if (t.has("name")) name = t.get_string("name");
@@ -1134,8 +1153,8 @@ void KernelLauncher::task_entry(const cfg::Node& t, dvp_task& d, std::string& na
   } else if (t.has("dvpp")) {
     name = t.get_string("dvpp");
     if (!media_.task || !media_.task(name, d)) t.at("dvpp").fail("no job named '" + name + "' in dvpp:");
-  } else if (t.has("preload")) {
-    preload_entry(t, d, name);
+  } else if (t.has("preload") || t.has("discard")) {
+    range_entry(t, d, name);
   } else if (t.has("barrier")) {
     d.type = DVP_TASK_BARRIER;
     name = "barrier";
@@ -1147,23 +1166,29 @@ void KernelLauncher::task_entry(const cfg::Node& t, dvp_task& d, std::string& na
   }
 }
 
-// A preload task's entry: the tensor's address and bytes (its memory: an alias's owner's, the arena's).
-void KernelLauncher::preload_entry(const cfg::Node& t, dvp_task& d, std::string& name) {
-  const std::string what = t.get_string("preload");
+// A preload or discard task's entry: the tensor's address and bytes (its memory: an alias's
+// owner's, the arena's), from `offset` for a discard.
+void KernelLauncher::range_entry(const cfg::Node& t, dvp_task& d, std::string& name) {
+  const char* kind = t.has("preload") ? "preload" : "discard";
+  const std::string what = t.get_string(kind);
   const auto dot = what.rfind('.');
   const Kernel* K = nullptr;
   for (auto& x : kernels_)
     if (dot != std::string::npos && x->name == what.substr(0, dot)) K = x.get();
-  if (!K) t.at("preload").fail("'" + what + "': give KERNEL.TENSOR, a kernel of kernels: and one of its tensors");
+  if (!K) t.at(kind).fail("'" + what + "': give KERNEL.TENSOR, a kernel of kernels: and one of its tensors");
   const TensorSpec* s = nullptr;
   for (const TensorSpec& x : K->tensors)
     if (x.t.name == what.substr(dot + 1)) s = &x;
-  if (!s) t.at("preload").fail("kernel '" + K->name + "' has no tensor '" + what.substr(dot + 1) + "'");
+  if (!s) t.at(kind).fail("kernel '" + K->name + "' has no tensor '" + what.substr(dot + 1) + "'");
   const std::uint64_t bytes = s->t.elems * aicore::dtype_bytes(s->t.dtype);
-  d.type = DVP_TASK_PRELOAD;
-  d.args = base_ + s->t.addr;
-  d.code_bytes = t.has("bytes") ? std::min<std::uint64_t>(t.get_uint("bytes"), bytes) : bytes;
-  name = "preload " + what;
+  const std::uint64_t offset = t.has("offset") ? t.get_uint("offset") : 0;
+  if (offset >= bytes)
+    t.at("offset").fail("offset " + std::to_string(offset) + " is past the tensor's " + std::to_string(bytes) +
+                        " bytes");
+  d.type = t.has("preload") ? DVP_TASK_PRELOAD : DVP_TASK_DISCARD;
+  d.args = base_ + s->t.addr + offset;
+  d.code_bytes = t.has("bytes") ? std::min<std::uint64_t>(t.get_uint("bytes"), bytes - offset) : bytes - offset;
+  name = std::string(kind) + " " + what;
 }
 
 void KernelLauncher::set_control_cores(unsigned n) {

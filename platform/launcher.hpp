@@ -133,7 +133,7 @@ class KernelLauncher : public sc_core::sc_module {
   };
   struct Kernel;
   struct TensorSpec;
-  void preload_entry(const cfg::Node& t, dvp_task& d, std::string& name);
+  void range_entry(const cfg::Node& t, dvp_task& d, std::string& name);
   void read_code(Kernel* K, const cfg::Node& k, const std::string& dir, bool with_tasks);
   void read_tensors(Kernel* K, const cfg::Node& k, const std::string& dir);
   static void read_tensor_file(TensorSpec& s, const cfg::Node& t, const std::string& dir);

@@ -53,6 +53,7 @@ KernelShape read_gemm(const cfg::Node& sh) {
                        sh.get_bool("relu"), sh.get_bool("bias"), float(sh.get_double("scale"))};
   g.b_fractal = sh.get_string("b_layout") == "fractal_z";
   g.f16_epilogue = f16_epilogue(sh, g.out, g.in);
+  g.b_once = sh.get_bool("weights_once");
   if (g.b_fractal && !g.b_transposed) sh.at("b_layout").fail("gemm: a B in fractal_z is B^T (n x k): set b_transposed");
   return g;
 }
@@ -95,6 +96,7 @@ KernelShape read_conv2d(const cfg::Node& sh) {
   c.out_nc1hwc0 = sh.get_string("out_layout") == "nc1hwc0";
   c.weights_fractal = sh.get_string("weights_layout") == "fractal_z";
   c.f16_epilogue = f16_epilogue(sh, c.out, DType::F16);
+  c.weights_once = sh.get_bool("weights_once");
   if (c.out_nc1hwc0 && c.cout % 16)
     sh.at("out_layout").fail("conv2d: an NC1HWC0 y takes cout a multiple of 16 (got " + std::to_string(c.cout) + ")");
   if (c.c0 != 16 && c.c0 != 4) sh.at("c0").fail("conv2d: c0 is 16, or 4 for the small-channel mode (c <= 4)");

@@ -84,6 +84,14 @@ static void describe_network(cfg::Spec& root) {
       .defaults("auto")
       .choices({"auto", "true", "false"});
   model
+      .param("discard", Type::Enum,
+             "activations no later layer reads dropped from the L2 after their last reader, unwritten (the task "
+             "scheduler's SDMA, discard tasks), with the activation arena: auto, where the compiler expects them to "
+             "pay (an L2 too small for the arena and the weights; ranges the DRAM takes 2 us or more to write back at "
+             "its peak); true, every such range; false, none (docs/networks.md)")
+      .defaults("auto")
+      .choices({"auto", "true", "false"});
+  model
       .param("precision_mode", Type::Enum,
              "as ATC's --precision_mode: force_fp16 (its default for inference) runs the layers' vector epilogues "
              "(bias, scale, shortcut, activation after a conv or Gemm of f16 output) in f16; allow_fp32_to_fp16 runs "

@@ -16,7 +16,9 @@
 # through FixPipe and through the epilogue, with edge rows, a last column tile shifted, and bands.
 # Every case runs with its weights stored row by row (layout nc1hwc0) on one preset and in the
 # cube's fractal order (fractal_z, weights_layout: fractal_z, as ATC stores them) on the other,
-# alternating from case to case, so each layout meets every shape and both presets' tilings.
+# alternating from case to case, so each layout meets every shape and both presets' tilings. The
+# fractal weights are marked read once (weights_once): a shape of one row of output tiles reads
+# them past the L2 (no_alloc), the bytes from DRAM through the L2's other path.
 #
 # Usage: conv-numpy.py DVP   (needs python3-numpy)
 import os
@@ -183,8 +185,9 @@ def fields(name, preset):
     groups = mode.get("groups", 1)
     layout = "nc1hwc0_c04" if mode.get("c0") == 4 else "nc1hwc0"
     fractal = (CASES[0] + (preset == "ascend910")) % 2 == 1
-    if fractal:
+    if fractal:  # read once, too: a shape of one row of tiles reads them without allocating in the L2
         mode["weights_layout"] = "fractal_z"
+        mode["weights_once"] = "true"
     return dict(h=h, w=w, c=c, cout=cout, kh=kh, kw=kw, sh=stride[0], sw=stride[1], dh=dil[0], dw=dil[1],
                 pt=pad[0], pb=pad[1], pl=pad[2], pr=pad[3], cg=c // groups, groups=groups,
                 mode="".join(f", {k}: {v}" for k, v in mode.items()), layout=layout,

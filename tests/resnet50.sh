@@ -22,14 +22,17 @@ PY
 # --preload: the layers' weights up to 2 MiB ahead are preloaded, each before the kernel ahead of
 # them starts; a kernel whose weights are larger (stage 4's but its first conv's: the 3 x 3 convs'
 # 4.7 MB, the 1 x 1 convs' 2 MiB and their bias, the first shortcut conv's 4 MiB; the
-# classifier's 4 MB) streams its own (compiler.cpp plan_preloads).
+# classifier's 4 MB) streams its own, but for its first 128 KiB, preloaded as the kernel before it
+# starts (compiler.cpp plan_preloads).
 "$dvp" compile "$out/resnet50.onnx" --preload --out "$out/preload" >/dev/null
 "$py" - "$out/preload/model.yaml" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
-preloaded = set(re.findall(r"preload: ([A-Za-z0-9_]+)\.", text))
+preloaded = set(re.findall(r"preload: ([A-Za-z0-9_]+)\.\w+}", text))  # whole tensors
+heads = set(re.findall(r"preload: ([A-Za-z0-9_]+)\.\w+, bytes: 131072}", text))
 for large in ("layer4_0_conv2", "layer4_1_conv1", "layer4_2_conv2", "layer4_2_conv3", "layer4_0_downsample_0", "output"):
     assert large not in preloaded, f"{large}: weights over 2 MiB preloaded"
+    assert large in heads, f"{large}: its first 128 KiB not preloaded ({sorted(heads)})"
 for small in ("layer1_1_conv1", "layer3_0_conv2", "layer3_0_downsample_0", "layer3_5_conv3", "layer4_0_conv1"):
     assert small in preloaded, f"{small}: not preloaded ({sorted(preloaded)})"
 PY
@@ -46,7 +49,7 @@ PY
 "$py" - "$out/ascend310/compiled/model.yaml" "$out/auto910/model.yaml" <<'PY'
 import re, sys
 text310, text910 = open(sys.argv[1]).read(), open(sys.argv[2]).read()
-preloaded = set(re.findall(r"preload: ([A-Za-z0-9_]+)\.", text310))
+preloaded = set(re.findall(r"preload: ([A-Za-z0-9_]+)\.\w+}", text310))  # whole tensors
 for name in ("layer1_0_conv1", "layer1_1_conv1", "layer1_0_conv3", "layer2_0_conv2", "layer3_5_conv3", "layer4_0_conv1"):
     assert name in preloaded, f"ascend310, default: {name} not preloaded ({sorted(preloaded)})"
 for name in ("layer4_0_conv2", "layer4_1_conv1", "output"):

@@ -85,6 +85,13 @@ TEST(Isa, ConfigurationWordsKeepEveryFieldAtItsLimits) {
   DataCopyCfg d2{1, 2, 3, 4};
   auto u = DataCopyCfg::unpack(d2.pack());
   EXPECT_EQ(std::tie(u.block_count, u.block_len, u.src_gap, u.dst_gap), std::make_tuple(1u, 2u, 3u, 4u));
+  EXPECT_FALSE(u.no_alloc);
+  DataCopyCfg d3{4095, 65535, 65535, 65535, true};  // the L2 hint beside full fields
+  auto u3 = DataCopyCfg::unpack(d3.pack());
+  EXPECT_TRUE(u3.no_alloc);
+  EXPECT_EQ(std::tie(u3.block_count, u3.block_len, u3.src_gap, u3.dst_gap),
+            std::make_tuple(4095u, 65535u, 65535u, 65535u));
+  EXPECT_EQ(d3.pack() >> 60, 1u);
   VecCfg v{255, 1, 2, 3, 250, 251, 252};
   auto vu = VecCfg::unpack(v.pack());
   EXPECT_EQ(std::tie(vu.repeat, vu.dst_blk, vu.src0_blk, vu.src1_blk, vu.dst_rep, vu.src0_rep, vu.src1_rep),

@@ -39,13 +39,15 @@ struct Bench {
   }
 };
 
-// A stash (a preload's request) of the 128 B line at addr, `after` past the stimulus's time;
-// returns the delay of its answer. buf must stay untouched: a stash carries no data.
-Tick stash(Stimulus& s, std::uint64_t addr, std::uint8_t* buf, Tick after = 0) {
-  static Stash ext;
+// A read of `len` bytes at addr marked M (a stash: a preload's request, a discard, a read that
+// does not allocate), `after` past the stimulus's time; returns the delay of its answer. A stash
+// and a discard carry no data: their buf must stay untouched.
+template <class M>
+Tick marked_read(Stimulus& s, std::uint64_t addr, std::uint8_t* buf, unsigned len = 128, Tick after = 0) {
+  static M ext;
   tlm::tlm_generic_payload p;
   p.set_extension(&ext);
-  prepare(p, false, addr, buf, 128);
+  prepare(p, false, addr, buf, len);
   sc_core::sc_time d = to_sc(after);
   s.socket->b_transport(p, d);
   EXPECT_EQ(p.get_response_status(), tlm::TLM_OK_RESPONSE);
@@ -182,9 +184,9 @@ TEST(L2Slice, AStashFillsTheLineWithoutDataAndALaterReadHits) {
   b.mem.bytes[0x1000] = 0x7e;
   Tick stashed = 0, again = 0, hit = 0;
   b.st.body = [&](Stimulus& s) {
-    stashed = stash(s, 0x1000, scratch);
+    stashed = marked_read<Stash>(s, 0x1000, scratch);
     s.pause(stashed);
-    again = stash(s, 0x1000, scratch);  // the line is in: the stash answers at the lookup
+    again = marked_read<Stash>(s, 0x1000, scratch);  // the line is in: the stash answers at the lookup
     s.pause(again);
     hit = s.access(false, 0x1000, r, 64);
   };
@@ -200,14 +202,100 @@ TEST(L2Slice, AStashFillsTheLineWithoutDataAndALaterReadHits) {
   EXPECT_EQ(b.l2.misses(), 0u);
 }
 
+TEST(L2Slice, ANoAllocateMissReadsMemoryAndKeepsTheSetAsItWas) {
+  L2Config c = small();
+  Bench b(c);
+  // Two dirty lines fill set 0 (2 ways); the no-allocate reads of a third line in that set
+  // must evict neither, and bring the requester the bytes from memory.
+  std::uint8_t w[128], r[64], again[32];
+  std::memset(w, 0x11, sizeof w);
+  for (int i = 0; i < 128; ++i) b.mem.bytes[0x0400 + i] = std::uint8_t(0xC0 ^ i);
+  Tick first = 0, second = 0;
+  b.st.body = [&](Stimulus& s) {
+    s.access(true, 0x0000, w, 128);
+    s.access(true, 0x0200, w, 128);
+    first = marked_read<NoAllocate>(s, 0x0440, r, 64);  // the line's second half
+    s.pause(first);
+    second = marked_read<NoAllocate>(s, 0x0400, again, 32);  // still not here: memory again
+    s.pause(second);
+    s.access(false, 0x0000, w, 128);  // both dirty lines still hit
+    s.access(false, 0x0200, w, 128);
+  };
+  sc_core::sc_start();
+  // As a miss: tag lookup, the line from memory, then 64 B over the 32 B/cycle port.
+  EXPECT_EQ(first, 10 * kNs + kMemLat + 2 * kNs);
+  EXPECT_EQ(second, 10 * kNs + kMemLat + 1 * kNs);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(r[i], std::uint8_t(0xC0 ^ (64 + i)));
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(again[i], std::uint8_t(0xC0 ^ i));
+  EXPECT_EQ(b.l2.evictions(), 0u);
+  EXPECT_EQ(b.l2.writebacks(), 0u);
+  EXPECT_EQ(b.mem.writes, 0u);
+  EXPECT_EQ(b.mem.reads, 2u);
+  EXPECT_EQ(b.l2.hits(), 2u);
+  EXPECT_EQ(b.l2.misses(), 4u);  // the two full-line writes (allocating, no fill) and the two reads
+}
+
+TEST(L2Slice, ANoAllocateReadOfALineHereIsAHit) {
+  L2Config c = small();
+  Bench b(c);
+  std::uint8_t w[128], r[128];
+  for (int i = 0; i < 128; ++i) w[i] = std::uint8_t(i * 3);
+  Tick hit = 0;
+  b.st.body = [&](Stimulus& s) {
+    s.access(true, 0x0600, w, 128);  // dirty here, not in memory
+    hit = marked_read<NoAllocate>(s, 0x0600, r, 128);
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(hit, 10 * kNs);
+  EXPECT_EQ(0, std::memcmp(w, r, 128));  // the L2's copy, not memory's stale bytes
+  EXPECT_EQ(b.mem.reads, 0u);
+}
+
+TEST(L2Slice, ADiscardDropsADirtyLineUnwrittenAndFreesItsWay) {
+  L2Config c = small();
+  Bench b(c);
+  std::uint8_t w[128], r[128], scratch[128];
+  std::memset(w, 0x5a, sizeof w);
+  std::memset(scratch, 0x33, sizeof scratch);
+  Tick dropped = 0, absent = 0;
+  std::string stale;
+  b.st.body = [&](Stimulus& s) {
+    s.access(true, 0x0000, w, 128);  // dirty here
+    s.access(true, 0x0200, w, 128);  // the set's other way, dirty
+    dropped = marked_read<Discard>(s, 0x0000, scratch);
+    s.pause(dropped);
+    absent = marked_read<Discard>(s, 0x0600, scratch);  // not here: the lookup alone
+    s.pause(absent);
+    s.access(false, 0x0400, r, 128);  // takes the freed way: 0x0200 stays
+    s.access(false, 0x0200, r, 128);
+    try {  // gone, and its bytes in memory are stale: named
+      s.access(false, 0x0000, r, 128);
+    } catch (const Error& e) {
+      stale = e.what();
+    }
+    s.access(true, 0x0000, w, 128);  // written again: read as any line
+    s.access(false, 0x0000, r, 128);
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(dropped, 10 * kNs);  // the tag lookup; no port time, no memory
+  EXPECT_EQ(absent, 10 * kNs);
+  EXPECT_EQ(scratch[0], 0x33);  // no data comes back
+  EXPECT_NE(stale.find("hn0: a read of line 0x0, which a discard dropped"), std::string::npos) << stale;
+  EXPECT_EQ(0, std::memcmp(w, r, 128));
+  EXPECT_EQ(b.mem.writes, 0u);  // the discarded line never; the write evicts 0x0400, clean
+  EXPECT_EQ(b.l2.writebacks(), 0u);
+  EXPECT_EQ(b.l2.evictions(), 1u);
+  EXPECT_EQ(b.l2.hits(), 2u);  // 0x0200's read and the last; discards are not requests
+}
+
 TEST(L2Slice, AStashOfALineStillBeingFilledAnswersWhenTheFillLands) {
   L2Config c = small();
   Bench b(c);
   std::uint8_t scratch[128];
   Tick first = 0, second = 0;
   b.st.body = [&](Stimulus& s) {
-    first = stash(s, 0x1000, scratch);
-    second = stash(s, 0x1000, scratch, 5 * kNs);  // while the first one's fill is in flight
+    first = marked_read<Stash>(s, 0x1000, scratch);
+    second = marked_read<Stash>(s, 0x1000, scratch, 128, 5 * kNs);  // while the first one's fill is in flight
   };
   sc_core::sc_start();
   EXPECT_EQ(first, 10 * kNs + kMemLat);

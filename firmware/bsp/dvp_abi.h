@@ -24,6 +24,10 @@ enum dvp_task_type {
   DVP_TASK_PRELOAD = 7, /* the SDMA engine brings `code_bytes` bytes at GM address `args` into the L2;
                            the task completes once the engine has taken it (the stream goes on; a
                            kernel reading a line still on its way waits for it in the L2) */
+  DVP_TASK_DISCARD = 8, /* the SDMA engine drops the L2's copies of the whole lines in `code_bytes`
+                           bytes at GM address `args`, dirty ones unwritten (CHI's MakeInvalid): for
+                           memory no task reads again, such as activations no later layer uses. The
+                           task completes once the engine has taken it, as a preload's */
 };
 
 /* The task scheduler's submission rings on DVPP, one per engine, in the job table's 16 MiB. */

@@ -490,6 +490,7 @@ std::string AiCore::pipe_report() const {
 
 GmTiming AiCore::gm_access(const GmTransfer& x) {
   static TimingOnly timing_only_ext;
+  static NoAllocate no_allocate_ext;
   const Clock& clk = cfg_.clock;
   const Tick quantum = to_tick(tlm::tlm_global_quantum::instance().get());
   // The engine's requests in flight, across its instructions: gm_outstanding bounds them, so a
@@ -499,6 +500,7 @@ GmTiming AiCore::gm_access(const GmTransfer& x) {
   // Its own payload: the scalar unit and the pipes call this concurrently (it may wait).
   tlm::tlm_generic_payload p;
   if (!x.functional) p.set_extension(&timing_only_ext);
+  if (x.no_alloc) p.set_extension(&no_allocate_ext);
   for (std::uint64_t off = 0; off < x.len;) {
     const std::uint64_t a = x.addr + off;
     const std::uint32_t piece = std::uint32_t(std::min<std::uint64_t>(x.len - off, line_bytes_ - a % line_bytes_));

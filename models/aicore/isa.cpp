@@ -258,10 +258,10 @@ std::uint64_t fitted(std::uint64_t v, unsigned lo, unsigned n, const char* word,
 std::uint64_t DataCopyCfg::pack() const {
   const char* w = "DataCopyCfg";
   return fitted(block_count, 0, 12, w, "block_count") | fitted(block_len, 12, 16, w, "block_len") |
-         fitted(src_gap, 28, 16, w, "src_gap") | fitted(dst_gap, 44, 16, w, "dst_gap");
+         fitted(src_gap, 28, 16, w, "src_gap") | fitted(dst_gap, 44, 16, w, "dst_gap") | bits(no_alloc, 60, 1);
 }
 DataCopyCfg DataCopyCfg::unpack(std::uint64_t w) {
-  return DataCopyCfg{field(w, 0, 12), field(w, 12, 16), field(w, 28, 16), field(w, 44, 16)};
+  return DataCopyCfg{field(w, 0, 12), field(w, 12, 16), field(w, 28, 16), field(w, 44, 16), field(w, 60, 1) != 0};
 }
 std::uint64_t VecCfg::pack() const {
   const char* w = "VecCfg";
@@ -477,7 +477,7 @@ const char* const kIsaFormats =
     "Issued instructions take their shape from 64-bit configuration words in registers.\n\n"
     "| word | fields (bit ranges) |\n|---|---|\n"
     "| DataCopyCfg | block_count [11:0] (1..4095), block_len [27:12] (32 B units, 1..65535), src_gap [43:28], dst_gap "
-    "[59:44] (32 B units) |\n"
+    "[59:44] (32 B units), no_alloc [60] (a GM read that misses in the L2 does not allocate there) |\n"
     "| VecCfg | repeat [7:0] (1..255), dst_blk [15:8], src0_blk [23:16], src1_blk [31:24], dst_rep [39:32], src0_rep "
     "[47:40], src1_rep [55:48] (32 B units) |\n"
     "| MmadCfg | m [11:0], k [23:12], n [35:24] (0..4095), init [36] (1: C = A x B, 0: C += A x B) |\n"

@@ -188,6 +188,9 @@ Instr decode(std::uint64_t word);
 // code (or the kernel builder) in a register. docs/isa.md lists their fields.
 struct DataCopyCfg {  // DataCopy: blockCount x blockLen (32 B units), gaps in 32 B units
   std::uint32_t block_count = 1, block_len = 1, src_gap = 0, dst_gap = 0;
+  // A read from GM that does not allocate in the L2 when it misses there (CHI's Allocate attribute
+  // clear): data read once, such as a layer's weights, passes by without evicting what stays.
+  bool no_alloc = false;
   std::uint64_t pack() const;
   static DataCopyCfg unpack(std::uint64_t w);
 };

@@ -61,6 +61,7 @@ Span MteUnit::copy_gm(const Issued& e, Tick t) {
   x.functional = core_.functional();
   x.pc = e.pc;
   x.in = &e.in;
+  x.no_alloc = c.no_alloc && !write;
   if (merged) {
     // One burst; a strided local side is gathered (or scattered) through a run of its own.
     std::vector<std::uint8_t> run(local_step == block || !x.functional ? 0 : c.block_count * block);

@@ -46,6 +46,7 @@ struct GmTransfer {
   bool functional = true;  // move the bytes (fetches and scalar data always do)
   std::uint64_t pc = 0;    // the instruction responsible, for a fault report
   const Instr* in = nullptr;
+  bool no_alloc = false;  // a read that does not allocate in the L2 (DataCopyCfg::no_alloc)
 };
 struct GmTiming {
   Tick issued;  // when the last request left

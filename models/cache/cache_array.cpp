@@ -38,4 +38,9 @@ void CacheArray::fill(std::uint32_t set, int way, std::uint64_t line_addr, Tick 
   policy_->filled(state(set), std::uint32_t(way));
 }
 
+void CacheArray::invalidate(std::uint32_t set, int way) {
+  tags(set)[way] = 0;
+  line(set, way) = Line{};
+}
+
 }  // namespace dvp::cache

@@ -29,6 +29,8 @@ class CacheArray {
   int victim(std::uint32_t set);
   // Installs line_addr into (set, way); the old content must have been written back.
   void fill(std::uint32_t set, int way, std::uint64_t line_addr, Tick ready);
+  // Empties (set, way), dirty or not: its bytes are dropped.
+  void invalidate(std::uint32_t set, int way);
 
   Line& line(std::uint32_t set, int way) { return lines_[std::size_t(set) * ways_ + way]; }
   // The full line address (addr >> line bits) a valid way holds.

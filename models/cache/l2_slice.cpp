@@ -22,20 +22,25 @@ L2Slice::L2Slice(sc_core::sc_module_name name, const L2Config& cfg, unsigned ind
       reads_(stats_.counter("reads", "read requests")),
       writes_(stats_.counter("writes", "write requests")),
       hits_(stats_.counter("hits", "requests that found their line")),
-      misses_(stats_.counter("misses", "requests that had to allocate a line")),
+      misses_(stats_.counter("misses", "requests that missed and allocated a line")),
+      bypasses_(stats_.counter("no_alloc_misses",
+                               "reads that missed and do not allocate (NoAllocate): served from memory, not kept")),
       evictions_(stats_.counter("evictions", "valid lines replaced")),
       writebacks_(stats_.counter("writebacks", "dirty lines written to DRAM")),
       fill_wait_(stats_.counter("hits_on_pending_fill", "hits that waited for a fill still in flight")),
       mshr_stall_ps_(stats_.counter("mshr_stall_ps", "time misses waited for a free MSHR, ps")),
       wb_stall_ps_(stats_.counter("writeback_stall_ps", "time misses waited for a free write-back buffer, ps")),
       stashes_(stats_.counter("stashes", "stash requests (preloads), not counted in reads, hits or misses")),
-      stash_fills_(stats_.counter("stash_fills", "stashes that brought their line in from memory")) {
+      stash_fills_(stats_.counter("stash_fills", "stashes that brought their line in from memory")),
+      discards_(
+          stats_.counter("discards", "discard requests (cache maintenance), not counted in reads, hits or misses")),
+      discarded_dirty_(stats_.counter("discarded_dirty", "dirty lines dropped by a discard: write-backs saved")) {
   target.register_b_transport(this, &L2Slice::b_transport);
   target.register_transport_dbg(this, &L2Slice::transport_dbg);
   for (std::uint32_t i = 0; i < cfg.mshrs; ++i) mshr_free_.push(0);
   for (std::uint32_t i = 0; i < cfg.writeback_buffers; ++i) wb_free_.push(0);
   stats_.formula("hit_rate", "hits / requests", [this] {
-    double n = double(hits_ + misses_);
+    double n = double(hits_ + misses_ + bypasses_);
     return n ? double(hits_) / n : 0.0;
   });
   stats_.formula("port_busy_fraction", "fraction of time the data port moved data", [this] {
@@ -83,6 +88,11 @@ void L2Slice::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
             is_timing_only(p) || !array_.has_data(),
             clk.align_up(now_tick() + to_tick(delay)),
             clk.cycles((len + cfg_.bytes_per_cycle - 1) / cfg_.bytes_per_cycle)};
+  if (is_discard(p) && !r.write) {
+    delay = to_sc(discard(r) - now_tick());
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
   if (is_stash(p) && !r.write) {
     delay = to_sc(stash(r) - now_tick());
     p.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -93,6 +103,17 @@ void L2Slice::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
   else
     ++reads_;
   int way = array_.lookup(r.set, r.line_addr);
+  if (!discarded_.empty()) {
+    if (r.write)
+      discarded_.erase(r.line_addr);
+    else if (way < 0)  // a discarded line is not here
+      check_not_discarded(r);
+  }
+  if (way < 0 && !r.write && is_no_allocate(p)) {
+    delay = to_sc(pass_by(r, p, offset) - now_tick());
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
   const Tick done = way >= 0 ? hit(r, way) : miss(r, way);
   if (r.write) array_.line(r.set, way).dirty = true;
   move_data(p, r, way, offset);
@@ -121,6 +142,44 @@ Tick L2Slice::miss(const Request& r, int& way) {
   return port_.reserve(fill(r, way), r.xfer) + r.xfer;
 }
 
+// A read miss that does not allocate: an MSHR fetches the line from memory for the requester
+// (through the port, as a miss's data), and no line is replaced. Coherent: the line is in no
+// way here, and a write-back leaves for memory as the line is evicted.
+Tick L2Slice::pass_by(const Request& r, tlm::tlm_generic_payload& p, unsigned offset) {
+  ++bypasses_;
+  const Tick start = take_mshr(r);
+  std::array<std::uint8_t, kMaxLineBytes> line;
+  const Tick in = memory_access(false, r.line_addr, r.timing_only ? nullptr : line.data(), start, r.timing_only);
+  mshr_free_.push(in);
+  if (!r.timing_only)
+    std::memcpy(p.get_data_ptr(), line.data() + offset, r.len);
+  else if (!is_timing_only(p) && memory->transport_dbg(p) != r.len)  // a slice that holds no bytes
+    throw Error(std::string(name()) + ": cannot move data for " + hex(p.get_address()) + " from memory");
+  return port_.reserve(in, r.xfer) + r.xfer;
+}
+
+// A discard takes no port time: the tag lookup, then the line (if here) is gone, its bytes
+// unwritten. A fill still on its way is let land first, so its MSHR's time stands.
+Tick L2Slice::discard(const Request& r) {
+  ++discards_;
+  discarded_.insert(r.line_addr);
+  Tick done = r.arrival + cfg_.clock.cycles(cfg_.hit_cycles);
+  const int way = array_.lookup(r.set, r.line_addr);
+  if (way < 0) return done;
+  const CacheArray::Line& l = array_.line(r.set, way);
+  done = std::max(done, l.ready);
+  if (l.dirty) ++discarded_dirty_;
+  array_.invalidate(r.set, way);
+  return done;
+}
+
+void L2Slice::check_not_discarded(const Request& r) const {
+  if (discarded_.count(r.line_addr))
+    throw Error(std::string(name()) + ": a read of line " + hex(r.line_addr << hash_.line_bits()) +
+                ", which a discard dropped and nothing wrote since: its bytes are stale (a discard task placed "
+                "before a task that reads that memory)");
+}
+
 // A stash takes no port time: its data stays here.
 Tick L2Slice::stash(const Request& r) {
   ++stashes_;
@@ -131,20 +190,24 @@ Tick L2Slice::stash(const Request& r) {
     return std::max(looked_up, array_.line(r.set, way).ready);
   }
   ++stash_fills_;
+  check_not_discarded(r);
   return fill(r, way);
 }
 
-Tick L2Slice::fill(const Request& r, int& way) {
-  // An MSHR tracks the miss from tag lookup to fill.
+// An MSHR tracks a miss from tag lookup to fill: the earliest free one, once the lookup is done;
+// returns when the miss goes on. The caller gives it back with the time it frees.
+Tick L2Slice::take_mshr(const Request& r) {
   const Tick mshr = mshr_free_.top();
   mshr_free_.pop();
-  Tick start = r.arrival + cfg_.clock.cycles(cfg_.hit_cycles);
-  if (mshr > start) {
-    mshr_stall_ps_ += mshr - start;
-    start = mshr;
-  }
+  const Tick looked_up = r.arrival + cfg_.clock.cycles(cfg_.hit_cycles);
+  if (mshr <= looked_up) return looked_up;
+  mshr_stall_ps_ += mshr - looked_up;
+  return mshr;
+}
+
+Tick L2Slice::fill(const Request& r, int& way) {
   way = array_.victim(r.set);
-  start = evict(r, way, start);
+  const Tick start = evict(r, way, take_mshr(r));
   Tick filled = start;
   const bool full_line_write = r.write && r.len == cfg_.line_bytes;
   if (!full_line_write) filled = memory_access(false, r.line_addr, array_.data(r.set, way), start, r.timing_only);

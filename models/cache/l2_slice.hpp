@@ -11,7 +11,9 @@
 // does; it answers without data when the line is in (at once when it already was), and is counted
 // apart from the requests, so the hit rate stays the kernels'.
 #pragma once
+#include <array>
 #include <queue>
+#include <unordered_set>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -34,7 +36,7 @@ class L2Slice : public sc_core::sc_module {
   L2Slice(sc_core::sc_module_name name, const L2Config& cfg, unsigned index, bool functional);
 
   std::uint64_t hits() const { return hits_; }
-  std::uint64_t misses() const { return misses_; }
+  std::uint64_t misses() const { return misses_ + bypasses_; }  // allocating or not
   std::uint64_t evictions() const { return evictions_; }
   std::uint64_t writebacks() const { return writebacks_; }
 
@@ -49,15 +51,20 @@ class L2Slice : public sc_core::sc_module {
     bool timing_only;    // no bytes move (the request says so, or the slice holds none)
     Tick arrival, xfer;  // at the slice; the port time of its data
   };
-  Tick hit(const Request& r, int way);             // returns when the data is through
-  Tick miss(const Request& r, int& way);           // allocates `way`; returns when the data is through
-  Tick fill(const Request& r, int& way);           // allocates `way`; returns when the line is in
-  Tick stash(const Request& r);                    // returns when the line is in
+  Tick hit(const Request& r, int way);    // returns when the data is through
+  Tick miss(const Request& r, int& way);  // allocates `way`; returns when the data is through
+  Tick fill(const Request& r, int& way);  // allocates `way`; returns when the line is in
+  Tick take_mshr(const Request& r);       // when the miss goes on
+  Tick discard(const Request& r);         // drops the line, unwritten; returns when done
+  Tick pass_by(const Request& r, tlm::tlm_generic_payload& p, unsigned offset);  // a NoAllocate read miss
+  Tick stash(const Request& r);                                                  // returns when the line is in
   Tick evict(const Request& r, int way, Tick at);  // the victim's write-back; when the fill may start
   void move_data(tlm::tlm_generic_payload& p, const Request& r, int way, unsigned offset);
   unsigned transport_dbg(tlm::tlm_generic_payload& p);
   // Memory access of one line at time `at`; returns its completion time.
   Tick memory_access(bool write, std::uint64_t line_addr, std::uint8_t* data, Tick at, bool timing_only);
+
+  static constexpr unsigned kMaxLineBytes = 512;  // l2_config's largest line_bytes
 
   L2Config cfg_;
   SliceHash hash_;
@@ -69,9 +76,14 @@ class L2Slice : public sc_core::sc_module {
   tlm::tlm_generic_payload mem_req_;
   std::vector<std::uint8_t> scratch_;
   stats::Group stats_;
-  std::uint64_t &reads_, &writes_, &hits_, &misses_, &evictions_, &writebacks_, &fill_wait_, &mshr_stall_ps_,
-      &wb_stall_ps_, &stashes_, &stash_fills_;
+  std::uint64_t &reads_, &writes_, &hits_, &misses_, &bypasses_, &evictions_, &writebacks_, &fill_wait_,
+      &mshr_stall_ps_, &wb_stall_ps_, &stashes_, &stash_fills_, &discards_, &discarded_dirty_;
   Tick last_memory_done_ = 0;
+  // Lines a discard dropped and nothing has written since: their bytes are stale. A read of one
+  // is an error (a discard placed before a reader), named here, since with firmware the slice
+  // keeps tags only and the bytes would still read back right.
+  std::unordered_set<std::uint64_t> discarded_;
+  void check_not_discarded(const Request& r) const;
 
  public:
   // Completion of the last memory access this slice issued (write-backs are posted).

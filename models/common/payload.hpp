@@ -8,31 +8,45 @@
 
 namespace dvp {
 
-// Marks a transaction as timing-only: targets account its time and traffic but move no
-// data (fast what-if sweeps). Ignorable: a target that does not know it just moves data.
-// Instances belong to the module that attaches them (usually one static object), never to a
-// payload: a payload's destructor calls free() on what is still attached, so free() must not
-// delete.
-struct TimingOnly : tlm::tlm_extension<TimingOnly> {
-  tlm::tlm_extension_base* clone() const override { return new TimingOnly; }
+// A mark on a transaction: an extension that carries nothing but its presence. Instances belong
+// to the module that attaches them (usually one static object), never to a payload: a payload's
+// destructor calls free() on what is still attached, so free() must not delete.
+template <class Tag>
+struct Mark : tlm::tlm_extension<Mark<Tag>> {
+  tlm::tlm_extension_base* clone() const override { return new Mark; }
   void copy_from(const tlm::tlm_extension_base&) override {}
   void free() override {}
 };
+template <class M>
+bool marked(const tlm::tlm_generic_payload& p) {
+  return p.get_extension<M>() != nullptr;
+}
 
-inline bool is_timing_only(const tlm::tlm_generic_payload& p) { return p.get_extension<TimingOnly>() != nullptr; }
+// Timing-only: targets account its time and traffic but move no data (fast what-if sweeps).
+// Ignorable: a target that does not know it just moves data.
+using TimingOnly = Mark<struct TimingOnlyTag>;
+inline bool is_timing_only(const tlm::tlm_generic_payload& p) { return marked<TimingOnly>(p); }
 
-// Marks a read as a stash (CHI's StashOnce to the home node): the L2 slice that is the line's
-// home brings the line in from memory if it does not hold it, and answers without data, so a
-// DMA engine can fill the L2 ahead of the kernels that read it (models/sdma). A target that does
+// A stash (CHI's StashOnce to the home node), on a read: the L2 slice that is the line's home
+// brings the line in from memory if it does not hold it, and answers without data, so a DMA
+// engine can fill the L2 ahead of the kernels that read it (models/ts/sdma). A target that does
 // not know it (DRAM with no L2 before it) just reads, into the requester's scratch buffer.
-// Instances belong to the module that attaches them, as TimingOnly's.
-struct Stash : tlm::tlm_extension<Stash> {
-  tlm::tlm_extension_base* clone() const override { return new Stash; }
-  void copy_from(const tlm::tlm_extension_base&) override {}
-  void free() override {}
-};
+using Stash = Mark<struct StashTag>;
+inline bool is_stash(const tlm::tlm_generic_payload& p) { return marked<Stash>(p); }
 
-inline bool is_stash(const tlm::tlm_generic_payload& p) { return p.get_extension<Stash>() != nullptr; }
+// A dataless request that drops the home node's copy of the line, dirty or not, without writing
+// it back (CHI's MakeInvalid): the DMA engine's cache maintenance for memory no one reads again
+// (models/ts/sdma). Sent as a read of the whole line; a target that does not know it (DRAM with
+// no L2 before it) just reads, into the requester's scratch buffer, which is harmless.
+using Discard = Mark<struct DiscardTag>;
+inline bool is_discard(const tlm::tlm_generic_payload& p) { return marked<Discard>(p); }
+
+// A read that does not allocate in the L2 when it misses there (CHI's Allocate attribute clear):
+// the home node fetches the line from memory for the requester and keeps no copy, so data read
+// once (a layer's weights) does not evict data that is read again (the activations). A hit is
+// served as any read. Ignorable: a target that does not know it just reads.
+using NoAllocate = Mark<struct NoAllocateTag>;
+inline bool is_no_allocate(const tlm::tlm_generic_payload& p) { return marked<NoAllocate>(p); }
 
 // Readies `p` for one plain access (no byte enables, one streaming beat, response pending).
 inline void prepare(tlm::tlm_generic_payload& p, bool write, std::uint64_t addr, unsigned char* data, unsigned len) {

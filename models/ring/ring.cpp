@@ -75,8 +75,9 @@ void Ring::b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& de
   initiators_out[dst]->b_transport(p, delay);
   if (p.get_response_status() != tlm::TLM_OK_RESPONSE) return;
   t = now_tick() + to_tick(delay);
-  // A write's answer, and a stash's (the data stays in the L2), is a response flit; a read's is its data.
-  const bool no_data = p.is_write() || is_stash(p);
+  // A write's answer, a stash's (the data stays in the L2) and a discard's is a response flit; a
+  // read's is its data.
+  const bool no_data = p.is_write() || is_stash(p) || is_discard(p);
   t = no_data ? timing_.transfer(d, s, kRsp, hdr, t) : timing_.transfer(d, s, kDat, len, t);
   delay = to_sc(t - now_tick());
 }

@@ -38,46 +38,69 @@ Sdma::Sdma(sc_core::sc_module_name name, const SdmaConfig& cfg, std::uint64_t li
       fail_(std::move(fail)),
       scratch_(line_bytes),
       lane_(system_of(*this).tracer().lane("ts", "sdma")),
+      discard_lane_(system_of(*this).tracer().lane("ts", "sdma discards")),
       stats_(*this),
       jobs_done_(stats_.counter("preloads", "preload jobs done")),
       bytes_(stats_.counter("bytes", "bytes preloaded into the L2 (stashed)")),
-      busy_ps_(stats_.counter("busy_ps", "time a job was running, ps")) {
+      busy_ps_(stats_.counter("busy_ps", "time a preload was running, ps")),
+      discards_done_(stats_.counter("discards", "discard jobs done")),
+      discard_bytes_(stats_.counter("discard_bytes", "bytes of whole lines discarded from the L2")) {
   SC_HAS_PROCESS(Sdma);
-  SC_THREAD(run);
+  SC_THREAD(run_copies);
+  SC_THREAD(run_upkeep);
 }
 
 void Sdma::preload(std::uint64_t addr, std::uint64_t len, const std::string& task) {
-  jobs_.push_back(Job{addr, len, task});
-  queued_.notify(sc_core::SC_ZERO_TIME);
+  copies_.jobs.push_back(Job{addr, len, task});
+  copies_.queued.notify(sc_core::SC_ZERO_TIME);
 }
 
-void Sdma::run() {
+void Sdma::discard(std::uint64_t addr, std::uint64_t len, const std::string& task) {
+  // Whole lines only: the rest of a line partly in the range may be another tensor's.
+  const std::uint64_t first = (addr + line_bytes_ - 1) / line_bytes_ * line_bytes_,
+                      end = (addr + len) / line_bytes_ * line_bytes_;
+  if (end <= first) return;
+  upkeep_.jobs.push_back(Job{first, end - first, task});
+  upkeep_.queued.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Sdma::serve(Queue& q, bool discards) {
   for (;;) {
-    while (jobs_.empty()) wait(queued_);
-    busy_ = true;
-    const Job j = jobs_.front();
+    while (q.jobs.empty()) wait(q.queued);
+    q.busy = true;
+    const Job j = q.jobs.front();
     const Tick start = now_tick();
-    if (!stream(j)) return;
-    busy_ps_ += now_tick() - start;
-    bytes_ += j.len;
-    ++jobs_done_;
+    if (!stream(j, discards)) return;
+    if (discards) {
+      discard_bytes_ += j.len;
+      ++discards_done_;
+    } else {
+      busy_ps_ += now_tick() - start;
+      bytes_ += j.len;
+      ++jobs_done_;
+    }
     slice_names_.push_back(j.task);  // the trace keeps the name's pointer
-    lane_.slice(slice_names_.back().c_str(), start, now_tick());
-    jobs_.pop_front();
-    busy_ = false;
+    (discards ? discard_lane_ : lane_).slice(slice_names_.back().c_str(), start, now_tick());
+    q.jobs.pop_front();
+    q.busy = false;
   }
 }
 
-// The job's lines, stashed `outstanding` at a time; it ends when the last is in the L2.
-bool Sdma::stream(const Job& j) {
+// The job's lines, stashed (or discarded) `outstanding` at a time; it ends when the last is
+// answered: in the L2, or gone from it.
+bool Sdma::stream(const Job& j, bool discards) {
   static Stash stash;
+  static Discard discard;
   static TimingOnly timing_only;
   tlm::tlm_generic_payload p;
-  p.set_extension(&stash);
+  if (discards)
+    p.set_extension(&discard);
+  else
+    p.set_extension(&stash);
   if (timing_only_) p.set_extension(&timing_only);
   std::priority_queue<Tick, std::vector<Tick>, std::greater<>> in_flight;
   const Tick quantum = to_tick(tlm::tlm_global_quantum::instance().get());
-  const Tick gap = cfg_.clock.cycles((line_bytes_ + cfg_.bytes_per_cycle - 1) / cfg_.bytes_per_cycle);
+  const Tick gap = cfg_.clock.cycles(discards ? 1 : (line_bytes_ + cfg_.bytes_per_cycle - 1) / cfg_.bytes_per_cycle);
   Tick issue = now_tick(), done = issue;
   bool ok = true;
   for (std::uint64_t off = 0; off < j.len && ok;) {
@@ -93,15 +116,18 @@ bool Sdma::stream(const Job& j) {
     mem->b_transport(p, d);
     ok = p.get_response_status() == tlm::TLM_OK_RESPONSE;
     if (!ok)
-      fail_("preload '" + j.task + "': the stash of " + std::to_string(piece) + " bytes at " + hex(a) +
-            " failed: " + p.get_response_string());
+      fail_(std::string(discards ? "discard '" : "preload '") + j.task + "': the " + (discards ? "discard" : "stash") +
+            " of " + std::to_string(piece) + " bytes at " + hex(a) + " failed: " + p.get_response_string());
     const Tick c = now_tick() + to_tick(d);
     in_flight.push(c);
     done = std::max(done, c);
     issue += gap;
     off += piece;
   }
-  p.clear_extension(&stash);
+  if (discards)
+    p.clear_extension(&discard);
+  else
+    p.clear_extension(&stash);
   if (timing_only_) p.clear_extension(&timing_only);
   if (ok && done > now_tick()) wait(to_sc(done - now_tick()));
   return ok;

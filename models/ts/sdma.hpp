@@ -7,9 +7,17 @@
 // home node (common/payload.hpp): the L2 slice fills it from DRAM and answers without data, so
 // the ring carries requests and responses only.
 //
-// Timing: jobs run one after another in the order given. A job issues one line per
+// It also serves discard tasks (DVP_TASK_DISCARD): cache maintenance that drops the L2's copies of
+// a range no task reads again (a network's activations no later layer uses), dirty ones without
+// writing them back, so they do not cost DRAM time when the weights streaming through evict them.
+// Each whole line of the range is a discard to its home node (common/payload.hpp); a line only
+// partly in the range is left alone.
+//
+// Timing: preloads run one after another in the order given. A preload issues one line per
 // line_bytes / bytes_per_cycle cycles of its clock with at most `outstanding` stashes in flight:
 // the L2's MSHRs and the DRAM pace it, and it shares them with the kernels' own traffic.
+// Discards have a queue of their own beside it (assumption: cache maintenance does not wait
+// behind the copies), one line a cycle (they carry no data), `outstanding` in flight.
 #pragma once
 #include <deque>
 #include <functional>
@@ -43,28 +51,35 @@ class Sdma : public sc_core::sc_module {
        std::function<void(const std::string&)> fail);
   // Queues a preload of `len` bytes at `addr` (the task `task`'s); returns at once.
   void preload(std::uint64_t addr, std::uint64_t len, const std::string& task);
-  bool idle() const { return jobs_.empty() && !busy_; }
+  // Queues a discard of the whole lines in `len` bytes at `addr`; returns at once.
+  void discard(std::uint64_t addr, std::uint64_t len, const std::string& task);
+  bool idle() const { return copies_.jobs.empty() && !copies_.busy && upkeep_.jobs.empty() && !upkeep_.busy; }
 
  private:
   struct Job {
     std::uint64_t addr, len;
     std::string task;
   };
-  void run();
-  bool stream(const Job& j);  // false when a stash failed (the run is stopped)
+  struct Queue {  // jobs served one after another by a thread of their own
+    std::deque<Job> jobs;
+    bool busy = false;
+    sc_core::sc_event queued;
+  };
+  void run_copies() { serve(copies_, false); }
+  void run_upkeep() { serve(upkeep_, true); }
+  void serve(Queue& q, bool discards);
+  bool stream(const Job& j, bool discards);  // false when a request failed (the run is stopped)
 
   SdmaConfig cfg_;
   std::uint64_t line_bytes_;
   bool timing_only_;
   std::function<void(const std::string&)> fail_;
-  std::deque<Job> jobs_;
-  bool busy_ = false;
-  sc_core::sc_event queued_;
+  Queue copies_, upkeep_;              // preloads; discards
   std::vector<std::uint8_t> scratch_;  // where a target that ignores the stash puts the line
   std::deque<std::string> slice_names_;
-  Tracer::Lane lane_;
+  Tracer::Lane lane_, discard_lane_;  // preloads; discards (they overlap)
   stats::Group stats_;
-  std::uint64_t &jobs_done_, &bytes_, &busy_ps_;
+  std::uint64_t &jobs_done_, &bytes_, &busy_ps_, &discards_done_, &discard_bytes_;
 };
 
 }  // namespace dvp::ts

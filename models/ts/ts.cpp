@@ -29,7 +29,8 @@ void TsConfig::describe(cfg::Spec& s) {
       .defaults("round_robin");
   SdmaConfig::describe(s.section("sdma",
                                  "its system DMA engine, which serves preload tasks (weights into the L2 ahead of "
-                                 "their kernel); a requester on the ring at the CPUs' stop")
+                                 "their kernel) and discard tasks (the L2's copies of memory no task reads again "
+                                 "dropped, unwritten); a requester on the ring at the CPUs' stop")
                            .optional());
 }
 
@@ -44,7 +45,8 @@ TsConfig TsConfig::from(const cfg::Node& n) {
 
 // Each task type's name in reports, by enum dvp_task_type.
 static const char* task_kind(unsigned type) {
-  static const char* const kinds[] = {"?", "aicore", "record", "wait", "barrier", "aicpu", "dvpp", "preload"};
+  static const char* const kinds[] = {"?",     "aicore", "record",  "wait",   "barrier",
+                                      "aicpu", "dvpp",   "preload", "discard"};
   return type < std::size(kinds) ? kinds[type] : "?";
 }
 
@@ -78,7 +80,7 @@ TaskScheduler::TaskScheduler(sc_core::sc_module_name name, const TsConfig& cfg, 
       faults_(stats_.counter("faults", "tasks completed with an AI Core fault")) {
   stats_.json("task_records",
               "every task in completion order: stream, name, kind (aicore, record, wait, barrier, aicpu, dvpp, "
-              "preload), blocks, "
+              "preload, discard), blocks, "
               "submitted_ns, start_ns, end_ns, time_ns, result",
               [this] {
                 nlohmann::json a = nlohmann::json::array();
@@ -257,9 +259,13 @@ bool TaskScheduler::run_task(unsigned s, const dvp_task& t, TaskRecord& rec, dvp
       if (!sdma_) return refuse("is a preload, but the task scheduler has no SDMA engine (platform.ts.sdma)");
       sdma_->preload(t.args, t.code_bytes, rec.name);
       return true;
+    case DVP_TASK_DISCARD:
+      if (!sdma_) return refuse("is a discard, but the task scheduler has no SDMA engine (platform.ts.sdma)");
+      sdma_->discard(t.args, t.code_bytes, rec.name);
+      return true;
     default:
       return refuse("has type " + std::to_string(t.type) +
-                    " (1 kernel, 2 record, 3 wait, 4 barrier, 5 AI CPU kernel, 6 DVPP command, 7 preload)");
+                    " (1 kernel, 2 record, 3 wait, 4 barrier, 5 AI CPU kernel, 6 DVPP command, 7 preload, 8 discard)");
   }
 }
 

@@ -1115,8 +1115,14 @@ void GemmBuilder::edge_configs() {
 // A fractal_z B chunk's DataCopy word for the dst rows of B^T that exist (an edge tile's): frows
 // fractal rows of the tile's rows, from fractal rows n16 rows apart in GM to nt apart in L1
 // (the rows past dst are left as they are: they make only columns of C that are not written).
+// A B no later kernel reads (b_once) with one row of tiles: each of its columns is read once, by
+// one core, so it does not allocate in the L2, where it would evict the activations the next
+// layers read (and, dirty, write them back to DRAM first). With more rows, the next row's tiles
+// find it there.
 DataCopyCfg GemmBuilder::fractal_b(std::uint32_t frows, std::uint32_t rows) const {
-  return DataCopyCfg{frows, rows, n16 - rows, t.nt - rows};
+  DataCopyCfg c{frows, rows, n16 - rows, t.nt - rows};
+  c.no_alloc = s.b_once && tiles_m == 1;
+  return c;
 }
 void GemmBuilder::fractal_b_cfg(Reg out, std::uint32_t frows) {
   // The word for no rows, then dst rows added to the length and taken off both gaps (no field
@@ -1791,6 +1797,7 @@ GemmShape conv2d_gemm_shape(const ConvShape& c) {
   s.channel_scale = c.scale, s.residual = c.residual, s.relu6 = c.relu6;
   s.out_nc1hwc0 = c.out_nc1hwc0;
   s.b_fractal = c.weights_fractal;
+  s.b_once = c.weights_once;
   s.f16_epilogue = c.f16_epilogue;
   return s;
 }

@@ -46,6 +46,9 @@ struct GemmShape {
   // of one row's slice each, a strided read that opens a DRAM row for every few of them. Needs
   // b_transposed; n up to kFractalMaxRows.
   bool b_fractal = false;
+  // No kernel after this one reads B (shape weights_once): with one row of tiles, the fractal
+  // B's reads do not allocate in the L2 (DataCopyCfg::no_alloc).
+  bool b_once = false;
   // The vector epilogue in f16 (ATC's precision_mode force_fp16, its default for inference:
   // vector work in an fp16 network's own type): FixPipe rounds the accumulators to f16 into UB,
   // and the scale, bias, residual and activation run there in f16, each step rounded to f16:
@@ -76,6 +79,7 @@ struct ConvShape {
   // The weights stored as the GEMM's B^T in fractal order (GemmShape::b_fractal: layout
   // fractal_z), not row by row (layout nc1hwc0).
   bool weights_fractal = false;
+  bool weights_once = false;  // GemmShape::b_once
   // Grouped convolution: output channel o sees the c / groups input channels of its group
   // o / (cout / groups) (depthwise: groups = c). The cube works on extended groups of `ext()`
   // groups whose input and output channels are whole fractals (CANN's group extension), its
