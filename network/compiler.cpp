@@ -347,7 +347,7 @@ class Compiler {
     KTensor* t;
     std::vector<int> touched, writers;  // the kernels that read or write it; that write it
     bool loaded, kept = false;          // a graph input (there before the run); a graph output (after it)
-    std::uint64_t bytes, offset = 0;    // bytes: in whole pages of 4096, as the arena places it
+    std::uint64_t bytes, offset = 0;    // bytes: in whole pages of 4096; offset: plan_arena's (else t->arena)
     std::string ref;                    // KERNEL.TENSOR
   };
   std::map<std::string, ArenaBuffer> arena_buffers();
@@ -2457,11 +2457,6 @@ void Compiler::order_batch() {
   kernels_ = std::move(kernels), out_.layers = std::move(layers);
 }
 
-// The activation arena: each layer output lives from the kernel that writes it, and each graph
-// input from the start (it is loaded before the run), to the last kernel that reads it (a graph
-// output: to the end); buffers whose
-// lives do not overlap share memory. Largest first, each at the lowest offset free over its
-// life (first fit by size, as TensorFlow Lite's arena planner), in whole pages.
 // The tensors that own their memory and are not weights (the arena's candidates), by
 // KERNEL.TENSOR, with the kernels that touch them.
 std::map<std::string, Compiler::ArenaBuffer> Compiler::arena_buffers() {
@@ -2484,6 +2479,11 @@ std::map<std::string, Compiler::ArenaBuffer> Compiler::arena_buffers() {
   return buffers;
 }
 
+// The activation arena: each layer output lives from the kernel that writes it, and each graph
+// input from the start (it is loaded before the run), to the last kernel that reads it (a graph
+// output: to the end); buffers whose
+// lives do not overlap share memory. Largest first, each at the lowest offset free over its
+// life (first fit by size, as TensorFlow Lite's arena planner), in whole pages.
 void Compiler::plan_arena() {
   using Buffer = ArenaBuffer;
   std::map<std::string, Buffer> buffers = arena_buffers();
@@ -2809,8 +2809,8 @@ void Compiler::mark_weights_once() {
 }
 
 // tasks: each kernel on its stream, after the waits it needs and the preload of the next one's
-// weights, and before the discards of what no kernel after it touches and the records others
-// wait for.
+// weights, then the records others wait for, then the discards of what no kernel after it
+// touches (after the records: a discard's dispatch need not hold back another stream).
 void Compiler::emit_tasks(YAML::Emitter& y) const {
   const std::vector<Scheduled>& s = sched_;
   y << YAML::Key << "tasks" << YAML::Value << YAML::BeginSeq;
@@ -2829,6 +2829,7 @@ void Compiler::emit_tasks(YAML::Emitter& y) const {
     y << YAML::Flow << YAML::BeginMap << YAML::Key << "kernel" << YAML::Value << kernels_[j].name;
     if (s[j].stream) y << YAML::Key << "stream" << YAML::Value << s[j].stream;
     y << YAML::EndMap;
+    for (int e : s[j].record) event(s[j].stream, "record", e);
     for (const Discard& d : discards(j)) {
       y << YAML::Flow << YAML::BeginMap << YAML::Key << "discard" << YAML::Value << d.tensor;
       if (d.offset) y << YAML::Key << "offset" << YAML::Value << d.offset;
@@ -2836,7 +2837,6 @@ void Compiler::emit_tasks(YAML::Emitter& y) const {
       if (s[j].stream) y << YAML::Key << "stream" << YAML::Value << s[j].stream;
       y << YAML::EndMap;
     }
-    for (int e : s[j].record) event(s[j].stream, "record", e);
   }
   y << YAML::EndSeq;
 }

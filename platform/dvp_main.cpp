@@ -180,7 +180,8 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "(the task scheduler's SDMA engine). Default: the compiler preloads those it expects to pay on the platform "
       "(docs/networks.md)")("no-preload", "an ONNX model: no weight preloads")(
       "discard",
-      "an ONNX model: drop every activation no later layer reads from the L2 after its last reader, unwritten (the "
+      "an ONNX model: drop every activation no later layer uses from the L2 after the last one that does, unwritten "
+      "(the "
       "SDMA engine's discard tasks). Default: those the compiler expects to pay on the platform (docs/networks.md)")(
       "no-discard", "an ONNX model: no discards")(
       "precision-mode", po::value<std::string>(),

@@ -85,7 +85,7 @@ static void describe_network(cfg::Spec& root) {
       .choices({"auto", "true", "false"});
   model
       .param("discard", Type::Enum,
-             "activations no later layer reads dropped from the L2 after their last reader, unwritten (the task "
+             "activations no later layer uses dropped from the L2 after the last one that does, unwritten (the task "
              "scheduler's SDMA, discard tasks), with the activation arena: auto, where the compiler expects them to "
              "pay (an L2 too small for the arena and the weights; ranges the DRAM takes 2 us or more to write back at "
              "its peak); true, every such range; false, none (docs/networks.md)")

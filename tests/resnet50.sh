@@ -80,4 +80,15 @@ if grep -q "preload:" "$out/batch8/compiled/model.yaml"; then echo "batch 8, def
 "$dvp" run "$out/resnet50.onnx" --batch 8 --preset ascend910 --timing-only --out "$out/batch8-910" --no-trace --quiet
 grep -q "^result    passed" "$out/batch8-910/summary.txt"
 grep -q "stream: 7" "$out/batch8-910/compiled/model.yaml"
+# Weights no other kernel reads (stage 4's and the classifier's at batch 1: one row of tiles) are
+# read past the L2 (DataCopy's no_alloc); at batch 8 the later images read the first's: none marked.
+grep -q "weights_once: true" "$out/ascend310/compiled/model.yaml"
+if grep -q "weights_once" "$out/batch8/compiled/model.yaml"; then echo "batch 8: weights marked read once"; exit 1; fi
+"$py" -c "import json, sys; s = json.load(open(sys.argv[1])); n = sum(v['no_alloc_misses'] for k, v in s.items() if k.startswith('soc.l2.hn')); sys.exit(0 if n > 100000 else f'no_alloc_misses {n}')" "$out/ascend310/stats.json"
+# Discards on parallel streams (the 910 plans none by itself): each after the last kernel that
+# touches its range, once the others happen before it by their events; the L2 stops the run if a
+# dropped line is read before it is written (timing-only too: it works on tags).
+"$dvp" run "$out/resnet50.onnx" --preset ascend910 --discard --timing-only --out "$out/discard910" --no-trace --quiet
+grep -q "^result    passed" "$out/discard910/summary.txt"
+grep -q "discard: .*stream: [1-7]" "$out/discard910/compiled/model.yaml"
 echo "ResNet-50 from ONNX: ok on ascend310 and ascend910, and at batch 8"

@@ -14,10 +14,12 @@ using cfg::Type;
 
 void SdmaConfig::describe(cfg::Spec& s) {
   s.param("clock_mhz", Type::Float, "clock of the engine's bus interface").unit("MHz").range(1, 10000);
-  s.param("bytes_per_cycle", Type::Int, "bytes the engine requests per cycle (one L2 line every line / this cycles)")
+  s.param("bytes_per_cycle", Type::Int,
+          "bytes the engine requests per cycle (a preload: one L2 line every line / this cycles; a discard, which "
+          "carries no data: one a cycle)")
       .unit("B/cycle")
       .range(1, 4096);
-  s.param("outstanding", Type::Int, "stash requests in flight").range(1, 1024);
+  s.param("outstanding", Type::Int, "requests in flight per queue: the preloads' stashes, the discards").range(1, 1024);
 }
 
 SdmaConfig SdmaConfig::from(const cfg::Node& n) {
