@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "common/payload.hpp"
+#include "common/system.hpp"
 
 namespace dvp::cache {
 
@@ -173,11 +174,12 @@ Tick L2Slice::discard(const Request& r) {
   return done;
 }
 
+// The run stops with the error (System::fail: an exception would unwind a process's stack).
 void L2Slice::check_not_discarded(const Request& r) const {
   if (discarded_.count(r.line_addr))
-    throw Error(std::string(name()) + ": a read of line " + hex(r.line_addr << hash_.line_bits()) +
-                ", which a discard dropped and nothing wrote since: its bytes are stale (a discard task placed "
-                "before a task that reads that memory)");
+    system_of(*this).fail(std::string(name()) + ": a read of line " + hex(r.line_addr << hash_.line_bits()) +
+                          ", which a discard dropped and nothing wrote since: its bytes are stale (a discard task "
+                          "placed before a task that reads that memory)");
 }
 
 // A stash takes no port time: its data stays here.
