@@ -69,7 +69,6 @@ void Sdma::discard(std::uint64_t addr, std::uint64_t len, const std::string& tas
 void Sdma::serve(Queue& q, bool discards) {
   for (;;) {
     while (q.jobs.empty()) wait(q.queued);
-    q.busy = true;
     const Job j = q.jobs.front();
     const Tick start = now_tick();
     if (!stream(j, discards)) return;
@@ -84,7 +83,6 @@ void Sdma::serve(Queue& q, bool discards) {
     slice_names_.push_back(j.task);  // the trace keeps the name's pointer
     (discards ? discard_lane_ : lane_).slice(slice_names_.back().c_str(), start, now_tick());
     q.jobs.pop_front();
-    q.busy = false;
   }
 }
 

@@ -53,7 +53,6 @@ class Sdma : public sc_core::sc_module {
   void preload(std::uint64_t addr, std::uint64_t len, const std::string& task);
   // Queues a discard of the whole lines in `len` bytes at `addr`; returns at once.
   void discard(std::uint64_t addr, std::uint64_t len, const std::string& task);
-  bool idle() const { return copies_.jobs.empty() && !copies_.busy && upkeep_.jobs.empty() && !upkeep_.busy; }
 
  private:
   struct Job {
@@ -62,7 +61,6 @@ class Sdma : public sc_core::sc_module {
   };
   struct Queue {  // jobs served one after another by a thread of their own
     std::deque<Job> jobs;
-    bool busy = false;
     sc_core::sc_event queued;
   };
   void run_copies() { serve(copies_, false); }
