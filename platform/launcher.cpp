@@ -113,17 +113,23 @@ void KernelLauncher::describe_tasks(cfg::Spec& t) {
           "KERNEL.TENSOR: the task scheduler's SDMA engine brings that tensor into the L2 (platform.ts.sdma); the "
           "stream goes on at once, and a kernel reading a line still on its way waits for it")
       .optional();
+  t.param("prefetch", Type::String,
+          "KERNEL.TENSOR: as preload, at the SDMA engine's low priority: it issues the lines only while no preload "
+          "is queued, pausing for those that come (for data wanted after the next preloads' kernels: it fills the "
+          "time the DRAM would leave idle)")
+      .optional();
   t.param("discard", Type::String,
           "KERNEL.TENSOR: the task scheduler's SDMA engine drops the L2's copies of that tensor's whole lines, dirty "
           "ones without writing them back (cache maintenance, CHI's MakeInvalid; platform.ts.sdma), for memory no "
           "later task reads: what is left in DRAM there is stale. The stream goes on at once. A network's compiler "
           "discards activations no later layer uses")
       .optional();
-  t.param("offset", Type::Int, "a discard: from this many bytes into the tensor (default 0)")
+  t.param("offset", Type::Int, "a preload, prefetch or discard: from this many bytes into the tensor (default 0)")
       .unit("B")
       .optional()
       .range(0, 1ull << 48);
-  t.param("bytes", Type::Int, "a preload or discard: this many bytes (default: the whole tensor, from offset)")
+  t.param("bytes", Type::Int,
+          "a preload, prefetch or discard: this many bytes (default: the whole tensor, from offset)")
       .unit("B")
       .optional()
       .range(1, 1ull << 48);
@@ -1102,14 +1108,14 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
     d.stream = std::uint32_t(t.get_uint("stream"));
     streams = std::max<std::uint64_t>(streams, d.stream + 1);
     const int kinds = int(t.has("kernel")) + int(t.has("record")) + int(t.has("wait")) + int(t.has("barrier")) +
-                      int(t.has("dvpp")) + int(t.has("preload")) + int(t.has("discard"));
+                      int(t.has("dvpp")) + int(t.has("preload")) + int(t.has("prefetch")) + int(t.has("discard"));
     if (kinds != 1)
       t.fail(
-          "a task is exactly one of kernel: NAME, dvpp: NAME, preload: KERNEL.TENSOR, discard: KERNEL.TENSOR, record: "
-          "EVENT, wait: EVENT or barrier: true");
-    if (t.has("bytes") && !t.has("preload") && !t.has("discard"))
-      t.at("bytes").fail("only a preload or discard task has bytes");
-    if (t.has("offset") && !t.has("discard")) t.at("offset").fail("only a discard task has an offset");
+          "a task is exactly one of kernel: NAME, dvpp: NAME, preload: KERNEL.TENSOR, prefetch: KERNEL.TENSOR, "
+          "discard: KERNEL.TENSOR, record: EVENT, wait: EVENT or barrier: true");
+    const bool range = t.has("preload") || t.has("prefetch") || t.has("discard");
+    if (t.has("bytes") && !range) t.at("bytes").fail("only a preload, prefetch or discard task has bytes");
+    if (t.has("offset") && !range) t.at("offset").fail("only a preload, prefetch or discard task has an offset");
     std::string name;
     task_entry(t, d, name);
     if (t.has("name")) name = t.get_string("name");
@@ -1153,7 +1159,7 @@ void KernelLauncher::task_entry(const cfg::Node& t, dvp_task& d, std::string& na
   } else if (t.has("dvpp")) {
     name = t.get_string("dvpp");
     if (!media_.task || !media_.task(name, d)) t.at("dvpp").fail("no job named '" + name + "' in dvpp:");
-  } else if (t.has("preload") || t.has("discard")) {
+  } else if (t.has("preload") || t.has("prefetch") || t.has("discard")) {
     range_entry(t, d, name);
   } else if (t.has("barrier")) {
     d.type = DVP_TASK_BARRIER;
@@ -1166,10 +1172,13 @@ void KernelLauncher::task_entry(const cfg::Node& t, dvp_task& d, std::string& na
   }
 }
 
-// A preload or discard task's entry: the tensor's address and bytes (its memory: an alias's
-// owner's, the arena's), from `offset` for a discard.
+// A preload, prefetch or discard task's entry: the tensor's address and bytes (its memory: an
+// alias's owner's, the arena's), from `offset`.
 void KernelLauncher::range_entry(const cfg::Node& t, dvp_task& d, std::string& name) {
-  const char* kind = t.has("preload") ? "preload" : "discard";
+  static const std::pair<const char*, std::uint32_t> kinds[] = {
+      {"preload", DVP_TASK_PRELOAD}, {"prefetch", DVP_TASK_PREFETCH}, {"discard", DVP_TASK_DISCARD}};
+  const auto* k = std::find_if(std::begin(kinds), std::end(kinds), [&](const auto& x) { return t.has(x.first); });
+  const char* kind = k->first;
   const std::string what = t.get_string(kind);
   const auto dot = what.rfind('.');
   const Kernel* K = nullptr;
@@ -1185,7 +1194,7 @@ void KernelLauncher::range_entry(const cfg::Node& t, dvp_task& d, std::string& n
   if (offset >= bytes)
     t.at("offset").fail("offset " + std::to_string(offset) + " is past the tensor's " + std::to_string(bytes) +
                         " bytes");
-  d.type = t.has("preload") ? DVP_TASK_PRELOAD : DVP_TASK_DISCARD;
+  d.type = k->second;
   d.args = base_ + s->t.addr + offset;
   d.code_bytes = t.has("bytes") ? std::min<std::uint64_t>(t.get_uint("bytes"), bytes - offset) : bytes - offset;
   name = std::string(kind) + " " + what;

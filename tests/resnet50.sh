@@ -41,6 +41,10 @@ PY
 # (stage 1's 1 x 1 convs' 8-32 KB too), the large kernels' are not; ascend910's HBM streams the
 # window in 1.7 us, so none there; at batch 8 (below) the 10 MiB arena leaves the 8 MiB L2 no room,
 # so none either.
+# Of the large kernels, layer4_0_conv2 alone has only small kernels between it and the one whose
+# window first passes it, so it alone gets a prefetch (plan_heads): its weights after the head, as
+# many as the L2 holds beside the arena and the window, queued before layer4_0_conv1; the run's
+# SDMA engine prefetched those bytes.
 # The streams weigh it too (compiler.cpp fills_cores): on the 310 every conv of a residual block's
 # shortcut has a tile for both cores and a roofline bound of 20 us or more, so it runs after the
 # main branch, on one stream; on the 910 (32 cores) no ResNet-50 kernel does, and they run side by
@@ -54,7 +58,14 @@ for name in ("layer1_0_conv1", "layer1_1_conv1", "layer1_0_conv3", "layer2_0_con
     assert name in preloaded, f"ascend310, default: {name} not preloaded ({sorted(preloaded)})"
 for name in ("layer4_0_conv2", "layer4_1_conv1", "output"):
     assert name not in preloaded, f"ascend310, default: {name} preloaded"
-assert "preload:" not in text910, "ascend910, default: preloads planned"
+assert "preload:" not in text910 and "prefetch:" not in text910, "ascend910, default: preloads planned"
+prefetches = re.findall(r"prefetch: ([A-Za-z0-9_]+)\.\w+, offset: 131072, bytes: (\d+)}", text310)
+assert [k for k, _ in prefetches] == ["layer4_0_conv2"], f"ascend310, default: prefetches {prefetches}"
+assert 1 << 20 <= int(prefetches[0][1]) <= 4 << 20, prefetches
+assert text310.index("prefetch: layer4_0_conv2") < text310.index("{kernel: layer4_0_conv1}"), "prefetch queued late"
+import json, os
+sdma = json.load(open(os.path.join(os.path.dirname(sys.argv[1]), "..", "stats.json")))["soc.periph.ts.sdma"]
+assert (sdma["prefetches"], sdma["prefetch_bytes"]) == (1, int(prefetches[0][1])), sdma
 assert "stream:" not in text310 and "wait:" not in text310, "ascend310, default: parallel streams"
 assert re.search(r"kernel: layer1_0_downsample_0, stream: [1-7]", text910), "ascend910, default: one stream"
 PY

@@ -14,20 +14,24 @@
 #define DVP_MAX_TASKS 4096 /* tasks the runtime firmware takes (a network of 56 layers, batch 64) */
 
 enum dvp_task_type {
-  DVP_TASK_KERNEL = 1,  /* an AI Core kernel: blocks onto free AI Cores */
-  DVP_TASK_RECORD = 2,  /* set event `event` */
-  DVP_TASK_WAIT = 3,    /* wait until event `event` is set, then clear it */
-  DVP_TASK_BARRIER = 4, /* wait until every other stream has nothing queued or running */
-  DVP_TASK_AICPU = 5,   /* an AI CPU kernel: `entry` is its function, `args` its argument table */
-  DVP_TASK_DVPP = 6,    /* a media command: `entry` is the engine (enum dvpp_engine), `args` the GM
-                           address of a struct dvpp_cmd, whose result fields come back filled */
-  DVP_TASK_PRELOAD = 7, /* the SDMA engine brings `code_bytes` bytes at GM address `args` into the L2;
-                           the task completes once the engine has taken it (the stream goes on; a
-                           kernel reading a line still on its way waits for it in the L2) */
-  DVP_TASK_DISCARD = 8, /* the SDMA engine drops the L2's copies of the whole lines in `code_bytes`
-                           bytes at GM address `args`, dirty ones unwritten (CHI's MakeInvalid): for
-                           memory no task reads again, such as activations no later layer uses. The
-                           task completes once the engine has taken it, as a preload's */
+  DVP_TASK_KERNEL = 1,   /* an AI Core kernel: blocks onto free AI Cores */
+  DVP_TASK_RECORD = 2,   /* set event `event` */
+  DVP_TASK_WAIT = 3,     /* wait until event `event` is set, then clear it */
+  DVP_TASK_BARRIER = 4,  /* wait until every other stream has nothing queued or running */
+  DVP_TASK_AICPU = 5,    /* an AI CPU kernel: `entry` is its function, `args` its argument table */
+  DVP_TASK_DVPP = 6,     /* a media command: `entry` is the engine (enum dvpp_engine), `args` the GM
+                            address of a struct dvpp_cmd, whose result fields come back filled */
+  DVP_TASK_PRELOAD = 7,  /* the SDMA engine brings `code_bytes` bytes at GM address `args` into the L2;
+                            the task completes once the engine has taken it (the stream goes on; a
+                            kernel reading a line still on its way waits for it in the L2) */
+  DVP_TASK_DISCARD = 8,  /* the SDMA engine drops the L2's copies of the whole lines in `code_bytes`
+                            bytes at GM address `args`, dirty ones unwritten (CHI's MakeInvalid): for
+                            memory no task reads again, such as activations no later layer uses. The
+                            task completes once the engine has taken it, as a preload's */
+  DVP_TASK_PREFETCH = 9, /* a preload at the engine's low priority: it issues the lines only while no
+                            preload is queued, so they fill time the DRAM would otherwise leave idle
+                            (weights wanted after the next preloads' kernels). Completes as a
+                            preload's */
 };
 
 /* The task scheduler's submission rings on DVPP, one per engine, in the job table's 16 MiB. */

@@ -16,6 +16,11 @@
 // Timing: preloads run one after another in the order given. A preload issues one line per
 // line_bytes / bytes_per_cycle cycles of its clock with at most `outstanding` stashes in flight:
 // the L2's MSHRs and the DRAM pace it, and it shares them with the kernels' own traffic.
+// Prefetch tasks (DVP_TASK_PREFETCH) are preloads at a lower priority: the same thread takes them
+// only while no preload is queued, and stops issuing a prefetch's lines (after those in flight)
+// as soon as one is, going on with the rest once the preloads are done. So a compiler can hand it
+// weights wanted later without delaying the next kernels' (assumption: two priority levels, as
+// DMA engines' channel priorities).
 // Discards have a queue of their own beside it (assumption: cache maintenance does not wait
 // behind the copies), one line a cycle (they carry no data), `outstanding` in flight.
 #pragma once
@@ -51,6 +56,8 @@ class Sdma : public sc_core::sc_module {
        std::function<void(const std::string&)> fail);
   // Queues a preload of `len` bytes at `addr` (the task `task`'s); returns at once.
   void preload(std::uint64_t addr, std::uint64_t len, const std::string& task);
+  // Queues a prefetch: a preload served only while no preload is queued; returns at once.
+  void prefetch(std::uint64_t addr, std::uint64_t len, const std::string& task);
   // Queues a discard of the whole lines in `len` bytes at `addr`; returns at once.
   void discard(std::uint64_t addr, std::uint64_t len, const std::string& task);
 
@@ -63,21 +70,25 @@ class Sdma : public sc_core::sc_module {
     std::deque<Job> jobs;
     sc_core::sc_event queued;
   };
-  void run_copies() { serve(copies_, false); }
-  void run_upkeep() { serve(upkeep_, true); }
-  void serve(Queue& q, bool discards);
-  bool stream(const Job& j, bool discards);  // false when a request failed (the run is stopped)
+  void run_copies();
+  void run_upkeep();
+  bool serve_front(Queue& q, bool discards);
+  bool serve_prefetch();
+  void account(const std::string& task, Tick start, bool discards);
+  // Streams j's lines; a prefetch (`yields`) stops issuing once a preload is queued. `streamed`:
+  // the bytes issued. False when a request failed (the run is stopped).
+  bool stream(const Job& j, bool discards, bool yields, std::uint64_t& streamed);
 
   SdmaConfig cfg_;
   std::uint64_t line_bytes_;
   bool timing_only_;
   std::function<void(const std::string&)> fail_;
-  Queue copies_, upkeep_;              // preloads; discards
-  std::vector<std::uint8_t> scratch_;  // where a target that ignores the stash puts the line
+  Queue copies_, prefetches_, upkeep_;  // preloads; prefetches (behind them); discards
+  std::vector<std::uint8_t> scratch_;   // where a target that ignores the stash puts the line
   std::deque<std::string> slice_names_;
   Tracer::Lane lane_, discard_lane_;  // preloads; discards (they overlap)
   stats::Group stats_;
-  std::uint64_t &jobs_done_, &bytes_, &busy_ps_, &discards_done_, &discard_bytes_;
+  std::uint64_t &jobs_done_, &bytes_, &busy_ps_, &prefetches_done_, &prefetch_bytes_, &discards_done_, &discard_bytes_;
 };
 
 }  // namespace dvp::ts

@@ -45,8 +45,8 @@ TsConfig TsConfig::from(const cfg::Node& n) {
 
 // Each task type's name in reports, by enum dvp_task_type.
 static const char* task_kind(unsigned type) {
-  static const char* const kinds[] = {"?",     "aicore", "record",  "wait",   "barrier",
-                                      "aicpu", "dvpp",   "preload", "discard"};
+  static const char* const kinds[] = {"?",     "aicore", "record",  "wait",    "barrier",
+                                      "aicpu", "dvpp",   "preload", "discard", "prefetch"};
   return type < std::size(kinds) ? kinds[type] : "?";
 }
 
@@ -259,13 +259,18 @@ bool TaskScheduler::run_task(unsigned s, const dvp_task& t, TaskRecord& rec, dvp
       if (!sdma_) return refuse("is a preload, but the task scheduler has no SDMA engine (platform.ts.sdma)");
       sdma_->preload(t.args, t.code_bytes, rec.name);
       return true;
+    case DVP_TASK_PREFETCH:
+      if (!sdma_) return refuse("is a prefetch, but the task scheduler has no SDMA engine (platform.ts.sdma)");
+      sdma_->prefetch(t.args, t.code_bytes, rec.name);
+      return true;
     case DVP_TASK_DISCARD:
       if (!sdma_) return refuse("is a discard, but the task scheduler has no SDMA engine (platform.ts.sdma)");
       sdma_->discard(t.args, t.code_bytes, rec.name);
       return true;
     default:
       return refuse("has type " + std::to_string(t.type) +
-                    " (1 kernel, 2 record, 3 wait, 4 barrier, 5 AI CPU kernel, 6 DVPP command, 7 preload, 8 discard)");
+                    " (1 kernel, 2 record, 3 wait, 4 barrier, 5 AI CPU kernel, 6 DVPP command, 7 preload, 8 discard, 9 "
+                    "prefetch)");
   }
 }
 
