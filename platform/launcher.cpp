@@ -2,6 +2,7 @@
 #include "launcher.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -1178,6 +1179,7 @@ void KernelLauncher::range_entry(const cfg::Node& t, dvp_task& d, std::string& n
   static const std::pair<const char*, std::uint32_t> kinds[] = {
       {"preload", DVP_TASK_PRELOAD}, {"prefetch", DVP_TASK_PREFETCH}, {"discard", DVP_TASK_DISCARD}};
   const auto* k = std::find_if(std::begin(kinds), std::end(kinds), [&](const auto& x) { return t.has(x.first); });
+  assert(k != std::end(kinds));  // task_entry calls it for these kinds only
   const char* kind = k->first;
   const std::string what = t.get_string(kind);
   const auto dot = what.rfind('.');

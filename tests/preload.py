@@ -59,7 +59,8 @@ if "soc.periph.ts.sdma" in s0 and s0["soc.periph.ts.sdma"]["preloads"]:
 prefetch_ns, s2 = run(prefetched, "prefetch", trace=True)
 sdma2 = s2["soc.periph.ts.sdma"]
 stashes2 = sum(s2[k]["stashes"] for k in s2 if k.startswith("soc.l2.hn"))
-trace = json.load(open(os.path.join(out, "prefetch", "trace.json")))
+with open(os.path.join(out, "prefetch", "trace.json")) as f:
+    trace = json.load(f)
 events = trace["traceEvents"] if isinstance(trace, dict) else trace
 lanes = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
 slices = sorted((e["ts"], e["ts"] + e["dur"], e["name"].split()[0]) for e in events

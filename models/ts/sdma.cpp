@@ -155,7 +155,10 @@ bool Sdma::stream(const Job& j, bool discards, bool yields, std::uint64_t& strea
       issue = std::max(issue, in_flight.top());
       in_flight.pop();
     }
-    if (issue >= now_tick() + quantum) wait(to_sc(issue - now_tick()));
+    if (issue >= now_tick() + quantum) {
+      wait(to_sc(issue - now_tick()));
+      if (yields && !copies_.jobs.empty()) break;  // a preload came while it waited
+    }
     prepare(p, false, a, scratch_.data(), piece);
     sc_core::sc_time d = to_sc(issue - now_tick());
     mem->b_transport(p, d);

@@ -18,7 +18,8 @@
 // the L2's MSHRs and the DRAM pace it, and it shares them with the kernels' own traffic.
 // Prefetch tasks (DVP_TASK_PREFETCH) are preloads at a lower priority: the same thread takes them
 // only while no preload is queued, and stops issuing a prefetch's lines (after those in flight)
-// as soon as one is, going on with the rest once the preloads are done. So a compiler can hand it
+// as soon as one is (a preload waits for the lines in flight, issued up to a quantum ahead), going
+// on with the rest once the preloads are done. busy_ps counts both; bytes the preloads' only. So a compiler can hand it
 // weights wanted later without delaying the next kernels' (assumption: two priority levels, as
 // DMA engines' channel priorities).
 // Discards have a queue of their own beside it (assumption: cache maintenance does not wait
@@ -86,7 +87,7 @@ class Sdma : public sc_core::sc_module {
   Queue copies_, prefetches_, upkeep_;  // preloads; prefetches (behind them); discards
   std::vector<std::uint8_t> scratch_;   // where a target that ignores the stash puts the line
   std::deque<std::string> slice_names_;
-  Tracer::Lane lane_, discard_lane_;  // preloads; discards (they overlap)
+  Tracer::Lane lane_, discard_lane_;  // preloads and prefetches; discards (they overlap)
   stats::Group stats_;
   std::uint64_t &jobs_done_, &bytes_, &busy_ps_, &prefetches_done_, &prefetch_bytes_, &discards_done_, &discard_bytes_;
 };
