@@ -2484,9 +2484,8 @@ std::map<std::string, Compiler::ArenaBuffer> Compiler::arena_buffers() {
 
 // The activation arena: each layer output lives from the kernel that writes it, and each graph
 // input from the start (it is loaded before the run), to the last kernel that reads it (a graph
-// output: to the end); buffers whose
-// lives do not overlap share memory. Largest first, each at the lowest offset free over its
-// life (first fit by size, as TensorFlow Lite's arena planner), in whole pages.
+// output: to the end); buffers whose lives do not overlap share memory. Largest first, each at the lowest offset free
+// over its life (first fit by size, as TensorFlow Lite's arena planner), in whole pages.
 void Compiler::plan_arena() {
   using Buffer = ArenaBuffer;
   std::map<std::string, Buffer> buffers = arena_buffers();

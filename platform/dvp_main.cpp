@@ -181,9 +181,8 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "(docs/networks.md)")("no-preload", "an ONNX model: no weight preloads")(
       "discard",
       "an ONNX model: drop every activation no later layer uses from the L2 after the last one that does, unwritten "
-      "(the "
-      "SDMA engine's discard tasks). Default: those the compiler expects to pay on the platform (docs/networks.md)")(
-      "no-discard", "an ONNX model: no discards")(
+      "(the SDMA engine's discard tasks). Default: those the compiler expects to pay on the platform "
+      "(docs/networks.md)")("no-discard", "an ONNX model: no discards")(
       "precision-mode", po::value<std::string>(),
       "an ONNX model: force_fp16 (default, as ATC's: the layers' vector epilogues run in f16) or "
       "allow_fp32_to_fp16 (they run in f32 and round once)")("jobs", po::value<unsigned>(),

@@ -97,6 +97,21 @@ const cfg::Choices<std::uint32_t> kAicpuKernels = {
     {"argmax", DVP_AICPU_ARGMAX, "each row's largest, its index"},
     {"concat", DVP_AICPU_CONCAT, "inputs joined: y's rows are the inputs' rows side by side (byte copies)"},
 };
+
+// The tasks over a range of a tensor (range_entry): their key and type.
+struct RangeKind {
+  const char* key;
+  std::uint32_t type;
+};
+constexpr RangeKind kRangeKinds[] = {
+    {"preload", DVP_TASK_PRELOAD}, {"prefetch", DVP_TASK_PREFETCH}, {"discard", DVP_TASK_DISCARD}};
+
+// The range kind of task t, or null (another kind of task).
+const RangeKind* range_kind(const cfg::Node& t) {
+  for (const RangeKind& k : kRangeKinds)
+    if (t.has(k.key)) return &k;
+  return nullptr;
+}
 }  // namespace
 
 void KernelLauncher::describe_tasks(cfg::Spec& t) {
@@ -1114,7 +1129,7 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
       t.fail(
           "a task is exactly one of kernel: NAME, dvpp: NAME, preload: KERNEL.TENSOR, prefetch: KERNEL.TENSOR, "
           "discard: KERNEL.TENSOR, record: EVENT, wait: EVENT or barrier: true");
-    const bool range = t.has("preload") || t.has("prefetch") || t.has("discard");
+    const bool range = range_kind(t) != nullptr;
     if (t.has("bytes") && !range) t.at("bytes").fail("only a preload, prefetch or discard task has bytes");
     if (t.has("offset") && !range) t.at("offset").fail("only a preload, prefetch or discard task has an offset");
     std::string name;
@@ -1160,7 +1175,7 @@ void KernelLauncher::task_entry(const cfg::Node& t, dvp_task& d, std::string& na
   } else if (t.has("dvpp")) {
     name = t.get_string("dvpp");
     if (!media_.task || !media_.task(name, d)) t.at("dvpp").fail("no job named '" + name + "' in dvpp:");
-  } else if (t.has("preload") || t.has("prefetch") || t.has("discard")) {
+  } else if (range_kind(t)) {
     range_entry(t, d, name);
   } else if (t.has("barrier")) {
     d.type = DVP_TASK_BARRIER;
@@ -1176,11 +1191,9 @@ void KernelLauncher::task_entry(const cfg::Node& t, dvp_task& d, std::string& na
 // A preload, prefetch or discard task's entry: the tensor's address and bytes (its memory: an
 // alias's owner's, the arena's), from `offset`.
 void KernelLauncher::range_entry(const cfg::Node& t, dvp_task& d, std::string& name) {
-  static const std::pair<const char*, std::uint32_t> kinds[] = {
-      {"preload", DVP_TASK_PRELOAD}, {"prefetch", DVP_TASK_PREFETCH}, {"discard", DVP_TASK_DISCARD}};
-  const auto* k = std::find_if(std::begin(kinds), std::end(kinds), [&](const auto& x) { return t.has(x.first); });
-  assert(k != std::end(kinds));  // task_entry calls it for these kinds only
-  const char* kind = k->first;
+  const RangeKind* k = range_kind(t);
+  assert(k);  // task_entry calls it for these kinds only
+  const char* kind = k->key;
   const std::string what = t.get_string(kind);
   const auto dot = what.rfind('.');
   const Kernel* K = nullptr;
@@ -1196,7 +1209,7 @@ void KernelLauncher::range_entry(const cfg::Node& t, dvp_task& d, std::string& n
   if (offset >= bytes)
     t.at("offset").fail("offset " + std::to_string(offset) + " is past the tensor's " + std::to_string(bytes) +
                         " bytes");
-  d.type = k->second;
+  d.type = k->type;
   d.args = base_ + s->t.addr + offset;
   d.code_bytes = t.has("bytes") ? std::min<std::uint64_t>(t.get_uint("bytes"), bytes - offset) : bytes - offset;
   name = std::string(kind) + " " + what;

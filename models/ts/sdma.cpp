@@ -147,8 +147,9 @@ bool Sdma::stream(const Job& j, bool discards, bool yields, std::uint64_t& strea
   const Tick gap = cfg_.clock.cycles(discards ? 1 : (line_bytes_ + cfg_.bytes_per_cycle - 1) / cfg_.bytes_per_cycle);
   Tick issue = now_tick(), done = issue;
   bool ok = true;
+  const auto preempted = [&] { return yields && !copies_.jobs.empty(); };  // a preload came
   std::uint64_t off = 0;
-  for (; off < j.len && ok && !(yields && !copies_.jobs.empty());) {
+  for (; off < j.len && ok && !preempted();) {
     const std::uint64_t a = j.addr + off;
     const auto piece = std::uint32_t(std::min<std::uint64_t>(j.len - off, line_bytes_ - a % line_bytes_));
     if (in_flight.size() >= cfg_.outstanding) {
@@ -157,18 +158,18 @@ bool Sdma::stream(const Job& j, bool discards, bool yields, std::uint64_t& strea
     }
     if (issue >= now_tick() + quantum) {
       wait(to_sc(issue - now_tick()));
-      if (yields && !copies_.jobs.empty()) break;  // a preload came while it waited
+      if (preempted()) break;  // while it waited
     }
     prepare(p, false, a, scratch_.data(), piece);
     sc_core::sc_time d = to_sc(issue - now_tick());
     mem->b_transport(p, d);
     ok = p.get_response_status() == tlm::TLM_OK_RESPONSE;
     if (!ok)
-      fail_(std::string(discards ? "discard '"
-                        : yields ? "prefetch '"
-                                 : "preload '") +
-            j.task + "': the " + (discards ? "discard" : "stash") + " of " + std::to_string(piece) + " bytes at " +
-            hex(a) + " failed: " + p.get_response_string());
+      fail_(std::string(discards ? "discard"
+                        : yields ? "prefetch"
+                                 : "preload") +
+            " '" + j.task + "': the " + (discards ? "discard" : "stash") + " of " + std::to_string(piece) +
+            " bytes at " + hex(a) + " failed: " + p.get_response_string());
     const Tick c = now_tick() + to_tick(d);
     in_flight.push(c);
     done = std::max(done, c);

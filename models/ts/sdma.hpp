@@ -17,11 +17,11 @@
 // line_bytes / bytes_per_cycle cycles of its clock with at most `outstanding` stashes in flight:
 // the L2's MSHRs and the DRAM pace it, and it shares them with the kernels' own traffic.
 // Prefetch tasks (DVP_TASK_PREFETCH) are preloads at a lower priority: the same thread takes them
-// only while no preload is queued, and stops issuing a prefetch's lines (after those in flight)
-// as soon as one is (a preload waits for the lines in flight, issued up to a quantum ahead), going
-// on with the rest once the preloads are done. busy_ps counts both; bytes the preloads' only. So a compiler can hand it
-// weights wanted later without delaying the next kernels' (assumption: two priority levels, as
-// DMA engines' channel priorities).
+// only while no preload is queued, and stops issuing a prefetch's lines as soon as one is (the
+// preload waits for the lines in flight, issued up to a quantum ahead), going on with the rest
+// once the preloads are done. So a compiler can hand it weights wanted later without delaying the
+// next kernels' (assumption: two priority levels, as DMA engines' channel priorities). busy_ps
+// counts both; bytes the preloads' only.
 // Discards have a queue of their own beside it (assumption: cache maintenance does not wait
 // behind the copies), one line a cycle (they carry no data), `outstanding` in flight.
 #pragma once
