@@ -372,6 +372,9 @@ class Compiler {
   std::uint64_t weight_bytes(std::size_t j) const;
   void plan_preloads();
   void plan_heads(const std::vector<std::size_t>& reached, std::uint64_t room);
+  std::size_t prefetch_start(std::size_t at, std::size_t b, std::uint64_t bytes,
+                             const std::vector<std::uint64_t>& live) const;
+  std::vector<std::uint64_t> live_activations();
   void mark_weights_once();
   void fit_preloads();
   bool fills_cores(const Kernel& k);
@@ -2791,14 +2794,12 @@ void Compiler::plan_heads(const std::vector<std::size_t>& reached, std::uint64_t
   // and the dispatch between them leave it idle for some microseconds, and the large kernel's first
   // reads wait on it (ResNet-50 on ascend310: 2668.2 -> 2650.4 us with 128 KiB; 64 KiB 2655.6,
   // 256 KiB 2650.9, 1 MiB 2672.0, which competes with the kernel before for the DRAM).
-  // And the rest of its weights, as far as the L2 has room beside the arena and the window, are
-  // prefetched from the kernel whose window first passes it: the SDMA engine reads them while no
-  // preload is queued, so the DRAM streams them in time the kernels before it leave it idle
-  // (stage 3's last blocks and stage 4's first 1 x 1 conv compute while the window is full), not
-  // after they end. Only where no other such kernel runs in between: that one's own reads keep
-  // the DRAM busy, and the prefetch would only fill the L2 ahead of it. ResNet-50 on ascend310:
-  // 2650.4 -> 2604.5 us (layer4_0_conv2 156.7 -> 103 us). A larger room (3 or 4 MiB) or an
-  // earlier start measured worse or no better: the lines are evicted before their kernel reads them.
+  // And the rest of its weights are prefetched: the SDMA engine reads them while no preload is
+  // queued, so the DRAM streams them in time the kernels before it leave idle (stage 3's blocks
+  // compute while the window is full), not after they end (prefetch_start says from where). Only
+  // where no other such kernel runs in between: that one's own reads keep the DRAM busy, and the
+  // prefetch would only fill the L2 ahead of it.
+  const std::vector<std::uint64_t> live = live_activations();
   for (std::size_t b = 1; b < kernels_.size(); ++b)
     if (weight_bytes(b) > o_.preload_window)
       for (const KTensor& t : kernels_[b].tensors)
@@ -2810,11 +2811,54 @@ void Compiler::plan_heads(const std::vector<std::size_t>& reached, std::uint64_t
           // order says nothing of when b starts).
           bool clear = reached[b] > 0 && sched_[reached[b] - 1].stream == sched_[b].stream;
           for (std::size_t q = reached[b] - 1; clear && q < b; ++q) clear = weight_bytes(q) <= o_.preload_window;
-          if (clear && room && bytes > o_.preload_head)
-            preload_at_[reached[b] - 1].push_back(
-                {name, std::min(room, bytes - o_.preload_head), o_.preload_head, true});
+          if (!clear || bytes <= o_.preload_head) break;
+          const std::uint64_t rest = bytes - o_.preload_head;
+          if (const std::size_t from = prefetch_start(reached[b] - 1, b, rest, live); from < b)
+            preload_at_[from].push_back({name, rest, o_.preload_head, true});
+          else if (room)  // else (an L2 that keeps none): what it has room for beside the arena and the window
+            // as the window reaches b (ResNet-50 on ascend310: 2650.4 -> 2604.5 us; more room or an
+            // earlier start measured worse, the lines evicted before their kernel read them)
+            preload_at_[reached[b] - 1].push_back({name, std::min(room, rest), o_.preload_head, true});
           break;
         }
+}
+
+// The kernel from which to prefetch the `bytes` after kernel b's head, in an L2 that keeps a
+// prefetch's lines until their reader comes (platform.l2.persist_fraction); b: none (not kept, or no
+// room as the window reaches b, at `at`). Going back from `at`, up to prefetch_lead kernels, over
+// the kernels on b's stream with weights under the window, as long as the L2 holds the prefetch
+// beside the window and the kernel's live activations: the earlier, the more of the DRAM's idle
+// time it takes, but the kept lines leave the other lines less room for longer, and the oldest
+// preloads, not yet read, are the first the replacement takes. ResNet-50 on ascend310:
+// layer4_0_conv2's 4.6 MB from stage 3's first kernel (17 kernels back; stage 2's activations
+// leave no room before it) 2604.5 -> 2545.1 us; 9 kernels back 2557.6; with 4 ways kept instead
+// of 8 2573.1. EfficientNet-B0's classifier (2.4 MB): 0, 10, 20, 40 kernels back 2448.5, 2446.6,
+// 2450.9, 2471.8 us; from 152 back (as far as the room goes) 2489.5, its L2 hits down to 0.75
+// from 0.99 in the kernels the kept lines span (docs/networks.md).
+std::size_t Compiler::prefetch_start(std::size_t at, std::size_t b, std::uint64_t bytes,
+                                     const std::vector<std::uint64_t>& live) const {
+  const auto fits = [&](std::size_t q) { return live[q] + o_.preload_window + bytes <= o_.target->l2_bytes; };
+  if (!o_.target || !o_.target->l2_kept_bytes || !fits(at)) return b;
+  for (std::size_t lead = 0; lead < o_.prefetch_lead && at > 0 && weight_bytes(at - 1) <= o_.preload_window &&
+                             sched_[at - 1].stream == sched_[b].stream && fits(at - 1);
+       ++lead)
+    --at;
+  return at;
+}
+
+// The activations live in the L2 as each kernel runs: with an arena, its buffers from the kernel
+// that first touches each (a graph input: the start) to the last (a graph output: the end);
+// without, all of them.
+std::vector<std::uint64_t> Compiler::live_activations() {
+  if (!o_.arena) return std::vector<std::uint64_t>(kernels_.size(), out_.activation_bytes);
+  std::vector<std::uint64_t> live(kernels_.size());
+  for (const auto& [ref, buf] : arena_buffers()) {
+    if (buf.touched.empty()) continue;
+    const auto [lo, hi] = std::minmax_element(buf.touched.begin(), buf.touched.end());
+    for (std::size_t j = buf.loaded ? 0 : std::size_t(*lo); j <= (buf.kept ? live.size() - 1 : std::size_t(*hi)); ++j)
+      live[j] += buf.bytes;
+  }
+  return live;
 }
 
 // A conv's or GEMM's weights in fractal order that no other kernel reads (the later images of a
@@ -2975,6 +3019,7 @@ std::optional<CompileTarget> target_of(const cfg::Node& platform) {
   t.dram_bytes_per_ps = dram::Config::from(platform.at("dram")).peak_bytes_per_ps();
   const cache::L2Config l2 = cache::L2Config::from(platform.at("l2"));
   t.l2_bytes = l2.size_bytes, t.line_bytes = l2.line_bytes;
+  t.l2_kept_bytes = l2.size_bytes / l2.ways * l2.persist_ways;
   const cfg::Node* ts = platform.find("ts");
   t.sdma = ts && ts->find("sdma");
   t.core = aicore::AiCoreConfig::from(platform.at("aicore"));

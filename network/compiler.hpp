@@ -46,9 +46,10 @@ enum class Plan { Auto, On, Off };
 struct CompileTarget {
   double dram_bytes_per_ps = 0;  // the DRAM's peak
   std::uint64_t l2_bytes = 0;
-  std::uint32_t line_bytes = 128;  // the L2's line: a discard drops whole lines only
-  bool sdma = false;               // the task scheduler has the SDMA engine preloads need
-  aicore::AiCoreConfig core;       // the AI Cores the kernels are built for (their work units: streams)
+  std::uint64_t l2_kept_bytes = 0;  // of them, the ways that may keep a prefetch's lines (persist_fraction)
+  std::uint32_t line_bytes = 128;   // the L2's line: a discard drops whole lines only
+  bool sdma = false;                // the task scheduler has the SDMA engine preloads need
+  aicore::AiCoreConfig core;        // the AI Cores the kernels are built for (their work units: streams)
 };
 // A resolved platform: section's target; none without AI Cores (no kernel to compile for).
 std::optional<CompileTarget> target_of(const cfg::Node& platform);
@@ -85,6 +86,9 @@ struct CompileOptions {
   Plan preload = Plan::Auto;
   std::uint64_t preload_window = 2ull << 20;
   std::uint64_t preload_head = 128ull << 10;  // of a kernel's weights over the window (plan_preloads)
+  // In an L2 that keeps a prefetch's lines (platform.l2.persist_fraction), the prefetch of such a
+  // kernel's weights goes at most this many kernels before the window reaches it (prefetch_start).
+  std::size_t prefetch_lead = 18;
   double preload_min_ps = 2e6;
   // In the arena, activations no later layer reads are dropped from the L2 after their last
   // reader (discard tasks for the same engine), so the weights streaming through do not write

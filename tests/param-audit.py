@@ -29,9 +29,10 @@ FALLBACKS = [("scenarios/memory/random-read.yaml", []), ("scenarios/memory/mixed
              ("scenarios/dvpp/decode-check.yaml", []), ("scenarios/dvpp/bad-media.yaml", []),
              ("scenarios/dvpp/vpc-resize.yaml", []), ("scenarios/dvpp/vdec-h264-1080p.yaml", []),
              ("scenarios/dvpp/venc.yaml", []), ("scenarios/kernels/aipp.yaml", []),
-             ("scenarios/firmware/preload.yaml", [])]
+             ("scenarios/firmware/preload.yaml", []), ("scenarios/firmware/prefetch.yaml", [])]
 # Keys that only one fallback exercises, tried there first (the others cost minutes of audit time).
 FIRST = {"platform.ts.sdma.": "scenarios/firmware/preload.yaml",
+         "platform.l2.persist_fraction": "scenarios/firmware/prefetch.yaml",
          "platform.aicore.aipp_": "scenarios/kernels/aipp.yaml"}
 # Keys whose effect shows only together with another change, made in both runs.
 COMPANIONS = {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <set>
+#include <string>
 
 #include "cache/l2_slice.hpp"
 #include "common/payload.hpp"
@@ -201,6 +203,84 @@ TEST(L2Slice, AStashFillsTheLineWithoutDataAndALaterReadHits) {
   EXPECT_EQ(b.mem.reads, 1u);
   EXPECT_EQ(b.l2.hits(), 1u);  // stashes are not requests: the read's hit alone
   EXPECT_EQ(b.l2.misses(), 0u);
+}
+
+TEST(L2Slice, AStashToPersistKeepsItsLineUntilARequesterUsesIt) {
+  // persist_fraction 0.5: 1 way of the 2; 0x0000, stashed to persist, outlives two newer lines of its set;
+  // a second such stash in the set (0x0200) is not kept; once 0x0000 is read, LRU takes it again.
+  cfg::Node p = test::preset_platform(
+      "ascend310",
+      {"platform.l2.slices=1", "platform.l2.size_kib=1", "platform.l2.ways=2", "platform.l2.line_bytes=128",
+       "platform.l2.clock_mhz=1000", "platform.l2.hit_cycles=10", "platform.l2.bytes_per_cycle=32",
+       "platform.l2.mshrs=4", "platform.l2.writeback_buffers=2", "platform.l2.persist_fraction=0.5"});
+  Bench b(L2Config::from(p.at("l2")));
+  std::uint8_t scratch[128], r[64];
+  auto stash = [&](Stimulus& s, std::uint64_t addr) {
+    static Stash st;
+    static Persist keep;
+    tlm::tlm_generic_payload q;
+    q.set_extension(&st);
+    q.set_extension(&keep);
+    prepare(q, false, addr, scratch, 128);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    s.socket->b_transport(q, d);
+    q.clear_extension(&st);
+    q.clear_extension(&keep);
+    s.pause(to_tick(d));
+  };
+  std::vector<std::uint64_t> hits;  // the slice's hit count after each step
+  b.st.body = [&](Stimulus& s) {
+    auto read = [&](std::uint64_t a) {
+      s.pause(s.access(false, a, r, 64));
+      hits.push_back(b.l2.hits());
+    };
+    stash(s, 0x0000);
+    stash(s, 0x0200);  // the set keeps one line: this one is an ordinary line
+    read(0x0400);      // evicts 0x0200, the oldest line not kept
+    read(0x0600);      // evicts 0x0400
+    read(0x0000);      // a hit: it was kept; now an ordinary line, the most recent
+    read(0x0400);      // evicts 0x0600
+    read(0x0600);      // evicts 0x0000 (LRU again)
+    read(0x0000);      // a miss
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(hits, (std::vector<std::uint64_t>{0, 0, 1, 1, 1, 1}));
+  EXPECT_EQ(b.l2.misses(), 5u);
+  EXPECT_EQ(b.l2.kept_stashes(), 1u);
+}
+
+TEST(L2Config, PersistFractionIsWaysRoundedDownLeavingOneForOtherLines) {
+  const auto ways = [](const char* ways, const char* fraction) {
+    cfg::Node p = test::preset_platform("ascend310", {std::string("platform.l2.ways=") + ways,
+                                                      std::string("platform.l2.persist_fraction=") + fraction});
+    return L2Config::from(p.at("l2")).persist_ways;
+  };
+  EXPECT_EQ(ways("16", "0.5"), 8u);
+  EXPECT_EQ(ways("16", "0.3"), 4u);  // 4.8
+  EXPECT_EQ(ways("16", "1"), 15u);
+  EXPECT_EQ(ways("2", "0.5"), 1u);
+  EXPECT_EQ(ways("1", "0.5"), 0u);
+  EXPECT_EQ(ways("16", "0"), 0u);
+}
+
+TEST(CacheArray, TheReplacementPassesOverKeptWaysUnlessAllAre) {
+  for (const char* policy : {"lru", "fifo", "random"}) {
+    CacheArray a(1, 4, 128, (*replacement_policies().find(policy))(Geometry{4, 3}), false);
+    for (int w = 0; w < 4; ++w) a.fill(0, a.victim(0), std::uint64_t(w), 0);
+    a.keep(0, 0, true), a.keep(0, 2, true), a.keep(0, 3, true);
+    EXPECT_EQ(a.kept(0), 3u);
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(a.victim(0), 1) << policy;
+    a.keep(0, 1, true);  // every way kept: the policy chooses among all (lru, fifo: the oldest)
+    std::set<int> seen;
+    for (int i = 0; i < 32; ++i) seen.insert(a.victim(0));
+    if (std::string(policy) == "random")
+      EXPECT_GT(seen.size(), 1u);
+    else
+      EXPECT_EQ(seen, std::set<int>{0}) << policy;
+    a.fill(0, 2, 9, 0);  // a fill releases the way
+    EXPECT_EQ(a.kept(0), 3u);
+    EXPECT_FALSE(a.line(0, 2).kept);
+  }
 }
 
 TEST(L2Slice, ANoAllocateMissReadsMemoryAndKeepsTheSetAsItWas) {

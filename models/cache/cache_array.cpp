@@ -10,6 +10,7 @@ CacheArray::CacheArray(std::uint32_t sets, std::uint32_t ways, std::uint32_t lin
       policy_(std::move(policy)),
       set_words_(std::size_t(ways) * (1 + policy_->words())) {
   lines_.resize(std::size_t(sets) * ways);
+  kept_.assign(sets, 0);
   meta_.assign(std::size_t(sets) * set_words_, 0);
   if (with_data) data_.assign(std::size_t(sets) * ways * line_bytes, 0);
 }
@@ -26,8 +27,19 @@ int CacheArray::victim(std::uint32_t set) {
   const std::uint64_t* t = tags(set);
   for (std::uint32_t w = 0; w < ways_; ++w)
     if (!t[w]) return int(w);
-  return int(policy_->victim(state(set)));
+  const std::uint64_t all = ways_ == 64 ? ~0ull : (1ull << ways_) - 1;
+  return int(policy_->victim(state(set), kept_[set] == all ? 0 : kept_[set]));
 }
+
+void CacheArray::keep(std::uint32_t set, int way, bool on) {
+  line(set, way).kept = on;
+  if (on)
+    kept_[set] |= 1ull << way;
+  else
+    kept_[set] &= ~(1ull << way);
+}
+
+unsigned CacheArray::kept(std::uint32_t set) const { return unsigned(__builtin_popcountll(kept_[set])); }
 
 void CacheArray::fill(std::uint32_t set, int way, std::uint64_t line_addr, Tick ready) {
   Line& l = line(set, way);
@@ -35,12 +47,14 @@ void CacheArray::fill(std::uint32_t set, int way, std::uint64_t line_addr, Tick 
   l.ready = ready;
   l.valid = true;
   l.dirty = false;
+  keep(set, way, false);
   policy_->filled(state(set), std::uint32_t(way));
 }
 
 void CacheArray::invalidate(std::uint32_t set, int way) {
   tags(set)[way] = 0;
   line(set, way) = Line{};
+  kept_[set] &= ~(1ull << way);
 }
 
 }  // namespace dvp::cache

@@ -19,14 +19,21 @@ class CacheArray {
   struct Line {
     Tick ready = 0;  // when the fill that brought it in completes
     bool valid = false, dirty = false;
+    bool kept = false;  // passed over by the replacement while another way is not (keep())
   };
 
   // Index of the way holding `line_addr` in `set`, or -1.
   int lookup(std::uint32_t set, std::uint64_t line_addr) const;
   // Marks a use (a hit), for the replacement policy.
   void touch(std::uint32_t set, int way) { policy_->used(state(set), std::uint32_t(way)); }
-  // Chooses the way to fill: an invalid one if any, else by the replacement policy.
+  // Chooses the way to fill: an invalid one if any, else by the replacement policy among the
+  // ways not kept (among all when every way is).
   int victim(std::uint32_t set);
+  // Keeps (set, way)'s line from the replacement, or releases it; a fill or an invalidation
+  // releases it too.
+  void keep(std::uint32_t set, int way, bool on);
+  // The set's kept lines.
+  unsigned kept(std::uint32_t set) const;
   // Installs line_addr into (set, way); the old content must have been written back.
   void fill(std::uint32_t set, int way, std::uint64_t line_addr, Tick ready);
   // Empties (set, way), dirty or not: its bytes are dropped.
@@ -49,6 +56,7 @@ class CacheArray {
   std::uint32_t ways_, line_bytes_;
   std::unique_ptr<Replacement> policy_;
   std::vector<Line> lines_;
+  std::vector<std::uint64_t> kept_;  // per set, its kept ways (bit w)
   // Per set, one run: the tags (line address + 1, 0 for an invalid way: a lookup reads 8 bytes
   // per way), then the policy's words. A miss reads both; they share host cache lines.
   std::size_t set_words_;

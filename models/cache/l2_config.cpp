@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "l2_config.hpp"
+#include <algorithm>
 
 namespace dvp::cache {
 
@@ -21,6 +22,13 @@ void L2Config::describe(cfg::Spec& s) {
       .choices(replacement_policies().names())
       .defaults("lru");
   s.param("seed", Type::Int, "seed of the random replacement policy").defaults("1").range(0, 9.0e18);
+  s.param("persist_fraction", Type::Float,
+          "share of each set's ways that may hold kept lines, rounded down, all but one at most: a stash marked to "
+          "persist (the SDMA engine's prefetches) is passed over by the replacement until a requester reads or "
+          "writes it (a part of the L2 set aside, as the L2 buffer Ascend's model compiler keeps weights in); 0: "
+          "none kept")
+      .defaults("0")
+      .range(0, 1);
 }
 
 L2Config L2Config::from(const cfg::Node& n) {
@@ -36,6 +44,7 @@ L2Config L2Config::from(const cfg::Node& n) {
   c.writeback_buffers = std::uint32_t(n.get_uint("writeback_buffers"));
   c.replacement = replacement_policies().parse(n.at("replacement"));
   c.seed = n.get_uint("seed");
+  c.persist_ways = std::min(c.ways - 1, std::uint32_t(n.get_double("persist_fraction") * c.ways));
   std::uint64_t per_slice_set = std::uint64_t(c.slices) * c.ways * c.line_bytes;
   if (c.size_bytes % per_slice_set != 0)
     n.at("size_kib")

@@ -22,6 +22,7 @@ struct L2Config {
   std::uint32_t writeback_buffers = 16;
   MakeReplacement replacement = nullptr;  // each slice makes its own (replacement.hpp)
   std::uint64_t seed = 1;
+  std::uint32_t persist_ways = 0;  // ways of a set that may hold kept stashes (persist_fraction: l2_config.cpp)
 
   std::uint32_t sets_per_slice() const { return std::uint32_t(size_bytes / slices / ways / line_bytes); }
 

@@ -33,6 +33,7 @@ L2Slice::L2Slice(sc_core::sc_module_name name, const L2Config& cfg, unsigned ind
       wb_stall_ps_(stats_.counter("writeback_stall_ps", "time misses waited for a free write-back buffer, ps")),
       stashes_(stats_.counter("stashes", "stash requests (preloads), not counted in reads, hits or misses")),
       stash_fills_(stats_.counter("stash_fills", "stashes that brought their line in from memory")),
+      kept_(stats_.counter("kept_stashes", "stashes to persist whose line was kept until a requester used it")),
       discards_(
           stats_.counter("discards", "discard requests (cache maintenance), not counted in reads, hits or misses")),
       discarded_dirty_(stats_.counter("discarded_dirty", "dirty lines dropped by a discard: write-backs saved")) {
@@ -95,7 +96,7 @@ void L2Slice::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
     return;
   }
   if (is_stash(p) && !r.write) {
-    delay = to_sc(stash(r) - now_tick());
+    delay = to_sc(stash(r, is_persist(p)) - now_tick());
     p.set_response_status(tlm::TLM_OK_RESPONSE);
     return;
   }
@@ -135,6 +136,7 @@ Tick L2Slice::hit(const Request& r, int way) {
     data_at = l.ready;
   }
   array_.touch(r.set, way);
+  if (l.kept) array_.keep(r.set, way, false);  // its reader came: an ordinary line from now on
   return std::max(port_.reserve(data_at, r.xfer) + r.xfer, hit_done);
 }
 
@@ -182,18 +184,26 @@ void L2Slice::check_not_discarded(const Request& r) const {
                           "placed before a task that reads that memory)");
 }
 
-// A stash takes no port time: its data stays here.
-Tick L2Slice::stash(const Request& r) {
+// A stash takes no port time: its data stays here. One to persist keeps its line while the set
+// has a way to keep it in.
+Tick L2Slice::stash(const Request& r, bool persist) {
   ++stashes_;
   const Tick looked_up = r.arrival + cfg_.clock.cycles(cfg_.hit_cycles);
   int way = array_.lookup(r.set, r.line_addr);
+  Tick done;
   if (way >= 0) {  // in, or on its way: answered once the line is in (a fill may be in flight)
     array_.touch(r.set, way);
-    return std::max(looked_up, array_.line(r.set, way).ready);
+    done = std::max(looked_up, array_.line(r.set, way).ready);
+  } else {
+    ++stash_fills_;
+    check_not_discarded(r);
+    done = fill(r, way);
   }
-  ++stash_fills_;
-  check_not_discarded(r);
-  return fill(r, way);
+  if (persist && !array_.line(r.set, way).kept && array_.kept(r.set) < cfg_.persist_ways) {
+    array_.keep(r.set, way, true);
+    ++kept_;
+  }
+  return done;
 }
 
 // An MSHR tracks a miss from tag lookup to fill: the earliest free one, once the lookup is done;

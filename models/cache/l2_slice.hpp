@@ -39,6 +39,7 @@ class L2Slice : public sc_core::sc_module {
   std::uint64_t misses() const { return misses_ + bypasses_; }  // allocating or not
   std::uint64_t evictions() const { return evictions_; }
   std::uint64_t writebacks() const { return writebacks_; }
+  std::uint64_t kept_stashes() const { return kept_; }
 
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
@@ -57,7 +58,7 @@ class L2Slice : public sc_core::sc_module {
   Tick take_mshr(const Request& r);       // when the miss goes on
   Tick discard(const Request& r);         // drops the line, unwritten; returns when done
   Tick pass_by(const Request& r, tlm::tlm_generic_payload& p, unsigned offset);  // a NoAllocate read miss
-  Tick stash(const Request& r);                                                  // returns when the line is in
+  Tick stash(const Request& r, bool persist);                                    // returns when the line is in
   Tick evict(const Request& r, int way, Tick at);  // the victim's write-back; when the fill may start
   void move_data(tlm::tlm_generic_payload& p, const Request& r, int way, unsigned offset);
   unsigned transport_dbg(tlm::tlm_generic_payload& p);
@@ -77,7 +78,7 @@ class L2Slice : public sc_core::sc_module {
   std::vector<std::uint8_t> scratch_;
   stats::Group stats_;
   std::uint64_t &reads_, &writes_, &hits_, &misses_, &bypasses_, &evictions_, &writebacks_, &fill_wait_,
-      &mshr_stall_ps_, &wb_stall_ps_, &stashes_, &stash_fills_, &discards_, &discarded_dirty_;
+      &mshr_stall_ps_, &wb_stall_ps_, &stashes_, &stash_fills_, &kept_, &discards_, &discarded_dirty_;
   Tick last_memory_done_ = 0;
   // Lines a discard dropped and nothing has written since: their bytes are stale. A read of one
   // is an error (a discard placed before a reader), named here, since with firmware the slice

@@ -16,10 +16,10 @@ class Stamped : public Replacement {
     if (on_use_) stamps[way] = ++clock_;
   }
   void filled(std::uint64_t* stamps, std::uint32_t way) override { stamps[way] = ++clock_; }
-  std::uint32_t victim(const std::uint64_t* stamps) override {
-    std::uint32_t best = 0;
-    for (std::uint32_t w = 1; w < ways_; ++w)
-      if (stamps[w] < stamps[best]) best = w;
+  std::uint32_t victim(const std::uint64_t* stamps, std::uint64_t skip) override {
+    std::uint32_t best = ways_;
+    for (std::uint32_t w = 0; w < ways_; ++w)
+      if (!(skip >> w & 1) && (best == ways_ || stamps[w] < stamps[best])) best = w;
     return best;
   }
 
@@ -45,11 +45,13 @@ class Random : public Replacement {
   explicit Random(const Geometry& g) : ways_(g.ways), rng_(g.seed * 0x9E3779B97F4A7C15ull + 1) {}
   void used(std::uint64_t*, std::uint32_t) override {}
   void filled(std::uint64_t*, std::uint32_t) override {}
-  std::uint32_t victim(const std::uint64_t*) override {
-    rng_ ^= rng_ << 13;
-    rng_ ^= rng_ >> 7;
-    rng_ ^= rng_ << 17;
-    return std::uint32_t(rng_ % ways_);
+  std::uint32_t victim(const std::uint64_t*, std::uint64_t skip) override {
+    for (;;) {  // a way not skipped (there is one): the same draws every run
+      rng_ ^= rng_ << 13;
+      rng_ ^= rng_ >> 7;
+      rng_ ^= rng_ << 17;
+      if (const auto w = std::uint32_t(rng_ % ways_); !(skip >> w & 1)) return w;
+    }
   }
 
  private:

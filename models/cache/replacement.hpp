@@ -20,7 +20,8 @@ class Replacement {
   // `state`: the set's words, words() per way, way after way (nullptr when words() is 0).
   virtual void used(std::uint64_t* state, std::uint32_t way) = 0;    // a hit
   virtual void filled(std::uint64_t* state, std::uint32_t way) = 0;  // a new line
-  virtual std::uint32_t victim(const std::uint64_t* state) = 0;      // every way valid
+  // Every way valid; `skip`: ways (bit w) not to choose, never all of them.
+  virtual std::uint32_t victim(const std::uint64_t* state, std::uint64_t skip) = 0;
 };
 
 // What a policy is made for: its state per set lives in the cache array, so it needs no set count.

@@ -48,6 +48,13 @@ inline bool is_discard(const tlm::tlm_generic_payload& p) { return marked<Discar
 using NoAllocate = Mark<struct NoAllocateTag>;
 inline bool is_no_allocate(const tlm::tlm_generic_payload& p) { return marked<NoAllocate>(p); }
 
+// On a stash: the home node keeps the line (its replacement passes over it) until a requester
+// reads or writes it, within the ways its set may keep (platform.l2.persist_fraction): data fetched
+// long before its reader, such as a layer's weights prefetched while the DRAM is idle, is not
+// evicted by the lines that come in meanwhile. Ignorable: a target that does not know it stashes.
+using Persist = Mark<struct PersistTag>;
+inline bool is_persist(const tlm::tlm_generic_payload& p) { return marked<Persist>(p); }
+
 // Readies `p` for one plain access (no byte enables, one streaming beat, response pending).
 inline void prepare(tlm::tlm_generic_payload& p, bool write, std::uint64_t addr, unsigned char* data, unsigned len) {
   p.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);

@@ -141,7 +141,9 @@ bool Sdma::stream(const Job& j, bool discards, bool yields, std::uint64_t& strea
     p.set_extension(&discard);
   else
     p.set_extension(&stash);
+  static Persist persist;
   if (timing_only_) p.set_extension(&timing_only);
+  if (yields) p.set_extension(&persist);  // a prefetch's lines wait in the L2 for their kernel
   std::priority_queue<Tick, std::vector<Tick>, std::greater<>> in_flight;
   const Tick quantum = to_tick(tlm::tlm_global_quantum::instance().get());
   const Tick gap = cfg_.clock.cycles(discards ? 1 : (line_bytes_ + cfg_.bytes_per_cycle - 1) / cfg_.bytes_per_cycle);
@@ -181,6 +183,7 @@ bool Sdma::stream(const Job& j, bool discards, bool yields, std::uint64_t& strea
   else
     p.clear_extension(&stash);
   if (timing_only_) p.clear_extension(&timing_only);
+  if (yields) p.clear_extension(&persist);
   if (ok && done > now_tick()) wait(to_sc(done - now_tick()));
   streamed = off;
   return ok;
