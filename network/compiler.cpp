@@ -2799,7 +2799,7 @@ void Compiler::plan_heads(const std::vector<std::size_t>& reached, std::uint64_t
   // compute while the window is full), not after they end (prefetch_start says from where). Only
   // where no other such kernel runs in between: that one's own reads keep the DRAM busy, and the
   // prefetch would only fill the L2 ahead of it.
-  const std::vector<std::uint64_t> live = live_activations();
+  std::optional<std::vector<std::uint64_t>> live;  // live_activations(), once a prefetch needs it
   for (std::size_t b = 1; b < kernels_.size(); ++b)
     if (weight_bytes(b) > o_.preload_window)
       for (const KTensor& t : kernels_[b].tensors)
@@ -2813,7 +2813,8 @@ void Compiler::plan_heads(const std::vector<std::size_t>& reached, std::uint64_t
           for (std::size_t q = reached[b] - 1; clear && q < b; ++q) clear = weight_bytes(q) <= o_.preload_window;
           if (!clear || bytes <= o_.preload_head) break;
           const std::uint64_t rest = bytes - o_.preload_head;
-          if (const std::size_t from = prefetch_start(reached[b] - 1, b, rest, live); from < b)
+          if (!live) live = live_activations();
+          if (const std::size_t from = prefetch_start(reached[b] - 1, b, rest, *live); from < b)
             preload_at_[from].push_back({name, rest, o_.preload_head, true});
           else if (room)  // else (an L2 that keeps none): what it has room for beside the arena and the window
             // as the window reaches b (ResNet-50 on ascend310: 2650.4 -> 2604.5 us; more room or an
@@ -2827,7 +2828,9 @@ void Compiler::plan_heads(const std::vector<std::size_t>& reached, std::uint64_t
 // prefetch's lines until their reader comes (platform.l2.persist_fraction); b: none (not kept, or no
 // room as the window reaches b, at `at`). Going back from `at`, up to prefetch_lead kernels, over
 // the kernels on b's stream with weights under the window, as long as the L2 holds the prefetch
-// beside the window and the kernel's live activations: the earlier, the more of the DRAM's idle
+// beside the window and the live activations of every kernel up to b. All of the weights after
+// the head, also past the kept ways (ordinary fills then, which may still hit: ResNet-50 with
+// 1/16 of the ways kept 2599.3 us, none 2604.5). The earlier, the more of the DRAM's idle
 // time it takes, but the kept lines leave the other lines less room for longer, and the oldest
 // preloads, not yet read, are the first the replacement takes. ResNet-50 on ascend310:
 // layer4_0_conv2's 4.6 MB from stage 3's first kernel (17 kernels back; stage 2's activations
@@ -2837,12 +2840,19 @@ void Compiler::plan_heads(const std::vector<std::size_t>& reached, std::uint64_t
 // from 0.99 in the kernels the kept lines span (docs/networks.md).
 std::size_t Compiler::prefetch_start(std::size_t at, std::size_t b, std::uint64_t bytes,
                                      const std::vector<std::uint64_t>& live) const {
-  const auto fits = [&](std::size_t q) { return live[q] + o_.preload_window + bytes <= o_.target->l2_bytes; };
-  if (!o_.target || !o_.target->l2_kept_bytes || !fits(at)) return b;
-  for (std::size_t lead = 0; lead < o_.prefetch_lead && at > 0 && weight_bytes(at - 1) <= o_.preload_window &&
-                             sched_[at - 1].stream == sched_[b].stream && fits(at - 1);
-       ++lead)
-    --at;
+  if (!o_.target || !o_.target->l2_kept_bytes) return b;
+  std::uint64_t most = *std::max_element(live.begin() + std::ptrdiff_t(at), live.begin() + std::ptrdiff_t(b));
+  const auto fits = [&](std::uint64_t activations) {
+    return activations + o_.preload_window + bytes <= o_.target->l2_bytes;
+  };
+  if (!fits(most)) return b;
+  // Kernel q-1 can take the prefetch too: a small one on b's stream, beside which it fits.
+  const auto extends = [&](std::size_t q) {
+    return weight_bytes(q - 1) <= o_.preload_window && sched_[q - 1].stream == sched_[b].stream &&
+           fits(std::max(most, live[q - 1]));
+  };
+  for (std::size_t lead = 0; lead < o_.prefetch_lead && at > 0 && extends(at); ++lead)
+    most = std::max(most, live[--at]);
   return at;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "cache/l2_slice.hpp"
 #include "common/payload.hpp"
@@ -20,12 +21,13 @@ using test::Stimulus;
 namespace {
 
 // One slice of 4 sets x 2 ways x 128 B, 1 GHz, hit 10 cycles, 32 B/cycle port.
-L2Config small(const char* replacement = "lru", unsigned mshrs = 4) {
+L2Config small(const char* replacement = "lru", unsigned mshrs = 4, const char* persist_fraction = "0") {
   cfg::Node p = test::preset_platform(
-      "ascend310", {"platform.l2.slices=1", "platform.l2.size_kib=1", "platform.l2.ways=2",
-                    "platform.l2.line_bytes=128", "platform.l2.clock_mhz=1000", "platform.l2.hit_cycles=10",
-                    "platform.l2.bytes_per_cycle=32", std::string("platform.l2.replacement=") + replacement,
-                    "platform.l2.mshrs=" + std::to_string(mshrs), "platform.l2.writeback_buffers=2"});
+      "ascend310",
+      {"platform.l2.slices=1", "platform.l2.size_kib=1", "platform.l2.ways=2", "platform.l2.line_bytes=128",
+       "platform.l2.clock_mhz=1000", "platform.l2.hit_cycles=10", "platform.l2.bytes_per_cycle=32",
+       std::string("platform.l2.replacement=") + replacement, "platform.l2.mshrs=" + std::to_string(mshrs),
+       "platform.l2.writeback_buffers=2", std::string("platform.l2.persist_fraction=") + persist_fraction});
   return L2Config::from(p.at("l2"));
 }
 
@@ -42,19 +44,20 @@ struct Bench {
   }
 };
 
-// A read of `len` bytes at addr marked M (a stash: a preload's request, a discard, a read that
-// does not allocate), `after` past the stimulus's time; returns the delay of its answer. A stash
-// and a discard carry no data: their buf must stay untouched.
-template <class M>
+// A read of `len` bytes at addr marked M... (a stash: a preload's request, a stash to persist: a
+// prefetch's, a discard, a read that does not allocate), `after` past the stimulus's time;
+// returns the delay of its answer. A stash and a discard carry no data: their buf must stay
+// untouched.
+template <class... M>
 Tick marked_read(Stimulus& s, std::uint64_t addr, std::uint8_t* buf, unsigned len = 128, Tick after = 0) {
-  static M ext;
+  static std::tuple<M...> ext;
   tlm::tlm_generic_payload p;
-  p.set_extension(&ext);
+  (p.set_extension(&std::get<M>(ext)), ...);
   prepare(p, false, addr, buf, len);
   sc_core::sc_time d = to_sc(after);
   s.socket->b_transport(p, d);
   EXPECT_EQ(p.get_response_status(), tlm::TLM_OK_RESPONSE);
-  p.clear_extension(&ext);
+  (p.clear_extension(&std::get<M>(ext)), ...);
   return to_tick(d);
 }
 
@@ -208,26 +211,9 @@ TEST(L2Slice, AStashFillsTheLineWithoutDataAndALaterReadHits) {
 TEST(L2Slice, AStashToPersistKeepsItsLineUntilARequesterUsesIt) {
   // persist_fraction 0.5: 1 way of the 2; 0x0000, stashed to persist, outlives two newer lines of its set;
   // a second such stash in the set (0x0200) is not kept; once 0x0000 is read, LRU takes it again.
-  cfg::Node p = test::preset_platform(
-      "ascend310",
-      {"platform.l2.slices=1", "platform.l2.size_kib=1", "platform.l2.ways=2", "platform.l2.line_bytes=128",
-       "platform.l2.clock_mhz=1000", "platform.l2.hit_cycles=10", "platform.l2.bytes_per_cycle=32",
-       "platform.l2.mshrs=4", "platform.l2.writeback_buffers=2", "platform.l2.persist_fraction=0.5"});
-  Bench b(L2Config::from(p.at("l2")));
+  Bench b(small("lru", 4, "0.5"));
   std::uint8_t scratch[128], r[64];
-  auto stash = [&](Stimulus& s, std::uint64_t addr) {
-    static Stash st;
-    static Persist keep;
-    tlm::tlm_generic_payload q;
-    q.set_extension(&st);
-    q.set_extension(&keep);
-    prepare(q, false, addr, scratch, 128);
-    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-    s.socket->b_transport(q, d);
-    q.clear_extension(&st);
-    q.clear_extension(&keep);
-    s.pause(to_tick(d));
-  };
+  auto stash = [&](Stimulus& s, std::uint64_t addr) { s.pause(marked_read<Stash, Persist>(s, addr, scratch)); };
   std::vector<std::uint64_t> hits;  // the slice's hit count after each step
   b.st.body = [&](Stimulus& s) {
     auto read = [&](std::uint64_t a) {
@@ -247,6 +233,38 @@ TEST(L2Slice, AStashToPersistKeepsItsLineUntilARequesterUsesIt) {
   EXPECT_EQ(hits, (std::vector<std::uint64_t>{0, 0, 1, 1, 1, 1}));
   EXPECT_EQ(b.l2.misses(), 5u);
   EXPECT_EQ(b.l2.kept_stashes(), 1u);
+}
+
+TEST(L2Slice, AStashToPersistOfALineAlreadyHereIsNotKeptAndAWriteReleasesAKeptOne) {
+  Bench b(small("lru", 4, "0.5"));
+  std::uint8_t scratch[128], r[64] = {};
+  std::vector<std::uint64_t> hits;  // the slice's hit count after each read
+  b.st.body = [&](Stimulus& s) {
+    auto read = [&](std::uint64_t a) {
+      s.pause(s.access(false, a, r, 64));
+      hits.push_back(b.l2.hits());
+    };
+    auto stash = [&](std::uint64_t a) { s.pause(marked_read<Stash, Persist>(s, a, scratch)); };
+    // Set 0: its reader brought 0x0000 in before the prefetch came: not kept, LRU takes it.
+    read(0x0000);
+    stash(0x0000);
+    read(0x0400);
+    read(0x0600);  // evicts 0x0000, the least recent
+    read(0x0000);  // a miss
+    // Set 1: 0x0080 kept, then written: an ordinary line again, the least recent one.
+    stash(0x0080);
+    s.pause(s.access(true, 0x0080, r, 64));  // a hit
+    read(0x0280);
+    read(0x0480);  // evicts 0x0080 (written back)
+    read(0x0080);  // a miss
+    // Set 2: a discard of the kept 0x0100 frees the set's one way to keep: 0x0300 is kept.
+    stash(0x0100);
+    (void)marked_read<Discard>(s, 0x0100, scratch);
+    stash(0x0300);
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(hits, (std::vector<std::uint64_t>{0, 0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(b.l2.kept_stashes(), 3u);
 }
 
 TEST(L2Config, PersistFractionIsWaysRoundedDownLeavingOneForOtherLines) {
@@ -279,7 +297,31 @@ TEST(CacheArray, TheReplacementPassesOverKeptWaysUnlessAllAre) {
       EXPECT_EQ(seen, std::set<int>{0}) << policy;
     a.fill(0, 2, 9, 0);  // a fill releases the way
     EXPECT_EQ(a.kept(0), 3u);
-    EXPECT_FALSE(a.line(0, 2).kept);
+    EXPECT_FALSE(a.kept(0, 2));
+  }
+}
+
+TEST(CacheArray, TheRandomPolicyDrawsFromEverySeedOneDrawPerVictim) {
+  // The seed whose start state is 0 (xorshift stays there): before, way 0 for ever; with way 0
+  // kept, no way at all.
+  const std::uint64_t zero = 1018231460777725123ull;
+  ASSERT_EQ(zero * 0x9E3779B97F4A7C15ull + 1, 0u);
+  CacheArray a(1, 4, 128, (*replacement_policies().find("random"))(Geometry{4, zero}), false);
+  for (int w = 0; w < 4; ++w) a.fill(0, a.victim(0), std::uint64_t(w), 0);
+  a.keep(0, 0, true);
+  std::set<int> seen;
+  for (int i = 0; i < 64; ++i) seen.insert(a.victim(0));
+  EXPECT_EQ(seen, (std::set<int>{1, 2, 3}));
+  // One xorshift64 draw per victim: the (draw mod the ways not kept)-th of them, against the
+  // generator written out here.
+  CacheArray kept(1, 4, 128, (*replacement_policies().find("random"))(Geometry{4, 7}), false);
+  for (int w = 0; w < 4; ++w) kept.fill(0, w, std::uint64_t(w), 0);
+  kept.keep(0, 1, true);
+  const int open[] = {0, 2, 3};
+  std::uint64_t x = 7 * 0x9E3779B97F4A7C15ull + 1;
+  for (int i = 0; i < 64; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    EXPECT_EQ(kept.victim(0), open[x % 3]) << i;
   }
 }
 

@@ -32,7 +32,6 @@ int CacheArray::victim(std::uint32_t set) {
 }
 
 void CacheArray::keep(std::uint32_t set, int way, bool on) {
-  line(set, way).kept = on;
   if (on)
     kept_[set] |= 1ull << way;
   else

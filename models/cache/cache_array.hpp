@@ -19,7 +19,6 @@ class CacheArray {
   struct Line {
     Tick ready = 0;  // when the fill that brought it in completes
     bool valid = false, dirty = false;
-    bool kept = false;  // passed over by the replacement while another way is not (keep())
   };
 
   // Index of the way holding `line_addr` in `set`, or -1.
@@ -32,8 +31,9 @@ class CacheArray {
   // Keeps (set, way)'s line from the replacement, or releases it; a fill or an invalidation
   // releases it too.
   void keep(std::uint32_t set, int way, bool on);
-  // The set's kept lines.
+  // The set's kept lines; whether (set, way)'s is one.
   unsigned kept(std::uint32_t set) const;
+  bool kept(std::uint32_t set, int way) const { return kept_[set] >> way & 1; }
   // Installs line_addr into (set, way); the old content must have been written back.
   void fill(std::uint32_t set, int way, std::uint64_t line_addr, Tick ready);
   // Empties (set, way), dirty or not: its bytes are dropped.

@@ -33,7 +33,7 @@ L2Slice::L2Slice(sc_core::sc_module_name name, const L2Config& cfg, unsigned ind
       wb_stall_ps_(stats_.counter("writeback_stall_ps", "time misses waited for a free write-back buffer, ps")),
       stashes_(stats_.counter("stashes", "stash requests (preloads), not counted in reads, hits or misses")),
       stash_fills_(stats_.counter("stash_fills", "stashes that brought their line in from memory")),
-      kept_(stats_.counter("kept_stashes", "stashes to persist whose line was kept until a requester used it")),
+      kept_(stats_.counter("kept_stashes", "stashes to persist whose line the set kept (until a requester uses it)")),
       discards_(
           stats_.counter("discards", "discard requests (cache maintenance), not counted in reads, hits or misses")),
       discarded_dirty_(stats_.counter("discarded_dirty", "dirty lines dropped by a discard: write-backs saved")) {
@@ -136,7 +136,7 @@ Tick L2Slice::hit(const Request& r, int way) {
     data_at = l.ready;
   }
   array_.touch(r.set, way);
-  if (l.kept) array_.keep(r.set, way, false);  // its reader came: an ordinary line from now on
+  array_.keep(r.set, way, false);  // if kept, its reader came: an ordinary line from now on
   return std::max(port_.reserve(data_at, r.xfer) + r.xfer, hit_done);
 }
 
@@ -184,22 +184,21 @@ void L2Slice::check_not_discarded(const Request& r) const {
                           "placed before a task that reads that memory)");
 }
 
-// A stash takes no port time: its data stays here. One to persist keeps its line while the set
-// has a way to keep it in.
+// A stash takes no port time: its data stays here. One to persist that brings its line in keeps
+// it while the set has a way to keep it in. A line already here is not kept: its reader may have
+// brought it (a prefetch behind its kernel), and nothing would read it again to release it.
 Tick L2Slice::stash(const Request& r, bool persist) {
   ++stashes_;
   const Tick looked_up = r.arrival + cfg_.clock.cycles(cfg_.hit_cycles);
   int way = array_.lookup(r.set, r.line_addr);
-  Tick done;
   if (way >= 0) {  // in, or on its way: answered once the line is in (a fill may be in flight)
     array_.touch(r.set, way);
-    done = std::max(looked_up, array_.line(r.set, way).ready);
-  } else {
-    ++stash_fills_;
-    check_not_discarded(r);
-    done = fill(r, way);
+    return std::max(looked_up, array_.line(r.set, way).ready);
   }
-  if (persist && !array_.line(r.set, way).kept && array_.kept(r.set) < cfg_.persist_ways) {
+  ++stash_fills_;
+  check_not_discarded(r);
+  const Tick done = fill(r, way);
+  if (persist && array_.kept(r.set) < cfg_.persist_ways) {
     array_.keep(r.set, way, true);
     ++kept_;
   }

@@ -39,19 +39,22 @@ class Fifo : public Stamped {
   explicit Fifo(const Geometry& g) : Stamped(g, false) {}
 };
 
-// A way drawn by xorshift64 from the seed: deterministic for a given seed.
+// A way drawn by xorshift64 from the seed: deterministic for a given seed. One draw per victim,
+// the k-th way not skipped: without kept ways, the way drawn is rng % ways as before them.
 class Random : public Replacement {
  public:
-  explicit Random(const Geometry& g) : ways_(g.ways), rng_(g.seed * 0x9E3779B97F4A7C15ull + 1) {}
+  explicit Random(const Geometry& g) : ways_(g.ways), rng_(g.seed * 0x9E3779B97F4A7C15ull + 1) {
+    if (!rng_) rng_ = 1;  // xorshift stays at 0: the one seed that gives it would draw way 0 forever
+  }
   void used(std::uint64_t*, std::uint32_t) override {}
   void filled(std::uint64_t*, std::uint32_t) override {}
   std::uint32_t victim(const std::uint64_t*, std::uint64_t skip) override {
-    for (;;) {  // a way not skipped (there is one): the same draws every run
-      rng_ ^= rng_ << 13;
-      rng_ ^= rng_ >> 7;
-      rng_ ^= rng_ << 17;
-      if (const auto w = std::uint32_t(rng_ % ways_); !(skip >> w & 1)) return w;
-    }
+    rng_ ^= rng_ << 13;
+    rng_ ^= rng_ >> 7;
+    rng_ ^= rng_ << 17;
+    std::uint64_t open = ~skip & (ways_ == 64 ? ~0ull : (1ull << ways_) - 1);  // never none
+    for (auto k = rng_ % std::uint64_t(__builtin_popcountll(open)); k > 0; --k) open &= open - 1;
+    return std::uint32_t(__builtin_ctzll(open));
   }
 
  private:
