@@ -2487,8 +2487,9 @@ std::map<std::string, Compiler::ArenaBuffer> Compiler::arena_buffers() {
 
 // The activation arena: each layer output lives from the kernel that writes it, and each graph
 // input from the start (it is loaded before the run), to the last kernel that reads it (a graph
-// output: to the end); buffers whose lives do not overlap share memory. Largest first, each at the lowest offset free
-// over its life (first fit by size, as TensorFlow Lite's arena planner), in whole pages.
+// output: to the end); buffers whose lives do not overlap share memory. Largest first, each at
+// the lowest offset free over its life (first fit by size, as TensorFlow Lite's arena planner),
+// in whole pages.
 void Compiler::plan_arena() {
   using Buffer = ArenaBuffer;
   std::map<std::string, Buffer> buffers = arena_buffers();
@@ -2840,7 +2841,7 @@ void Compiler::plan_heads(const std::vector<std::size_t>& reached, std::uint64_t
 // from 0.99 in the kernels the kept lines span (docs/networks.md).
 std::size_t Compiler::prefetch_start(std::size_t at, std::size_t b, std::uint64_t bytes,
                                      const std::vector<std::uint64_t>& live) const {
-  if (!o_.target || !o_.target->l2_kept_bytes) return b;
+  if (!o_.target || !o_.target->l2_keeps_prefetches) return b;
   std::uint64_t most = *std::max_element(live.begin() + std::ptrdiff_t(at), live.begin() + std::ptrdiff_t(b));
   const auto fits = [&](std::uint64_t activations) {
     return activations + o_.preload_window + bytes <= o_.target->l2_bytes;
@@ -3029,7 +3030,7 @@ std::optional<CompileTarget> target_of(const cfg::Node& platform) {
   t.dram_bytes_per_ps = dram::Config::from(platform.at("dram")).peak_bytes_per_ps();
   const cache::L2Config l2 = cache::L2Config::from(platform.at("l2"));
   t.l2_bytes = l2.size_bytes, t.line_bytes = l2.line_bytes;
-  t.l2_kept_bytes = l2.size_bytes / l2.ways * l2.persist_ways;
+  t.l2_keeps_prefetches = l2.persist_ways > 0;
   const cfg::Node* ts = platform.find("ts");
   t.sdma = ts && ts->find("sdma");
   t.core = aicore::AiCoreConfig::from(platform.at("aicore"));

@@ -46,10 +46,10 @@ enum class Plan { Auto, On, Off };
 struct CompileTarget {
   double dram_bytes_per_ps = 0;  // the DRAM's peak
   std::uint64_t l2_bytes = 0;
-  std::uint64_t l2_kept_bytes = 0;  // of them, the ways that may keep a prefetch's lines (persist_fraction)
-  std::uint32_t line_bytes = 128;   // the L2's line: a discard drops whole lines only
-  bool sdma = false;                // the task scheduler has the SDMA engine preloads need
-  aicore::AiCoreConfig core;        // the AI Cores the kernels are built for (their work units: streams)
+  bool l2_keeps_prefetches = false;  // it keeps a prefetch's lines until read (persist_fraction > 0)
+  std::uint32_t line_bytes = 128;    // the L2's line: a discard drops whole lines only
+  bool sdma = false;                 // the task scheduler has the SDMA engine preloads need
+  aicore::AiCoreConfig core;         // the AI Cores the kernels are built for (their work units: streams)
 };
 // A resolved platform: section's target; none without AI Cores (no kernel to compile for).
 std::optional<CompileTarget> target_of(const cfg::Node& platform);

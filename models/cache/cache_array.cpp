@@ -53,7 +53,7 @@ void CacheArray::fill(std::uint32_t set, int way, std::uint64_t line_addr, Tick 
 void CacheArray::invalidate(std::uint32_t set, int way) {
   tags(set)[way] = 0;
   line(set, way) = Line{};
-  kept_[set] &= ~(1ull << way);
+  keep(set, way, false);
 }
 
 }  // namespace dvp::cache
