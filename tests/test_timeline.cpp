@@ -94,6 +94,51 @@ TEST(Timeline, AgreesWithAPlainModelOnRandomRequests) {
   }
 }
 
+// fits_every answers what fits_at answers for each interval in turn (none booked in between),
+// and reserve_every books what reserve_at books for each: random intervals touching (a DRAM
+// run's CAS slots, LPDDR4's data) or with gaps (HBM2's data), both kinds with turnarounds.
+TEST(Timeline, FitsEveryAgreesWithFitsAtOneByOne) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 8; ++trial) {
+    Timeline every(3), each(3);
+    if (trial % 2) every.set_turnaround(3 * 4, 3 * 11), each.set_turnaround(3 * 4, 3 * 11);
+    int all = 0;
+    for (int i = 0; i < 3000; ++i) {
+      const dvp::Tick d = 3 * (1 + rng() % 8), stride = d + (rng() % 2 ? 0 : 3 * (rng() % 6));
+      const dvp::Tick start = 3 * (rng() % 20000);
+      const std::uint32_t count = 1 + rng() % 8;
+      const auto kind = std::uint8_t(trial % 2 ? rng() % 2 : 0);
+      bool want = true;
+      for (std::uint32_t k = 0; k < count && want; ++k) want = each.fits_at(start + k * stride, d, kind);
+      ASSERT_EQ(every.fits_every(start, d, stride, count, kind), want) << "trial " << trial << ", request " << i;
+      if (!want) continue;
+      ++all;
+      every.reserve_every(start, d, stride, count, kind);
+      for (std::uint32_t k = 0; k < count; ++k) each.reserve_at(start + k * stride, d, kind);
+      ASSERT_EQ(every.busy_total(), each.busy_total());
+      ASSERT_EQ(every.last_end(), each.last_end());
+    }
+    EXPECT_GT(all, 300) << "trial " << trial;  // the short way's bookings, not only its refusals
+    for (int i = 0; i < 2000; ++i) {
+      const dvp::Tick at = 3 * (rng() % 70000), d = 3 * (1 + rng() % 40);
+      const auto kind = std::uint8_t(trial % 2 ? rng() % 2 : 0);
+      ASSERT_EQ(every.find(at, d, kind), each.find(at, d, kind)) << "trial " << trial << ", probe " << i;
+    }
+  }
+}
+
+// to_sc is exact: the inline multiply below 2^52 ps, the library's from_value above.
+TEST(Time, ToScKeepsEveryPicosecond) {
+  std::mt19937_64 rng(3);
+  for (dvp::Tick t : {dvp::Tick(0), dvp::Tick(1), (dvp::Tick(1) << 52) - 1, dvp::Tick(1) << 52,
+                      (dvp::Tick(1) << 52) + 1, (dvp::Tick(1) << 53) + 1, dvp::kTickMax - 1})
+    EXPECT_EQ(dvp::to_sc(t).value(), t);
+  for (int i = 0; i < 100000; ++i) {
+    const dvp::Tick t = rng() >> (rng() % 64);
+    ASSERT_EQ(dvp::to_sc(t).value(), t) << t;
+  }
+}
+
 // Global time moving on: the floor follows it, keeping the turnaround distance behind it
 // readable, so a turnaround still due at the new time is kept; after a jump longer than the
 // whole window, everything before global time is forgotten, which loses nothing, as every

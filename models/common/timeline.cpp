@@ -149,6 +149,34 @@ Timeline::Unit Timeline::find_gap(Unit s, Unit d, std::uint8_t kind) {
   }
 }
 
+bool Timeline::fits_every(Tick start, Tick duration, Tick stride, std::uint32_t count, std::uint8_t kind) {
+  update_floor();
+  const Unit s = start / unit_, d = (duration + unit_ - 1) / unit_, step = stride / unit_;
+  if (count == 0 || d == 0) return true;
+  if (s * unit_ != start || step * unit_ != stride || s < floor_ || step < d) return false;
+  // Units at or past the window's end are free, so the checks need no room. Intervals that
+  // touch are one: the turnaround distances matter only at its two ends.
+  const Unit last = s + (count - 1) * step;
+  if (step == d) {
+    if (!past_everything(s, kind) && !fits(s, last + d - s, kind)) return false;
+  } else {
+    for (Unit u = s; u <= last; u += step)
+      if (!past_everything(u, kind) && !fits(u, d, kind)) return false;
+  }
+  return true;
+}
+
+void Timeline::reserve_every(Tick start, Tick duration, Tick stride, std::uint32_t count, std::uint8_t kind) {
+  const Unit s = start / unit_, d = (duration + unit_ - 1) / unit_, step = stride / unit_;
+  if (count == 0 || d == 0) return;
+  const Unit last = s + (count - 1) * step;
+  ensure(last + d + keep_ + 1);
+  if (step == d)
+    book(s, last + d - s, kind);
+  else
+    for (Unit u = s; u <= last; u += step) book(u, d, kind);
+}
+
 void Timeline::reserve_at(Tick start, Tick duration, std::uint8_t kind) {
   const Unit d = (duration + unit_ - 1) / unit_;
   if (d == 0) return;

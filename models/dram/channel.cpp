@@ -125,36 +125,58 @@ std::uint32_t Channel::run_in_one_step(const Burst& burst, std::uint32_t n, Resu
   // due by the run's arrival came before burst 0) whose bank allows its CAS tCCD_L after burst
   // i - 1's: bank order (tCCD_L) is the latest of its bounds, as burst i - 1's CAS is at or past
   // the others (arrival, ACT + tRCD). place() gives it that slot when the bank group's CAS slot
-  // and the data slot behind it are free there and the scheduler does not hold it back; those
-  // are checked where they are (no search), burst by burst, up to the first that would go
-  // elsewhere. The bursts of one run neither overlap nor need turnarounds between them, so each
-  // check holds with the run's earlier bursts booked too.
+  // and the data slot behind it are free there and the scheduler does not hold it back. The
+  // bursts of one run neither overlap nor need turnarounds between them, so each check holds
+  // with the run's earlier bursts booked too: all of them are checked at once (fits_every,
+  // keeps_run), and when one would go elsewhere, burst by burst up to it.
   const Tick ccd_l = cyc(cfg_.t.tCCD_L), lat = cyc(burst.write ? cfg_.t.tWL : cfg_.t.tRL);
   if (burst_ticks_ > ccd_l) return 1;  // a burst's data would overlap the next one's
   const std::uint8_t kind = burst.write ? 1 : 0;
   Timeline& slots = cas_slots(burst);
+  const Tick first = out[0].cas + ccd_l;
+  const std::uint32_t rest = n - 1;
+  const bool all = scheduler_->keeps_run(first, ccd_l, rest, lat) && slots.fits_every(first, ccd_l, ccd_l, rest) &&
+                   bus_.fits_every(first + lat, burst_ticks_, ccd_l, rest, kind);
+  const std::uint32_t i = all ? n : hits_in_place(burst, n, out);
   const std::uint32_t index = bank_index(burst);
   BankState& b = banks_[index];
   Burst each = burst;
-  std::uint32_t i = 1;
-  for (; i < n; ++i) {
-    const Tick cas = out[i - 1].cas + ccd_l;
-    if (!slots.fits_at(cas, ccd_l) || scheduler_->earliest_cas(cas) != cas ||
-        scheduler_->earliest_data(cas + lat) != cas + lat || !bus_.fits_at(cas + lat, burst_ticks_, kind))
-      break;
-    scheduler_->issued(cas, cas + lat + burst_ticks_);
-    each.close_row = burst.close_row && i == n - 1;
-    out[i] = issue(each, b, index, cas, RowOutcome::Hit);
+  for (std::uint32_t k = 1; k < i; ++k) {
+    each.close_row = burst.close_row && k == n - 1;
+    out[k] = issue(each, b, index, out[k - 1].cas + ccd_l, RowOutcome::Hit);
   }
-  // Their slots: one CAS interval (they touch), one data interval where the bursts fill tCCD_L;
-  // the same bits, busy total and ends as one reservation each.
   booked_in_one_step += i - 1;
-  const Tick first = out[0].cas + ccd_l, booked = Tick(i - 1) * ccd_l;
+  if (all) {
+    const Tick last = first + Tick(rest - 1) * ccd_l;
+    scheduler_->issued(last, last + lat + burst_ticks_);
+    slots.reserve_every(first, ccd_l, ccd_l, rest);
+    bus_.reserve_every(first + lat, burst_ticks_, ccd_l, rest, kind);
+    return n;
+  }
+  // The bursts that kept their slots: one CAS interval (they touch), one data interval where the
+  // bursts fill tCCD_L; the same bits, busy total and ends as one reservation each.
+  const Tick booked = Tick(i - 1) * ccd_l;
   slots.reserve_at(first, booked);
   if (burst_ticks_ == ccd_l)
     bus_.reserve_at(first + lat, booked, kind);
   else
     for (Tick cas = first; cas < first + booked; cas += ccd_l) bus_.reserve_at(cas + lat, burst_ticks_, kind);
+  return i;
+}
+
+std::uint32_t Channel::hits_in_place(const Burst& burst, std::uint32_t n, const Result* out) {
+  // How many of the run (burst 0 included) take their slots tCCD_L apart, checked burst by
+  // burst: the scheduler's answer, the CAS slot and the data slot of each.
+  const Tick ccd_l = cyc(cfg_.t.tCCD_L), lat = cyc(burst.write ? cfg_.t.tWL : cfg_.t.tRL);
+  const std::uint8_t kind = burst.write ? 1 : 0;
+  Timeline& slots = cas_slots(burst);
+  std::uint32_t i = 1;
+  for (Tick cas = out[0].cas + ccd_l; i < n; ++i, cas += ccd_l) {
+    if (!slots.fits_at(cas, ccd_l) || scheduler_->earliest_cas(cas) != cas ||
+        scheduler_->earliest_data(cas + lat) != cas + lat || !bus_.fits_at(cas + lat, burst_ticks_, kind))
+      break;
+    scheduler_->issued(cas, cas + lat + burst_ticks_);
+  }
   return i;
 }
 

@@ -76,6 +76,7 @@ class Channel {
   // access_run's short way for bursts 1 .. n-1 after out[0]; returns how many bursts are done
   // (1: none of them).
   std::uint32_t run_in_one_step(const Burst& b, std::uint32_t n, Result* out);
+  std::uint32_t hits_in_place(const Burst& b, std::uint32_t n, const Result* out);
   std::uint32_t bank_index(const Burst& b) const {
     return b.rank * cfg_.geo.banks() + b.bank_group * cfg_.geo.banks_per_group + b.bank;
   }

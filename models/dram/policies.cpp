@@ -17,6 +17,7 @@ class FrFcfs : public Scheduler {
   Tick earliest_cas(Tick cas) const override { return cas; }
   Tick earliest_data(Tick data) const override { return data; }
   void issued(Tick, Tick) override {}
+  bool keeps_run(Tick, Tick, std::uint32_t, Tick) const override { return true; }
 };
 
 // Strictly in arrival order: each burst's column command and data come after the last ones.
@@ -29,6 +30,11 @@ class Fcfs : public Scheduler {
     any_ = true;
     last_cas_ = std::max(last_cas_, cas);
     last_data_end_ = std::max(last_data_end_, data_end);
+  }
+  // The first burst in its slots is the last issued when the next asks: the next comes ccd after
+  // it (in order when ccd >= tCCD_S), its data ccd after the first's, past the first's end.
+  bool keeps_run(Tick cas, Tick ccd, std::uint32_t count, Tick lat) const override {
+    return earliest_cas(cas) == cas && earliest_data(cas + lat) == cas + lat && (count == 1 || ccd >= ccd_s_);
   }
 
  private:

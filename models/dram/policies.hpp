@@ -25,6 +25,10 @@ class Scheduler {
   virtual Tick earliest_data(Tick data) const = 0;
   // The burst took its slots: column command at `cas`, data on the bus until `data_end`.
   virtual void issued(Tick cas, Tick data_end) = 0;
+  // Whether `count` bursts issued one after another, column commands `ccd` apart from `cas`, each
+  // one's data `lat` after its command and on the bus no longer than `ccd`, would each get those
+  // slots (earliest_cas and earliest_data answering them, issued() between): a run of row hits.
+  virtual bool keeps_run(Tick cas, Tick ccd, std::uint32_t count, Tick lat) const = 0;
 };
 using MakeScheduler = std::unique_ptr<Scheduler> (*)(const Config&);
 const cfg::Choices<MakeScheduler>& schedulers();

@@ -45,6 +45,9 @@ RingTiming::RingTiming(const RingConfig& c) : cfg_(c), routing_(c.routing()) {
   const std::size_t n = std::size_t(c.stops) * routing_->directions();
   timelines_.assign(n * kChannels, Timeline(c.clock.period()));
   stats_.resize(n);
+  routes_.reserve(std::size_t(c.stops) * c.stops);
+  for (std::uint32_t src = 0; src < c.stops; ++src)
+    for (std::uint32_t dst = 0; dst < c.stops; ++dst) routes_.push_back(routing_->route(src, dst, c.stops));
 }
 
 namespace {
