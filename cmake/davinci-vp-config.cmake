@@ -21,9 +21,8 @@ if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/davinci-vp-targets.cmake" AND NOT TARGET da
   if(NOT TARGET OpenBLAS::serial)  # missing: <name>_FOUND is false and says why
     return()
   endif()
-  # VAR:module+module...: DVPP's libswscale / libavcodec, and libavformat for its VDEC reference.
-  foreach(pkg SYSTEMC:systemc YAMLCPP:yaml-cpp UNICORN:unicorn
-              SWSCALE:libswscale+libavcodec+libavutil AVFORMAT:libavformat+libavcodec+libavutil)
+  # VAR:module+module...: DVPP's libswscale (libavcodec and libavformat are loaded when called).
+  foreach(pkg SYSTEMC:systemc YAMLCPP:yaml-cpp UNICORN:unicorn SWSCALE:libswscale+libavutil)
     string(REPLACE ":" ";" parts ${pkg})
     list(GET parts 0 var)
     list(GET parts 1 modules)
