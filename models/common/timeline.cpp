@@ -116,8 +116,27 @@ Timeline::Unit Timeline::next_free(Unit from) const {
   return from;
 }
 
+Timeline::Unit Timeline::next_busy(Unit from, Unit to) const {
+  // As next_free, for a set bit; units before the floor were cleared or are the past, and the
+  // callers ask from a free unit at or past it.
+  const Unit end = std::min(to, window_end());
+  while (from < end) {
+    const std::size_t pos = from & mask_;
+    const unsigned bit = pos & 63;
+    const Unit n = std::min<Unit>(64 - bit, end - from);
+    const std::uint64_t in_range = n == 64 ? ~0ull : (1ull << n) - 1;
+    const std::uint64_t busy_bits = (busy_[pos >> 6] >> bit) & in_range;
+    if (busy_bits) return from + Unit(__builtin_ctzll(busy_bits));
+    from += n;
+  }
+  return to;
+}
+
 bool Timeline::fits(Unit s, Unit d, std::uint8_t kind) const {
-  if (any(busy_, s, s + d)) return false;
+  return !any(busy_, s, s + d) && turnarounds_clear(s, d, kind);
+}
+
+bool Timeline::turnarounds_clear(Unit s, Unit d, std::uint8_t kind) const {
   if (kind1_.empty()) return true;
   // Kind-0 bits are busy & ~kind1; check the turnaround distance on both sides.
   if (kind == 0) {
@@ -140,11 +159,19 @@ bool Timeline::fits(Unit s, Unit d, std::uint8_t kind) const {
 }
 
 Timeline::Unit Timeline::find_gap(Unit s, Unit d, std::uint8_t kind) {
+  // Every start from s up to the first busy unit within [s, s + d) would cover that unit: the
+  // next one to try is the first free unit past it. The window grows to the same end as a try
+  // of each start would grow it (the last start tried, the one returned, asks the most).
   for (;;) {
     ensure(s + d + keep_ + 1);
     s = next_free(s);
     ensure(s + d + keep_ + 1);
-    if (fits(s, d, kind)) return s;
+    const Unit busy = next_busy(s, s + d);
+    if (busy < s + d) {
+      s = busy + 1;
+      continue;
+    }
+    if (turnarounds_clear(s, d, kind)) return s;
     ++s;
   }
 }

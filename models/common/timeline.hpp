@@ -117,12 +117,15 @@ class Timeline {
   }
   Unit find_gap(Unit s, Unit d, std::uint8_t kind);  // first_fit's search
   bool fits(Unit s, Unit d, std::uint8_t kind) const;
+  // fits() once [s, s + d) is known free: no other kind's interval within the turnaround distance.
+  bool turnarounds_clear(Unit s, Unit d, std::uint8_t kind) const;
   // Whether a request of `kind` at unit s starts past every reservation, and the turnaround
   // distance past the other kind's: then nothing can be in its way (no scan needed).
   bool past_everything(Unit s, std::uint8_t kind) const {
     return s >= last_end_units_ && s >= last_end_kind_[(kind & 1) ^ 1] + (kind ? turn01_ : turn10_);
   }
   Unit next_free(Unit from) const;                // first unit >= from that is not busy
+  Unit next_busy(Unit from, Unit to) const;       // first busy unit in [from, to); to if none
   void book(Unit s, Unit d, std::uint8_t kind) {  // reserve_at in units; the window holds [s, s + d)
     set(busy_, s, s + d);
     const bool k1 = kind == 1 && !kind1_.empty();
