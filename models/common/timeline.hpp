@@ -111,9 +111,18 @@ class Timeline {
   // grows as a scan would have grown it: its size decides what a later jump of global time
   // forgets (move_floor), so it must not depend on the short way.
   Unit first_fit(Unit s, Unit d, std::uint8_t kind) {
-    if (!past_everything(s, kind)) return find_gap(s, d, kind);
+    if (!past_everything(s, kind)) return free_in_word(s, d, kind) ? s : find_gap(s, d, kind);
     ensure(s + d + keep_ + 1);
     return s;
+  }
+  // find_gap's first try answered in place, the common case among other requesters' bookings: the
+  // request is free where it asks, within one word, no turnaround applies and the window already
+  // holds what the search would make it hold.
+  bool free_in_word(Unit s, Unit d, std::uint8_t kind) const {
+    const unsigned bit = s & 63;
+    if (bit + d > 64 || s + d + keep_ + 1 > window_end()) return false;
+    const std::uint64_t m = (d == 64 ? ~0ull : (1ull << d) - 1) << bit;
+    return (busy_[(s & mask_) >> 6] & m) == 0 && (kind1_.empty() || turnarounds_clear(s, d, kind));
   }
   Unit find_gap(Unit s, Unit d, std::uint8_t kind);  // first_fit's search
   bool fits(Unit s, Unit d, std::uint8_t kind) const;
