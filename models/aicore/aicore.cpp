@@ -495,12 +495,15 @@ GmTiming AiCore::gm_access(const GmTransfer& x) {
   const Tick quantum = to_tick(tlm::tlm_global_quantum::instance().get());
   // The engine's requests in flight, across its instructions: gm_outstanding bounds them, so a
   // pipe that runs ahead of the memory system is held back by its completions.
-  auto& in_flight = in_flight_[x.in ? int(x.in->info().pipe) : int(Pipe::S)];
+  const int pipe = x.in ? int(x.in->info().pipe) : int(Pipe::S);
+  auto& in_flight = in_flight_[pipe];
   Tick issue = std::max(x.start, now_tick()), done = issue;
-  // Its own payload: the scalar unit and the pipes call this concurrently (it may wait).
-  tlm::tlm_generic_payload p;
-  if (!x.functional) p.set_extension(&timing_only_ext);
-  if (x.no_alloc) p.set_extension(&no_allocate_ext);
+  // The pipe's own payload: the scalar unit and the pipes call this concurrently (it may wait),
+  // each pipe from its one thread, a call at a time. Kept from call to call (a payload made per
+  // call cost a heap allocation and its free); only the requester sets its extensions.
+  tlm::tlm_generic_payload& p = gm_payload_[pipe];
+  p.set_extension(x.functional ? nullptr : &timing_only_ext);
+  p.set_extension(x.no_alloc ? &no_allocate_ext : nullptr);
   for (std::uint64_t off = 0; off < x.len;) {
     const std::uint64_t a = x.addr + off;
     const std::uint32_t piece = std::uint32_t(std::min<std::uint64_t>(x.len - off, line_bytes_ - a % line_bytes_));

@@ -175,6 +175,7 @@ class AiCore : public sc_core::sc_module, private CoreServices {
   sc_core::sc_event push_ev_[kPipes], pop_ev_[kPipes], flag_ev_, idle_ev_, start_ev_, stop_ev_, finished_ev_;
   // Per engine (the scalar unit's caches and each pipe): completion times of GM requests in flight.
   std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> in_flight_[kPipes];
+  tlm::tlm_generic_payload gm_payload_[kPipes];  // gm_access's, per pipe
   bool busy_ = false, stopping_ = false;
   std::optional<Fault> fault_;
   std::function<void(const Fault&)> on_fault_;
