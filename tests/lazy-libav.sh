@@ -7,6 +7,7 @@
 set -e
 dvp=$1 scenarios=$2 out=$3
 mkdir -p "$out"
+unset LD_DEBUG_OUTPUT  # the loader's log goes to stderr, read below
 loaded() {  # the shared objects the dynamic loader opened for one run, in its own words
   LD_DEBUG=files "$dvp" run "$scenarios/$1" --quiet --no-trace --out "$out/$2" 2> "$out/$2.log" > /dev/null
 }

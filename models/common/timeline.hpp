@@ -49,14 +49,14 @@ class Timeline {
     ensure(s + d + keep_ + 1);  // as find() grows the window
     return past_everything(s, kind) || fits(s, d, kind);
   }
-  // Whether each of `count` intervals of `duration`, `stride` apart from `start`, fits where it is
-  // (fits_at of each, none booked in between), checked at once where they touch. The window does
-  // not grow: a caller that finds one not fitting checks them one by one, which grows it as
-  // before (its size decides what a later jump of global time forgets, so it must not depend on
-  // this short way); one that books them calls reserve_every.
+  // Whether each of `count` intervals of `duration`, `stride` (>= duration; false otherwise) apart
+  // from `start`, fits where it is (fits_at of each, none booked in between), checked at once where
+  // they touch. The window does not grow: a caller that finds one not fitting checks them one by
+  // one, which grows it as before (its size decides what a later jump of global time forgets, so
+  // it must not depend on this short way); one that books them calls reserve_every.
   bool fits_every(Tick start, Tick duration, Tick stride, std::uint32_t count, std::uint8_t kind = 0);
-  // Reserves the intervals fits_every found free, growing the window as their checks one by one
-  // (fits_at) and their reservations would have.
+  // Reserves the intervals fits_every found free, just after it (at the same global time), growing
+  // the window as their checks one by one (fits_at) and their reservations would have.
   void reserve_every(Tick start, Tick duration, Tick stride, std::uint32_t count, std::uint8_t kind = 0);
   // Reserves [start, start+duration); start must come from find() with the same arguments.
   void reserve_at(Tick start, Tick duration, std::uint8_t kind = 0);
