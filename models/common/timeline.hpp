@@ -116,7 +116,7 @@ class Timeline {
     return s;
   }
   // find_gap's first try answered in place, the common case among other requesters' bookings: the
-  // request is free where it asks, within one word, no turnaround applies and the window already
+  // request is free where it asks, within one word, no turnaround blocks it and the window already
   // holds what the search would make it hold.
   bool free_in_word(Unit s, Unit d, std::uint8_t kind) const {
     const unsigned bit = s & 63;
