@@ -55,8 +55,8 @@ class Timeline {
   // one, which grows it as before (its size decides what a later jump of global time forgets, so
   // it must not depend on this short way); one that books them calls reserve_every.
   bool fits_every(Tick start, Tick duration, Tick stride, std::uint32_t count, std::uint8_t kind = 0);
-  // Reserves the intervals fits_every found free, just after it (at the same global time), growing
-  // the window as their checks one by one (fits_at) and their reservations would have.
+  // Reserves intervals just found free (by fits_every, or by fits_at one by one, at the same global
+  // time), growing the window as their checks one by one and their reservations would have.
   void reserve_every(Tick start, Tick duration, Tick stride, std::uint32_t count, std::uint8_t kind = 0);
   // Reserves [start, start+duration); start must come from find() with the same arguments.
   void reserve_at(Tick start, Tick duration, std::uint8_t kind = 0);

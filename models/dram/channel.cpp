@@ -145,22 +145,13 @@ std::uint32_t Channel::run_in_one_step(const Burst& burst, std::uint32_t n, Resu
     each.close_row = burst.close_row && k == n - 1;
     out[k] = issue(each, b, index, out[k - 1].cas + ccd_l, RowOutcome::Hit);
   }
+  if (all) scheduler_->issued(out[n - 1].cas, out[n - 1].data_start + burst_ticks_);
+  // Their slots: one CAS interval (they touch), one data interval where the bursts fill tCCD_L;
+  // the same bits, busy total and ends as a reservation each, and the window as their checks
+  // left it.
   booked_in_one_step += i - 1;
-  if (all) {
-    const Tick last = first + Tick(rest - 1) * ccd_l;
-    scheduler_->issued(last, last + lat + burst_ticks_);
-    slots.reserve_every(first, ccd_l, ccd_l, rest);
-    bus_.reserve_every(first + lat, burst_ticks_, ccd_l, rest, kind);
-    return n;
-  }
-  // The bursts that kept their slots: one CAS interval (they touch), one data interval where the
-  // bursts fill tCCD_L; the same bits, busy total and ends as one reservation each.
-  const Tick booked = Tick(i - 1) * ccd_l;
-  slots.reserve_at(first, booked);
-  if (burst_ticks_ == ccd_l)
-    bus_.reserve_at(first + lat, booked, kind);
-  else
-    for (Tick cas = first; cas < first + booked; cas += ccd_l) bus_.reserve_at(cas + lat, burst_ticks_, kind);
+  slots.reserve_every(first, ccd_l, ccd_l, i - 1);
+  bus_.reserve_every(first + lat, burst_ticks_, ccd_l, i - 1, kind);
   return i;
 }
 
