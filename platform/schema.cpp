@@ -5,6 +5,7 @@
 
 #include "aicore/aicore_config.hpp"
 #include "cache/l2_config.hpp"
+#include "common/fidelity.hpp"
 #include "cpu/cpu_config.hpp"
 #include "dram/dram_config.hpp"
 #include "dvpp/dvpp_config.hpp"
@@ -28,8 +29,11 @@ static void describe_platform(cfg::Spec& p) {
   sim.param("quantum_ns", Type::Float, "temporal-decoupling quantum: how far an initiator may run ahead")
       .unit("ns")
       .range(0.001, 1e9);
-  cfg::Spec& mem = p.section("memory", "Address map");
+  cfg::Spec& mem = p.section("memory", "Address map, and how the memory path is timed");
   mem.param("dram_base", Type::Int, "address of the first DRAM byte").unit("B").min(0);
+  mem.param("fidelity", Type::Enum, "timing of the memory path (ring, DRAM): " + memory_fidelities().doc())
+      .choices(memory_fidelities().names())
+      .defaults("detailed");
   ring::RingConfig::describe(p.section("ring", "Ring interconnect (CHI-like: requesters, home nodes, memory nodes)"));
   cache::L2Config::describe(p.section("l2", "L2 / last-level cache; its slices are the ring's home nodes"));
   dram::Config::describe(p.section("dram", "DRAM controllers, channels and devices (LPDDR4 / HBM2)"));

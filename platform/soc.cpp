@@ -43,6 +43,8 @@ void Soc::read_config(const Scenario& s) {
   l2_cfg_ = cache::L2Config::from(plat.at("l2"));
   ring_cfg_ = ring::RingConfig::from(plat.at("ring"));
   dram_base_ = plat.at("memory").get_uint("dram_base");
+  const Fidelity fidelity = memory_fidelities().parse(plat.at("memory").at("fidelity"));
+  dram_cfg_.fidelity = ring_cfg_.fidelity = fidelity;
   timing_only_ = s.root.at("run").get_bool("timing_only");
   tlm_checks_ = s.root.at("debug").get_bool("tlm_checks");
   mapper_ =

@@ -19,6 +19,11 @@ RingConfig cfg8(bool bidir = true) {
                     "platform.ring.hop_cycles=2", "platform.ring.header_bytes=16"});
   return RingConfig::from(p.at("ring"));
 }
+RingConfig fast8() {
+  RingConfig c = cfg8();
+  c.fidelity = Fidelity::Fast;
+  return c;
+}
 constexpr Tick kNs = 1000;
 
 }  // namespace
@@ -89,4 +94,20 @@ TEST(RingModule, ReadCostsRequestHopsTargetAndDataHops) {
   // Write: header and data go together (the data is the longer: 3x2 + 8), memory, response 3x2 + 1.
   EXPECT_EQ(write, (14 + 50 + 7) * kNs);
   EXPECT_EQ(unmapped, tlm::TLM_ADDRESS_ERROR_RESPONSE);
+}
+
+// The fast fidelity's links (budgets, not timelines) cost the same on an idle ring and when
+// transfers asked for at once share a link; a link's busy time is its booked cycles.
+TEST(RingTiming, FastFidelityCostsTheSameHopsAndQueues) {
+  RingTiming r(fast8());
+  EXPECT_EQ(r.transfer(0, 3, kDat, 256, 0), (3 * 2 + 8) * kNs);
+  EXPECT_EQ(r.transfer(4, 5, kDat, 100, 1000 * kNs), 1000 * kNs + (2 + 4) * kNs);
+  EXPECT_EQ(r.transfer(2, 2, kDat, 256, 50 * kNs), 50 * kNs);
+  const std::uint32_t bytes = 32 * 1024;
+  RingTiming s(fast8());
+  const Tick one = RingTiming(fast8()).transfer(0, 1, kDat, bytes, 0);
+  EXPECT_EQ(s.transfer(0, 1, kDat, bytes, 0), one);
+  EXPECT_EQ(s.transfer(0, 1, kDat, bytes, 0), 2 * one - 2 * kNs);
+  EXPECT_EQ(s.transfer(0, 1, kReq, 16, 0), (2 + 1) * kNs);  // another channel: free
+  EXPECT_EQ(s.link_busy(0, kDat), 2 * 1024 * kNs);
 }

@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "bank_state.hpp"
+#include "common/budget.hpp"
 #include "common/timeline.hpp"
 #include "dram_config.hpp"
 #include "policies.hpp"
@@ -63,16 +64,19 @@ class Channel {
   std::uint64_t reads = 0, writes = 0;
   std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0, refreshes = 0;
   std::uint64_t booked_in_one_step = 0;  // bursts access_run's short way took (host speed; not a statistic)
-  Tick data_busy() const { return bus_.busy_total(); }
+  Tick data_busy() const { return fast() ? cyc(fast_bus_.busy_total()) : bus_.busy_total(); }
   const std::vector<BankCounters>& bank_counters() const { return counters_; }
 
  private:
   Tick cyc(std::uint64_t n) const { return clock_.cycles(n); }
   Tick activate(RankState& r, BankState& b, std::uint32_t bank_group, Tick earliest);
+  // The earliest CAS the bank allows a burst (refresh, PRE, ACT, column order); opens its row.
+  Tick open_row(const Burst& burst, BankState& b, RowOutcome& outcome);
   // The column command and data slots for a burst whose bank allows its CAS at `cas`.
   Tick place(const Burst& b, Tick cas);
   // What follows a burst's column command at `cas`: its data, the bank's state, the counters.
   Result issue(const Burst& burst, BankState& b, std::uint32_t bank_index, Tick cas, RowOutcome outcome);
+  void column_done(const Burst& burst, BankState& b, Tick cas, Tick done);
   // access_run's short way for bursts 1 .. n-1 after out[0]; returns how many bursts are done
   // (1: none of them).
   std::uint32_t run_in_one_step(const Burst& b, std::uint32_t n, Result* out);
@@ -82,6 +86,10 @@ class Channel {
   }
   Timeline& cas_slots(const Burst& b) { return cas_bg_[std::size_t(b.rank) * cfg_.geo.bank_groups + b.bank_group]; }
   void count(RowOutcome outcome, std::uint32_t bank_index, bool write);
+  // The fast fidelity (common/fidelity.hpp): the `n` bursts of a run to one row as access_run
+  // answers them, from the bank's row state, its ACT and PRE bounds, refresh, and a data-bus budget.
+  bool fast() const { return cfg_.fidelity == Fidelity::Fast; }
+  void run_fast(const Burst& b, std::uint32_t n, Result* out);
 
   Config cfg_;
   Clock clock_;
@@ -90,9 +98,11 @@ class Channel {
   std::vector<BankState> banks_;  // rank-major
   std::vector<RankState> ranks_;
   std::vector<BankCounters> counters_;
-  std::vector<Timeline> cas_bg_;  // per rank x bank group: CAS slots tCCD_L wide
-  Timeline bus_;                  // data bus; kind 0 read, 1 write
-  Tick burst_ticks_ = 0;          // data-bus occupancy of one burst
+  std::vector<Timeline> cas_bg_;                // per rank x bank group: CAS slots tCCD_L wide
+  Timeline bus_;                                // data bus; kind 0 read, 1 write
+  Tick burst_ticks_ = 0;                        // data-bus occupancy of one burst
+  Budget fast_bus_;                             // the data bus in the fast fidelity, in clocks
+  bool fast_any_ = false, fast_write_ = false;  // its last run's direction
 };
 
 }  // namespace dvp::dram

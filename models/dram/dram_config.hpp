@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/config.hpp"
+#include "common/fidelity.hpp"
 #include "common/time.hpp"
 #include "policies.hpp"
 
@@ -48,10 +49,11 @@ struct Config {
   PagePolicy page = PagePolicy::Open;
   MakeScheduler scheduler = nullptr;  // each channel makes its own (policies.hpp)
   MakeRefresh refresh = nullptr;
-  bool bank_xor = false;             // bank index ^= XOR-fold of the row (bank_hash: xor)
-  bool channel_xor = false;          // channel ^= XOR-fold of the bits above it (channel_hash: xor)
-  std::uint32_t write_queue = 0;     // write bursts buffered before a drain; 0: no buffering
-  std::vector<std::string> mapping;  // LSB first, after the burst offset
+  bool bank_xor = false;                   // bank index ^= XOR-fold of the row (bank_hash: xor)
+  bool channel_xor = false;                // channel ^= XOR-fold of the bits above it (channel_hash: xor)
+  std::uint32_t write_queue = 0;           // write bursts buffered before a drain; 0: no buffering
+  std::vector<std::string> mapping;        // LSB first, after the burst offset
+  Fidelity fidelity = Fidelity::Detailed;  // platform.memory.fidelity (the platform sets it)
 
   static void describe(cfg::Spec& s);
   static Config from(const cfg::Node& n);  // validates cross-field rules, names the key

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/budget.hpp"
 #include "common/config.hpp"
+#include "common/fidelity.hpp"
 #include "common/timeline.hpp"
 #include "routing.hpp"
 
@@ -26,6 +28,7 @@ struct RingConfig {
   std::uint32_t header_bytes = 16;
   std::vector<std::uint32_t> home_node_stops;    // per L2 slice; empty = spread evenly
   std::vector<std::uint32_t> memory_node_stops;  // per DRAM controller; empty = spread evenly
+  Fidelity fidelity = Fidelity::Detailed;        // platform.memory.fidelity (the platform sets it)
 
   static void describe(cfg::Spec& s);
   static RingConfig from(const cfg::Node& n);
@@ -48,14 +51,19 @@ class RingTiming {
   std::size_t links() const { return stats_.size(); }
   // Link index = dir * stops + from-stop.
   const LinkStats& link_stats(std::size_t i) const { return stats_[i]; }
-  Tick link_busy(std::size_t i, Channel ch) const { return timelines_[i * kChannels + ch].busy_total(); }
+  Tick link_busy(std::size_t i, Channel ch) const {
+    return fast() ? cfg_.clock.cycles(budgets_[i * kChannels + ch].busy_total())
+                  : timelines_[i * kChannels + ch].busy_total();
+  }
   const RingConfig& config() const { return cfg_; }
 
  private:
   RingConfig cfg_;
   std::unique_ptr<Routing> routing_;
+  bool fast() const { return cfg_.fidelity == Fidelity::Fast; }
   std::vector<Route> routes_;        // [src][dst]
   std::vector<Timeline> timelines_;  // [link][channel]
+  std::vector<Budget> budgets_;      // [link][channel], in the fast fidelity (ring cycles)
   std::vector<LinkStats> stats_;
 };
 
