@@ -205,15 +205,34 @@ TEST(Budget, ALateBookingForAnEarlierIdleTimeIsNotHeldBack) {
   dvp::Budget b(32, Packing::BeforeLatestEnd);
   EXPECT_EQ(b.reserve(640, 16), 640u);  // a requester a quantum ahead
   EXPECT_EQ(b.reserve(64, 16), 64u);    // another, behind it in time, asks later: not queued behind it
-  // Further back than the ring of windows reaches: not queued, and counted.
-  dvp::Budget small(32, Packing::BeforeLatestEnd, 4);
-  small.reserve(10000, 32);
-  EXPECT_EQ(small.reserve(0, 8), 0u);
-  EXPECT_EQ(small.busy_total(), 40u);
+}
+
+TEST(Budget, BookingsSpanningWindowsAndLongBacklogsStillQueue) {
+  for (Packing p : {Packing::FromEarliestStart, Packing::BeforeLatestEnd}) {
+    // A booking across a window's end counts in both windows: the next one does not overlap it.
+    dvp::Budget a(32, p);
+    EXPECT_EQ(a.reserve(28, 8), 28u);
+    EXPECT_EQ(a.reserve(33, 8), 36u);
+    // A backlog of more windows than the ring starts with (256): the ring grows, nothing is lost.
+    dvp::Budget q(32, p);
+    std::uint64_t last = 0;
+    for (int i = 0; i < 300; ++i) last = q.reserve(0, 32);
+    EXPECT_EQ(last, 299u * 32);
+    // One booking far ahead does not take the present window's place.
+    dvp::Budget f(32, p);
+    f.reserve(0, 32);
+    f.reserve(256 * 32, 1);
+    EXPECT_EQ(f.reserve(0, 32), 32u);
+    // A booking of nothing takes nothing.
+    EXPECT_EQ(f.reserve(5, 0), 5u);
+  }
+  dvp::Budget e(32, Packing::FromEarliestStart);
+  EXPECT_EQ(e.reserve(62, 15), 62u);
+  EXPECT_EQ(e.reserve(74, 26), 77u);
 }
 
 TEST(Budget, ThroughputUnderRandomLoadMatchesAServerInTimeOrder) {
-  // Random bookings in time order at ~90% load: the budget's last end is within two windows of a
+  // Random bookings in time order at about full load: the budget's last end is within two windows of a
   // plain first-come server's (which the timeline would match: nothing to fill in a time-ordered
   // stream), and never before the work could have been done.
   for (Packing p : {Packing::FromEarliestStart, Packing::BeforeLatestEnd}) {

@@ -4,28 +4,33 @@
 // not wanted, only the resource's throughput and the queueing a busy resource causes.
 //
 // Time is cut into windows of `window` units (a resource's cycles). Each window keeps how many of
-// its units are booked (never more than the window) and where the latest booking holding some of
-// them ends. A booking of `d` units asked for at `t` takes its units from t's window, or from the
-// first one after it with room; what does not fit spills into the next ones, so a saturated
-// resource moves exactly `window` units of work per window. Where in the window it starts depends
-// on how the window's booked units are taken to lie (Packing): back to back, from the earliest
-// start of a booking in it (FromEarliestStart) or up to the latest end of one (BeforeLatestEnd). A
-// booking that would overlap them starts where they end; one that ends before them fits in front.
-// - FromEarliestStart: a booking waits only for as much work as is booked from the first one on:
-//   right where the resource's users leave gaps that others fill (a DRAM bank's bursts tCCD_L
-//   apart, with other banks' bursts between them on the bus).
-// - BeforeLatestEnd: a booking waits for the latest end when it would overlap: right where users
-//   that come later in time also come later in host order and queue (transfers that follow each
-//   other into a ring link).
-// Bookings may come in any time order (temporal decoupling): a late one finds its window's count
-// and end, not the intervals, so each costs a few operations and never a search.
+// its units are booked (never more than the window) and where they begin and end. A booking of
+// `d` units asked for at `t` looks at t's window, or the first one after it with room, and starts
+// at t (or that window's start), unless that would overlap the window's booked units as they are
+// taken to lie (Packing); then it starts where they end. Its units are counted in the windows the
+// booking covers, each taking what it has room for; what a full window cannot take goes to the
+// next ones, so a saturated resource moves exactly `window` units of work per window.
+// - FromEarliestStart: a window's units lie back to back from its earliest booking's start, so a
+//   booking waits only for as much work as is booked from there on: right where the resource's
+//   users leave gaps that others fill (a DRAM bank's bursts tCCD_L apart, with other banks' bursts
+//   between them on the bus).
+// - BeforeLatestEnd: they lie back to back up to the latest end, so a booking that would overlap
+//   them waits for that end: right where users that come later in time also come later in host
+//   order and queue (transfers that follow each other into a ring link).
+// No search: a booking costs a few operations per window it covers. Bookings may come out of time
+// order (temporal decoupling): a late one for an earlier time sees its window's count and ends,
+// not the intervals, so what it gets is an estimate, not the exact gap a timeline would find.
 //
-// The windows are a ring of `slots`. A booking further back than the ring reaches (a window whose
-// slot a later window took) is not queued: it starts when it asks, and its units are counted.
+// The windows are a ring of slots indexed by window number. Windows before global simulated time
+// (nothing is asked for there any more) are forgotten as their slots are needed; a window that is
+// not yet past is not: the ring doubles instead (up to 2^20 windows, 2^25 cycles), so a backlog
+// keeps queueing.
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <vector>
+
+#include "time.hpp"
 
 namespace dvp {
 
@@ -33,12 +38,15 @@ class Budget {
  public:
   enum class Packing { FromEarliestStart, BeforeLatestEnd };
 
-  // `window`: units per window (>= 1); `slots`: windows kept (a power of two).
-  explicit Budget(std::uint64_t window = 32, Packing packing = Packing::FromEarliestStart, std::uint32_t slots = 256)
-      : window_(std::max<std::uint64_t>(window, 1)), packing_(packing), mask_(slots - 1), ring_(slots) {}
+  // `window`: units per window (>= 1); `unit`: picoseconds per unit (to know which windows are
+  // past); `slots`: windows kept at first (a power of two; the ring doubles when it must).
+  explicit Budget(std::uint64_t window = 32, Packing packing = Packing::FromEarliestStart, Tick unit = 1,
+                  std::uint32_t slots = 256)
+      : window_(std::max<std::uint64_t>(window, 1)), unit_(std::max<Tick>(unit, 1)), packing_(packing), ring_(slots) {}
 
   // Books `d` units asked for at `t`; returns when the booking starts.
   std::uint64_t reserve(std::uint64_t t, std::uint64_t d) {
+    if (d == 0) return t;
     busy_ += d;
     std::uint64_t w = t / window_;
     Slot* s = &slot(w);
@@ -48,46 +56,84 @@ class Budget {
       const std::uint64_t lo = packing_ == Packing::FromEarliestStart ? s->begin : s->end - s->used;
       if (start + d > lo && start < lo + s->used) start = lo + s->used;
     }
-    const std::uint64_t end = start + d;
-    for (std::uint64_t left = d;;) {
-      const std::uint64_t take = std::min(left, window_ - s->used);
-      s->begin = s->used ? std::min(s->begin, start) : std::max(start, w * window_);
-      s->used += take;
-      s->end = std::max(s->end, end);
-      left -= take;
-      if (!left) break;
-      s = &slot(++w);
-    }
+    if (start + d <= (w + 1) * window_ && s->used + d <= window_)
+      place(*s, start, d);  // the common case: all of it in this window
+    else
+      count(start, d);
     return start;
   }
   // Units booked in all.
   std::uint64_t busy_total() const { return busy_; }
 
  private:
+  static constexpr std::uint64_t kEmpty = ~std::uint64_t(0);
+  static constexpr std::size_t kMaxSlots = std::size_t(1) << 20;  // 32 MiB of slots
   struct Slot {
-    std::uint64_t index = 0;  // the window it holds
-    std::uint64_t used = 0;   // its booked units, at most the window
-    std::uint64_t begin = 0;  // the earliest start of a booking holding some of them (when used)
-    std::uint64_t end = 0;    // the latest end of one
+    std::uint64_t index = kEmpty;  // the window it holds
+    std::uint64_t used = 0;        // its booked units, at most the window
+    std::uint64_t begin = 0;       // where they begin and end (when used)
+    std::uint64_t end = 0;
   };
-  // The slot of window w, emptied first when it held an older window. A window older than its
-  // slot's has no slot any more: it gets a scratch one that queues nothing.
-  Slot& slot(std::uint64_t w) {
-    Slot& s = ring_[w & mask_];
-    if (s.index == w) return s;
-    if (s.index > w) {
-      scratch_ = Slot{w, 0, 0, 0};
-      return scratch_;
+
+  // Counts [start, start + d) in the windows it covers, each taking what it has room for; what a
+  // full window cannot take goes to the windows after the booking's end, taken to lie from their
+  // starts.
+  void count(std::uint64_t start, std::uint64_t d) {
+    const std::uint64_t end = start + d;
+    std::uint64_t over = 0, w = start / window_;
+    for (; w * window_ < end; ++w) {
+      Slot& s = slot(w);
+      const std::uint64_t from = std::max(start, w * window_), to = std::min(end, (w + 1) * window_);
+      const std::uint64_t take = std::min(to - from, window_ - s.used);
+      over += to - from - take;
+      place(s, from, take);
     }
-    s = Slot{w, 0, 0, 0};
-    return s;
+    for (; over; ++w) {
+      Slot& s = slot(w);
+      const std::uint64_t take = std::min(over, window_ - s.used);
+      place(s, w * window_, take);
+      over -= take;
+    }
+  }
+  static void place(Slot& s, std::uint64_t lo, std::uint64_t n) {
+    if (!n) return;
+    s.begin = s.used ? std::min(s.begin, lo) : lo;
+    s.end = std::max(s.end, lo + n);
+    s.used += n;
+  }
+
+  // The slot of window w. A slot holding a past window is reused (claim); one holding a window
+  // still to come makes the ring double.
+  Slot& slot(std::uint64_t w) {
+    Slot& s = ring_[w & (ring_.size() - 1)];
+    return s.index == w ? s : claim(w);
+  }
+  Slot& claim(std::uint64_t w) {
+    for (;;) {
+      Slot& s = ring_[w & (ring_.size() - 1)];
+      if (s.index == w) return s;
+      // The ring stops doubling at kMaxSlots (a window more than that far from another still to
+      // come, e.g. with a quantum of seconds, takes its slot: an estimate, not a crash).
+      if (s.index == kEmpty || s.index < floor() || ring_.size() >= kMaxSlots) {
+        s = Slot{w, 0, 0, 0};
+        return s;
+      }
+      grow();
+    }
+  }
+  std::uint64_t floor() const { return now_tick() / (unit_ * window_); }
+  void grow() {
+    std::vector<Slot> old(ring_.size() * 2);
+    old.swap(ring_);
+    const std::uint64_t past = floor();
+    for (const Slot& s : old)
+      if (s.index != kEmpty && s.index >= past) ring_[s.index & (ring_.size() - 1)] = s;
   }
 
   std::uint64_t window_;
+  Tick unit_;
   Packing packing_;
-  std::uint64_t mask_;
   std::vector<Slot> ring_;
-  Slot scratch_;
   std::uint64_t busy_ = 0;
 };
 

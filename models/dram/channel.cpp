@@ -21,9 +21,10 @@ Channel::Channel(const Config& c) : cfg_(c), clock_(c.clock), scheduler_(c.sched
   // Turnarounds on the data bus: read data -> write data needs tRTW clocks between them;
   // write data -> read data needs tWTR before the READ command, plus tRL until its data.
   bus_.set_turnaround(cyc(c.t.tRTW), cyc(std::uint64_t(c.t.tWTR) + c.t.tRL));
-  // assumption (fast fidelity): a window of 32 clocks (2 - 8 bursts), the size that came closest to
-  // the detailed mode over the shipped scenarios (32 - 512 tried, docs/performance.md).
-  fast_bus_ = Budget(32, Budget::Packing::FromEarliestStart);
+  // assumption (fast fidelity): a window of 32 clocks (4 LPDDR4 bursts, 16 HBM2 ones), the size
+  // that came closest to the detailed mode over the shipped scenarios (32 - 512 tried,
+  // docs/performance.md).
+  fast_bus_ = Budget(32, Budget::Packing::FromEarliestStart, clock_.period());
 }
 
 void Channel::finish(Tick end) {
@@ -213,34 +214,46 @@ void Channel::count(RowOutcome outcome, std::uint32_t bank_index, bool write) {
 
 // The fast fidelity keeps each bank's open row, its ACT / PRE bounds (tRCD, tRP, tRAS, tRC, tRTP,
 // tWR) and column order (tCCD_L), the rank's activation limits (tRRD, tFAW) and refresh as access()
-// does. The data bus is a budget: its throughput is kept, its exact gaps are not, and a turnaround
-// is bus time. Left out, as what costs a search: the bank group's CAS slots shared by its banks
-// (with them as a budget too, the shipped scenarios came out further from the detailed mode, not
-// closer: docs/performance.md) and the scheduler's reordering.
+// does. The data bus is a budget: its throughput is kept, its exact gaps are not. Left out, as what
+// costs a search: the bank group's CAS slots shared by its banks (with them as a budget too, the
+// shipped scenarios came out further from the detailed mode, not closer: docs/performance.md) and
+// the scheduler (its reordering, and fcfs's strict order).
 void Channel::run_fast(const Burst& burst, std::uint32_t n, Result* out) {
   const Timing& tm = cfg_.t;
   const std::uint32_t index = bank_index(burst);
   BankState& b = banks_[index];
   RowOutcome outcome;
   const Tick cas = open_row(burst, b, outcome);
-  // The run's bursts follow each other tCCD_L apart (one bank group), or back to back when a
-  // burst is longer; the bus carries n bursts' worth.
-  const Tick step = std::max(cyc(tm.tCCD_L), burst_ticks_);
+  // The run's bursts follow each other tCCD_L apart (one bank), or back to back when a burst is
+  // longer. The bus counts their cycles as one booking: where tCCD_L is longer than a burst
+  // (HBM2), the gaps between them are left to other banks' bursts, and the times given are the
+  // spaced ones (a budget keeps the bus's cycles per window, not each burst's place in it).
   const std::uint64_t lat = burst.write ? tm.tWL : tm.tRL;
-  const std::uint64_t bus_cycles = burst_ticks_ / clock_.period();
-  // A change of direction on the bus costs its turnaround (tRTW; tWTR + tRL), booked as bus time
-  // in front of the run: in the order the runs come, as the bus's direction is its last one's.
-  std::uint64_t turn = 0;
-  if (fast_any_ && fast_write_ != burst.write) turn = burst.write ? tm.tRTW : std::uint64_t(tm.tWTR) + tm.tRL;
-  fast_any_ = true;
-  fast_write_ = burst.write;
-  const Tick data = cyc(fast_bus_.reserve(cas / clock_.period() + lat, turn + n * bus_cycles) + turn);
-  const Tick beat = cyc(cfg_.geo.burst_length / 2);
+  const Tick step = std::max(cyc(tm.tCCD_L), burst_ticks_);
+  const Tick data = cyc(book_bus(cas / clock_.period() + lat, burst.write, n));
   for (std::uint32_t i = 0; i < n; ++i) {
-    out[i] = Result{data - cyc(lat) + i * step, data + i * step, data + i * step + beat, i ? RowOutcome::Hit : outcome};
+    const Tick at = data + i * step;
+    out[i] = Result{at - cyc(lat), at, at + cyc(cfg_.geo.burst_length / 2), i ? RowOutcome::Hit : outcome};
     count(out[i].outcome, index, burst.write);
   }
+  fast_last_end_ = out[n - 1].done / clock_.period();
   column_done(burst, b, out[n - 1].cas, out[n - 1].done);
+}
+
+// The data-bus cycles of `n` bursts from clock `want` on; returns their first clock. After data the
+// other way that ended less than a turnaround (tRTW; tWTR + tRL) before, the gap is booked as bus
+// time too (in the order the runs come: the bus's direction and end are its last run's).
+std::uint64_t Channel::book_bus(std::uint64_t want, bool write, std::uint32_t n) {
+  const std::uint64_t cycles = n * (burst_ticks_ / clock_.period());
+  std::uint64_t gap = 0;
+  if (fast_last_end_ && fast_write_ != write) {
+    const std::uint64_t turn = write ? cfg_.t.tRTW : std::uint64_t(cfg_.t.tWTR) + cfg_.t.tRL;
+    if (want < fast_last_end_ + turn) gap = std::min(turn, fast_last_end_ + turn - want);
+  }
+  const std::uint64_t data = fast_bus_.reserve(want, gap + cycles) + gap;
+  fast_write_ = write;
+  fast_data_cycles_ += cycles;
+  return data;
 }
 
 }  // namespace dvp::dram

@@ -64,7 +64,7 @@ class Channel {
   std::uint64_t reads = 0, writes = 0;
   std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0, refreshes = 0;
   std::uint64_t booked_in_one_step = 0;  // bursts access_run's short way took (host speed; not a statistic)
-  Tick data_busy() const { return fast() ? cyc(fast_bus_.busy_total()) : bus_.busy_total(); }
+  Tick data_busy() const { return fast() ? cyc(fast_data_cycles_) : bus_.busy_total(); }
   const std::vector<BankCounters>& bank_counters() const { return counters_; }
 
  private:
@@ -90,6 +90,8 @@ class Channel {
   // answers them, from the bank's row state, its ACT and PRE bounds, refresh, and a data-bus budget.
   bool fast() const { return cfg_.fidelity == Fidelity::Fast; }
   void run_fast(const Burst& b, std::uint32_t n, Result* out);
+  std::uint64_t book_bus(std::uint64_t want, bool write, std::uint32_t n);
+  std::uint64_t book_bus_n(std::uint64_t want, bool write, std::uint32_t nb);
 
   Config cfg_;
   Clock clock_;
@@ -98,11 +100,13 @@ class Channel {
   std::vector<BankState> banks_;  // rank-major
   std::vector<RankState> ranks_;
   std::vector<BankCounters> counters_;
-  std::vector<Timeline> cas_bg_;                // per rank x bank group: CAS slots tCCD_L wide
-  Timeline bus_;                                // data bus; kind 0 read, 1 write
-  Tick burst_ticks_ = 0;                        // data-bus occupancy of one burst
-  Budget fast_bus_;                             // the data bus in the fast fidelity, in clocks
-  bool fast_any_ = false, fast_write_ = false;  // its last run's direction
+  std::vector<Timeline> cas_bg_;        // per rank x bank group: CAS slots tCCD_L wide
+  Timeline bus_;                        // data bus; kind 0 read, 1 write
+  Tick burst_ticks_ = 0;                // data-bus occupancy of one burst
+  Budget fast_bus_;                     // the data bus in the fast fidelity, in clocks
+  bool fast_write_ = false;             // its last run's direction (in the order they come)
+  std::uint64_t fast_last_end_ = 0;     // and its data's end, in clocks (0: none yet)
+  std::uint64_t fast_data_cycles_ = 0;  // clocks it carried data
 };
 
 }  // namespace dvp::dram
