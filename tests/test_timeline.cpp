@@ -209,10 +209,17 @@ TEST(Budget, ALateBookingForAnEarlierIdleTimeIsNotHeldBack) {
 
 TEST(Budget, BookingsSpanningWindowsAndLongBacklogsStillQueue) {
   for (Packing p : {Packing::FromEarliestStart, Packing::BeforeLatestEnd}) {
-    // A booking across a window's end counts in both windows: the next one does not overlap it.
+    // A booking across a window's end counts in both windows: the next one does not overlap it,
+    // asked for in either window.
     dvp::Budget a(32, p);
     EXPECT_EQ(a.reserve(28, 8), 28u);
     EXPECT_EQ(a.reserve(33, 8), 36u);
+    dvp::Budget a2(32, p);
+    EXPECT_EQ(a2.reserve(28, 8), 28u);
+    EXPECT_EQ(a2.reserve(30, 8), 36u);
+    // Bookings pushed to a window's end queue in the next one too.
+    dvp::Budget e2(32, p);
+    for (std::uint64_t want : {28, 32, 36, 40, 44, 48}) EXPECT_EQ(e2.reserve(28, 4), want);
     // A backlog of more windows than the ring starts with (256): the ring grows, nothing is lost.
     dvp::Budget q(32, p);
     std::uint64_t last = 0;
@@ -238,16 +245,30 @@ TEST(Budget, ThroughputUnderRandomLoadMatchesAServerInTimeOrder) {
   for (Packing p : {Packing::FromEarliestStart, Packing::BeforeLatestEnd}) {
     std::mt19937_64 rng(7);
     dvp::Budget b(32, p);
-    std::uint64_t t = 0, server = 0, end = 0, work = 0;
+    std::uint64_t t = 0, server = 0, end = 0, work = 0, early = 0, wait = 0, server_wait = 0;
     for (int i = 0; i < 20000; ++i) {
       const std::uint64_t d = 1 + rng() % 8;
       t += rng() % 10;
+      const std::uint64_t start = b.reserve(t, d);
+      early += start < std::max(server, t);  // before a first-come server would start it
+      wait += start - t;
+      server_wait += std::max(server, t) - t;
       server = std::max(server, t) + d;
-      end = std::max(end, b.reserve(t, d) + d);
+      end = std::max(end, start + d);
       work += d;
     }
     EXPECT_GE(end, work);
     EXPECT_LE(end, server + 64);
     EXPECT_GE(end + 64, server);
+    // In time order, the ring's packing queues exactly as the server does; the bus's lets each
+    // booking a little into the gaps it takes the earlier ones to have left, and waits about as
+    // long in all.
+    if (p == Packing::BeforeLatestEnd) {
+      EXPECT_EQ(early, 0u);
+      EXPECT_EQ(wait, server_wait);
+    } else {
+      EXPECT_GT(double(wait), 0.95 * double(server_wait));
+      EXPECT_LE(wait, server_wait);
+    }
   }
 }

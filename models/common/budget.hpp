@@ -17,14 +17,15 @@
 // - BeforeLatestEnd: they lie back to back up to the latest end, so a booking that would overlap
 //   them waits for that end: right where users that come later in time also come later in host
 //   order and queue (transfers that follow each other into a ring link).
-// No search: a booking costs a few operations per window it covers. Bookings may come out of time
-// order (temporal decoupling): a late one for an earlier time sees its window's count and ends,
-// not the intervals, so what it gets is an estimate, not the exact gap a timeline would find.
+// No search: a booking costs a few operations per window it covers or finds full before it.
+// Bookings may come out of time order (temporal decoupling): a late one for an earlier time sees
+// its window's count and ends, not the intervals, so what it gets is an estimate, not the exact gap
+// a timeline would find.
 //
 // The windows are a ring of slots indexed by window number. Windows before global simulated time
 // (nothing is asked for there any more) are forgotten as their slots are needed; a window that is
-// not yet past is not: the ring doubles instead (up to 2^20 windows, 2^25 cycles), so a backlog
-// keeps queueing.
+// not yet past is not: the ring doubles instead, up to 2^15 windows (2^20 cycles: a backlog or a
+// run-ahead of about a millisecond), so a backlog keeps queueing.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -48,13 +49,20 @@ class Budget {
   std::uint64_t reserve(std::uint64_t t, std::uint64_t d) {
     if (d == 0) return t;
     busy_ += d;
-    std::uint64_t w = t / window_;
-    Slot* s = &slot(w);
-    while (s->used >= window_) s = &slot(++w);  // saturated: the first window with room
-    std::uint64_t start = std::max(t, w * window_);
-    if (s->used) {  // the window's units: [begin, begin + used) or [end - used, end)
-      const std::uint64_t lo = packing_ == Packing::FromEarliestStart ? s->begin : s->end - s->used;
-      if (start + d > lo && start < lo + s->used) start = lo + s->used;
+    std::uint64_t w = t / window_, start = t;
+    Slot* s;
+    for (;;) {  // until the start lies in a window with room whose booked units it does not overlap
+      s = &slot(w);
+      if (s->used >= window_) {  // saturated: the next window
+        start = std::max(start, ++w * window_);
+        continue;
+      }
+      if (s->used) {  // the window's units: [begin, begin + used) or [end - used, end)
+        const std::uint64_t lo = packing_ == Packing::FromEarliestStart ? s->begin : s->end - s->used;
+        if (start + d > lo && start < lo + s->used) start = lo + s->used;
+      }
+      if (start < (w + 1) * window_) break;
+      w = start / window_;  // pushed past this window: check the one it lands in
     }
     if (start + d <= (w + 1) * window_ && s->used + d <= window_)
       place(*s, start, d);  // the common case: all of it in this window
@@ -67,7 +75,7 @@ class Budget {
 
  private:
   static constexpr std::uint64_t kEmpty = ~std::uint64_t(0);
-  static constexpr std::size_t kMaxSlots = std::size_t(1) << 20;  // 32 MiB of slots
+  static constexpr std::size_t kMaxSlots = std::size_t(1) << 15;  // 1 MiB of slots, 2^20 cycles
   struct Slot {
     std::uint64_t index = kEmpty;  // the window it holds
     std::uint64_t used = 0;        // its booked units, at most the window
@@ -112,8 +120,8 @@ class Budget {
     for (;;) {
       Slot& s = ring_[w & (ring_.size() - 1)];
       if (s.index == w) return s;
-      // The ring stops doubling at kMaxSlots (a window more than that far from another still to
-      // come, e.g. with a quantum of seconds, takes its slot: an estimate, not a crash).
+      // The ring stops doubling at kMaxSlots: a window that far from another still to come (a
+      // quantum of a millisecond and more) takes its slot, an estimate rather than unbounded memory.
       if (s.index == kEmpty || s.index < floor() || ring_.size() >= kMaxSlots) {
         s = Slot{w, 0, 0, 0};
         return s;

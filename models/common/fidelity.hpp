@@ -16,7 +16,7 @@ inline const cfg::Choices<Fidelity>& memory_fidelities() {
       {"fast", Fidelity::Fast,
        "for studies: ring links and DRAM data buses are bandwidth budgets of 32-cycle windows, with no search "
        "(docs/models.md#memory-fidelity); DRAM banks keep their rows and timing bounds; the same values, simulated "
-       "times within 3% of detailed's on every shipped scenario (scripts/fidelity-error)"},
+       "times within 4% of detailed's on every shipped scenario (scripts/fidelity-error)"},
   };
   return table;
 }

@@ -225,9 +225,11 @@ void Channel::run_fast(const Burst& burst, std::uint32_t n, Result* out) {
   RowOutcome outcome;
   const Tick cas = open_row(burst, b, outcome);
   // The run's bursts follow each other tCCD_L apart (one bank), or back to back when a burst is
-  // longer. The bus counts their cycles as one booking: where tCCD_L is longer than a burst
-  // (HBM2), the gaps between them are left to other banks' bursts, and the times given are the
-  // spaced ones (a budget keeps the bus's cycles per window, not each burst's place in it).
+  // longer. The bus counts their cycles as one booking at the first burst; where tCCD_L is longer
+  // than a burst (HBM2), the bursts are given their spaced times, so another bank's data may be
+  // given times that overlap them: a budget keeps the bus's cycles per window, not each burst's
+  // place in it. (Bursts booked one by one queued each behind the window's other bookings: 18%
+  // off on kernels/add-asm.)
   const std::uint64_t lat = burst.write ? tm.tWL : tm.tRL;
   const Tick step = std::max(cyc(tm.tCCD_L), burst_ticks_);
   const Tick data = cyc(book_bus(cas / clock_.period() + lat, burst.write, n));
@@ -236,21 +238,26 @@ void Channel::run_fast(const Burst& burst, std::uint32_t n, Result* out) {
     out[i] = Result{at - cyc(lat), at, at + cyc(cfg_.geo.burst_length / 2), i ? RowOutcome::Hit : outcome};
     count(out[i].outcome, index, burst.write);
   }
+  fast_last_start_ = data / clock_.period();
   fast_last_end_ = out[n - 1].done / clock_.period();
   column_done(burst, b, out[n - 1].cas, out[n - 1].done);
 }
 
-// The data-bus cycles of `n` bursts from clock `want` on; returns their first clock. After data the
-// other way that ended less than a turnaround (tRTW; tWTR + tRL) before, the gap is booked as bus
-// time too (in the order the runs come: the bus's direction and end are its last run's).
+// The data-bus cycles of `n` bursts from clock `want` on; returns their first clock. Placed at or
+// after the other direction's last run's start and less than a turnaround (tRTW; tWTR + tRL) after
+// its end, the data waits for the rest of the turnaround, booked as bus time too (the bus's
+// direction is its last run's, in the order the runs come; a run placed before it pays none).
 std::uint64_t Channel::book_bus(std::uint64_t want, bool write, std::uint32_t n) {
   const std::uint64_t cycles = n * (burst_ticks_ / clock_.period());
-  std::uint64_t gap = 0;
-  if (fast_last_end_ && fast_write_ != write) {
+  std::uint64_t data = fast_bus_.reserve(want, cycles);
+  if (fast_last_end_ && fast_write_ != write && data >= fast_last_start_) {
     const std::uint64_t turn = write ? cfg_.t.tRTW : std::uint64_t(cfg_.t.tWTR) + cfg_.t.tRL;
-    if (want < fast_last_end_ + turn) gap = std::min(turn, fast_last_end_ + turn - want);
+    if (data < fast_last_end_ + turn) {
+      const std::uint64_t gap = std::min(turn, fast_last_end_ + turn - data);
+      fast_bus_.reserve(data + cycles, gap);
+      data += gap;
+    }
   }
-  const std::uint64_t data = fast_bus_.reserve(want, gap + cycles) + gap;
   fast_write_ = write;
   fast_data_cycles_ += cycles;
   return data;

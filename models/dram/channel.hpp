@@ -91,7 +91,6 @@ class Channel {
   bool fast() const { return cfg_.fidelity == Fidelity::Fast; }
   void run_fast(const Burst& b, std::uint32_t n, Result* out);
   std::uint64_t book_bus(std::uint64_t want, bool write, std::uint32_t n);
-  std::uint64_t book_bus_n(std::uint64_t want, bool write, std::uint32_t nb);
 
   Config cfg_;
   Clock clock_;
@@ -105,7 +104,8 @@ class Channel {
   Tick burst_ticks_ = 0;                // data-bus occupancy of one burst
   Budget fast_bus_;                     // the data bus in the fast fidelity, in clocks
   bool fast_write_ = false;             // its last run's direction (in the order they come)
-  std::uint64_t fast_last_end_ = 0;     // and its data's end, in clocks (0: none yet)
+  std::uint64_t fast_last_start_ = 0;   // and its data's start and end, in clocks
+  std::uint64_t fast_last_end_ = 0;     // (0: none yet)
   std::uint64_t fast_data_cycles_ = 0;  // clocks it carried data
 };
 

@@ -43,11 +43,11 @@ RingConfig RingConfig::from(const cfg::Node& n) {
 
 RingTiming::RingTiming(const RingConfig& c) : cfg_(c), routing_(c.routing()) {
   const std::size_t n = std::size_t(c.stops) * routing_->directions();
-  // assumption (fast fidelity): a window of 32 ring cycles (16 - 32 lines' data on the presets'
-  // links), the size that came closest to the detailed mode over the shipped scenarios (16 - 256
+  // assumption (fast fidelity): a window of 16 ring cycles (8 - 16 lines' data on the presets'
+  // links), the size that came closest to the detailed mode over the shipped scenarios (16 - 128
   // tried, docs/performance.md). Transfers that enter a link one after another queue (budget.hpp).
   if (fast())
-    budgets_.assign(n * kChannels, Budget(32, Budget::Packing::BeforeLatestEnd, c.clock.period()));
+    budgets_.assign(n * kChannels, Budget(16, Budget::Packing::BeforeLatestEnd, c.clock.period()));
   else
     timelines_.assign(n * kChannels, Timeline(c.clock.period()));
   stats_.resize(n);
