@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "aicore/aicore.hpp"
@@ -732,6 +733,62 @@ TEST(AiCoreCube, FixpipeToUbWritesNdRowsAtTheStride) {
   ASSERT_TRUE(b.fault);
   EXPECT_NE(b.fault->reason.find("destination UB address 0x110 is not aligned to 32 bytes"), std::string::npos)
       << b.fault->reason;
+}
+
+TEST(AiCoreCube, MmadOfManyRowsRoundsEachSumOnceWithNaNAndInfinity) {
+  // m = 100: seven rows of fractals, more than the cube's functional model takes at once, the last
+  // partial. Values with few bits make every sum exact in a double, in any order, so the reference
+  // is the plain loop's sum rounded once to f32; sums up to 2^26 units of 2^-11 need that rounding.
+  // Row 3 holds a NaN; row 70 an infinity (times 0: NaN; times +-1: +-inf); row 95 inf and -inf,
+  // which meet as NaN where their columns of B have one sign (column 3) and as +-inf elsewhere. A
+  // second mmad accumulates onto the first: f32(sum + f32(sum)).
+  Bench b;
+  const int m = 100, k = 40, n = 24;
+  std::mt19937 r(11);
+  std::uniform_int_distribution<int> d(-1024, 1024);
+  std::vector<double> A(m * k), B(k * n);
+  for (auto& v : A) v = d(r) / 64.0;
+  for (auto& v : B) v = d(r) / 32.0;
+  const double inf = std::numeric_limits<double>::infinity();
+  A[3 * k + 5] = std::nan("");
+  A[70 * k + 0] = inf;
+  B[0 * n + 0] = 0, B[0 * n + 1] = 1, B[0 * n + 2] = -1;
+  A[95 * k + 1] = inf, A[95 * k + 2] = -inf;
+  B[1 * n + 3] = 1, B[2 * n + 3] = 1;
+  place_ab(b.core.buffer(kL0A), b.core.buffer(kL0B), A, B, m, k, n, 16, DType::F16);
+  auto f32_bits = [](double v) {
+    const float f = float(v);
+    std::uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return v != v ? 0x7fc00000u : u;
+  };
+  auto c_bits = [&](int i, int j) {
+    std::uint32_t u;
+    std::memcpy(&u, b.core.buffer(kL0C) + ((j / 16) * 7 + i / 16) * 1024 + (i % 16) * 64 + (j % 16) * 4, 4);
+    return u;
+  };
+  for (bool init : {true, false}) {
+    b.run("li x1, 0\nli64 x4, " + std::to_string(MmadCfg{m, k, n, init}.pack()) +
+          "\nmmad.f32.f16 x1, x1, x1, x4\nend\n");
+    ASSERT_FALSE(b.fault) << b.fault->str();
+    int nans = 0, infs = 0, rounded = 0;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double s = 0;
+        for (int kk = 0; kk < k; ++kk) s += A[i * k + kk] * B[kk * n + j];
+        float once;
+        const std::uint32_t first = f32_bits(s);
+        std::memcpy(&once, &first, 4);
+        const std::uint32_t want = init ? first : f32_bits(s + double(once));
+        ASSERT_EQ(c_bits(i, j), want) << (init ? "init " : "accumulate ") << i << "," << j;
+        nans += want == 0x7fc00000u;
+        infs += (want & 0x7fffffffu) == 0x7f800000u;
+        rounded += double(once) != s;
+      }
+    EXPECT_GE(nans, n + 2);  // row 3, column 0 of row 70, column 3 of row 95
+    EXPECT_GE(infs, n - 1);  // row 70 but column 0, and row 95's columns of mixed signs
+    EXPECT_GT(rounded, 20);  // the f32 rounding is exercised
+  }
 }
 
 TEST(AiCoreCube, MmadBf16AndF32IntoF32) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include "aicore/numeric.hpp"
 
@@ -90,6 +91,35 @@ TEST(Numeric, EveryF16ValueIsExactInADouble) {
     if (!std::isnan(ref)) {
       ASSERT_EQ(to_f16(got, Round::Rint), s) << b;
     }
+  }
+}
+
+// The bit-arithmetic decoders (and load_n, which the functional cube uses) give the general
+// decoder's double bit for bit on every pattern of both formats: NaNs' sign and payload, -0,
+// subnormals. bf16 is also checked against its definition, the top half of an f32.
+std::uint64_t double_bits(double d) {
+  std::uint64_t u;
+  std::memcpy(&u, &d, 8);
+  return u;
+}
+
+TEST(Numeric, SixteenBitDecodersMatchTheGeneralDecoderOnEveryPattern) {
+  std::vector<std::uint8_t> all(2 * 0x10000);
+  for (std::uint32_t b = 0; b < 0x10000; ++b) std::memcpy(&all[2 * b], &b, 2);
+  std::vector<double> f16s(0x10000), bf16s(0x10000);
+  load_n(all.data(), DType::F16, 0x10000, f16s.data());
+  load_n(all.data(), DType::BF16, 0x10000, bf16s.data());
+  for (std::uint32_t b = 0; b < 0x10000; ++b) {
+    const std::uint64_t h = double_bits(from_format(b, 10, 5)), bf = double_bits(from_format(b, 7, 8));
+    ASSERT_EQ(double_bits(f16(std::uint16_t(b))), h) << b;
+    ASSERT_EQ(double_bits(f16s[b]), h) << b;
+    ASSERT_EQ(double_bits(bf16(std::uint16_t(b))), bf) << b;
+    ASSERT_EQ(double_bits(bf16s[b]), bf) << b;
+    const double as_f32 = double(bits_to_float(b << 16));
+    if (std::isnan(as_f32))
+      ASSERT_TRUE(std::isnan(bf16s[b])) << b;
+    else
+      ASSERT_EQ(double_bits(bf16s[b]), double_bits(as_f32)) << b;
   }
 }
 

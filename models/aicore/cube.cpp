@@ -55,17 +55,24 @@ Span CubeUnit::mmad(const Issued& e) {
                 mf,
                 kf,
                 nf};
-    products(j);
-    if (acc_t == DType::S32)
-      accumulate_s32(j);
-    else
-      accumulate_f32(j);
+    decode(j);
+    // The products a block of C's rows at a time, each accumulated into L0C at once: the block's
+    // products stay in the host's caches between the two (all of C's, 512 KiB for a 256 x 256
+    // mmad, did not, and were a fifth of a functional GEMM's host time).
+    for (std::uint64_t mi0 = 0; mi0 < mf; mi0 += kRowFractals) {
+      const std::uint64_t mi1 = std::min(mf, mi0 + kRowFractals);
+      products(j, mi0, mi1);
+      if (acc_t == DType::S32)
+        accumulate_s32(j, mi0, mi1);
+      else
+        accumulate_f32(j, mi0, mi1);
+    }
   }
   (acc_t == DType::S32 ? int_ops_ : flops_) += 2.0 * double(c.m) * double(c.k) * double(c.n);
   return Span::at(now + cfg.clock.cycles(cfg.cube_startup_cycles + steps(mf, kf, nf) * cfg.cube_cycles_per_step));
 }
 
-void CubeUnit::products(const Job& j) {
+void CubeUnit::decode(const Job& j) {
   // Products of two fp16 / bf16 values are exact in a double, their sums are in double precision
   // (in BLAS's order), and the result is rounded once to f32. int8 products and their sums are
   // exact in a double (|sum| <= k x 2^14, far below 2^53), whatever the order of the additions,
@@ -73,21 +80,40 @@ void CubeUnit::products(const Job& j) {
   const MmadCfg& c = j.c;
   a_.resize(std::size_t(c.m) * c.k);
   bt_.resize(std::size_t(c.n) * c.k);
-  prod_.resize(std::size_t(c.m) * c.n);
-  // A (rows m) and B (columns n) share one fractal layout; unpack each row of k by walking its
-  // fractals, k0 contiguous elements at a time.
+  prod_.resize(std::size_t(std::min<std::uint64_t>(c.m, kRowFractals * 16)) * c.n);
+  // A (rows m) and B (columns n) share one fractal layout: 16 rows by 32 bytes of k (k0 elements)
+  // per 512-byte fractal, k's fractals next to each other. Each fractal is decoded in one call, in
+  // the order its bytes lie (rows past m or n are L0's padding), and its rows then placed: one call
+  // per 16 elements cost as much as decoding them.
   auto unpack = [&](const std::uint8_t* base, std::uint64_t rows, std::vector<double>& out) {
-    for (std::uint64_t r = 0; r < rows; ++r) {
-      const std::uint8_t* row = base + (r / 16) * j.kf * 512 + (r % 16) * 32;
-      double* o = out.data() + r * c.k;
-      for (std::uint64_t k = 0; k < c.k; k += j.k0, row += 512)
-        num::load_n(row, j.in_t, std::min<std::uint64_t>(j.k0, c.k - k), o + k);
-    }
+    double frac_values[16 * 32];  // k0 is at most 32 (int8)
+    const std::uint8_t* frac = base;
+    for (std::uint64_t r0 = 0; r0 < rows; r0 += 16)
+      for (std::uint64_t k = 0; k < c.k; k += j.k0, frac += 512) {
+        num::load_n(frac, j.in_t, 16 * j.k0, frac_values);
+        const auto place = [&, rn = std::min<std::uint64_t>(rows, r0 + 16)](auto kn) {
+          for (std::uint64_t r = r0; r < rn; ++r)
+            std::memcpy(out.data() + r * c.k + k, frac_values + (r - r0) * j.k0, kn * sizeof(double));
+        };
+        // A whole fractal row's copy, of a size known here, is inline code, not a call to memcpy.
+        switch (std::min<std::uint64_t>(j.k0, c.k - k)) {
+          case 8: place(std::integral_constant<std::uint64_t, 8>{}); break;
+          case 16: place(std::integral_constant<std::uint64_t, 16>{}); break;
+          case 32: place(std::integral_constant<std::uint64_t, 32>{}); break;
+          default: place(std::min<std::uint64_t>(j.k0, c.k - k));
+        }
+      }
   };
   unpack(j.A, c.m, a_);
   unpack(j.B, c.n, bt_);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(c.m), int(c.n), int(c.k), 1.0, a_.data(), int(c.k),
-              bt_.data(), int(c.k), 0.0, prod_.data(), int(c.n));
+}
+
+// prod_ = the products of A's rows of fractals mi0 .. mi1 by all of B.
+void CubeUnit::products(const Job& j, std::uint64_t mi0, std::uint64_t mi1) {
+  const MmadCfg& c = j.c;
+  const std::uint64_t rows = std::min<std::uint64_t>(c.m, mi1 * 16) - mi0 * 16;
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), int(c.n), int(c.k), 1.0, a_.data() + mi0 * 16 * c.k,
+              int(c.k), bt_.data(), int(c.k), 0.0, prod_.data(), int(c.n));
 }
 
 // Each row of C in L0C's own fractal order: a fractal row's up to 16 elements are contiguous,
@@ -95,14 +121,14 @@ void CubeUnit::products(const Job& j) {
 // count is a compile-time 16, so its copies and loop are inline vector code, not calls to memcpy
 // (a memmove per 64 bytes was 6% of a functional GEMM's host time).
 template <typename F>
-static void for_each_c_row(std::uint8_t* C, const MmadCfg& c, std::uint64_t mf, std::uint64_t nf,
-                           const std::vector<double>& prod, F&& f) {
+static void for_each_c_row(std::uint8_t* C, const MmadCfg& c, std::uint64_t mf, std::uint64_t nf, std::uint64_t mi0,
+                           std::uint64_t mi1, const std::vector<double>& prod, F&& f) {
   for (std::uint64_t nj = 0; nj < nf; ++nj) {
     const std::uint64_t n = std::min<std::uint64_t>(16, c.n - nj * 16);
-    for (std::uint64_t mi = 0; mi < mf; ++mi)
+    for (std::uint64_t mi = mi0; mi < mi1; ++mi)
       for (std::uint64_t rr = 0, r = mi * 16; rr < 16 && r < c.m; ++rr, ++r) {
         std::uint8_t* row = C + (nj * mf + mi) * 1024 + rr * 64;
-        const double* src = prod.data() + r * c.n + nj * 16;
+        const double* src = prod.data() + (r - mi0 * 16) * c.n + nj * 16;
         if (n == 16)
           f(row, src, std::integral_constant<std::uint64_t, 16>{});
         else
@@ -111,9 +137,9 @@ static void for_each_c_row(std::uint8_t* C, const MmadCfg& c, std::uint64_t mf, 
   }
 }
 
-void CubeUnit::accumulate_s32(const Job& j) {
+void CubeUnit::accumulate_s32(const Job& j, std::uint64_t mi0, std::uint64_t mi1) {
   // Into L0C as int32, wrapping like the hardware's adder.
-  for_each_c_row(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
+  for_each_c_row(j.C, j.c, j.mf, j.nf, mi0, mi1, prod_, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
     std::int32_t cur[16] = {};
     if (!init) std::memcpy(cur, p, n * 4);
     for (std::uint64_t i = 0; i < n; ++i)
@@ -122,20 +148,29 @@ void CubeUnit::accumulate_s32(const Job& j) {
   });
 }
 
-void CubeUnit::accumulate_f32(const Job& j) {
-  // Into L0C, rounding once to f32 (host nearest-even, NaN canonical, as num::to_f32).
-  for_each_c_row(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
+static constexpr std::uint32_t kCanonicalNan = 0x7fc00000u;
+
+void CubeUnit::accumulate_f32(const Job& j, std::uint64_t mi0, std::uint64_t mi1) {
+  // Into L0C, rounding once to f32 (host nearest-even, NaN canonical, as num::to_f32). Plain loops
+  // over whole rows, which the compiler turns into vector code (one loop with the choices inside
+  // was scalar, a tenth of a functional GEMM's host time); a NaN, rare, is made canonical after.
+  for_each_c_row(j.C, j.c, j.mf, j.nf, mi0, mi1, prod_, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
     float cur[16];
-    std::uint32_t out[16];
-    std::memcpy(cur, p, n * 4);
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const double v = init ? src[i] : src[i] + double(cur[i]);  // no + 0.0: it would turn -0 into +0
-      const float f = float(v);
-      std::uint32_t bits;
-      std::memcpy(&bits, &f, 4);
-      out[i] = v != v ? 0x7fc00000u : bits;
+    double v[16];
+    if (init) {
+      for (std::uint64_t i = 0; i < n; ++i) v[i] = src[i];
+    } else {
+      std::memcpy(cur, p, n * 4);
+      for (std::uint64_t i = 0; i < n; ++i) v[i] = src[i] + double(cur[i]);  // no + 0.0: it would turn -0 into +0
     }
-    std::memcpy(p, out, n * 4);
+    for (std::uint64_t i = 0; i < n; ++i) cur[i] = float(v[i]);
+    std::uint32_t bits[16], nan = 0;
+    std::memcpy(bits, cur, n * 4);
+    for (std::uint64_t i = 0; i < n; ++i) nan |= (bits[i] & 0x7fffffffu) > 0x7f800000u;
+    std::memcpy(p, cur, n * 4);
+    if (nan)
+      for (std::uint64_t i = 0; i < n; ++i)
+        if (v[i] != v[i]) std::memcpy(p + 4 * i, &kCanonicalNan, 4);
   });
 }
 

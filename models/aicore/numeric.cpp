@@ -5,6 +5,11 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 namespace dvp::aicore::num {
 
 std::uint32_t round_to_format(double x, int mant_bits, int exp_bits, Round mode) {
@@ -94,30 +99,6 @@ std::uint32_t to_f32(double x, Round r) {
   return round_to_format(x, 23, 8, r);
 }
 
-namespace {
-// All 65536 values of a 16-bit format: the functional cube and vector unit decode hundreds of
-// millions of elements, and a lookup is much cheaper than ldexp.
-struct Table16 {
-  std::vector<double> v;
-  Table16(int mant, int exp) : v(65536) {
-    for (std::uint32_t b = 0; b < 65536; ++b) v[b] = from_format(b, mant, exp);
-  }
-};
-}  // namespace
-
-const double* f16_table() {
-  static const Table16 t(10, 5);
-  return t.v.data();
-}
-
-const double* bf16_table() {
-  static const Table16 t(7, 8);
-  return t.v.data();
-}
-
-double f16(std::uint16_t b) { return f16_table()[b]; }
-double bf16(std::uint16_t b) { return bf16_table()[b]; }
-
 double f32(std::uint32_t b) {
   float f;
   std::memcpy(&f, &b, 4);
@@ -163,14 +144,84 @@ double load(const std::uint8_t* p, DType t) {
   return 0.0;
 }
 
+namespace {
+// Many f16 / bf16 elements at once (the functional cube decodes every mmad's operands: a 2048^3
+// GEMM decodes 67 M elements, a sixth of its host time one by one): the host's own conversions,
+// 8 elements a step. The few elements those would decode otherwise (a NaN's payload; a bf16
+// subnormal, should the host flush them) are decoded again by decode16, so every value is
+// from_format's, bit for bit, on every host. Each returns how many elements it decoded.
+template <int Mant, int Exp>
+void decode_again(const std::uint8_t* p, double* out, int lanes) {  // lanes: 2 mask bits per element
+  for (int k = 0; k < 8; ++k)
+    if (lanes & (1 << (2 * k))) {
+      std::uint16_t b;
+      std::memcpy(&b, p + 2 * k, 2);
+      out[k] = decode16<Mant, Exp>(b);
+    }
+}
+
+#if defined(__x86_64__)
+bool host_has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+
+__attribute__((target("avx,f16c"))) std::uint64_t f16_by_eight(const std::uint8_t* p, std::uint64_t n, double* out) {
+  const __m128i exp_all = _mm_set1_epi16(0x7c00);
+  std::uint64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * i));
+    const __m256 f = _mm256_cvtph_ps(h);
+    _mm256_storeu_pd(out + i, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
+    _mm256_storeu_pd(out + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
+    if (int nan = _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, exp_all), exp_all)))
+      decode_again<10, 5>(p + 2 * i, out + i, nan);
+  }
+  return i;
+}
+
+// bf16 is the top half of an f32: SSE2, which every x86-64 host has.
+std::uint64_t bf16_by_eight(const std::uint8_t* p, std::uint64_t n, double* out) {
+  const __m128i zero = _mm_setzero_si128(), exp_all = _mm_set1_epi16(0x7f80);
+  const __m128i magnitude = _mm_set1_epi16(0x7fff), smallest_normal = _mm_set1_epi16(0x80);
+  std::uint64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * i));
+    const __m128 lo = _mm_castsi128_ps(_mm_unpacklo_epi16(zero, h)), hi = _mm_castsi128_ps(_mm_unpackhi_epi16(zero, h));
+    _mm_storeu_pd(out + i, _mm_cvtps_pd(lo));
+    _mm_storeu_pd(out + i + 2, _mm_cvtps_pd(_mm_movehl_ps(lo, lo)));
+    _mm_storeu_pd(out + i + 4, _mm_cvtps_pd(hi));
+    _mm_storeu_pd(out + i + 6, _mm_cvtps_pd(_mm_movehl_ps(hi, hi)));
+    const __m128i m = _mm_and_si128(h, magnitude);
+    const __m128i nan = _mm_cmpeq_epi16(_mm_and_si128(h, exp_all), exp_all);
+    const __m128i subnormal = _mm_andnot_si128(_mm_cmpeq_epi16(m, zero), _mm_cmplt_epi16(m, smallest_normal));
+    if (int redo = _mm_movemask_epi8(_mm_or_si128(nan, subnormal))) decode_again<7, 8>(p + 2 * i, out + i, redo);
+  }
+  return i;
+}
+#else
+std::uint64_t f16_by_eight(const std::uint8_t*, std::uint64_t, double*) { return 0; }
+std::uint64_t bf16_by_eight(const std::uint8_t*, std::uint64_t, double*) { return 0; }
+#endif
+}  // namespace
+
 void load_n(const std::uint8_t* p, DType t, std::uint64_t n, double* out) {
-  const double* table = t == DType::F16 ? f16_table() : t == DType::BF16 ? bf16_table() : nullptr;
-  if (table) {
-    for (std::uint64_t i = 0; i < n; ++i) {
+  const auto each16 = [&](std::uint64_t i, auto decode) {
+    for (; i < n; ++i) {
       std::uint16_t b;
       std::memcpy(&b, p + 2 * i, 2);
-      out[i] = table[b];
+      out[i] = decode(b);
     }
+  };
+#if defined(__x86_64__)
+  static const bool f16c = host_has_f16c();
+#else
+  constexpr bool f16c = false;
+#endif
+  if (t == DType::F16) {
+    each16(f16c ? f16_by_eight(p, n, out) : 0, decode16<10, 5>);
+  } else if (t == DType::BF16) {
+    each16(bf16_by_eight(p, n, out), decode16<7, 8>);
   } else if (t == DType::S8) {
     for (std::uint64_t i = 0; i < n; ++i) out[i] = double(std::int8_t(p[i]));
   } else if (t == DType::F32 || t == DType::S32) {

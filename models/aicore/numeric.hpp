@@ -54,12 +54,36 @@ inline std::uint16_t to_bf16(double x, Round r = Round::Rint) {
   return std::uint16_t(round_to_format(x, 7, 8, r));
 }
 std::uint32_t to_f32(double x, Round r = Round::Rint);
-// Decoding by table: every 16-bit pattern's value, computed once by from_format.
-double f16(std::uint16_t b);
-double bf16(std::uint16_t b);
-// The tables themselves (65536 doubles), for loops that decode many elements of one type.
-const double* f16_table();
-const double* bf16_table();
+// Decoding a 16-bit format from its bits, the same double as from_format gives (bit for bit, NaN
+// and -0 included), with a few integer operations: a table of the 65536 values (512 KiB) missed
+// the host's caches on random data, and its lookups were a sixth of a functional GEMM's host time.
+// A normal value's exponent and mantissa move into a double's fields; a subnormal is
+// (2^emin + its mantissa) - 2^emin, both exact; an all-ones exponent is infinity or the quiet NaN.
+template <int Mant, int Exp>
+inline double decode16(std::uint16_t b) {
+  constexpr int bias = (1 << (Exp - 1)) - 1;
+  constexpr std::uint32_t exp_all = (1u << Exp) - 1;
+  constexpr std::uint64_t emin = std::uint64_t(1023 + 1 - bias) << 52;  // 2^(1 - bias)
+  const std::uint64_t sign = std::uint64_t(b >> (Mant + Exp)) << 63;
+  const std::uint32_t ex = (b >> Mant) & exp_all;
+  const std::uint64_t man = std::uint64_t(b & ((1u << Mant) - 1)) << (52 - Mant);
+  std::uint64_t bits = (std::uint64_t(ex) + 1023 - bias) << 52 | man;
+  if (ex == exp_all) bits = 0x7ff0000000000000ull | (man ? 0x0008000000000000ull : 0);
+  if (ex == 0) {
+    double lo, sub;
+    std::memcpy(&lo, &emin, 8);
+    const std::uint64_t with_man = emin | man;
+    std::memcpy(&sub, &with_man, 8);
+    sub -= lo;
+    std::memcpy(&bits, &sub, 8);
+  }
+  bits |= sign;
+  double v;
+  std::memcpy(&v, &bits, 8);
+  return v;
+}
+inline double f16(std::uint16_t b) { return decode16<10, 5>(b); }
+inline double bf16(std::uint16_t b) { return decode16<7, 8>(b); }
 double f32(std::uint32_t b);
 
 // Integer conversions: rounded with `r` (None = Rint), then saturated to [lo, hi]; NaN -> 0.
