@@ -1257,13 +1257,17 @@ std::vector<std::uint8_t> KernelLauncher::initial_bytes(const TensorSpec& s) {
   double v[4096];  // the values, stored a chunk at a time (the type chosen once a chunk)
   for (std::uint64_t i0 = 0; i0 < n; i0 += 4096) {
     const std::uint64_t len = std::min<std::uint64_t>(4096, n - i0);
-    for (std::uint64_t j = 0; j < len; ++j) {
-      v[j] = arange ? double((i0 + j) % 2048) : 0.0;
-      if (random) {
+    // A loop per kind, the choice out of it. z >> 11 < 2^53 converts exactly as a signed integer
+    // (one instruction; an unsigned 64-bit one takes a branch and a fix-up).
+    if (random)
+      for (std::uint64_t j = 0; j < len; ++j) {
         z ^= z << 13, z ^= z >> 7, z ^= z << 17;
-        v[j] = s.lo + (s.hi - s.lo) * double(z >> 11) * 0x1.0p-53;
+        v[j] = s.lo + (s.hi - s.lo) * double(std::int64_t(z >> 11)) * 0x1.0p-53;
       }
-    }
+    else if (arange)
+      for (std::uint64_t j = 0; j < len; ++j) v[j] = double((i0 + j) % 2048);
+    else
+      std::fill(v, v + len, 0.0);
     aicore::num::store_n(logical.data() + i0 * eb, s.t.dtype, v, len);
   }
   if (!s.nc1hwc0) return logical;

@@ -736,11 +736,12 @@ TEST(AiCoreCube, FixpipeToUbWritesNdRowsAtTheStride) {
 }
 
 TEST(AiCoreCube, MmadOfManyRowsRoundsEachSumOnceWithNaNAndInfinity) {
-  // m = 100: seven rows of fractals, more than the cube's functional model takes at once, the last
-  // partial. Values with few bits make every sum exact in a double, in any order, so the reference
-  // is the plain loop's sum rounded once to f32; sums up to 2^26 units of 2^-11 need that rounding.
-  // Row 3 holds a NaN; row 70 an infinity (times 0: NaN; times +-1: +-inf); row 95 inf and -inf,
-  // which meet as NaN where their columns of B have one sign (column 3) and as +-inf elsewhere. A
+  // m = 100: seven rows of fractals, the last partial. Values with few bits make every sum exact
+  // in a double, in any order, so the reference is the plain loop's sum rounded once to f32: B's
+  // rows of k are scaled by 2^-4 .. 2^3 in turn, so a sum spans up to about 32 bits, more than an
+  // f32 keeps (most sums are rounded) and far fewer than a double's 53. Row 3 holds a NaN; row 70
+  // an infinity (times 0: NaN; times +-1: +-inf); row 95 inf and -inf, which meet as NaN where
+  // their rows of B have one sign or a zero (column 3 among others) and as +-inf elsewhere. A
   // second mmad accumulates onto the first: f32(sum + f32(sum)).
   Bench b;
   const int m = 100, k = 40, n = 24;
@@ -748,7 +749,8 @@ TEST(AiCoreCube, MmadOfManyRowsRoundsEachSumOnceWithNaNAndInfinity) {
   std::uniform_int_distribution<int> d(-1024, 1024);
   std::vector<double> A(m * k), B(k * n);
   for (auto& v : A) v = d(r) / 64.0;
-  for (auto& v : B) v = d(r) / 32.0;
+  for (int kk = 0; kk < k; ++kk)
+    for (int j = 0; j < n; ++j) B[kk * n + j] = std::ldexp(d(r) / 32.0, kk % 8 - 4);
   const double inf = std::numeric_limits<double>::infinity();
   A[3 * k + 5] = std::nan("");
   A[70 * k + 0] = inf;
@@ -783,11 +785,11 @@ TEST(AiCoreCube, MmadOfManyRowsRoundsEachSumOnceWithNaNAndInfinity) {
         ASSERT_EQ(c_bits(i, j), want) << (init ? "init " : "accumulate ") << i << "," << j;
         nans += want == 0x7fc00000u;
         infs += (want & 0x7fffffffu) == 0x7f800000u;
-        rounded += double(once) != s;
+        rounded += !std::isnan(s) && double(once) != s;
       }
-    EXPECT_GE(nans, n + 2);  // row 3, column 0 of row 70, column 3 of row 95
-    EXPECT_GE(infs, n - 1);  // row 70 but column 0, and row 95's columns of mixed signs
-    EXPECT_GT(rounded, 20);  // the f32 rounding is exercised
+    EXPECT_GE(nans, n + 2);         // row 3, column 0 of row 70, column 3 of row 95
+    EXPECT_GE(infs, n - 1);         // row 70 but column 0, and row 95's columns of mixed signs
+    EXPECT_GT(rounded, m * n / 2);  // the f32 rounding is exercised
   }
 }
 

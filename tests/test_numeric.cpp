@@ -218,7 +218,9 @@ TEST(Numeric, LoadAndStoreEveryType) {
 // edges of the normal range (carry into infinity, the smallest normal) and zeros.
 TEST(Numeric, SixteenBitNearestEvenFastPathMatchesTheGeneralRounding) {
   std::mt19937_64 rng(5);
-  auto same = [](double x) {
+  std::vector<double> all;  // every value below, for store_n's path (F16C where the host has it)
+  auto same = [&all](double x) {
+    all.push_back(x);
     ASSERT_EQ(to_f16(x, Round::Rint), round_to_format(x, 10, 5, Round::Rint)) << x;
     ASSERT_EQ(to_bf16(x, Round::Rint), round_to_format(x, 7, 8, Round::Rint)) << x;
     ASSERT_EQ(to_f16(x, Round::None), round_to_format(x, 10, 5, Round::Rint)) << x;
@@ -238,8 +240,25 @@ TEST(Numeric, SixteenBitNearestEvenFastPathMatchesTheGeneralRounding) {
       same(std::nextafter(v, -INFINITY));
     }
     const double a = f16(std::uint16_t(h)), b = f16(std::uint16_t(h + 1));
-    if (h < 0x7bff) same((a + b) / 2);
+    if (h < 0x7bff) {  // the tie, and just off it by less than an f32's last bit (a double rounding's trap)
+      const double tie = (a + b) / 2, off = std::ldexp(std::fabs(tie), -30);
+      for (double x : {tie, tie + off, tie - off, std::nextafter(tie, INFINITY), std::nextafter(tie, -INFINITY)})
+        same(x), same(-x);
+    }
   }
-  for (double x : {0.0, -0.0, 65504.0, 65519.99, 65520.0, -65520.0, 6.103515625e-05, 6.1035e-05, 3.4e38, 3.3961776e38})
+  for (double x :
+       {0.0, -0.0, 65504.0, 65519.99, 65520.0, -65520.0, 6.103515625e-05, 6.1035e-05, 3.4e38, 3.3961776e38, 1e-300,
+        -1e-300, 1e300, double(INFINITY), -double(INFINITY), 2.9802322387695312e-08, 2.98023223876953125e-08 * 1.5})
     same(x);
+  all.push_back(std::nan(""));
+  all.push_back(-std::nan(""));
+  for (std::size_t skip = 0; skip < 4; ++skip) {  // each element in each lane of a step of 4, and tails
+    std::vector<std::uint8_t> out(2 * all.size());
+    store_n(out.data(), DType::F16, all.data() + skip, all.size() - skip);
+    for (std::size_t i = skip; i < all.size(); ++i) {
+      std::uint16_t got;
+      std::memcpy(&got, &out[2 * (i - skip)], 2);
+      ASSERT_EQ(got, to_f16(all[i], Round::Rint)) << all[i] << " at " << i - skip;
+    }
+  }
 }

@@ -56,17 +56,14 @@ Span CubeUnit::mmad(const Issued& e) {
                 kf,
                 nf};
     decode(j);
-    // The products a block of C's rows at a time, each accumulated into L0C at once: the block's
-    // products stay in the host's caches between the two (all of C's, 512 KiB for a 256 x 256
-    // mmad, did not, and were a fifth of a functional GEMM's host time).
-    for (std::uint64_t mi0 = 0; mi0 < mf; mi0 += kRowFractals) {
-      const std::uint64_t mi1 = std::min(mf, mi0 + kRowFractals);
-      products(j, mi0, mi1);
-      if (acc_t == DType::S32)
-        accumulate_s32(j, mi0, mi1);
-      else
-        accumulate_f32(j, mi0, mi1);
-    }
+    // One dgemm for the whole mmad, not a block of rows at a time: a smaller call can take
+    // another of OpenBLAS's kernels (its small-matrix kernels on AVX-512 hosts sum k in eight
+    // lanes), and so another order of the additions and other bits.
+    products(j);
+    if (acc_t == DType::S32)
+      accumulate_s32(j);
+    else
+      accumulate_f32(j);
   }
   (acc_t == DType::S32 ? int_ops_ : flops_) += 2.0 * double(c.m) * double(c.k) * double(c.n);
   return Span::at(now + cfg.clock.cycles(cfg.cube_startup_cycles + steps(mf, kf, nf) * cfg.cube_cycles_per_step));
@@ -80,7 +77,7 @@ void CubeUnit::decode(const Job& j) {
   const MmadCfg& c = j.c;
   a_.resize(std::size_t(c.m) * c.k);
   bt_.resize(std::size_t(c.n) * c.k);
-  prod_.resize(std::size_t(std::min<std::uint64_t>(c.m, kRowFractals * 16)) * c.n);
+  prod_.resize(std::size_t(c.m) * c.n);
   // A (rows m) and B (columns n) share one fractal layout: 16 rows by 32 bytes of k (k0 elements)
   // per 512-byte fractal, k's fractals next to each other. Each fractal is decoded in one call, in
   // the order its bytes lie (rows past m or n are L0's padding), and its rows then placed: one call
@@ -108,12 +105,11 @@ void CubeUnit::decode(const Job& j) {
   unpack(j.B, c.n, bt_);
 }
 
-// prod_ = the products of A's rows of fractals mi0 .. mi1 by all of B.
-void CubeUnit::products(const Job& j, std::uint64_t mi0, std::uint64_t mi1) {
+// prod_ = A x B.
+void CubeUnit::products(const Job& j) {
   const MmadCfg& c = j.c;
-  const std::uint64_t rows = std::min<std::uint64_t>(c.m, mi1 * 16) - mi0 * 16;
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(rows), int(c.n), int(c.k), 1.0, a_.data() + mi0 * 16 * c.k,
-              int(c.k), bt_.data(), int(c.k), 0.0, prod_.data(), int(c.n));
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(c.m), int(c.n), int(c.k), 1.0, a_.data(), int(c.k),
+              bt_.data(), int(c.k), 0.0, prod_.data(), int(c.n));
 }
 
 // Each row of C in L0C's own fractal order: a fractal row's up to 16 elements are contiguous,
@@ -121,14 +117,14 @@ void CubeUnit::products(const Job& j, std::uint64_t mi0, std::uint64_t mi1) {
 // count is a compile-time 16, so its copies and loop are inline vector code, not calls to memcpy
 // (a memmove per 64 bytes was 6% of a functional GEMM's host time).
 template <typename F>
-static void for_each_c_row(std::uint8_t* C, const MmadCfg& c, std::uint64_t mf, std::uint64_t nf, std::uint64_t mi0,
-                           std::uint64_t mi1, const std::vector<double>& prod, F&& f) {
+static void for_each_c_row(std::uint8_t* C, const MmadCfg& c, std::uint64_t mf, std::uint64_t nf,
+                           const std::vector<double>& prod, F&& f) {
   for (std::uint64_t nj = 0; nj < nf; ++nj) {
     const std::uint64_t n = std::min<std::uint64_t>(16, c.n - nj * 16);
-    for (std::uint64_t mi = mi0; mi < mi1; ++mi)
+    for (std::uint64_t mi = 0; mi < mf; ++mi)
       for (std::uint64_t rr = 0, r = mi * 16; rr < 16 && r < c.m; ++rr, ++r) {
         std::uint8_t* row = C + (nj * mf + mi) * 1024 + rr * 64;
-        const double* src = prod.data() + (r - mi0 * 16) * c.n + nj * 16;
+        const double* src = prod.data() + r * c.n + nj * 16;
         if (n == 16)
           f(row, src, std::integral_constant<std::uint64_t, 16>{});
         else
@@ -137,9 +133,9 @@ static void for_each_c_row(std::uint8_t* C, const MmadCfg& c, std::uint64_t mf, 
   }
 }
 
-void CubeUnit::accumulate_s32(const Job& j, std::uint64_t mi0, std::uint64_t mi1) {
+void CubeUnit::accumulate_s32(const Job& j) {
   // Into L0C as int32, wrapping like the hardware's adder.
-  for_each_c_row(j.C, j.c, j.mf, j.nf, mi0, mi1, prod_, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
+  for_each_c_row(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
     std::int32_t cur[16] = {};
     if (!init) std::memcpy(cur, p, n * 4);
     for (std::uint64_t i = 0; i < n; ++i)
@@ -150,11 +146,11 @@ void CubeUnit::accumulate_s32(const Job& j, std::uint64_t mi0, std::uint64_t mi1
 
 static constexpr std::uint32_t kCanonicalNan = 0x7fc00000u;
 
-void CubeUnit::accumulate_f32(const Job& j, std::uint64_t mi0, std::uint64_t mi1) {
+void CubeUnit::accumulate_f32(const Job& j) {
   // Into L0C, rounding once to f32 (host nearest-even, NaN canonical, as num::to_f32). Plain loops
   // over whole rows, which the compiler turns into vector code (one loop with the choices inside
   // was scalar, a tenth of a functional GEMM's host time); a NaN, rare, is made canonical after.
-  for_each_c_row(j.C, j.c, j.mf, j.nf, mi0, mi1, prod_, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
+  for_each_c_row(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
     float cur[16];
     double v[16];
     if (init) {

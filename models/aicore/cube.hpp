@@ -20,12 +20,10 @@ class CubeUnit {
 
  private:
   struct Job;
-  // C's rows of fractals taken at once: 4 x 16 rows of products, 128 KiB for a 256-column mmad.
-  static constexpr std::uint64_t kRowFractals = 4;
-  void decode(const Job& j);                                          // a_, bt_ = A's rows, B's columns
-  void products(const Job& j, std::uint64_t mi0, std::uint64_t mi1);  // prod_ = those rows of A x B
-  void accumulate_f32(const Job& j, std::uint64_t mi0, std::uint64_t mi1);
-  void accumulate_s32(const Job& j, std::uint64_t mi0, std::uint64_t mi1);
+  void decode(const Job& j);    // a_, bt_ = A's rows, B's columns
+  void products(const Job& j);  // prod_ = A x B, exact (see decode)
+  void accumulate_f32(const Job& j);
+  void accumulate_s32(const Job& j);
   CoreServices& core_;
   double flops_ = 0, int_ops_ = 0;
   // Scratch of the functional cube, kept from mmad to mmad: the operands decoded (A's rows, B's

@@ -199,9 +199,54 @@ std::uint64_t bf16_by_eight(const std::uint8_t* p, std::uint64_t n, double* out)
   }
   return i;
 }
+
+// A comparison's 4 masks of 64 bits as 4 of 32, an f32 lane each.
+__attribute__((target("avx"))) __m128i narrow_mask(__m256d m) {
+  return _mm_castps_si128(_mm_shuffle_ps(_mm256_castps256_ps128(_mm256_castpd_ps(m)),
+                                         _mm256_extractf128_ps(_mm256_castpd_ps(m), 1), _MM_SHUFFLE(2, 0, 2, 0)));
+}
+
+// Doubles stored as f16, nearest even, 4 a step (tensors set up, FixPipe's f16 output): each is
+// first rounded to an f32 by rounding to odd (toward zero, then the last bit set when inexact),
+// and F16C's nearest-even rounding of that f32 is the double's own rounding to f16 (an f32 has 13
+// bits more than an f16, rounding to odd needs 2; f16 subnormals and overflow to infinity
+// included). Only NaN (to_f16's canonical 0x7e00) is stored again by to_f16.
+__attribute__((target("avx,f16c"))) std::uint64_t f16_store_by_four(std::uint8_t* p, const double* v, std::uint64_t n) {
+  const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+  const __m128i one = _mm_set1_epi32(1);
+  std::uint64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m256d d = _mm256_loadu_pd(v + i);
+    const __m128 nearest = _mm256_cvtpd_ps(d);  // the default environment: nearest even
+    const __m256d back = _mm256_cvtps_pd(nearest);
+    // Where the f32 is inexact, and where it was rounded away from zero.
+    const __m128i inexact = narrow_mask(_mm256_cmp_pd(back, d, _CMP_NEQ_UQ));
+    const __m128i away =
+        narrow_mask(_mm256_cmp_pd(_mm256_and_pd(back, magnitude), _mm256_and_pd(d, magnitude), _CMP_GT_OQ));
+    __m128i odd = _mm_sub_epi32(_mm_castps_si128(nearest), _mm_and_si128(away, one));  // toward zero
+    odd = _mm_or_si128(odd, _mm_and_si128(inexact, one));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(p + 2 * i), _mm_cvtps_ph(_mm_castsi128_ps(odd), 0));
+    if (_mm256_movemask_pd(_mm256_cmp_pd(d, d, _CMP_UNORD_Q)))
+      for (int k = 0; k < 4; ++k) {
+        const std::uint16_t h = to_f16(v[i + k]);
+        std::memcpy(p + 2 * (i + k), &h, 2);
+      }
+  }
+  return i;
+}
 #else
 std::uint64_t f16_by_eight(const std::uint8_t*, std::uint64_t, double*) { return 0; }
 std::uint64_t bf16_by_eight(const std::uint8_t*, std::uint64_t, double*) { return 0; }
+std::uint64_t f16_store_by_four(std::uint8_t*, const double*, std::uint64_t) { return 0; }
+#endif
+
+#if defined(__x86_64__)
+bool f16c() {
+  static const bool has = host_has_f16c();
+  return has;
+}
+#else
+constexpr bool f16c() { return false; }
 #endif
 }  // namespace
 
@@ -213,13 +258,8 @@ void load_n(const std::uint8_t* p, DType t, std::uint64_t n, double* out) {
       out[i] = decode(b);
     }
   };
-#if defined(__x86_64__)
-  static const bool f16c = host_has_f16c();
-#else
-  constexpr bool f16c = false;
-#endif
   if (t == DType::F16) {
-    each16(f16c ? f16_by_eight(p, n, out) : 0, decode16<10, 5>);
+    each16(f16c() ? f16_by_eight(p, n, out) : 0, decode16<10, 5>);
   } else if (t == DType::BF16) {
     each16(bf16_by_eight(p, n, out), decode16<7, 8>);
   } else if (t == DType::S8) {
@@ -254,14 +294,15 @@ void store(std::uint8_t* p, DType t, double v, Round r) {
 }
 
 void store_n(std::uint8_t* p, DType t, const double* v, std::uint64_t n) {
-  const auto each = [&](auto convert, auto word) {
-    for (std::uint64_t i = 0; i < n; ++i) {
+  const auto each = [&](auto convert, auto word, std::uint64_t i = 0) {
+    for (; i < n; ++i) {
       const decltype(word) u = convert(v[i]);
       std::memcpy(p + i * sizeof u, &u, sizeof u);
     }
   };
   switch (t) {
-    case DType::F16: return each([](double x) { return to_f16(x); }, std::uint16_t());
+    case DType::F16:
+      return each([](double x) { return to_f16(x); }, std::uint16_t(), f16c() ? f16_store_by_four(p, v, n) : 0);
     case DType::BF16: return each([](double x) { return to_bf16(x); }, std::uint16_t());
     case DType::F32: return each([](double x) { return to_f32(x); }, std::uint32_t());
     default:

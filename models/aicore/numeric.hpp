@@ -69,7 +69,8 @@ inline double decode16(std::uint16_t b) {
   const std::uint64_t man = std::uint64_t(b & ((1u << Mant) - 1)) << (52 - Mant);
   std::uint64_t bits = (std::uint64_t(ex) + 1023 - bias) << 52 | man;
   if (ex == exp_all) bits = 0x7ff0000000000000ull | (man ? 0x0008000000000000ull : 0);
-  if (ex == 0) {
+  if (ex == 0 && man == 0) bits = 0;  // a zero as itself: the subtraction below gives -0 when rounding down
+  if (ex == 0 && man != 0) {
     double lo, sub;
     std::memcpy(&lo, &emin, 8);
     const std::uint64_t with_man = emin | man;
