@@ -742,7 +742,9 @@ TEST(AiCoreCube, MmadOfManyRowsRoundsEachSumOnceWithNaNAndInfinity) {
   // f32 keeps (most sums are rounded) and far fewer than a double's 53. Row 3 holds a NaN; row 70
   // an infinity (times 0: NaN; times +-1: +-inf); row 95 inf and -inf, which meet as NaN where
   // their rows of B have one sign or a zero (column 3 among others) and as +-inf elsewhere. A
-  // second mmad accumulates onto the first: f32(sum + f32(sum)).
+  // second mmad, of A by B with its rows of k reversed, accumulates onto the first: f32(its sum +
+  // the first's f32) with the addition in a double, which differs from adding the sum rounded to
+  // f32 first for some elements (counted).
   Bench b;
   const int m = 100, k = 40, n = 24;
   std::mt19937 r(11);
@@ -769,26 +771,36 @@ TEST(AiCoreCube, MmadOfManyRowsRoundsEachSumOnceWithNaNAndInfinity) {
     std::memcpy(&u, b.core.buffer(kL0C) + ((j / 16) * 7 + i / 16) * 1024 + (i % 16) * 64 + (j % 16) * 4, 4);
     return u;
   };
+  std::vector<double> B2(B.size());  // the second mmad's B: B's rows of k reversed
+  for (int kk = 0; kk < k; ++kk)
+    for (int j = 0; j < n; ++j) B2[kk * n + j] = B[(k - 1 - kk) * n + j];
+  std::vector<float> first(std::size_t(m) * n);
   for (bool init : {true, false}) {
+    if (!init) place_ab(b.core.buffer(kL0A), b.core.buffer(kL0B), A, B2, m, k, n, 16, DType::F16);
+    const std::vector<double>& Bp = init ? B : B2;
     b.run("li x1, 0\nli64 x4, " + std::to_string(MmadCfg{m, k, n, init}.pack()) +
           "\nmmad.f32.f16 x1, x1, x1, x4\nend\n");
     ASSERT_FALSE(b.fault) << b.fault->str();
-    int nans = 0, infs = 0, rounded = 0;
+    int nans = 0, infs = 0, rounded = 0, rounded_twice_differs = 0;
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < n; ++j) {
         double s = 0;
-        for (int kk = 0; kk < k; ++kk) s += A[i * k + kk] * B[kk * n + j];
-        float once;
-        const std::uint32_t first = f32_bits(s);
-        std::memcpy(&once, &first, 4);
-        const std::uint32_t want = init ? first : f32_bits(s + double(once));
+        for (int kk = 0; kk < k; ++kk) s += A[i * k + kk] * Bp[kk * n + j];
+        const double prev = double(first[std::size_t(i) * n + j]);
+        const std::uint32_t want = init ? f32_bits(s) : f32_bits(s + prev);
         ASSERT_EQ(c_bits(i, j), want) << (init ? "init " : "accumulate ") << i << "," << j;
         nans += want == 0x7fc00000u;
         infs += (want & 0x7fffffffu) == 0x7f800000u;
-        rounded += !std::isnan(s) && double(once) != s;
+        rounded += !std::isnan(s) && double(float(s)) != s;
+        rounded_twice_differs += !init && want != f32_bits(double(float(s)) + prev);
+        if (init) std::memcpy(&first[std::size_t(i) * n + j], &want, 4);
       }
-    EXPECT_GE(nans, n + 2);         // row 3, column 0 of row 70, column 3 of row 95
-    EXPECT_GE(infs, n - 1);         // row 70 but column 0, and row 95's columns of mixed signs
+    if (init) {
+      EXPECT_GE(nans, n + 2);  // row 3, column 0 of row 70, column 3 of row 95
+      EXPECT_GE(infs, n - 1);  // row 70 but column 0, and row 95's columns of mixed signs
+    } else {
+      EXPECT_GT(rounded_twice_differs, 0);  // rounding the sum to f32 before the addition would be seen
+    }
     EXPECT_GT(rounded, m * n / 2);  // the f32 rounding is exercised
   }
 }

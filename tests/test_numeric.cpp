@@ -246,9 +246,9 @@ TEST(Numeric, SixteenBitNearestEvenFastPathMatchesTheGeneralRounding) {
         same(x), same(-x);
     }
   }
-  for (double x :
-       {0.0, -0.0, 65504.0, 65519.99, 65520.0, -65520.0, 6.103515625e-05, 6.1035e-05, 3.4e38, 3.3961776e38, 1e-300,
-        -1e-300, 1e300, double(INFINITY), -double(INFINITY), 2.9802322387695312e-08, 2.98023223876953125e-08 * 1.5})
+  for (double x : {0.0, -0.0, 65504.0, 65519.99, 65520.0, -65520.0, std::nextafter(65520.0, 0.0),
+                   std::nextafter(65520.0, 1e9), 6.103515625e-05, 6.1035e-05, 3.4e38, 3.3961776e38, 1e-300, -1e-300,
+                   1e300, double(INFINITY), -double(INFINITY), 2.9802322387695312e-08, 2.98023223876953125e-08 * 1.5})
     same(x);
   all.push_back(std::nan(""));
   all.push_back(-std::nan(""));

@@ -148,7 +148,7 @@ namespace {
 // Many f16 / bf16 elements at once (the functional cube decodes every mmad's operands: a 2048^3
 // GEMM decodes 67 M elements, a sixth of its host time one by one): the host's own conversions,
 // 8 elements a step. The few elements those would decode otherwise (a NaN's payload; a bf16
-// subnormal, should the host flush them) are decoded again by decode16, so every value is
+// subnormal, should the process flush them) are decoded again by decode16, so every value is
 // from_format's, bit for bit, on every host. Each returns how many elements it decoded.
 template <int Mant, int Exp>
 void decode_again(const std::uint8_t* p, double* out, int lanes) {  // lanes: 2 mask bits per element
@@ -217,7 +217,9 @@ __attribute__((target("avx,f16c"))) std::uint64_t f16_store_by_four(std::uint8_t
   std::uint64_t i = 0;
   for (; i + 4 <= n; i += 4) {
     const __m256d d = _mm256_loadu_pd(v + i);
-    const __m128 nearest = _mm256_cvtpd_ps(d);  // the default environment: nearest even
+    // Rounded as the environment says (nearest even, unless a library changed it); the steps below
+    // correct any of the modes, and _mm_cvtps_ph's immediate 0 is nearest even whatever the mode.
+    const __m128 nearest = _mm256_cvtpd_ps(d);
     const __m256d back = _mm256_cvtps_pd(nearest);
     // Where the f32 is inexact, and where it was rounded away from zero.
     const __m128i inexact = narrow_mask(_mm256_cmp_pd(back, d, _CMP_NEQ_UQ));

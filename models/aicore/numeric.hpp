@@ -55,10 +55,10 @@ inline std::uint16_t to_bf16(double x, Round r = Round::Rint) {
 }
 std::uint32_t to_f32(double x, Round r = Round::Rint);
 // Decoding a 16-bit format from its bits, the same double as from_format gives (bit for bit, NaN
-// and -0 included), with a few integer operations: a table of the 65536 values (512 KiB) missed
-// the host's caches on random data, and its lookups were a sixth of a functional GEMM's host time.
-// A normal value's exponent and mantissa move into a double's fields; a subnormal is
-// (2^emin + its mantissa) - 2^emin, both exact; an all-ones exponent is infinity or the quiet NaN.
+// and -0 included, in any rounding mode), with a few integer operations and no table. A normal
+// value's exponent and mantissa move into a double's fields; a subnormal is (2^emin + its
+// mantissa) - 2^emin, both exact; an all-ones exponent is infinity or the quiet NaN. (Many elements
+// at once: load_n, which uses the host's vector conversions where it has them.)
 template <int Mant, int Exp>
 inline double decode16(std::uint16_t b) {
   constexpr int bias = (1 << (Exp - 1)) - 1;
