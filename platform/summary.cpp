@@ -94,6 +94,8 @@ void summarize_aicores(nlohmann::json& j, Soc& soc, Tick end_ps) {
   j["host_check_seconds"] = soc.launcher() ? soc.launcher()->host_check_seconds() : 0.0;
   // Beside host_seconds: what a second host thread did while the simulation ran.
   j["host_worker_seconds"] = soc.launcher() ? soc.launcher()->host_worker_seconds() : 0.0;
+  // Beside host_seconds too: the functional cube's arithmetic, on the system's host lane.
+  j["host_lane_seconds"] = soc.host_lane()->busy_seconds();
   j["host_early_references"] = soc.launcher() ? soc.launcher()->early_references() : 0;
 }
 

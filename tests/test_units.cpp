@@ -4,9 +4,14 @@
 // interface. No pipe threads, no ring: what a unit does is the unit's alone.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <random>
+#include <stdexcept>
+#include <thread>
 
 #include "aicore/assembler.hpp"
 #include "aicore/cube.hpp"
@@ -15,6 +20,7 @@
 #include "aicore/numeric.hpp"
 #include "aicore/vector.hpp"
 #include "common/error.hpp"
+#include "common/host_lane.hpp"
 
 using namespace dvp;
 using namespace dvp::aicore;
@@ -43,6 +49,7 @@ class FakeCore : public CoreServices {
   const AiCoreConfig& config() const override { return cfg; }
   bool functional() const override { return true; }
   std::uint8_t* buffer(Buffer b) override { return buf[b].data(); }
+  std::uint8_t* l0c_for_cube() override { return buf[kL0C].data(); }
   bool local_range(Buffer b, std::uint64_t addr, std::uint64_t len, const Issued&, const char* what) override {
     if (addr % cfg.align[b] == 0 && addr + len <= cfg.size[b]) return true;
     faults.push_back(std::string(what) + " " + buffer_name(b) + " " + hex(addr));
@@ -85,7 +92,11 @@ TEST(Units, CubeMultipliesAsAPlainLoopDoesInTheConfiguredSteps) {
   core.cfg.cube_k = 32;  // a cube twice as deep as the 310's: half the steps along k
   core.cfg.cube_cycles_per_step = 2;
   core.cfg.cube_startup_cycles = 5;
-  CubeUnit cube(core);
+  auto lane = std::make_shared<HostLane>();
+  CubeUnit cube(core, lane);
+  // The lane is held until L0A and L0B have been written over, below.
+  std::promise<void> go;
+  lane->post([f = go.get_future().share()] { f.wait(); });
   const unsigned m = 20, k = 40, n = 24, mf = 2, kf = 3;
   const auto A = values(m * k, 1), B = values(k * n, 2);
   // A as zZ fractals in L0A, B as its transpose's fractals in L0B, zero padded (fractal.hpp).
@@ -102,6 +113,11 @@ TEST(Units, CubeMultipliesAsAPlainLoopDoesInTheConfiguredSteps) {
   c.m = m, c.k = k, c.n = n;
   const Span s = cube.mmad(issued("mmad.f32.f16 x1, x2, x3, x4", {0, 0, 0, c.pack()}));
   ASSERT_TRUE(core.faults.empty()) << core.faults[0];
+  // The arithmetic runs on the lane from copies of A and B: L0A and L0B may be written at once.
+  std::fill(core.buf[kL0A].begin(), core.buf[kL0A].end(), 0x7e);
+  std::fill(core.buf[kL0B].begin(), core.buf[kL0B].end(), 0xfe);
+  go.set_value();
+  ASSERT_TRUE(cube.settle());
   for (unsigned r = 0; r < m; ++r)
     for (unsigned j = 0; j < n; ++j) {
       double want = 0;
@@ -255,4 +271,41 @@ TEST(Units, FixPipeDequantisesClampsAndWritesEachRowToGm) {
   for (unsigned r = 0; r < m; ++r) EXPECT_EQ(core.transfers[r].start, (2 + 3 * (r + 1) + 5 * r) * 1000u) << r;
   EXPECT_EQ(s.free, (2 + 3 * 3 + 5 * 3) * 1000u);
   EXPECT_EQ(s.done, s.free + core.latency);
+}
+
+TEST(HostLane, RunsJobsInTheOrderPostedAndWaitsForATicket) {
+  // Each job writes its number in the next slot; the slots are read once the lane is done.
+  std::array<int, 4> ran{};
+  std::atomic<int> next{0}, after_t2{-1};
+  auto job = [&](int n) { return [&, n] { ran[std::size_t(next++)] = n; }; };
+  std::promise<void> go;
+  HostLane::Ticket t3 = 0;
+  {
+    HostLane lane(2);  // at most two jobs wait: the third post waits for the thread
+    const auto t1 = lane.post([f = go.get_future().share(), j = job(1)] { f.wait(), j(); });
+    const auto t2 = lane.post(job(2));
+    EXPECT_EQ(t1, 1u);
+    EXPECT_EQ(t2, 2u);
+    std::thread poster([&] { t3 = lane.post(job(3)); });
+    go.set_value();
+    ASSERT_TRUE(lane.wait(t2));
+    after_t2 = next.load();
+    poster.join();
+    lane.post(job(4));
+    // Destroyed with a job perhaps not run: it runs first.
+  }
+  EXPECT_GE(after_t2, 2);
+  EXPECT_EQ(t3, 3u);
+  EXPECT_EQ(ran, (std::array<int, 4>{1, 2, 3, 4}));
+}
+
+TEST(HostLane, AJobThatThrowsIsReportedByTheWaitAndTheRestStillRun) {
+  HostLane lane;
+  int after = 0;
+  const auto bad = lane.post([] { throw std::runtime_error("out of scratch"); });
+  const auto good = lane.post([&after] { after = 7; });
+  EXPECT_FALSE(lane.wait(bad));
+  EXPECT_FALSE(lane.wait(good));
+  EXPECT_EQ(after, 7);
+  EXPECT_EQ(lane.failure(), "out of scratch");
 }

@@ -24,6 +24,12 @@ std::string Fault::str() const {
   return os.str();
 }
 
+std::uint8_t* AiCore::buffer(Buffer b) {
+  if (b == kL0C && !cube_.settle())
+    system_of(*this).fail(std::string(name()) + ": the cube's host arithmetic failed: " + cube_.failure());
+  return buf_[b].data();
+}
+
 AiCore::AiCore(sc_core::sc_module_name name, const AiCoreConfig& cfg, unsigned id, std::uint32_t line_bytes,
                bool functional)
     : sc_module(name),

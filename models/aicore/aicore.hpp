@@ -23,6 +23,7 @@
 
 #include "aicore_config.hpp"
 #include "common/stats.hpp"
+#include "common/system.hpp"
 #include "common/trace.hpp"
 #include "cube.hpp"
 #include "fixpipe.hpp"
@@ -66,7 +67,8 @@ class AiCore : public sc_core::sc_module, private CoreServices {
 
   unsigned id() const { return id_; }
   const Launch& launched() const { return launch_; }
-  std::uint8_t* buffer(Buffer b) override { return buf_[b].data(); }
+  // A local buffer. L0C only once the cube's arithmetic for every mmad so far has landed in it.
+  std::uint8_t* buffer(Buffer b) override;
   std::uint64_t reg(unsigned r) const { return x_[r]; }
   Tick pipe_busy(Pipe p) const { return pipe_busy_[int(p)]; }
   std::uint64_t blocks_done() const { return blocks_; }
@@ -127,6 +129,7 @@ class AiCore : public sc_core::sc_module, private CoreServices {
   bool local_range(Buffer b, std::uint64_t addr, std::uint64_t len, const Issued& e, const char* what) override;
   void fault(const Issued& e, const std::string& reason) override { raise(e.pc, &e.in, reason); }
   bool stopping() const override { return stopping_; }
+  std::uint8_t* l0c_for_cube() override { return buf_[kL0C].data(); }
   // GM access through the bus, in line-sized pieces, `rate` bytes per cycle at most and
   // gm_outstanding in flight per engine. Syncs with SystemC time so other initiators keep up.
   GmTiming gm_access(const GmTransfer& x) override;
@@ -145,7 +148,7 @@ class AiCore : public sc_core::sc_module, private CoreServices {
   const bool functional_;
   std::array<std::vector<std::uint8_t>, kBuffers> buf_;
   MteUnit mte_{*this};
-  CubeUnit cube_{*this};
+  CubeUnit cube_{*this, system_of(*this).host_lane()};
   VectorUnit vector_{*this};
   FixPipe fixpipe_{*this};
 

@@ -4,6 +4,7 @@
 #include <cblas.h>
 
 #include <cstring>
+#include <mutex>
 #include <type_traits>
 
 #include "fractal.hpp"
@@ -11,22 +12,36 @@
 
 namespace dvp::aicore {
 
-CubeUnit::CubeUnit(CoreServices& core) : core_(core) {
-  // The cube's arithmetic runs inside a SystemC thread: BLAS threads would only compete with
-  // the simulator for the host's cores. The models link the serial OpenBLAS
+CubeUnit::CubeUnit(CoreServices& core, std::shared_ptr<HostLane> lane) : core_(core), lane_(std::move(lane)) {
+  // The cube's arithmetic runs on one host lane beside the simulator: BLAS threads would only
+  // compete with them for the host's cores. The models link the serial OpenBLAS
   // (cmake/openblas-serial.cmake); this keeps a threaded one, if linked instead, to one thread.
   static const bool one_thread = (openblas_set_num_threads(1), true);
   (void)one_thread;
 }
 
-// One mmad's operands in L0A / L0B / L0C and its shape in fractals.
+CubeUnit::~CubeUnit() { lane_->wait(last_); }
+
+bool CubeUnit::settle() { return lane_->wait(last_); }
+
+// One mmad's operands and its shape in fractals: A's and B's bytes as they were in L0A / L0B when
+// it was issued, A's first; C where it lies in L0C.
 struct CubeUnit::Job {
-  const std::uint8_t *A, *B;
+  std::vector<std::uint8_t> ab;
+  std::uint64_t b_offset;
   std::uint8_t* C;
   MmadCfg c;
   DType in_t;
-  unsigned ib, k0;
+  unsigned k0;
   std::uint64_t mf, kf, nf;
+  const std::uint8_t* A() const { return ab.data(); }
+  const std::uint8_t* B() const { return ab.data() + b_offset; }
+};
+
+// The lane's scratch, kept from mmad to mmad: the operands decoded (A's rows, B's columns) and
+// their products. One per host thread that computes (the lane's, or the simulator's without one).
+struct CubeUnit::Scratch {
+  std::vector<double> a, bt, prod;
 };
 
 Span CubeUnit::mmad(const Issued& e) {
@@ -38,46 +53,58 @@ Span CubeUnit::mmad(const Issued& e) {
                   (acc_t == DType::S32 && in_t == DType::S8);
   if (!ok) return core_.fault(e, "unsupported type pair (f32.f16, f32.bf16, f32.f32, s32.s8)"), Span::at(now);
   if (c.m == 0 || c.k == 0 || c.n == 0) return Span::at(now + cfg.clock.cycles(cfg.cube_startup_cycles));
-  const unsigned ib = dtype_bytes(in_t), k0 = k0_of(in_t);
-  const std::uint64_t mf = ceil_div(c.m, 16), kf = ceil_div(c.k, k0), nf = ceil_div(c.n, 16);
+  const std::uint64_t mf = ceil_div(c.m, 16), kf = ceil_div(c.k, k0_of(in_t)), nf = ceil_div(c.n, 16);
   if (!core_.local_range(kL0A, e.v[1], mf * kf * 512, e, "A") ||
       !core_.local_range(kL0B, e.v[2], nf * kf * 512, e, "B") ||
       !core_.local_range(kL0C, e.v[0], mf * nf * 1024, e, "C"))
     return Span::at(now);
-  if (core_.functional()) {
-    const Job j{core_.buffer(kL0A) + e.v[1],
-                core_.buffer(kL0B) + e.v[2],
-                core_.buffer(kL0C) + e.v[0],
-                c,
-                in_t,
-                ib,
-                k0,
-                mf,
-                kf,
-                nf};
-    decode(j);
-    // One dgemm for the whole mmad, not a block of rows at a time: a smaller call can take
-    // another of OpenBLAS's kernels (its small-matrix kernels on AVX-512 hosts sum k in eight
-    // lanes), and so another order of the additions and other bits.
-    products(j);
-    if (acc_t == DType::S32)
-      accumulate_s32(j);
-    else
-      accumulate_f32(j);
-  }
+  if (core_.functional()) post(e, c, in_t, mf, kf, nf);
   (acc_t == DType::S32 ? int_ops_ : flops_) += 2.0 * double(c.m) * double(c.k) * double(c.n);
   return Span::at(now + cfg.clock.cycles(cfg.cube_startup_cycles + steps(mf, kf, nf) * cfg.cube_cycles_per_step));
 }
 
-void CubeUnit::decode(const Job& j) {
+void CubeUnit::post(const Issued& e, const MmadCfg& c, DType in_t, std::uint64_t mf, std::uint64_t kf,
+                    std::uint64_t nf) {
+  Job j{{}, mf * kf * 512, core_.l0c_for_cube() + e.v[0], c, in_t, k0_of(in_t), mf, kf, nf};
+  {
+    const std::lock_guard<std::mutex> lock(spare_m_);
+    if (!spare_.empty()) {
+      j.ab = std::move(spare_.back());
+      spare_.pop_back();
+    }
+  }
+  j.ab.resize(j.b_offset + nf * kf * 512);
+  std::memcpy(j.ab.data(), core_.buffer(kL0A) + e.v[1], j.b_offset);
+  std::memcpy(j.ab.data() + j.b_offset, core_.buffer(kL0B) + e.v[2], nf * kf * 512);
+  last_ = lane_->post([this, j = std::move(j)]() mutable {
+    compute(j);
+    const std::lock_guard<std::mutex> lock(spare_m_);
+    spare_.push_back(std::move(j.ab));
+  });
+}
+
+void CubeUnit::compute(const Job& j) {
+  static thread_local Scratch s;
+  decode(j, s);
+  // One dgemm for the whole mmad, not a block of rows at a time: a smaller call can take
+  // another of OpenBLAS's kernels (its small-matrix kernels on AVX-512 hosts sum k in eight
+  // lanes), and so another order of the additions and other bits.
+  products(j, s);
+  if (j.in_t == DType::S8)
+    accumulate_s32(j, s);
+  else
+    accumulate_f32(j, s);
+}
+
+void CubeUnit::decode(const Job& j, Scratch& s) {
   // Products of two fp16 / bf16 values are exact in a double, their sums are in double precision
   // (in BLAS's order), and the result is rounded once to f32. int8 products and their sums are
   // exact in a double (|sum| <= k x 2^14, far below 2^53), whatever the order of the additions,
   // so int8 takes the same path. The operands are decoded once, not once per multiply.
   const MmadCfg& c = j.c;
-  a_.resize(std::size_t(c.m) * c.k);
-  bt_.resize(std::size_t(c.n) * c.k);
-  prod_.resize(std::size_t(c.m) * c.n);
+  s.a.resize(std::size_t(c.m) * c.k);
+  s.bt.resize(std::size_t(c.n) * c.k);
+  s.prod.resize(std::size_t(c.m) * c.n);
   // A (rows m) and B (columns n) share one fractal layout: 16 rows by 32 bytes of k (k0 elements)
   // per 512-byte fractal, k's fractals next to each other. Each fractal is decoded in one call, in
   // the order its bytes lie (rows past m or n are L0's padding), and its rows then placed: one call
@@ -101,15 +128,19 @@ void CubeUnit::decode(const Job& j) {
         }
       }
   };
-  unpack(j.A, c.m, a_);
-  unpack(j.B, c.n, bt_);
+  unpack(j.A(), c.m, s.a);
+  unpack(j.B(), c.n, s.bt);
 }
 
-// prod_ = A x B.
-void CubeUnit::products(const Job& j) {
+// s.prod = A x B.
+void CubeUnit::products(const Job& j, Scratch& s) {
+  // The serial OpenBLAS is not known to be safe from two threads at once, and two systems in one
+  // process have a lane each.
+  static std::mutex blas;
+  const std::lock_guard<std::mutex> lock(blas);
   const MmadCfg& c = j.c;
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(c.m), int(c.n), int(c.k), 1.0, a_.data(), int(c.k),
-              bt_.data(), int(c.k), 0.0, prod_.data(), int(c.n));
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(c.m), int(c.n), int(c.k), 1.0, s.a.data(), int(c.k),
+              s.bt.data(), int(c.k), 0.0, s.prod.data(), int(c.n));
 }
 
 // Each row of C in L0C's own fractal order: a fractal row's up to 16 elements are contiguous,
@@ -133,9 +164,9 @@ static void for_each_c_row(std::uint8_t* C, const MmadCfg& c, std::uint64_t mf, 
   }
 }
 
-void CubeUnit::accumulate_s32(const Job& j) {
+void CubeUnit::accumulate_s32(const Job& j, const Scratch& s) {
   // Into L0C as int32, wrapping like the hardware's adder.
-  for_each_c_row(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
+  for_each_c_row(j.C, j.c, j.mf, j.nf, s.prod, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
     std::int32_t cur[16] = {};
     if (!init) std::memcpy(cur, p, n * 4);
     for (std::uint64_t i = 0; i < n; ++i)
@@ -146,11 +177,11 @@ void CubeUnit::accumulate_s32(const Job& j) {
 
 static constexpr std::uint32_t kCanonicalNan = 0x7fc00000u;
 
-void CubeUnit::accumulate_f32(const Job& j) {
+void CubeUnit::accumulate_f32(const Job& j, const Scratch& s) {
   // Into L0C, rounding once to f32 (host nearest-even, NaN canonical, as num::to_f32). Plain loops
   // over whole rows, which the compiler turns into vector code (one loop with the choices inside
   // was scalar, a tenth of a functional GEMM's host time); a NaN, rare, is made canonical after.
-  for_each_c_row(j.C, j.c, j.mf, j.nf, prod_, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
+  for_each_c_row(j.C, j.c, j.mf, j.nf, s.prod, [init = j.c.init](std::uint8_t* p, const double* src, auto n) {
     float cur[16];
     double v[16];
     if (init) {

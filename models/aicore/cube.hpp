@@ -2,17 +2,34 @@
 // The cube (the M pipe): mmad multiplies A in L0A by B in L0B into C in L0C, fp16 / bf16 / fp32
 // into fp32 and int8 into int32, in whole fractals of cube_m x cube_k x cube_n per step.
 // Layouts: fractal.hpp.
+//
+// A functional mmad's arithmetic runs on the system's host lane (common/host_lane.hpp), beside
+// the simulation: mmad copies A's and B's bytes (L0A and L0B may be written again at once) and
+// posts the job; the products land in L0C later, and settle() waits for them. The core settles
+// before anything but the cube reads or writes L0C (AiCore::buffer), so nothing sees the
+// difference: the same operations on the same bytes, in the same order.
 #pragma once
+#include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
+#include "common/host_lane.hpp"
 #include "pipe_unit.hpp"
 
 namespace dvp::aicore {
 
 class CubeUnit {
  public:
-  explicit CubeUnit(CoreServices& core);
+  CubeUnit(CoreServices& core, std::shared_ptr<HostLane> lane);
+  ~CubeUnit();  // settles: the lane's jobs write into the core's L0C
+  CubeUnit(const CubeUnit&) = delete;
+  CubeUnit& operator=(const CubeUnit&) = delete;
   Span mmad(const Issued& e);
+  // Waits until every mmad posted so far is in L0C. False when the host arithmetic failed
+  // (out of host memory): failure() says why.
+  bool settle();
+  std::string failure() { return lane_->failure(); }
   // The cube's steps for an mmad of mf x kf x nf fractals.
   std::uint64_t steps(std::uint64_t mf, std::uint64_t kf, std::uint64_t nf) const;
   double flops() const { return flops_; }      // floating-point multiply-adds x 2 executed
@@ -20,15 +37,22 @@ class CubeUnit {
 
  private:
   struct Job;
-  void decode(const Job& j);    // a_, bt_ = A's rows, B's columns
-  void products(const Job& j);  // prod_ = A x B, exact (see decode)
-  void accumulate_f32(const Job& j);
-  void accumulate_s32(const Job& j);
+  struct Scratch;
+  void post(const Issued& e, const MmadCfg& c, DType in_t, std::uint64_t mf, std::uint64_t kf, std::uint64_t nf);
+  // On the lane: C (L0C) op= A x B.
+  static void compute(const Job& j);
+  static void decode(const Job& j, Scratch& s);    // s.a, s.bt = A's rows, B's columns
+  static void products(const Job& j, Scratch& s);  // s.prod = A x B, exact (see decode)
+  static void accumulate_f32(const Job& j, const Scratch& s);
+  static void accumulate_s32(const Job& j, const Scratch& s);
   CoreServices& core_;
+  std::shared_ptr<HostLane> lane_;
+  HostLane::Ticket last_ = 0;  // the last mmad posted
   double flops_ = 0, int_ops_ = 0;
-  // Scratch of the functional cube, kept from mmad to mmad: the operands decoded (A's rows, B's
-  // columns) and their products.
-  std::vector<double> a_, bt_, prod_;
+  // Buffers for the jobs' copies of A and B, given back by the lane when a job is done (no
+  // allocation per mmad once there are enough).
+  std::mutex spare_m_;
+  std::vector<std::vector<std::uint8_t>> spare_;
 };
 
 }  // namespace dvp::aicore

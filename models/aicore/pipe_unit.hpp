@@ -59,7 +59,11 @@ class CoreServices {
   virtual const AiCoreConfig& config() const = 0;
   // Whether this run moves data (a timing-only run does not).
   virtual bool functional() const = 0;
+  // A local buffer; L0C with every mmad's results in it (the cube's arithmetic runs beside the
+  // simulation: cube.hpp).
   virtual std::uint8_t* buffer(Buffer b) = 0;
+  // L0C as it is, for the cube alone: the results of mmads still on the host lane land in it later.
+  virtual std::uint8_t* l0c_for_cube() = 0;
   // Whether [addr, addr + len) lies inside buffer `b` with its alignment; raises a fault naming
   // the operand (`what`) if not.
   virtual bool local_range(Buffer b, std::uint64_t addr, std::uint64_t len, const Issued& e, const char* what) = 0;

@@ -17,6 +17,11 @@ void System::fail(const std::string& what) {
   sc_core::sc_stop();
 }
 
+const std::shared_ptr<HostLane>& System::host_lane() {
+  if (!lane_) lane_ = std::make_shared<HostLane>();
+  return lane_;
+}
+
 System::Scope::Scope(System& s) : previous_(g_building) { g_building = &s; }
 System::Scope::~Scope() { g_building = previous_; }
 

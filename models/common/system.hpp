@@ -6,10 +6,12 @@
 // process-wide: two systems in one process keep their traces and statistics apart.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <systemc>
 
+#include "host_lane.hpp"
 #include "stats.hpp"
 #include "trace.hpp"
 
@@ -39,6 +41,10 @@ class System {
   void fail(const std::string& what);
   const std::string& failure() const { return failure_; }
 
+  // The host thread its models' deferred arithmetic runs on (host_lane.hpp), made when first
+  // asked for. Shared: a model keeps it for as long as it has jobs on it.
+  const std::shared_ptr<HostLane>& host_lane();
+
   // While a Scope lives, models built outside any System module belong to `s`.
   class Scope {
    public:
@@ -56,6 +62,7 @@ class System {
   stats::Registry stats_;
   ProtocolRecord protocol_;
   std::string failure_;
+  std::shared_ptr<HostLane> lane_;
 };
 
 // The system `o` belongs to; throws dvp::Error naming `o` when it belongs to none.
