@@ -6,6 +6,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <future>
@@ -49,6 +50,7 @@ class FakeCore : public CoreServices {
   const AiCoreConfig& config() const override { return cfg; }
   bool functional() const override { return true; }
   std::uint8_t* buffer(Buffer b) override { return buf[b].data(); }
+  const std::uint8_t* l0c_settled(std::uint64_t, std::uint64_t) override { return buf[kL0C].data(); }
   std::uint8_t* l0c_for_cube() override { return buf[kL0C].data(); }
   bool local_range(Buffer b, std::uint64_t addr, std::uint64_t len, const Issued&, const char* what) override {
     if (addr % cfg.align[b] == 0 && addr + len <= cfg.size[b]) return true;
@@ -130,6 +132,33 @@ TEST(Units, CubeMultipliesAsAPlainLoopDoesInTheConfiguredSteps) {
   EXPECT_EQ(s.done, (5 + 8 * 2) * 1000u);
   EXPECT_EQ(s.free, s.done);
   EXPECT_EQ(cube.flops(), 2.0 * m * k * n);
+}
+
+TEST(Units, CubeSettlesOnlyForTheMmadsThatWriteTheBytesRead) {
+  FakeCore core;
+  auto lane = std::make_shared<HostLane>();
+  CubeUnit cube(core, lane);
+  std::promise<void> go;
+  lane->post([f = go.get_future().share()] { f.wait(); });  // holds the lane
+  // One fractal each: A all 1, B all 2, so every element of C is 16 x 2 = 32.
+  for (unsigned i = 0; i < 256; ++i) {
+    num::store(core.buf[kL0A].data() + 2 * i, DType::F16, 1.0);
+    num::store(core.buf[kL0B].data() + 2 * i, DType::F16, 2.0);
+  }
+  MmadCfg c;
+  c.m = c.k = c.n = 16;
+  cube.mmad(issued("mmad.f32.f16 x1, x2, x3, x4", {4096, 0, 0, c.pack()}));  // C at 4096 .. 5120
+  ASSERT_TRUE(core.faults.empty()) << core.faults[0];
+  // Bytes no mmad writes: settled at once, though the lane is held.
+  auto other = std::async(std::launch::async, [&] { return cube.settle(0, 4096); });
+  ASSERT_EQ(other.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_TRUE(other.get());
+  // A byte the mmad writes: not before the lane has run it.
+  auto mine = std::async(std::launch::async, [&] { return cube.settle(5119, 5120); });
+  EXPECT_EQ(mine.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  go.set_value();
+  EXPECT_TRUE(mine.get());
+  for (unsigned i = 0; i < 256; ++i) ASSERT_EQ(num::load(core.buf[kL0C].data() + 4096 + 4 * i, DType::F32), 32.0) << i;
 }
 
 // The MTE read tests' core: 7 startup cycles, GM read at 16 B a cycle, GM a known pattern.
@@ -277,26 +306,45 @@ TEST(HostLane, RunsJobsInTheOrderPostedAndWaitsForATicket) {
   // Each job writes its number in the next slot; the slots are read once the lane is done.
   std::array<int, 4> ran{};
   std::atomic<int> next{0}, after_t2{-1};
+  std::atomic<bool> third_posted{false};
   auto job = [&](int n) { return [&, n] { ran[std::size_t(next++)] = n; }; };
   std::promise<void> go;
   HostLane::Ticket t3 = 0;
   {
-    HostLane lane(2);  // at most two jobs wait: the third post waits for the thread
+    HostLane lane(2);  // two jobs queued at most (the running one included): a third post waits
     const auto t1 = lane.post([f = go.get_future().share(), j = job(1)] { f.wait(), j(); });
     const auto t2 = lane.post(job(2));
     EXPECT_EQ(t1, 1u);
     EXPECT_EQ(t2, 2u);
-    std::thread poster([&] { t3 = lane.post(job(3)); });
+    std::thread poster([&] { t3 = lane.post(job(3)), third_posted = true; });
+    // The first job holds the lane, so the third post cannot have returned (a poster that is
+    // slow to start only makes this check weaker, never wrong).
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(third_posted);
     go.set_value();
     ASSERT_TRUE(lane.wait(t2));
     after_t2 = next.load();
     poster.join();
+    EXPECT_GE(lane.completed(), 2u);
     lane.post(job(4));
     // Destroyed with a job perhaps not run: it runs first.
   }
   EXPECT_GE(after_t2, 2);
   EXPECT_EQ(t3, 3u);
   EXPECT_EQ(ran, (std::array<int, 4>{1, 2, 3, 4}));
+}
+
+TEST(HostLane, WithoutAThreadEveryJobRunsWhereItIsPosted) {
+  HostLane lane(4, false);
+  int ran = 0;
+  const auto caller = std::this_thread::get_id();
+  std::thread::id where;
+  const auto t = lane.post([&] { ++ran, where = std::this_thread::get_id(); });
+  EXPECT_EQ(ran, 1);  // before post returned
+  EXPECT_EQ(where, caller);
+  EXPECT_EQ(lane.completed(), t);
+  EXPECT_FALSE(lane.wait(lane.post([] { throw std::runtime_error("no scratch"); })));
+  EXPECT_EQ(lane.failure(), "no scratch");
 }
 
 TEST(HostLane, AJobThatThrowsIsReportedByTheWaitAndTheRestStillRun) {

@@ -25,9 +25,20 @@ std::string Fault::str() const {
 }
 
 std::uint8_t* AiCore::buffer(Buffer b) {
-  if (b == kL0C && !cube_.settle())
-    system_of(*this).fail(std::string(name()) + ": the cube's host arithmetic failed: " + cube_.failure());
+  if (b == kL0C && !cube_.settle()) cube_failed();
   return buf_[b].data();
+}
+
+const std::uint8_t* AiCore::l0c_settled(std::uint64_t addr, std::uint64_t len) {
+  if (!cube_.settle(addr, addr + len)) cube_failed();
+  return buf_[kL0C].data();
+}
+
+void AiCore::cube_failed() {
+  const std::string what = std::string(name()) + ": an mmad's arithmetic failed on the host: " + cube_.failure();
+  // Inside a SystemC process the run stops with it; outside (a test bench reading L0C), an error.
+  if (!sc_core::sc_get_current_process_handle().valid()) throw Error(what);
+  system_of(*this).fail(what);
 }
 
 AiCore::AiCore(sc_core::sc_module_name name, const AiCoreConfig& cfg, unsigned id, std::uint32_t line_bytes,

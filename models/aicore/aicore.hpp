@@ -129,7 +129,10 @@ class AiCore : public sc_core::sc_module, private CoreServices {
   bool local_range(Buffer b, std::uint64_t addr, std::uint64_t len, const Issued& e, const char* what) override;
   void fault(const Issued& e, const std::string& reason) override { raise(e.pc, &e.in, reason); }
   bool stopping() const override { return stopping_; }
+  const std::uint8_t* l0c_settled(std::uint64_t addr, std::uint64_t len) override;
   std::uint8_t* l0c_for_cube() override { return buf_[kL0C].data(); }
+  // Reports that an mmad's arithmetic failed on the host, where L0C is read.
+  void cube_failed();
   // GM access through the bus, in line-sized pieces, `rate` bytes per cycle at most and
   // gm_outstanding in flight per engine. Syncs with SystemC time so other initiators keep up.
   GmTiming gm_access(const GmTransfer& x) override;

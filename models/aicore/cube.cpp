@@ -12,7 +12,7 @@
 
 namespace dvp::aicore {
 
-CubeUnit::CubeUnit(CoreServices& core, std::shared_ptr<HostLane> lane) : core_(core), lane_(std::move(lane)) {
+CubeUnit::CubeUnit(CoreServices& core, std::shared_ptr<HostLane> lane) : core_(core), host_lane_(std::move(lane)) {
   // The cube's arithmetic runs on one host lane beside the simulator: BLAS threads would only
   // compete with them for the host's cores. The models link the serial OpenBLAS
   // (cmake/openblas-serial.cmake); this keeps a threaded one, if linked instead, to one thread.
@@ -20,9 +20,33 @@ CubeUnit::CubeUnit(CoreServices& core, std::shared_ptr<HostLane> lane) : core_(c
   (void)one_thread;
 }
 
-CubeUnit::~CubeUnit() { lane_->wait(last_); }
+CubeUnit::~CubeUnit() { host_lane_->wait(last_); }
 
-bool CubeUnit::settle() { return lane_->wait(last_); }
+bool CubeUnit::settle() {
+  host_lane_->wait(last_);
+  pending_.clear();
+  const std::lock_guard<std::mutex> lock(shared_m_);
+  return failure_.empty();
+}
+
+bool CubeUnit::settle(std::uint64_t lo, std::uint64_t hi) {
+  // The newest mmad that writes any of these bytes; the lane runs jobs in order, so every one
+  // before it has run too once it has.
+  for (auto p = pending_.rbegin(); p != pending_.rend(); ++p)
+    if (p->lo < hi && lo < p->hi) {
+      const HostLane::Ticket t = p->ticket;
+      host_lane_->wait(t);
+      while (!pending_.empty() && pending_.front().ticket <= t) pending_.pop_front();
+      break;
+    }
+  const std::lock_guard<std::mutex> lock(shared_m_);
+  return failure_.empty();
+}
+
+std::string CubeUnit::failure() {
+  const std::lock_guard<std::mutex> lock(shared_m_);
+  return failure_;
+}
 
 // One mmad's operands and its shape in fractals: A's and B's bytes as they were in L0A / L0B when
 // it was issued, A's first; C where it lies in L0C.
@@ -67,7 +91,7 @@ void CubeUnit::post(const Issued& e, const MmadCfg& c, DType in_t, std::uint64_t
                     std::uint64_t nf) {
   Job j{{}, mf * kf * 512, core_.l0c_for_cube() + e.v[0], c, in_t, k0_of(in_t), mf, kf, nf};
   {
-    const std::lock_guard<std::mutex> lock(spare_m_);
+    const std::lock_guard<std::mutex> lock(shared_m_);
     if (!spare_.empty()) {
       j.ab = std::move(spare_.back());
       spare_.pop_back();
@@ -76,11 +100,19 @@ void CubeUnit::post(const Issued& e, const MmadCfg& c, DType in_t, std::uint64_t
   j.ab.resize(j.b_offset + nf * kf * 512);
   std::memcpy(j.ab.data(), core_.buffer(kL0A) + e.v[1], j.b_offset);
   std::memcpy(j.ab.data() + j.b_offset, core_.buffer(kL0B) + e.v[2], nf * kf * 512);
-  last_ = lane_->post([this, j = std::move(j)]() mutable {
-    compute(j);
-    const std::lock_guard<std::mutex> lock(spare_m_);
+  last_ = host_lane_->post([this, j = std::move(j)]() mutable {
+    std::string failed;
+    try {
+      compute(j);
+    } catch (const std::exception& x) {  // the scratch's allocation
+      failed = x.what();
+    }
+    const std::lock_guard<std::mutex> lock(shared_m_);
+    if (failure_.empty()) failure_ = failed;
     spare_.push_back(std::move(j.ab));
   });
+  while (!pending_.empty() && pending_.front().ticket <= host_lane_->completed()) pending_.pop_front();
+  pending_.push_back({last_, e.v[0], e.v[0] + mf * nf * 1024});
 }
 
 void CubeUnit::compute(const Job& j) {

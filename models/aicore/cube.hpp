@@ -6,9 +6,11 @@
 // A functional mmad's arithmetic runs on the system's host lane (common/host_lane.hpp), beside
 // the simulation: mmad copies A's and B's bytes (L0A and L0B may be written again at once) and
 // posts the job; the products land in L0C later, and settle() waits for them. The core settles
-// before anything but the cube reads or writes L0C (AiCore::buffer), so nothing sees the
-// difference: the same operations on the same bytes, in the same order.
+// before anything but the cube reads L0C (AiCore::buffer: all of it; FixPipe: the bytes it
+// reads), so nothing sees the difference: the same operations on the same bytes, in the same
+// order.
 #pragma once
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,10 +28,12 @@ class CubeUnit {
   CubeUnit(const CubeUnit&) = delete;
   CubeUnit& operator=(const CubeUnit&) = delete;
   Span mmad(const Issued& e);
-  // Waits until every mmad posted so far is in L0C. False when the host arithmetic failed
-  // (out of host memory): failure() says why.
+  // Waits until every mmad posted so far is in L0C; the second, every one that writes L0C's bytes
+  // [lo, hi). False when one of this cube's mmads failed on the host (out of host memory):
+  // failure() says why.
   bool settle();
-  std::string failure() { return lane_->failure(); }
+  bool settle(std::uint64_t lo, std::uint64_t hi);
+  std::string failure();
   // The cube's steps for an mmad of mf x kf x nf fractals.
   std::uint64_t steps(std::uint64_t mf, std::uint64_t kf, std::uint64_t nf) const;
   double flops() const { return flops_; }      // floating-point multiply-adds x 2 executed
@@ -46,13 +50,21 @@ class CubeUnit {
   static void accumulate_f32(const Job& j, const Scratch& s);
   static void accumulate_s32(const Job& j, const Scratch& s);
   CoreServices& core_;
-  std::shared_ptr<HostLane> lane_;
+  std::shared_ptr<HostLane> host_lane_;
+  // The mmads posted and perhaps not yet run, oldest first: their tickets and the bytes of L0C
+  // they write. Those the lane has run are dropped as the next ones are posted.
+  struct Pending {
+    HostLane::Ticket ticket;
+    std::uint64_t lo, hi;
+  };
+  std::deque<Pending> pending_;
   HostLane::Ticket last_ = 0;  // the last mmad posted
   double flops_ = 0, int_ops_ = 0;
-  // Buffers for the jobs' copies of A and B, given back by the lane when a job is done (no
-  // allocation per mmad once there are enough).
-  std::mutex spare_m_;
+  // What the lane's thread hands back: buffers for the jobs' copies of A and B (no allocation per
+  // mmad once there are enough), and the first failure of this cube's jobs.
+  std::mutex shared_m_;
   std::vector<std::vector<std::uint8_t>> spare_;
+  std::string failure_;
 };
 
 }  // namespace dvp::aicore

@@ -65,7 +65,7 @@ void FixPipe::convert_row(const Issued& e, std::uint64_t r, std::uint8_t* row) c
   const bool relu = e.in.mode & mode::kRelu;
   const Round round = Round(e.in.mode & mode::kRoundMask);
   const std::uint64_t mf = c.src_fractals ? c.src_fractals : ceil_div(c.m, 16);
-  const std::uint8_t* C = core_.buffer(kL0C) + e.v[1];
+  const std::uint8_t* C = core_.l0c_settled(e.v[1], mf * ceil_div(c.n, 16) * 1024) + e.v[1];
   // A fractal row's 16 elements are contiguous in L0C: each is decoded and rounded with its type
   // chosen once (load_n / store_n), not element by element; directed rounding stays per element.
   const bool nearest = round == Round::Rint || round == Round::None;

@@ -62,6 +62,9 @@ class CoreServices {
   // A local buffer; L0C with every mmad's results in it (the cube's arithmetic runs beside the
   // simulation: cube.hpp).
   virtual std::uint8_t* buffer(Buffer b) = 0;
+  // L0C (its base) with every mmad's results in its bytes [addr, addr + len): a reader of part of
+  // L0C waits only for the mmads that write that part.
+  virtual const std::uint8_t* l0c_settled(std::uint64_t addr, std::uint64_t len) = 0;
   // L0C as it is, for the cube alone: the results of mmads still on the host lane land in it later.
   virtual std::uint8_t* l0c_for_cube() = 0;
   // Whether [addr, addr + len) lies inside buffer `b` with its alignment; raises a fault naming

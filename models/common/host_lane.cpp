@@ -36,7 +36,7 @@ HostLane::Ticket HostLane::post(std::function<void()> job) {
     }
     lock.lock();
     if (e && failure_.empty()) failure_ = what_of(e);
-    done_ = ++posted_;
+    completed_ = done_ = ++posted_;
     return posted_;
   }
   done_cv_.wait(lock, [this] { return queue_.size() < max_pending_; });
@@ -75,7 +75,7 @@ void HostLane::loop() {
     lock.lock();
     queue_.pop_front();
     if (e && failure_.empty()) failure_ = what_of(e);
-    ++done_;
+    completed_ = ++done_;
     done_cv_.notify_all();
   }
 }

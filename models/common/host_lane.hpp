@@ -23,9 +23,11 @@ class HostLane {
  public:
   using Ticket = std::uint64_t;  // jobs are numbered from 1 in the order posted; 0 is none
 
-  // At most `max_pending` jobs wait: a post beyond that waits for the thread (bounds the memory
-  // the jobs' copied inputs take).
-  explicit HostLane(std::size_t max_pending = 64) : max_pending_(max_pending) {}
+  // At most `max_pending` jobs are queued, the one running included (at least 1): a post beyond
+  // that waits for the thread (it bounds the memory the jobs' copied inputs take). `thread`
+  // false: every job runs where it is posted, as when the host refuses a thread.
+  explicit HostLane(std::size_t max_pending = 64, bool thread = true)
+      : max_pending_(max_pending ? max_pending : 1), no_thread_(!thread) {}
   ~HostLane();  // runs every job posted, then stops the thread
   HostLane(const HostLane&) = delete;
   HostLane& operator=(const HostLane&) = delete;
@@ -35,6 +37,8 @@ class HostLane {
   // Returns once job `t` and every job before it have run. False when a job failed (threw):
   // failure() names the first.
   bool wait(Ticket t);
+  // The jobs that have run: 1 .. completed(). It only grows.
+  Ticket completed() const { return completed_.load(); }
   std::string failure();
   // Host seconds the lane's thread spent on jobs.
   double busy_seconds() const { return double(busy_ns_.load()) * 1e-9; }
@@ -47,7 +51,8 @@ class HostLane {
   std::condition_variable work_cv_, done_cv_;
   std::deque<std::function<void()>> queue_;
   Ticket posted_ = 0, done_ = 0;
-  bool stop_ = false, no_thread_ = false;
+  std::atomic<Ticket> completed_{0};  // done_, read without the lock
+  bool stop_ = false, no_thread_;
   std::string failure_;
   std::atomic<std::int64_t> busy_ns_{0};
   std::thread thread_;
