@@ -138,27 +138,50 @@ TEST(Units, CubeSettlesOnlyForTheMmadsThatWriteTheBytesRead) {
   FakeCore core;
   auto lane = std::make_shared<HostLane>();
   CubeUnit cube(core, lane);
-  std::promise<void> go;
-  lane->post([f = go.get_future().share()] { f.wait(); });  // holds the lane
-  // One fractal each: A all 1, B all 2, so every element of C is 16 x 2 = 32.
-  for (unsigned i = 0; i < 256; ++i) {
-    num::store(core.buf[kL0A].data() + 2 * i, DType::F16, 1.0);
-    num::store(core.buf[kL0B].data() + 2 * i, DType::F16, 2.0);
-  }
-  MmadCfg c;
-  c.m = c.k = c.n = 16;
-  cube.mmad(issued("mmad.f32.f16 x1, x2, x3, x4", {4096, 0, 0, c.pack()}));  // C at 4096 .. 5120
+  auto fill = [&](Buffer b, double v) {
+    for (unsigned i = 0; i < 512; ++i) num::store(core.buf[b].data() + 2 * i, DType::F16, v);
+  };
+  auto mmad = [&](std::uint64_t c_at, unsigned m, unsigned n) {
+    MmadCfg c;
+    c.m = m, c.k = 16, c.n = n;
+    cube.mmad(issued("mmad.f32.f16 x1, x2, x3, x4", {c_at, 0, 0, c.pack()}));
+  };
+  auto ready_soon = [](std::future<bool>& f) {
+    return f.wait_for(std::chrono::milliseconds(50)) == std::future_status::ready;
+  };
+  // X (32 x 32: four fractals) writes L0C 0 .. 4096 with 16 x 1 x 2 = 32.
+  std::promise<void> go1, go2, go3;
+  lane->post([f = go1.get_future().share()] { f.wait(); });
+  fill(kL0A, 1), fill(kL0B, 2);
+  mmad(0, 32, 32);
   ASSERT_TRUE(core.faults.empty()) << core.faults[0];
   // Bytes no mmad writes: settled at once, though the lane is held.
-  auto other = std::async(std::launch::async, [&] { return cube.settle(0, 4096); });
-  ASSERT_EQ(other.wait_for(std::chrono::seconds(30)), std::future_status::ready);
-  EXPECT_TRUE(other.get());
-  // A byte the mmad writes: not before the lane has run it.
-  auto mine = std::async(std::launch::async, [&] { return cube.settle(5119, 5120); });
-  EXPECT_EQ(mine.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
-  go.set_value();
-  EXPECT_TRUE(mine.get());
-  for (unsigned i = 0; i < 256; ++i) ASSERT_EQ(num::load(core.buf[kL0C].data() + 4096 + 4 * i, DType::F32), 32.0) << i;
+  auto none = std::async(std::launch::async, [&] { return cube.settle(4096, 8192); });
+  const bool none_at_once = none.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  // X's last fractal: not before X has run.
+  auto last = std::async(std::launch::async, [&] { return cube.settle(4000, 4096); });
+  const bool last_early = ready_soon(last);
+  go1.set_value();
+  EXPECT_TRUE(last.get());
+  // Then, the lane held again: X' as X, held again, Y (one fractal) over X' at 1024 .. 2048 with
+  // 16 x 3 x 2 = 96. Once X' has run, a byte of Y's is still not settled before Y, the newer.
+  const HostLane::Ticket held = lane->post([f = go2.get_future().share()] { f.wait(); });
+  mmad(0, 32, 32);
+  lane->post([f = go3.get_future().share()] { f.wait(); });
+  fill(kL0A, 3);  // Y's A; X' has its copy
+  mmad(1024, 16, 16);
+  go2.set_value();
+  lane->wait(held + 1);  // X' has run
+  auto both = std::async(std::launch::async, [&] { return cube.settle(1500, 1504); });
+  const bool both_early = ready_soon(both);
+  go3.set_value();
+  EXPECT_TRUE(both.get());
+  EXPECT_TRUE(none_at_once);
+  EXPECT_TRUE(none.get());
+  EXPECT_FALSE(last_early);
+  EXPECT_FALSE(both_early);
+  for (unsigned i = 0; i < 1024; ++i)
+    ASSERT_EQ(num::load(core.buf[kL0C].data() + 4 * i, DType::F32), i / 256 == 1 ? 96.0 : 32.0) << i;
 }
 
 // The MTE read tests' core: 7 startup cycles, GM read at 16 B a cycle, GM a known pattern.

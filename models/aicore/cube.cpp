@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <type_traits>
 
 #include "fractal.hpp"
@@ -25,13 +26,20 @@ CubeUnit::~CubeUnit() { host_lane_->wait(last_); }
 bool CubeUnit::settle() {
   host_lane_->wait(last_);
   pending_.clear();
+  return succeeded(0, ~0ull);
+}
+
+bool CubeUnit::succeeded(std::uint64_t lo, std::uint64_t hi) {
   const std::lock_guard<std::mutex> lock(shared_m_);
-  return failure_.empty();
+  for (const Failure& f : failures_)
+    if (f.lo < hi && lo < f.hi) return false;
+  return true;
 }
 
 bool CubeUnit::settle(std::uint64_t lo, std::uint64_t hi) {
   // The newest mmad that writes any of these bytes; the lane runs jobs in order, so every one
-  // before it has run too once it has.
+  // before it has run too once it has. Then every mmad that writes them has run, and a failed one
+  // among them is reported by this read, whatever else the lane has done meanwhile.
   for (auto p = pending_.rbegin(); p != pending_.rend(); ++p)
     if (p->lo < hi && lo < p->hi) {
       const HostLane::Ticket t = p->ticket;
@@ -39,13 +47,12 @@ bool CubeUnit::settle(std::uint64_t lo, std::uint64_t hi) {
       while (!pending_.empty() && pending_.front().ticket <= t) pending_.pop_front();
       break;
     }
-  const std::lock_guard<std::mutex> lock(shared_m_);
-  return failure_.empty();
+  return succeeded(lo, hi);
 }
 
 std::string CubeUnit::failure() {
   const std::lock_guard<std::mutex> lock(shared_m_);
-  return failure_;
+  return failures_.empty() ? "" : failures_.front().what;
 }
 
 // One mmad's operands and its shape in fractals: A's and B's bytes as they were in L0A / L0B when
@@ -100,19 +107,22 @@ void CubeUnit::post(const Issued& e, const MmadCfg& c, DType in_t, std::uint64_t
   j.ab.resize(j.b_offset + nf * kf * 512);
   std::memcpy(j.ab.data(), core_.buffer(kL0A) + e.v[1], j.b_offset);
   std::memcpy(j.ab.data() + j.b_offset, core_.buffer(kL0B) + e.v[2], nf * kf * 512);
-  last_ = host_lane_->post([this, j = std::move(j)]() mutable {
-    std::string failed;
+  const std::uint64_t lo = e.v[0], hi = lo + mf * nf * 1024;
+  last_ = host_lane_->post([this, j = std::move(j), lo, hi]() mutable {
+    std::optional<std::string> failed;
     try {
       compute(j);
     } catch (const std::exception& x) {  // the scratch's allocation
       failed = x.what();
+    } catch (...) {
+      failed = "an exception that is not a std::exception";
     }
     const std::lock_guard<std::mutex> lock(shared_m_);
-    if (failure_.empty()) failure_ = failed;
+    if (failed) failures_.push_back({lo, hi, *failed});
     spare_.push_back(std::move(j.ab));
   });
   while (!pending_.empty() && pending_.front().ticket <= host_lane_->completed()) pending_.pop_front();
-  pending_.push_back({last_, e.v[0], e.v[0] + mf * nf * 1024});
+  pending_.push_back({last_, lo, hi});
 }
 
 void CubeUnit::compute(const Job& j) {

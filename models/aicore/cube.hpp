@@ -29,8 +29,8 @@ class CubeUnit {
   CubeUnit& operator=(const CubeUnit&) = delete;
   Span mmad(const Issued& e);
   // Waits until every mmad posted so far is in L0C; the second, every one that writes L0C's bytes
-  // [lo, hi). False when one of this cube's mmads failed on the host (out of host memory):
-  // failure() says why.
+  // [lo, hi). False when an mmad that writes the bytes asked for failed on the host (out of host
+  // memory): failure() says why.
   bool settle();
   bool settle(std::uint64_t lo, std::uint64_t hi);
   std::string failure();
@@ -45,6 +45,8 @@ class CubeUnit {
   void post(const Issued& e, const MmadCfg& c, DType in_t, std::uint64_t mf, std::uint64_t kf, std::uint64_t nf);
   // On the lane: C (L0C) op= A x B.
   static void compute(const Job& j);
+  // Whether no failed job was to write L0C's bytes [lo, hi).
+  bool succeeded(std::uint64_t lo, std::uint64_t hi);
   static void decode(const Job& j, Scratch& s);    // s.a, s.bt = A's rows, B's columns
   static void products(const Job& j, Scratch& s);  // s.prod = A x B, exact (see decode)
   static void accumulate_f32(const Job& j, const Scratch& s);
@@ -61,10 +63,15 @@ class CubeUnit {
   HostLane::Ticket last_ = 0;  // the last mmad posted
   double flops_ = 0, int_ops_ = 0;
   // What the lane's thread hands back: buffers for the jobs' copies of A and B (no allocation per
-  // mmad once there are enough), and the first failure of this cube's jobs.
+  // mmad once there are enough), and the jobs that failed: the bytes of L0C they should have
+  // written, and why.
+  struct Failure {
+    std::uint64_t lo, hi;
+    std::string what;
+  };
   std::mutex shared_m_;
   std::vector<std::vector<std::uint8_t>> spare_;
-  std::string failure_;
+  std::vector<Failure> failures_;
 };
 
 }  // namespace dvp::aicore

@@ -28,12 +28,7 @@ HostLane::Ticket HostLane::post(std::function<void()> job) {
     }
   if (no_thread_) {
     lock.unlock();
-    std::exception_ptr e;
-    try {
-      job();
-    } catch (...) {
-      e = std::current_exception();
-    }
+    const std::exception_ptr e = run(job);
     lock.lock();
     if (e && failure_.empty()) failure_ = what_of(e);
     completed_ = done_ = ++posted_;
@@ -56,6 +51,19 @@ std::string HostLane::failure() {
   return failure_;
 }
 
+std::exception_ptr HostLane::run(std::function<void()>& job) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::exception_ptr e;
+  try {
+    job();
+  } catch (...) {
+    e = std::current_exception();
+  }
+  job = nullptr;  // what it holds is freed here, outside the lock
+  busy_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  return e;
+}
+
 void HostLane::loop() {
   std::unique_lock<std::mutex> lock(m_);
   for (;;) {
@@ -63,15 +71,7 @@ void HostLane::loop() {
     if (queue_.empty()) return;  // stopping, and every job has run
     std::function<void()> job = std::move(queue_.front());
     lock.unlock();
-    const auto t0 = std::chrono::steady_clock::now();
-    std::exception_ptr e;
-    try {
-      job();
-    } catch (...) {
-      e = std::current_exception();
-    }
-    job = nullptr;  // what it holds is freed outside the lock
-    busy_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    const std::exception_ptr e = run(job);
     lock.lock();
     queue_.pop_front();
     if (e && failure_.empty()) failure_ = what_of(e);

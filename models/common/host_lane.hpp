@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -40,11 +41,13 @@ class HostLane {
   // The jobs that have run: 1 .. completed(). It only grows.
   Ticket completed() const { return completed_.load(); }
   std::string failure();
-  // Host seconds the lane's thread spent on jobs.
+  // Host seconds spent on jobs (by the lane's thread, or where they were posted without one).
   double busy_seconds() const { return double(busy_ns_.load()) * 1e-9; }
 
  private:
   void loop();
+  // Runs and frees `job`, timed; what it threw.
+  std::exception_ptr run(std::function<void()>& job);
 
   const std::size_t max_pending_;
   std::mutex m_;
