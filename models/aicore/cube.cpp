@@ -23,13 +23,11 @@ CubeUnit::CubeUnit(CoreServices& core, std::shared_ptr<HostLane> lane) : core_(c
 
 CubeUnit::~CubeUnit() { host_lane_->wait(last_); }
 
-bool CubeUnit::settle() {
-  host_lane_->wait(last_);
-  pending_.clear();
-  return succeeded(0, ~0ull);
-}
+// The newest pending mmad is the last one posted: this waits for it, as for every mmad.
+bool CubeUnit::settle() { return settle(0, ~0ull); }
 
 bool CubeUnit::succeeded(std::uint64_t lo, std::uint64_t hi) {
+  if (!any_failed_) return true;  // FixPipe asks once per row: no lock while nothing failed
   const std::lock_guard<std::mutex> lock(shared_m_);
   for (const Failure& f : failures_)
     if (f.lo < hi && lo < f.hi) return false;
@@ -118,7 +116,7 @@ void CubeUnit::post(const Issued& e, const MmadCfg& c, DType in_t, std::uint64_t
       failed = "an exception that is not a std::exception";
     }
     const std::lock_guard<std::mutex> lock(shared_m_);
-    if (failed) failures_.push_back({lo, hi, *failed});
+    if (failed) failures_.push_back({lo, hi, *failed}), any_failed_ = true;
     spare_.push_back(std::move(j.ab));
   });
   while (!pending_.empty() && pending_.front().ticket <= host_lane_->completed()) pending_.pop_front();

@@ -10,6 +10,7 @@
 // reads), so nothing sees the difference: the same operations on the same bytes, in the same
 // order.
 #pragma once
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -72,6 +73,7 @@ class CubeUnit {
   std::mutex shared_m_;
   std::vector<std::vector<std::uint8_t>> spare_;
   std::vector<Failure> failures_;
+  std::atomic<bool> any_failed_{false};  // failures_ is not empty (set after it grows)
 };
 
 }  // namespace dvp::aicore
