@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "common/error.hpp"
+#include "common/zero_pages.hpp"
 #include "dram/address_map.hpp"
 #include "dram/channel.hpp"
 #include "dram/controller.hpp"
@@ -474,4 +476,26 @@ TEST(DramChannel, FastFidelityFinishesNearTheDetailedChannel) {
           EXPECT_EQ(fast.reads, detailed.reads);
           EXPECT_EQ(fast.writes, detailed.writes);
         }
+}
+
+TEST(ZeroPages, ReadsZeroUntilWrittenMovesAndNamesARefusedReservation) {
+  ZeroPages z(3u << 20, "test memory");  // over one 2 MiB huge page and into the next
+  ASSERT_NE(z.data(), nullptr);
+  ASSERT_EQ(z.size(), 3u << 20);
+  std::uint64_t sum = 0;
+  for (std::uint64_t i = 0; i < z.size(); i += 4093) sum += z.data()[i];
+  EXPECT_EQ(sum, 0u);
+  z.data()[(2u << 20) + 5] = 0xa5;
+  ZeroPages moved = std::move(z);
+  EXPECT_EQ(z.data(), nullptr);
+  EXPECT_EQ(z.size(), 0u);
+  EXPECT_EQ(moved.data()[(2u << 20) + 5], 0xa5);
+  EXPECT_EQ(moved.data()[(2u << 20) + 4], 0);
+  EXPECT_EQ(ZeroPages(0, "none").data(), nullptr);
+  try {
+    ZeroPages huge(1ull << 62, "test memory");  // beyond any host's address space
+    ADD_FAILURE() << "a reservation of 4 EiB was granted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("test memory: cannot reserve"), std::string::npos) << e.what();
+  }
 }

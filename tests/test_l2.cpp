@@ -136,6 +136,42 @@ TEST(CacheArray, LruAndFifoChooseTheirVictimsPerSet) {
   EXPECT_EQ(victims("fifo"), (std::vector<int>{0, 0, 0, 0}));
 }
 
+TEST(CacheArray, EachWayKeepsItsOwnReadyTimeDirtyAndKeptBitsBesideItsSetsNeighbours) {
+  // A set's state is one run of words (dirty and kept bits, tags, ready times, the policy's): a
+  // write to one way of one set must show in that way alone, with 64 ways (every bit of a mask)
+  // and with a policy of no words (random) as well as one of one word per way (lru).
+  for (const char* policy : {"lru", "random"}) {
+    for (std::uint32_t ways : {3u, 64u}) {
+      SCOPED_TRACE(std::string(policy) + ", " + std::to_string(ways) + " ways");
+      CacheArray a(3, ways, 64, (*replacement_policies().find(policy))(Geometry{ways, 1}), false);
+      auto ready = [&](std::uint32_t set, int w) { return Tick(1000 * set + std::uint64_t(w) + 1); };
+      for (std::uint32_t set = 0; set < 3; ++set)
+        for (int w = 0; w < int(ways); ++w) a.fill(set, w, 10'000 * set + std::uint64_t(w), ready(set, w));
+      a.set_dirty(1, 0), a.set_dirty(1, int(ways) - 1), a.keep(1, int(ways) - 1, true);
+      for (std::uint32_t set = 0; set < 3; ++set)
+        for (int w = 0; w < int(ways); ++w) {
+          EXPECT_TRUE(a.valid(set, w));
+          EXPECT_EQ(a.ready(set, w), ready(set, w));
+          EXPECT_EQ(a.line_addr(set, w), 10'000 * set + std::uint64_t(w));
+          EXPECT_EQ(a.lookup(set, 10'000 * set + std::uint64_t(w)), w);
+          const bool marked = set == 1 && (w == 0 || w == int(ways) - 1);
+          EXPECT_EQ(a.dirty(set, w), marked) << "set " << set << " way " << w;
+          EXPECT_EQ(a.kept(set, w), set == 1 && w == int(ways) - 1) << "set " << set << " way " << w;
+        }
+      EXPECT_EQ(a.kept(1), 1u);
+      a.invalidate(1, int(ways) - 1);  // gone: not valid, not dirty, not kept, not ready
+      EXPECT_FALSE(a.valid(1, int(ways) - 1));
+      EXPECT_FALSE(a.dirty(1, int(ways) - 1));
+      EXPECT_EQ(a.kept(1), 0u);
+      EXPECT_EQ(a.ready(1, int(ways) - 1), 0u);
+      EXPECT_TRUE(a.dirty(1, 0));
+      a.fill(1, 0, 7, 5);  // a fill starts clean
+      EXPECT_FALSE(a.dirty(1, 0));
+      EXPECT_EQ(a.ready(1, 0), 5u);
+    }
+  }
+}
+
 TEST(L2Slice, RandomReplacementIsDeterministicForASeed) {
   // Same seed, same sequence of victims: the hit count of a thrashing pattern repeats.
   auto run = [] {

@@ -60,7 +60,7 @@ AiCore::AiCore(sc_core::sc_module_name name, const AiCoreConfig& cfg, unsigned i
       gm_bytes_read_(stats_.counter("gm_bytes_read", "bytes read from GM (MTE2, fetch, dCache)")),
       gm_bytes_written_(stats_.counter("gm_bytes_written", "bytes written to GM (MTE3, dCache)")),
       issue_stall_ps_(stats_.counter("issue_stall_ps", "time the scalar unit waited for a full pipe queue, ps")) {
-  for (int b = 0; b < kBuffers; ++b) buf_[b].assign(cfg.size[b], 0);
+  for (int b = 0; b < kBuffers; ++b) buf_[b] = ZeroPages(cfg.size[b], std::string(this->name()) + ": a local buffer");
   icache_.resize(cfg.icache_bytes / cfg.icache_fill_bytes);
   for (auto& l : icache_) l = CacheLine{~0ull, 0, false, std::vector<std::uint8_t>(cfg.icache_fill_bytes)};
   dcache_.resize(cfg.dcache_bytes / cfg.dcache_line_bytes);

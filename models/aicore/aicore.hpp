@@ -25,6 +25,7 @@
 #include "common/stats.hpp"
 #include "common/system.hpp"
 #include "common/trace.hpp"
+#include "common/zero_pages.hpp"
 #include "cube.hpp"
 #include "fixpipe.hpp"
 #include "isa.hpp"
@@ -149,7 +150,7 @@ class AiCore : public sc_core::sc_module, private CoreServices {
   unsigned id_;
   std::uint32_t line_bytes_;
   const bool functional_;
-  std::array<std::vector<std::uint8_t>, kBuffers> buf_;
+  std::array<ZeroPages, kBuffers> buf_;  // zero until written, no page touched before
   MteUnit mte_{*this};
   CubeUnit cube_{*this, system_of(*this).host_lane()};
   VectorUnit vector_{*this};

@@ -8,11 +8,10 @@ CacheArray::CacheArray(std::uint32_t sets, std::uint32_t ways, std::uint32_t lin
     : ways_(ways),
       line_bytes_(line_bytes),
       policy_(std::move(policy)),
-      set_words_(std::size_t(ways) * (1 + policy_->words())) {
-  lines_.resize(std::size_t(sets) * ways);
-  kept_.assign(sets, 0);
+      policy_words_(std::size_t(ways) * policy_->words()),
+      set_words_(kHead + 2 * std::size_t(ways) + policy_words_) {
   meta_.assign(std::size_t(sets) * set_words_, 0);
-  if (with_data) data_.assign(std::size_t(sets) * ways * line_bytes, 0);
+  if (with_data) data_ = ZeroPages(std::uint64_t(sets) * ways * line_bytes, "l2: a slice's data array");
 }
 
 int CacheArray::lookup(std::uint32_t set, std::uint64_t line_addr) const {
@@ -28,31 +27,31 @@ int CacheArray::victim(std::uint32_t set) {
   for (std::uint32_t w = 0; w < ways_; ++w)
     if (!t[w]) return int(w);
   const std::uint64_t all = ways_ == 64 ? ~0ull : (1ull << ways_) - 1;
-  return int(policy_->victim(state(set), kept_[set] == all ? 0 : kept_[set]));
+  const std::uint64_t kept = words(set)[kKept];
+  return int(policy_->victim(state(set), kept == all ? 0 : kept));
 }
 
 void CacheArray::keep(std::uint32_t set, int way, bool on) {
   if (on)
-    kept_[set] |= 1ull << way;
+    words(set)[kKept] |= 1ull << way;
   else
-    kept_[set] &= ~(1ull << way);
+    words(set)[kKept] &= ~(1ull << way);
 }
 
-unsigned CacheArray::kept(std::uint32_t set) const { return unsigned(__builtin_popcountll(kept_[set])); }
+unsigned CacheArray::kept(std::uint32_t set) const { return unsigned(__builtin_popcountll(words(set)[kKept])); }
 
 void CacheArray::fill(std::uint32_t set, int way, std::uint64_t line_addr, Tick ready) {
-  Line& l = line(set, way);
   tags(set)[way] = line_addr + 1;
-  l.ready = ready;
-  l.valid = true;
-  l.dirty = false;
+  readies(set)[way] = ready;
+  words(set)[kDirty] &= ~(1ull << way);
   keep(set, way, false);
   policy_->filled(state(set), std::uint32_t(way));
 }
 
 void CacheArray::invalidate(std::uint32_t set, int way) {
   tags(set)[way] = 0;
-  line(set, way) = Line{};
+  readies(set)[way] = 0;
+  words(set)[kDirty] &= ~(1ull << way);
   keep(set, way, false);
 }
 

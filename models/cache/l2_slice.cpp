@@ -117,7 +117,7 @@ void L2Slice::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
     return;
   }
   const Tick done = way >= 0 ? hit(r, way) : miss(r, way);
-  if (r.write) array_.line(r.set, way).dirty = true;
+  if (r.write) array_.set_dirty(r.set, way);
   move_data(p, r, way, offset);
   delay = to_sc(done - now_tick());
   p.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -126,14 +126,13 @@ void L2Slice::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) 
 Tick L2Slice::hit(const Request& r, int way) {
   ++hits_;
   const Clock& clk = cfg_.clock;
-  CacheArray::Line& l = array_.line(r.set, way);
   // The data leaves through the port in the last cycles of the hit latency, or as soon as a
   // fill still in flight brings the line.
   const Tick hit_done = r.arrival + clk.cycles(cfg_.hit_cycles);
   Tick data_at = hit_done > r.arrival + r.xfer ? hit_done - r.xfer : r.arrival;
-  if (l.ready > data_at) {
+  if (array_.ready(r.set, way) > data_at) {
     ++fill_wait_;
-    data_at = l.ready;
+    data_at = array_.ready(r.set, way);
   }
   array_.touch(r.set, way);
   array_.keep(r.set, way, false);  // if kept, its reader came: an ordinary line from now on
@@ -169,9 +168,8 @@ Tick L2Slice::discard(const Request& r) {
   Tick done = r.arrival + cfg_.clock.cycles(cfg_.hit_cycles);
   const int way = array_.lookup(r.set, r.line_addr);
   if (way < 0) return done;
-  const CacheArray::Line& l = array_.line(r.set, way);
-  done = std::max(done, l.ready);
-  if (l.dirty) ++discarded_dirty_;
+  done = std::max(done, array_.ready(r.set, way));
+  if (array_.dirty(r.set, way)) ++discarded_dirty_;
   array_.invalidate(r.set, way);
   return done;
 }
@@ -193,7 +191,7 @@ Tick L2Slice::stash(const Request& r, bool persist) {
   int way = array_.lookup(r.set, r.line_addr);
   if (way >= 0) {  // in, or on its way: answered once the line is in (a fill may be in flight)
     array_.touch(r.set, way);
-    return std::max(looked_up, array_.line(r.set, way).ready);
+    return std::max(looked_up, array_.ready(r.set, way));
   }
   ++stash_fills_;
   check_not_discarded(r);
@@ -228,16 +226,15 @@ Tick L2Slice::fill(const Request& r, int& way) {
 }
 
 Tick L2Slice::evict(const Request& r, int way, Tick start) {
-  CacheArray::Line& l = array_.line(r.set, way);
-  if (!l.valid) return start;
+  if (!array_.valid(r.set, way)) return start;
   ++evictions_;
-  if (!l.dirty) return start;
+  if (!array_.dirty(r.set, way)) return start;
   ++writebacks_;
   // The victim moves to a write-back buffer (waiting for one if all are busy) and goes to DRAM
   // as a posted write: the miss does not wait for DRAM, only for the buffer.
   const Tick wb = wb_free_.top();
   wb_free_.pop();
-  start = std::max(start, l.ready);
+  start = std::max(start, array_.ready(r.set, way));
   if (wb > start) {
     wb_stall_ps_ += wb - start;
     start = wb;
@@ -274,7 +271,7 @@ unsigned L2Slice::transport_dbg(tlm::tlm_generic_payload& p) {
   std::uint8_t* bytes = array_.data(set, way) + offset;
   if (p.is_write()) {
     std::memcpy(bytes, p.get_data_ptr(), len);
-    array_.line(set, way).dirty = true;  // memory is stale now: the line must go back on eviction
+    array_.set_dirty(set, way);  // memory is stale now: the line must go back on eviction
   } else
     std::memcpy(p.get_data_ptr(), bytes, len);
   p.set_response_status(tlm::TLM_OK_RESPONSE);

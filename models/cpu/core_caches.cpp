@@ -80,10 +80,9 @@ Tick CoreCaches::access(Side& s, std::uint64_t line, bool write, Tick at) {
     }
     way = fill(s, set, line, at);
   }
-  cache::CacheArray::Line& l = s.tags.line(set, way);
-  l.dirty |= write;
-  s.mru[set] = {line, l.ready, l.dirty};
-  const Tick ready = std::max(at, l.ready);
+  if (write) s.tags.set_dirty(set, way);
+  s.mru[set] = {line, s.tags.ready(set, way), s.tags.dirty(set, way)};
+  const Tick ready = std::max(at, s.tags.ready(set, way));
   // After the demand access: a prefetch may evict a line (even this one, in a small cache).
   for (std::uint64_t p = prefetch_from; p < prefetch_to; ++p) prefetch(p, at);
   return ready;
@@ -91,8 +90,7 @@ Tick CoreCaches::access(Side& s, std::uint64_t line, bool write, Tick at) {
 
 int CoreCaches::fill(Side& s, std::uint32_t set, std::uint64_t line, Tick at) {
   const int way = s.tags.victim(set);
-  const cache::CacheArray::Line& victim = s.tags.line(set, way);
-  if (victim.valid && victim.dirty) {
+  if (s.tags.valid(set, way) && s.tags.dirty(set, way)) {
     memory_(true, s.tags.line_addr(set, way) << shift_, cfg_.line_bytes, at);
     ++writebacks_;
   }
