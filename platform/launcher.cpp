@@ -500,7 +500,7 @@ struct KernelLauncher::Kernel {
   // per tensor, empty: set up at its start), and its check's reference computed while it runs,
   // from the input bytes it had then.
   std::shared_ptr<HostJobs::Job> setup_job, ref_job;
-  std::vector<std::vector<std::uint8_t>> initial;
+  std::vector<ZeroPages> initial;  // none for a tensor of zeros: place() clears its memory
   std::vector<std::vector<std::uint8_t>> early_inputs;
   std::vector<double> early_want;
   std::uint64_t early_bytes = 0;  // host bytes the two above hold
@@ -1231,10 +1231,15 @@ void KernelLauncher::place(Kernel* K) {
   for (std::size_t i = 0; i < K->tensors.size(); ++i) {
     const TensorSpec& s = K->tensors[i];
     if (!set_up_at_start(s)) continue;
-    std::vector<std::uint8_t> bytes;
-    if (i < K->initial.size()) bytes.swap(K->initial[i]);  // set up ahead (its memory freed below)
-    if (bytes.empty()) bytes = initial_bytes(s);
-    std::memcpy(dram_.data() + s.t.addr, bytes.data(), bytes.size());
+    std::uint8_t* to = dram_.data() + s.t.addr;
+    if (s.init == "zeros") {  // stored zeros are zero bytes, in every dtype and layout
+      std::memset(to, 0, s.t.elems * aicore::dtype_bytes(s.t.dtype));
+      continue;
+    }
+    ZeroPages bytes;
+    if (i < K->initial.size()) bytes = std::move(K->initial[i]);  // set up ahead (its memory freed below)
+    if (!bytes.size()) bytes = initial_bytes(s);
+    std::memcpy(to, bytes.data(), bytes.size());
   }
   for (std::size_t i = 0; i < K->args.size(); ++i) {
     std::uint64_t v = K->args[i].first >= 0 ? base_ + K->tensors[K->args[i].first].t.addr : K->args[i].second;
@@ -1245,15 +1250,18 @@ void KernelLauncher::place(Kernel* K) {
 // Tensors place() writes: not another's memory, a file's (read at load) or the arena's.
 bool KernelLauncher::set_up_at_start(const TensorSpec& s) { return !s.borrowed() && s.file.empty() && !s.arena; }
 
-// A tensor's initial values (init: zeros, arange, random), stored as the tensor is (ND, or
-// converted to NC1HWC0, its pad channels 0): a pure function of its spec.
-std::vector<std::uint8_t> KernelLauncher::initial_bytes(const TensorSpec& s) {
+// A tensor's initial values (init: arange, random; a tensor of zeros is cleared where it is
+// placed), stored as the tensor is (ND, or converted to NC1HWC0, its pad channels 0): a pure
+// function of its spec.
+ZeroPages KernelLauncher::initial_bytes(const TensorSpec& s) {
   const unsigned eb = aicore::dtype_bytes(s.t.dtype);
   // The logical tensor's values, in its order; stored (converted) after.
   const std::uint64_t n = s.nc1hwc0 ? s.nc1hwc0->logical() : s.t.elems;
-  std::vector<std::uint8_t> logical(n * eb);
+  // On zero pages: a tensor's host copy is written once, and a vector would write it twice (zeros
+  // first), each 4 KiB page faulting on its own.
+  ZeroPages logical(n * eb, "tensor set-up");
   std::uint64_t z = s.seed * 0x9E3779B97F4A7C15ull + 1;
-  const bool arange = s.init == "arange", random = s.init == "random";
+  const bool random = s.init == "random";
   double v[4096];  // the values, stored a chunk at a time (the type chosen once a chunk)
   for (std::uint64_t i0 = 0; i0 < n; i0 += 4096) {
     const std::uint64_t len = std::min<std::uint64_t>(4096, n - i0);
@@ -1264,14 +1272,12 @@ std::vector<std::uint8_t> KernelLauncher::initial_bytes(const TensorSpec& s) {
         z ^= z << 13, z ^= z >> 7, z ^= z << 17;
         v[j] = s.lo + (s.hi - s.lo) * double(std::int64_t(z >> 11)) * 0x1.0p-53;
       }
-    else if (arange)
+    else  // arange: a tensor of zeros is not set up, place() clears its memory
       for (std::uint64_t j = 0; j < len; ++j) v[j] = double((i0 + j) % 2048);
-    else
-      std::fill(v, v + len, 0.0);
     aicore::num::store_n(logical.data() + i0 * eb, s.t.dtype, v, len);
   }
   if (!s.nc1hwc0) return logical;
-  std::vector<std::uint8_t> stored(s.t.elems * eb);
+  ZeroPages stored(s.t.elems * eb, "tensor set-up");
   s.store(logical.data(), stored.data());
   return stored;
 }
@@ -1281,7 +1287,7 @@ void KernelLauncher::post_setup(Kernel* K) {
   K->setup_job = jobs_.post([K] {
     K->initial.resize(K->tensors.size());
     for (std::size_t i = 0; i < K->tensors.size(); ++i)
-      if (set_up_at_start(K->tensors[i])) K->initial[i] = initial_bytes(K->tensors[i]);
+      if (set_up_at_start(K->tensors[i]) && K->tensors[i].init != "zeros") K->initial[i] = initial_bytes(K->tensors[i]);
   });
 }
 
