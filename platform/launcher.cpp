@@ -500,7 +500,7 @@ struct KernelLauncher::Kernel {
   // per tensor, empty: set up at its start), and its check's reference computed while it runs,
   // from the input bytes it had then.
   std::shared_ptr<HostJobs::Job> setup_job, ref_job;
-  std::vector<ZeroPages> initial;  // none for a tensor of zeros: place() clears its memory
+  std::vector<std::vector<std::uint8_t>> initial;  // none for a tensor of zeros: place() clears it
   std::vector<std::vector<std::uint8_t>> early_inputs;
   std::vector<double> early_want;
   std::uint64_t early_bytes = 0;  // host bytes the two above hold
@@ -1232,13 +1232,17 @@ void KernelLauncher::place(Kernel* K) {
     const TensorSpec& s = K->tensors[i];
     if (!set_up_at_start(s)) continue;
     std::uint8_t* to = dram_.data() + s.t.addr;
-    if (s.init == "zeros") {  // stored zeros are zero bytes, in every dtype and layout
-      std::memset(to, 0, s.t.elems * aicore::dtype_bytes(s.t.dtype));
+    const std::uint64_t len = s.t.elems * aicore::dtype_bytes(s.t.dtype);  // as stored
+    dram_.will_write(s.t.addr, len);
+    // Stored zeros are zero bytes in every dtype and layout: cleared where they are, not set up
+    // on the host and copied.
+    if (s.init == "zeros") {
+      std::memset(to, 0, len);
       continue;
     }
-    ZeroPages bytes;
-    if (i < K->initial.size()) bytes = std::move(K->initial[i]);  // set up ahead (its memory freed below)
-    if (!bytes.size()) bytes = initial_bytes(s);
+    std::vector<std::uint8_t> bytes;
+    if (i < K->initial.size()) bytes.swap(K->initial[i]);  // set up ahead (its memory freed below)
+    if (bytes.empty()) bytes = initial_bytes(s);
     std::memcpy(to, bytes.data(), bytes.size());
   }
   for (std::size_t i = 0; i < K->args.size(); ++i) {
@@ -1250,18 +1254,15 @@ void KernelLauncher::place(Kernel* K) {
 // Tensors place() writes: not another's memory, a file's (read at load) or the arena's.
 bool KernelLauncher::set_up_at_start(const TensorSpec& s) { return !s.borrowed() && s.file.empty() && !s.arena; }
 
-// A tensor's initial values (init: arange, random; a tensor of zeros is cleared where it is
-// placed), stored as the tensor is (ND, or converted to NC1HWC0, its pad channels 0): a pure
-// function of its spec.
-ZeroPages KernelLauncher::initial_bytes(const TensorSpec& s) {
+// A tensor's initial values (init: zeros, arange, random), stored as the tensor is (ND, or
+// converted to NC1HWC0, its pad channels 0): a pure function of its spec.
+std::vector<std::uint8_t> KernelLauncher::initial_bytes(const TensorSpec& s) {
   const unsigned eb = aicore::dtype_bytes(s.t.dtype);
   // The logical tensor's values, in its order; stored (converted) after.
   const std::uint64_t n = s.nc1hwc0 ? s.nc1hwc0->logical() : s.t.elems;
-  // On zero pages: a tensor's host copy is written once, and a vector would write it twice (zeros
-  // first), each 4 KiB page faulting on its own.
-  ZeroPages logical(n * eb, "tensor set-up");
+  std::vector<std::uint8_t> logical(n * eb);
   std::uint64_t z = s.seed * 0x9E3779B97F4A7C15ull + 1;
-  const bool random = s.init == "random";
+  const bool arange = s.init == "arange", random = s.init == "random";
   double v[4096];  // the values, stored a chunk at a time (the type chosen once a chunk)
   for (std::uint64_t i0 = 0; i0 < n; i0 += 4096) {
     const std::uint64_t len = std::min<std::uint64_t>(4096, n - i0);
@@ -1272,12 +1273,14 @@ ZeroPages KernelLauncher::initial_bytes(const TensorSpec& s) {
         z ^= z << 13, z ^= z >> 7, z ^= z << 17;
         v[j] = s.lo + (s.hi - s.lo) * double(std::int64_t(z >> 11)) * 0x1.0p-53;
       }
-    else  // arange: a tensor of zeros is not set up, place() clears its memory
+    else if (arange)
       for (std::uint64_t j = 0; j < len; ++j) v[j] = double((i0 + j) % 2048);
+    else
+      std::fill(v, v + len, 0.0);
     aicore::num::store_n(logical.data() + i0 * eb, s.t.dtype, v, len);
   }
   if (!s.nc1hwc0) return logical;
-  ZeroPages stored(s.t.elems * eb, "tensor set-up");
+  std::vector<std::uint8_t> stored(s.t.elems * eb);
   s.store(logical.data(), stored.data());
   return stored;
 }

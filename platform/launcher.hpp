@@ -20,7 +20,6 @@
 #include "aicore/aicore.hpp"
 #include "common/config.hpp"
 #include "common/stats.hpp"
-#include "common/zero_pages.hpp"
 #include "dram/storage.hpp"
 #include "host_jobs.hpp"
 #include "library.hpp"
@@ -169,7 +168,7 @@ class KernelLauncher : public sc_core::sc_module {
                                                std::uint64_t count);
   static bool inputs_set_up(const Kernel& K);
   static bool set_up_at_start(const TensorSpec& s);
-  static ZeroPages initial_bytes(const TensorSpec& s);
+  static std::vector<std::uint8_t> initial_bytes(const TensorSpec& s);
   void post_setup(Kernel* K);
   void post_reference(Kernel* K);
   void start_of_simulation() override;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <utility>
 
 #include "common/error.hpp"
 #include "common/zero_pages.hpp"
@@ -479,23 +480,52 @@ TEST(DramChannel, FastFidelityFinishesNearTheDetailedChannel) {
 }
 
 TEST(ZeroPages, ReadsZeroUntilWrittenMovesAndNamesARefusedReservation) {
-  ZeroPages z(3u << 20, "test memory");  // over one 2 MiB huge page and into the next
-  ASSERT_NE(z.data(), nullptr);
-  ASSERT_EQ(z.size(), 3u << 20);
-  std::uint64_t sum = 0;
-  for (std::uint64_t i = 0; i < z.size(); i += 4093) sum += z.data()[i];
-  EXPECT_EQ(sum, 0u);
-  z.data()[(2u << 20) + 5] = 0xa5;
-  ZeroPages moved = std::move(z);
-  EXPECT_EQ(z.data(), nullptr);
-  EXPECT_EQ(z.size(), 0u);
-  EXPECT_EQ(moved.data()[(2u << 20) + 5], 0xa5);
-  EXPECT_EQ(moved.data()[(2u << 20) + 4], 0);
+  // A mapping of small pages; of huge pages (over one 2 MiB page and into the next); from the heap.
+  for (auto [pages, bytes] : {std::pair{ZeroPages::Pages::Small, 3u << 20},
+                              {ZeroPages::Pages::Dense, 3u << 20},
+                              {ZeroPages::Pages::Dense, 1u << 20}}) {
+    SCOPED_TRACE(bytes);
+    ZeroPages z(bytes, "test memory", pages);
+    ASSERT_NE(z.data(), nullptr);
+    ASSERT_EQ(z.size(), bytes);
+    std::uint64_t sum = 0;
+    for (std::uint64_t i = 0; i < z.size(); i += 4093) sum += z.data()[i];
+    EXPECT_EQ(sum, 0u);
+    const std::uint64_t at = bytes - 11;
+    z.data()[at] = 0xa5;
+    ZeroPages moved = std::move(z);  // construction takes the bytes
+    EXPECT_EQ(z.data(), nullptr);
+    EXPECT_EQ(z.size(), 0u);
+    EXPECT_EQ(moved.data()[at], 0xa5);
+    EXPECT_EQ(moved.data()[at - 1], 0);
+    ZeroPages other(4096, "other memory");
+    other.data()[7] = 1;
+    other = std::move(moved);  // assignment takes them too (the models' members are assigned)
+    ASSERT_EQ(other.size(), bytes);
+    EXPECT_EQ(other.data()[at], 0xa5);
+    EXPECT_EQ(other.data()[7], 0);
+  }
   EXPECT_EQ(ZeroPages(0, "none").data(), nullptr);
-  try {
-    ZeroPages huge(1ull << 62, "test memory");  // beyond any host's address space
-    ADD_FAILURE() << "a reservation of 4 EiB was granted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("test memory: cannot reserve"), std::string::npos) << e.what();
+  // Populating (an advice: huge pages for the whole 2 MiB pages inside, the rest made now) keeps
+  // the bytes: zero where unwritten, written ones as written; ranges past the end are cut.
+  ZeroPages p(5u << 20, "test memory");
+  p.data()[(2u << 20) + 1] = 7;
+  p.populate(4097, 4u << 20);
+  p.populate(4u << 20, 8u << 20);
+  p.populate(6u << 20, 1);
+  std::uint64_t sum = 0;
+  for (std::uint64_t i = 0; i < p.size(); ++i) sum += p.data()[i];
+  EXPECT_EQ(sum, 7u);
+  EXPECT_EQ(p.data()[(2u << 20) + 1], 7);
+  p.data()[p.size() - 1] = 9;
+  EXPECT_EQ(p.data()[p.size() - 1], 9);
+  for (auto pages : {ZeroPages::Pages::Small, ZeroPages::Pages::Dense}) {
+    try {
+      ZeroPages huge(1ull << 62, "test memory", pages);  // beyond any host's address space
+      ADD_FAILURE() << "a reservation of 4 EiB was granted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("test memory: cannot reserve 4611686018427387904 bytes"), std::string::npos)
+          << e.what();
+    }
   }
 }

@@ -11,7 +11,8 @@ CacheArray::CacheArray(std::uint32_t sets, std::uint32_t ways, std::uint32_t lin
       policy_words_(std::size_t(ways) * policy_->words()),
       set_words_(kHead + 2 * std::size_t(ways) + policy_words_) {
   meta_.assign(std::size_t(sets) * set_words_, 0);
-  if (with_data) data_ = ZeroPages(std::uint64_t(sets) * ways * line_bytes, "l2: a slice's data array");
+  if (with_data)
+    data_ = ZeroPages(std::uint64_t(sets) * ways * line_bytes, "a cache's data array", ZeroPages::Pages::Dense);
 }
 
 int CacheArray::lookup(std::uint32_t set, std::uint64_t line_addr) const {

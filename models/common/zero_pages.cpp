@@ -3,7 +3,9 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -11,25 +13,47 @@
 
 namespace dvp {
 
-ZeroPages::ZeroPages(std::uint64_t bytes, const std::string& what) : size_(bytes) {
+ZeroPages::ZeroPages(std::uint64_t bytes, const std::string& what, Pages pages) : size_(bytes) {
   if (!bytes) return;
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED)
-    throw Error(what + ": cannot reserve " + std::to_string(bytes >> 20) +
-                " MiB of address space: " + std::strerror(errno));
-  data_ = static_cast<std::uint8_t*>(p);
-  // Huge pages where the host allows them (transparent_hugepage "madvise" or "always"), for the
-  // large ones: the first touch of a page faults once per 4 KiB without this and once per 2 MiB
-  // with it. Functional random reads over DRAM faulted on almost every access (random-read: 14 us
-  // per transaction, three quarters of it in the page-fault handler). A run's memory then grows
-  // in 2 MiB steps. Advice only: a host that refuses it runs as before, and no simulated value or
-  // time depends on it.
   constexpr std::uint64_t kHugePage = 2u << 20;
-  if (bytes >= kHugePage) madvise(p, bytes, MADV_HUGEPAGE);
+  const auto refused = [&] {
+    return Error(what + ": cannot reserve " + std::to_string(bytes) + " bytes: " + std::strerror(errno));
+  };
+  if (pages == Pages::Dense && bytes < kHugePage) {
+    data_ = static_cast<std::uint8_t*>(std::calloc(bytes, 1));
+    if (!data_) throw refused();
+    heap_ = true;
+    return;
+  }
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw refused();
+  data_ = static_cast<std::uint8_t*>(p);
+  // Advice only: a host that refuses it runs as before, and no simulated value or time depends on
+  // it.
+  if (pages == Pages::Dense) madvise(p, bytes, MADV_HUGEPAGE);
+}
+
+void ZeroPages::populate(std::uint64_t offset, std::uint64_t len) {
+  constexpr std::uint64_t kPage = 4096, kHugePage = 2u << 20;
+  if (heap_ || !data_ || offset >= size_ || !len) return;
+  const std::uint64_t end = std::min(size_, offset + len);
+  // Huge pages for the whole 2 MiB pages the range covers (all of each is written: none is taken
+  // for a few bytes), small ones at its edges.
+  const std::uint64_t base = std::uint64_t(reinterpret_cast<std::uintptr_t>(data_));
+  const std::uint64_t in_lo = (base + offset + kHugePage - 1) & ~(kHugePage - 1),
+                      in_hi = (base + end) & ~(kHugePage - 1);
+  if (in_hi > in_lo) madvise(data_ + (in_lo - base), in_hi - in_lo, MADV_HUGEPAGE);
+#ifdef MADV_POPULATE_WRITE
+  const std::uint64_t lo = (base + offset) & ~(kPage - 1);
+  madvise(data_ + (lo - base), base + end - lo, MADV_POPULATE_WRITE);
+#endif
 }
 
 ZeroPages::~ZeroPages() {
-  if (data_) munmap(data_, size_);
+  if (heap_)
+    std::free(data_);
+  else if (data_)
+    munmap(data_, size_);
 }
 
 }  // namespace dvp
