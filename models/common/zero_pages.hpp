@@ -2,11 +2,11 @@
 // Bytes that read as zero until written, from an anonymous mapping the kernel fills on first
 // touch: a model's memory (DRAM contents, an AI Core's buffers, an L2's data array) costs only
 // the pages a run uses, and nothing at construction. A std::vector of the same size is written
-// through once when it is made: 32 AI Cores' buffers on ascend910 (53 MiB) took a third of a
-// memory scenario's wall time in page faults and the zeroing.
+// through once when it is made: 32 AI Cores' buffers on ascend910 (53 MiB) took over a quarter
+// of a memory scenario's wall time in page faults and the zeroing.
 //
 // Pages::Dense is for memory a run uses all of (an L2's data array: its fills spread over all of
-// it; a tensor's host copy, written through at once). From 2 MiB it asks for huge pages
+// it). From 2 MiB it asks for huge pages
 // (transparent huge pages, where the host allows them): one page fault per 2 MiB instead of per
 // 4 KiB. Below that it takes zeroed heap memory, which the heap reuses: a mapping of its own
 // would cost two system calls and a fault per 4 KiB (a reviewer's figures: 68 us against 1.6 us
