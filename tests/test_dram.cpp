@@ -2,6 +2,8 @@
 // DRAM channel and controller timing, worked out by hand from the ascend310 preset.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include <random>
 #include <utility>
 
@@ -506,13 +508,25 @@ TEST(ZeroPages, ReadsZeroUntilWrittenMovesAndNamesARefusedReservation) {
     EXPECT_EQ(other.data()[7], 0);
   }
   EXPECT_EQ(ZeroPages(0, "none").data(), nullptr);
-  // Populating (an advice: huge pages for the whole 2 MiB pages inside, the rest made now) keeps
-  // the bytes: zero where unwritten, written ones as written; ranges past the end are cut.
+  // Populating (an advice: huge pages for the whole 2 MiB pages inside, the rest made now) makes
+  // the range's pages and no others, and keeps the bytes: zero where unwritten, written ones as
+  // written; ranges past the end are cut.
   ZeroPages p(5u << 20, "test memory");
   p.data()[(2u << 20) + 1] = 7;
+  auto resident = [&](std::uint64_t page) {  // whether the mapping's 4 KiB page `page` is made
+    unsigned char v = 0;
+    return mincore(p.data() + page * 4096, 4096, &v) == 0 && (v & 1);
+  };
+  if (p.populate(4097, 8191)) {  // pages 1 and 2, to their last byte (a host without MADV_POPULATE_WRITE says no)
+    EXPECT_FALSE(resident(0));
+    EXPECT_TRUE(resident(1));
+    EXPECT_TRUE(resident(2));
+    EXPECT_FALSE(resident(3));
+    EXPECT_FALSE(resident(300));
+  }
+  EXPECT_FALSE(p.populate(6u << 20, 1));  // past the end: nothing
+  p.populate(4u << 20, ~0ull);            // to the end, whatever the length
   p.populate(4097, 4u << 20);
-  p.populate(4u << 20, 8u << 20);
-  p.populate(6u << 20, 1);
   std::uint64_t sum = 0;
   for (std::uint64_t i = 0; i < p.size(); ++i) sum += p.data()[i];
   EXPECT_EQ(sum, 7u);

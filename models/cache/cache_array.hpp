@@ -68,7 +68,7 @@ class CacheArray {
   std::unique_ptr<Replacement> policy_;
   std::size_t policy_words_, set_words_;
   std::vector<std::uint64_t> meta_;
-  ZeroPages data_;  // zero until written: a 32 MiB array costs only the lines filled
+  ZeroPages data_;  // zero until written: nothing is written at construction
 };
 
 }  // namespace dvp::cache

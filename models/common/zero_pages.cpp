@@ -29,14 +29,16 @@ ZeroPages::ZeroPages(std::uint64_t bytes, const std::string& what, Pages pages) 
   if (p == MAP_FAILED) throw refused();
   data_ = static_cast<std::uint8_t*>(p);
   // Advice only: a host that refuses it runs as before, and no simulated value or time depends on
-  // it.
-  if (pages == Pages::Dense) madvise(p, bytes, MADV_HUGEPAGE);
+  // it. Small pages are asked for too: a host whose transparent huge pages are "always" would
+  // otherwise give 2 MiB to the first touch of each 2 MiB region (and khugepaged would merge a
+  // region with one page touched into one), which is what sparse memory must not get.
+  if (bytes >= kHugePage) madvise(p, bytes, pages == Pages::Dense ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
-void ZeroPages::populate(std::uint64_t offset, std::uint64_t len) {
+bool ZeroPages::populate(std::uint64_t offset, std::uint64_t len) {
   constexpr std::uint64_t kPage = 4096, kHugePage = 2u << 20;
-  if (heap_ || !data_ || offset >= size_ || !len) return;
-  const std::uint64_t end = std::min(size_, offset + len);
+  if (heap_ || !data_ || offset >= size_ || !len) return false;
+  const std::uint64_t end = len > size_ - offset ? size_ : offset + len;
   // Huge pages for the whole 2 MiB pages the range covers (all of each is written: none is taken
   // for a few bytes), small ones at its edges.
   const std::uint64_t base = std::uint64_t(reinterpret_cast<std::uintptr_t>(data_));
@@ -45,7 +47,9 @@ void ZeroPages::populate(std::uint64_t offset, std::uint64_t len) {
   if (in_hi > in_lo) madvise(data_ + (in_lo - base), in_hi - in_lo, MADV_HUGEPAGE);
 #ifdef MADV_POPULATE_WRITE
   const std::uint64_t lo = (base + offset) & ~(kPage - 1);
-  madvise(data_ + (lo - base), base + end - lo, MADV_POPULATE_WRITE);
+  return madvise(data_ + (lo - base), base + end - lo, MADV_POPULATE_WRITE) == 0;
+#else
+  return false;
 #endif
 }
 

@@ -2,17 +2,19 @@
 // Bytes that read as zero until written, from an anonymous mapping the kernel fills on first
 // touch: a model's memory (DRAM contents, an AI Core's buffers, an L2's data array) costs only
 // the pages a run uses, and nothing at construction. A std::vector of the same size is written
-// through once when it is made: 32 AI Cores' buffers on ascend910 (53 MiB) took over a quarter
+// through once when it is made: 32 AI Cores' buffers on ascend910 (52 MiB) took over a quarter
 // of a memory scenario's wall time in page faults and the zeroing.
 //
 // Pages::Dense is for memory a run uses all of (an L2's data array: its fills spread over all of
-// it). From 2 MiB it asks for huge pages
-// (transparent huge pages, where the host allows them): one page fault per 2 MiB instead of per
-// 4 KiB. Below that it takes zeroed heap memory, which the heap reuses: a mapping of its own
-// would cost two system calls and a fault per 4 KiB (a reviewer's figures: 68 us against 1.6 us
-// for 16 KiB). Not for memory used sparsely: there every first touch of a huge page takes a whole
-// zeroed 2 MiB (1000 random one-byte writes over 1 GiB: 54 ms and 7 MiB with small pages, 1.6 s
-// and 889 MiB with huge ones).
+// it). From 2 MiB it asks for huge pages (transparent huge pages, where the host allows them):
+// one page fault per 2 MiB instead of per 4 KiB. Below that it takes zeroed heap memory, which
+// the heap reuses: a mapping of its own would cost two system calls and a fault per 4 KiB (a
+// reviewer's figures: 68 us against 1.6 us for 16 KiB).
+//
+// Pages::Small (the default) is for memory used sparsely, where every first touch of a huge page
+// would take a whole zeroed 2 MiB (1000 random one-byte writes over 1 GiB: 54 ms and 7 MiB with
+// small pages, 1.6 s and 889 MiB with huge ones). It asks for small pages, also on a host whose
+// transparent huge pages are "always".
 #pragma once
 #include <cstdint>
 #include <string>
@@ -38,9 +40,11 @@ class ZeroPages {
   std::uint8_t* data() { return data_; }
   const std::uint8_t* data() const { return data_; }
   std::uint64_t size() const { return size_; }
-  // Makes the pages of [offset, offset + len) now, to be written (MADV_POPULATE_WRITE), where the
-  // host can; an advice, ignored where it cannot.
-  void populate(std::uint64_t offset, std::uint64_t len);
+  // Says [offset, offset + len) is about to be written through: huge pages for the whole 2 MiB
+  // pages inside it (all of each is written), then all its pages made now (MADV_POPULATE_WRITE)
+  // rather than a fault each. Advice, ignored where the host cannot (returns whether it made
+  // them); the bytes stay as they are.
+  bool populate(std::uint64_t offset, std::uint64_t len);
 
  private:
   void swap(ZeroPages& o) noexcept {
