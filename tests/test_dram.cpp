@@ -496,8 +496,8 @@ TEST(ZeroPages, ReadsZeroUntilWrittenMovesAndNamesARefusedReservation) {
     const std::uint64_t at = bytes - 11;
     z.data()[at] = 0xa5;
     ZeroPages moved = std::move(z);  // construction takes the bytes
-    EXPECT_EQ(z.data(), nullptr);
-    EXPECT_EQ(z.size(), 0u);
+    EXPECT_EQ(z.data(), nullptr);    // NOLINT(bugprone-use-after-move): the moved-from state is tested
+    EXPECT_EQ(z.size(), 0u);         // NOLINT(bugprone-use-after-move)
     EXPECT_EQ(moved.data()[at], 0xa5);
     EXPECT_EQ(moved.data()[at - 1], 0);
     ZeroPages other(4096, "other memory");
