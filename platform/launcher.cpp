@@ -1236,7 +1236,7 @@ void KernelLauncher::place(Kernel* K) {
     dram_.will_write(s.t.addr, len);
     // Stored zeros are zero bytes in every dtype and layout: cleared where they are, not set up
     // on the host and copied.
-    if (s.init == "zeros") {
+    if (!generated(s)) {
       std::memset(to, 0, len);
       continue;
     }
@@ -1253,6 +1253,10 @@ void KernelLauncher::place(Kernel* K) {
 
 // Tensors place() writes: not another's memory, a file's (read at load) or the arena's.
 bool KernelLauncher::set_up_at_start(const TensorSpec& s) { return !s.borrowed() && s.file.empty() && !s.arena; }
+
+// Of those, the ones whose values the host generates (random, arange): place() clears a tensor of
+// zeros where it is.
+bool KernelLauncher::generated(const TensorSpec& s) { return set_up_at_start(s) && s.init != "zeros"; }
 
 // A tensor's initial values (init: zeros, arange, random), stored as the tensor is (ND, or
 // converted to NC1HWC0, its pad channels 0): a pure function of its spec.
@@ -1290,7 +1294,7 @@ void KernelLauncher::post_setup(Kernel* K) {
   K->setup_job = jobs_.post([K] {
     K->initial.resize(K->tensors.size());
     for (std::size_t i = 0; i < K->tensors.size(); ++i)
-      if (set_up_at_start(K->tensors[i]) && K->tensors[i].init != "zeros") K->initial[i] = initial_bytes(K->tensors[i]);
+      if (generated(K->tensors[i])) K->initial[i] = initial_bytes(K->tensors[i]);
   });
 }
 

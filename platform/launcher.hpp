@@ -168,6 +168,7 @@ class KernelLauncher : public sc_core::sc_module {
                                                std::uint64_t count);
   static bool inputs_set_up(const Kernel& K);
   static bool set_up_at_start(const TensorSpec& s);
+  static bool generated(const TensorSpec& s);
   static std::vector<std::uint8_t> initial_bytes(const TensorSpec& s);
   void post_setup(Kernel* K);
   void post_reference(Kernel* K);

@@ -3,19 +3,20 @@
 
 #include <sys/mman.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <utility>
 
 #include "error.hpp"
 
 namespace dvp {
 
+namespace {
+constexpr std::uint64_t kPage = 4096, kHugePage = 2u << 20;  // the host's small and huge pages (x86-64)
+}  // namespace
+
 ZeroPages::ZeroPages(std::uint64_t bytes, const std::string& what, Pages pages) : size_(bytes) {
   if (!bytes) return;
-  constexpr std::uint64_t kHugePage = 2u << 20;
   const auto refused = [&] {
     return Error(what + ": cannot reserve " + std::to_string(bytes) + " bytes: " + std::strerror(errno));
   };
@@ -36,7 +37,6 @@ ZeroPages::ZeroPages(std::uint64_t bytes, const std::string& what, Pages pages) 
 }
 
 bool ZeroPages::populate(std::uint64_t offset, std::uint64_t len) {
-  constexpr std::uint64_t kPage = 4096, kHugePage = 2u << 20;
   if (heap_ || !data_ || offset >= size_ || !len) return false;
   const std::uint64_t end = len > size_ - offset ? size_ : offset + len;
   // Huge pages for the whole 2 MiB pages the range covers (all of each is written: none is taken

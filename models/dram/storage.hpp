@@ -7,7 +7,6 @@
 // Functional random reads pay a page fault on most accesses for it (random-read: 2.0 s against
 // 0.5 s with huge pages on this machine).
 #pragma once
-#include <cstddef>
 #include <cstdint>
 
 #include "common/zero_pages.hpp"
