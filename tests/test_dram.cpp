@@ -212,6 +212,36 @@ TEST(DramAddressMap, NextBurstAgreesWithAFullDecode) {
     }
 }
 
+// column_run_end: every burst from b up to it lies in b's row (channel, rank, bank group, bank and
+// row as a full decode gives them), with and without the hashes; where the lowest slice is a
+// column slice, the run reaches that slice's end (the controller decodes no burst inside it).
+TEST(DramAddressMap, ColumnRunEndKeepsTheRowToTheEndOfTheLowestColumnSlice) {
+  Config c = preset_dram();
+  const std::vector<std::vector<std::string>> mappings = {
+      c.mapping,                                         // the preset's: column:2 lowest
+      {"column:3", "channel", "bank", "column", "row"},  // a longer column slice, then more columns
+      {"channel", "column", "bank", "row"},              // the channel lowest: runs of one
+      {"bank", "column", "channel", "row"},              // the bank lowest: runs of one
+      {"row:1", "column", "channel", "bank", "row"}};
+  const unsigned low_column_bits[] = {2, 3, 0, 0, 0};
+  for (std::size_t k = 0; k < mappings.size(); ++k)
+    for (int hashes = 0; hashes < 4; ++hashes) {
+      AddressMapper m(c.geo, mappings[k], nullptr, hashes & 1, hashes & 2);
+      for (std::uint64_t b = 12345; b < 12345 + 200; ++b) {
+        const std::uint64_t end = m.column_run_end(b);
+        const std::uint64_t slice = std::uint64_t(1) << low_column_bits[k];
+        ASSERT_EQ(end - b, slice - b % slice) << "mapping " << k << ", hashes " << hashes << ", burst " << b;
+        const DramAddress a = m.decode(b << m.burst_bits());
+        for (std::uint64_t x = b + 1; x < end; ++x) {
+          const DramAddress y = m.decode(x << m.burst_bits());
+          ASSERT_TRUE(y.channel == a.channel && y.rank == a.rank && y.bank_group == a.bank_group && y.bank == a.bank &&
+                      y.row == a.row)
+              << "mapping " << k << ", hashes " << hashes << ", burst " << x << " after " << b;
+        }
+      }
+    }
+}
+
 TEST(DramAddressMap, ChannelAloneAgreesWithAFullDecode) {
   Config c = preset_dram();
   const std::vector<std::vector<std::string>> mappings = {

@@ -39,6 +39,12 @@ class AddressMapper {
     }
     return decode(next << burst_bits_);
   }
+  // The burst number past the bursts from `burst` on that differ from it only in the lowest slice
+  // of the mapping, when that is a column slice: they lie in its row (the channel and bank hashes
+  // read no bits of that slice). burst + 1 when the lowest slice is no column slice.
+  std::uint64_t column_run_end(std::uint64_t burst) const {
+    return step_field_ == &DramAddress::column ? (burst | step_mask_) + 1 : burst + 1;
+  }
   std::uint64_t encode(const DramAddress& a) const;  // start of that burst
   // log2 of the largest aligned block that always lies in one channel.
   unsigned channel_granule_bits() const { return channel_low_bit_; }

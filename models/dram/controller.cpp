@@ -108,13 +108,20 @@ void Controller::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& dela
                   ", which this controller does not own (ring routing and DRAM address mapping disagree)");
     const unsigned local = a.channel - first_channel_;
     // The run of bursts from here to the same row of the same bank (a line's, mostly); `next`
-    // is the address of the burst after it.
-    std::uint64_t end = burst + 1;
-    DramAddress next = end <= last ? map_.next_burst(a, end) : DramAddress{};
+    // is the address of the burst after it (when it is one of this request's). A posted write's
+    // run is its one burst.
     const bool posted = write && cfg_.write_queue;
-    while (!posted && end <= last && same_row(next, a)) {
-      ++end;
-      if (end <= last) next = map_.next_burst(next, end);
+    std::uint64_t end = burst + 1;
+    DramAddress next{};
+    if (posted) {
+      if (end <= last) next = map_.next_burst(a, end);
+    } else {
+      // The column slice's steps keep the row; a burst past them is decoded and compared.
+      while ((end = std::min(last + 1, map_.column_run_end(end - 1))) <= last) {
+        next = map_.decode(end << bb);
+        if (!same_row(next, a)) break;
+        ++end;
+      }
     }
     // Closed page: precharge after the last burst of this request to this row.
     const bool close = cfg_.page == PagePolicy::Closed && (end > last || !same_row(next, a));
