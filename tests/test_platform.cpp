@@ -250,6 +250,20 @@ TEST(Platform, BothPresetsElaborateWithTheirPublishedSizes) {
   }
 }
 
+// A core's emulator is made when firmware starts the core: on the 910's 16 cores, a run with no
+// firmware (or one that starts two cores) makes none for the others.
+TEST(Platform, OnlyTheCoresFirmwareStartsMakeAnEmulator) {
+  {
+    auto s = test::scenario("name: t\nplatform: {preset: ascend910}\n");
+    platform::Soc soc("soc", s);
+    ASSERT_EQ(soc.cpus().size(), 16u);
+    for (auto& c : soc.cpus()) EXPECT_FALSE(c->emulating()) << c->name();
+  }
+  auto s = test::scenario("name: t\nplatform: {preset: ascend910}\nfirmware: {image: gtimer, cores: [0, 5]}\n");
+  platform::Soc soc("soc2", s);
+  for (std::size_t i = 0; i < soc.cpus().size(); ++i) EXPECT_EQ(soc.cpus()[i]->emulating(), i == 0 || i == 5) << i;
+}
+
 TEST(Platform, Ascend310Sizes) {
   auto s = test::scenario("name: t\nplatform: {preset: ascend310}\n");
   platform::Soc soc("soc", s);

@@ -29,6 +29,9 @@ ArmCpu::ArmCpu(sc_core::sc_module_name name, const CpuConfig& cfg, unsigned inde
       index_(index),
       irq_(irq),
       arch_timer_(cfg.counter, index, irq),
+      dram_(dram),
+      dram_base_(dram_base),
+      dram_size_(dram_size),
       stats_(*this),
       instructions_(stats_.counter("instructions", "instructions executed")),
       idle_ps_(stats_.counter("idle_ps", "time spent in WFI waiting for an interrupt")),
@@ -40,18 +43,8 @@ ArmCpu::ArmCpu(sc_core::sc_module_name name, const CpuConfig& cfg, unsigned inde
     const double t = double(now_tick());
     return t > 0 ? double(idle_ps_) / t : 0.0;
   });
-  auto check = [&](uc_err e, const char* what) {
-    if (e != UC_ERR_OK) throw Error(std::string(this->name()) + ": Unicorn " + what + ": " + uc_strerror(e));
-  };
-  check(uc_open(UC_ARCH_ARM64, UC_MODE_ARM, &uc_), "open");
-  check(uc_mem_map_ptr(uc_, dram_base, dram_size, UC_PROT_ALL, dram), "DRAM map");
-  // Everything from the peripherals' window up to DRAM is MMIO: what no device serves is an
-  // address error, reported with the pc.
+  // Everything from the peripherals' window up to DRAM is MMIO (open()).
   if (cfg.mmio_base >= dram_base) throw Error(std::string(this->name()) + ": mmio_base must lie below DRAM");
-  check(uc_mmio_map(uc_, cfg.mmio_base, dram_base - cfg.mmio_base, on_mmio_read, this, on_mmio_write, this),
-        "MMIO map");
-  uc_hook h;
-  check(uc_hook_add(uc_, &h, UC_HOOK_BLOCK, reinterpret_cast<void*>(on_block), this, 1, 0), "block hook");
   if (cfg.l1.timing) {
     // Loads and stores to DRAM are timed by the caches; MMIO has its own path.
     caches_ = std::make_unique<CoreCaches>(
@@ -60,15 +53,7 @@ ArmCpu::ArmCpu(sc_core::sc_module_name name, const CpuConfig& cfg, unsigned inde
     line_buf_.assign(cfg.l1.line_bytes, 0);
     static TimingOnly timing_only;
     line_req_.set_extension(&timing_only);
-    check(uc_hook_add(uc_, &h, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE, reinterpret_cast<void*>(on_memory), this,
-                      dram_base, dram_base + dram_size - 1),
-          "memory timing hook");
   }
-  check(uc_hook_add(uc_, &h, UC_HOOK_MEM_INVALID, reinterpret_cast<void*>(on_bad_access), this, 1, 0), "memory hook");
-  check(uc_hook_add(uc_, &h, UC_HOOK_INTR, reinterpret_cast<void*>(on_exception), this, 1, 0), "exception hook");
-  // The generic timer's system registers read and write simulated time, not the host's.
-  check(uc_hook_add(uc_, &h, UC_HOOK_INSN, reinterpret_cast<void*>(on_mrs), this, 1, 0, UC_ARM64_INS_MRS), "MRS hook");
-  check(uc_hook_add(uc_, &h, UC_HOOK_INSN, reinterpret_cast<void*>(on_msr), this, 1, 0, UC_ARM64_INS_MSR), "MSR hook");
   SC_HAS_PROCESS(ArmCpu);
   SC_THREAD(run);
 }
@@ -77,7 +62,31 @@ ArmCpu::~ArmCpu() {
   if (uc_) uc_close(uc_);
 }
 
+void ArmCpu::open() {
+  auto check = [&](uc_err e, const char* what) {
+    if (e != UC_ERR_OK) throw Error(std::string(this->name()) + ": Unicorn " + what + ": " + uc_strerror(e));
+  };
+  check(uc_open(UC_ARCH_ARM64, UC_MODE_ARM, &uc_), "open");
+  check(uc_mem_map_ptr(uc_, dram_base_, dram_size_, UC_PROT_ALL, dram_), "DRAM map");
+  // Everything from the peripherals' window up to DRAM is MMIO: what no device serves is an
+  // address error, reported with the pc.
+  check(uc_mmio_map(uc_, cfg_.mmio_base, dram_base_ - cfg_.mmio_base, on_mmio_read, this, on_mmio_write, this),
+        "MMIO map");
+  uc_hook h;
+  check(uc_hook_add(uc_, &h, UC_HOOK_BLOCK, reinterpret_cast<void*>(on_block), this, 1, 0), "block hook");
+  if (caches_)
+    check(uc_hook_add(uc_, &h, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE, reinterpret_cast<void*>(on_memory), this,
+                      dram_base_, dram_base_ + dram_size_ - 1),
+          "memory timing hook");
+  check(uc_hook_add(uc_, &h, UC_HOOK_MEM_INVALID, reinterpret_cast<void*>(on_bad_access), this, 1, 0), "memory hook");
+  check(uc_hook_add(uc_, &h, UC_HOOK_INTR, reinterpret_cast<void*>(on_exception), this, 1, 0), "exception hook");
+  // The generic timer's system registers read and write simulated time, not the host's.
+  check(uc_hook_add(uc_, &h, UC_HOOK_INSN, reinterpret_cast<void*>(on_mrs), this, 1, 0, UC_ARM64_INS_MRS), "MRS hook");
+  check(uc_hook_add(uc_, &h, UC_HOOK_INSN, reinterpret_cast<void*>(on_msr), this, 1, 0, UC_ARM64_INS_MSR), "MSR hook");
+}
+
 void ArmCpu::start(std::uint64_t entry) {
+  if (!uc_) open();
   entry_ = entry;
   started_ = true;
   start_ev_.notify(sc_core::SC_ZERO_TIME);
