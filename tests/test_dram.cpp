@@ -214,7 +214,8 @@ TEST(DramAddressMap, NextBurstAgreesWithAFullDecode) {
 
 // column_run_end: every burst from b up to it lies in b's row (channel, rank, bank group, bank and
 // row as a full decode gives them), with and without the hashes; where the lowest slice is a
-// column slice, the run reaches that slice's end (the controller decodes no burst inside it).
+// column slice, the run reaches that slice's end (the controller decodes no burst inside it); where
+// it is a bank group's slice (ascend910's geometry), the run is one burst.
 TEST(DramAddressMap, ColumnRunEndKeepsTheRowToTheEndOfTheLowestColumnSlice) {
   Config c = preset_dram();
   const std::vector<std::vector<std::string>> mappings = {
@@ -240,6 +241,16 @@ TEST(DramAddressMap, ColumnRunEndKeepsTheRowToTheEndOfTheLowestColumnSlice) {
         }
       }
     }
+  // HBM2's bank groups: one lowest is stepped by an add too (next_burst), but each step is another
+  // bank, so its runs are one burst; ascend910's own mapping has column:3 lowest.
+  const Config hbm = Config::from(test::preset_platform("ascend910").at("dram"));
+  const std::vector<std::string> bank_group_lowest = {"bank_group:1", "column:3", "channel", "bank_group",
+                                                      "bank",         "column",   "row"};
+  for (const auto& mapping : {bank_group_lowest, hbm.mapping}) {
+    AddressMapper m(hbm.geo, mapping, nullptr, false, true);
+    for (std::uint64_t b = 777; b < 777 + 64; ++b)
+      ASSERT_EQ(m.column_run_end(b), mapping == hbm.mapping ? (b | 7) + 1 : b + 1) << mapping[0] << ", burst " << b;
+  }
 }
 
 TEST(DramAddressMap, ChannelAloneAgreesWithAFullDecode) {

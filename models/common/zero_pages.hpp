@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Bytes that read as zero until written, from an anonymous mapping the kernel fills on first
-// touch: a model's memory (DRAM contents, an AI Core's buffers, an L2's data array) costs only
+// touch: a model's memory (DRAM contents, an AI Core's buffers, a cache's tags and data) costs only
 // the pages a run uses, and nothing at construction. A std::vector of the same size is written
 // through once when it is made: 32 AI Cores' buffers on ascend910 (52 MiB) took over a quarter
 // of a memory scenario's wall time in page faults and the zeroing.

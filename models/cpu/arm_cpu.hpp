@@ -14,7 +14,7 @@
 // pending interrupt by exception entry (ELR_EL1, SPSR_EL1, PSTATE to EL1h with DAIF masked,
 // pc = VBAR_EL1 + 0x280). WFI idles the core until the interrupt controller has something for
 // it: idle time costs no host time. The emulator is made when the core is started: a core no
-// firmware starts costs no Unicorn instance (its translator's set-up took about 8 ms of host
+// firmware starts costs no Unicorn instance (its translator's set-up took 4 - 8 ms of host
 // time per core, on every run of a platform with 16 cores).
 #pragma once
 #include <functional>
