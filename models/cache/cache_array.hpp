@@ -52,7 +52,7 @@ class CacheArray {
   // an invalid way: a lookup reads 8 bytes per way), the fills' ready times, then the policy's
   // words. A request reads and writes them all; in one run they share host cache lines and the
   // host's prefetcher brings the next. Kept apart, each was one more miss per request: on a large
-  // L2 (ascend910's 32 MiB, 4 MiB of state) a request's time went to those misses.
+  // L2 (ascend910's 32 MiB, 3.2 MiB of state) a request's time went to those misses.
   static constexpr std::size_t kDirty = 0, kKept = 1, kHead = 2;
   std::uint64_t* words(std::uint32_t set) { return meta_ + std::size_t(set) * set_words_; }
   const std::uint64_t* words(std::uint32_t set) const { return meta_ + std::size_t(set) * set_words_; }
