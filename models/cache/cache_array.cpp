@@ -10,9 +10,8 @@ CacheArray::CacheArray(std::uint32_t sets, std::uint32_t ways, std::uint32_t lin
       policy_(std::move(policy)),
       policy_words_(std::size_t(ways) * policy_->words()),
       set_words_(kHead + 2 * std::size_t(ways) + policy_words_) {
-  meta_pages_ = ZeroPages(std::uint64_t(sets) * set_words_ * sizeof(std::uint64_t), "a cache's tags and state",
-                          ZeroPages::Pages::Dense);
-  meta_ = reinterpret_cast<std::uint64_t*>(meta_pages_.data());
+  meta_ = ZeroPages(std::uint64_t(sets) * set_words_ * sizeof(std::uint64_t), "a cache's tags and state",
+                    ZeroPages::Pages::Dense);
   if (with_data)
     data_ = ZeroPages(std::uint64_t(sets) * ways * line_bytes, "a cache's data array", ZeroPages::Pages::Dense);
 }

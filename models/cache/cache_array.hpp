@@ -54,8 +54,12 @@ class CacheArray {
   // host's prefetcher brings the next. Kept apart, each was one more miss per request: on a large
   // L2 (ascend910's 32 MiB, 3.2 MiB of state) a request's time went to those misses.
   static constexpr std::size_t kDirty = 0, kKept = 1, kHead = 2;
-  std::uint64_t* words(std::uint32_t set) { return meta_ + std::size_t(set) * set_words_; }
-  const std::uint64_t* words(std::uint32_t set) const { return meta_ + std::size_t(set) * set_words_; }
+  std::uint64_t* words(std::uint32_t set) {
+    return reinterpret_cast<std::uint64_t*>(meta_.data()) + std::size_t(set) * set_words_;
+  }
+  const std::uint64_t* words(std::uint32_t set) const {
+    return reinterpret_cast<const std::uint64_t*>(meta_.data()) + std::size_t(set) * set_words_;
+  }
   std::uint64_t* tags(std::uint32_t set) { return words(set) + kHead; }
   const std::uint64_t* tags(std::uint32_t set) const { return words(set) + kHead; }
   std::uint64_t* readies(std::uint32_t set) { return tags(set) + ways_; }
@@ -70,8 +74,7 @@ class CacheArray {
   // construction. (A vector was: ascend910's 16 slices of 200 KiB took 800 page faults, 3 - 4 ms
   // of every run's set-up. Below 2 MiB, as every shipped L2 slice and CPU cache is, they are the
   // heap's zeroed memory, which the heap does not write while it is fresh.)
-  ZeroPages meta_pages_;
-  std::uint64_t* meta_ = nullptr;
+  ZeroPages meta_;
   ZeroPages data_;  // zero until written: nothing is written at construction
 };
 
