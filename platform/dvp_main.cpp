@@ -99,6 +99,14 @@ static int print_map(const platform::Scenario& s) {
   print_mmio(soc);
   std::printf("\nring placement (%u stops, %s)\n", soc.ring_config().stops, soc.ring().timing().routing().what());
   for (auto& p : soc.placement()) std::printf("  stop %3u  %-32s %s\n", p.stop, p.who.c_str(), p.role.c_str());
+  if (const platform::KernelLauncher* l = soc.launcher(); l && !l->memory_map().empty()) {
+    std::printf("\nkernel memory (in DRAM; a tensor's bytes as stored)\n");
+    std::printf("  %-18s %-18s %-32s %s\n", "base", "end", "what", "contents");
+    for (const auto& p : l->memory_map())
+      std::printf("  0x%016llx 0x%016llx %-32s %s\n", (unsigned long long)p.base,
+                  (unsigned long long)(p.base + std::max<std::uint64_t>(p.bytes, 1) - 1), p.what.c_str(),
+                  p.how.c_str());
+  }
   return kExitOk;
 }
 

@@ -1068,6 +1068,25 @@ void KernelLauncher::layout(Kernel* K, const cfg::Node& k) {
   K->argtab = take(8 * K->args.size() + 8, k.at("args"), "the argument table");
 }
 
+std::vector<KernelLauncher::Placed> KernelLauncher::memory_map() const {
+  std::vector<Placed> m;
+  for (const auto& K : kernels_) {
+    if (!K->aicpu_func) m.push_back({K->name + " image", "code", base_ + K->image_addr, K->code_bytes});
+    for (const TensorSpec& s : K->tensors) {
+      if (s.media) continue;  // a media job's output buffer: addressed when the job is
+      std::string how = !s.file.empty() ? "file " + s.file : s.init;
+      if (s.alias_kernel >= 0)
+        how = "alias of " + kernels_[std::size_t(s.alias_kernel)]->name + "." +
+              kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t.name;
+      else if (s.arena)
+        how = "activation arena" + std::string(s.file.empty() ? "" : ", " + how);
+      m.push_back({K->name + "." + s.t.name, how, base_ + s.t.addr, s.t.elems * aicore::dtype_bytes(s.t.dtype)});
+    }
+    m.push_back({K->name + " arguments", "argument table", base_ + K->argtab, 8 * K->args.size()});
+  }
+  return m;
+}
+
 // The arena after every kernel's own memory: its tensors at their offsets (their files read now),
 // and the aliases of them.
 void KernelLauncher::place_arena(const cfg::Node& kernels) {
@@ -1223,32 +1242,41 @@ void KernelLauncher::set_control_cores(unsigned n) {
 void KernelLauncher::place(Kernel* K) {
   // Image, tensors and argument table, written straight into DRAM (at the offsets layout()
   // chose) before the launch. (In bare mode at the kernel's start, not at elaboration: whatever
-  // ran before it, a traffic generator or an RTL master, may have written that memory.)
+  // ran before it, a traffic generator or an RTL master, may have written that memory, and left
+  // lines of it in the L2: they are dropped, below.)
+  AddressRanges wrote;
+  const auto write = [&](std::uint64_t at, const void* from, std::uint64_t len) {
+    if (!len) return;  // an empty argument table: no source to copy from
+    std::memcpy(dram_.data() + at, from, len);
+    wrote.emplace_back(base_ + at, base_ + at + len);
+  };
   if (!K->aicpu_func) {
     const auto code = K->image.bytes();
-    std::memcpy(dram_.data() + K->image_addr, code.data() + 32, code.size() - 32);
+    write(K->image_addr, code.data() + 32, code.size() - 32);
   }
   for (std::size_t i = 0; i < K->tensors.size(); ++i) {
     const TensorSpec& s = K->tensors[i];
     if (!set_up_at_start(s)) continue;
-    std::uint8_t* to = dram_.data() + s.t.addr;
     const std::uint64_t len = s.t.elems * aicore::dtype_bytes(s.t.dtype);  // as stored
     dram_.will_write(s.t.addr, len);
+    wrote.emplace_back(base_ + s.t.addr, base_ + s.t.addr + len);
     // Stored zeros are zero bytes in every dtype and layout: cleared where they are, not set up
     // on the host and copied.
     if (!generated(s)) {
-      std::memset(to, 0, len);
+      std::memset(dram_.data() + s.t.addr, 0, len);
       continue;
     }
     std::vector<std::uint8_t> bytes;
     if (i < K->initial.size()) bytes.swap(K->initial[i]);  // set up ahead (its memory freed below)
     if (bytes.empty()) bytes = initial_bytes(s);
-    std::memcpy(to, bytes.data(), bytes.size());
+    std::memcpy(dram_.data() + s.t.addr, bytes.data(), bytes.size());
   }
-  for (std::size_t i = 0; i < K->args.size(); ++i) {
-    std::uint64_t v = K->args[i].first >= 0 ? base_ + K->tensors[K->args[i].first].t.addr : K->args[i].second;
-    std::memcpy(dram_.data() + K->argtab + 8 * i, &v, 8);
-  }
+  std::vector<std::uint64_t> argtab;
+  for (const auto& [tensor, value] : K->args)
+    argtab.push_back(tensor >= 0 ? base_ + K->tensors[std::size_t(tensor)].t.addr : value);
+  write(K->argtab, argtab.data(), 8 * argtab.size());
+  // Every range is a whole allocation of take() (pages), so it owns the lines it touches.
+  if (invalidate_) invalidate_(wrote);
 }
 
 // Tensors place() writes: not another's memory, a file's (read at load) or the arena's.

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -116,6 +117,19 @@ class KernelLauncher : public sc_core::sc_module {
     bool has_work = false;  // library kernels: the least work, for the roofline
     KernelWork work;
   };
+  // Drops the caches' copies of bus address ranges [lo, hi) (the platform's L2 slices), taking no
+  // simulated time. place() writes a kernel's memory straight into DRAM, in bare mode while the
+  // run goes on: a traffic generator or an RTL master may have left lines of it in the L2, dirty,
+  // and a kernel would read those instead of its tensors.
+  using AddressRanges = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+  // Where each kernel's memory is, for `dvp map`: its image, tensors and argument table (bus
+  // addresses), in layout order. `how` says whose memory a tensor shares, or how it is set up.
+  struct Placed {
+    std::string what, how;
+    std::uint64_t base, bytes;
+  };
+  std::vector<Placed> memory_map() const;
+  void set_invalidate(std::function<void(const AddressRanges&)> f) { invalidate_ = std::move(f); }
   // The DRAM's peak bandwidth, for the kernels' roofline bounds (0: no memory bound).
   void set_dram_peak(double bytes_per_ps) { dram_bytes_per_ps_ = bytes_per_ps; }
   double dram_peak() const { return dram_bytes_per_ps_; }
@@ -185,6 +199,7 @@ class KernelLauncher : public sc_core::sc_module {
   std::vector<aicore::AiCore*> cores_;
   dram::Storage& dram_;
   std::uint64_t base_, next_;
+  std::function<void(const AddressRanges&)> invalidate_;
   std::uint64_t arena_bytes_ = 0;  // the activation arena: its tensors' furthest end
   bool functional_;
   bool firmware_mode_;

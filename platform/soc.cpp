@@ -167,6 +167,9 @@ void Soc::build_launcher(const Scenario& s) {
   launcher_ = std::make_unique<KernelLauncher>("launcher", has_kernels ? *kernels : kNone, s.dir, cores, aicore_cfg_,
                                                *storage_, dram_base_, !timing_only_, tasks, media_jobs());
   launcher_->set_dram_peak(dram_cfg_.peak_bytes_per_ps());
+  launcher_->set_invalidate([this](const KernelLauncher::AddressRanges& r) {
+    for (auto& slice : l2_) slice->invalidate(r);
+  });
   unsigned src = ring_->connect_initiator(launcher_->socket, 0, launcher_->name());
   src_is_hn_.resize(src + 1, false);
 }

@@ -67,6 +67,7 @@ class Soc : public sc_core::sc_module, public System {
   const std::vector<std::unique_ptr<aicore::AiCore>>& aicores() const { return cores_; }
   const aicore::AiCoreConfig* aicore_config() const { return has_aicore_ ? &aicore_cfg_ : nullptr; }
   KernelLauncher* launcher() { return launcher_.get(); }
+  const KernelLauncher* launcher() const { return launcher_.get(); }
   // The CPU subsystem (platform.cpu): cores, peripherals; empty without one.
   const std::vector<std::unique_ptr<cpu::ArmCpu>>& cpus() const { return cpus_; }
   const std::vector<std::unique_ptr<uart::Uart>>& uarts() const { return uarts_; }

@@ -103,6 +103,37 @@ TEST(L2Slice, DirtyEvictionWritesTheLineBackAndDataSurvives) {
   for (int i = 0; i < 128; ++i) EXPECT_EQ(b.mem.bytes[i], w[i]);
 }
 
+TEST(L2Slice, InvalidateDropsTheLinesOfItsRangesDirtyOrNotAndKeepsTheRest) {
+  L2Config c = small();
+  Bench b(c);
+  // Four lines, one per set; 0x080 and 0x180 written whole (dirty).
+  std::uint8_t w[128], r[128], r80[128];
+  std::memset(w, 0x5A, sizeof w);
+  std::uint64_t dropped = 0, misses_before = 0;
+  b.st.body = [&](Stimulus& s) {
+    s.access(false, 0x000, r, 64);
+    s.access(true, 0x080, w, 128);
+    s.access(false, 0x100, r, 64);
+    s.access(true, 0x180, w, 128);
+    // [0x080, 0x101) rounds out to the lines 0x080 and 0x100.
+    dropped = b.l2.invalidate({{0x080, 0x101}});
+    misses_before = b.l2.misses();
+    s.access(false, 0x000, r, 128);
+    s.access(false, 0x080, r80, 128);
+    s.access(false, 0x100, r, 128);
+    s.access(false, 0x180, r, 128);
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(dropped, 2u);
+  EXPECT_EQ(b.l2.misses() - misses_before, 2u);  // 0x080 and 0x100 came from memory again
+  EXPECT_EQ(b.mem.writes, 0u);                   // the dirty 0x080 was dropped, not written back
+  EXPECT_EQ(b.l2.invalidate({{0x200, 0x1000}}), 0u);
+  // 0x080 reads memory's bytes now (never written: zeros); 0x180 (still here, dirty) what was
+  // written.
+  for (int i = 0; i < 128; ++i) EXPECT_EQ(r80[i], 0) << i;
+  EXPECT_EQ(0, std::memcmp(w, r, 128));
+}
+
 TEST(L2Slice, LruKeepsTheRecentlyUsedLine) {
   L2Config c = small("lru");
   Bench b(c);

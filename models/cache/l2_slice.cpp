@@ -221,6 +221,7 @@ Tick L2Slice::fill(const Request& r, int& way) {
   const bool full_line_write = r.write && r.len == cfg_.line_bytes;
   if (!full_line_write) filled = memory_access(false, r.line_addr, array_.data(r.set, way), start, r.timing_only);
   array_.fill(r.set, way, r.line_addr, filled);
+  filled_ = true;
   mshr_free_.push(filled);
   return filled;
 }
@@ -256,6 +257,21 @@ void L2Slice::move_data(tlm::tlm_generic_payload& p, const Request& r, int way, 
     else
       std::memcpy(p.get_data_ptr(), bytes, r.len);
   }
+}
+
+std::uint64_t L2Slice::invalidate(const AddressRanges& ranges) {
+  if (!filled_) return 0;
+  const unsigned bits = hash_.line_bits();
+  AddressRanges lines;
+  for (const auto& [lo, hi] : ranges)
+    if (hi > lo) lines.emplace_back(lo >> bits, ((hi - 1) >> bits) + 1);
+  const auto in = [&](std::uint64_t line) {
+    for (const auto& [lo, hi] : lines)
+      if (line >= lo && line < hi) return true;
+    return false;
+  };
+  for (auto it = discarded_.begin(); it != discarded_.end();) it = in(*it) ? discarded_.erase(it) : std::next(it);
+  return array_.invalidate(lines);
 }
 
 unsigned L2Slice::transport_dbg(tlm::tlm_generic_payload& p) {

@@ -14,6 +14,7 @@
 #include <array>
 #include <queue>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -40,6 +41,15 @@ class L2Slice : public sc_core::sc_module {
   std::uint64_t evictions() const { return evictions_; }
   std::uint64_t writebacks() const { return writebacks_; }
   std::uint64_t kept_stashes() const { return kept_; }
+
+  // Byte address ranges [lo, hi).
+  using AddressRanges = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+  // Set-up that writes DRAM behind the caches (a bare-mode kernel's tensors, written at its start)
+  // first drops the lines of those ranges that this slice holds, dirty or not, as a driver
+  // invalidates before it writes device memory: a request then reads what set-up wrote, not a
+  // copy from before. The lines are rounded out: a range must own its lines whole. Takes no
+  // simulated time; returns how many lines were dropped.
+  std::uint64_t invalidate(const AddressRanges& ranges);
 
  private:
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
@@ -80,6 +90,7 @@ class L2Slice : public sc_core::sc_module {
   std::uint64_t &reads_, &writes_, &hits_, &misses_, &bypasses_, &evictions_, &writebacks_, &fill_wait_,
       &mshr_stall_ps_, &wb_stall_ps_, &stashes_, &stash_fills_, &kept_, &discards_, &discarded_dirty_;
   Tick last_memory_done_ = 0;
+  bool filled_ = false;  // a line was ever brought in (invalidate has something to scan)
   // Lines a discard dropped and nothing has written since: their bytes are stale. A read of one
   // is an error (a discard placed before a reader), named here, since with firmware the slice
   // keeps tags only and the bytes would still read back right.
