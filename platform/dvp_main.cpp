@@ -103,9 +103,12 @@ static int print_map(const platform::Scenario& s) {
     std::printf("\nkernel memory (in DRAM; a tensor's bytes as stored)\n");
     std::printf("  %-18s %-18s %-32s %s\n", "base", "end", "what", "contents");
     for (const auto& p : l->memory_map())
-      std::printf("  0x%016llx 0x%016llx %-32s %s\n", (unsigned long long)p.base,
-                  (unsigned long long)(p.base + std::max<std::uint64_t>(p.bytes, 1) - 1), p.what.c_str(),
-                  p.how.c_str());
+      if (p.bytes)
+        std::printf("  0x%016llx 0x%016llx %-32s %s\n", (unsigned long long)p.base,
+                    (unsigned long long)(p.base + p.bytes - 1), p.what.c_str(), p.how.c_str());
+      else
+        std::printf("  0x%016llx %-18s %-32s %s\n", (unsigned long long)p.base, "(empty)", p.what.c_str(),
+                    p.how.c_str());
   }
   return kExitOk;
 }

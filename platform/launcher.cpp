@@ -1072,19 +1072,23 @@ std::vector<KernelLauncher::Placed> KernelLauncher::memory_map() const {
   std::vector<Placed> m;
   for (const auto& K : kernels_) {
     if (!K->aicpu_func) m.push_back({K->name + " image", "code", base_ + K->image_addr, K->code_bytes});
-    for (const TensorSpec& s : K->tensors) {
-      if (s.media) continue;  // a media job's output buffer: addressed when the job is
-      std::string how = !s.file.empty() ? "file " + s.file : s.init;
-      if (s.alias_kernel >= 0)
-        how = "alias of " + kernels_[std::size_t(s.alias_kernel)]->name + "." +
-              kernels_[std::size_t(s.alias_kernel)]->tensors[std::size_t(s.alias_tensor)].t.name;
-      else if (s.arena)
-        how = "activation arena" + std::string(s.file.empty() ? "" : ", " + how);
-      m.push_back({K->name + "." + s.t.name, how, base_ + s.t.addr, s.t.elems * aicore::dtype_bytes(s.t.dtype)});
-    }
+    for (const TensorSpec& s : K->tensors)
+      m.push_back(
+          {K->name + "." + s.t.name, contents(s), base_ + s.t.addr, s.t.elems * aicore::dtype_bytes(s.t.dtype)});
     m.push_back({K->name + " arguments", "argument table", base_ + K->argtab, 8 * K->args.size()});
   }
   return m;
+}
+
+// What a tensor's memory holds at its kernel's start, for memory_map.
+std::string KernelLauncher::contents(const TensorSpec& s) const {
+  std::string from = !s.file.empty() ? "file " + s.file : s.init;
+  if (s.media) return "output of dvpp job " + s.media_job;
+  if (s.arena) return "activation arena" + (s.file.empty() ? "" : ", " + from);
+  if (s.alias_kernel < 0) return from;
+  const Kernel& of = *kernels_[std::size_t(s.alias_kernel)];
+  return "alias of " + of.name + "." + of.tensors[std::size_t(s.alias_tensor)].t.name +
+         (s.alias_offset ? " + " + hex(s.alias_offset) : "");
 }
 
 // The arena after every kernel's own memory: its tensors at their offsets (their files read now),
@@ -1328,8 +1332,9 @@ void KernelLauncher::post_setup(Kernel* K) {
 
 // A functional run's check whose inputs are its own (inputs_set_up): its reference is computed
 // by the worker while the kernel runs, from a copy of the input bytes in DRAM now (no cache
-// holds them yet: before the run, or as place() wrote them). The check takes those values only
-// if it reads the same bytes back (reference_values); they are what it would compute.
+// holds them yet: before the run, or as place() wrote them, but a file's, read at load, which
+// something may have written since through the L2). The check takes those values only if it
+// reads the same bytes back (reference_values); they are what it would compute.
 // The host memory this holds until the check (input copies, 8 bytes a value) is at most
 // kEarlyBytes at a time; a check past it computes its reference after its kernel, as before.
 void KernelLauncher::post_reference(Kernel* K) {

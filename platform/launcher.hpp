@@ -117,19 +117,20 @@ class KernelLauncher : public sc_core::sc_module {
     bool has_work = false;  // library kernels: the least work, for the roofline
     KernelWork work;
   };
-  // Drops the caches' copies of bus address ranges [lo, hi) (the platform's L2 slices), taking no
-  // simulated time. place() writes a kernel's memory straight into DRAM, in bare mode while the
-  // run goes on: a traffic generator or an RTL master may have left lines of it in the L2, dirty,
-  // and a kernel would read those instead of its tensors.
-  using AddressRanges = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+  using AddressRanges = std::vector<std::pair<std::uint64_t, std::uint64_t>>;  // bus addresses [lo, hi)
+  // Drops the caches' copies of address ranges (the platform's L2 slices), taking no simulated
+  // time. place() writes a kernel's memory straight into DRAM, in bare mode while the run goes
+  // on: a traffic generator or an RTL master may have left lines of it in the L2, dirty, and a
+  // kernel would read those instead of its tensors.
+  void set_invalidate(std::function<void(const AddressRanges&)> f) { invalidate_ = std::move(f); }
   // Where each kernel's memory is, for `dvp map`: its image, tensors and argument table (bus
-  // addresses), in layout order. `how` says whose memory a tensor shares, or how it is set up.
+  // addresses), kernel by kernel (an arena tensor lies after every kernel's own memory). `how`
+  // says what a tensor holds at its kernel's start: an init, a file, whose memory it shares.
   struct Placed {
     std::string what, how;
     std::uint64_t base, bytes;
   };
   std::vector<Placed> memory_map() const;
-  void set_invalidate(std::function<void(const AddressRanges&)> f) { invalidate_ = std::move(f); }
   // The DRAM's peak bandwidth, for the kernels' roofline bounds (0: no memory bound).
   void set_dram_peak(double bytes_per_ps) { dram_bytes_per_ps_ = bytes_per_ps; }
   double dram_peak() const { return dram_bytes_per_ps_; }
@@ -181,6 +182,7 @@ class KernelLauncher : public sc_core::sc_module {
   static std::vector<double> rounded_reference(const Kernel* K, const std::vector<std::vector<std::uint8_t>>& in,
                                                std::uint64_t count);
   static bool inputs_set_up(const Kernel& K);
+  std::string contents(const TensorSpec& s) const;
   static bool set_up_at_start(const TensorSpec& s);
   static bool generated(const TensorSpec& s);
   static std::vector<std::uint8_t> initial_bytes(const TensorSpec& s);

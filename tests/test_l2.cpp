@@ -104,30 +104,42 @@ TEST(L2Slice, DirtyEvictionWritesTheLineBackAndDataSurvives) {
 }
 
 TEST(L2Slice, InvalidateDropsTheLinesOfItsRangesDirtyOrNotAndKeepsTheRest) {
+  System sys;  // a read of a line still marked discarded would be the system's failure
+  System::Scope scope(sys);
   L2Config c = small();
   Bench b(c);
   // Four lines, one per set; 0x080 and 0x180 written whole (dirty).
-  std::uint8_t w[128], r[128], r80[128];
+  std::uint8_t w[128], r[128], r80[128], scratch[128];
   std::memset(w, 0x5A, sizeof w);
-  std::uint64_t dropped = 0, misses_before = 0;
+  std::uint64_t before_fill = 1, one = 0, scanned = 0, misses_before = 0;
   b.st.body = [&](Stimulus& s) {
+    s.pause(marked_read<Discard>(s, 0x280, scratch));  // marks 0x280, never here
+    before_fill = b.l2.invalidate({{0x280, 0x300}});   // nothing filled yet: forgets the mark only
     s.access(false, 0x000, r, 64);
     s.access(true, 0x080, w, 128);
     s.access(false, 0x100, r, 64);
     s.access(true, 0x180, w, 128);
-    // [0x080, 0x101) rounds out to the lines 0x080 and 0x100.
-    dropped = b.l2.invalidate({{0x080, 0x101}});
+    s.pause(marked_read<Discard>(s, 0x300, scratch));  // marks 0x300, never here
+    // One line: looked up where it would be (the dirty 0x080). Then [0x0ff, 0x101) rounds out to
+    // 0x080 (gone now) and 0x100, and with [0x300, 0x1000) is more lines than the slice holds: a
+    // scan of the tags drops 0x100 and forgets 0x300's mark.
+    one = b.l2.invalidate({{0x080, 0x081}});
+    scanned = b.l2.invalidate({{0x0ff, 0x101}, {0x300, 0x1000}});
     misses_before = b.l2.misses();
     s.access(false, 0x000, r, 128);
     s.access(false, 0x080, r80, 128);
     s.access(false, 0x100, r, 128);
+    s.access(false, 0x280, scratch, 128);
+    s.access(false, 0x300, scratch, 128);
     s.access(false, 0x180, r, 128);
   };
   sc_core::sc_start();
-  EXPECT_EQ(dropped, 2u);
-  EXPECT_EQ(b.l2.misses() - misses_before, 2u);  // 0x080 and 0x100 came from memory again
+  EXPECT_EQ(before_fill, 0u);
+  EXPECT_EQ(one, 1u);
+  EXPECT_EQ(scanned, 1u);
+  EXPECT_EQ(sys.failure(), "");                  // 0x280 and 0x300 were read as any line
+  EXPECT_EQ(b.l2.misses() - misses_before, 4u);  // 0x080, 0x100 (dropped), 0x280, 0x300
   EXPECT_EQ(b.mem.writes, 0u);                   // the dirty 0x080 was dropped, not written back
-  EXPECT_EQ(b.l2.invalidate({{0x200, 0x1000}}), 0u);
   // 0x080 reads memory's bytes now (never written: zeros); 0x180 (still here, dirty) what was
   // written.
   for (int i = 0; i < 128; ++i) EXPECT_EQ(r80[i], 0) << i;

@@ -5,8 +5,7 @@ namespace dvp::cache {
 
 CacheArray::CacheArray(std::uint32_t sets, std::uint32_t ways, std::uint32_t line_bytes,
                        std::unique_ptr<Replacement> policy, bool with_data)
-    : sets_(sets),
-      ways_(ways),
+    : ways_(ways),
       line_bytes_(line_bytes),
       policy_(std::move(policy)),
       policy_words_(std::size_t(ways) * policy_->words()),
@@ -56,22 +55,6 @@ void CacheArray::invalidate(std::uint32_t set, int way) {
   readies(set)[way] = 0;
   words(set)[kDirty] &= ~(1ull << way);
   keep(set, way, false);
-}
-
-std::uint64_t CacheArray::invalidate(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& lines) {
-  std::uint64_t n = 0;
-  for (std::uint32_t set = 0; set < sets_; ++set)
-    for (std::uint32_t w = 0; w < ways_; ++w) {
-      const std::uint64_t t = tags(set)[w];
-      if (!t) continue;
-      for (const auto& [lo, hi] : lines)
-        if (t - 1 >= lo && t - 1 < hi) {
-          invalidate(set, int(w));
-          ++n;
-          break;
-        }
-    }
-  return n;
 }
 
 }  // namespace dvp::cache

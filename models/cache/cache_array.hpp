@@ -3,8 +3,6 @@
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <utility>
-#include <vector>
 
 #include "common/time.hpp"
 #include "common/zero_pages.hpp"
@@ -35,9 +33,6 @@ class CacheArray {
   void fill(std::uint32_t set, int way, std::uint64_t line_addr, Tick ready);
   // Empties (set, way), dirty or not: its bytes are dropped.
   void invalidate(std::uint32_t set, int way);
-  // Empties every way whose line address (addr >> line bits) is in one of `lines`' [lo, hi), dirty
-  // or not; returns how many. A scan of the whole array: set-up's, not a request's.
-  std::uint64_t invalidate(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& lines);
 
   // A way's line: held (a valid tag), written since its fill, and when the fill that brought it
   // in completes.
@@ -72,7 +67,7 @@ class CacheArray {
   // The policy's words of the set (none: nullptr, not the next set's words).
   std::uint64_t* state(std::uint32_t set) { return policy_words_ ? readies(set) + ways_ : nullptr; }
 
-  std::uint32_t sets_, ways_, line_bytes_;
+  std::uint32_t ways_, line_bytes_;
   std::unique_ptr<Replacement> policy_;
   std::size_t policy_words_, set_words_;
   // The sets' runs, on zero pages (the tags of an empty cache are zero): none is written at

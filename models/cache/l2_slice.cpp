@@ -36,7 +36,10 @@ L2Slice::L2Slice(sc_core::sc_module_name name, const L2Config& cfg, unsigned ind
       kept_(stats_.counter("kept_stashes", "stashes to persist whose line the set kept (until a requester uses it)")),
       discards_(
           stats_.counter("discards", "discard requests (cache maintenance), not counted in reads, hits or misses")),
-      discarded_dirty_(stats_.counter("discarded_dirty", "dirty lines dropped by a discard: write-backs saved")) {
+      discarded_dirty_(stats_.counter("discarded_dirty", "dirty lines dropped by a discard: write-backs saved")),
+      invalidated_(stats_.counter("invalidated", "lines set-up dropped as it wrote their memory in DRAM (invalidate)")),
+      invalidated_dirty_(stats_.counter("invalidated_dirty", "dirty lines among them: their bytes were overwritten")),
+      index_(index) {
   target.register_b_transport(this, &L2Slice::b_transport);
   target.register_transport_dbg(this, &L2Slice::transport_dbg);
   for (std::uint32_t i = 0; i < cfg.mshrs; ++i) mshr_free_.push(0);
@@ -260,18 +263,47 @@ void L2Slice::move_data(tlm::tlm_generic_payload& p, const Request& r, int way, 
 }
 
 std::uint64_t L2Slice::invalidate(const AddressRanges& ranges) {
-  if (!filled_) return 0;
   const unsigned bits = hash_.line_bits();
-  AddressRanges lines;
+  AddressRanges lines;  // [lo, hi) in line addresses, rounded out
+  std::uint64_t count = 0;
   for (const auto& [lo, hi] : ranges)
-    if (hi > lo) lines.emplace_back(lo >> bits, ((hi - 1) >> bits) + 1);
+    if (hi > lo) {
+      lines.emplace_back(lo >> bits, ((hi - 1) >> bits) + 1);
+      count += lines.back().second - lines.back().first;
+    }
   const auto in = [&](std::uint64_t line) {
     for (const auto& [lo, hi] : lines)
       if (line >= lo && line < hi) return true;
     return false;
   };
+  // Written now: no longer stale (a discard marks a line whether or not it was here).
   for (auto it = discarded_.begin(); it != discarded_.end();) it = in(*it) ? discarded_.erase(it) : std::next(it);
-  return array_.invalidate(lines);
+  if (!filled_) return 0;
+  const std::uint64_t before = invalidated_;
+  const std::uint32_t sets = cfg_.sets_per_slice();
+  // A few lines (a small kernel's pages) are each looked up where they would be, this slice's
+  // only; more than a quarter of the slice's ways (a hash and a lookup cost about four tag
+  // checks) are found by a scan of its tags.
+  if (count * 4 < std::uint64_t(sets) * cfg_.ways) {
+    for (const auto& [lo, hi] : lines)
+      for (std::uint64_t line = lo; line < hi; ++line) {
+        const std::uint64_t addr = line << bits;
+        if (hash_.slice(addr) != index_) continue;
+        const auto set = std::uint32_t(hash_.slice_local_line(addr) & (sets - 1));
+        if (const int way = array_.lookup(set, line); way >= 0) drop(set, way);
+      }
+  } else {
+    for (std::uint32_t set = 0; set < sets; ++set)
+      for (int way = 0; way < int(cfg_.ways); ++way)
+        if (array_.valid(set, way) && in(array_.line_addr(set, way))) drop(set, way);
+  }
+  return invalidated_ - before;
+}
+
+void L2Slice::drop(std::uint32_t set, int way) {
+  ++invalidated_;
+  if (array_.dirty(set, way)) ++invalidated_dirty_;
+  array_.invalidate(set, way);
 }
 
 unsigned L2Slice::transport_dbg(tlm::tlm_generic_payload& p) {

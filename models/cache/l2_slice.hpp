@@ -44,11 +44,11 @@ class L2Slice : public sc_core::sc_module {
 
   // Byte address ranges [lo, hi).
   using AddressRanges = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
-  // Set-up that writes DRAM behind the caches (a bare-mode kernel's tensors, written at its start)
-  // first drops the lines of those ranges that this slice holds, dirty or not, as a driver
-  // invalidates before it writes device memory: a request then reads what set-up wrote, not a
-  // copy from before. The lines are rounded out: a range must own its lines whole. Takes no
-  // simulated time; returns how many lines were dropped.
+  // Set-up that writes DRAM behind the caches (a bare-mode kernel's memory, written at its start)
+  // has the lines of what it wrote dropped, dirty or not, as a driver invalidates the caches over
+  // device memory it writes: a request then reads what set-up wrote, not a copy from before.
+  // Lines are rounded out, so a range must own every line it touches (set-up writes whole pages).
+  // Takes no simulated time; returns how many lines were dropped.
   std::uint64_t invalidate(const AddressRanges& ranges);
 
  private:
@@ -89,6 +89,9 @@ class L2Slice : public sc_core::sc_module {
   stats::Group stats_;
   std::uint64_t &reads_, &writes_, &hits_, &misses_, &bypasses_, &evictions_, &writebacks_, &fill_wait_,
       &mshr_stall_ps_, &wb_stall_ps_, &stashes_, &stash_fills_, &kept_, &discards_, &discarded_dirty_;
+  void drop(std::uint32_t set, int way);  // invalidate's, counted
+  std::uint64_t &invalidated_, &invalidated_dirty_;
+  unsigned index_;  // this slice's number: the lines the slice hash gives it are its own
   Tick last_memory_done_ = 0;
   bool filled_ = false;  // a line was ever brought in (invalidate has something to scan)
   // Lines a discard dropped and nothing has written since: their bytes are stale. A read of one
