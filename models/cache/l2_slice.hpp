@@ -74,6 +74,7 @@ class L2Slice : public sc_core::sc_module {
   unsigned transport_dbg(tlm::tlm_generic_payload& p);
   // Memory access of one line at time `at`; returns its completion time.
   Tick memory_access(bool write, std::uint64_t line_addr, std::uint8_t* data, Tick at, bool timing_only);
+  void drop(std::uint32_t set, int way);  // invalidate's: empties the way, counted
 
   static constexpr unsigned kMaxLineBytes = 512;  // l2_config's largest line_bytes
 
@@ -89,7 +90,6 @@ class L2Slice : public sc_core::sc_module {
   stats::Group stats_;
   std::uint64_t &reads_, &writes_, &hits_, &misses_, &bypasses_, &evictions_, &writebacks_, &fill_wait_,
       &mshr_stall_ps_, &wb_stall_ps_, &stashes_, &stash_fills_, &kept_, &discards_, &discarded_dirty_;
-  void drop(std::uint32_t set, int way);  // invalidate's, counted
   std::uint64_t &invalidated_, &invalidated_dirty_;
   unsigned index_;  // this slice's number: the lines the slice hash gives it are its own
   Tick last_memory_done_ = 0;
