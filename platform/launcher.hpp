@@ -125,7 +125,8 @@ class KernelLauncher : public sc_core::sc_module {
   void set_invalidate(std::function<void(const AddressRanges&)> f) { invalidate_ = std::move(f); }
   // Where each kernel's memory is, for `dvp map`: its image, tensors and argument table (bus
   // addresses), kernel by kernel (an arena tensor lies after every kernel's own memory). `how`
-  // says what a tensor holds at its kernel's start: an init, a file, whose memory it shares.
+  // says where a tensor's contents come from: an init (written at its kernel's start), a file
+  // (at load), a dvpp job, or the memory it shares (what earlier kernels left there).
   struct Placed {
     std::string what, how;
     std::uint64_t base, bytes;

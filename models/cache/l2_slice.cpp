@@ -284,7 +284,7 @@ std::uint64_t L2Slice::invalidate(const AddressRanges& ranges) {
   // A few lines (a small kernel's pages) are each looked up where they would be, this slice's
   // only; more than a quarter of the slice's ways (a hash and a lookup cost about four tag
   // checks) are found by a scan of its tags.
-  if (count * 4 < std::uint64_t(sets) * cfg_.ways) {
+  if (count < std::uint64_t(sets) * cfg_.ways / 4) {
     for (const auto& [lo, hi] : lines)
       for (std::uint64_t line = lo; line < hi; ++line) {
         const std::uint64_t addr = line << bits;

@@ -48,6 +48,7 @@ class L2Slice : public sc_core::sc_module {
   // has the lines of what it wrote dropped, dirty or not, as a driver invalidates the caches over
   // device memory it writes: a request then reads what set-up wrote, not a copy from before.
   // Lines are rounded out, so a range must own every line it touches (set-up writes whole pages).
+  // Every slice is given every range: each drops the lines the slice hash gives it (its `index`).
   // Takes no simulated time; returns how many lines were dropped.
   std::uint64_t invalidate(const AddressRanges& ranges);
 
