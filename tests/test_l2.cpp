@@ -38,7 +38,7 @@ struct Bench {
   L2Slice l2;
   FixedMemory mem{"mem", kMemLat};
   Stimulus st{"st"};
-  explicit Bench(const L2Config& c) : l2("hn0", c, 0, true) {
+  explicit Bench(const L2Config& c, unsigned index = 0) : l2(("hn" + std::to_string(index)).c_str(), c, index, true) {
     st.socket.bind(l2.target);
     l2.memory.bind(mem.socket);
   }
@@ -154,25 +154,21 @@ TEST(L2Slice, InvalidateLooksALineUpInItsOwnSliceAmongANonPowerOfTwoCount) {
                                           "platform.l2.line_bytes=128", "platform.l2.clock_mhz=1000",
                                           "platform.l2.hit_cycles=10", "platform.l2.bytes_per_cycle=32"});
   const L2Config c = L2Config::from(p.at("l2"));
-  L2Slice l2("hn1", c, 1, true);
-  FixedMemory mem{"mem", kMemLat};
-  Stimulus st{"st"};
-  st.socket.bind(l2.target);
-  l2.memory.bind(mem.socket);
+  Bench b(c, 1);
   std::uint8_t w[128];
   std::memset(w, 0x5A, sizeof w);
   std::uint64_t own = 0, other = 0, scanned = 0;
-  st.body = [&](Stimulus& s) {
+  b.st.body = [&](Stimulus& s) {
     for (std::uint64_t line : {1, 4, 7, 10}) s.access(true, line * 128, w, 128);  // sets 0 - 3, dirty
-    own = l2.invalidate({{4 * 128, 5 * 128}});                                    // one line: looked up, in set 1
-    other = l2.invalidate({{3 * 128, 4 * 128}});  // one line of slice 0: not this slice's
-    scanned = l2.invalidate({{0, 12 * 128}});     // twelve lines: a scan finds 1, 7 and 10
+    own = b.l2.invalidate({{4 * 128, 5 * 128}});                                  // one line: looked up, in set 1
+    other = b.l2.invalidate({{3 * 128, 4 * 128}});  // one line of slice 0: not this slice's
+    scanned = b.l2.invalidate({{0, 12 * 128}});     // twelve lines: a scan finds 1, 7 and 10
   };
   sc_core::sc_start();
   EXPECT_EQ(own, 1u);
   EXPECT_EQ(other, 0u);
   EXPECT_EQ(scanned, 3u);
-  EXPECT_EQ(mem.writes, 0u);
+  EXPECT_EQ(b.mem.writes, 0u);
 }
 
 TEST(L2Slice, LruKeepsTheRecentlyUsedLine) {
