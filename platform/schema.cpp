@@ -125,12 +125,15 @@ static cfg::Spec build() {
   fw.optional();
   fw.param("image", Type::String,
            "a name (a firmware the project builds: build/firmware/<name>.bin, or $DVP_FIRMWARE/<name>.bin) or a "
-           "path to a raw image (one with a '/'): absolute, or relative to the scenario file");
-  fw.param("load", Type::Int, "address the image is loaded at and the cores start at (default: dram_base)")
+           "path (one with a '/'), absolute or relative to the scenario file, to a raw image or to an AArch64 ELF "
+           "executable (placed by its program headers, started at its entry point)");
+  fw.param("load", Type::Int,
+           "a raw image: address it is loaded at and the cores start at, 4-byte aligned (default: dram_base)")
       .unit("B")
       .optional()
       .min(0);
-  fw.param("cores", Type::IntList, "the cores that start there (default: [0], the first control core)").optional();
+  fw.param("cores", Type::IntList, "the cores that start there, each once (default: [0], the first control core)")
+      .optional();
 
   tgen::TgenConfig::describe(root.object_list("traffic", "Traffic generators (requesters on the ring)"));
 
@@ -147,8 +150,8 @@ static cfg::Spec build() {
 
   cfg::Spec& chk = root.object_list("checks", "Pass/fail conditions on results; dvp run exits 1 if one fails");
   chk.param("metric", Type::String, "summary.<key>, or <module>.<counter> as in stats.json (e.g. soc.l2.hn0.hit_rate)");
-  chk.param("min", Type::Float, "lowest passing value").optional();
-  chk.param("max", Type::Float, "highest passing value").optional();
+  chk.param("min", Type::Float, "lowest passing value (a check has min, max or both)").optional();
+  chk.param("max", Type::Float, "highest passing value, at least min").optional();
 
   cfg::Spec& dbg = root.section("debug", "Checks for model developers");
   dbg.param("tlm_checks", Type::Bool,

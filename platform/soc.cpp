@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "soc.hpp"
 
+#include <elf.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include "common/error.hpp"
 #include "peripherals.hpp"
@@ -177,15 +180,17 @@ void Soc::build_launcher(const Scenario& s) {
 // Where a traffic generator's region is, and so the largest piece it sends: an L2 line in DRAM, a
 // 4 KiB page in an RTL block's region (the AXI bursts' limit); a config error anywhere else.
 std::uint32_t Soc::requester_split(const tgen::TgenConfig& c, const cfg::Node& t, std::uint32_t i) const {
-  const std::uint64_t end = c.region_base + c.region_bytes;
   if (c.pattern == tgen::Pattern::Trace) return l2_cfg_.line_bytes;
+  // A region past the top of the address space (its end would wrap to a small address) is nowhere.
+  const bool wraps = c.region_bytes > ~std::uint64_t(0) - c.region_base;
+  const std::uint64_t end = c.region_base + c.region_bytes;
   for (const RtlRoute& r : rtl_routes_)
-    if (c.region_base >= r.base && end <= r.base + r.size) return 4096;
-  if (c.region_base >= dram_base_ && end <= dram_base_ + dram_cfg_.geo.capacity()) return l2_cfg_.line_bytes;
+    if (!wraps && c.region_base >= r.base && end <= r.base + r.size) return 4096;
+  if (!wraps && c.region_base >= dram_base_ && end <= dram_base_ + dram_cfg_.geo.capacity()) return l2_cfg_.line_bytes;
   t.at(t.has("region_base") ? "region_base" : "region_bytes")
-      .fail("instance " + std::to_string(i) + " region " + hex(c.region_base) + " - " + hex(end - 1) +
-            " is neither within DRAM (" + hex(dram_base_) + " - " + hex(dram_base_ + dram_cfg_.geo.capacity() - 1) +
-            ") nor within an RTL block's target region");
+      .fail("instance " + std::to_string(i) + " region " + hex(c.region_base) + " - " +
+            (wraps ? std::string("past 2^64") : hex(end - 1)) + " is neither within DRAM (" + hex(dram_base_) + " - " +
+            hex(dram_base_ + dram_cfg_.geo.capacity() - 1) + ") nor within an RTL block's target region");
 }
 
 // Traffic generators: requesters on the ring.
@@ -195,6 +200,7 @@ void Soc::build_requesters(const Scenario& s) {
   if (traffic && traffic->is_seq())
     for (auto& t : traffic->items()) total += std::uint32_t(t.get_uint("instances"));
   std::uint32_t k = 0;
+  std::set<std::string> names;
   req_level_ = std::make_unique<Level>("requesters", [&] {
     if (!traffic || !traffic->is_seq()) return;
     for (auto& t : traffic->items()) {
@@ -207,10 +213,18 @@ void Soc::build_requesters(const Scenario& s) {
       for (std::uint32_t i = 0; i < n; ++i, ++k) {
         tgen::TgenConfig c = base;
         c.seed = base.seed + i;
-        c.region_base = group.region_base.value_or(dram_base_ + group.region_offset) + group.instance_stride * i;
+        std::uint64_t step = 0;
+        if (__builtin_mul_overflow(group.instance_stride, std::uint64_t(i), &step) ||
+            __builtin_add_overflow(group.region_base.value_or(dram_base_ + group.region_offset), step, &c.region_base))
+          t.fail("instance " + std::to_string(i) + "'s region starts past the end of the address space");
         const std::uint32_t split = requester_split(c, t, i);
         std::uint32_t stop = stops.empty() ? spread(k, total, ring_cfg_.stops) : std::uint32_t(stops[i % stops.size()]);
         std::string nm = base.name + std::to_string(i);
+        // Two entries' instances must not share a name (rd + 10 and rd1 + 0 would): it names their
+        // statistics, their trace lane and their errors.
+        if (!names.insert(nm).second)
+          t.at("name").fail("requester '" + nm +
+                            "' is already another traffic entry's instance: give each entry its own name");
         c.name = nm;
         auto g = std::make_unique<tgen::TrafficGenerator>(nm.c_str(), c, split, timing_only_);
         unsigned src = ring_->connect_initiator(g->socket, stop, g->name());
@@ -369,9 +383,10 @@ void Soc::build_arm_cores() {
   }
 }
 
-// The image goes into DRAM as it is; the listed cores start at its first byte. A name (no '/')
-// is a firmware this project builds; a path is used as it is when absolute, else relative to
-// the scenario file, as kernel sources are.
+// A raw image goes into DRAM as it is, and the listed cores start at its first byte; an ELF
+// executable (the SDK's link gives both) is placed by its program headers and started at its
+// entry point. A name (no '/') is a firmware this project builds; a path is used as it is when
+// absolute, else relative to the scenario file, as kernel sources are.
 void Soc::load_firmware(const cfg::Node& fw, const Scenario& s) {
   const unsigned n = cpu_cfg_.cores();
   const std::string img = fw.get_string("image");
@@ -380,21 +395,70 @@ void Soc::load_firmware(const cfg::Node& fw, const Scenario& s) {
                            : std::filesystem::path(img).is_absolute() ? img
                                                                       : s.dir + "/" + img;
   const std::vector<char> bytes = read_image(fw, path, named);
-  const std::uint64_t load = fw.has("load") ? fw.get_uint("load") : dram_base_;
-  if (load < dram_base_ || load - dram_base_ + bytes.size() > storage_->size())
-    fw.at("load").fail("the image (" + std::to_string(bytes.size()) + " bytes at " + hex(load) + ") must lie in DRAM");
-  std::memcpy(storage_->data() + (load - dram_base_), bytes.data(), bytes.size());
+  if (bytes.empty()) fw.at("image").fail(path + " is empty");
+  const bool elf = bytes.size() >= SELFMAG && std::memcmp(bytes.data(), ELFMAG, SELFMAG) == 0;
+  const std::uint64_t load = elf ? place_elf(fw, bytes, path) : place_raw(fw, bytes);
   std::vector<std::uint64_t> start = {0};
   if (fw.has("cores")) start = fw.get_uint_list("cores");
+  if (start.empty()) fw.at("cores").fail("lists no core: nothing would run the firmware (the default is [0])");
   bool aicpu_started = false;
-  for (std::uint64_t i : start) {
+  for (std::size_t k = 0; k < start.size(); ++k) {
+    const std::uint64_t i = start[k];
     if (i >= n) fw.at("cores").fail("core " + std::to_string(i) + " does not exist (" + std::to_string(n) + " cores)");
+    if (std::count(start.begin(), start.begin() + std::ptrdiff_t(k), i))
+      fw.at("cores").items()[k].fail("core " + std::to_string(i) + " is listed twice");
     cpus_[i]->start(load);
     aicpu_started |= i >= cpu_cfg_.control_cores;
   }
   if (launcher_ && launcher_->has_aicpu_tasks() && !aicpu_started)
     fw.fail("the tasks include AI CPU kernels, but firmware.cores starts no AI CPU core (cores " +
             std::to_string(cpu_cfg_.control_cores) + ".." + std::to_string(n - 1) + " are AI CPUs)");
+}
+
+std::uint64_t Soc::place_raw(const cfg::Node& fw, const std::vector<char>& bytes) {
+  const std::uint64_t load = fw.has("load") ? fw.get_uint("load") : dram_base_;
+  if (load < dram_base_ || load - dram_base_ + bytes.size() > storage_->size())
+    fw.at("load").fail("the image (" + std::to_string(bytes.size()) + " bytes at " + hex(load) + ") must lie in DRAM");
+  if (load % 4)
+    fw.at("load").fail(hex(load) + " is not 4-byte aligned: the cores start there, and an A64 instruction is 4 bytes");
+  std::memcpy(storage_->data() + (load - dram_base_), bytes.data(), bytes.size());
+  return load;
+}
+
+// Each PT_LOAD segment's file bytes at its physical address, the rest of its memory (.bss) zero.
+std::uint64_t Soc::place_elf(const cfg::Node& fw, const std::vector<char>& bytes, const std::string& path) {
+  const cfg::Node& at = fw.at("image");
+  Elf64_Ehdr eh{};
+  if (bytes.size() < sizeof eh) at.fail(path + ": an ELF file cut short in its header");
+  std::memcpy(&eh, bytes.data(), sizeof eh);
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_AARCH64)
+    at.fail(path + ": an ELF file, but not a 64-bit little-endian AArch64 one");
+  if (eh.e_type != ET_EXEC)
+    at.fail(path + ": an ELF file, but not an executable (an object or a shared library has no load addresses)");
+  if (fw.has("load")) fw.at("load").fail("an ELF image is placed by its program headers: drop firmware.load");
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > bytes.size() ||
+      eh.e_phnum > (bytes.size() - eh.e_phoff) / sizeof(Elf64_Phdr))
+    at.fail(path + ": its program headers lie past the end of the file");
+  const std::uint64_t dram = storage_->size();
+  unsigned placed = 0;
+  for (unsigned i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    std::memcpy(&ph, bytes.data() + eh.e_phoff + i * sizeof ph, sizeof ph);
+    if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
+    const std::string seg = path + ": segment " + std::to_string(i);
+    if (ph.p_filesz > ph.p_memsz || ph.p_offset > bytes.size() || ph.p_filesz > bytes.size() - ph.p_offset)
+      at.fail(seg + "'s bytes lie past the end of the file");
+    if (ph.p_paddr < dram_base_ || ph.p_paddr - dram_base_ > dram || ph.p_memsz > dram - (ph.p_paddr - dram_base_))
+      at.fail(seg + " at " + hex(ph.p_paddr) + " (" + std::to_string(ph.p_memsz) + " bytes) does not lie in DRAM (" +
+              hex(dram_base_) + " - " + hex(dram_base_ + dram - 1) + ")");
+    std::uint8_t* to = storage_->data() + (ph.p_paddr - dram_base_);
+    std::memcpy(to, bytes.data() + ph.p_offset, ph.p_filesz);
+    std::memset(to + ph.p_filesz, 0, ph.p_memsz - ph.p_filesz);
+    ++placed;
+  }
+  if (!placed) at.fail(path + ": an ELF executable with no segment to load");
+  if (eh.e_entry % 4) at.fail(path + ": its entry point " + hex(eh.e_entry) + " is not 4-byte aligned");
+  return eh.e_entry;
 }
 
 // A regular file no larger than DRAM: a device or a directory is named, not read forever.

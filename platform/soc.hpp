@@ -141,6 +141,8 @@ class Soc : public sc_core::sc_module, public System {
   void build_arm_cores();
   void load_firmware(const cfg::Node& firmware, const Scenario& s);
   std::vector<char> read_image(const cfg::Node& firmware, const std::string& path, bool named) const;
+  std::uint64_t place_raw(const cfg::Node& firmware, const std::vector<char>& bytes);  // returns the start
+  std::uint64_t place_elf(const cfg::Node& firmware, const std::vector<char>& bytes, const std::string& path);
   void build_requesters(const Scenario& s);
   std::uint32_t requester_split(const tgen::TgenConfig& c, const cfg::Node& t, std::uint32_t i) const;
   void build_dvpp(const cfg::Node& d, const Scenario& s);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -28,7 +29,7 @@ const cfg::Choices<Pattern> kPatterns = {
 }  // namespace
 
 void TgenConfig::describe(cfg::Spec& s) {
-  s.param("name", Type::String, "requester name; instances are <name>0, <name>1, ...");
+  s.param("name", Type::String, "requester name; instances are <name>0, <name>1, ..., no two alike in the scenario");
   s.param("instances", Type::Int, "copies of this requester, each with its own region").range(1, 1024).defaults("1");
   s.param("stops", Type::IntList, "ring stop of each instance (cycled if shorter); empty: spread over the ring")
       .defaults("[]")
@@ -147,14 +148,24 @@ std::vector<TraceRecord> load_trace(const std::string& path) {
       // At most 10^15 ns (11.6 days, as run.max_sim_ns): a time must fit the picosecond tick.
       if (pos != t.size() || !(ns >= 0 && ns <= 1e15)) bad("bad time '" + t + "' (0 .. 1e15 ns)");
       r.time = ns_to_tick(ns);
-      r.addr = std::stoull(addr, &pos, 0);
-      if (pos != addr.size()) bad("bad address '" + addr + "'");
-      unsigned long long sz = std::stoull(size, &pos, 0);
-      if (pos != size.size() || sz == 0 || sz > (1u << 20)) bad("bad size '" + size + "'");
-      r.size = std::uint32_t(sz);
     } catch (const std::logic_error&) {
-      bad("bad number");
+      bad("bad time '" + t + "'");
     }
+    // Hex with 0x, else decimal: a zero-padded decimal is not octal, a sign is no address.
+    const auto number = [&](const std::string& text, const char* what, std::uint64_t& v) {
+      const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+      const char* end = text.data() + text.size();
+      const auto [p, ec] = std::from_chars(text.data() + (hex ? 2 : 0), end, v, hex ? 16 : 10);
+      if (ec != std::errc() || p != end)
+        bad(std::string("bad ") + what + " '" + text + "' (hex with 0x or decimal, at most 2^64 - 1)");
+    };
+    std::uint64_t sz = 0;
+    number(addr, "address", r.addr);
+    number(size, "size", sz);
+    if (sz == 0 || sz > (1u << 20)) bad("bad size '" + size + "' (1 .. 1 MiB)");
+    r.size = std::uint32_t(sz);
+    if (r.addr > ~std::uint64_t(0) - r.size)  // its end past 2^64 - 1
+      bad("the access at " + addr + " of " + size + " bytes runs past the end of the address space");
     if (rw == "R" || rw == "r")
       r.write = false;
     else if (rw == "W" || rw == "w")
@@ -265,6 +276,9 @@ void TrafficGenerator::run() {
     std::uint32_t size;
     Tick not_before;
     next_access(i, addr, write, size, not_before);
+    if (addr > ~std::uint64_t(0) - size)  // a region at the top of the address space
+      return system_of(*this).fail(std::string(name()) + ": the access at " + hex(addr) + " of " +
+                                   std::to_string(size) + " bytes runs past the end of the address space");
     local = std::max(local, not_before);
     // Split at line boundaries: one transaction per piece.
     for (std::uint64_t a = addr, end = addr + size; a < end;) {
