@@ -98,6 +98,17 @@ cfg::Node load_preset(const std::string& preset, const cfg::Origin& origin, std:
   return *plat;
 }
 
+// A check passes within its bounds: one at least, and none that no value meets.
+static void check_bounds(const cfg::Node& root) {
+  const cfg::Node* checks = root.find("checks");
+  if (!checks) return;
+  for (const cfg::Node& c : checks->items()) {
+    if (!c.has("min") && !c.has("max")) c.fail("a check needs min, max or both: it would pass whatever the value");
+    if (c.has("min") && c.has("max") && c.get_double("min") > c.get_double("max"))
+      c.at("max").fail("is below min (" + c.at("min").as_string() + "): no value can pass");
+  }
+}
+
 // --check metric>=value: one more entry of checks:, from the command line.
 void add_checks(cfg::Node& root, const std::vector<std::string>& checks) {
   for (const std::string& c : checks) {
@@ -142,9 +153,15 @@ Scenario load_scenario(const cfg::Node& scen, const std::string& dir, const Over
   Scenario s;
   s.dir = dir;
   if (!scen.is_map()) throw cfg::ConfigError(scen.origin(), "", "a scenario must be a map of keys");
-  // --set applies to the scenario before the preset is chosen, so --set platform.preset=x works.
+  // --set applies to the scenario before the preset is chosen, so --set platform.preset=x works;
+  // one that names a list's item (traffic[0].count=10) once the lists are in.
   cfg::Node sets = cfg::Node::map(cfg::Origin{"--set", 0, 0}, "");
-  for (auto& a : o.sets) cfg::set_dotted(sets, a);
+  std::vector<std::string> item_sets;
+  for (auto& a : o.sets)
+    if (a.substr(0, a.find('=')).find('[') == std::string::npos)
+      cfg::set_dotted(sets, a);
+    else
+      item_sets.push_back(a);
   const auto [preset, preset_origin] = chosen_preset(scen, sets, o);
   cfg::Node root = cfg::Node::map(scen.origin(), "");
   if (!preset.empty()) root.set("platform", load_preset(preset, preset_origin, s.preset_file));
@@ -164,6 +181,7 @@ Scenario load_scenario(const cfg::Node& scen, const std::string& dir, const Over
     for (const cfg::Node& n : checks) list.push(n);
   }
   cfg::merge(root, sets);
+  for (const std::string& a : item_sets) cfg::set_dotted(root, a);
   if (cfg::Node* plat = root.find("platform")) {
     plat->erase("preset");
     if (!preset.empty()) plat->set("preset", cfg::Node::scalar(preset, preset_origin, ""));
@@ -180,6 +198,7 @@ Scenario load_scenario(const cfg::Node& scen, const std::string& dir, const Over
                           ", which this build of davinci-vp does not model yet. Remove the key, or run it with a build "
                           "that has that part.");
   cfg::validate_or_throw(scenario_schema(), root);
+  check_bounds(root);
   s.root = std::move(root);
   return s;
 }

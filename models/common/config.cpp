@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -217,15 +218,48 @@ struct NodeBuilder {
   void build_map(const YAML::Node& y, Node& n, const std::string& path, unsigned depth) {
     n.kind_ = Node::Kind::Map;
     std::unordered_set<std::string> seen;  // a map of many keys stays linear
+    std::vector<YAML::Node> merges;        // the values of its merge keys (<<)
     for (auto it = y.begin(); it != y.end(); ++it) {
       std::string key = it->first.Scalar();
       Origin ko{file, it->first.Mark().line + 1, it->first.Mark().column + 1};
       if (!seen.insert(key).second) throw ConfigError(ko, join(path, key), "duplicate key");
-      Node child = build(it->second, join(path, key), depth + 1);
-      // Errors about a key's value point at the key: the line a user scans for.
-      child.origin_ = ko;
-      n.map_.emplace_back(key, std::move(child));
+      if (key == "<<") {
+        merges.push_back(it->second);
+        seen.erase(key);
+        continue;
+      }
+      add(n, key, ko, it->second, path, depth);
     }
+    for (const YAML::Node& m : merges) merge_keys(n, seen, m, path, depth);
+  }
+
+  // YAML's merge key: `<<: *base` (or a list of maps) gives the map the keys of `base` it does
+  // not set itself (an earlier map of the list before a later one), as YAML 1.1 defines it.
+  void merge_keys(Node& n, std::unordered_set<std::string>& seen, const YAML::Node& m, const std::string& path,
+                  unsigned depth) {
+    const auto refuse = [&](const YAML::Node& at) {
+      throw ConfigError(Origin{file, at.Mark().line + 1, at.Mark().column + 1}, join(path, "<<"),
+                        "a merge key (<<) takes a map or a list of maps");
+    };
+    if (!m.IsMap() && !m.IsSequence()) refuse(m);
+    std::vector<YAML::Node> maps;
+    if (m.IsMap()) maps.push_back(m);
+    for (std::size_t i = 0; m.IsSequence() && i < m.size(); ++i) maps.push_back(m[i]);
+    for (const YAML::Node& from : maps) {
+      if (!from.IsMap()) refuse(from);
+      for (auto it = from.begin(); it != from.end(); ++it)
+        if (seen.insert(it->first.Scalar()).second)
+          add(n, it->first.Scalar(), Origin{file, it->first.Mark().line + 1, it->first.Mark().column + 1}, it->second,
+              path, depth);
+    }
+  }
+
+  void add(Node& n, const std::string& key, const Origin& ko, const YAML::Node& value, const std::string& path,
+           unsigned depth) {
+    Node child = build(value, join(path, key), depth + 1);
+    // Errors about a key's value point at the key: the line a user scans for.
+    child.origin_ = ko;
+    n.map_.emplace_back(key, std::move(child));
   }
 };
 
@@ -310,13 +344,45 @@ class ValueCounter : public YAML::EventHandler {
   std::size_t total_ = 0;
 };
 
+// A second document in a config file (after ---) is refused where it starts: the parser would
+// read the first one only, and the rest of the file would be silently left out. An empty one (a
+// trailing ---) holds nothing to leave out.
+class SecondDocument : public YAML::EventHandler {
+ public:
+  explicit SecondDocument(const std::string& file) : file_(file) {}
+  void OnDocumentStart(const YAML::Mark& m) override { start_ = m; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { refuse(); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { refuse(); }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    refuse();
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    refuse();
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void refuse() const {
+    throw ConfigError(Origin{file_, start_.line + 1, start_.column + 1}, "",
+                      "a second YAML document: a config file holds one (merge the two, or drop the ---)");
+  }
+  const std::string& file_;
+  YAML::Mark start_;
+};
+
 Node from_yaml_text(const std::string& text, const std::string& file_name) {
   YAML::Node y;
   try {
     y = YAML::Load(text);
     std::istringstream in(text);
     ValueCounter counter(file_name);
-    YAML::Parser(in).HandleNextDocument(counter);
+    YAML::Parser parser(in);
+    parser.HandleNextDocument(counter);
+    SecondDocument second(file_name);
+    while (parser.HandleNextDocument(second)) {}
   } catch (const YAML::DeepRecursion& e) {
     Origin o{file_name, e.mark.line + 1, e.mark.column + 1};
     throw ConfigError(o, "", "nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
@@ -381,6 +447,42 @@ void merge(Node& base, const Node& over) {
   base.repath(p);
 }
 
+namespace {
+// One component of a --set key: a key, then the list items it names ([i], as errors name them).
+struct KeyStep {
+  std::string key;
+  std::vector<std::size_t> items;
+};
+KeyStep key_step(const std::string& part, const Origin& o, const std::string& key) {
+  KeyStep st{part.substr(0, part.find('[')), {}};
+  if (st.key.empty()) throw ConfigError(o, key, "empty key component");
+  for (std::size_t at = st.key.size(); at < part.size();) {
+    const std::size_t close = part.find(']', at);
+    std::size_t i = 0;
+    const char* first = part.data() + at + 1;
+    const char* last = part.data() + (close == std::string::npos ? part.size() : close);
+    if (part[at] != '[' || close == std::string::npos || close == at + 1 || std::from_chars(first, last, i).ptr != last)
+      throw ConfigError(o, key, "'" + part + "': a key, then [N] for item N of the list it names");
+    st.items.push_back(i);
+    at = close + 1;
+  }
+  return st;
+}
+// The list items of a step, which must exist: --set changes an item, it does not add one.
+Node* take_items(Node* n, const KeyStep& st, const Origin& o, const std::string& key) {
+  for (std::size_t i : st.items) {
+    if (!n || !n->is_seq())
+      throw ConfigError(o, key, "'" + st.key + "' is not a list here: no item [" + std::to_string(i) + "] to set");
+    if (i >= n->items().size())
+      throw ConfigError(
+          o, key,
+          "'" + st.key + "' has " + std::to_string(n->items().size()) + " items: no [" + std::to_string(i) + "]");
+    n = &n->items_mut()[i];
+  }
+  return n;
+}
+}  // namespace
+
 void set_dotted(Node& root, const std::string& assignment) {
   auto eq = assignment.find('=');
   Origin o{"--set " + assignment, 0, 0};
@@ -391,21 +493,25 @@ void set_dotted(Node& root, const std::string& assignment) {
   // A --set value has no file line; every node in it gets the --set origin.
   v.retag(o);
   Node* cur = &root;
-  std::size_t start = 0;
-  while (true) {
-    auto dot = key.find('.', start);
-    std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (part.empty()) throw ConfigError(o, key, "empty key component");
-    if (dot == std::string::npos) {
-      Node* existing = cur->find(part);
-      if (existing && existing->is_map() && v.is_map())
-        merge(*existing, v);
+  for (std::size_t start = 0;;) {
+    const auto dot = key.find('.', start);
+    const KeyStep st = key_step(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start), o, key);
+    Node* next = cur->find(st.key);
+    if (dot == std::string::npos && st.items.empty()) {
+      if (next && next->is_map() && v.is_map())
+        merge(*next, v);
       else
-        cur->set(part, v);
+        cur->set(st.key, v);
       return;
     }
-    Node* next = cur->find(part);
-    if (!next) next = &cur->set(part, Node::map(o, ""));
+    if (st.items.empty() && !next) next = &cur->set(st.key, Node::map(o, ""));
+    next = take_items(next, st, o, key);
+    if (dot == std::string::npos) {  // an item itself: merged into, or replaced
+      const std::string path = next->path();
+      if (next->is_map() && v.is_map()) return merge(*next, v);
+      *next = v;
+      return next->repath(path);
+    }
     if (!next->is_map()) throw ConfigError(o, next->path(), "is not a section; cannot set '" + key + "'");
     cur = next;
     start = dot + 1;
@@ -612,6 +718,12 @@ void Spec::validate(Node& n, std::vector<std::string>& errors) const {
       if (n.is_null()) n = Node::map(n.origin(), n.path());
       if (!n.is_map()) return err(n, "expected a section (a map of keys)");
       if (open_) return;
+      // A key beginning with x- is the file's own, not the schema's (a place for YAML anchors to
+      // merge elsewhere with <<): checked by no one, it is taken out.
+      std::vector<std::string> own;
+      for (auto& kv : n.entries())
+        if (kv.first.rfind("x-", 0) == 0) own.push_back(kv.first);
+      for (const std::string& k : own) n.erase(k);
       for (auto& kv : n.entries()) {
         if (!child(kv.first)) {
           std::string known;
