@@ -343,6 +343,7 @@ class Compiler {
   bool pad(int i);
   bool resize(int i);
   void finish_outputs();
+  std::map<std::string, std::string> output_files() const;
   struct ArenaBuffer {
     KTensor* t;
     std::vector<int> touched, writers;  // the kernels that read or write it; that write it
@@ -459,6 +460,10 @@ void Compiler::read_inputs() {
         x = float(double((z ^ (z >> 31)) >> 40) / double(1ull << 23) - 1.0);
       }
     }
+    if (t.shape.empty())  // a kernel's tensor has a shape of at least one dimension
+      throw Error(m_.path + ": input '" + in.name() +
+                      "' is a scalar (rank 0): the platform's tensors have at least one dimension (give it shape [1])",
+                  kExitConfig);
     if (t.elements() == 0)  // a model's right (the host reference takes it), not the platform's
       throw Error(m_.path + ": input '" + in.name() + "' of shape " + t.shape_str() +
                       " has no elements (a dimension of 0): the platform's kernels take at least one",
@@ -2382,8 +2387,26 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
 // Each graph output, each image: saved after the run (OUT/outputs/NAME.npy; with a batch,
 // NAME.bI.npy), and its kernel checked against the host reference (an f16 network's tolerance:
 // 2% of the output's largest magnitude, and 2% relative).
+// Each output's file name (outputs/, reference/): its name with what a file system would read as
+// a path ('/' in every PyTorch 2 name, "..") as '_', made unique among the outputs (a/b, a_b).
+std::map<std::string, std::string> Compiler::output_files() const {
+  std::map<std::string, std::string> files;
+  std::set<std::string> taken;
+  for (const std::string& name : outputs_) {
+    std::string f = name;
+    for (char& c : f)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+    std::string unique = f;
+    for (int k = 2; taken.count(unique); ++k) unique = f + "_" + std::to_string(k);
+    taken.insert(unique);
+    files[name] = unique;
+  }
+  return files;
+}
+
 void Compiler::finish_outputs() {
   if (o_.reference) fs::create_directories(fs::path(o_.dir) / "reference");
+  const std::map<std::string, std::string> files = output_files();
   for (const std::string& name : outputs_)
     for (image_ = 0; image_ < batch_; ++image_) {
       if (!values_.count(name))
@@ -2400,7 +2423,7 @@ void Compiler::finish_outputs() {
       if (r.empty() || k == kernels_.end() || !k->writes(r.substr(dot + 1)))
         throw Error(m_.path + ": output '" + name + "' is not computed by a layer on the platform", kExitConfig);
       const Tensor want = image_data(name);
-      const std::string file = name + (batch_ > 1 ? ".b" + std::to_string(image_) : "") + ".npy";
+      const std::string file = files.at(name) + (batch_ > 1 ? ".b" + std::to_string(image_) : "") + ".npy";
       std::vector<std::uint64_t> shape(want.shape.begin(), want.shape.end());
       if (o_.reference)
         platform::write_tensor_file((fs::path(o_.dir) / "reference" / file).string(), aicore::DType::F32, shape,

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include <onnx/checker.h>
@@ -313,12 +315,71 @@ void fold_constants(Model& m) {
 
 }  // namespace
 
+namespace {
+
+// A tensor's bytes kept in a file beside the model (external data: how exporters write large
+// weights, and any model over protobuf's 2 GiB) read into the tensor: `location` in the model's
+// folder, `length` bytes (else to the end of the file) from `offset`.
+void read_external(onnx::TensorProto& t, const std::string& model) {
+  if (!t.has_data_location() || t.data_location() != onnx::TensorProto::EXTERNAL) return;
+  const std::string who = model + ": tensor '" + t.name() + "' keeps its data in ";
+  std::string location;
+  std::uint64_t offset = 0, length = 0;
+  bool has_length = false;
+  for (const auto& kv : t.external_data()) {
+    std::uint64_t* to = kv.key() == "offset" ? &offset : kv.key() == "length" ? &length : nullptr;
+    if (kv.key() == "location") location = kv.value();
+    if (!to) continue;
+    const char* end = kv.value().data() + kv.value().size();
+    if (std::from_chars(kv.value().data(), end, *to).ptr != end || kv.value().empty())
+      throw Error(who + "an external file with a bad " + kv.key() + " '" + kv.value() + "'", kExitConfig);
+    has_length |= to == &length;
+  }
+  const std::filesystem::path rel(location);
+  bool escapes = location.empty() || rel.is_absolute();
+  for (const auto& part : rel) escapes |= part == "..";
+  if (escapes)  // as ONNX's own loader: only a file in the model's folder or below it
+    throw Error(who + "'" + location + "', not a file in the model's folder", kExitConfig);
+  const std::string file = (std::filesystem::path(model).parent_path() / rel).string();
+  std::error_code ec;
+  const std::uint64_t size = std::filesystem::is_regular_file(file, ec) ? std::filesystem::file_size(file, ec) : 0;
+  if (!std::filesystem::is_regular_file(file, ec)) throw Error(who + file + ", which cannot be opened", kExitConfig);
+  if (!has_length) length = offset <= size ? size - offset : 0;
+  if (offset > size || length > size - offset)
+    throw Error(who + file + " at bytes " + std::to_string(offset) + " .. " + std::to_string(offset + length) +
+                    ", past its end (" + std::to_string(size) + " bytes)",
+                kExitConfig);
+  std::string bytes(length, '\0');
+  std::ifstream f(file, std::ios::binary);
+  if (!f.seekg(std::streamoff(offset)) || !f.read(bytes.data(), std::streamsize(length)))
+    throw Error(who + file + ", which cannot be read", kExitConfig);
+  t.set_raw_data(std::move(bytes));
+  t.clear_external_data();
+  t.set_data_location(onnx::TensorProto::DEFAULT);
+}
+
+// The weights and constants of the graph: every tensor that may keep its data outside.
+void read_external_data(Model& m) {
+  onnx::GraphProto& g = *m.proto.mutable_graph();
+  for (onnx::TensorProto& t : *g.mutable_initializer()) read_external(t, m.path);
+  for (onnx::NodeProto& n : *g.mutable_node())
+    for (onnx::AttributeProto& a : *n.mutable_attribute())
+      if (a.has_t()) read_external(*a.mutable_t(), m.path);
+}
+
+}  // namespace
+
 Model load_model(const std::string& path) {
   Model m;
   m.path = path;
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(path + ": cannot open");
   if (!m.proto.ParseFromIstream(&f)) throw Error(path + ": not an ONNX model (the protobuf does not parse)");
+  // libonnx checks IR versions up to the one it was built with (onnx::IR_VERSION, 8 in Debian 12).
+  // A later model is checked as that one: what IR 9 and 10 add are data types (float8, 4-bit), and
+  // a tensor of a type this reader does not know is refused by name when it is read.
+  if (m.proto.ir_version() > onnx::IR_VERSION) m.proto.set_ir_version(onnx::IR_VERSION);
+  read_external_data(m);
   check_windows(m);
   check_and_infer_safely(m);
   fold_constants(m);

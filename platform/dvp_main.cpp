@@ -20,12 +20,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <map>
 
 #include <malloc.h>
@@ -47,6 +49,25 @@
 
 namespace po = boost::program_options;
 using namespace dvp;
+
+namespace {
+// A count on the command line (--batch, --streams, --jobs, --point): digits only. Boost reads an
+// unsigned "-1" as 4294967295.
+struct Count {
+  unsigned value = 0;
+};
+// Found by argument-dependent lookup: how program_options reads a Count.
+void validate(boost::any& v, const std::vector<std::string>& values, Count*, int) {
+  po::validators::check_first_occurrence(v);
+  const std::string& s = po::validators::get_single_string(values);
+  unsigned long long n = 0;
+  const char* end = s.data() + s.size();
+  const auto [p, ec] = std::from_chars(s.data(), end, n);
+  if (s.empty() || ec != std::errc() || p != end || n > std::numeric_limits<unsigned>::max())
+    throw po::invalid_option_value(s);
+  v = Count{unsigned(n)};
+}
+}  // namespace
 
 static const char* kUsage =
     "usage: dvp <command> [options]\n"
@@ -183,8 +204,8 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "output", po::value<std::vector<std::string>>()->composing(),
       "an ONNX model: a value to save and check against the host reference (a graph output or any node's output; "
       "default: the graph outputs) (repeatable)")(
-      "batch", po::value<unsigned>(), "an ONNX model: images per inference (the inputs' first dimension; default 1)")(
-      "streams", po::value<unsigned>(),
+      "batch", po::value<Count>(), "an ONNX model: images per inference (the inputs' first dimension; default 1)")(
+      "streams", po::value<Count>(),
       "an ONNX model: task scheduler streams its independent branches may run on, 1 to 8 (default 8)")(
       "preload",
       "an ONNX model: preload the weights of every layer ahead that fits the window into the L2 while a layer runs "
@@ -196,11 +217,11 @@ static po::options_description options(std::vector<std::string>& sets, std::stri
       "(docs/networks.md)")("no-discard", "an ONNX model: no discards")(
       "precision-mode", po::value<std::string>(),
       "an ONNX model: force_fp16 (default, as ATC's: the layers' vector epilogues run in f16) or "
-      "allow_fp32_to_fp16 (they run in f32 and round once)")("jobs", po::value<unsigned>(),
+      "allow_fp32_to_fp16 (they run in f32 and round once)")("jobs", po::value<Count>(),
                                                              "sweep: points run at once (default 1)")(
       "resume", "sweep: skip the points OUT has run already")(
       "emit", po::value<std::string>(), "sweep: write the commands for GNU parallel or Slurm (parallel|slurm)")(
-      "point", po::value<unsigned>(), "sweep: run point N of the study alone (an emitted command's body)")(
+      "point", po::value<Count>(), "sweep: run point N of the study alone (an emitted command's body)")(
       "sensitivity", "sweep: each sensitivity parameter / and x its factor, one at a time; prints the tornado")(
       "threshold", po::value<double>(), "diff: hide changes under this many percent")(
       "max-increase", po::value<std::vector<std::string>>()->composing(),
@@ -234,9 +255,9 @@ static network::CompileOptions cli_options(const po::variables_map& vm, const st
   if (!preset.empty()) co.preset = preset;
   co.check_layers = vm.count("check-layers") > 0;
   co.reference = vm.count("timing-only") == 0;  // a timing-only run checks nothing
-  if (vm.count("batch")) co.batch = vm["batch"].as<unsigned>();
+  if (vm.count("batch")) co.batch = vm["batch"].as<Count>().value;
   if (vm.count("batch") && co.batch == 0) throw Error("--batch 0: a batch is at least 1 image", kExitConfig);
-  if (vm.count("streams")) co.streams = vm["streams"].as<unsigned>();
+  if (vm.count("streams")) co.streams = vm["streams"].as<Count>().value;
   if (vm.count("preload") && vm.count("no-preload"))
     throw Error("give --preload or --no-preload, not both", kExitConfig);
   co.preload = vm.count("preload")      ? network::Plan::On
@@ -424,13 +445,13 @@ static int study_command(const std::string& cmd, const std::vector<std::string>&
     guard->set_limit(0);  // each point has its own limit; a study may run for days
     guard->phase("running a study", true);
   }
-  if (vm.count("point")) return study::run_point(s, dir, vm["point"].as<unsigned>());
+  if (vm.count("point")) return study::run_point(s, dir, vm["point"].as<Count>().value);
   study::validate_points(s);
   if (vm.count("emit")) {
     study::emit(s, dir, vm["emit"].as<std::string>());
     return kExitOk;
   }
-  study::SweepOptions o{dir, vm.count("jobs") ? vm["jobs"].as<unsigned>() : 1u, vm.count("resume") > 0,
+  study::SweepOptions o{dir, vm.count("jobs") ? vm["jobs"].as<Count>().value : 1u, vm.count("resume") > 0,
                         vm.count("quiet") > 0};
   const int rc = study::sweep(s, o);
   if (vm.count("sensitivity") && rc != 130 && rc != 143) {
