@@ -152,7 +152,7 @@ void KernelLauncher::describe_tasks(cfg::Spec& t) {
 }
 
 void KernelLauncher::describe(cfg::Spec& k) {
-  k.param("name", Type::String, "kernel name, for reports");
+  k.param("name", Type::String, "kernel name, for tasks, aliases, reports and saved files; one kernel each");
   k.param("source", Type::String, "DV assembly file, assembled at load (relative to the scenario)").optional();
   k.param("image", Type::String, "kernel image built by dvas (relative to the scenario)").optional();
   k.param("aicpu", Type::Enum,
@@ -349,7 +349,7 @@ void KernelLauncher::describe_aipp_shape(cfg::Spec& sh) {
 }
 
 void KernelLauncher::describe_tensors(cfg::Spec& t) {
-  t.param("name", Type::String, "tensor name, used in args and check");
+  t.param("name", Type::String, "tensor name, used in args, aliases, checks and saved files; one tensor each");
   t.param("dtype", Type::Enum, "element type").choices({"f16", "bf16", "f32", "s8", "u8", "s16", "u16", "s32", "u32"});
   t.param("elements", Type::Int, "number of elements (default: the product of shape, or the file's)")
       .optional()
@@ -524,6 +524,9 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
     kernels_.push_back(std::make_unique<Kernel>());
     Kernel* K = kernels_.back().get();
     K->name = k.get_string("name");
+    // A kernel's name is how tasks, aliases, results and saved files name it: one kernel each.
+    for (std::size_t i = 0; i + 1 < kernels_.size(); ++i)
+      if (kernels_[i]->name == K->name) k.at("name").fail("a kernel named '" + K->name + "' is already in kernels:");
     read_code(K, k, dir, tasks != nullptr);
     K->cores = k.has("cores") ? unsigned(k.get_uint("cores")) : unsigned(cores_.size());
     if (K->cores > cores_.size())
@@ -694,6 +697,10 @@ void KernelLauncher::read_tensors(Kernel* K, const cfg::Node& k, const std::stri
   for (const cfg::Node& t : ts->items()) {
     TensorSpec s;
     s.t.name = t.get_string("name");
+    // A tensor's name is how args, aliases, checks and saved files name it: one tensor each.
+    for (const TensorSpec& other : K->tensors)
+      if (other.t.name == s.t.name)
+        t.at("name").fail("kernel " + K->name + " already has a tensor named '" + s.t.name + "'");
     s.t.dtype = *aicore::dtype_from(t.get_string("dtype"));
     s.init = t.get_string("init");
     s.seed = t.get_uint("seed");

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -66,7 +67,7 @@ void MediaLauncher::describe(cfg::Spec& e) {
   std::vector<std::string> engines, formats;
   for (const dvpp::Codec& c : dvpp::codecs()) engines.emplace_back(c.name);
   for (int f = 0; f <= DVPP_FMT_P010; ++f) formats.emplace_back(dvpp::format_name(dvpp_format(f)));
-  e.param("name", Type::String, "job name, for reports");
+  e.param("name", Type::String, "job name, for kernels (dvpp:) and reports; one job each");
   e.param("engine", Type::Enum, "the DVPP engine (platform.dvpp must configure it)").choices(engines);
   e.param("input", Type::String,
           "the input file, relative to the scenario: .jpg, .png, .h264 / .h265 for the decoders; for vpc, jpege and "
@@ -103,8 +104,9 @@ void MediaLauncher::describe(cfg::Spec& e) {
   e.param("check", Type::Bool, "compare the output with the host library's decode of the file, bit for bit")
       .defaults("true");
   e.param("save", Type::String,
-          "write the output after the run, relative to the output directory: .yuv (the buffer as laid out, "
-          "strides included) or .png (rgb888 / rgba8888 outputs); an encoder's stream as it is (.jpg, .h264, .h265)")
+          "write the output after the run, relative to the output directory: a picture's buffer as laid out, strides "
+          "included (.yuv, .rgb, .raw, .bin), or .png (rgb888 / rgba8888 outputs); an encoder's stream as it is "
+          "(.jpg, .h264, .h265)")
       .optional();
   e.param("in_offset", Type::Int, "bytes added to the input's (page-aligned) address")
       .unit("B")
@@ -397,6 +399,9 @@ void MediaLauncher::read_canvas(Job& j, const cfg::Node& e) {
 void MediaLauncher::read_entry(const cfg::Node& e, const std::string& dir) {
   auto j = std::make_unique<Job>();
   j->name = e.get_string("name");
+  // A job's name is how kernels (dvpp:) and the results name it: one job each.
+  for (const auto& other : jobs_)
+    if (other->name == j->name) e.at("name").fail("a job named '" + j->name + "' is already in dvpp:");
   const dvpp::Codec* codec = dvpp::find_codec(e.get_string("engine"));
   j->engine = dvpp_.config().engine(codec->engine);
   if (!j->engine) e.at("engine").fail(std::string("platform.dvpp has no ") + codec->name + " section");
@@ -418,10 +423,18 @@ void MediaLauncher::read_entry(const cfg::Node& e, const std::string& dir) {
   j->cmd.out_size = e.has("out_size") ? e.get_uint("out_size") : ok ? j->host.picture.bytes.size() : 4096;
   if (e.has("save")) {
     j->save = e.get_string("save");
-    const bool png = j->save.size() > 4 && j->save.substr(j->save.size() - 4) == ".png";
+    const std::string ext = std::filesystem::path(j->save).extension().string();
+    const bool png = ext == ".png", raw = ext == ".yuv" || ext == ".rgb" || ext == ".raw" || ext == ".bin";
     const bool rgb = j->host.picture.format == DVPP_FMT_RGB888 || j->host.picture.format == DVPP_FMT_RGBA8888;
     if (png && !rgb) e.at("save").fail(".png takes an rgb888 or rgba8888 output; save a YUV picture as .yuv");
-    if (png && !codec->picture_out) e.at("save").fail(std::string(codec->name) + " writes a stream: save it as it is");
+    if ((png || raw) && !codec->picture_out)
+      e.at("save").fail(std::string(codec->name) + " writes a stream: save it as it is (.jpg, .h264, .h265)");
+    // A picture is written as a PNG or as its buffer: another name (.jpg, .bmp) would call raw bytes a format.
+    if (codec->picture_out && !png && !raw)
+      e.at("save").fail(
+          "a picture is saved as .png (rgb888 / rgba8888) or as its buffer (.yuv, .rgb, .raw, .bin), "
+          "not as '" +
+          ext + "'");
   }
   place(*j, e);
   j->first_tag = jobs_.empty() ? 0 : jobs_.back()->first_tag + jobs_.back()->repeat;

@@ -61,6 +61,8 @@ def study_rows(folder, y):
     bad = [r["point"] for r in rows if r["status"] not in ("ok", "check_failed") or number(r[y]) is None]
     if bad:
         print(f"dvp plot: left out points {', '.join(bad)} (failed or without {y})", file=sys.stderr)
+    if rows and len(bad) == len(rows):
+        fail(f"no point of {folder} has a value of {y}: nothing to plot")
     return study, [r for r in rows if r["point"] not in bad]
 
 

@@ -66,6 +66,17 @@ std::vector<std::string> metric_columns(const json& study, const std::vector<std
   return {all.begin(), all.end()};
 }
 
+// A metric the study names that no point's results have (a misspelt name) is an error, once the
+// table is written: a column left empty would read as a result.
+void check_metrics(const json& study, const std::vector<std::map<std::string, json>>& stats) {
+  const auto ran = [](const std::map<std::string, json>& s) { return !s.empty(); };
+  if (std::none_of(stats.begin(), stats.end(), ran)) return;  // no point ran: their errors say why
+  for (const std::string& m : study.value("metrics", std::vector<std::string>{}))
+    if (std::none_of(stats.begin(), stats.end(), [&](const auto& s) { return s.count(m) > 0; }))
+      throw Error("the study's metric " + m + " is in no point's stats.json (see a point's stats.json for the names)",
+                  kExitConfig);
+}
+
 }  // namespace
 
 std::map<std::string, json> flatten(const json& stats) {
@@ -124,6 +135,7 @@ std::size_t collect(const std::string& out) {
   }
   std::ofstream(fs::path(out) / "results.json") << json(rows).dump(2) << "\n";
   if (!f) throw OutputError("cannot write " + out + "/results.csv");
+  check_metrics(study, stats);
   return bad;
 }
 

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Inputs as users bring them, each accepted and computed right, or refused by name with exit 2:
+# - ONNX: weights in an external data file, an IR 10 model, PyTorch 2's output names (with '/')
+#   and a name that would climb out of the output folder: values against NumPy, files where they
+#   belong; external data outside the model's folder or past its file's end, and a scalar graph
+#   input, refused by name.
+# - Firmware: the SDK's ELF runs as its raw image does (the same stats); an empty image, a raw
+#   image at an address not 4-byte aligned, an ELF of another machine, firmware.cores: [] refused.
+# - Scenarios: YAML merge keys (<<) and x- keys as anchor holders; a second YAML document, a check
+#   with no bound or with min above max, two requesters, kernels, tensors or media jobs of one
+#   name, a decoded picture saved under a format's name (.jpg) refused.
+# - --set of a list's item (traffic[0].count), also as a study's parameter; a study's misspelt
+#   metric refused once its table is written.
+# - Trace files: a zero-padded decimal read as decimal (not octal); a negative address and an
+#   access past 2^64 refused. Command line: --batch -1 refused.
+#
+# Usage: inputs-users-bring.py DVP     (needs python3-onnx and python3-numpy)
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+DVP = sys.argv[1]
+FIRMWARE = os.path.join(os.path.dirname(os.path.abspath(DVP)), "..", "share", "davinci-vp", "firmware")
+rng = np.random.default_rng(11)
+failures = []
+
+
+def expect(ok, what):
+    print("ok  " if ok else "FAIL", what)
+    if not ok:
+        failures.append(what)
+
+
+def dvp(args, want_rc, pattern, what):
+    """Runs dvp; true when it exits want_rc and its output matches pattern."""
+    r = subprocess.run([DVP] + args, capture_output=True, text=True)
+    said = r.stdout + r.stderr
+    ok = r.returncode == want_rc and re.search(pattern, said) is not None
+    expect(ok, what if ok else f"{what}: exit {r.returncode} (want {want_rc}), output: {said[-600:]}")
+    return ok
+
+
+def stats(out):
+    with open(os.path.join(out, "stats.json")) as f:
+        j = json.load(f)
+    for k in [k for k in j["summary"] if "host" in k]:
+        j["summary"].pop(k)
+    j.pop("dvp", None)
+    return j
+
+
+def linear_model(path, w, out_names, ir_version=8, external=None):
+    """x [1, 32] -> MatMul(W) -> Relu; each name of out_names an output (the MatMul's, the Relu's)."""
+    nodes = [helper.make_node("MatMul", ["x", "W"], [out_names[0]], name="mm"),
+             helper.make_node("Relu", [out_names[0]], [out_names[1]], name="relu")]
+    g = helper.make_graph(nodes, "linear", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32])],
+                          [helper.make_tensor_value_info(out_names[1], TensorProto.FLOAT, [1, 16])],
+                          [numpy_helper.from_array(w, "W")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = ir_version
+    if external:
+        onnx.save_model(m, path, save_as_external_data=True, all_tensors_to_one_file=True, location=external,
+                        size_threshold=0)
+    else:
+        onnx.save(m, path)
+
+
+def compare(out_file, want, what):
+    have = np.load(out_file).astype(np.float64) if os.path.exists(out_file) else None
+    err = np.abs(have - want).max() if have is not None and have.shape == want.shape else None
+    expect(err is not None and err < 2e-2, f"{what}: max abs error {err} against NumPy")
+
+
+def onnx_cases(d):
+    w = rng.uniform(-1, 1, (32, 16)).astype(np.float32)
+    x = rng.uniform(-1, 1, (1, 32)).astype(np.float32)
+    np.save(os.path.join(d, "x.npy"), x)
+    h = x.astype(np.float16).astype(np.float64) @ w.astype(np.float16).astype(np.float64)
+    relu = np.maximum(h, 0)
+    inp = ["--input", "x=" + os.path.join(d, "x.npy"), "--no-trace", "--quiet"]
+    # External data, in a folder of its own; an IR 10 model.
+    os.makedirs(os.path.join(d, "ext"))
+    linear_model(os.path.join(d, "ext", "m.onnx"), w, ["h", "y"], external="m.weights")
+    with open(os.path.join(d, "ext", "m.onnx"), "rb") as f:
+        expect(w.tobytes() not in f.read(), "the model file holds no weights (they are in m.weights)")
+    if dvp(["run", os.path.join(d, "ext", "m.onnx"), "--out", os.path.join(d, "o-ext")] + inp, 0, "", "external data"):
+        compare(os.path.join(d, "o-ext", "outputs", "y.npy"), relu, "external data")
+    linear_model(os.path.join(d, "ir10.onnx"), w, ["h", "y"], ir_version=10)
+    if dvp(["run", os.path.join(d, "ir10.onnx"), "--out", os.path.join(d, "o-ir10")] + inp, 0, "", "an IR 10 model"):
+        compare(os.path.join(d, "o-ir10", "outputs", "y.npy"), relu, "an IR 10 model")
+    # Output names as PyTorch 2 writes them, and one that would climb out of the outputs.
+    names = ["/features/mm/MatMul_output_0", "../../escaped"]
+    linear_model(os.path.join(d, "torch.onnx"), w, names)
+    out = os.path.join(d, "work", "o-torch")
+    os.makedirs(os.path.join(d, "work"))
+    if dvp(["run", os.path.join(d, "torch.onnx"), "--out", out, "--output", names[0], "--output", names[1]] + inp, 0,
+           "", "PyTorch-style output names"):
+        compare(os.path.join(out, "outputs", "_features_mm_MatMul_output_0.npy"), h, "the MatMul's output, '/' in its name")
+        compare(os.path.join(out, "outputs", ".._.._escaped.npy"), relu, "the output named ../../escaped")
+    written = [os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d) for f in fs if "escaped" in f]
+    expect(sorted(written) == [os.path.join("work", "o-torch", sub, ".._.._escaped.npy")
+                               for sub in (os.path.join("compiled", "reference"), "outputs")],
+           f"the output named ../../escaped written in outputs/ and reference/ only: {written}")
+    # External data where ONNX's own loader refuses it, and past its file's end.
+    m = onnx.load(os.path.join(d, "ext", "m.onnx"), load_external_data=False)
+    for kv in m.graph.initializer[0].external_data:
+        if kv.key == "location":
+            kv.value = "../x.npy"
+    onnx.save(m, os.path.join(d, "ext", "climbs.onnx"))
+    dvp(["compile", os.path.join(d, "ext", "climbs.onnx"), "--out", os.path.join(d, "c")], 2,
+        r"tensor 'W' keeps its data in '\.\./x\.npy', not a file in the model's folder", "external data outside")
+    m = onnx.load(os.path.join(d, "ext", "m.onnx"), load_external_data=False)
+    m.graph.initializer[0].external_data.add(key="length", value="1000000")
+    onnx.save(m, os.path.join(d, "ext", "long.onnx"))
+    dvp(["compile", os.path.join(d, "ext", "long.onnx"), "--out", os.path.join(d, "c")], 2,
+        r"tensor 'W' keeps its data in .*m\.weights at bytes 0 \.\. 1000000, past its end \(2048 bytes\)",
+        "external data past its file's end")
+    dvp(["run", os.path.join(d, "ir10.onnx"), "--batch", "-1"], 2, r"'-1'.*'--batch' is invalid", "--batch -1")
+    g = helper.make_graph([helper.make_node("Relu", ["s"], ["y"], name="relu")], "scalar",
+                          [helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              os.path.join(d, "scalar.onnx"))
+    dvp(["compile", os.path.join(d, "scalar.onnx"), "--out", os.path.join(d, "c")], 2,
+        r"scalar\.onnx: input 's' is a scalar \(rank 0\)", "a scalar graph input, named")
+
+
+def write(d, name, text):
+    with open(os.path.join(d, name), "w") as f:
+        f.write(text)
+    return os.path.join(d, name)
+
+
+def firmware_cases(d):
+    run = ["--no-trace", "--quiet"]
+    scen = "name: fw\nplatform: {preset: ascend310}\nfirmware:\n  image: %s\n%s" \
+           "checks:\n  - {metric: summary.firmware_exit_code, min: 0, max: 0}\n"
+    elf, raw = os.path.join(FIRMWARE, "printf.elf"), os.path.join(FIRMWARE, "printf.bin")
+    a = write(d, "elf.yaml", scen % (elf, ""))
+    b = write(d, "raw.yaml", scen % (raw, ""))
+    if dvp(["run", a, "--out", os.path.join(d, "o-elf")] + run, 0, "", "the SDK's ELF") and \
+            dvp(["run", b, "--out", os.path.join(d, "o-raw")] + run, 0, "", "its raw image"):
+        expect(stats(os.path.join(d, "o-elf")) == stats(os.path.join(d, "o-raw")),
+               "the ELF and the raw image run alike (the same stats.json)")
+    open(os.path.join(d, "empty.bin"), "wb").close()
+    dvp(["run", write(d, "empty.yaml", scen % ("./empty.bin", ""))], 2,
+        r"key 'firmware\.image': .*empty\.bin is empty", "an empty image")
+    dvp(["run", write(d, "odd.yaml", scen % (raw, "  load: 0x80000002\n"))], 2,
+        r"key 'firmware\.load': 0x80000002 is not 4-byte aligned", "a raw image not 4-byte aligned")
+    dvp(["run", write(d, "host.yaml", scen % (os.path.abspath(sys.executable), ""))], 2,
+        r"an ELF file, but not a 64-bit little-endian AArch64 one", "an ELF of another machine")
+    dvp(["run", write(d, "elfload.yaml", scen % (elf, "  load: 0x80000000\n"))], 2,
+        r"key 'firmware\.load': an ELF image is placed by its program headers", "an ELF given a load address")
+    dvp(["run", write(d, "nocore.yaml", scen % (raw, "  cores: []\n"))], 2,
+        r"key 'firmware\.cores': lists no core", "firmware.cores: []")
+    dvp(["run", write(d, "twice.yaml", scen % (raw, "  cores: [0, 0]\n"))], 2,
+        r"key 'firmware\.cores\[1\]': core 0 is listed twice", "a core listed twice")
+
+
+TRAFFIC = """name: t
+platform: {preset: ascend310}
+x-reader: &reader
+  instances: 2
+  pattern: sequential
+  access_bytes: 512
+  region_bytes: 1048576
+  count: 10
+traffic:
+  - <<: *reader
+    name: a
+  - <<: [{count: 3, seed: 5}, *reader]
+    name: b
+    instances: 1
+    region_offset: 4194304
+"""
+
+
+def scenario_cases(d):
+    out = os.path.join(d, "o-merge")
+    if dvp(["run", write(d, "merge.yaml", TRAFFIC), "--out", out, "--no-trace", "--quiet"], 0, "", "merge keys, x- keys"):
+        req = {k.split(".")[-1]: v["transactions"] for k, v in stats(out).items() if k.startswith("soc.requesters.")}
+        # 512-byte accesses, 128-byte lines: 4 each; b's own count (3) before *reader's (10).
+        expect(req == {"a0": 40, "a1": 40, "b0": 12}, f"merged entries: transactions {req}")
+    # --set of a list's item, named as errors name it.
+    out = os.path.join(d, "o-set")
+    if dvp(["run", os.path.join(d, "merge.yaml"), "--set", "traffic[1].count=5", "--set", "traffic[0]={instances: 1}",
+            "--out", out, "--no-trace", "--quiet"], 0, "", "--set traffic[1].count and traffic[0]"):
+        req = {k.split(".")[-1]: v["transactions"] for k, v in stats(out).items() if k.startswith("soc.requesters.")}
+        expect(req == {"a0": 40, "b0": 20}, f"--set of items: transactions {req}")
+    dvp(["config", os.path.join(d, "merge.yaml"), "--set", "traffic[2].count=5"], 2,
+        r"'traffic' has 2 items: no \[2\]", "--set of an item the list does not have")
+    dvp(["config", os.path.join(d, "merge.yaml"), "--set", "platform[0].x=1"], 2,
+        r"'platform' is not a list here", "--set of an item of a section")
+    study = ("name: s\nscenario: merge.yaml\ntiming_only: true\ngrid:\n  traffic[0].count: [2, 4]\n"
+             "metrics: [summary.simulated_ns, summary.simulated_nss]\n")
+    out = os.path.join(d, "o-study")
+    dvp(["sweep", write(d, "study.yaml", study), "--out", out, "--quiet"], 2,
+        r"metric summary\.simulated_nss is in no point's stats\.json", "a study's misspelt metric")
+    rows = []
+    if os.path.exists(os.path.join(out, "results.csv")):
+        with open(os.path.join(out, "results.csv")) as f:
+            rows = f.read().splitlines()
+    expect(len(rows) == 3 and all(",ok," in r for r in rows[1:]), f"the study's points ran, a list item each: {rows}")
+    dvp(["run", write(d, "two.yaml", TRAFFIC + "---\nname: second\n")], 2,
+        r"two\.yaml:\d+:1: a second YAML document", "a second YAML document")
+    write(d, "trailing.yaml", TRAFFIC + "---\n")
+    dvp(["config", os.path.join(d, "trailing.yaml")], 0, "", "an empty document after ---")
+    dvp(["run", write(d, "nobound.yaml", TRAFFIC + "checks:\n  - {metric: summary.dram_efficiency}\n")], 2,
+        r"key 'checks\[0\]': a check needs min, max or both", "a check with no bound")
+    dvp(["run", write(d, "minmax.yaml", TRAFFIC + "checks:\n  - {metric: summary.dram_efficiency, min: 1, max: 0.5}\n")],
+        2, r"key 'checks\[0\]\.max': is below min", "a check with min above max")
+    # Instances are named by their entry's name and number: rd's eleventh and rd1's first are both rd10.
+    clash = TRAFFIC.replace("instances: 2", "instances: 11").replace("name: b", "name: a1")
+    dvp(["run", write(d, "clash.yaml", clash)], 2,
+        r"key 'traffic\[1\]\.name': requester 'a10' is already another traffic entry's instance",
+        "two requesters of one name")
+    one = ("  - name: {k}\n    library: elementwise\n    shape: {{op: add, dtype: f16, n: 256}}\n    tensors:\n"
+           "      - {{name: x, dtype: f16, elements: 256, init: random}}\n"
+           "      - {{name: {t}, dtype: f16, elements: 256, init: random}}\n"
+           "      - {{name: z, dtype: f16, elements: 256}}\n    args: [x, {t}, z]\n")
+    kern = "name: k\nplatform: {preset: ascend310}\nkernels:\n"
+    dvp(["run", write(d, "kok.yaml", kern + one.format(k="add", t="y")), "--out", os.path.join(d, "o-k"), "--quiet"],
+        0, "", "a kernel whose names are its own")
+    dvp(["run", write(d, "kdup.yaml", kern + one.format(k="add", t="y") * 2)], 2,
+        r"key 'kernels\[1\]\.name': a kernel named 'add' is already", "two kernels of one name")
+    dvp(["run", write(d, "tdup.yaml", kern + one.format(k="add", t="x"))], 2,
+        r"key 'kernels\[0\]\.tensors\[1\]\.name': kernel add already has a tensor named 'x'",
+        "two tensors of one name")
+    media = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "dvpp", "media", "grey-64x64.png")
+    job = f"  - {{name: pic, engine: pngd, input: {media}}}\n"
+    dvp(["run", write(d, "jdup.yaml", "name: j\nplatform: {preset: ascend310}\ndvpp:\n" + job * 2)], 2,
+        r"key 'dvpp\[1\]\.name': a job named 'pic' is already in dvpp:", "two media jobs of one name")
+    dvp(["run", write(d, "jsave.yaml", "name: j\nplatform: {preset: ascend310}\ndvpp:\n" +
+                      job.replace("}", ", save: pic.jpg}"))], 2,
+        r"key 'dvpp\[0\]\.save': a picture is saved as \.png .* not as '\.jpg'", "a decoded picture saved as .jpg")
+
+def trace_cases(d):
+    scen = "name: tr\nplatform: {preset: ascend310}\ntraffic:\n  - {name: r, pattern: trace, trace_file: %s}\n"
+    out = os.path.join(d, "o-trace")
+    write(d, "padded.trace", "0 W 2148532224 0128\n10 R 0x80100000 0064\n")
+    if dvp(["run", write(d, "padded.yaml", scen % "padded.trace"), "--out", out, "--no-trace", "--quiet"], 0, "",
+           "zero-padded decimals"):
+        r = stats(out)["soc.requesters.r0"]
+        expect((r["bytes_written"], r["bytes_read"]) == (128, 64), f"0128 and 0064 read as decimal: {r}")
+    write(d, "neg.trace", "0 R 0x80000000 64\n1 R -1 64\n")
+    dvp(["run", write(d, "neg.yaml", scen % "neg.trace")], 2, r"neg\.trace:2: bad address '-1'", "a negative address")
+    write(d, "top.trace", "0 W 0xffffffffffffff80 128\n")
+    dvp(["run", write(d, "top.yaml", scen % "top.trace")], 2,
+        r"top\.trace:1: the access at 0xffffffffffffff80 of 128 bytes runs past the end of the address space",
+        "an access past 2^64")
+
+
+with tempfile.TemporaryDirectory() as d:
+    for cases in (onnx_cases, firmware_cases, scenario_cases, trace_cases):
+        os.makedirs(os.path.join(d, cases.__name__))
+        cases(os.path.join(d, cases.__name__))
+
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)
