@@ -460,10 +460,6 @@ void Compiler::read_inputs() {
         x = float(double((z ^ (z >> 31)) >> 40) / double(1ull << 23) - 1.0);
       }
     }
-    if (t.shape.empty())  // a kernel's tensor has a shape of at least one dimension
-      throw Error(m_.path + ": input '" + in.name() +
-                      "' is a scalar (rank 0): the platform's tensors have at least one dimension (give it shape [1])",
-                  kExitConfig);
     if (t.elements() == 0)  // a model's right (the host reference takes it), not the platform's
       throw Error(m_.path + ": input '" + in.name() + "' of shape " + t.shape_str() +
                       " has no elements (a dimension of 0): the platform's kernels take at least one",
@@ -625,7 +621,7 @@ KTensor Compiler::use(int i, Kernel& k, const std::string& v, const std::string&
     t.layout = c04 ? "nc1hwc0_c04" : "nc1hwc0";
   }
   t.dtype = dtype, t.shape = val.shape;
-  t.file = write("input." + k.name + "." + name, image_data(val.input), val.shape);
+  t.file = write("input." + k.name + "." + name, image_data(val.input), val.shape.empty() ? Dims{1} : val.shape);
   t.graph_input = true;
   val.refs[image_] = k.name + "." + name, val.layout = want, val.dtype = dtype;
   return t;
@@ -2384,26 +2380,32 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
   return table;
 }
 
-// Each graph output, each image: saved after the run (OUT/outputs/NAME.npy; with a batch,
-// NAME.bI.npy), and its kernel checked against the host reference (an f16 network's tolerance:
-// 2% of the output's largest magnitude, and 2% relative).
 // Each output's file name (outputs/, reference/): its name with what a file system would read as
-// a path ('/' in every PyTorch 2 name, "..") as '_', made unique among the outputs (a/b, a_b).
+// a path ('/' in every PyTorch 2 name, "..") as '_'. A name that needs no change keeps it; a
+// changed one that meets another gets _2, _3 (a/b beside a_b).
 std::map<std::string, std::string> Compiler::output_files() const {
-  std::map<std::string, std::string> files;
-  std::set<std::string> taken;
-  for (const std::string& name : outputs_) {
-    std::string f = name;
+  const auto safe = [](std::string f) {
     for (char& c : f)
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
-    std::string unique = f;
-    for (int k = 2; taken.count(unique); ++k) unique = f + "_" + std::to_string(k);
+    return f;
+  };
+  std::map<std::string, std::string> files;
+  std::set<std::string> taken;
+  for (const std::string& name : outputs_)
+    if (safe(name) == name) files[name] = name, taken.insert(name);
+  for (const std::string& name : outputs_) {
+    if (files.count(name)) continue;
+    std::string unique = safe(name);
+    for (int k = 2; taken.count(unique); ++k) unique = safe(name) + "_" + std::to_string(k);
     taken.insert(unique);
     files[name] = unique;
   }
   return files;
 }
 
+// Each graph output, each image: saved after the run (OUT/outputs/NAME.npy, NAME as
+// output_files() gives it; with a batch, NAME.bI.npy), and its kernel checked against the host
+// reference (an f16 network's tolerance: 2% of the output's largest magnitude, and 2% relative).
 void Compiler::finish_outputs() {
   if (o_.reference) fs::create_directories(fs::path(o_.dir) / "reference");
   const std::map<std::string, std::string> files = output_files();
@@ -2617,7 +2619,9 @@ void emit_tensor(YAML::Emitter& y, const KTensor& t) {
   if (!t.alias.empty()) y << YAML::Key << "alias" << YAML::Value << t.alias;
   if (t.offset) y << YAML::Key << "offset" << YAML::Value << t.offset;
   if (t.layout != "nd") y << YAML::Key << "layout" << YAML::Value << t.layout;
-  if (t.alias.empty() || !t.shape.empty()) y << YAML::Key << "shape" << YAML::Value << YAML::Flow << t.shape;
+  // A scalar (rank 0) is held as the one element it is: a kernel's tensor has a dimension.
+  if (t.alias.empty() || !t.shape.empty())
+    y << YAML::Key << "shape" << YAML::Value << YAML::Flow << (t.shape.empty() ? Dims{1} : t.shape);
   if (t.groups != 1) y << YAML::Key << "groups" << YAML::Value << t.groups;
   if (!t.file.empty())
     y << YAML::Key << "file" << YAML::Value << t.file << YAML::Key << "convert" << YAML::Value << true;

@@ -342,8 +342,11 @@ void read_external(onnx::TensorProto& t, const std::string& model) {
     throw Error(who + "'" + location + "', not a file in the model's folder", kExitConfig);
   const std::string file = (std::filesystem::path(model).parent_path() / rel).string();
   std::error_code ec;
-  const std::uint64_t size = std::filesystem::is_regular_file(file, ec) ? std::filesystem::file_size(file, ec) : 0;
-  if (!std::filesystem::is_regular_file(file, ec)) throw Error(who + file + ", which cannot be opened", kExitConfig);
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(file, ec)))  // it could lead anywhere
+    throw Error(who + file + ", a symbolic link (not followed, as ONNX's own loader does not)", kExitConfig);
+  if (!std::filesystem::exists(file, ec)) throw Error(who + file + ", which does not exist", kExitConfig);
+  if (!std::filesystem::is_regular_file(file, ec)) throw Error(who + file + ", not a regular file", kExitConfig);
+  const std::uint64_t size = std::filesystem::file_size(file, ec);
   if (!has_length) length = offset <= size ? size - offset : 0;
   if (offset > size || length > size - offset)
     throw Error(who + file + " at bytes " + std::to_string(offset) + " .. " + std::to_string(offset + length) +

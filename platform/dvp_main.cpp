@@ -362,7 +362,12 @@ static int scenario_command(const std::string& cmd, const std::string& scenario,
         s = platform::load_scenario(compile(scenario, co, true), ov);
       }
     } else {
-      s = platform::load_scenario(scenario, ov);
+      // A model's kernels, tasks and checks come with its compile: a --set of their items waits for it.
+      platform::Overrides before = ov;
+      before.sets.erase(std::remove_if(before.sets.begin(), before.sets.end(), platform::sets_an_item),
+                        before.sets.end());
+      s = platform::load_scenario(scenario, before);
+      if (!s.root.find("model") && before.sets.size() != ov.sets.size()) s = platform::load_scenario(scenario, ov);
       if (const cfg::Node* m = s.root.find("model")) {  // its network, compiled, under the scenario's keys
         const std::filesystem::path onnx = m->get_string("onnx");
         const std::string file = (onnx.is_relative() ? std::filesystem::path(s.dir) / onnx : onnx).string();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "media_launcher.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include <png.h>
 
@@ -105,8 +107,8 @@ void MediaLauncher::describe(cfg::Spec& e) {
       .defaults("true");
   e.param("save", Type::String,
           "write the output after the run, relative to the output directory: a picture's buffer as laid out, strides "
-          "included (.yuv, .rgb, .raw, .bin), or .png (rgb888 / rgba8888 outputs); an encoder's stream as it is "
-          "(.jpg, .h264, .h265)")
+          "included (.yuv, .nv12, .rgb, ...; not an encoded format's name such as .jpg), or .png (rgb888 / rgba8888 "
+          "outputs); an encoder's stream as it is (.jpg, .h264, .h265)")
       .optional();
   e.param("in_offset", Type::Int, "bytes added to the input's (page-aligned) address")
       .unit("B")
@@ -325,8 +327,41 @@ void MediaLauncher::read_stream(Job& j, const cfg::Node& e) {
   if (kind.empty() && venc) kind = "h264";
   if (kind.empty()) e.at("input").fail("say the stream's codec (stream: h264 or h265): ." + ext + " does not");
   j.cmd.stream = kind == "h264" ? DVPP_STREAM_H264 : DVPP_STREAM_H265;
+  if (!venc) check_annex_b(j, e, kind);
   j.cmd.max_frames = std::uint32_t(e.get_uint("max_frames"));
   if (venc) j.cmd.qp = std::uint32_t(e.get_uint("qp")), j.cmd.gop = std::uint32_t(e.get_uint("gop"));
+}
+
+// VDEC reads an elementary stream (Annex B: NAL units after 00 00 01 start codes), as the hardware
+// does. A container file (what cameras and ffmpeg write by default) or the other codec's stream
+// is named here with the way out, rather than failing in the decoder as corrupt data.
+void MediaLauncher::check_annex_b(const Job& j, const cfg::Node& e, const std::string& kind) {
+  const std::vector<std::uint8_t>& f = j.file;
+  const auto has = [&](std::size_t at, const char* text) {
+    const std::size_t n = std::strlen(text);
+    return f.size() >= at + n && std::memcmp(f.data() + at, text, n) == 0;
+  };
+  const char* container = has(4, "ftyp") || has(4, "moov") || has(4, "mdat") ? "an MP4 (ISO BMFF)"
+                          : has(0, "\x1a\x45\xdf\xa3")                       ? "a Matroska or WebM"
+                          : has(0, "RIFF") && has(8, "AVI ")                 ? "an AVI"
+                          : has(0, "FLV")                                    ? "an FLV"
+                          : f.size() > 376 && f[0] == 0x47 && f[188] == 0x47 && f[376] == 0x47
+                              ? "an MPEG transport stream"
+                              : nullptr;
+  const std::string codec = kind == "h264" ? "h264" : "hevc";
+  if (container)
+    e.at("input").fail(j.input + " is " + container + " file, not an elementary stream: take the video out with " +
+                       "ffmpeg -i " + j.input + " -c:v copy -bsf:v " + codec + "_mp4toannexb -f " + codec + " OUT." +
+                       kind);
+  // The first NAL unit's header: H.265's video parameter set is 0x40 0x01; H.264's sequence
+  // parameter set 0x67 (an H.265 NAL type of 51, which no stream starts with).
+  std::size_t i = 0;
+  while (i + 4 < f.size() && !(f[i] == 0 && f[i + 1] == 0 && f[i + 2] == 1)) ++i;
+  if (i + 4 >= f.size()) return;  // no start code: the decoder's error names it
+  if (kind == "h264" && f[i + 3] == 0x40 && f[i + 4] == 0x01)
+    e.at("input").fail(j.input + " starts with an H.265 video parameter set: give stream: h265");
+  if (kind == "h265" && f[i + 3] == 0x67)
+    e.at("input").fail(j.input + " starts with an H.264 sequence parameter set: give stream: h264");
 }
 
 // VPC's fields of the command: the source's picture, the crop, the size, the conversion.
@@ -394,6 +429,13 @@ void MediaLauncher::read_canvas(Job& j, const cfg::Node& e) {
   j.wave = std::max(j.wave, j.into->wave + 1);
 }
 
+// A file name's extension, lower case (photo.PNG is a PNG).
+static std::string extension_of(const std::string& file) {
+  std::string ext = std::filesystem::path(file).extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
 // The input read, the command made and run by the engine's codec on the host (for the picture's
 // size), and the buffers placed.
 void MediaLauncher::read_entry(const cfg::Node& e, const std::string& dir) {
@@ -423,18 +465,20 @@ void MediaLauncher::read_entry(const cfg::Node& e, const std::string& dir) {
   j->cmd.out_size = e.has("out_size") ? e.get_uint("out_size") : ok ? j->host.picture.bytes.size() : 4096;
   if (e.has("save")) {
     j->save = e.get_string("save");
-    const std::string ext = std::filesystem::path(j->save).extension().string();
-    const bool png = ext == ".png", raw = ext == ".yuv" || ext == ".rgb" || ext == ".raw" || ext == ".bin";
+    const std::string ext = extension_of(j->save);
+    const bool png = ext == ".png";
     const bool rgb = j->host.picture.format == DVPP_FMT_RGB888 || j->host.picture.format == DVPP_FMT_RGBA8888;
+    // A picture is written as a PNG or as its buffer (.yuv, .nv12, .rgb, ...): the name of an
+    // encoded format would call raw bytes a JPEG or a BMP.
+    static const std::set<std::string> kEncoded = {".jpg",  ".jpeg", ".bmp",  ".gif", ".webp", ".tif", ".tiff",
+                                                   ".h264", ".264",  ".h265", ".265", ".hevc", ".mp4", ".mkv"};
     if (png && !rgb) e.at("save").fail(".png takes an rgb888 or rgba8888 output; save a YUV picture as .yuv");
-    if ((png || raw) && !codec->picture_out)
-      e.at("save").fail(std::string(codec->name) + " writes a stream: save it as it is (.jpg, .h264, .h265)");
-    // A picture is written as a PNG or as its buffer: another name (.jpg, .bmp) would call raw bytes a format.
-    if (codec->picture_out && !png && !raw)
+    if (png && !codec->picture_out) e.at("save").fail(std::string(codec->name) + " writes a stream: save it as it is");
+    if (codec->picture_out && kEncoded.count(ext))
       e.at("save").fail(
-          "a picture is saved as .png (rgb888 / rgba8888) or as its buffer (.yuv, .rgb, .raw, .bin), "
-          "not as '" +
-          ext + "'");
+          "a picture is saved as .png (rgb888 / rgba8888) or as its buffer (.yuv, .nv12, .rgb, ...), "
+          "not under the name of an encoded format (" +
+          ext + ")");
   }
   place(*j, e);
   j->first_tag = jobs_.empty() ? 0 : jobs_.back()->first_tag + jobs_.back()->repeat;
@@ -745,7 +789,7 @@ unsigned MediaLauncher::save(const std::string& out_dir) {
     if (j->save.empty() || j->output.empty()) continue;
     const std::string path = out_dir + "/" + j->save;
     const dvpp::Picture& p = j->host.picture;
-    if (j->save.size() > 4 && j->save.substr(j->save.size() - 4) == ".png") {
+    if (extension_of(j->save) == ".png") {
       png_image img;
       std::memset(&img, 0, sizeof img);
       img.version = PNG_IMAGE_VERSION, img.width = p.width, img.height = p.height;

@@ -83,6 +83,7 @@ class MediaLauncher : public sc_core::sc_module {
   void add_paste(Job& canvas, const Job& q, const cfg::Node& e);
   Tick end_of(const Job& j) const;
   static void read_stream(Job& j, const cfg::Node& e);
+  static void check_annex_b(const Job& j, const cfg::Node& e, const std::string& kind);
   static void read_yuv(Job& j, const cfg::Node& e, const std::string& path);
   void place(Job& j, const cfg::Node& e);
   void place_command(Job& j, const cfg::Node& e);

@@ -151,7 +151,9 @@ static std::vector<std::string> check_results(const Scenario& s, Soc& soc, const
       const std::string& m = c.get_string("metric");
       double v;
       if (!lookup_metric(stats, m, v))
-        c.at("metric").fail("no metric '" + m + "' in the results (see stats.json for names)");
+        c.at("metric").fail(
+            "no metric '" + m +
+            "' in the results, or not a number (a check compares numbers; see stats.json for the names)");
       if (soc.timing_only() && counts_data(soc, m)) {
         lines.push_back("n/a  " + m + ": counts data values, which a timing-only run does not move");
         continue;

@@ -129,6 +129,10 @@ void add_checks(cfg::Node& root, const std::vector<std::string>& checks) {
 }  // namespace
 
 // The scenario file, its preset under it, --set over both, then --timing-only and --check;
+bool sets_an_item(const std::string& assignment) {
+  return assignment.substr(0, assignment.find('=')).find('[') != std::string::npos;
+}
+
 // validated against the schema, defaults filled.
 Scenario load_scenario(const std::string& path, const Overrides& o) {
   std::string dir = fs::path(path).parent_path().string();
@@ -158,7 +162,7 @@ Scenario load_scenario(const cfg::Node& scen, const std::string& dir, const Over
   cfg::Node sets = cfg::Node::map(cfg::Origin{"--set", 0, 0}, "");
   std::vector<std::string> item_sets;
   for (auto& a : o.sets)
-    if (a.substr(0, a.find('=')).find('[') == std::string::npos)
+    if (!sets_an_item(a))
       cfg::set_dotted(sets, a);
     else
       item_sets.push_back(a);

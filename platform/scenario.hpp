@@ -40,6 +40,8 @@ std::string rtl_dir();
 // share/davinci-vp/dvp-plot.py beside bin/ (in a build tree a link to the source's study/).
 std::string plot_script();
 Scenario load_scenario(const std::string& path, const Overrides& o);
+// Whether a --set names a list's item (traffic[0].count=10): set once the scenario's lists are in.
+bool sets_an_item(const std::string& assignment);
 // The same from a scenario already read (`dir`: where its files are named from).
 Scenario load_scenario(const cfg::Node& scen, const std::string& dir, const Overrides& o);
 // A scenario of `platform: {preset: preset}` under o's --preset and its --set keys of the

@@ -425,7 +425,25 @@ std::uint64_t Soc::place_raw(const cfg::Node& fw, const std::vector<char>& bytes
   return load;
 }
 
-// Each PT_LOAD segment's file bytes at its physical address, the rest of its memory (.bss) zero.
+// One PT_LOAD segment: its file bytes at its physical address, the rest of its memory (.bss) zero.
+static void place_segment(dram::Storage& storage, std::uint64_t dram_base, const cfg::Node& at, const Elf64_Phdr& ph,
+                          const std::vector<char>& bytes, const std::string& seg, std::vector<Elf64_Phdr>& placed) {
+  const std::uint64_t dram = storage.size();
+  if (ph.p_filesz > ph.p_memsz || ph.p_offset > bytes.size() || ph.p_filesz > bytes.size() - ph.p_offset)
+    at.fail(seg + "'s bytes lie past the end of the file");
+  if (ph.p_paddr < dram_base || ph.p_paddr - dram_base > dram || ph.p_memsz > dram - (ph.p_paddr - dram_base))
+    at.fail(seg + " at " + hex(ph.p_paddr) + " (" + std::to_string(ph.p_memsz) + " bytes) does not lie in DRAM (" +
+            hex(dram_base) + " - " + hex(dram_base + dram - 1) + ")");
+  for (const Elf64_Phdr& o : placed)
+    if (ph.p_paddr < o.p_paddr + o.p_memsz && o.p_paddr < ph.p_paddr + ph.p_memsz)
+      at.fail(seg + " at " + hex(ph.p_paddr) + " overlaps an earlier segment at " + hex(o.p_paddr));
+  std::uint8_t* to = storage.data() + (ph.p_paddr - dram_base);
+  std::memcpy(to, bytes.data() + ph.p_offset, ph.p_filesz);
+  std::memset(to + ph.p_filesz, 0, ph.p_memsz - ph.p_filesz);
+  placed.push_back(ph);
+}
+
+// Its PT_LOAD segments placed; returns where the cores start.
 std::uint64_t Soc::place_elf(const cfg::Node& fw, const std::vector<char>& bytes, const std::string& path) {
   const cfg::Node& at = fw.at("image");
   Elf64_Ehdr eh{};
@@ -439,26 +457,22 @@ std::uint64_t Soc::place_elf(const cfg::Node& fw, const std::vector<char>& bytes
   if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > bytes.size() ||
       eh.e_phnum > (bytes.size() - eh.e_phoff) / sizeof(Elf64_Phdr))
     at.fail(path + ": its program headers lie past the end of the file");
-  const std::uint64_t dram = storage_->size();
-  unsigned placed = 0;
+  std::vector<Elf64_Phdr> segs;
   for (unsigned i = 0; i < eh.e_phnum; ++i) {
     Elf64_Phdr ph{};
     std::memcpy(&ph, bytes.data() + eh.e_phoff + i * sizeof ph, sizeof ph);
-    if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
-    const std::string seg = path + ": segment " + std::to_string(i);
-    if (ph.p_filesz > ph.p_memsz || ph.p_offset > bytes.size() || ph.p_filesz > bytes.size() - ph.p_offset)
-      at.fail(seg + "'s bytes lie past the end of the file");
-    if (ph.p_paddr < dram_base_ || ph.p_paddr - dram_base_ > dram || ph.p_memsz > dram - (ph.p_paddr - dram_base_))
-      at.fail(seg + " at " + hex(ph.p_paddr) + " (" + std::to_string(ph.p_memsz) + " bytes) does not lie in DRAM (" +
-              hex(dram_base_) + " - " + hex(dram_base_ + dram - 1) + ")");
-    std::uint8_t* to = storage_->data() + (ph.p_paddr - dram_base_);
-    std::memcpy(to, bytes.data() + ph.p_offset, ph.p_filesz);
-    std::memset(to + ph.p_filesz, 0, ph.p_memsz - ph.p_filesz);
-    ++placed;
+    if (ph.p_type == PT_LOAD && ph.p_memsz)
+      place_segment(*storage_, dram_base_, at, ph, bytes, path + ": segment " + std::to_string(i), segs);
   }
-  if (!placed) at.fail(path + ": an ELF executable with no segment to load");
-  if (eh.e_entry % 4) at.fail(path + ": its entry point " + hex(eh.e_entry) + " is not 4-byte aligned");
-  return eh.e_entry;
+  if (segs.empty()) at.fail(path + ": an ELF executable with no segment to load");
+  // The entry point is a virtual address: the cores start at the physical one of its segment.
+  for (const Elf64_Phdr& ph : segs)
+    if (eh.e_entry - ph.p_vaddr < ph.p_memsz) {
+      const std::uint64_t start = ph.p_paddr + (eh.e_entry - ph.p_vaddr);
+      if (start % 4) at.fail(path + ": its entry point " + hex(eh.e_entry) + " is not 4-byte aligned");
+      return start;
+    }
+  at.fail(path + ": its entry point " + hex(eh.e_entry) + " lies in no segment it loads");
 }
 
 // A regular file no larger than DRAM: a device or a directory is named, not read forever.

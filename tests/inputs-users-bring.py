@@ -3,8 +3,8 @@
 # Inputs as users bring them, each accepted and computed right, or refused by name with exit 2:
 # - ONNX: weights in an external data file, an IR 10 model, PyTorch 2's output names (with '/')
 #   and a name that would climb out of the output folder: values against NumPy, files where they
-#   belong; external data outside the model's folder or past its file's end, and a scalar graph
-#   input, refused by name.
+#   belong; a scalar graph input computed; external data outside the model's folder or past its
+#   file's end refused by name.
 # - Firmware: the SDK's ELF runs as its raw image does (the same stats); an empty image, a raw
 #   image at an address not 4-byte aligned, an ELF of another machine, firmware.cores: [] refused.
 # - Scenarios: YAML merge keys (<<) and x- keys as anchor holders; a second YAML document, a check
@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-DVP = sys.argv[1]
+DVP = os.path.abspath(sys.argv[1])
 FIRMWARE = os.path.join(os.path.dirname(os.path.abspath(DVP)), "..", "share", "davinci-vp", "firmware")
 rng = np.random.default_rng(11)
 failures = []
@@ -41,7 +41,7 @@ def expect(ok, what):
 
 def dvp(args, want_rc, pattern, what):
     """Runs dvp; true when it exits want_rc and its output matches pattern."""
-    r = subprocess.run([DVP] + args, capture_output=True, text=True)
+    r = subprocess.run([DVP] + args, capture_output=True, text=True, cwd=WORK)  # out/NAME of a run without --out
     said = r.stdout + r.stderr
     ok = r.returncode == want_rc and re.search(pattern, said) is not None
     expect(ok, what if ok else f"{what}: exit {r.returncode} (want {want_rc}), output: {said[-600:]}")
@@ -109,28 +109,48 @@ def onnx_cases(d):
     expect(sorted(written) == [os.path.join("work", "o-torch", sub, ".._.._escaped.npy")
                                for sub in (os.path.join("compiled", "reference"), "outputs")],
            f"the output named ../../escaped written in outputs/ and reference/ only: {written}")
-    # External data where ONNX's own loader refuses it, and past its file's end.
-    m = onnx.load(os.path.join(d, "ext", "m.onnx"), load_external_data=False)
-    for kv in m.graph.initializer[0].external_data:
-        if kv.key == "location":
-            kv.value = "../x.npy"
-    onnx.save(m, os.path.join(d, "ext", "climbs.onnx"))
-    dvp(["compile", os.path.join(d, "ext", "climbs.onnx"), "--out", os.path.join(d, "c")], 2,
-        r"tensor 'W' keeps its data in '\.\./x\.npy', not a file in the model's folder", "external data outside")
-    m = onnx.load(os.path.join(d, "ext", "m.onnx"), load_external_data=False)
-    m.graph.initializer[0].external_data.add(key="length", value="1000000")
-    onnx.save(m, os.path.join(d, "ext", "long.onnx"))
-    dvp(["compile", os.path.join(d, "ext", "long.onnx"), "--out", os.path.join(d, "c")], 2,
-        r"tensor 'W' keeps its data in .*m\.weights at bytes 0 \.\. 1000000, past its end \(2048 bytes\)",
-        "external data past its file's end")
+    # A scenario with model: sets its compiled kernels' items once they are compiled.
+    write(d, "model.yaml", f"name: ms\nplatform: {{preset: ascend310}}\nmodel: {{onnx: ir10.onnx}}\n")
+    dvp(["config", os.path.join(d, "model.yaml"), "--set", "kernels[0].cores=1"], 0, r"\n    cores: 1\n",
+        "--set of a compiled model's kernel")
+    # A name that needs no change keeps it; the changed one beside it takes _2.
+    linear_model(os.path.join(d, "meet.onnx"), w, ["a/b", "a_b"])
+    out = os.path.join(d, "o-meet")
+    if dvp(["run", os.path.join(d, "meet.onnx"), "--out", out, "--output", "a/b", "--output", "a_b"] + inp, 0, "",
+           "outputs a/b and a_b"):
+        compare(os.path.join(out, "outputs", "a_b.npy"), relu, "a_b keeps its name")
+        compare(os.path.join(out, "outputs", "a_b_2.npy"), h, "a/b, changed, takes a_b_2")
+    # External data where ONNX's own loader refuses it (outside its folder, through a link), and
+    # past its file's end.
+    os.symlink(os.path.join(d, "ext", "m.weights"), os.path.join(d, "ext", "link.weights"))
+    def variant(name, location=None, length=None):
+        m = onnx.load(os.path.join(d, "ext", "m.onnx"), load_external_data=False)
+        for kv in m.graph.initializer[0].external_data:
+            if kv.key == "location" and location:
+                kv.value = location
+        if length:
+            m.graph.initializer[0].external_data.add(key="length", value=length)
+        onnx.save(m, os.path.join(d, "ext", name + ".onnx"))
+        return os.path.join(d, "ext", name + ".onnx")
+    for name, location, length, pattern, what in (
+            ("link", "link.weights", None, r"in .*link\.weights, a symbolic link", "external data through a link"),
+            ("climbs", "../x.npy", None, r"in '\.\./x\.npy', not a file in the model's folder", "external data outside"),
+            ("long", None, "1000000", r"in .*m\.weights at bytes 0 \.\. 1000000, past its end \(2048 bytes\)",
+             "external data past its file's end")):
+        dvp(["compile", variant(name, location, length), "--out", os.path.join(d, "c")], 2,
+            r"tensor 'W' keeps its data " + pattern, what)
     dvp(["run", os.path.join(d, "ir10.onnx"), "--batch", "-1"], 2, r"'-1'.*'--batch' is invalid", "--batch -1")
     g = helper.make_graph([helper.make_node("Relu", ["s"], ["y"], name="relu")], "scalar",
                           [helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
               os.path.join(d, "scalar.onnx"))
-    dvp(["compile", os.path.join(d, "scalar.onnx"), "--out", os.path.join(d, "c")], 2,
-        r"scalar\.onnx: input 's' is a scalar \(rank 0\)", "a scalar graph input, named")
+    for v in (0.75, -0.5):  # a scalar graph input, held as one element (saved as shape (1,))
+        np.save(os.path.join(d, "s.npy"), np.array(v, np.float32))
+        out = os.path.join(d, f"o-scalar{v}")
+        if dvp(["run", os.path.join(d, "scalar.onnx"), "--input", "s=" + os.path.join(d, "s.npy"), "--out", out,
+                "--no-trace", "--quiet"], 0, "", f"a scalar graph input ({v})"):
+            compare(os.path.join(out, "outputs", "y.npy"), np.array([max(v, 0.0)]), f"Relu of the scalar {v}")
 
 
 def write(d, name, text):
@@ -150,6 +170,13 @@ def firmware_cases(d):
             dvp(["run", b, "--out", os.path.join(d, "o-raw")] + run, 0, "", "its raw image"):
         expect(stats(os.path.join(d, "o-elf")) == stats(os.path.join(d, "o-raw")),
                "the ELF and the raw image run alike (the same stats.json)")
+    with open(elf, "rb") as f:
+        image = bytearray(f.read())
+    image[24:32] = (0x90000000).to_bytes(8, "little")  # e_entry: past the image's one segment
+    with open(os.path.join(d, "gap.elf"), "wb") as f:
+        f.write(image)
+    dvp(["run", write(d, "gap.yaml", scen % ("./gap.elf", ""))], 2,
+        r"gap\.elf: its entry point 0x90000000 lies in no segment it loads", "an ELF whose entry is in no segment")
     open(os.path.join(d, "empty.bin"), "wb").close()
     dvp(["run", write(d, "empty.yaml", scen % ("./empty.bin", ""))], 2,
         r"key 'firmware\.image': .*empty\.bin is empty", "an empty image")
@@ -209,6 +236,16 @@ def scenario_cases(d):
         with open(os.path.join(out, "results.csv")) as f:
             rows = f.read().splitlines()
     expect(len(rows) == 3 and all(",ok," in r for r in rows[1:]), f"the study's points ran, a list item each: {rows}")
+    stacked = TRAFFIC.replace("x-reader: &reader\n  instances: 2\n", "x-base: &base {instances: 2}\nx-reader: &reader\n"
+                              "  <<: *base\n")
+    out = os.path.join(d, "o-stacked")
+    if dvp(["run", write(d, "stacked.yaml", stacked), "--out", out, "--no-trace", "--quiet"], 0, "",
+           "anchors stacked (a merged map's own <<)"):
+        req = {k.split(".")[-1]: v["transactions"] for k, v in stats(out).items() if k.startswith("soc.requesters.")}
+        expect(req == {"a0": 40, "a1": 40, "b0": 12}, f"stacked merges: transactions {req}")
+    dvp(["config", write(d, "twice.yaml", TRAFFIC.replace("  - <<: *reader\n    name: a\n",
+                                                          "  - <<: *reader\n    <<: {count: 4}\n    name: a\n"))],
+        2, r"traffic\[0\]\.<<': duplicate key", "two merge keys in one map")
     dvp(["run", write(d, "two.yaml", TRAFFIC + "---\nname: second\n")], 2,
         r"two\.yaml:\d+:1: a second YAML document", "a second YAML document")
     write(d, "trailing.yaml", TRAFFIC + "---\n")
@@ -239,8 +276,23 @@ def scenario_cases(d):
     dvp(["run", write(d, "jdup.yaml", "name: j\nplatform: {preset: ascend310}\ndvpp:\n" + job * 2)], 2,
         r"key 'dvpp\[1\]\.name': a job named 'pic' is already in dvpp:", "two media jobs of one name")
     dvp(["run", write(d, "jsave.yaml", "name: j\nplatform: {preset: ascend310}\ndvpp:\n" +
-                      job.replace("}", ", save: pic.jpg}"))], 2,
-        r"key 'dvpp\[0\]\.save': a picture is saved as \.png .* not as '\.jpg'", "a decoded picture saved as .jpg")
+                      job.replace("}", ", save: pic.JPG}"))], 2,
+        r"key 'dvpp\[0\]\.save': a picture is saved as \.png .* encoded format \(\.jpg\)", "a decoded picture saved as .JPG")
+    # VDEC takes an elementary stream: an MP4's box header, or H.265 under an .h264 name, named.
+    with open(os.path.join(d, "clip.mp4"), "wb") as f:
+        f.write(b"\0\0\0\x20ftypisom\0\0\x02\0isomiso2avc1mp41" + bytes(64))
+    with open(os.path.join(os.path.dirname(media), "pattern-1280x720.h265"), "rb") as f:
+        h265 = f.read()
+    with open(os.path.join(d, "clip.h264"), "wb") as f:
+        f.write(h265)
+    vdec = "name: v\nplatform: {preset: ascend310}\ndvpp:\n  - {name: clip, engine: vdec, input: %s}\n"
+    dvp(["run", write(d, "mp4.yaml", vdec % "clip.mp4, stream: h264")], 2,
+        r"key 'dvpp\[0\]\.input': clip\.mp4 is an MP4 \(ISO BMFF\) file, not an elementary stream: .*"
+        r"h264_mp4toannexb", "an MP4 given to VDEC")
+    dvp(["run", write(d, "h265.yaml", vdec % "clip.h264")], 2,
+        r"clip\.h264 starts with an H\.265 video parameter set: give stream: h265", "H.265 under an .h264 name")
+    dvp(["run", write(d, "h265ok.yaml", vdec % "clip.h264, stream: h265, max_frames: 2"), "--out", os.path.join(d, "o-v"), "--quiet"],
+        0, "", "the same file with stream: h265 decodes (checked against libavcodec)")
 
 def trace_cases(d):
     scen = "name: tr\nplatform: {preset: ascend310}\ntraffic:\n  - {name: r, pattern: trace, trace_file: %s}\n"
@@ -254,11 +306,12 @@ def trace_cases(d):
     dvp(["run", write(d, "neg.yaml", scen % "neg.trace")], 2, r"neg\.trace:2: bad address '-1'", "a negative address")
     write(d, "top.trace", "0 W 0xffffffffffffff80 128\n")
     dvp(["run", write(d, "top.yaml", scen % "top.trace")], 2,
-        r"top\.trace:1: the access at 0xffffffffffffff80 of 128 bytes runs past the end of the address space",
+        r"top\.trace:1: the access at 0xffffffffffffff80 of 128 bytes reaches the top of the address space",
         "an access past 2^64")
 
 
 with tempfile.TemporaryDirectory() as d:
+    WORK = d
     for cases in (onnx_cases, firmware_cases, scenario_cases, trace_cases):
         os.makedirs(os.path.join(d, cases.__name__))
         cases(os.path.join(d, cases.__name__))

@@ -222,10 +222,10 @@ struct NodeBuilder {
     for (auto it = y.begin(); it != y.end(); ++it) {
       std::string key = it->first.Scalar();
       Origin ko{file, it->first.Mark().line + 1, it->first.Mark().column + 1};
+      // A second << too: one merge key, given a list of maps for more.
       if (!seen.insert(key).second) throw ConfigError(ko, join(path, key), "duplicate key");
       if (key == "<<") {
         merges.push_back(it->second);
-        seen.erase(key);
         continue;
       }
       add(n, key, ko, it->second, path, depth);
@@ -234,23 +234,29 @@ struct NodeBuilder {
   }
 
   // YAML's merge key: `<<: *base` (or a list of maps) gives the map the keys of `base` it does
-  // not set itself (an earlier map of the list before a later one), as YAML 1.1 defines it.
+  // not set itself (an earlier map of the list before a later one), as YAML 1.1 defines it. A
+  // merged map's own << counts as its keys, after its others: anchors stack.
   void merge_keys(Node& n, std::unordered_set<std::string>& seen, const YAML::Node& m, const std::string& path,
                   unsigned depth) {
-    const auto refuse = [&](const YAML::Node& at) {
-      throw ConfigError(Origin{file, at.Mark().line + 1, at.Mark().column + 1}, join(path, "<<"),
-                        "a merge key (<<) takes a map or a list of maps");
+    const auto refuse = [&](const YAML::Node& at, const std::string& why) {
+      throw ConfigError(Origin{file, at.Mark().line + 1, at.Mark().column + 1}, join(path, "<<"), why);
     };
-    if (!m.IsMap() && !m.IsSequence()) refuse(m);
+    if (depth > kMaxConfigDepth) refuse(m, "merges nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
+    if (!m.IsMap() && !m.IsSequence()) refuse(m, "a merge key (<<) takes a map or a list of maps");
     std::vector<YAML::Node> maps;
     if (m.IsMap()) maps.push_back(m);
     for (std::size_t i = 0; m.IsSequence() && i < m.size(); ++i) maps.push_back(m[i]);
     for (const YAML::Node& from : maps) {
-      if (!from.IsMap()) refuse(from);
-      for (auto it = from.begin(); it != from.end(); ++it)
-        if (seen.insert(it->first.Scalar()).second)
-          add(n, it->first.Scalar(), Origin{file, it->first.Mark().line + 1, it->first.Mark().column + 1}, it->second,
-              path, depth);
+      if (!from.IsMap()) refuse(from, "a merge key (<<) takes a map or a list of maps");
+      std::vector<YAML::Node> inner;
+      for (auto it = from.begin(); it != from.end(); ++it) {
+        const std::string key = it->first.Scalar();
+        if (key == "<<")
+          inner.push_back(it->second);
+        else if (seen.insert(key).second)
+          add(n, key, Origin{file, it->first.Mark().line + 1, it->first.Mark().column + 1}, it->second, path, depth);
+      }
+      for (const YAML::Node& i : inner) merge_keys(n, seen, i, path, depth + 1);
     }
   }
 

@@ -164,8 +164,8 @@ std::vector<TraceRecord> load_trace(const std::string& path) {
     number(size, "size", sz);
     if (sz == 0 || sz > (1u << 20)) bad("bad size '" + size + "' (1 .. 1 MiB)");
     r.size = std::uint32_t(sz);
-    if (r.addr > ~std::uint64_t(0) - r.size)  // its end past 2^64 - 1
-      bad("the access at " + addr + " of " + size + " bytes runs past the end of the address space");
+    if (r.addr > ~std::uint64_t(0) - r.size)  // its end, one past its last byte, would not fit an address
+      bad("the access at " + addr + " of " + size + " bytes reaches the top of the address space");
     if (rw == "R" || rw == "r")
       r.write = false;
     else if (rw == "W" || rw == "w")
@@ -278,7 +278,7 @@ void TrafficGenerator::run() {
     next_access(i, addr, write, size, not_before);
     if (addr > ~std::uint64_t(0) - size)  // a region at the top of the address space
       return system_of(*this).fail(std::string(name()) + ": the access at " + hex(addr) + " of " +
-                                   std::to_string(size) + " bytes runs past the end of the address space");
+                                   std::to_string(size) + " bytes reaches the top of the address space");
     local = std::max(local, not_before);
     // Split at line boundaries: one transaction per piece.
     for (std::uint64_t a = addr, end = addr + size; a < end;) {
