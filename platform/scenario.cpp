@@ -99,7 +99,7 @@ cfg::Node load_preset(const std::string& preset, const cfg::Origin& origin, std:
 }
 
 // A check passes within its bounds: one at least, and none that no value meets.
-static void check_bounds(const cfg::Node& root) {
+void check_bounds(const cfg::Node& root) {
   const cfg::Node* checks = root.find("checks");
   if (!checks) return;
   for (const cfg::Node& c : checks->items()) {
@@ -128,11 +128,11 @@ void add_checks(cfg::Node& root, const std::vector<std::string>& checks) {
 
 }  // namespace
 
-// The scenario file, its preset under it, --set over both, then --timing-only and --check;
 bool sets_an_item(const std::string& assignment) {
   return assignment.substr(0, assignment.find('=')).find('[') != std::string::npos;
 }
 
+// The scenario file, its preset under it, --set over both, then --timing-only and --check;
 // validated against the schema, defaults filled.
 Scenario load_scenario(const std::string& path, const Overrides& o) {
   std::string dir = fs::path(path).parent_path().string();
