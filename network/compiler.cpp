@@ -35,6 +35,10 @@ namespace {
 namespace fs = std::filesystem;
 using Dims = std::vector<std::int64_t>;
 
+// A tensor's shape as a kernel holds it: a scalar (rank 0) as the one element it is (a kernel's
+// tensor has a dimension).
+Dims held(const Dims& shape) { return shape.empty() ? Dims{1} : shape; }
+
 enum class Layout { Nd, Nc1hwc0 };
 
 // An activation as the compiled model holds it: its logical shape (the host reference's), how
@@ -621,7 +625,7 @@ KTensor Compiler::use(int i, Kernel& k, const std::string& v, const std::string&
     t.layout = c04 ? "nc1hwc0_c04" : "nc1hwc0";
   }
   t.dtype = dtype, t.shape = val.shape;
-  t.file = write("input." + k.name + "." + name, image_data(val.input), val.shape.empty() ? Dims{1} : val.shape);
+  t.file = write("input." + k.name + "." + name, image_data(val.input), held(val.shape));
   t.graph_input = true;
   val.refs[image_] = k.name + "." + name, val.layout = want, val.dtype = dtype;
   return t;
@@ -2384,11 +2388,7 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
 // a path ('/' in every PyTorch 2 name, "..") as '_'. A name that needs no change keeps it; a
 // changed one that meets another gets _2, _3 (a/b beside a_b).
 std::map<std::string, std::string> Compiler::output_files() const {
-  const auto safe = [](std::string f) {
-    for (char& c : f)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
-    return f;
-  };
+  const auto safe = platform::file_name_of;
   std::map<std::string, std::string> files;
   std::set<std::string> taken;
   for (const std::string& name : outputs_)
@@ -2619,9 +2619,7 @@ void emit_tensor(YAML::Emitter& y, const KTensor& t) {
   if (!t.alias.empty()) y << YAML::Key << "alias" << YAML::Value << t.alias;
   if (t.offset) y << YAML::Key << "offset" << YAML::Value << t.offset;
   if (t.layout != "nd") y << YAML::Key << "layout" << YAML::Value << t.layout;
-  // A scalar (rank 0) is held as the one element it is: a kernel's tensor has a dimension.
-  if (t.alias.empty() || !t.shape.empty())
-    y << YAML::Key << "shape" << YAML::Value << YAML::Flow << (t.shape.empty() ? Dims{1} : t.shape);
+  if (t.alias.empty() || !t.shape.empty()) y << YAML::Key << "shape" << YAML::Value << YAML::Flow << held(t.shape);
   if (t.groups != 1) y << YAML::Key << "groups" << YAML::Value << t.groups;
   if (!t.file.empty())
     y << YAML::Key << "file" << YAML::Value << t.file << YAML::Key << "convert" << YAML::Value << true;

@@ -1487,14 +1487,6 @@ void KernelLauncher::check_compute_bound(Result& r) {
   ++failed_;
 }
 
-// A kernel or tensor name as a file name: what a file system could misread becomes '_'.
-static std::string file_name_of(const std::string& s) {
-  std::string f = s;
-  for (char& c : f)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
-  return f;
-}
-
 bool KernelLauncher::saves_tensors(const std::string& all_dir) const {
   if (!all_dir.empty()) return true;
   for (auto& K : kernels_)

@@ -310,6 +310,13 @@ void read_tensor_data(const std::string& path, const NpyHeader* h, DType t, std:
   }
 }
 
+std::string file_name_of(const std::string& name) {
+  std::string f = name;
+  for (char& c : f)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  return f;
+}
+
 bool is_npy_path(const std::string& path) { return path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0; }
 
 void write_tensor_file(const std::string& path, DType t, const std::vector<std::uint64_t>& shape,

@@ -52,5 +52,8 @@ void write_tensor_file(const std::string& path, aicore::DType t, const std::vect
                        const std::uint8_t* data, std::uint64_t count);
 
 bool is_npy_path(const std::string& path);
+// A kernel's, a tensor's or a graph output's name as a file name: what a file system could misread
+// (a '/', a space) becomes '_'; letters, digits, '.', '-' and '_' stay.
+std::string file_name_of(const std::string& name);
 
 }  // namespace dvp::platform

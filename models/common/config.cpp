@@ -501,20 +501,17 @@ void set_dotted(Node& root, const std::string& assignment) {
   Node* cur = &root;
   for (std::size_t start = 0;;) {
     const auto dot = key.find('.', start);
-    const KeyStep st = key_step(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start), o, key);
+    const bool last = dot == std::string::npos;
+    const KeyStep st = key_step(key.substr(start, last ? std::string::npos : dot - start), o, key);
     Node* next = cur->find(st.key);
-    if (dot == std::string::npos && st.items.empty()) {
-      if (next && next->is_map() && v.is_map())
-        merge(*next, v);
-      else
-        cur->set(st.key, v);
-      return;
+    if (!next && st.items.empty()) {  // a new key: the value, or a section on the way to it
+      next = &cur->set(st.key, last ? v : Node::map(o, ""));
+      if (last) return;
     }
-    if (st.items.empty() && !next) next = &cur->set(st.key, Node::map(o, ""));
     next = take_items(next, st, o, key);
-    if (dot == std::string::npos) {  // an item itself: merged into, or replaced
-      const std::string path = next->path();
+    if (last) {  // merged into, or replaced
       if (next->is_map() && v.is_map()) return merge(*next, v);
+      const std::string path = next->path();
       *next = v;
       return next->repath(path);
     }

@@ -276,9 +276,6 @@ void TrafficGenerator::run() {
     std::uint32_t size;
     Tick not_before;
     next_access(i, addr, write, size, not_before);
-    if (addr > ~std::uint64_t(0) - size)  // a region at the top of the address space
-      return system_of(*this).fail(std::string(name()) + ": the access at " + hex(addr) + " of " +
-                                   std::to_string(size) + " bytes reaches the top of the address space");
     local = std::max(local, not_before);
     // Split at line boundaries: one transaction per piece.
     for (std::uint64_t a = addr, end = addr + size; a < end;) {
