@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <new>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -75,7 +76,8 @@ const char* layout_name(Layout l) { return l == Layout::Nc1hwc0 ? "nc1hwc0" : "n
 struct KTensor {
   std::string name, dtype, layout, alias, file, save;
   Dims shape;
-  Dims save_shape;  // the model's shape, where the stored one differs (a 1-D map's N x C x L)
+  // The model's shape, where the stored one differs (a 1-D map's N x C x L; a scalar's, empty).
+  std::optional<Dims> save_shape;
   std::int64_t groups;
   std::int64_t arena = -1;   // its offset in the activation arena (-1: its own memory)
   std::int64_t offset = 0;   // an alias: bytes into the tensor it aliases (a head's slice)
@@ -266,6 +268,7 @@ class Compiler {
   bool bn_conv(int i, const std::vector<double>& sc, const std::vector<double>& b);
   Dims conv_pads(int i, const Dims& x, const Dims& k, const Dims& s, const Dims& d) const;
   bool pool(int i);
+  bool global_pool(int i, const std::string& x, const std::string& y, bool max);
   Tensor pool_window(int i, const Dims& x, Kernel& k) const;
   double pool_atol(int i) const;
   void pool_counts(int i, const Tensor& counts);
@@ -336,6 +339,7 @@ class Compiler {
   bool match_layer_norm(int mean, LayerNorm& p) const;
   bool layer_norm_pattern(std::size_t pattern);
   bool reduce(int i);
+  bool spatial_reduce(int i);
   bool layernorm_kernel(int i, const std::string& x, const std::string& out, std::int64_t axis, double epsilon,
                         const Tensor* gamma, const Tensor* beta, const std::vector<int>& fused);
   double constant_scalar(const std::string& v) const;  // NaN unless a constant of one element
@@ -344,6 +348,8 @@ class Compiler {
   bool softmax(int i);
   bool softmax_channels(int i);
   bool view(int i);
+  bool copy_output(int i);
+  bool cast(int i);
   bool pad(int i);
   bool resize(int i);
   void finish_outputs();
@@ -707,7 +713,7 @@ void Compiler::place(Kernel k) {
   for (int j : k.nodes) l.nodes.push_back(node(j).name()), l.ops.push_back(node(j).op_type());
   for (const KTensor& t : k.tensors)
     if (t.name == k.output)
-      for (std::int64_t d : t.save_shape.empty() ? t.shape : t.save_shape)
+      for (std::int64_t d : t.save_shape && !t.save_shape->empty() ? *t.save_shape : t.shape)
         l.output += (l.output.empty() ? "" : "x") + std::to_string(d);
   out_.layers.push_back(l);
   kernels_.push_back(std::move(k));
@@ -1112,21 +1118,12 @@ bool Compiler::pool(int i) {
   if (x.size() != 4 || x[0] != 1)
     fail(i, "the input is " + ref_.at(n.input(0)).shape_str() + "; one image per kernel is lowered (--batch N for N)");
   if (n.output_size() > 1) fail(i, "the Indices output is not lowered");
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool")
+    return global_pool(i, n.input(0), n.output(0), op == "GlobalMaxPool");
   Kernel k{kernel_name(i), "pool"};
   k.nodes = {i};
-  // GlobalMaxPool: a max pool whose window is the whole map.
-  const bool global_max = op == "GlobalMaxPool";
-  k.shape = {{"pool", op == "AveragePool"         ? "avg"
-                      : op == "GlobalAveragePool" ? "global"
-                                                  : "max"},
-             {"h", num(x[2])},
-             {"w", num(x[3])},
-             {"c", num(x[1])}};
-  if (global_max && (x[2] > 255 || x[3] > 255))
-    fail(i, "a map of " + std::to_string(x[2]) + " x " + std::to_string(x[3]) +
-                ": the pool kernel's window is up to 255 x 255");
-  if (global_max) k.shape.push_back({"kh", num(x[2])}), k.shape.push_back({"kw", num(x[3])});
-  const Tensor counts = op == "GlobalAveragePool" || global_max ? Tensor{} : pool_window(i, x, k);
+  k.shape = {{"pool", op == "AveragePool" ? "avg" : "max"}, {"h", num(x[2])}, {"w", num(x[3])}, {"c", num(x[1])}};
+  const Tensor counts = pool_window(i, x, k);
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0));
   if (k.tensors.back().dtype != "f16") fail(i, "the pool kernel takes f16");
   produce(k, n.output(0), KTensor{"y", "f16"}, Layout::Nc1hwc0);
@@ -1136,6 +1133,26 @@ bool Compiler::pool(int i) {
   finish(i, std::move(k));
   if (!counts.data.empty()) pool_counts(i, counts);
   return true;
+}
+
+// Node i's pool of the whole map x (1 x C x H x W, or 1 x C x L) into value y, 1 x C x 1 x 1: the
+// pool kernel's global average, or a max pool whose window is the whole map (up to 255 x 255).
+bool Compiler::global_pool(int i, const std::string& x, const std::string& y, bool max) {
+  const Dims m = as_2d(values_.at(x).shape);
+  Kernel k{kernel_name(i), "pool"};
+  k.nodes = {i};
+  k.shape = {{"pool", max ? "max" : "global"}, {"h", num(m[2])}, {"w", num(m[3])}, {"c", num(m[1])}};
+  if (max && (m[2] > 255 || m[3] > 255))
+    fail(i, "a map of " + std::to_string(m[2]) + " x " + std::to_string(m[3]) +
+                ": the pool kernel's window is up to 255 x 255");
+  if (max) k.shape.push_back({"kh", num(m[2])}), k.shape.push_back({"kw", num(m[3])});
+  k.tensors.push_back(use(i, k, x, "x", Layout::Nc1hwc0));
+  if (k.tensors.back().dtype != "f16") fail(i, "the pool kernel takes f16");
+  produce(k, y, KTensor{"y", "f16"}, Layout::Nc1hwc0);
+  k.args = {"x", "y"};
+  k.check_inputs = {"x"};
+  k.check = {{"op", "pool"}, {"atol", num(pool_atol(i))}, {"rtol", "1e-3"}};
+  return finish(i, std::move(k));
 }
 
 // Pool i's layer check's atol: an average's window is summed in f16 (as the vector unit adds),
@@ -1921,14 +1938,17 @@ bool Compiler::softmax_channels(int i) {
   return finish(i, std::move(k));
 }
 
-// Flatten, Reshape, Identity, Dropout (inference): the same memory under the output's shape,
-// when its bytes are in the order the shape says (ND, or a 1 x 1 NC1HWC0 map of one image: its
-// channels in order, the pad channels after them).
+// Flatten, Reshape, Identity, Dropout (inference), a Cast between float types: the same memory
+// under the output's shape, when its bytes are in the order the shape says (ND, or a 1 x 1 NC1HWC0
+// map of one image: its channels in order, the pad channels after them). A graph output that is
+// a graph input's values is copied (copy_output).
 bool Compiler::view(int i) {
   const auto& n = node(i);
   if (!available(n.input(0))) return false;
   Value v = values_.at(n.input(0));
-  const bool same = n.op_type() == "Identity" || n.op_type() == "Dropout";
+  const bool same = n.op_type() == "Identity" || n.op_type() == "Dropout" || n.op_type() == "Cast";
+  if (outputs_.count(n.output(0)) && !v.input.empty() && (same || v.refs[image_].empty() || v.layout == Layout::Nd))
+    return copy_output(i);
   if (!same && (v.layout == Layout::Nc1hwc0 || !v.map.empty())) {
     const Dims map = v.map.empty() ? v.shape : v.map, out = image_shape(n.output(0));
     if (map[2] * map[3] != 1 && (out.size() != 2 || out[0] != 1))
@@ -1940,6 +1960,48 @@ bool Compiler::view(int i) {
     v.layout = Layout::Nd;
   }
   set_view(i, v);
+  return true;
+}
+
+// A graph output that holds a graph input's values (an Identity or Cast of it): copied on the
+// device by a cast kernel, as a framework's runtime copies it. The input as given (f32) is cast
+// to the network's f16, or, where a layer placed it already (f16), to f32.
+bool Compiler::copy_output(int i) {
+  const auto& n = node(i);
+  const Value& x = values_.at(n.input(0));
+  const bool placed = !x.refs[image_].empty();
+  const std::string from = placed ? x.dtype : "f32", to = from == "f16" ? "f32" : "f16";
+  const Layout layout = placed ? x.layout : Layout::Nd;
+  Kernel k{kernel_name(i), "elementwise"};
+  k.nodes = {i};
+  k.tensors.push_back(use(i, k, n.input(0), "x", layout, false, from));
+  produce(k, n.output(0), KTensor{"z", to}, layout);
+  k.shape = {{"op", "cast"},
+             {"dtype", from},
+             {"to", to},
+             {"n", num(std::int64_t(stored_bytes(k.tensors[1])) / elem_bytes(to))}};
+  k.args = {"x", "z"};
+  k.check_inputs = {"x"};
+  k.check = {{"op", "copy"}};
+  return finish(i, std::move(k));
+}
+
+// Cast to float, float16 or double: the network holds its activations in f16 (as ATC's
+// force_fp16 runs an fp16 network), so it is a view of them (exact: f16 widens to f32, and a
+// value held in f16 is its own f16 rounding), but for a value held in f32 (an AI CPU op's) cast
+// to float16, which a cast kernel rounds. A Cast of a weight was folded when the model was read
+// (load_model); one of an activation to bfloat16, an integer type or bool is refused by name.
+bool Compiler::cast(int i) {
+  const auto& n = node(i);
+  if (!available(n.input(0))) return false;
+  using T = onnx::TensorProto;
+  const int to = int(attrs(i).i("to", 0));
+  if (to != T::FLOAT && to != T::FLOAT16 && to != T::DOUBLE)
+    fail(i, "a Cast of an activation to " + T::DataType_Name(T::DataType(to)) +
+                " is not lowered (the network runs in f16; a Cast to float, float16 or double is)");
+  const Value& x = values_.at(n.input(0));
+  if (to != T::FLOAT16 || x.dtype == "f16" || x.refs[image_].empty()) return view(i);
+  set_view(i, values_.at(cast_to(i, n.input(0), "f16")));
   return true;
 }
 
@@ -2327,12 +2389,44 @@ bool Compiler::layer_norm_pattern(std::size_t pattern) {
                           p.beta.empty() ? nullptr : &ref_.at(p.beta), fused);
 }
 
-// ReduceMean lowers only as a member of a LayerNormalization written out (find_layer_norms).
+// ReduceMean and Pow lower as members of a LayerNormalization written out (find_layer_norms);
+// ReduceMean and ReduceMax also over the spatial axes of a feature map (spatial_reduce).
 bool Compiler::reduce(int i) {
   if (layer_norm_.count(i)) return layer_norm_pattern(layer_norm_.at(i));
+  const std::string pattern =
+      "a LayerNormalization written out (ReduceMean over the last axis, Sub, Pow 2, ReduceMean, Add epsilon, Sqrt, "
+      "Div, as PyTorch exports it before opset 17)";
+  if (node(i).op_type() == "Pow") fail(i, "lowered only as part of " + pattern);
+  if (!available(node(i).input(0))) return false;
+  if (spatial_reduce(i)) return true;
   fail(i,
-       "lowered only as part of a LayerNormalization written out (ReduceMean over the last axis, Sub, Pow 2, "
-       "ReduceMean, Add epsilon, Sqrt, Div, as PyTorch exports it before opset 17)");
+       "lowered over every spatial axis of a feature map (2 and 3 of N x C x H x W, 2 of N x C x L), or as part of " +
+           pattern);
+}
+
+// ReduceMean or ReduceMax over every spatial axis of a feature map (N x C x H x W: axes 2 and 3;
+// N x C x L: axis 2), as PyTorch exports x.mean([2, 3]) (ShuffleNetV2's and timm's heads) and TF
+// its global pools: the global pool it is. keepdims 0: the pooled 1 x C x 1 x 1 map read as 1 x C
+// (a 1 x 1 NC1HWC0 map holds its channels in order), as a Flatten after a global pool is.
+bool Compiler::spatial_reduce(int i) {
+  const auto& n = node(i);
+  const Dims x = ref_.at(n.input(0)).shape;
+  Dims axes = attrs(i).ints("axes", {});
+  if (n.input_size() > 1 && !n.input(1).empty() && constant(n.input(1)))  // opset 18: an input
+    for (float v : ref_.at(n.input(1)).data) axes.push_back(std::int64_t(v));
+  for (std::int64_t& a : axes) a = a < 0 ? a + std::int64_t(x.size()) : a;
+  std::sort(axes.begin(), axes.end());
+  const bool spatial = (x.size() == 4 && axes == Dims{2, 3}) || (x.size() == 3 && axes == Dims{2});
+  if (!spatial) return false;
+  const bool keep = attrs(i).i("keepdims", 1) != 0;
+  if (keep) return global_pool(i, n.input(0), n.output(0), n.op_type() == "ReduceMax");
+  const std::string map = n.output(0) + "#map";  // the pool's own 1 x C x 1 x 1 output
+  ref_[map] = Tensor{{x[0], x[1], 1, 1}, ref_.at(n.output(0)).data};
+  global_pool(i, n.input(0), map, n.op_type() == "ReduceMax");
+  Value v = values_.at(map);
+  v.layout = Layout::Nd;
+  set_view(i, v);
+  return true;
 }
 
 const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
@@ -2360,6 +2454,8 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
       {"TopK", &Compiler::top_k},
       {"Reshape", &Compiler::view},
       {"Identity", &Compiler::view},
+      {"Dropout", &Compiler::view},
+      {"Cast", &Compiler::cast},
       {"Squeeze", &Compiler::view},
       {"Pad", &Compiler::pad},
       {"Resize", &Compiler::resize},
@@ -2379,6 +2475,7 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
       {"Exp", &Compiler::elementwise},
       {"Erf", &Compiler::elementwise},
       {"ReduceMean", &Compiler::reduce},
+      {"ReduceMax", &Compiler::reduce},
       {"Pow", &Compiler::reduce},
   };
   return table;
@@ -2435,12 +2532,14 @@ void Compiler::finish_outputs() {
         if (std::isfinite(x)) peak = std::max(peak, double(std::fabs(x)));
       // The kernel's own output is checked; another (TopK's values beside its indices) saved.
       // Saved in the output's shape: a view's (a Reshape, a flattened map) holds the same elements in
-      // that order (a stored map is saved in its logical order).
+      // that order (a stored map is saved in its logical order), a scalar's one element as a scalar.
       for (KTensor& t : k->tensors)
         if (t.name == r.substr(dot + 1)) {
           t.save = "outputs/" + file;
-          const bool other = !t.shape.empty() && t.shape != want.shape;
-          t.save_shape = other && std::size_t(product(t.shape)) == want.elements() ? want.shape : Dims{};
+          const Dims stored = held(t.shape);
+          t.save_shape = stored != want.shape && std::size_t(product(stored)) == want.elements()
+                             ? std::optional(want.shape)
+                             : std::nullopt;
         }
       // A Concat's output, whole once every copy has run (checks run after the run), is checked so.
       if (k->holds == r.substr(dot + 1)) k->output = k->holds;
@@ -2624,7 +2723,7 @@ void emit_tensor(YAML::Emitter& y, const KTensor& t) {
   if (!t.file.empty())
     y << YAML::Key << "file" << YAML::Value << t.file << YAML::Key << "convert" << YAML::Value << true;
   if (!t.save.empty()) y << YAML::Key << "save" << YAML::Value << t.save;
-  if (!t.save_shape.empty()) y << YAML::Key << "save_shape" << YAML::Value << YAML::Flow << t.save_shape;
+  if (t.save_shape) y << YAML::Key << "save_shape" << YAML::Value << YAML::Flow << *t.save_shape;
   if (t.arena >= 0) y << YAML::Key << "arena" << YAML::Value << t.arena;
   y << YAML::EndMap;
 }

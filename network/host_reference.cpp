@@ -792,6 +792,12 @@ const std::vector<Entry>& table() {
       {"Max", [](Op& o) { broadcast(o, [](float a, float b) { return std::max(a, b); }); }},
       {"Min", [](Op& o) { broadcast(o, [](float a, float b) { return std::min(a, b); }); }},
       {"Identity", [](Op& o) { unary(o, [](float x) { return x; }); }},
+      {"Cast",
+       [](Op& o) {
+         const int to = int(o.i("to", 0));
+         unary(o, [to](float x) { return cast_value(x, to); });
+       }},
+      {"Dropout", [](Op& o) { unary(o, [](float x) { return x; }); }},  // inference (reference_refuses)
       {"Add", [](Op& o) { broadcast(o, [](float a, float b) { return a + b; }); }},
       {"Sub", [](Op& o) { broadcast(o, [](float a, float b) { return a - b; }); }},
       {"Mul", [](Op& o) { broadcast(o, [](float a, float b) { return a * b; }); }},
@@ -875,6 +881,25 @@ void run_1d(const Entry& e, Op& op) {
   y.shape.erase(y.shape.end() - 2);
 }
 
+// Dropout runs as at inference (its output its input): refused where that is not what it
+// computes, a mask asked for or training mode with a ratio above 0 (random). Its inputs'
+// values are known once `values` are given.
+std::string dropout_refuses(const onnx::NodeProto& n, const Tensors* values) {
+  if (n.op_type() != "Dropout") return "";
+  if (n.output_size() > 1 && !n.output(1).empty()) return "the mask output is not implemented";
+  for (const auto& a : n.attribute())
+    if (a.name() == "is_test" && a.i() == 0) return "training mode (is_test 0) is not implemented";
+  if (n.input_size() <= 2 || n.input(2).empty() || !values) return "";
+  const auto value = [&](int q) {  // NaN: not one value
+    const auto it = values->find(n.input(q));
+    return it != values->end() && it->second.elements() == 1 ? it->second.data[0] : NAN;
+  };
+  const float ratio = n.input(1).empty() ? 0.5f : value(1);
+  if (value(2) != 0.0f && ratio != 0.0f)  // a NaN compares unequal: refused
+    return "training mode with a ratio above 0 (random) is not implemented";
+  return "";
+}
+
 }  // namespace
 
 std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset, const Tensors* values) {
@@ -909,6 +934,10 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset, cons
   if ((op == "Concat" && opset < 4) || (op == "Reshape" && opset < 5))
     return op + " of opset " + std::to_string(opset) + " is not implemented";
   if (op == "MaxPool" && n.output_size() > 1) return "the Indices output is not implemented";
+  if (op == "Cast" && !castable_to(int(NodeAttrs{n}.i("to", 0))))
+    return "a Cast to " + onnx::TensorProto::DataType_Name(onnx::TensorProto::DataType(NodeAttrs{n}.i("to", 0))) +
+           " is not implemented (to the float, integer and bool types is)";
+  if (std::string why = dropout_refuses(n, values); !why.empty()) return why;
   if (op == "BatchNormalization" && n.output_size() > 1)
     return "the running mean / variance outputs are not implemented";
   if (window && op != "Conv" && opset < 10) return "opset " + std::to_string(opset) + " pooling is not implemented";

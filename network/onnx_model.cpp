@@ -10,11 +10,13 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
@@ -97,12 +99,17 @@ Tensor from_proto(const onnx::TensorProto& t, const std::string& where) {
     case onnx::TensorProto::INT32:
       raw ? convert_raw<std::int32_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
       break;
+    // Bool (a Dropout's training_mode): one per int32_data entry, or a raw byte each. (The narrow
+    // integers are not read: the reference computes in f32, and their Div and overflow differ.)
+    case onnx::TensorProto::BOOL:
+      raw ? convert_raw<std::uint8_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
+      break;
     case onnx::TensorProto::FLOAT16:
     case onnx::TensorProto::BFLOAT16: convert_half(t, t.data_type() == onnx::TensorProto::BFLOAT16, r.data); break;
     default:
       throw Error(where + ": tensor '" + t.name() + "' has data type " +
                   onnx::TensorProto::DataType_Name(onnx::TensorProto::DataType(t.data_type())) +
-                  " (float, float16, bfloat16, double, int64 and int32 are read)");
+                  " (float, float16, bfloat16, double, int64, int32 and bool are read)");
   }
   if (t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL)
     throw Error(where + ": tensor '" + t.name() + "' keeps its data in an external file (not read)");
@@ -110,6 +117,43 @@ Tensor from_proto(const onnx::TensorProto& t, const std::string& where) {
     throw Error(where + ": tensor '" + t.name() + "' has " + std::to_string(r.data.size()) + " values for shape " +
                 r.shape_str());
   return r;
+}
+
+bool castable_to(int to) {
+  using T = onnx::TensorProto;
+  switch (to) {
+    case T::FLOAT:
+    case T::DOUBLE:
+    case T::FLOAT16:
+    case T::BFLOAT16:
+    case T::BOOL:
+    case T::INT8:
+    case T::UINT8:
+    case T::INT16:
+    case T::UINT16:
+    case T::INT32:
+    case T::UINT32:
+    case T::INT64:
+    case T::UINT64: return true;
+    default: return false;
+  }
+}
+
+float cast_value(float x, int to) {
+  using T = onnx::TensorProto;
+  namespace num = aicore::num;
+  if (to == T::FLOAT || to == T::DOUBLE) return x;
+  if (to == T::FLOAT16) return float(num::f16(num::to_f16(x)));
+  if (to == T::BFLOAT16) return float(num::bf16(num::to_bf16(x)));
+  if (to == T::BOOL) return x != 0.0f ? 1.0f : 0.0f;  // NaN is true, as NumPy's bool() has it
+  if (std::isnan(x)) return 0.0f;                     // undefined in ONNX; 0, not garbage
+  const double t = std::trunc(double(x));
+  const int bits = to == T::INT8 || to == T::UINT8 ? 8 : to == T::INT16 || to == T::UINT16 ? 16 : 0;
+  if (!bits) return float(t);  // 32 and 64 bits hold every integer an f32 holds
+  const bool is_signed = to == T::INT8 || to == T::INT16;
+  const auto wrapped = std::uint64_t(std::int64_t(std::fmod(t, 65536.0))) & ((std::uint64_t(1) << bits) - 1);
+  const std::int64_t half = std::int64_t(1) << (bits - 1);
+  return float(is_signed && std::int64_t(wrapped) >= half ? std::int64_t(wrapped) - 2 * half : std::int64_t(wrapped));
 }
 
 Tensor read_tensor_file(const std::string& path) {
@@ -273,13 +317,39 @@ void each_known_shape(const Model& m, const ShapeVisitor& f) {
 
 namespace {
 
+// A Cast of weight w to type `to` (castable_to), as a weight: its values cast, held as float
+// (the float types) or int64.
+onnx::TensorProto cast_weight(const onnx::TensorProto& w, int to, const std::string& where) {
+  const Tensor x = from_proto(w, where);
+  const bool real = to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE ||
+                    to == onnx::TensorProto::FLOAT16 || to == onnx::TensorProto::BFLOAT16;
+  onnx::TensorProto t;
+  t.set_data_type(real ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT64);
+  *t.mutable_dims() = w.dims();
+  for (float v : x.data) real ? t.add_float_data(cast_value(v, to)) : t.add_int64_data(std::int64_t(cast_value(v, to)));
+  return t;
+}
+
+// The Cast of a weight at node n (castable), else null: its attribute `to`.
+const onnx::AttributeProto* weight_cast(const onnx::NodeProto& n, const std::map<std::string, int>& weights) {
+  if (n.op_type() != "Cast" || !n.domain().empty() || n.input_size() != 1 || n.output_size() != 1 ||
+      !weights.count(n.input(0)))
+    return nullptr;
+  for (const auto& a : n.attribute())
+    if (a.name() == "to" && castable_to(int(a.i()))) return &a;
+  return nullptr;
+}
+
 // Constant nodes become initializers (exporters write a GELU's sqrt 2, a Reshape's shape so): their
-// outputs are then weights, as the host reference and the compiler take them. A sparse or string
-// constant stays a node (refused by name as an op not implemented).
+// outputs are then weights, as the host reference and the compiler take them, and so does a Cast
+// of a weight (a shape cast to int64, a constant to the graph's float type), in graph order. A
+// sparse or string constant stays a node (refused by name as an op not implemented).
 void fold_constants(Model& m) {
   onnx::GraphProto& g = *m.proto.mutable_graph();
   google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
-  std::vector<int> index;  // of each node kept, in the file
+  std::vector<int> index;              // of each node kept, in the file
+  std::map<std::string, int> weights;  // initializer index by name
+  for (int i = 0; i < g.initializer_size(); ++i) weights[g.initializer(i).name()] = i;
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& n = g.node(i);
     const onnx::AttributeProto* a =
@@ -287,7 +357,9 @@ void fold_constants(Model& m) {
             ? &n.attribute(0)
             : nullptr;
     onnx::TensorProto t;
-    if (a && a->name() == "value") {
+    if (const onnx::AttributeProto* to = weight_cast(n, weights)) {
+      t = cast_weight(g.initializer(weights.at(n.input(0))), int(to->i()), m.path);
+    } else if (a && a->name() == "value") {
       t = a->t();
     } else if (a && (a->name() == "value_float" || a->name() == "value_floats")) {
       t.set_data_type(onnx::TensorProto::FLOAT);
@@ -304,6 +376,7 @@ void fold_constants(Model& m) {
       continue;
     }
     t.set_name(n.output(0));
+    weights[n.output(0)] = g.initializer_size();
     *g.add_initializer() = std::move(t);
   }
   if (kept.size() == g.node_size()) return;

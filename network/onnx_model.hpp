@@ -32,6 +32,14 @@ Tensor from_proto(const onnx::TensorProto& t, const std::string& where);
 // A serialized TensorProto (input_0.pb); the error names the file.
 Tensor read_tensor_file(const std::string& path);
 
+// Whether ONNX's Cast to data type `to` (a TensorProto::DataType) is one cast_value computes.
+bool castable_to(int to);
+// x (a float or an integer held exactly in f32) cast to `to` and held in f32 again, as ONNX's
+// Cast computes it: float and double keep it, float16 and bfloat16 round it to nearest even, an
+// integer type truncates toward zero and wraps into its width (as NumPy's astype does), bool is
+// 0 or 1. Only for castable_to(to).
+float cast_value(float x, int to);
+
 // A node's attributes by name, each read with the default its operator's specification gives.
 struct NodeAttrs {
   const onnx::NodeProto& n;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <sstream>
 
 #include "aicore/assembler.hpp"
@@ -389,7 +390,8 @@ void KernelLauncher::describe_tensors(cfg::Spec& t) {
       .optional();
   t.param("save_shape", Type::IntList,
           "the shape its saved files give (save, --save-tensors), if not shape: the same elements in the same order, "
-          "e.g. a 1-D feature map stored as N x C x 1 x L (layout nc1hwc0) saved as the N x C x L its model gives")
+          "e.g. a 1-D feature map stored as N x C x 1 x L (layout nc1hwc0) saved as the N x C x L its model gives; [] "
+          "a scalar's (one element)")
       .optional();
   t.param("arena", Type::Int,
           "bytes: the tensor lives at this offset (a multiple of 4096) in the activation arena, one region of DRAM "
@@ -471,9 +473,9 @@ struct KernelLauncher::TensorSpec {
   std::string file;                                             // initial contents from this file (a path)
   std::optional<NpyHeader> npy;                                 // its header, if it is a .npy file
   bool convert = false;
-  std::string save;                       // write it here after the run (as given, relative to the output directory)
-  std::vector<std::uint64_t> save_shape;  // the saved files' shape (empty: shape)
-  std::optional<Nc1hwc0> nc1hwc0;         // stored NC1HWC0, its shape the logical one
+  std::string save;  // write it here after the run (as given, relative to the output directory)
+  std::optional<std::vector<std::uint64_t>> save_shape;  // the saved files' shape (none: shape; empty: a scalar)
+  std::optional<Nc1hwc0> nc1hwc0;                        // stored NC1HWC0, its shape the logical one
   // Bytes of the logical tensor -> its stored form in `to` (as is, or NC1HWC0).
   void store(const std::uint8_t* logical, std::uint8_t* to) const;
 };
@@ -720,12 +722,12 @@ void KernelLauncher::read_tensors(Kernel* K, const cfg::Node& k, const std::stri
     s.t.elems = tensor_elements(s, t);
     if (t.has("save_shape")) {
       s.save_shape = t.get_uint_list("save_shape");
-      std::uint64_t n = s.save_shape.empty() ? 0 : 1;  // 0: none, or a 0 or over 2^34
-      for (std::uint64_t d : s.save_shape) n = d && n <= (1ull << 34) / d ? n * d : 0;
+      std::uint64_t n = 1;  // [] is a scalar's shape: one element; 0 for a 0 or over 2^34
+      for (std::uint64_t d : *s.save_shape) n = d && n <= (1ull << 34) / d ? n * d : 0;
       const std::uint64_t want = s.nc1hwc0 ? s.nc1hwc0->logical() : s.t.elems;
       if (n != want)
         t.at("save_shape")
-            .fail("a shape of " + (n ? std::to_string(n) : std::string("no or over 2^34")) +
+            .fail("a shape of " + (n ? std::to_string(n) : std::string("0 or over 2^34")) +
                   " elements; the tensor holds " + std::to_string(want) + " (the same elements, reshaped)");
     }
     if (t.has("arena")) read_arena(s, t);
@@ -1517,7 +1519,7 @@ unsigned KernelLauncher::save_tensors(const std::string& out_dir, const std::str
         std::error_code ec;
         if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
         if (ec) throw OutputError(p.parent_path().string() + ": cannot create the directory: " + ec.message());
-        write_tensor_file(p.string(), s.t.dtype, s.save_shape.empty() ? s.shape : s.save_shape, bytes.data(), count);
+        write_tensor_file(p.string(), s.t.dtype, s.save_shape ? *s.save_shape : s.shape, bytes.data(), count);
         ++n;
       }
     }

@@ -77,8 +77,9 @@ std::vector<std::uint64_t> DictReader::tuple() {
   std::vector<std::uint64_t> v;
   while (!take(')')) {
     const std::string w = word();
-    if (w.empty() || w.size() > 19 || !std::all_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    if (w.empty() || !std::all_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; }))
       fail("a shape entry that is not a whole number");
+    if (w.size() > 19) fail("a shape entry of " + w + " (a .npy shape holds at most 2^62 elements)");
     v.push_back(std::stoull(w));
     if (v.size() > 32) fail("more than 32 dimensions");
     if (!take(',')) {
@@ -325,7 +326,7 @@ void write_tensor_file(const std::string& path, DType t, const std::vector<std::
   if (!f) throw OutputError(path + ": cannot write: " + std::strerror(errno));
   if (is_npy_path(path)) {
     std::string dict = "{'descr': '" + npy_descr(t) + "', 'fortran_order': False, 'shape': " +
-                       shape_tuple(shape.empty() ? std::vector<std::uint64_t>{count} : shape) + ", }";
+                       shape_tuple(shape.empty() && count != 1 ? std::vector<std::uint64_t>{count} : shape) + ", }";
     // Padded with spaces so that the data starts on a 64-byte boundary, ended by a newline.
     const std::size_t total = (10 + dict.size() + 1 + 63) / 64 * 64;
     dict.append(total - 10 - dict.size() - 1, ' ');

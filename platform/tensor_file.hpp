@@ -45,8 +45,9 @@ bool npy_matches(const NpyHeader& h, aicore::DType t);
 void read_tensor_data(const std::string& path, const NpyHeader* h, aicore::DType t, std::uint64_t count, bool convert,
                       std::uint8_t* out);
 
-// Writes `count` elements of type `t` as a .npy file of the given shape (empty: one dimension of
-// count elements), or as raw bytes if the path does not end in .npy. Throws dvp::Error naming
+// Writes `count` elements of type `t` as a .npy file of the given shape (empty: a scalar's when
+// count is 1, else one dimension of count elements), or as raw bytes if the path does not end in
+// .npy. Throws dvp::Error naming
 // the file if it cannot be written.
 void write_tensor_file(const std::string& path, aicore::DType t, const std::vector<std::uint64_t>& shape,
                        const std::uint8_t* data, std::uint64_t count);

@@ -318,11 +318,7 @@ void sensitivity_points(Study& s) {
   const platform::Scenario base = resolve(s, s.sets);
   std::vector<std::string> values;
   for (const std::string& key : v.parameters) {
-    const cfg::Node* n = &base.root;
-    for (std::size_t a = 0, b; n && a <= key.size(); a = b + 1) {  // down the dotted path
-      b = std::min(key.find('.', a), key.size());
-      n = n->is_map() ? n->find(key.substr(a, b - a)) : nullptr;
-    }
+    const cfg::Node* n = cfg::find_dotted(base.root, key, v.origin);  // traffic[0].count as --set names it
     if (!n || !n->is_scalar())
       throw cfg::ConfigError(v.origin, "sensitivity.parameters",
                              key + " is not a value of the scenario's resolved configuration");

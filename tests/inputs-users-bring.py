@@ -5,13 +5,18 @@
 #   and a name that would climb out of the output folder: values against NumPy, files where they
 #   belong; a scalar graph input computed; external data outside the model's folder or past its
 #   file's end refused by name.
+# - Cast and Dropout: a mixed-precision graph (float16 weights, Casts at its ends, a Dropout), a
+#   shape and a bias cast from float constants, an Identity of the input as an output, against
+#   NumPy; a Cast of an activation to an integer type refused by name.
+# - ReduceMean over H and W (x.mean([2, 3]) before a Gemm), ReduceMax over a 1-D map's L, against
+#   NumPy; a ReduceMean over the channels refused by name.
 # - Firmware: the SDK's ELF runs as its raw image does (the same stats); an empty image, a raw
 #   image at an address not 4-byte aligned, an ELF of another machine, firmware.cores: [] refused.
 # - Scenarios: YAML merge keys (<<) and x- keys as anchor holders; a second YAML document, a check
 #   with no bound or with min above max, two requesters, kernels, tensors or media jobs of one
 #   name, a decoded picture saved under a format's name (.jpg) refused.
-# - --set of a list's item (traffic[0].count), also as a study's parameter; a study's misspelt
-#   metric refused once its table is written.
+# - --set of a list's item (traffic[0].count), also as a study's grid or sensitivity parameter; a
+#   study's misspelt metric refused once its table is written.
 # - Trace files: a zero-padded decimal read as decimal (not octal); a negative address and an
 #   access past 2^64 refused. Command line: --batch -1 refused.
 #
@@ -145,12 +150,124 @@ def onnx_cases(d):
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
               os.path.join(d, "scalar.onnx"))
-    for v in (0.75, -0.5):  # a scalar graph input, held as one element (saved as shape (1,))
+    for v in (0.75, -0.5):  # a scalar graph input, held as one element, its output saved as a scalar
         np.save(os.path.join(d, "s.npy"), np.array(v, np.float32))
         out = os.path.join(d, f"o-scalar{v}")
         if dvp(["run", os.path.join(d, "scalar.onnx"), "--input", "s=" + os.path.join(d, "s.npy"), "--out", out,
                 "--no-trace", "--quiet"], 0, "", f"a scalar graph input ({v})"):
-            compare(os.path.join(out, "outputs", "y.npy"), np.array([max(v, 0.0)]), f"Relu of the scalar {v}")
+            compare(os.path.join(out, "outputs", "y.npy"), np.array(max(v, 0.0)), f"Relu of the scalar {v}")
+            compare(os.path.join(out, "compiled", "reference", "y.npy"), np.array(max(v, 0.0)),
+                    f"the reference of the scalar {v}")
+
+
+def cast_cases(d):
+    """Cast and Dropout as exporters write them: a mixed-precision graph (Cast to float16 at the
+    input, float16 weights, Cast back to float at the output, a Dropout between), a shape and a
+    bias given as float constants cast (folded when the model is read), an Identity of the input
+    as an output; a Cast of an activation to an integer type refused by name."""
+    w = rng.uniform(-1, 1, (32, 16)).astype(np.float32)
+    x = rng.uniform(-1, 1, (1, 32)).astype(np.float32)
+    np.save(os.path.join(d, "cx.npy"), x)
+    h = x.astype(np.float16).astype(np.float64) @ w.astype(np.float16).astype(np.float64)
+    inp = ["--input", "x=" + os.path.join(d, "cx.npy"), "--no-trace", "--quiet"]
+    vi = helper.make_tensor_value_info
+    f16 = TensorProto.FLOAT16
+    nodes = [helper.make_node("Cast", ["x"], ["xh"], name="to_half", to=f16),
+             helper.make_node("MatMul", ["xh", "W"], ["h"], name="mm"),
+             helper.make_node("Dropout", ["h", "ratio"], ["hd"], name="drop"),
+             helper.make_node("Relu", ["hd"], ["r"], name="relu"),
+             helper.make_node("Cast", ["r"], ["y"], name="to_float", to=TensorProto.FLOAT)]
+    g = helper.make_graph(nodes, "mixed", [vi("x", TensorProto.FLOAT, [1, 32])], [vi("y", TensorProto.FLOAT, [1, 16])],
+                          [numpy_helper.from_array(w.astype(np.float16), "W"),
+                           numpy_helper.from_array(np.array(0.1, np.float32), "ratio")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              os.path.join(d, "mixed.onnx"))
+    if dvp(["run", os.path.join(d, "mixed.onnx"), "--out", os.path.join(d, "o-mixed")] + inp, 0, "",
+           "a mixed-precision graph (Cast, float16 weights, Dropout)"):
+        compare(os.path.join(d, "o-mixed", "outputs", "y.npy"), np.maximum(h, 0), "Cast, MatMul, Dropout, Relu, Cast")
+    b = rng.uniform(-1, 1, 16).astype(np.float32) + np.float32(1e-4)  # not an f16 value: the Cast rounds it
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["m"], name="mm"),
+             helper.make_node("Constant", [], ["bf"], name="bias", value=numpy_helper.from_array(b, "bf")),
+             helper.make_node("Cast", ["bf"], ["bh"], name="bias_half", to=f16),
+             helper.make_node("Cast", ["bh"], ["bb"], name="bias_back", to=TensorProto.FLOAT),
+             helper.make_node("Add", ["m", "bb"], ["a"], name="add"),
+             helper.make_node("Constant", [], ["sf"], name="shape",
+                              value=numpy_helper.from_array(np.array([16, 1], np.float32), "sf")),
+             helper.make_node("Cast", ["sf"], ["s"], name="shape_int", to=TensorProto.INT64),
+             helper.make_node("Reshape", ["a", "s"], ["y"], name="reshape"),
+             helper.make_node("Identity", ["x"], ["xi"], name="same")]
+    g = helper.make_graph(nodes, "folded", [vi("x", TensorProto.FLOAT, [1, 32])],
+                          [vi("y", TensorProto.FLOAT, [16, 1]), vi("xi", TensorProto.FLOAT, [1, 32])],
+                          [numpy_helper.from_array(w, "W")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              os.path.join(d, "folded.onnx"))
+    out = os.path.join(d, "o-folded")
+    if dvp(["run", os.path.join(d, "folded.onnx"), "--out", out, "--output", "y", "--output", "xi"] + inp, 0, "",
+           "a shape and a bias cast from float constants, an Identity of the input as an output"):
+        want = (h + b.astype(np.float16).astype(np.float64)).reshape(16, 1)
+        compare(os.path.join(out, "outputs", "y.npy"), want, "MatMul + bias cast to float16 and back, reshaped")
+        compare(os.path.join(out, "outputs", "xi.npy"), x.astype(np.float64), "an Identity of the input")
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["m"], name="mm"),
+             helper.make_node("Cast", ["m"], ["y"], name="to_int", to=TensorProto.INT32)]
+    g = helper.make_graph(nodes, "int", [vi("x", TensorProto.FLOAT, [1, 32])], [vi("y", TensorProto.INT32, [1, 16])],
+                          [numpy_helper.from_array(w, "W")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              os.path.join(d, "int.onnx"))
+    dvp(["compile", os.path.join(d, "int.onnx"), "--out", os.path.join(d, "c-int")], 2,
+        r"node 'to_int' \(Cast\): a Cast of an activation to INT32 is not lowered", "a Cast to int32 refused by name")
+
+
+def reduce_cases(d):
+    """ReduceMean over H and W as PyTorch exports x.mean([2, 3]) (a ShuffleNetV2 head: conv, mean,
+    Gemm) and ReduceMax over a 1-D map's L keeping its axis, against NumPy; a ReduceMean over the
+    channels refused by name."""
+    vi = helper.make_tensor_value_info
+    x = rng.uniform(-1, 1, (1, 8, 6, 6)).astype(np.float32)
+    w = rng.uniform(-0.5, 0.5, (24, 8, 3, 3)).astype(np.float32)
+    b = rng.uniform(-1, 1, (10, 24)).astype(np.float32)
+    np.save(os.path.join(d, "rx.npy"), x)
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("ReduceMean", ["r"], ["m"], name="mean", axes=[2, 3], keepdims=0),
+             helper.make_node("Gemm", ["m", "B"], ["y"], name="fc", transB=1)]
+    g = helper.make_graph(nodes, "head", [vi("x", TensorProto.FLOAT, [1, 8, 6, 6])],
+                          [vi("y", TensorProto.FLOAT, [1, 10])],
+                          [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              os.path.join(d, "head.onnx"))
+    h16 = lambda a: a.astype(np.float16).astype(np.float64)
+    win = np.lib.stride_tricks.sliding_window_view(np.pad(h16(x)[0], ((0, 0), (1, 1), (1, 1))), (3, 3), axis=(1, 2))
+    conv = np.einsum("chwij,ocij->ohw", win, h16(w))
+    mean = np.maximum(conv, 0).mean(axis=(1, 2))
+    out = os.path.join(d, "o-head")
+    if dvp(["run", os.path.join(d, "head.onnx"), "--input", "x=" + os.path.join(d, "rx.npy"), "--out", out,
+            "--no-trace", "--quiet"], 0, "", "ReduceMean over H and W (x.mean([2, 3])) before a Gemm"):
+        compare(os.path.join(out, "outputs", "y.npy"), (mean @ h16(b).T)[None, :], "conv, ReLU, mean over H, W, Gemm")
+    s = rng.uniform(-1, 1, (1, 8, 20)).astype(np.float32)
+    w1 = rng.uniform(-0.5, 0.5, (16, 8, 3)).astype(np.float32)
+    np.save(os.path.join(d, "rs.npy"), s)
+    nodes = [helper.make_node("Conv", ["s", "W"], ["c"], name="conv1d", pads=[1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("ReduceMax", ["r"], ["y"], name="max", axes=[-1])]
+    g = helper.make_graph(nodes, "seq", [vi("s", TensorProto.FLOAT, [1, 8, 20])], [vi("y", TensorProto.FLOAT, [1, 16, 1])],
+                          [numpy_helper.from_array(w1, "W")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              os.path.join(d, "seq.onnx"))
+    win = np.lib.stride_tricks.sliding_window_view(np.pad(h16(s)[0], ((0, 0), (1, 1))), 3, axis=1)
+    conv = np.einsum("clk,ock->ol", win, h16(w1))
+    out = os.path.join(d, "o-seq")
+    if dvp(["run", os.path.join(d, "seq.onnx"), "--input", "s=" + os.path.join(d, "rs.npy"), "--out", out,
+            "--no-trace", "--quiet"], 0, "", "ReduceMax over a 1-D map's L, keepdims"):
+        compare(os.path.join(out, "outputs", "y.npy"), np.maximum(conv, 0).max(axis=1, keepdims=True)[None],
+                "Conv1d, ReLU, max over L")
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("ReduceMean", ["r"], ["y"], name="chan", axes=[1])]
+    g = helper.make_graph(nodes, "chan", [vi("x", TensorProto.FLOAT, [1, 8, 6, 6])],
+                          [vi("y", TensorProto.FLOAT, [1, 1, 6, 6])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              os.path.join(d, "chan.onnx"))
+    dvp(["compile", os.path.join(d, "chan.onnx"), "--out", os.path.join(d, "c-chan")], 2,
+        r"node 'chan' \(ReduceMean\): lowered over every spatial axis of a feature map", "a ReduceMean over C refused")
 
 
 def write(d, name, text):
@@ -236,6 +353,19 @@ def scenario_cases(d):
         with open(os.path.join(out, "results.csv")) as f:
             rows = f.read().splitlines()
     expect(len(rows) == 3 and all(",ok," in r for r in rows[1:]), f"the study's points ran, a list item each: {rows}")
+    # A sensitivity over a list's item: the base point (b's own count, 3), then count / 2 (1.5, an
+    # integer key rounds: 2) and count x 2.
+    sens = ("name: s\nscenario: merge.yaml\ntiming_only: true\nmetrics: [summary.simulated_ns]\n"
+            "sensitivity: {factor: 2, parameters: ['traffic[1].count'], metric: summary.simulated_ns}\n")
+    out = os.path.join(d, "o-sens")
+    if dvp(["sweep", write(d, "sens.yaml", sens), "--sensitivity", "--out", out, "--quiet"], 0, "",
+           "a sensitivity over traffic[1].count"):
+        with open(os.path.join(out, "study.json")) as f:
+            points = json.load(f)["points"]
+        got = [p["traffic[1].count"] for p in points]
+        expect(got == ["3", "2", "6"], f"the sensitivity's points of traffic[1].count: {points}")
+    dvp(["sweep", write(d, "sens-bad.yaml", sens.replace("traffic[1]", "traffic[7]")), "--sensitivity", "--out",
+         os.path.join(d, "o-sens-bad")], 2, r"traffic\[7\]\.count is not a value", "a sensitivity over an absent item")
     stacked = TRAFFIC.replace("x-reader: &reader\n  instances: 2\n", "x-base: &base {instances: 2}\nx-reader: &reader\n"
                               "  <<: *base\n")
     out = os.path.join(d, "o-stacked")
@@ -312,7 +442,7 @@ def trace_cases(d):
 
 with tempfile.TemporaryDirectory() as d:
     WORK = d
-    for cases in (onnx_cases, firmware_cases, scenario_cases, trace_cases):
+    for cases in (onnx_cases, cast_cases, reduce_cases, firmware_cases, scenario_cases, trace_cases):
         os.makedirs(os.path.join(d, cases.__name__))
         cases(os.path.join(d, cases.__name__))
 

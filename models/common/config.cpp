@@ -521,6 +521,19 @@ void set_dotted(Node& root, const std::string& assignment) {
   }
 }
 
+const Node* find_dotted(const Node& root, const std::string& key, const Origin& o) {
+  const Node* n = &root;
+  for (std::size_t start = 0; n;) {
+    const auto dot = key.find('.', start);
+    const KeyStep st = key_step(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start), o, key);
+    n = n->is_map() ? n->find(st.key) : nullptr;
+    for (std::size_t i : st.items) n = n && n->is_seq() && i < n->items().size() ? &n->items()[i] : nullptr;
+    if (dot == std::string::npos) return n;
+    start = dot + 1;
+  }
+  return nullptr;
+}
+
 static void dump_rec(const Node& n, int indent, bool origins, std::ostringstream& os) {
   std::string pad(indent, ' ');
   auto scalar_text = [](const Node& s) {

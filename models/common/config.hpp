@@ -109,6 +109,9 @@ void merge(Node& base, const Node& over);
 
 // --set a.b.c=value: value is parsed as YAML (so lists and maps work too).
 void set_dotted(Node& root, const std::string& assignment);
+// The node a dotted key names, as --set names it (traffic[0].count), or null where there is none;
+// a malformed key is a ConfigError at `o`.
+const Node* find_dotted(const Node& root, const std::string& key, const Origin& o);
 
 // Emits YAML; with origins, each scalar carries a "# file:line" comment.
 std::string dump(const Node& n, bool with_origins);
