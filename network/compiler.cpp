@@ -322,6 +322,7 @@ class Compiler {
   };
   std::vector<Gelu> gelus_;
   std::map<int, std::size_t> gelu_;
+  void fold_constant_nodes();
   void find_gelus();
   bool match_gelu(int erf, Gelu& g) const;
   bool gelu(std::size_t pattern);
@@ -1947,6 +1948,9 @@ bool Compiler::view(int i) {
   if (!available(n.input(0))) return false;
   Value v = values_.at(n.input(0));
   const bool same = n.op_type() == "Identity" || n.op_type() == "Dropout" || n.op_type() == "Cast";
+  if (n.output_size() > 1 && !n.output(1).empty() && (outputs_.count(n.output(1)) || consumers_.count(n.output(1))))
+    fail(i, "the mask output is not lowered");
+  // A copy keeps the input's layout: a reshape of a placed NC1HWC0 map is the view path's below.
   if (outputs_.count(n.output(0)) && !v.input.empty() && (same || v.refs[image_].empty() || v.layout == Layout::Nd))
     return copy_output(i);
   if (!same && (v.layout == Layout::Nc1hwc0 || !v.map.empty())) {
@@ -1963,14 +1967,26 @@ bool Compiler::view(int i) {
   return true;
 }
 
-// A graph output that holds a graph input's values (an Identity or Cast of it): copied on the
-// device by a cast kernel, as a framework's runtime copies it. The input as given (f32) is cast
-// to the network's f16, or, where a layer placed it already (f16), to f32.
+// A graph output that holds a graph input's values (an Identity, Dropout or Cast of it): copied
+// by a cast kernel from the f16 the input is placed in (as a conv's input is) to the f32 a float
+// output is saved in; one placed in f32 (an element-wise op's input) by a multiply by 1. The input
+// is placed by its other readers first (a conv places it NC1HWC0), so the copy waits for those
+// that are not views themselves.
 bool Compiler::copy_output(int i) {
   const auto& n = node(i);
   const Value& x = values_.at(n.input(0));
   const bool placed = !x.refs[image_].empty();
-  const std::string from = placed ? x.dtype : "f32", to = from == "f16" ? "f32" : "f16";
+  static const std::set<std::string> kViews = {"Identity", "Dropout", "Cast",     "Reshape",
+                                               "Flatten",  "Squeeze", "Unsqueeze"};
+  if (!placed && consumers_.count(n.input(0)))
+    for (int c : consumers_.at(n.input(0)))
+      if (c != i && !done_[std::size_t(c)] && !kViews.count(node(c).op_type())) return false;
+  if (placed && x.dtype == "f32") {  // placed in f32 by an element-wise reader: x times 1, an exact copy
+    elementwise_kernel(i, 0, "", "muls", {{n.input(0), {}}}, n.output(0), {{"alpha", "1"}});
+    done_[std::size_t(i)] = true;
+    return true;
+  }
+  const std::string from = placed ? x.dtype : "f16", to = "f32";
   const Layout layout = placed ? x.layout : Layout::Nd;
   Kernel k{kernel_name(i), "elementwise"};
   k.nodes = {i};
@@ -1989,8 +2005,9 @@ bool Compiler::copy_output(int i) {
 // Cast to float, float16 or double: the network holds its activations in f16 (as ATC's
 // force_fp16 runs an fp16 network), so it is a view of them (exact: f16 widens to f32, and a
 // value held in f16 is its own f16 rounding), but for a value held in f32 (an AI CPU op's) cast
-// to float16, which a cast kernel rounds. A Cast of a weight was folded when the model was read
-// (load_model); one of an activation to bfloat16, an integer type or bool is refused by name.
+// to float16, and integer indices (ArgMax's, TopK's, s32) cast to a float type, which a cast
+// kernel converts (to f16, or to f32 for float and double). A Cast of a weight is a weight
+// (fold_constant_nodes); one of an activation to bfloat16, an integer type or bool is refused.
 bool Compiler::cast(int i) {
   const auto& n = node(i);
   if (!available(n.input(0))) return false;
@@ -2000,8 +2017,10 @@ bool Compiler::cast(int i) {
     fail(i, "a Cast of an activation to " + T::DataType_Name(T::DataType(to)) +
                 " is not lowered (the network runs in f16; a Cast to float, float16 or double is)");
   const Value& x = values_.at(n.input(0));
-  if (to != T::FLOAT16 || x.dtype == "f16" || x.refs[image_].empty()) return view(i);
-  set_view(i, values_.at(cast_to(i, n.input(0), "f16")));
+  const bool real = x.dtype == "f16" || x.dtype == "f32";
+  const std::string want = to == T::FLOAT16 ? "f16" : real ? x.dtype : "f32";
+  if (want == x.dtype || x.refs[image_].empty()) return view(i);
+  set_view(i, values_.at(cast_to(i, n.input(0), want)));
   return true;
 }
 
@@ -2124,16 +2143,11 @@ Dims block_swap(const Dims& x, const Dims& perm) {
 // reading it as B, which read it transposed) when only its last two axes swap; else the
 // transpose kernel, swapping two runs of adjacent axes whose inner run is whole 32-byte blocks
 // (an attention's (0, 2, 1, 3)), then for a MatMul's B its last two axes as a view ((0, 2, 3, 1):
-// a head's keys, transposed). A transpose of a weight is a weight; of a graph input not placed
-// yet, placed by its reader as the output's values.
+// a head's keys, transposed). A transpose of a weight is a weight (fold_constant_nodes); of a
+// graph input not placed yet, placed by its reader as the output's values.
 bool Compiler::transpose(int i) {
   const auto& n = node(i);
   const std::string& out = n.output(0);
-  if (is_weight(n.input(0))) {
-    init_[out] = nullptr;  // its values: the host reference's
-    done_[std::size_t(i)] = true;
-    return true;
-  }
   if (!available(n.input(0))) return false;
   Value v = values_.at(n.input(0));
   if (!v.input.empty() && v.refs[image_].empty()) return set_view(i, v), true;
@@ -2417,7 +2431,8 @@ bool Compiler::spatial_reduce(int i) {
   for (std::int64_t& a : axes) a = a < 0 ? a + std::int64_t(x.size()) : a;
   std::sort(axes.begin(), axes.end());
   const bool spatial = (x.size() == 4 && axes == Dims{2, 3}) || (x.size() == 3 && axes == Dims{2});
-  if (!spatial) return false;
+  const Value& in = values_.at(n.input(0));  // a feature map, or a graph input a pool places as one
+  if (!spatial || !(in.layout == Layout::Nc1hwc0 || (!in.input.empty() && in.refs[image_].empty()))) return false;
   const bool keep = attrs(i).i("keepdims", 1) != 0;
   if (keep) return global_pool(i, n.input(0), n.output(0), n.op_type() == "ReduceMax");
   const std::string map = n.output(0) + "#map";  // the pool's own 1 x C x 1 x 1 output
@@ -3090,6 +3105,26 @@ void Compiler::emit(const std::string& path) const {
   if (!f) throw Error("cannot write " + path, kExitOutput);
 }
 
+// Nodes that compute from weights and shapes only are folded, as a framework's graph compiler
+// folds them: their outputs are weights whose values are the host reference's, computed with the
+// run's own input shapes (so --batch holds): a shape's arithmetic as PyTorch exports
+// x.view(x.size(0), -1) (Shape, Gather, Unsqueeze, Concat, then the Reshape it feeds), a Cast of
+// a weight, a Sqrt of a constant. Not a node whose output is a graph output: a layer computes
+// those.
+void Compiler::fold_constant_nodes() {
+  for (int i = 0; i < g_.node_size(); ++i) {
+    const auto& n = node(i);
+    const auto weight_or_none = [&](const std::string& v) { return v.empty() || is_weight(v); };
+    const bool from_weights = n.input_size() > 0 && std::all_of(n.input().begin(), n.input().end(), weight_or_none);
+    const bool graph_output =
+        std::any_of(n.output().begin(), n.output().end(), [&](const std::string& v) { return outputs_.count(v); });
+    if (!(from_weights || n.op_type() == "Shape") || graph_output) continue;
+    for (const std::string& v : n.output())
+      if (!v.empty()) init_[v] = nullptr;  // its values: the host reference's
+    done_[std::size_t(i)] = true;
+  }
+}
+
 // A node that reads or writes a tensor with no elements (weights of 0 output channels, a
 // contraction over 0): the host reference takes it, the platform's kernels do not (each shape
 // key is at least 1), so it is refused here rather than by the compiled model's own run.
@@ -3112,6 +3147,7 @@ Compiled Compiler::run() {
     if (!ref_.count(name) || init_.count(name))
       throw Error("--output " + name + ": " + m_.path + " has no node output of that name", kExitConfig);
   for (const auto& t : g_.initializer()) values_.erase(t.name());
+  fold_constant_nodes();
   find_gelus();
   find_layer_norms();
   // Each node in graph order; one whose input is not computed yet waits, and is tried again.

@@ -606,6 +606,44 @@ void unsqueeze(Op& op) {
   op.out(0, so).data = x.data;
 }
 
+// Dropout at inference (reference_refuses): its output its input, its mask all true.
+void dropout(Op& op) {
+  unary(op, [](float x) { return x; });
+  if (op.n.output_size() > 1 && !op.n.output(1).empty())
+    op.out(1, op.in(0).shape).data.assign(op.in(0).elements(), 1.0f);
+}
+
+// Shape: the input's dimensions (from `start` to `end`, opset 15 on; negative from the end, then
+// clamped to the rank), as int64 values.
+void shape_of(Op& op) {
+  const Shape& s = op.in(0).shape;
+  const auto rank = std::int64_t(s.size());
+  const auto at = [rank](std::int64_t a) { return std::clamp<std::int64_t>(a < 0 ? a + rank : a, 0, rank); };
+  const std::int64_t from = at(op.i("start", 0)), to = std::max(from, at(op.i("end", rank)));
+  Tensor& y = op.out(0, {to - from});
+  for (std::int64_t d = from; d < to; ++d) y.data[std::size_t(d - from)] = float(s[std::size_t(d)]);
+}
+
+// Gather along `axis`: the input's slices at the indices (negative from the end), in the
+// indices' shape: data.shape[:axis] + indices.shape + data.shape[axis + 1:].
+void gather(Op& op) {
+  const Tensor &x = op.in(0), &ix = op.in(1);
+  const std::size_t axis = op.axis(op.i("axis", 0), x.shape.size());
+  const std::int64_t n = x.shape[axis], outer = count(x.shape, 0, axis), inner = count(x.shape, axis + 1);
+  Shape so(x.shape.begin(), x.shape.begin() + std::ptrdiff_t(axis));
+  so.insert(so.end(), ix.shape.begin(), ix.shape.end());
+  so.insert(so.end(), x.shape.begin() + std::ptrdiff_t(axis) + 1, x.shape.end());
+  Tensor& y = op.out(0, so);
+  const auto m = std::int64_t(ix.data.size());
+  for (std::int64_t j = 0; j < m; ++j) {
+    const auto k = std::int64_t(ix.data[std::size_t(j)]);
+    op.need(k >= -n && k < n, "index " + std::to_string(k) + " is outside an axis of " + std::to_string(n));
+    const std::int64_t from = k < 0 ? k + n : k;
+    for (std::int64_t o = 0; o < outer; ++o)
+      std::copy_n(x.data.begin() + (o * n + from) * inner, inner, y.data.begin() + (o * m + j) * inner);
+  }
+}
+
 // Pad, mode constant: pads from input 1 and the value from input 2 (opset 11 on) or the
 // attributes (before); cropping (a negative pad) and the other modes are not implemented.
 void pad(Op& op) {
@@ -797,7 +835,7 @@ const std::vector<Entry>& table() {
          const int to = int(o.i("to", 0));
          unary(o, [to](float x) { return cast_value(x, to); });
        }},
-      {"Dropout", [](Op& o) { unary(o, [](float x) { return x; }); }},  // inference (reference_refuses)
+      {"Dropout", dropout},
       {"Add", [](Op& o) { broadcast(o, [](float a, float b) { return a + b; }); }},
       {"Sub", [](Op& o) { broadcast(o, [](float a, float b) { return a - b; }); }},
       {"Mul", [](Op& o) { broadcast(o, [](float a, float b) { return a * b; }); }},
@@ -820,6 +858,8 @@ const std::vector<Entry>& table() {
       {"Resize", resize},
       {"Upsample", resize},
       {"Unsqueeze", unsqueeze},
+      {"Shape", shape_of},
+      {"Gather", gather},
       {"Transpose", transpose},
       {"Concat", concat},
       {"BatchNormalization", batch_norm},
@@ -881,14 +921,13 @@ void run_1d(const Entry& e, Op& op) {
   y.shape.erase(y.shape.end() - 2);
 }
 
-// Dropout runs as at inference (its output its input): refused where that is not what it
-// computes, a mask asked for or training mode with a ratio above 0 (random). Its inputs'
-// values are known once `values` are given.
-std::string dropout_refuses(const onnx::NodeProto& n, const Tensors* values) {
+// Dropout runs as at inference (its output its input, its mask all true): refused in training
+// mode with a ratio above 0 (random), is_test 0 before opset 7 (its default there: training).
+// Its inputs' values are known once `values` are given.
+std::string dropout_refuses(const onnx::NodeProto& n, std::int64_t opset, const Tensors* values) {
   if (n.op_type() != "Dropout") return "";
-  if (n.output_size() > 1 && !n.output(1).empty()) return "the mask output is not implemented";
-  for (const auto& a : n.attribute())
-    if (a.name() == "is_test" && a.i() == 0) return "training mode (is_test 0) is not implemented";
+  if (opset < 7 && NodeAttrs{n}.i("is_test", 0) == 0)
+    return "training mode (is_test 0, opset 6's default) is not implemented";
   if (n.input_size() <= 2 || n.input(2).empty() || !values) return "";
   const auto value = [&](int q) {  // NaN: not one value
     const auto it = values->find(n.input(q));
@@ -937,7 +976,7 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset, cons
   if (op == "Cast" && !castable_to(int(NodeAttrs{n}.i("to", 0))))
     return "a Cast to " + onnx::TensorProto::DataType_Name(onnx::TensorProto::DataType(NodeAttrs{n}.i("to", 0))) +
            " is not implemented (to the float, integer and bool types is)";
-  if (std::string why = dropout_refuses(n, values); !why.empty()) return why;
+  if (std::string why = dropout_refuses(n, opset, values); !why.empty()) return why;
   if (op == "BatchNormalization" && n.output_size() > 1)
     return "the running mean / variance outputs are not implemented";
   if (window && op != "Conv" && opset < 10) return "opset " + std::to_string(opset) + " pooling is not implemented";
@@ -1000,7 +1039,26 @@ std::vector<std::vector<std::int64_t>> nearest_sources(const onnx::NodeProto& n,
   return src;
 }
 
+namespace {
+
+// The values the model's shape inference typed as integers (int8 .. uint64): a shape's arithmetic.
+std::set<std::string> integer_values(const Model& m) {
+  std::set<std::string> out;
+  const auto note = [&](const onnx::ValueInfoProto& v) {
+    const int t = v.type().tensor_type().elem_type();
+    if (t != onnx::TensorProto::FLOAT && t != onnx::TensorProto::DOUBLE && t != onnx::TensorProto::FLOAT16 &&
+        t != onnx::TensorProto::BFLOAT16 && t != onnx::TensorProto::BOOL && t != onnx::TensorProto::UNDEFINED)
+      out.insert(v.name());
+  };
+  for (const auto& v : m.graph().value_info()) note(v);
+  for (const auto& v : m.graph().output()) note(v);
+  return out;
+}
+
+}  // namespace
+
 void run_reference(const Model& m, Tensors& values, bool all_values) {
+  const std::set<std::string> integers = integer_values(m);
   std::set<std::string> from_inputs;  // the tensors that depend on the graph's inputs: not constants
   for (const auto& [name, t] : values) from_inputs.insert(name);
   for (const auto& init : m.graph().initializer()) {
@@ -1015,6 +1073,8 @@ void run_reference(const Model& m, Tensors& values, bool all_values) {
     if (variable) from_inputs.insert(node.output().begin(), node.output().end());
     const std::string why = reference_refuses(node, m.opset, &values);
     if (!why.empty()) throw Error(m.path + ": " + op.who() + ": " + why);
+    if (node.op_type() == "Div" && integers.count(node.output(0)))  // f32 division would not truncate
+      throw Error(m.path + ": " + op.who() + ": a Div of integers is not implemented (the reference computes in f32)");
     const Entry& entry = *find(node.op_type());
     op.shapes_only = !all_values && variable && entry.contraction;
     const std::size_t rank = op.in(0).shape.size();

@@ -16,7 +16,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
@@ -146,14 +145,17 @@ float cast_value(float x, int to) {
   if (to == T::FLOAT16) return float(num::f16(num::to_f16(x)));
   if (to == T::BFLOAT16) return float(num::bf16(num::to_bf16(x)));
   if (to == T::BOOL) return x != 0.0f ? 1.0f : 0.0f;  // NaN is true, as NumPy's bool() has it
-  if (std::isnan(x)) return 0.0f;                     // undefined in ONNX; 0, not garbage
-  const double t = std::trunc(double(x));
-  const int bits = to == T::INT8 || to == T::UINT8 ? 8 : to == T::INT16 || to == T::UINT16 ? 16 : 0;
-  if (!bits) return float(t);  // 32 and 64 bits hold every integer an f32 holds
-  const bool is_signed = to == T::INT8 || to == T::INT16;
-  const auto wrapped = std::uint64_t(std::int64_t(std::fmod(t, 65536.0))) & ((std::uint64_t(1) << bits) - 1);
-  const std::int64_t half = std::int64_t(1) << (bits - 1);
-  return float(is_signed && std::int64_t(wrapped) >= half ? std::int64_t(wrapped) - 2 * half : std::int64_t(wrapped));
+  if (!std::isfinite(x)) return 0.0f;                 // undefined in ONNX; 0, not garbage
+  const int bits = to == T::INT8 || to == T::UINT8     ? 8
+                   : to == T::INT16 || to == T::UINT16 ? 16
+                   : to == T::INT32 || to == T::UINT32 ? 32
+                                                       : 64;
+  const bool is_signed = to == T::INT8 || to == T::INT16 || to == T::INT32 || to == T::INT64;
+  const double span = std::ldexp(1.0, bits);  // exact in a double, as is the remainder below
+  double w = std::fmod(std::trunc(double(x)), span);
+  if (w < 0) w += span;                       // [0, 2^bits)
+  if (is_signed && w >= span / 2) w -= span;  // two's complement
+  return float(w);
 }
 
 Tensor read_tensor_file(const std::string& path) {
@@ -317,39 +319,14 @@ void each_known_shape(const Model& m, const ShapeVisitor& f) {
 
 namespace {
 
-// A Cast of weight w to type `to` (castable_to), as a weight: its values cast, held as float
-// (the float types) or int64.
-onnx::TensorProto cast_weight(const onnx::TensorProto& w, int to, const std::string& where) {
-  const Tensor x = from_proto(w, where);
-  const bool real = to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE ||
-                    to == onnx::TensorProto::FLOAT16 || to == onnx::TensorProto::BFLOAT16;
-  onnx::TensorProto t;
-  t.set_data_type(real ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT64);
-  *t.mutable_dims() = w.dims();
-  for (float v : x.data) real ? t.add_float_data(cast_value(v, to)) : t.add_int64_data(std::int64_t(cast_value(v, to)));
-  return t;
-}
-
-// The Cast of a weight at node n (castable), else null: its attribute `to`.
-const onnx::AttributeProto* weight_cast(const onnx::NodeProto& n, const std::map<std::string, int>& weights) {
-  if (n.op_type() != "Cast" || !n.domain().empty() || n.input_size() != 1 || n.output_size() != 1 ||
-      !weights.count(n.input(0)))
-    return nullptr;
-  for (const auto& a : n.attribute())
-    if (a.name() == "to" && castable_to(int(a.i()))) return &a;
-  return nullptr;
-}
-
 // Constant nodes become initializers (exporters write a GELU's sqrt 2, a Reshape's shape so): their
-// outputs are then weights, as the host reference and the compiler take them, and so does a Cast
-// of a weight (a shape cast to int64, a constant to the graph's float type), in graph order. A
-// sparse or string constant stays a node (refused by name as an op not implemented).
+// outputs are then weights, as the host reference and the compiler take them (the compiler folds
+// the nodes that compute from weights and shapes only: Compiler::fold_constant_nodes). A sparse or
+// string constant stays a node (refused by name as an op not implemented).
 void fold_constants(Model& m) {
   onnx::GraphProto& g = *m.proto.mutable_graph();
   google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
-  std::vector<int> index;              // of each node kept, in the file
-  std::map<std::string, int> weights;  // initializer index by name
-  for (int i = 0; i < g.initializer_size(); ++i) weights[g.initializer(i).name()] = i;
+  std::vector<int> index;  // of each node kept, in the file
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& n = g.node(i);
     const onnx::AttributeProto* a =
@@ -357,9 +334,7 @@ void fold_constants(Model& m) {
             ? &n.attribute(0)
             : nullptr;
     onnx::TensorProto t;
-    if (const onnx::AttributeProto* to = weight_cast(n, weights)) {
-      t = cast_weight(g.initializer(weights.at(n.input(0))), int(to->i()), m.path);
-    } else if (a && a->name() == "value") {
+    if (a && a->name() == "value") {
       t = a->t();
     } else if (a && (a->name() == "value_float" || a->name() == "value_floats")) {
       t.set_data_type(onnx::TensorProto::FLOAT);
@@ -376,7 +351,6 @@ void fold_constants(Model& m) {
       continue;
     }
     t.set_name(n.output(0));
-    weights[n.output(0)] = g.initializer_size();
     *g.add_initializer() = std::move(t);
   }
   if (kept.size() == g.node_size()) return;

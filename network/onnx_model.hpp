@@ -36,7 +36,8 @@ Tensor read_tensor_file(const std::string& path);
 bool castable_to(int to);
 // x (a float or an integer held exactly in f32) cast to `to` and held in f32 again, as ONNX's
 // Cast computes it: float and double keep it, float16 and bfloat16 round it to nearest even, an
-// integer type truncates toward zero and wraps into its width (as NumPy's astype does), bool is
+// integer type truncates toward zero and wraps modulo 2^bits into its range (ONNX leaves values
+// out of range undefined; an inf or NaN gives 0), held in f32 again (exact up to 2^24), bool is
 // 0 or 1. Only for castable_to(to).
 float cast_value(float x, int to);
 

@@ -1519,7 +1519,13 @@ unsigned KernelLauncher::save_tensors(const std::string& out_dir, const std::str
         std::error_code ec;
         if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
         if (ec) throw OutputError(p.parent_path().string() + ": cannot create the directory: " + ec.message());
-        write_tensor_file(p.string(), s.t.dtype, s.save_shape ? *s.save_shape : s.shape, bytes.data(), count);
+        // A tensor given by its element count (no shape) is saved as one dimension, not as a scalar.
+        const std::vector<std::uint64_t> flat{count};
+        write_tensor_file(p.string(), s.t.dtype,
+                          s.save_shape      ? *s.save_shape
+                          : s.shape.empty() ? flat
+                                            : s.shape,
+                          bytes.data(), count);
         ++n;
       }
     }

@@ -79,7 +79,8 @@ std::vector<std::uint64_t> DictReader::tuple() {
     const std::string w = word();
     if (w.empty() || !std::all_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; }))
       fail("a shape entry that is not a whole number");
-    if (w.size() > 19) fail("a shape entry of " + w + " (a .npy shape holds at most 2^62 elements)");
+    if (w.size() > 19)
+      fail("a shape entry of " + std::to_string(w.size()) + " digits (a .npy shape holds at most 2^62 elements)");
     v.push_back(std::stoull(w));
     if (v.size() > 32) fail("more than 32 dimensions");
     if (!take(',')) {

@@ -10,6 +10,8 @@
 #   NumPy; a Cast of an activation to an integer type refused by name.
 # - ReduceMean over H and W (x.mean([2, 3]) before a Gemm), ReduceMax over a 1-D map's L, against
 #   NumPy; a ReduceMean over the channels refused by name.
+# - x.view(x.size(0), -1) as PyTorch exports it (Shape, Gather, Unsqueeze, Concat, Reshape) at
+#   --batch 2, each image against NumPy; a Div of the shape's integers refused by name.
 # - Firmware: the SDK's ELF runs as its raw image does (the same stats); an empty image, a raw
 #   image at an address not 4-byte aligned, an ELF of another machine, firmware.cores: [] refused.
 # - Scenarios: YAML merge keys (<<) and x- keys as anchor holders; a second YAML document, a check
@@ -207,6 +209,37 @@ def cast_cases(d):
         want = (h + b.astype(np.float16).astype(np.float64)).reshape(16, 1)
         compare(os.path.join(out, "outputs", "y.npy"), want, "MatMul + bias cast to float16 and back, reshaped")
         compare(os.path.join(out, "outputs", "xi.npy"), x.astype(np.float64), "an Identity of the input")
+    # ArgMax's indices (s32) cast to float and scaled: a cast kernel converts them.
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["m"], name="mm"),
+             helper.make_node("ArgMax", ["m"], ["k"], name="argmax", axis=1, keepdims=1),
+             helper.make_node("Cast", ["k"], ["kf"], name="index_float", to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["kf", "half"], ["y"], name="scale")]
+    g = helper.make_graph(nodes, "index", [vi("x", TensorProto.FLOAT, [1, 32])], [vi("y", TensorProto.FLOAT, [1, 1])],
+                          [numpy_helper.from_array(w, "W"), numpy_helper.from_array(np.array(0.5, np.float32), "half")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              os.path.join(d, "index.onnx"))
+    out = os.path.join(d, "o-index")
+    if dvp(["run", os.path.join(d, "index.onnx"), "--out", out] + inp, 0, "", "ArgMax's indices cast to float"):
+        compare(os.path.join(out, "outputs", "y.npy"), np.array([[np.argmax(h) * 0.5]]), "ArgMax, Cast, Mul")
+    # An Identity of the input as an output, listed before the conv that reads the input too.
+    xc = rng.uniform(-1, 1, (1, 8, 4, 4)).astype(np.float32)
+    wc = rng.uniform(-0.5, 0.5, (16, 8, 1, 1)).astype(np.float32)
+    np.save(os.path.join(d, "cx4.npy"), xc)
+    nodes = [helper.make_node("Identity", ["x"], ["xi"], name="same"),
+             helper.make_node("Conv", ["x", "W"], ["y"], name="conv")]
+    g = helper.make_graph(nodes, "first", [vi("x", TensorProto.FLOAT, [1, 8, 4, 4])],
+                          [vi("xi", TensorProto.FLOAT, [1, 8, 4, 4]), vi("y", TensorProto.FLOAT, [1, 16, 4, 4])],
+                          [numpy_helper.from_array(wc, "W")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              os.path.join(d, "first.onnx"))
+    out = os.path.join(d, "o-first")
+    if dvp(["run", os.path.join(d, "first.onnx"), "--out", out, "--input", "x=" + os.path.join(d, "cx4.npy"),
+            "--no-trace", "--quiet"], 0, "", "an Identity output before a conv of the same input"):
+        x16 = xc.astype(np.float16).astype(np.float64)
+        compare(os.path.join(out, "outputs", "xi.npy"), x16, "the Identity's output")
+        compare(os.path.join(out, "outputs", "y.npy"),
+                np.einsum("nchw,oc->nohw", x16, wc[:, :, 0, 0].astype(np.float16).astype(np.float64)), "the conv's")
+        expect(np.load(os.path.join(out, "outputs", "xi.npy")).dtype == np.float32, "the Identity's output is float32")
     nodes = [helper.make_node("MatMul", ["x", "W"], ["m"], name="mm"),
              helper.make_node("Cast", ["m"], ["y"], name="to_int", to=TensorProto.INT32)]
     g = helper.make_graph(nodes, "int", [vi("x", TensorProto.FLOAT, [1, 32])], [vi("y", TensorProto.INT32, [1, 16])],
@@ -268,6 +301,49 @@ def reduce_cases(d):
               os.path.join(d, "chan.onnx"))
     dvp(["compile", os.path.join(d, "chan.onnx"), "--out", os.path.join(d, "c-chan")], 2,
         r"node 'chan' \(ReduceMean\): lowered over every spatial axis of a feature map", "a ReduceMean over C refused")
+
+
+def shape_cases(d):
+    """x.view(x.size(0), -1) as PyTorch exports it (Shape, Gather, Unsqueeze, Concat, Reshape)
+    between a conv and a Gemm, at --batch 2: the shape arithmetic folded with the run's own shapes,
+    each image against NumPy; a Div of the shape's integers refused by name."""
+    vi = helper.make_tensor_value_info
+    x = rng.uniform(-1, 1, (2, 8, 4, 4)).astype(np.float32)
+    w = rng.uniform(-0.5, 0.5, (16, 8, 3, 3)).astype(np.float32)
+    b = rng.uniform(-0.2, 0.2, (10, 256)).astype(np.float32)
+    np.save(os.path.join(d, "vx.npy"), x)
+    def model(name, extra, shape_of_shape):
+        nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+                 helper.make_node("Relu", ["c"], ["r"], name="relu"),
+                 helper.make_node("Shape", ["r"], ["s"], name="shape"),
+                 helper.make_node("Gather", ["s", "zero"], ["n"], name="gather", axis=0)] + extra + [
+                 helper.make_node("Unsqueeze", [shape_of_shape, "axes"], ["nu"], name="unsqueeze"),
+                 helper.make_node("Concat", ["nu", "minus1"], ["spec"], name="concat", axis=0),
+                 helper.make_node("Reshape", ["r", "spec"], ["f"], name="view"),
+                 helper.make_node("Gemm", ["f", "B"], ["y"], name="fc", transB=1)]
+        inits = [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B"),
+                 numpy_helper.from_array(np.array(0, np.int64), "zero"),
+                 numpy_helper.from_array(np.array([0], np.int64), "axes"),
+                 numpy_helper.from_array(np.array([-1], np.int64), "minus1"),
+                 numpy_helper.from_array(np.array(2, np.int64), "two")]
+        g = helper.make_graph(nodes, name, [vi("x", TensorProto.FLOAT, [1, 8, 4, 4])],
+                              [vi("y", TensorProto.FLOAT, [1, 10])], inits)
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+                  os.path.join(d, name + ".onnx"))
+        return os.path.join(d, name + ".onnx")
+    h16 = lambda a: a.astype(np.float16).astype(np.float64)
+    out = os.path.join(d, "o-view")
+    if dvp(["run", model("view", [], "n"), "--batch", "2", "--input", "x=" + os.path.join(d, "vx.npy"), "--out", out,
+            "--no-trace", "--quiet"], 0, "", "x.view(x.size(0), -1) at --batch 2"):
+        for img in range(2):
+            win = np.lib.stride_tricks.sliding_window_view(np.pad(h16(x)[img], ((0, 0), (1, 1), (1, 1))), (3, 3),
+                                                           axis=(1, 2))
+            flat = np.maximum(np.einsum("chwij,ocij->ohw", win, h16(w)), 0).reshape(-1)
+            compare(os.path.join(out, "outputs", f"y.b{img}.npy"), (flat @ h16(b).T)[None, :],
+                    f"conv, view(x.size(0), -1), Gemm: image {img}")
+    half = [helper.make_node("Div", ["n", "two"], ["nh"], name="halve")]
+    dvp(["compile", model("div", half, "nh"), "--out", os.path.join(d, "c-div")], 2,
+        r"node 'halve' \(Div\): a Div of integers is not implemented", "a Div of a shape's integers refused")
 
 
 def write(d, name, text):
@@ -442,7 +518,7 @@ def trace_cases(d):
 
 with tempfile.TemporaryDirectory() as d:
     WORK = d
-    for cases in (onnx_cases, cast_cases, reduce_cases, firmware_cases, scenario_cases, trace_cases):
+    for cases in (onnx_cases, cast_cases, reduce_cases, shape_cases, firmware_cases, scenario_cases, trace_cases):
         os.makedirs(os.path.join(d, cases.__name__))
         cases(os.path.join(d, cases.__name__))
 

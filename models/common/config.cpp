@@ -467,7 +467,8 @@ KeyStep key_step(const std::string& part, const Origin& o, const std::string& ke
     std::size_t i = 0;
     const char* first = part.data() + at + 1;
     const char* last = part.data() + (close == std::string::npos ? part.size() : close);
-    if (part[at] != '[' || close == std::string::npos || close == at + 1 || std::from_chars(first, last, i).ptr != last)
+    const auto [end, ec] = std::from_chars(first, last, i);  // ec: not digits, or past 2^64
+    if (part[at] != '[' || close == std::string::npos || close == at + 1 || ec != std::errc() || end != last)
       throw ConfigError(o, key, "'" + part + "': a key, then [N] for item N of the list it names");
     st.items.push_back(i);
     at = close + 1;
