@@ -17,6 +17,7 @@
 #include "aicore/numeric.hpp"
 #include "common/error.hpp"
 #include "common/payload.hpp"
+#include "common/zero_pages.hpp"
 #include "dvpp/codec.hpp"
 #include "kernels/library/elementwise.hpp"
 #include "library.hpp"
@@ -1134,7 +1135,7 @@ void KernelLauncher::load_file(TensorSpec& s, const cfg::Node& t) {
 }
 
 std::vector<std::uint8_t> KernelLauncher::read_back(std::uint64_t addr, std::uint64_t len) {
-  std::vector<std::uint8_t> out(len);
+  std::vector<std::uint8_t> out = made_vector<std::uint8_t>(len);
   tlm::tlm_generic_payload p;
   for (std::uint64_t off = 0; off < len;) {
     // Debug reads through the ring reach the L2 slice that may hold the line dirty.
@@ -1417,9 +1418,9 @@ std::vector<double> KernelLauncher::rounded_reference(const Kernel* K, const std
     views.push_back(TensorView{in[j].data(), t.dtype, t.elems});
   }
   const std::vector<double> ref = K->ref.compute(views, count);
-  std::vector<std::uint8_t> rounded(count * ob);
+  std::vector<std::uint8_t> rounded = made_vector<std::uint8_t>(count * ob);
   aicore::num::store_n(rounded.data(), out.dtype, ref.data(), count);
-  std::vector<double> want(count);
+  std::vector<double> want = made_vector<double>(count);
   aicore::num::load_n(rounded.data(), out.dtype, count, want.data());
   return want;
 }
@@ -1445,7 +1446,7 @@ void KernelLauncher::check(Kernel* K, Result& r) {
   const Tensor& out = K->tensors[K->output].t;
   const unsigned ob = aicore::dtype_bytes(out.dtype);
   const std::uint64_t count = K->expected.empty() ? K->ref.count(out.elems) : out.elems;
-  std::vector<double> got(count);
+  std::vector<double> got = made_vector<double>(count);
   aicore::num::load_n(read_back(base_ + out.addr, count * ob).data(), out.dtype, count, got.data());
   const std::vector<double> want = reference_values(K, count);
   Comparison& c = r.comparison;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "aicore/numeric.hpp"
+#include "common/zero_pages.hpp"
 
 namespace dvp::platform {
 
@@ -19,11 +20,11 @@ std::vector<double> Reference::compute(const std::vector<TensorView>& in, std::u
   std::vector<TensorView> views = in;
   for (TensorView& v : views)
     if (!v.values) {
-      std::vector<double>& d = decoded.emplace_back(v.elems);
+      std::vector<double>& d = decoded.emplace_back(made_vector<double>(v.elems));
       aicore::num::load_n(v.data, v.dtype, v.elems, d.data());
       v.values = d.data();
     }
-  std::vector<double> out(n_out);
+  std::vector<double> out = made_vector<double>(n_out);
   op->compute(*this, views, out);
   return out;
 }

@@ -53,6 +53,18 @@ bool ZeroPages::populate(std::uint64_t offset, std::uint64_t len) {
 #endif
 }
 
+void make_pages(void* p, std::uint64_t len) {
+#ifdef MADV_POPULATE_WRITE
+  // Only the whole pages inside the range: a page it shares with other memory is that memory's
+  // too, and is likely there already.
+  const std::uint64_t a = std::uint64_t(reinterpret_cast<std::uintptr_t>(p));
+  const std::uint64_t lo = (a + kPage - 1) & ~(kPage - 1), hi = (a + len) & ~(kPage - 1);
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE);
+#else
+  (void)p, (void)len;
+#endif
+}
+
 ZeroPages::~ZeroPages() {
   if (heap_)
     std::free(data_);
