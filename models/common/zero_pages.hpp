@@ -61,8 +61,9 @@ class ZeroPages {
 // The pages of [p, p + len) made now, in one system call (MADV_POPULATE_WRITE), rather than by a
 // fault at the first write of each 4 KiB: for host buffers about to be written through (a
 // tensor read back, a reference's values). Pages already there are left as they are, their
-// bytes too. Advice: a host without it faults as before. On this project's VMs a fault costs
-// about 10 us and a page made in the call 0.6 us (docs/performance.md).
+// bytes too (the call still walks them: about 0.1 us a page). Advice: a host without it faults
+// as before. On this project's VMs a fault costs about 10 us, a fresh page made in the call 1 -
+// 1.5 us (docs/performance.md).
 void make_pages(void* p, std::uint64_t len);
 
 // A vector of n value-initialised elements whose memory is made by make_pages before it is
