@@ -1306,7 +1306,8 @@ std::vector<std::uint8_t> KernelLauncher::initial_bytes(const TensorSpec& s) {
   const unsigned eb = aicore::dtype_bytes(s.t.dtype);
   // The logical tensor's values, in its order; stored (converted) after.
   const std::uint64_t n = s.nc1hwc0 ? s.nc1hwc0->logical() : s.t.elems;
-  std::vector<std::uint8_t> logical(n * eb);
+  // Made in one call (make_pages), not a page fault each: gemm-2048's operands are 8 MiB apiece.
+  std::vector<std::uint8_t> logical = made_vector<std::uint8_t>(n * eb);
   std::uint64_t z = s.seed * 0x9E3779B97F4A7C15ull + 1;
   const bool arange = s.init == "arange", random = s.init == "random";
   double v[4096];  // the values, stored a chunk at a time (the type chosen once a chunk)
@@ -1326,7 +1327,7 @@ std::vector<std::uint8_t> KernelLauncher::initial_bytes(const TensorSpec& s) {
     aicore::num::store_n(logical.data() + i0 * eb, s.t.dtype, v, len);
   }
   if (!s.nc1hwc0) return logical;
-  std::vector<std::uint8_t> stored(s.t.elems * eb);
+  std::vector<std::uint8_t> stored = made_vector<std::uint8_t>(s.t.elems * eb);
   s.store(logical.data(), stored.data());
   return stored;
 }
@@ -1359,8 +1360,9 @@ void KernelLauncher::post_reference(Kernel* K) {
   K->early_inputs.clear();
   for (int i : K->inputs) {
     const Tensor& t = K->tensors[std::size_t(i)].t;
-    const std::uint8_t* p = dram_.data() + t.addr;
-    K->early_inputs.emplace_back(p, p + t.elems * aicore::dtype_bytes(t.dtype));
+    const std::uint64_t len = t.elems * aicore::dtype_bytes(t.dtype);
+    K->early_inputs.push_back(made_vector<std::uint8_t>(len));
+    std::memcpy(K->early_inputs.back().data(), dram_.data() + t.addr, len);
   }
   K->ref_job = jobs_.post([K, count] { K->early_want = rounded_reference(K, K->early_inputs, count); });
 }
@@ -1379,7 +1381,7 @@ std::vector<double> KernelLauncher::reference_values(Kernel* K, std::uint64_t co
   const Tensor& out = K->tensors[K->output].t;
   const unsigned ob = aicore::dtype_bytes(out.dtype);
   if (!K->expected.empty()) {
-    std::vector<double> want(count);
+    std::vector<double> want = made_vector<double>(count);
     for (std::uint64_t i = 0; i < count; ++i) want[i] = aicore::num::load(K->expected.data() + i * ob, out.dtype);
     return want;
   }

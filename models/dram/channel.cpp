@@ -160,12 +160,18 @@ std::uint32_t Channel::run_in_one_step(const Burst& burst, std::uint32_t n, Resu
   const bool all = scheduler_->keeps_run(first, ccd_l, rest, lat) && slots.fits_every(first, ccd_l, ccd_l, rest) &&
                    bus_.fits_every(first + lat, burst_ticks_, ccd_l, rest, kind);
   const std::uint32_t i = all ? n : hits_in_place(burst, n, out);
-  const std::uint32_t index = bank_index(burst);
-  BankState& b = banks_[index];
-  Burst each = burst;
+  // What issue() answers for each, and the bank's state and counters as its calls one by one
+  // leave them: the bank's bounds only grow with the CAS, so the last burst's set them all.
+  const Tick beats = cyc(cfg_.geo.burst_length / 2);
   for (std::uint32_t k = 1; k < i; ++k) {
-    each.close_row = burst.close_row && k == n - 1;
-    out[k] = issue(each, b, index, out[k - 1].cas + ccd_l, RowOutcome::Hit);
+    const Tick cas = out[k - 1].cas + ccd_l;
+    out[k] = Result{cas, cas + lat, cas + lat + beats, RowOutcome::Hit};
+  }
+  if (i > 1) {
+    Burst last = burst;
+    last.close_row = burst.close_row && i == n;
+    column_done(last, banks_[bank_index(burst)], out[i - 1].cas, out[i - 1].done);
+    count(RowOutcome::Hit, bank_index(burst), burst.write, i - 1);
   }
   if (all) scheduler_->issued(out[n - 1].cas, out[n - 1].data_start + burst_ticks_);
   // Their slots: one CAS interval (they touch), one data interval where the bursts fill tCCD_L;
@@ -193,23 +199,23 @@ std::uint32_t Channel::hits_in_place(const Burst& burst, std::uint32_t n, const 
   return i;
 }
 
-void Channel::count(RowOutcome outcome, std::uint32_t bank_index, bool write) {
+void Channel::count(RowOutcome outcome, std::uint32_t bank_index, bool write, std::uint64_t bursts) {
   BankCounters& bc = counters_[bank_index];
   switch (outcome) {
     case RowOutcome::Hit:
-      ++row_hits;
-      ++bc.hits;
+      row_hits += bursts;
+      bc.hits += bursts;
       break;
     case RowOutcome::Miss:
-      ++row_misses;
-      ++bc.misses;
+      row_misses += bursts;
+      bc.misses += bursts;
       break;
     case RowOutcome::Conflict:
-      ++row_conflicts;
-      ++bc.conflicts;
+      row_conflicts += bursts;
+      bc.conflicts += bursts;
       break;
   }
-  ++(write ? writes : reads);
+  (write ? writes : reads) += bursts;
 }
 
 // The fast fidelity keeps each bank's open row, its ACT / PRE bounds (tRCD, tRP, tRAS, tRC, tRTP,

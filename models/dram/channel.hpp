@@ -85,7 +85,7 @@ class Channel {
     return b.rank * cfg_.geo.banks() + b.bank_group * cfg_.geo.banks_per_group + b.bank;
   }
   Timeline& cas_slots(const Burst& b) { return cas_bg_[std::size_t(b.rank) * cfg_.geo.bank_groups + b.bank_group]; }
-  void count(RowOutcome outcome, std::uint32_t bank_index, bool write);
+  void count(RowOutcome outcome, std::uint32_t bank_index, bool write, std::uint64_t bursts = 1);
   // The fast fidelity (common/fidelity.hpp): the `n` bursts of a run to one row as access_run
   // answers them, from the bank's row state, its ACT and PRE bounds, refresh, and a data-bus budget.
   bool fast() const { return cfg_.fidelity == Fidelity::Fast; }
