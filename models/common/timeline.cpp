@@ -24,17 +24,34 @@ void for_words(std::uint64_t from, std::uint64_t to, std::size_t mask, F&& f) {
 
 Timeline::Timeline(Tick unit) : unit_(unit ? unit : 1) {
   mask_ = kInitialUnits - 1;
-  busy_.assign(kInitialUnits / 64, 0);
+  busy_words_.assign(kInitialUnits / 64, 0);
+  point_at_words();
+}
+
+Timeline::Timeline(const Timeline& o) { *this = o; }
+
+Timeline& Timeline::operator=(const Timeline& o) {
+  if (this == &o) return *this;
+  now_seen_ = o.now_seen_, floor_ = o.floor_, phys_ = o.phys_, last_end_units_ = o.last_end_units_;
+  unit_ = o.unit_, mask_ = o.mask_, keep_ = o.keep_, busy_units_ = o.busy_units_;
+  last_end_kind_[0] = o.last_end_kind_[0], last_end_kind_[1] = o.last_end_kind_[1];
+  turn01_ = o.turn01_, turn10_ = o.turn10_;
+  busy_words_ = o.busy_words_, kind1_words_ = o.kind1_words_;
+  point_at_words();
+  return *this;
 }
 
 void Timeline::set_turnaround(Tick zero_to_one, Tick one_to_zero) {
   turn01_ = (zero_to_one + unit_ - 1) / unit_;
   turn10_ = (one_to_zero + unit_ - 1) / unit_;
-  keep_ = std::max(turn01_, turn10_);
-  kind1_.assign(busy_.size(), 0);
+  if (std::max(turn01_, turn10_) > kMaxUnits)
+    throw Error("timeline: a turnaround of " + std::to_string(std::max(turn01_, turn10_)) + " cycles");
+  keep_ = std::uint32_t(std::max(turn01_, turn10_));
+  kind1_words_.assign(busy_words_.size(), 0);
+  point_at_words();
 }
 
-bool Timeline::any(const std::vector<std::uint64_t>& bits, Unit from, Unit to) const {
+bool Timeline::any(const std::uint64_t* bits, Unit from, Unit to) const {
   // Below the floor is the past; at or past the window's end nothing is reserved.
   from = std::max(from, floor_);
   to = std::min(to, window_end());
@@ -43,7 +60,7 @@ bool Timeline::any(const std::vector<std::uint64_t>& bits, Unit from, Unit to) c
   return found;
 }
 
-void Timeline::set_across(std::vector<std::uint64_t>& bits, Unit from, Unit to) {
+void Timeline::set_across(std::uint64_t* bits, Unit from, Unit to) {
   for_words(from, to, mask_, [&](std::size_t w, std::uint64_t m) {
     bits[w] |= m;
     return false;
@@ -64,12 +81,12 @@ void Timeline::move_floor(Tick now) {
 
 void Timeline::clear_stale() {
   if (floor_ - phys_ >= mask_ + 1) {
-    std::fill(busy_.begin(), busy_.end(), 0);
-    std::fill(kind1_.begin(), kind1_.end(), 0);
+    std::fill(busy_words_.begin(), busy_words_.end(), 0);
+    std::fill(kind1_words_.begin(), kind1_words_.end(), 0);
   } else {
     for_words(phys_, floor_, mask_, [&](std::size_t w, std::uint64_t m) {
       busy_[w] &= ~m;
-      if (!kind1_.empty()) kind1_[w] &= ~m;
+      if (kind1_) kind1_[w] &= ~m;
       return false;
     });
   }
@@ -89,16 +106,17 @@ void Timeline::grow(Unit end) {
     throw Error("timeline: a reservation " + std::to_string(need) +
                 " cycles ahead of simulated time; a resource is booked unreasonably far into the future");
   // Re-lay the live window [floor_, floor_ + old size) into the larger circle.
-  std::vector<std::uint64_t> nb(size / 64, 0), nk(kind1_.empty() ? 0 : size / 64, 0);
+  std::vector<std::uint64_t> nb(size / 64, 0), nk(kind1_ ? size / 64 : 0, 0);
   const std::size_t old_mask = mask_;
   for (Unit u = floor_; u < floor_ + old_mask + 1; ++u) {
     const std::size_t op = u & old_mask, np = u & (size - 1);
     if (busy_[op >> 6] >> (op & 63) & 1) nb[np >> 6] |= 1ull << (np & 63);
-    if (!kind1_.empty() && (kind1_[op >> 6] >> (op & 63) & 1)) nk[np >> 6] |= 1ull << (np & 63);
+    if (kind1_ && (kind1_[op >> 6] >> (op & 63) & 1)) nk[np >> 6] |= 1ull << (np & 63);
   }
-  busy_.swap(nb);
-  kind1_.swap(nk);
-  mask_ = size - 1;
+  busy_words_.swap(nb);
+  kind1_words_.swap(nk);
+  point_at_words();
+  mask_ = std::uint32_t(size - 1);
 }
 
 Timeline::Unit Timeline::next_free(Unit from) const {
@@ -137,7 +155,7 @@ bool Timeline::fits(Unit s, Unit d, std::uint8_t kind) const {
 }
 
 bool Timeline::turnarounds_clear(Unit s, Unit d, std::uint8_t kind) const {
-  if (kind1_.empty()) return true;
+  if (!kind1_) return true;
   // Kind-0 bits are busy & ~kind1; check the turnaround distance on both sides.
   if (kind == 0) {
     if (turn10_ && any(kind1_, s > turn10_ ? s - turn10_ : 0, s)) return false;

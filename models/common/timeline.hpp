@@ -15,7 +15,9 @@
 // Host speed (every memory transaction books a few dozen of these): a request that starts after
 // everything booked (the common case of a stream) is answered without a scan; the bits that
 // fall behind global time are cleared only when the window must reuse their words; the floor is
-// recomputed only when global time has moved.
+// recomputed only when global time has moved. What a booking reads lies in one host cache line
+// (the class is aligned to one): a line costs a ring transfer a booking per hop, four transfers,
+// and each booking touched two or three lines of this object besides its bits (docs/performance.md).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -25,10 +27,15 @@
 
 namespace dvp {
 
-class Timeline {
+class alignas(64) Timeline {
  public:
   // `unit`: the resource's clock period; all times passed in must be multiples of it.
   explicit Timeline(Tick unit = 1);
+  // A copy has its own bits (the hot line points at them); a move keeps them where they are.
+  Timeline(const Timeline& o);
+  Timeline& operator=(const Timeline& o);
+  Timeline(Timeline&& o) noexcept = default;
+  Timeline& operator=(Timeline&& o) noexcept = default;
 
   // Gap required between an interval of kind a followed by one of kind b.
   void set_turnaround(Tick zero_to_one, Tick one_to_zero);
@@ -82,8 +89,8 @@ class Timeline {
 
  private:
   using Unit = std::uint64_t;
-  bool any(const std::vector<std::uint64_t>& bits, Unit from, Unit to) const;  // a set bit in [from, to)
-  void set(std::vector<std::uint64_t>& bits, Unit from, Unit to) {
+  bool any(const std::uint64_t* bits, Unit from, Unit to) const;  // a set bit in [from, to)
+  void set(std::uint64_t* bits, Unit from, Unit to) {
     // Most bookings (a flit, a burst) fall within one word: the window's size is a multiple of
     // 64 units, so such a range never wraps around the circle.
     const unsigned bit = from & 63;
@@ -93,7 +100,7 @@ class Timeline {
     else
       set_across(bits, from, to);
   }
-  void set_across(std::vector<std::uint64_t>& bits, Unit from, Unit to);
+  void set_across(std::uint64_t* bits, Unit from, Unit to);
   void update_floor() {  // moves the floor up to global time (less the turnaround distance)
     const Tick now = now_tick();
     if (now != now_seen_) move_floor(now);
@@ -122,40 +129,51 @@ class Timeline {
     const unsigned bit = s & 63;
     if (bit + d > 64 || s + d + keep_ + 1 > window_end()) return false;
     const std::uint64_t m = (d == 64 ? ~0ull : (1ull << d) - 1) << bit;
-    return (busy_[(s & mask_) >> 6] & m) == 0 && (kind1_.empty() || turnarounds_clear(s, d, kind));
+    return (busy_[(s & mask_) >> 6] & m) == 0 && (!kind1_ || turnarounds_clear(s, d, kind));
   }
   Unit find_gap(Unit s, Unit d, std::uint8_t kind);  // first_fit's search
   bool fits(Unit s, Unit d, std::uint8_t kind) const;
   // fits() once [s, s + d) is known free: no other kind's interval within the turnaround distance.
   bool turnarounds_clear(Unit s, Unit d, std::uint8_t kind) const;
   // Whether a request of `kind` at unit s starts past every reservation, and the turnaround
-  // distance past the other kind's: then nothing can be in its way (no scan needed).
+  // distance past the other kind's: then nothing can be in its way (no scan needed). Without
+  // turnarounds the ends per kind are not kept (nor needed).
   bool past_everything(Unit s, std::uint8_t kind) const {
-    return s >= last_end_units_ && s >= last_end_kind_[(kind & 1) ^ 1] + (kind ? turn01_ : turn10_);
+    if (s < last_end_units_) return false;
+    return !kind1_ || s >= last_end_kind_[(kind & 1) ^ 1] + (kind ? turn01_ : turn10_);
   }
   Unit next_free(Unit from) const;                // first unit >= from that is not busy
   Unit next_busy(Unit from, Unit to) const;       // first busy unit in [from, to); to if none
   void book(Unit s, Unit d, std::uint8_t kind) {  // reserve_at in units; the window holds [s, s + d)
     set(busy_, s, s + d);
-    const bool k1 = kind == 1 && !kind1_.empty();
-    if (k1) set(kind1_, s, s + d);
     busy_units_ += d;
     last_end_units_ = std::max(last_end_units_, s + d);
+    if (!kind1_) return;
+    const bool k1 = kind == 1;
+    if (k1) set(kind1_, s, s + d);
     last_end_kind_[k1] = std::max(last_end_kind_[k1], s + d);
   }
+  void point_at_words() {  // busy_ and kind1_ at the words' storage, after it was made or moved
+    busy_ = busy_words_.data();
+    kind1_ = kind1_words_.empty() ? nullptr : kind1_words_.data();
+  }
 
-  Tick unit_;
+  // The first host cache line: what a booking reads.
+  Tick now_seen_ = kTickMax;  // the global time floor_ was last computed for
   // Units before floor_ can never be asked for again (global time less the turnaround distance);
   // the bits of [phys_, floor_) are stale but not yet cleared.
   Unit floor_ = 0, phys_ = 0;
-  Tick now_seen_ = kTickMax;                 // the global time floor_ was last computed for
-  std::size_t mask_ = 0;                     // window size in units - 1 (a power of two)
-  std::vector<std::uint64_t> busy_;          // any kind
-  std::vector<std::uint64_t> kind1_;         // kind 1 only (allocated when turnarounds are set)
-  Unit turn01_ = 0, turn10_ = 0, keep_ = 0;  // keep_: the larger turnaround
-  Unit busy_units_ = 0;
   Unit last_end_units_ = 0;
-  Unit last_end_kind_[2] = {0, 0};  // the end of the last reservation of each kind
+  std::uint64_t* busy_ = nullptr;   // any kind: busy_words_'s
+  std::uint64_t* kind1_ = nullptr;  // kind 1 only: kind1_words_'s, null without turnarounds
+  Tick unit_;
+  std::uint32_t mask_ = 0;  // window size in units - 1 (a power of two, at most kMaxUnits)
+  std::uint32_t keep_ = 0;  // the larger turnaround
+  // Written by a booking, or read with turnarounds only.
+  Unit busy_units_ = 0;
+  Unit last_end_kind_[2] = {0, 0};  // the end of the last reservation of each kind (with turnarounds)
+  Unit turn01_ = 0, turn10_ = 0;
+  std::vector<std::uint64_t> busy_words_, kind1_words_;  // the circles' storage
 };
 
 }  // namespace dvp
