@@ -123,6 +123,11 @@ class KernelLauncher : public sc_core::sc_module {
   // on: a traffic generator or an RTL master may have left lines of it in the L2, dirty, and a
   // kernel would read those instead of its tensors.
   void set_invalidate(std::function<void(const AddressRanges&)> f) { invalidate_ = std::move(f); }
+  // Reads [addr, addr + len) as a debug read would see it (the caches' lines over memory's bytes)
+  // in bulk, taking no simulated time; false where it cannot (not all DRAM), and read_back then
+  // reads through the ring, 128 bytes at a time. The platform's: DRAM and the L2 slices.
+  using BulkRead = std::function<bool(std::uint64_t addr, std::uint8_t* out, std::uint64_t len)>;
+  void set_bulk_read(BulkRead f) { bulk_read_ = std::move(f); }
   // Where each kernel's memory is, for `dvp map`: its image, tensors and argument table (bus
   // addresses), kernel by kernel (an arena tensor lies after every kernel's own memory). `how`
   // says where a tensor's contents come from: an init (written at its kernel's start), a file
@@ -193,6 +198,12 @@ class KernelLauncher : public sc_core::sc_module {
   void write_job_table(const cfg::Node& tasks);
   void task_entry(const cfg::Node& t, dvp_task& d, std::string& name);
   std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);
+  void read_back_into(std::uint64_t addr, std::uint8_t* out, std::uint64_t len);
+  // [addr, addr + len) read back into piece_ (len at most kPieceBytes for a check's reads).
+  const std::uint8_t* read_piece(std::uint64_t addr, std::uint64_t len);
+  bool holds(std::uint64_t addr, const std::vector<std::uint8_t>& bytes);  // memory holds these bytes there
+  static constexpr std::uint64_t kPieceBytes = std::uint64_t(1) << 20;
+  std::vector<std::uint8_t> piece_;
   static Result result_of(const Kernel& K);
   nlohmann::json results_json() const;
 
@@ -203,6 +214,7 @@ class KernelLauncher : public sc_core::sc_module {
   dram::Storage& dram_;
   std::uint64_t base_, next_;
   std::function<void(const AddressRanges&)> invalidate_;
+  BulkRead bulk_read_;
   std::uint64_t arena_bytes_ = 0;  // the activation arena: its tensors' furthest end
   bool functional_;
   bool firmware_mode_;

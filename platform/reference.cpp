@@ -18,8 +18,11 @@ std::vector<double> Reference::compute(const std::vector<TensorView>& in, std::u
   std::vector<std::vector<double>> decoded;
   decoded.reserve(in.size());
   std::vector<TensorView> views = in;
+  // An element-wise check reads each input element once, in order: it decodes them a chunk at a
+  // time (elementwise_ref), not into whole buffers of 8 bytes a value (fresh pages: kernels/add's
+  // two 64 MiB took about a quarter of its host time on this project's VMs, docs/performance.md).
   for (TensorView& v : views)
-    if (!v.values) {
+    if (!v.values && !op->element) {
       std::vector<double>& d = decoded.emplace_back(made_vector<double>(v.elems));
       aicore::num::load_n(v.data, v.dtype, v.elems, d.data());
       v.values = d.data();
@@ -297,9 +300,23 @@ void argmax_ref(const Reference& R, const std::vector<TensorView>& in, std::vect
   top_rows(1, R.cols, in[0], out);
 }
 
+// An input's elements [i, i + n) as doubles: its decoded values where it has them, else decoded
+// into `chunk` (n at most kChunk), in one call (no dispatch per element).
+constexpr std::uint64_t kChunk = 4096;
+const double* chunk_of(const TensorView& v, std::uint64_t i, std::uint64_t n, double* chunk) {
+  if (v.values) return v.values + i;
+  aicore::num::load_n(v.data + i * aicore::dtype_bytes(v.dtype), v.dtype, n, chunk);
+  return chunk;
+}
+
 void elementwise_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
-  for (std::uint64_t i = 0; i < out.size(); ++i)
-    out[i] = R.op->element(R, in[0].at(i), in.size() > 1 ? in[1].at(i) : 0.0);
+  double chunk_a[kChunk], chunk_b[kChunk];
+  for (std::uint64_t i0 = 0; i0 < out.size(); i0 += kChunk) {
+    const std::uint64_t n = std::min(kChunk, out.size() - i0);
+    const double* a = chunk_of(in[0], i0, n, chunk_a);
+    const double* b = in.size() > 1 ? chunk_of(in[1], i0, n, chunk_b) : nullptr;
+    for (std::uint64_t j = 0; j < n; ++j) out[i0 + j] = R.op->element(R, a[j], b ? b[j] : 0.0);
+  }
 }
 
 // What is compared and what the inputs must hold.

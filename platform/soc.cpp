@@ -173,6 +173,8 @@ void Soc::build_launcher(const Scenario& s) {
   launcher_->set_invalidate([this](const KernelLauncher::AddressRanges& r) {
     for (auto& slice : l2_) slice->invalidate(r);
   });
+  launcher_->set_bulk_read(
+      [this](std::uint64_t addr, std::uint8_t* out, std::uint64_t len) { return bulk_read(addr, out, len); });
   unsigned src = ring_->connect_initiator(launcher_->socket, 0, launcher_->name());
   src_is_hn_.resize(src + 1, false);
 }
@@ -494,6 +496,20 @@ std::vector<char> Soc::read_image(const cfg::Node& fw, const std::string& path, 
     fw.at("image").fail("cannot open " + path + ": " + (why ? std::strerror(why) : "open failed") +
                         (named ? hint : ""));
   return std::vector<char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// What a debug read through the ring answers for [addr, addr + len), in bulk: DRAM's bytes with
+// the L2 slices' lines over them (route() sends a DRAM address to its slice, which answers from
+// its line or from memory). Only all of it in DRAM and none in an RTL block's region (route()'s
+// first choice).
+bool Soc::bulk_read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) const {
+  if (addr < dram_base_ || addr - dram_base_ > storage_->size() || len > storage_->size() - (addr - dram_base_))
+    return false;
+  for (const RtlRoute& r : rtl_routes_)
+    if (addr < r.base + r.size && r.base < addr + len) return false;
+  std::memcpy(out, storage_->data() + (addr - dram_base_), len);
+  for (const auto& slice : l2_) slice->overlay(addr, addr + len, out);
+  return true;
 }
 
 int Soc::route(std::uint64_t addr, unsigned src) const {

@@ -107,6 +107,7 @@ class Soc : public sc_core::sc_module, public System {
 
  private:
   int route(std::uint64_t addr, unsigned src) const;
+  bool bulk_read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) const;
 
   dram::Config dram_cfg_;
   cache::L2Config l2_cfg_;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 #include <set>
 #include <string>
 #include <tuple>
@@ -170,6 +171,57 @@ TEST(L2Slice, InvalidateLooksALineUpInItsOwnSliceAmongANonPowerOfTwoCount) {
   EXPECT_EQ(scanned, 3u);
   EXPECT_EQ(b.mem.writes, 0u);
 }
+
+// overlay() is a debug read in bulk: memory's bytes, then the slice's lines over them, must read
+// as the last bytes written (0 where none was), dirty lines not yet written back included. Random
+// writes (whole lines and parts) and reads over eight times the slice's lines, then ranges from
+// one byte to the whole region: short ones take the lookups, long ones the scan of the tags.
+void overlay_reads_last_written(unsigned slices) {
+  cfg::Node p = test::preset_platform(
+      "ascend310", {"platform.l2.slices=" + std::to_string(slices), "platform.l2.size_kib=" + std::to_string(slices),
+                    "platform.l2.ways=2", "platform.l2.line_bytes=128", "platform.l2.clock_mhz=1000"});
+  const L2Config c = L2Config::from(p.at("l2"));
+  const unsigned index = slices == 1 ? 0 : 1;
+  Bench b(c, index);
+  constexpr std::uint64_t kRegion = 8 * 1024;  // 64 lines; the slice holds 8
+  std::vector<std::uint8_t> shadow(kRegion, 0);
+  std::mt19937 rng(7 + slices);
+  const auto own = [&](std::uint64_t addr) { return (addr / 128) % slices == index; };
+  std::uint8_t buf[128];
+  b.st.body = [&](Stimulus& s) {
+    for (int n = 0; n < 400; ++n) {
+      std::uint64_t line;
+      do line = rng() % (kRegion / 128);
+      while (!own(line * 128));
+      const unsigned off = rng() % 2 ? 0 : rng() % 128, len = off ? 1 + rng() % (128 - off) : 128;
+      const std::uint64_t addr = line * 128 + off;
+      if (rng() % 3) {
+        for (unsigned i = 0; i < len; ++i) buf[i] = shadow[addr + i] = std::uint8_t(rng());
+        s.access(true, addr, buf, len);
+      } else {
+        s.access(false, addr, buf, len);
+      }
+    }
+  };
+  sc_core::sc_start();
+  EXPECT_GT(b.mem.writes, 0u);  // lines were written back: memory holds some of the bytes
+  for (int n = 0; n < 200; ++n) {
+    const std::uint64_t lo = n == 0 ? 0 : rng() % kRegion;
+    const std::uint64_t hi =
+        n == 0 ? kRegion : lo + 1 + rng() % (n % 2 ? std::min<std::uint64_t>(300, kRegion - lo) : kRegion - lo);
+    std::vector<std::uint8_t> out(hi - lo);
+    for (std::uint64_t a = lo; a < hi; ++a) out[a - lo] = b.mem.bytes.count(a) ? b.mem.bytes[a] : 0;
+    b.l2.overlay(lo, hi, out.data());
+    for (std::uint64_t a = lo; a < hi; ++a)
+      ASSERT_EQ(out[a - lo], own(a) ? shadow[a] : 0) << slices << " slices, [" << lo << ", " << hi << ") at " << a;
+  }
+}
+
+TEST(L2Slice, OverlayReadsWhatWasLastWrittenOverMemorysBytes) { overlay_reads_last_written(1); }
+
+// A slice of a non-power-of-two count (1 of 3) is given only its own lines, and leaves the others'
+// bytes as memory has them.
+TEST(L2Slice, OverlayOfOneSliceAmongThreeWritesOnlyItsOwnLines) { overlay_reads_last_written(3); }
 
 TEST(L2Slice, LruKeepsTheRecentlyUsedLine) {
   L2Config c = small("lru");
