@@ -1382,8 +1382,10 @@ void KernelLauncher::post_reference(Kernel* K) {
   for (int i : K->inputs) {
     const Tensor& t = K->tensors[std::size_t(i)].t;
     const std::uint64_t len = t.elems * aicore::dtype_bytes(t.dtype);
-    K->early_inputs.push_back(made_vector<std::uint8_t>(len));
-    std::memcpy(K->early_inputs.back().data(), dram_.data() + t.addr, len);
+    std::vector<std::uint8_t>& copy = K->early_inputs.emplace_back();
+    copy.reserve(len);
+    make_pages(copy.data(), len);  // its pages in one call, then written once
+    copy.insert(copy.end(), dram_.data() + t.addr, dram_.data() + t.addr + len);
   }
   K->ref_job = jobs_.post([K, count] { K->early_want = rounded_reference(K, K->early_inputs, count); });
 }
@@ -1462,6 +1464,21 @@ bool KernelLauncher::inputs_set_up(const Kernel& K) {
   });
 }
 
+// Element i's part in a check's figures; worst_excess is the worst element's so far.
+void KernelLauncher::compare_element(Comparison& c, double& worst_excess, std::uint64_t i, double have, double w) {
+  // Equal values pass first (infinities, an fp16 overflow, have no finite difference): they
+  // change none of the figures, and are most elements of many checks.
+  if (have == w || (std::isnan(w) && std::isnan(have))) return;
+  const double abs_err = std::isnan(have - w) ? INFINITY : std::fabs(have - w);
+  // A NaN or infinite reference is met only by itself (its tolerance would be NaN or inf).
+  const double tol = std::isfinite(w) ? c.atol + c.rtol * std::fabs(w) : -1.0;
+  c.max_abs = std::max(c.max_abs, abs_err);
+  if (w != 0 && !std::isnan(w)) c.max_rel = std::max(c.max_rel, abs_err / std::fabs(w));
+  if (abs_err > tol) ++c.over;
+  const double excess = abs_err - tol;
+  if (abs_err > 0 && excess > worst_excess) worst_excess = excess, c.worst = std::int64_t(i), c.have = have, c.want = w;
+}
+
 void KernelLauncher::check(Kernel* K, Result& r) {
   if (!media_in_time(K, r)) return void(++failed_);
   if (!K->check) return;
@@ -1479,28 +1496,19 @@ void KernelLauncher::check(Kernel* K, Result& r) {
   c.count = count, c.atol = K->atol, c.rtol = K->rtol;
   // The worst element: the one furthest past its tolerance, or (all within) the closest to it.
   double worst_excess = -INFINITY;
-  // The output read back and decoded a chunk at a time: a whole tensor's values, 8 bytes each,
-  // would be fresh pages (about 0.1 s for kernels/add's 8 Mi values on this project's VMs).
-  constexpr std::uint64_t kChunk = 4096;
-  const std::uint64_t per_piece = kPieceBytes / ob / kChunk * kChunk;  // whole chunks a piece read back
-  const std::uint8_t* piece = nullptr;
-  double got[kChunk];
-  for (std::uint64_t i = 0; i < count; ++i) {
-    if (i % per_piece == 0) piece = read_piece(base_ + out.addr + i * ob, std::min(per_piece, count - i) * ob);
-    if (i % kChunk == 0) aicore::num::load_n(piece + i % per_piece * ob, out.dtype, std::min(kChunk, count - i), got);
-    const double have = got[i % kChunk], w = want[i];
-    // Equal values pass first (infinities, an fp16 overflow, have no finite difference): they
-    // change none of the figures, and are most elements of many checks.
-    if (have == w || (std::isnan(w) && std::isnan(have))) continue;
-    const double abs_err = std::isnan(have - w) ? INFINITY : std::fabs(have - w);
-    // A NaN or infinite reference is met only by itself (its tolerance would be NaN or inf).
-    const double tol = std::isfinite(w) ? K->atol + K->rtol * std::fabs(w) : -1.0;
-    c.max_abs = std::max(c.max_abs, abs_err);
-    if (w != 0 && !std::isnan(w)) c.max_rel = std::max(c.max_rel, abs_err / std::fabs(w));
-    if (abs_err > tol) ++c.over;
-    const double excess = abs_err - tol;
-    if (abs_err > 0 && excess > worst_excess)
-      worst_excess = excess, c.worst = std::int64_t(i), c.have = have, c.want = w;
+  // The output read back a piece (whole chunks) at a time and decoded a chunk at a time, into
+  // buffers kept from check to check: a whole tensor's values, 8 bytes each, would be fresh pages
+  // (about 0.1 s for kernels/add's 8 Mi values on this project's VMs).
+  const std::uint64_t per_piece = kPieceBytes / ob / kChunk * kChunk;
+  got_.resize(kChunk);
+  for (std::uint64_t p0 = 0; p0 < count; p0 += per_piece) {
+    const std::uint64_t p_end = std::min(count, p0 + per_piece);
+    const std::uint8_t* piece = read_piece(base_ + out.addr + p0 * ob, (p_end - p0) * ob);
+    for (std::uint64_t c0 = p0; c0 < p_end; c0 += kChunk) {
+      const std::uint64_t n = std::min(kChunk, p_end - c0);
+      aicore::num::load_n(piece + (c0 - p0) * ob, out.dtype, n, got_.data());
+      for (std::uint64_t j = 0; j < n; ++j) compare_element(c, worst_excess, c0 + j, got_[j], want[c0 + j]);
+    }
   }
   r.passed = c.over == 0;
   const TensorSpec& os = K->tensors[K->output];

@@ -202,8 +202,12 @@ class KernelLauncher : public sc_core::sc_module {
   // [addr, addr + len) read back into piece_ (len at most kPieceBytes for a check's reads).
   const std::uint8_t* read_piece(std::uint64_t addr, std::uint64_t len);
   bool holds(std::uint64_t addr, const std::vector<std::uint8_t>& bytes);  // memory holds these bytes there
+  static void compare_element(Comparison& c, double& worst_excess, std::uint64_t i, double have, double w);
   static constexpr std::uint64_t kPieceBytes = std::uint64_t(1) << 20;
+  static constexpr std::uint64_t kChunk = 4096;  // values a check decodes at a time
+  static_assert(kPieceBytes / 8 >= kChunk, "a piece holds whole chunks of the widest type");
   std::vector<std::uint8_t> piece_;
+  std::vector<double> got_;  // a chunk of the output, decoded
   static Result result_of(const Kernel& K);
   nlohmann::json results_json() const;
 

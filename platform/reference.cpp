@@ -310,11 +310,11 @@ const double* chunk_of(const TensorView& v, std::uint64_t i, std::uint64_t n, do
 }
 
 void elementwise_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
-  double chunk_a[kChunk], chunk_b[kChunk];
+  std::vector<double> chunk_a(kChunk), chunk_b(kChunk);  // on the heap: a check runs on a SystemC thread's stack
   for (std::uint64_t i0 = 0; i0 < out.size(); i0 += kChunk) {
     const std::uint64_t n = std::min(kChunk, out.size() - i0);
-    const double* a = chunk_of(in[0], i0, n, chunk_a);
-    const double* b = in.size() > 1 ? chunk_of(in[1], i0, n, chunk_b) : nullptr;
+    const double* a = chunk_of(in[0], i0, n, chunk_a.data());
+    const double* b = in.size() > 1 ? chunk_of(in[1], i0, n, chunk_b.data()) : nullptr;
     for (std::uint64_t j = 0; j < n; ++j) out[i0 + j] = R.op->element(R, a[j], b ? b[j] : 0.0);
   }
 }

@@ -186,7 +186,8 @@ void overlay_reads_last_written(unsigned slices) {
   constexpr std::uint64_t kRegion = 8 * 1024;  // 64 lines; the slice holds 8
   std::vector<std::uint8_t> shadow(kRegion, 0);
   std::mt19937 rng(7 + slices);
-  const auto own = [&](std::uint64_t addr) { return (addr / 128) % slices == index; };
+  const SliceHash hash(slices, 128);
+  const auto own = [&](std::uint64_t addr) { return hash.slice(addr) == index; };
   std::uint8_t buf[128];
   b.st.body = [&](Stimulus& s) {
     for (int n = 0; n < 400; ++n) {
@@ -209,19 +210,25 @@ void overlay_reads_last_written(unsigned slices) {
     const std::uint64_t lo = n == 0 ? 0 : rng() % kRegion;
     const std::uint64_t hi =
         n == 0 ? kRegion : lo + 1 + rng() % (n % 2 ? std::min<std::uint64_t>(300, kRegion - lo) : kRegion - lo);
-    std::vector<std::uint8_t> out(hi - lo);
-    for (std::uint64_t a = lo; a < hi; ++a) out[a - lo] = b.mem.bytes.count(a) ? b.mem.bytes[a] : 0;
-    b.l2.overlay(lo, hi, out.data());
+    std::vector<std::uint8_t> out(hi - lo + 256, 0xEE);  // 128 guard bytes on each side
+    for (std::uint64_t a = lo; a < hi; ++a) out[a - lo + 128] = b.mem.bytes.count(a) ? b.mem.bytes[a] : 0;
+    b.l2.overlay(lo, hi, out.data() + 128);
     for (std::uint64_t a = lo; a < hi; ++a)
-      ASSERT_EQ(out[a - lo], own(a) ? shadow[a] : 0) << slices << " slices, [" << lo << ", " << hi << ") at " << a;
+      ASSERT_EQ(out[a - lo + 128], own(a) ? shadow[a] : 0)
+          << slices << " slices, [" << lo << ", " << hi << ") at " << a;
+    for (std::uint64_t g = 0; g < 128; ++g) {
+      ASSERT_EQ(out[g], 0xEE) << "written before the range";
+      ASSERT_EQ(out[out.size() - 1 - g], 0xEE) << "written past the range";
+    }
   }
 }
 
 TEST(L2Slice, OverlayReadsWhatWasLastWrittenOverMemorysBytes) { overlay_reads_last_written(1); }
 
-// A slice of a non-power-of-two count (1 of 3) is given only its own lines, and leaves the others'
-// bytes as memory has them.
+// A slice of a non-power-of-two count (1 of 3: line modulo 3) or of four (the XOR hash) is given
+// only its own lines, and leaves the others' bytes as memory has them.
 TEST(L2Slice, OverlayOfOneSliceAmongThreeWritesOnlyItsOwnLines) { overlay_reads_last_written(3); }
+TEST(L2Slice, OverlayOfOneSliceAmongFourWritesOnlyItsOwnLines) { overlay_reads_last_written(4); }
 
 TEST(L2Slice, LruKeepsTheRecentlyUsedLine) {
   L2Config c = small("lru");

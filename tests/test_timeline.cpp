@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/budget.hpp"
+#include "common/error.hpp"
 #include "common/timeline.hpp"
 
 using dvp::Timeline;
@@ -52,6 +53,30 @@ TEST(Timeline, TurnaroundBetweenKinds) {
   // A write may not squeeze into [10,17): it would need 7 after the read at 0..10 and 20 before
   // the read at 47.
   EXPECT_EQ(t.reserve(10, 5, 1), 67u + 7u);
+}
+
+// The hot line points at the bits: a copy must book its own, a move take them along (also as a
+// vector of timelines grows), and turnarounds come before the first booking.
+TEST(Timeline, ACopyKeepsItsOwnBitsAndAMoveTakesThemAlong) {
+  Timeline a;
+  a.set_turnaround(7, 20);
+  EXPECT_EQ(a.reserve(0, 10, 0), 0u);
+  EXPECT_EQ(a.reserve(100000, 10, 1), 100000u);  // grows the window
+  Timeline b = a;
+  EXPECT_EQ(b.reserve(0, 5, 0), 10u);
+  EXPECT_EQ(a.reserve(0, 5, 0), 10u);  // b's booking is not a's
+  Timeline c = std::move(b);
+  EXPECT_EQ(c.reserve(0, 5, 0), 15u);           // b's bookings came along
+  EXPECT_EQ(c.reserve(99990, 10, 0), 100030u);  // and its write: 7 after a read, 20 before the next
+  std::vector<Timeline> v;
+  v.emplace_back(1);
+  EXPECT_EQ(v[0].reserve(0, 10), 0u);
+  for (int i = 0; i < 100; ++i) v.emplace_back(1);  // reallocations move v[0]
+  EXPECT_EQ(v[0].reserve(0, 10), 10u);
+  EXPECT_EQ(v[100].reserve(0, 10), 0u);
+  Timeline late;
+  late.reserve(0, 10);
+  EXPECT_THROW(late.set_turnaround(7, 20), dvp::Error);
 }
 
 // Random requests against a plain model of the rule (cell by cell: a free run of `d` cells, and

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "timeline.hpp"
 
+#include <utility>
+
 #include "error.hpp"
 
 namespace dvp {
@@ -8,6 +10,7 @@ namespace dvp {
 namespace {
 constexpr std::size_t kInitialUnits = 4096;  // grows as needed
 constexpr std::size_t kMaxUnits = std::size_t(1) << 30;
+static_assert(kMaxUnits <= std::size_t(1) << 31, "the window's mask and mask + 1 are 32-bit");
 
 // The bits of [from, to) within one 64-bit word, as (word index, mask) steps over a circle.
 template <typename F>
@@ -29,23 +32,41 @@ Timeline::Timeline(Tick unit) : unit_(unit ? unit : 1) {
 }
 
 Timeline::Timeline(const Timeline& o) { *this = o; }
+Timeline::Timeline(Timeline&& o) noexcept { *this = std::move(o); }
 
-Timeline& Timeline::operator=(const Timeline& o) {
-  if (this == &o) return *this;
+void Timeline::copy_state(const Timeline& o) {
   now_seen_ = o.now_seen_, floor_ = o.floor_, phys_ = o.phys_, last_end_units_ = o.last_end_units_;
   unit_ = o.unit_, mask_ = o.mask_, keep_ = o.keep_, busy_units_ = o.busy_units_;
   last_end_kind_[0] = o.last_end_kind_[0], last_end_kind_[1] = o.last_end_kind_[1];
   turn01_ = o.turn01_, turn10_ = o.turn10_;
+}
+
+Timeline& Timeline::operator=(const Timeline& o) {
+  if (this == &o) return *this;
+  copy_state(o);
   busy_words_ = o.busy_words_, kind1_words_ = o.kind1_words_;
   point_at_words();
   return *this;
 }
 
+Timeline& Timeline::operator=(Timeline&& o) noexcept {
+  if (this == &o) return *this;
+  copy_state(o);
+  busy_words_ = std::move(o.busy_words_), kind1_words_ = std::move(o.kind1_words_);
+  o.busy_words_.clear(), o.kind1_words_.clear();
+  point_at_words();
+  o.point_at_words();
+  return *this;
+}
+
 void Timeline::set_turnaround(Tick zero_to_one, Tick one_to_zero) {
+  // Without turnarounds a booking keeps no end per kind (book()): set after one, the turnaround
+  // would not see it.
+  if (busy_units_) throw Error("timeline: turnarounds set after a booking");
   turn01_ = (zero_to_one + unit_ - 1) / unit_;
   turn10_ = (one_to_zero + unit_ - 1) / unit_;
   if (std::max(turn01_, turn10_) > kMaxUnits)
-    throw Error("timeline: a turnaround of " + std::to_string(std::max(turn01_, turn10_)) + " cycles");
+    throw Error("timeline: a turnaround of " + std::to_string(std::max(turn01_, turn10_)) + " units");
   keep_ = std::uint32_t(std::max(turn01_, turn10_));
   kind1_words_.assign(busy_words_.size(), 0);
   point_at_words();

@@ -31,13 +31,16 @@ class alignas(64) Timeline {
  public:
   // `unit`: the resource's clock period; all times passed in must be multiples of it.
   explicit Timeline(Tick unit = 1);
-  // A copy has its own bits (the hot line points at them); a move keeps them where they are.
+  // A copy has its own bits (the hot line points at them); a move takes them along, and leaves
+  // the moved-from timeline pointing at its own (empty) storage, not at the bits it gave away:
+  // only assigning to it or destroying it is valid.
   Timeline(const Timeline& o);
   Timeline& operator=(const Timeline& o);
-  Timeline(Timeline&& o) noexcept = default;
-  Timeline& operator=(Timeline&& o) noexcept = default;
+  Timeline(Timeline&& o) noexcept;
+  Timeline& operator=(Timeline&& o) noexcept;
 
-  // Gap required between an interval of kind a followed by one of kind b.
+  // Gap required between an interval of kind a followed by one of kind b; set before the first
+  // booking (the ends per kind are kept only from then on).
   void set_turnaround(Tick zero_to_one, Tick one_to_zero);
 
   // Earliest start >= earliest where [start, start+duration) fits. Does not reserve.
@@ -153,7 +156,8 @@ class alignas(64) Timeline {
     if (k1) set(kind1_, s, s + d);
     last_end_kind_[k1] = std::max(last_end_kind_[k1], s + d);
   }
-  void point_at_words() {  // busy_ and kind1_ at the words' storage, after it was made or moved
+  void copy_state(const Timeline& o);  // every field but the words' storage
+  void point_at_words() {              // busy_ and kind1_ at the words' storage, after it was made or moved
     busy_ = busy_words_.data();
     kind1_ = kind1_words_.empty() ? nullptr : kind1_words_.data();
   }
