@@ -39,7 +39,8 @@ struct Bench {
   L2Slice l2;
   FixedMemory mem{"mem", kMemLat};
   Stimulus st{"st"};
-  explicit Bench(const L2Config& c, unsigned index = 0) : l2(("hn" + std::to_string(index)).c_str(), c, index, true) {
+  explicit Bench(const L2Config& c, unsigned index = 0, bool functional = true)
+      : l2(("hn" + std::to_string(index)).c_str(), c, index, functional) {
     st.socket.bind(l2.target);
     l2.memory.bind(mem.socket);
   }
@@ -229,6 +230,21 @@ TEST(L2Slice, OverlayReadsWhatWasLastWrittenOverMemorysBytes) { overlay_reads_la
 // only its own lines, and leaves the others' bytes as memory has them.
 TEST(L2Slice, OverlayOfOneSliceAmongThreeWritesOnlyItsOwnLines) { overlay_reads_last_written(3); }
 TEST(L2Slice, OverlayOfOneSliceAmongFourWritesOnlyItsOwnLines) { overlay_reads_last_written(4); }
+
+// A slice built for a timing-only run keeps tags but no bytes: its lines are not the data (a debug
+// read goes to memory for them), so overlay leaves memory's bytes as they are.
+TEST(L2Slice, OverlayOfASliceWithoutBytesLeavesMemorysBytes) {
+  Bench b(small(), 0, false);
+  std::uint8_t buf[128];
+  b.st.body = [&](Stimulus& s) {
+    for (std::uint64_t addr : {0x000, 0x080, 0x100}) marked_read<TimingOnly>(s, addr, buf);
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(b.l2.misses(), 3u);  // the lines are in: their tags
+  std::vector<std::uint8_t> out(0x180, 0x5A);
+  b.l2.overlay(0, 0x180, out.data());
+  EXPECT_EQ(out, std::vector<std::uint8_t>(0x180, 0x5A));
+}
 
 TEST(L2Slice, LruKeepsTheRecentlyUsedLine) {
   L2Config c = small("lru");
