@@ -508,7 +508,13 @@ bool Soc::bulk_read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) co
   for (const RtlRoute& r : rtl_routes_)
     if (addr < r.base + r.size && r.base < addr + len) return false;
   std::memcpy(out, storage_->data() + (addr - dram_base_), len);
-  for (const auto& slice : l2_) slice->overlay(addr, addr + len, out);
+  if (l2_.empty() || len == 0) return true;
+  // Each line to its slice, as route() sends it: one hash a line, not every slice looking at all.
+  const unsigned bits = hash_.line_bits();
+  for (std::uint64_t line = addr >> bits; line <= (addr + len - 1) >> bits; ++line) {
+    const std::uint64_t lo = std::max(addr, line << bits), hi = std::min(addr + len, (line + 1) << bits);
+    l2_[hash_.slice(lo)]->overlay(lo, hi, out + (lo - addr));
+  }
   return true;
 }
 

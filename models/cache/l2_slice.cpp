@@ -263,33 +263,6 @@ void L2Slice::move_data(tlm::tlm_generic_payload& p, const Request& r, int way, 
   }
 }
 
-template <class F>
-void L2Slice::each_held(const AddressRanges& lines, std::uint64_t count, F&& f) {
-  const unsigned bits = hash_.line_bits();
-  const std::uint32_t sets = cfg_.sets_per_slice();
-  // A few lines (a small kernel's pages) are each looked up where they would be, this slice's
-  // only; more than a quarter of the slice's ways (a hash and a lookup cost about four tag
-  // checks) are found by a scan of its tags.
-  if (count < std::uint64_t(sets) * cfg_.ways / 4) {
-    for (const auto& [lo, hi] : lines)
-      for (std::uint64_t line = lo; line < hi; ++line) {
-        const std::uint64_t addr = line << bits;
-        if (hash_.slice(addr) != index_) continue;
-        const auto set = std::uint32_t(hash_.slice_local_line(addr) & (sets - 1));
-        if (const int way = array_.lookup(set, line); way >= 0) f(set, way, line);
-      }
-    return;
-  }
-  const auto in = [&](std::uint64_t line) {
-    for (const auto& [lo, hi] : lines)
-      if (line >= lo && line < hi) return true;
-    return false;
-  };
-  for (std::uint32_t set = 0; set < sets; ++set)
-    for (int way = 0; way < int(cfg_.ways); ++way)
-      if (array_.valid(set, way) && in(array_.line_addr(set, way))) f(set, way, array_.line_addr(set, way));
-}
-
 std::uint64_t L2Slice::invalidate(const AddressRanges& ranges) {
   const unsigned bits = hash_.line_bits();
   AddressRanges lines;  // [lo, hi) in line addresses, rounded out
@@ -308,18 +281,39 @@ std::uint64_t L2Slice::invalidate(const AddressRanges& ranges) {
   for (auto it = discarded_.begin(); it != discarded_.end();) it = in(*it) ? discarded_.erase(it) : std::next(it);
   if (!filled_) return 0;
   const std::uint64_t before = invalidated_;
-  each_held(lines, count, [this](std::uint32_t set, int way, std::uint64_t) { drop(set, way); });
+  const std::uint32_t sets = cfg_.sets_per_slice();
+  // A few lines (a small kernel's pages) are each looked up where they would be, this slice's
+  // only; more than a quarter of the slice's ways (a hash and a lookup cost about four tag
+  // checks) are found by a scan of its tags.
+  if (count < std::uint64_t(sets) * cfg_.ways / 4) {
+    for (const auto& [lo, hi] : lines)
+      for (std::uint64_t line = lo; line < hi; ++line) {
+        const std::uint64_t addr = line << bits;
+        if (hash_.slice(addr) != index_) continue;
+        const auto set = std::uint32_t(hash_.slice_local_line(addr) & (sets - 1));
+        if (const int way = array_.lookup(set, line); way >= 0) drop(set, way);
+      }
+  } else {
+    for (std::uint32_t set = 0; set < sets; ++set)
+      for (int way = 0; way < int(cfg_.ways); ++way)
+        if (array_.valid(set, way) && in(array_.line_addr(set, way))) drop(set, way);
+  }
   return invalidated_ - before;
 }
 
 void L2Slice::overlay(std::uint64_t lo, std::uint64_t hi, std::uint8_t* out) {
   if (hi <= lo || !filled_ || !array_.has_data()) return;  // a slice without bytes: memory's stand
   const unsigned bits = hash_.line_bits();
-  const std::uint64_t first = lo >> bits, end = ((hi - 1) >> bits) + 1;
-  each_held({{first, end}}, end - first, [&](std::uint32_t set, int way, std::uint64_t line) {
+  const std::uint32_t sets = cfg_.sets_per_slice();
+  // A line the slice hash gives another slice is not found here (the tags hold whole line
+  // addresses): no hash needed to skip it.
+  for (std::uint64_t line = lo >> bits; line <= (hi - 1) >> bits; ++line) {
+    const auto set = std::uint32_t(hash_.slice_local_line(line << bits) & (sets - 1));
+    const int way = array_.lookup(set, line);
+    if (way < 0) continue;
     const std::uint64_t a = std::max(lo, line << bits), b = std::min(hi, (line + 1) << bits);
     std::memcpy(out + (a - lo), array_.data(set, way) + (a - (line << bits)), b - a);
-  });
+  }
 }
 
 void L2Slice::drop(std::uint32_t set, int way) {

@@ -53,10 +53,10 @@ class L2Slice : public sc_core::sc_module {
   std::uint64_t invalidate(const AddressRanges& ranges);
   // A debug read of the bytes [lo, hi) in bulk, after the caller has copied memory's into `out`
   // (out[0] is lo's): the bytes of every line the slice holds with data in the range, written over
-  // them. What transport_dbg answers, a line at a time through the ring, for a range whose lines
-  // are all this slice's or memory's; a check's read-back of a whole tensor takes this way (one
-  // lookup a line, or a scan of the tags for a large range, not a ring transaction per 128 B).
-  // Changes nothing: no statistics, no replacement state, no simulated time.
+  // them. What transport_dbg answers, a line at a time through the ring; a check's read-back of a
+  // whole tensor takes this way (the platform gives each line to its slice: one hash and one
+  // lookup a line, not a ring transaction per 128 B). Changes nothing: no statistics, no
+  // replacement state, no simulated time.
   void overlay(std::uint64_t lo, std::uint64_t hi, std::uint8_t* out);
 
  private:
@@ -83,10 +83,6 @@ class L2Slice : public sc_core::sc_module {
   // Memory access of one line at time `at`; returns its completion time.
   Tick memory_access(bool write, std::uint64_t line_addr, std::uint8_t* data, Tick at, bool timing_only);
   void drop(std::uint32_t set, int way);  // invalidate's: empties the way, counted
-  // f(set, way, line) for each line this slice holds in `lines` ([lo, hi) line addresses, `count`
-  // in all): looked up one by one when few, found by a scan of the tags when many.
-  template <class F>
-  void each_held(const AddressRanges& lines, std::uint64_t count, F&& f);
 
   static constexpr unsigned kMaxLineBytes = 512;  // l2_config's largest line_bytes
 
