@@ -1499,13 +1499,14 @@ void KernelLauncher::check(Kernel* K, Result& r) {
   // The output read back a piece (whole chunks) at a time and decoded a chunk at a time, into
   // buffers kept from check to check: a whole tensor's values, 8 bytes each, would be fresh pages
   // (about 0.1 s for kernels/add's 8 Mi values on this project's VMs).
-  const std::uint64_t per_piece = kPieceBytes / ob / kChunk * kChunk;
-  got_.resize(kChunk);
+  static_assert(kPieceBytes / 8 >= kDecodeChunk, "a piece holds whole chunks of the widest type");
+  const std::uint64_t per_piece = kPieceBytes / ob / kDecodeChunk * kDecodeChunk;
+  got_.resize(kDecodeChunk);
   for (std::uint64_t p0 = 0; p0 < count; p0 += per_piece) {
     const std::uint64_t p_end = std::min(count, p0 + per_piece);
     const std::uint8_t* piece = read_piece(base_ + out.addr + p0 * ob, (p_end - p0) * ob);
-    for (std::uint64_t c0 = p0; c0 < p_end; c0 += kChunk) {
-      const std::uint64_t n = std::min(kChunk, p_end - c0);
+    for (std::uint64_t c0 = p0; c0 < p_end; c0 += kDecodeChunk) {
+      const std::uint64_t n = std::min(kDecodeChunk, p_end - c0);
       aicore::num::load_n(piece + (c0 - p0) * ob, out.dtype, n, got_.data());
       for (std::uint64_t j = 0; j < n; ++j) compare_element(c, worst_excess, c0 + j, got_[j], want[c0 + j]);
     }

@@ -128,6 +128,9 @@ class KernelLauncher : public sc_core::sc_module {
   // reads through the ring, 128 bytes at a time. The platform's: DRAM and the L2 slices.
   using BulkRead = std::function<bool(std::uint64_t addr, std::uint8_t* out, std::uint64_t len)>;
   void set_bulk_read(BulkRead f) { bulk_read_ = std::move(f); }
+  // Reads [addr, addr + len) (bus addresses) as a check does: in bulk, else through the ring.
+  // Throws, naming the address, where nothing answers.
+  void read_back_into(std::uint64_t addr, std::uint8_t* out, std::uint64_t len);
   // Where each kernel's memory is, for `dvp map`: its image, tensors and argument table (bus
   // addresses), kernel by kernel (an arena tensor lies after every kernel's own memory). `how`
   // says where a tensor's contents come from: an init (written at its kernel's start), a file
@@ -198,14 +201,11 @@ class KernelLauncher : public sc_core::sc_module {
   void write_job_table(const cfg::Node& tasks);
   void task_entry(const cfg::Node& t, dvp_task& d, std::string& name);
   std::vector<std::uint8_t> read_back(std::uint64_t addr, std::uint64_t len);
-  void read_back_into(std::uint64_t addr, std::uint8_t* out, std::uint64_t len);
   // [addr, addr + len) read back into piece_ (len at most kPieceBytes for a check's reads).
   const std::uint8_t* read_piece(std::uint64_t addr, std::uint64_t len);
   bool holds(std::uint64_t addr, const std::vector<std::uint8_t>& bytes);  // memory holds these bytes there
   static void compare_element(Comparison& c, double& worst_excess, std::uint64_t i, double have, double w);
   static constexpr std::uint64_t kPieceBytes = std::uint64_t(1) << 20;
-  static constexpr std::uint64_t kChunk = 4096;  // values a check decodes at a time
-  static_assert(kPieceBytes / 8 >= kChunk, "a piece holds whole chunks of the widest type");
   std::vector<std::uint8_t> piece_;
   std::vector<double> got_;  // a chunk of the output, decoded
   static Result result_of(const Kernel& K);

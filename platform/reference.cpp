@@ -301,8 +301,7 @@ void argmax_ref(const Reference& R, const std::vector<TensorView>& in, std::vect
 }
 
 // An input's elements [i, i + n) as doubles: its decoded values where it has them, else decoded
-// into `chunk` (n at most kChunk), in one call (no dispatch per element).
-constexpr std::uint64_t kChunk = 4096;
+// into `chunk` (n at most kDecodeChunk), in one call (no dispatch per element).
 const double* chunk_of(const TensorView& v, std::uint64_t i, std::uint64_t n, double* chunk) {
   if (v.values) return v.values + i;
   aicore::num::load_n(v.data + i * aicore::dtype_bytes(v.dtype), v.dtype, n, chunk);
@@ -310,9 +309,10 @@ const double* chunk_of(const TensorView& v, std::uint64_t i, std::uint64_t n, do
 }
 
 void elementwise_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
-  std::vector<double> chunk_a(kChunk), chunk_b(kChunk);  // on the heap: a check runs on a SystemC thread's stack
-  for (std::uint64_t i0 = 0; i0 < out.size(); i0 += kChunk) {
-    const std::uint64_t n = std::min(kChunk, out.size() - i0);
+  // On the heap: a check runs on a SystemC thread's stack.
+  std::vector<double> chunk_a(kDecodeChunk), chunk_b(kDecodeChunk);
+  for (std::uint64_t i0 = 0; i0 < out.size(); i0 += kDecodeChunk) {
+    const std::uint64_t n = std::min(kDecodeChunk, out.size() - i0);
     const double* a = chunk_of(in[0], i0, n, chunk_a.data());
     const double* b = in.size() > 1 ? chunk_of(in[1], i0, n, chunk_b.data()) : nullptr;
     for (std::uint64_t j = 0; j < n; ++j) out[i0 + j] = R.op->element(R, a[j], b ? b[j] : 0.0);

@@ -24,6 +24,10 @@
 
 namespace dvp::platform {
 
+// Values a check or an element-wise reference decodes at a time (32 KiB of doubles: stays in the
+// host's caches, and a buffer kept, not a whole tensor's fresh pages).
+inline constexpr std::uint64_t kDecodeChunk = 4096;
+
 // A tensor as read back from memory. Reference::compute decodes each input once into `values`
 // (a kernel's reference reads an element many times: a GEMM's k times).
 struct TensorView {

@@ -97,6 +97,10 @@ class Soc : public sc_core::sc_module, public System {
   const std::string& cpu_fault() const { return cpu_fault_; }
 
   std::vector<AddressRegion> address_map() const;
+  // What the ring's debug reads answer for [addr, addr + len), in bulk (the launcher's checks):
+  // DRAM's bytes with the L2 slices' lines over them. False, reading nothing, unless all of it is
+  // DRAM outside every RTL block's region.
+  bool bulk_read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) const;
   // Ring placement, for `dvp map`.
   struct Placement {
     std::string who;
@@ -107,7 +111,6 @@ class Soc : public sc_core::sc_module, public System {
 
  private:
   int route(std::uint64_t addr, unsigned src) const;
-  bool bulk_read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) const;
 
   dram::Config dram_cfg_;
   cache::L2Config l2_cfg_;

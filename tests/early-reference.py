@@ -7,7 +7,9 @@
 # to it first: its copy is the input's random initial values), while the first kernel's inputs
 # are unchanged. stats.json: host_early_references (checks whose inputs were unchanged) = 1,
 # every check passed; the same run timing-only hands the worker nothing. Bare mode (no firmware,
-# the kernels in their order: the add checked before the other kernel writes its x): 2.
+# the kernels in their order: the add checked before the other kernel writes its x): 2. Then the
+# firmware run again with an x of 2 MiB overwritten only in its second MiB: inputs are compared
+# with memory a MiB at a time, and a change in a later piece must be seen too.
 #
 # Usage: early-reference.py DVP
 import json
@@ -24,11 +26,11 @@ firmware: {image: runtime, cores: [0]}
 kernels:
   - name: add
     library: elementwise
-    shape: {op: add, dtype: f16, n: 4096}
+    shape: {op: add, dtype: f16, n: @N@}
     tensors:
-      - {name: x, dtype: f16, elements: 4096, init: random, seed: 1, min: -2, max: 2}
-      - {name: y, dtype: f16, elements: 4096, init: random, seed: 2, min: -2, max: 2}
-      - {name: z, dtype: f16, elements: 4096}
+      - {name: x, dtype: f16, elements: @N@, init: random, seed: 1, min: -2, max: 2}
+      - {name: y, dtype: f16, elements: @N@, init: random, seed: 2, min: -2, max: 2}
+      - {name: z, dtype: f16, elements: @N@}
     args: [x, y, z]
     check: {op: add, inputs: [x, y], output: z}
   - name: overwrite
@@ -36,13 +38,14 @@ kernels:
     shape: {op: exp, dtype: f16, n: 4096}
     tensors:
       - {name: a, dtype: f16, elements: 4096, init: random, seed: 3, min: -2, max: 2}
-      - {name: o, dtype: f16, elements: 4096, alias: add.x}   # over the add's x, before the add runs
+      - {name: o, dtype: f16, elements: 4096, alias: add.x, offset: @OFFSET@}   # over the add's x, before the add runs
     args: [a, o]
     check: {op: exp, inputs: [a], output: o, atol: 1e-2, rtol: 1e-2}
 tasks:
   - {kernel: overwrite}
   - {kernel: add}
 """
+SMALL = SCENARIO.replace("@N@", "4096").replace("@OFFSET@", "0")
 
 
 def run(d, *extra):
@@ -53,7 +56,7 @@ def run(d, *extra):
 
 
 with tempfile.TemporaryDirectory() as d:
-    open(os.path.join(d, "s.yaml"), "w").write(SCENARIO)
+    open(os.path.join(d, "s.yaml"), "w").write(SMALL)
     rc, s = run(d)
     print(f"functional: exit {rc}, checks failed {s['kernel_checks_failed']}, inputs unchanged "
           f"{s['host_early_references']}, worker {s['host_worker_seconds']:.4f} s")
@@ -63,10 +66,16 @@ with tempfile.TemporaryDirectory() as d:
     rc, s = run(d, "--timing-only")
     print(f"timing-only: exit {rc}, inputs unchanged {s['host_early_references']}")
     ok = ok and rc == 0 and s["host_early_references"] == 0 and s["host_worker_seconds"] == 0
-    bare = SCENARIO.split("tasks:")[0].replace("firmware: {image: runtime, cores: [0]}\n", "")
+    bare = SMALL.split("tasks:")[0].replace("firmware: {image: runtime, cores: [0]}\n", "")
     open(os.path.join(d, "s.yaml"), "w").write(bare)
     rc, s = run(d)
     print(f"bare mode: exit {rc}, checks failed {s['kernel_checks_failed']}, inputs unchanged "
           f"{s['host_early_references']}")
     ok = ok and rc == 0 and s["kernel_checks_failed"] == 0 and s["host_early_references"] == 2
+    later = SCENARIO.replace("@N@", str(1 << 20)).replace("@OFFSET@", str(3 << 19))  # 2 MiB; 1.5 MiB in
+    open(os.path.join(d, "s.yaml"), "w").write(later)
+    rc, s = run(d)
+    print(f"x overwritten in its second MiB: exit {rc}, checks failed {s['kernel_checks_failed']}, inputs "
+          f"unchanged {s['host_early_references']}")
+    ok = ok and rc == 0 and s["kernel_checks_failed"] == 0 and s["host_early_references"] == 1
     sys.exit(0 if ok else 1)

@@ -128,6 +128,61 @@ TEST(Integrity, TimingOnlyKernelRunTakesTheSameTime) {
   EXPECT_EQ(runs[1]["soc.launcher"]["kernels"][0]["checked"], false);
 }
 
+namespace {
+platform::Scenario gemm_fp16() {
+  return platform::load_scenario(std::string(DVP_SOURCE_DIR) + "/scenarios/kernels/gemm-fp16.yaml",
+                                 platform::Overrides{"", {"run.trace=false"}, false, {}, ""});
+}
+}  // namespace
+
+// A check reads a kernel's memory back in bulk (DRAM's bytes, the L2 slices' dirty lines over
+// them): it must read what the ring's debug reads, 128 bytes at a time, answer. After a GEMM on
+// ascend310 (several slices, the XOR hash) the output's lines are dirty in the L2, so the bulk
+// read differs from DRAM's bytes there (else this test could not see a slice's overlay missing).
+TEST(Integrity, ABulkReadBackIsWhatTheRingsDebugReadsAnswer) {
+  platform::Soc soc("soc", gemm_fp16());
+  sc_core::sc_start();
+  platform::KernelLauncher& l = *soc.launcher();
+  ASSERT_TRUE(l.done());
+  ASSERT_GT(soc.l2_slices().size(), 1u);
+  std::uint64_t lo = kTickMax, hi = 0;
+  for (const auto& p : l.memory_map()) lo = std::min(lo, p.base), hi = std::max(hi, p.base + p.bytes);
+  lo += 24, hi += 72;  // neither end on a line: the ends of a range are pieces of lines
+  std::vector<std::uint8_t> bulk(hi - lo), by_ring(hi - lo);
+  l.read_back_into(lo, bulk.data(), bulk.size());
+  l.set_bulk_read(nullptr);
+  l.read_back_into(lo, by_ring.data(), by_ring.size());
+  EXPECT_TRUE(bulk == by_ring);
+  const std::uint8_t* dram = soc.storage().data() + (lo - soc.dram_base());
+  std::uint64_t from_l2 = 0;
+  for (std::uint64_t i = 0; i < bulk.size(); ++i) from_l2 += bulk[i] != dram[i];
+  EXPECT_GT(from_l2, 100000u) << "the output's lines are not dirty in the L2: the test cannot see the overlay";
+}
+
+// The bulk read takes only what is all DRAM; anything else is read through the ring, whose
+// failure names the address.
+TEST(Integrity, ABulkReadRefusesWhatIsNotAllDramAndTheRingNamesTheAddress) {
+  platform::Soc soc("soc", gemm_fp16());
+  sc_core::sc_start();
+  const std::uint64_t base = soc.dram_base(), end = base + soc.storage().size();
+  std::vector<std::uint8_t> buf(256, 0xEE);
+  EXPECT_TRUE(soc.bulk_read(end - 64, buf.data(), 64));
+  EXPECT_TRUE(soc.bulk_read(end, buf.data(), 0));
+  EXPECT_FALSE(soc.bulk_read(end - 64, buf.data(), 128));
+  EXPECT_FALSE(soc.bulk_read(end, buf.data(), 1));
+  EXPECT_FALSE(soc.bulk_read(~std::uint64_t(0) - 8, buf.data(), 64));  // its end past 2^64
+  if (base >= 64) {
+    EXPECT_FALSE(soc.bulk_read(base - 64, buf.data(), 128));
+  }
+  EXPECT_EQ(buf[64], 0xEE) << "a refused bulk read wrote";
+  try {
+    soc.launcher()->read_back_into(end - 64, buf.data(), 128);
+    ADD_FAILURE() << "a read back past the end of DRAM did not fail";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read back " + hex(end)), std::string::npos) << e.what();
+  }
+}
+
 TEST(Determinism, SameScenarioSameCyclesAndBytes) {
   std::string scen = std::string(DVP_SOURCE_DIR) + "/scenarios/memory/mixed.yaml";
   std::string base = std::string(DVP_BIN_DIR) + "/../test-out/determinism-";
