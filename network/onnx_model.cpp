@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
@@ -360,6 +361,35 @@ void fold_constants(Model& m) {
   g.mutable_node()->Swap(&kept);
 }
 
+// CastLike (opset 15 on: exporters write it to give a scalar a tensor's type, `CastLike(0.5, x)`)
+// is a Cast to its second input's element type: ONNX defines it by that expansion. Each becomes that Cast, keeping its
+// name, once the types are known (shape inference, the graph's inputs, the weights); `saturate` only changes float8
+// targets, which a Cast refuses.
+void expand_cast_like(Model& m) {
+  onnx::GraphProto& g = *m.proto.mutable_graph();
+  std::map<std::string, int> type;
+  for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
+    for (const auto& v : *list)
+      if (v.type().has_tensor_type() && v.type().tensor_type().elem_type())
+        type[v.name()] = v.type().tensor_type().elem_type();
+  for (const auto& t : g.initializer()) type[t.name()] = t.data_type();
+  for (onnx::NodeProto& n : *g.mutable_node()) {
+    if (n.op_type() != "CastLike" || !(n.domain().empty() || n.domain() == "ai.onnx")) continue;
+    const auto to = n.input_size() == 2 ? type.find(n.input(1)) : type.end();
+    if (to == type.end())
+      throw Error(m.path + ": node '" + n.name() + "' (CastLike): the element type of its target_type input" +
+                      (n.input_size() == 2 ? " '" + n.input(1) + "'" : "") + " is not known",
+                  kExitConfig);
+    n.set_op_type("Cast");
+    n.mutable_input()->RemoveLast();
+    n.clear_attribute();
+    onnx::AttributeProto& a = *n.add_attribute();
+    a.set_name("to");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(to->second);
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -433,6 +463,7 @@ Model load_model(const std::string& path) {
   check_windows(m);
   check_and_infer_safely(m);
   fold_constants(m);
+  expand_cast_like(m);
   check_shapes(m);
   for (const auto& o : m.proto.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") m.opset = o.version();

@@ -7,7 +7,9 @@
 #   file's end refused by name.
 # - Cast and Dropout: a mixed-precision graph (float16 weights, Casts at its ends, a Dropout), a
 #   shape and a bias cast from float constants, an Identity of the input as an output, against
-#   NumPy; a Cast of an activation to an integer type refused by name.
+#   NumPy; a Cast of an activation to an integer type refused by name. CastLike to a float16
+#   weight's type, to the input's, and of a double scalar to an activation's, against NumPy; a
+#   CastLike to an integer type refused by name.
 # - ReduceMean over H and W (x.mean([2, 3]) before a Gemm), ReduceMax over a 1-D map's L, against
 #   NumPy; a ReduceMean over the channels refused by name.
 # - x.view(x.size(0), -1) as PyTorch exports it (Shape, Gather, Unsqueeze, Concat, Reshape) at
@@ -240,6 +242,32 @@ def cast_cases(d):
         compare(os.path.join(out, "outputs", "y.npy"),
                 np.einsum("nchw,oc->nohw", x16, wc[:, :, 0, 0].astype(np.float16).astype(np.float64)), "the conv's")
         expect(np.load(os.path.join(out, "outputs", "xi.npy")).dtype == np.float32, "the Identity's output is float32")
+    # CastLike (opset 15): a scalar given the activation's type (folded), the activation given a
+    # float16 weight's type and then the input's again (a view each: the network holds f16).
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["m"], name="mm"),
+             helper.make_node("CastLike", ["m", "like_half"], ["mh"], name="like_half"),
+             helper.make_node("Relu", ["mh"], ["r"], name="relu"),
+             helper.make_node("CastLike", ["r", "x"], ["rf"], name="like_input"),
+             helper.make_node("CastLike", ["three", "rf"], ["k"], name="like_scalar"),
+             helper.make_node("Mul", ["rf", "k"], ["y"], name="scale")]
+    g = helper.make_graph(nodes, "like", [vi("x", TensorProto.FLOAT, [1, 32])], [vi("y", TensorProto.FLOAT, [1, 16])],
+                          [numpy_helper.from_array(w.astype(np.float16), "W"),
+                           numpy_helper.from_array(np.array([1], np.float16), "like_half"),
+                           numpy_helper.from_array(np.array(3, np.float64), "three")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)], ir_version=8),
+              os.path.join(d, "like.onnx"))
+    out = os.path.join(d, "o-like")
+    if dvp(["run", os.path.join(d, "like.onnx"), "--out", out] + inp, 0, "", "CastLike to a weight's, an input's type"):
+        compare(os.path.join(out, "outputs", "y.npy"), np.maximum(h, 0) * 3, "MatMul, CastLike, Relu, CastLike, Mul")
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["m"], name="mm"),
+             helper.make_node("CastLike", ["m", "like_int"], ["y"], name="like_int")]
+    g = helper.make_graph(nodes, "like_int", [vi("x", TensorProto.FLOAT, [1, 32])],
+                          [vi("y", TensorProto.INT32, [1, 16])],
+                          [numpy_helper.from_array(w, "W"), numpy_helper.from_array(np.array([1], np.int32), "like_int")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)], ir_version=8),
+              os.path.join(d, "like-int.onnx"))
+    dvp(["compile", os.path.join(d, "like-int.onnx"), "--out", os.path.join(d, "c-like-int")], 2,
+        r"node 'like_int' \(Cast\): a Cast of an activation to INT32 is not lowered", "a CastLike to int32 refused by name")
     nodes = [helper.make_node("MatMul", ["x", "W"], ["m"], name="mm"),
              helper.make_node("Cast", ["m"], ["y"], name="to_int", to=TensorProto.INT32)]
     g = helper.make_graph(nodes, "int", [vi("x", TensorProto.FLOAT, [1, 32])], [vi("y", TensorProto.INT32, [1, 16])],
