@@ -307,6 +307,7 @@ class Compiler {
   };
   Operand operand(int i, int j, const Dims& full) const;
   std::pair<Layout, std::string> placed_form(const std::vector<std::string>& values) const;
+  bool feeds_feature_map(const std::string& v) const;
   using Params = std::vector<std::pair<std::string, std::string>>;  // shape and check keys
   void elementwise_kernel(int i, std::size_t head, const std::string& tail, const std::string& op,
                           const std::vector<Operand>& in, const std::string& out, const Params& params = {},
@@ -448,7 +449,8 @@ void Compiler::read_inputs() {
     if (init_.count(in.name())) continue;
     Tensor t;
     if (auto f = o_.inputs.find(in.name()); f != o_.inputs.end()) {
-      t = platform::is_npy_path(f->second) ? read_npy(f->second) : read_tensor_file(f->second);
+      t = platform::is_npy_path(f->second) ? read_npy(f->second)
+                                           : read_tensor_file(f->second, in.type().tensor_type().elem_type());
       check_input_shape(in, t, f->second);
     } else {
       for (const auto& d : in.type().tensor_type().shape().dim()) {
@@ -1827,6 +1829,23 @@ std::pair<Layout, std::string> Compiler::placed_form(const std::vector<std::stri
   return form;
 }
 
+// Whether v, through element-wise ops that are each its one reader, is read by a layer of feature
+// maps (a conv, a pool) as its input: a model's own normalisation of its image before the first
+// conv, (x - mean) / std or x / 255 after a Cast of uint8 pixels.
+bool Compiler::feeds_feature_map(const std::string& v) const {
+  static const std::set<std::string> kMapReaders = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
+                                                    "GlobalMaxPool"};
+  static const std::set<std::string> kElementwise = {"Add", "Sub", "Mul", "Div", "Relu", "Clip", "Cast", "Identity"};
+  for (std::string at = v;;) {
+    const int c = sole_consumer(at);
+    if (c < 0) return false;
+    const auto& n = node(c);
+    if (kMapReaders.count(n.op_type())) return n.input(0) == at;
+    if (!kElementwise.count(n.op_type())) return false;
+    at = n.output(0);
+  }
+}
+
 // Node i's elementwise kernel (its `head`th, named with `tail`): out = a op b, each operand a
 // value (read where it is) or a constant of out's shape per image. The values placed already give
 // the layout and type; a graph input not placed yet is placed so, or as the model gives it (f32);
@@ -1841,6 +1860,10 @@ void Compiler::elementwise_kernel(int i, std::size_t head, const std::string& ta
   std::vector<std::string> values;
   for (const Operand& o : in) values.push_back(o.value);
   auto [layout, dt] = placed_form(values);
+  // Graph inputs only, the output read as a feature map: the inputs are placed as one (NC1HWC0, f16).
+  const bool none_placed =
+      std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v.empty() || ref(v).empty(); });
+  if (none_placed && image_shape(out).size() == 4 && feeds_feature_map(out)) layout = Layout::Nc1hwc0, dt = "f16";
   const std::vector<std::string> roles = {"x", "y"};
   for (std::size_t j = 0; j < in.size(); ++j) {
     if (!in[j].value.empty()) {

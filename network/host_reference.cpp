@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
 #include <system_error>
@@ -1041,24 +1042,42 @@ std::vector<std::vector<std::int64_t>> nearest_sources(const onnx::NodeProto& n,
 
 namespace {
 
-// The values the model's shape inference typed as integers (int8 .. uint64): a shape's arithmetic.
-std::set<std::string> integer_values(const Model& m) {
-  std::set<std::string> out;
+// The values the model's shape inference typed as integers (int8 .. uint64: a shape's arithmetic,
+// an image's pixels), and their types.
+std::map<std::string, int> integer_values(const Model& m) {
+  std::map<std::string, int> out;
   const auto note = [&](const onnx::ValueInfoProto& v) {
     const int t = v.type().tensor_type().elem_type();
     if (t != onnx::TensorProto::FLOAT && t != onnx::TensorProto::DOUBLE && t != onnx::TensorProto::FLOAT16 &&
         t != onnx::TensorProto::BFLOAT16 && t != onnx::TensorProto::BOOL && t != onnx::TensorProto::UNDEFINED)
-      out.insert(v.name());
+      out[v.name()] = t;
   };
   for (const auto& v : m.graph().value_info()) note(v);
   for (const auto& v : m.graph().output()) note(v);
   return out;
 }
 
+// A value typed as an 8- or 16-bit integer must hold what its type holds: ONNX's arithmetic wraps
+// there (uint8 200 + 100 is 44), the reference's f32 does not. Its values are whole numbers far
+// below 2^24, so f32 holds the exact result and the check is exact.
+void check_narrow(const std::string& name, int type, const Tensor& t, const std::string& who) {
+  using T = onnx::TensorProto;
+  static const std::map<int, std::pair<float, float>> kRange = {{T::UINT8, {0.0f, 255.0f}},
+                                                                {T::INT8, {-128.0f, 127.0f}},
+                                                                {T::UINT16, {0.0f, 65535.0f}},
+                                                                {T::INT16, {-32768.0f, 32767.0f}}};
+  const auto r = kRange.find(type);
+  if (r == kRange.end()) return;
+  for (float v : t.data)
+    if (!(v >= r->second.first && v <= r->second.second))
+      throw Error(who + ": output '" + name + "' (" + T::DataType_Name(T::DataType(type)) + ") holds " +
+                  std::to_string(v) + ", past its type's range: wrapping integer arithmetic is not implemented");
+}
+
 }  // namespace
 
 void run_reference(const Model& m, Tensors& values, bool all_values) {
-  const std::set<std::string> integers = integer_values(m);
+  const std::map<std::string, int> integers = integer_values(m);
   std::set<std::string> from_inputs;  // the tensors that depend on the graph's inputs: not constants
   for (const auto& [name, t] : values) from_inputs.insert(name);
   for (const auto& init : m.graph().initializer()) {
@@ -1083,6 +1102,9 @@ void run_reference(const Model& m, Tensors& values, bool all_values) {
         run_1d(entry, op);
       else
         entry.run(op);
+      for (const std::string& out : node.output())
+        if (const auto t = integers.find(out); t != integers.end() && values.count(out))
+          check_narrow(out, t->second, values.at(out), op.who());
     } catch (const Error& e) {
       throw Error(m.path + ": " + e.what());  // the model's file, then the node and what is wrong
     }

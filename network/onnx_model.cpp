@@ -99,17 +99,28 @@ Tensor from_proto(const onnx::TensorProto& t, const std::string& where) {
     case onnx::TensorProto::INT32:
       raw ? convert_raw<std::int32_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
       break;
-    // Bool (a Dropout's training_mode): one per int32_data entry, or a raw byte each. (The narrow
-    // integers are not read: the reference computes in f32, and their Div and overflow differ.)
+    // Bool (a Dropout's training_mode) and the narrow integers (an image's uint8 pixels): one per
+    // int32_data entry, or raw. Each is exact in f32; the arithmetic that would wrap or truncate
+    // in their type is refused by the reference (run_reference).
     case onnx::TensorProto::BOOL:
+    case onnx::TensorProto::UINT8:
       raw ? convert_raw<std::uint8_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
+      break;
+    case onnx::TensorProto::INT8:
+      raw ? convert_raw<std::int8_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
+      break;
+    case onnx::TensorProto::UINT16:
+      raw ? convert_raw<std::uint16_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
+      break;
+    case onnx::TensorProto::INT16:
+      raw ? convert_raw<std::int16_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
       break;
     case onnx::TensorProto::FLOAT16:
     case onnx::TensorProto::BFLOAT16: convert_half(t, t.data_type() == onnx::TensorProto::BFLOAT16, r.data); break;
     default:
       throw Error(where + ": tensor '" + t.name() + "' has data type " +
                   onnx::TensorProto::DataType_Name(onnx::TensorProto::DataType(t.data_type())) +
-                  " (float, float16, bfloat16, double, int64, int32 and bool are read)");
+                  " (float, float16, bfloat16, double, int64, int32, int16, uint16, int8, uint8 and bool are read)");
   }
   if (t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL)
     throw Error(where + ": tensor '" + t.name() + "' keeps its data in an external file (not read)");
@@ -159,11 +170,15 @@ float cast_value(float x, int to) {
   return float(w);
 }
 
-Tensor read_tensor_file(const std::string& path) {
+Tensor read_tensor_file(const std::string& path, int want_type) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(path + ": cannot open");
   onnx::TensorProto t;
   if (!t.ParseFromIstream(&f)) throw Error(path + ": not a serialized ONNX TensorProto");
+  using T = onnx::TensorProto;
+  if (want_type && t.data_type() != want_type)  // values of another type would be read as numbers of it
+    throw Error(path + ": tensor '" + t.name() + "' has data type " + T::DataType_Name(T::DataType(t.data_type())) +
+                ", the model's input is " + T::DataType_Name(T::DataType(want_type)));
   return from_proto(t, path);
 }
 

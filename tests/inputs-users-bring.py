@@ -9,7 +9,9 @@
 #   shape and a bias cast from float constants, an Identity of the input as an output, against
 #   NumPy; a Cast of an activation to an integer type refused by name. CastLike to a float16
 #   weight's type, to the input's, and of a double scalar to an activation's, against NumPy; a
-#   CastLike to an integer type refused by name.
+#   CastLike to an integer type refused by name. uint8 pixels (.npy, .pb) normalised in the model
+#   (Cast, / 255, - mean, / std per channel) before a conv and a pool, against NumPy; a .pb input
+#   of another type than the model's refused by name.
 # - ReduceMean over H and W (x.mean([2, 3]) before a Gemm), ReduceMax over a 1-D map's L, against
 #   NumPy; a ReduceMean over the channels refused by name.
 # - x.view(x.size(0), -1) as PyTorch exports it (Shape, Gather, Unsqueeze, Concat, Reshape) at
@@ -268,6 +270,43 @@ def cast_cases(d):
               os.path.join(d, "like-int.onnx"))
     dvp(["compile", os.path.join(d, "like-int.onnx"), "--out", os.path.join(d, "c-like-int")], 2,
         r"node 'like_int' \(Cast\): a Cast of an activation to INT32 is not lowered", "a CastLike to int32 refused by name")
+    # An image model with its own preprocessing: uint8 pixels (.npy and .pb), Cast, / 255, - mean
+    # and / std per channel, then a conv and a pool (the normalised map placed as a feature map).
+    wc = rng.uniform(-0.2, 0.2, (8, 3, 3, 3)).astype(np.float32)
+    mean = np.array([0.485, 0.456, 0.406], np.float32).reshape(1, 3, 1, 1)
+    std = np.array([0.229, 0.224, 0.225], np.float32).reshape(1, 3, 1, 1)
+    px = rng.integers(0, 256, (1, 3, 12, 12), dtype=np.uint8)
+    np.save(os.path.join(d, "px.npy"), px)
+    with open(os.path.join(d, "px.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(px, "img").SerializeToString())
+    nodes = [helper.make_node("Cast", ["img"], ["xf"], name="to_float", to=TensorProto.FLOAT),
+             helper.make_node("Div", ["xf", "k255"], ["x1"], name="to_unit"),
+             helper.make_node("Sub", ["x1", "mean"], ["x2"], name="center"),
+             helper.make_node("Div", ["x2", "std"], ["x3"], name="normalise"),
+             helper.make_node("Conv", ["x3", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["c"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2])]
+    g = helper.make_graph(nodes, "pixels", [vi("img", TensorProto.UINT8, [1, 3, 12, 12])],
+                          [vi("y", TensorProto.FLOAT, [1, 8, 6, 6])],
+                          [numpy_helper.from_array(wc, "W"), numpy_helper.from_array(np.array(255, np.float32), "k255"),
+                           numpy_helper.from_array(mean, "mean"), numpy_helper.from_array(std, "std")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              os.path.join(d, "pixels.onnx"))
+    xn = (px.astype(np.float64) / 255 - mean) / std
+    xp = np.pad(xn, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    conv = sum(np.einsum("nchw,oc->nohw", xp[:, :, i:i + 12, j:j + 12], wc[:, :, i, j].astype(np.float64))
+               for i in range(3) for j in range(3))
+    want = conv.reshape(1, 8, 6, 2, 6, 2).max(axis=(3, 5))
+    for fmt in ("npy", "pb"):
+        out = os.path.join(d, "o-pixels-" + fmt)
+        if dvp(["run", os.path.join(d, "pixels.onnx"), "--out", out, "--input",
+                "img=" + os.path.join(d, "px." + fmt), "--no-trace", "--quiet"], 0, "",
+               f"uint8 pixels ({fmt}) normalised in the model before its conv"):
+            compare(os.path.join(out, "outputs", "y.npy"), want, f"Cast, Div, Sub, Div, Conv, MaxPool ({fmt})")
+    with open(os.path.join(d, "px-float.pb"), "wb") as f:  # the pixels as floats: not the model's input type
+        f.write(numpy_helper.from_array(px.astype(np.float32), "img").SerializeToString())
+    dvp(["run", os.path.join(d, "pixels.onnx"), "--out", os.path.join(d, "o-pixels-f"), "--input",
+         "img=" + os.path.join(d, "px-float.pb"), "--no-trace", "--quiet"], 2,
+        r"px-float.pb: tensor 'img' has data type FLOAT, the model's input is UINT8", "a .pb of another type refused")
     nodes = [helper.make_node("MatMul", ["x", "W"], ["m"], name="mm"),
              helper.make_node("Cast", ["m"], ["y"], name="to_int", to=TensorProto.INT32)]
     g = helper.make_graph(nodes, "int", [vi("x", TensorProto.FLOAT, [1, 32])], [vi("y", TensorProto.INT32, [1, 16])],
