@@ -66,6 +66,12 @@ void convert_field(const Field& f, std::vector<float>& out) {
   out.assign(f.begin(), f.end());
 }
 
+// A type ONNX keeps one per int32_data entry when not raw (int32, bool, the 8- and 16-bit integers).
+template <class T>
+void convert_int32_field(const onnx::TensorProto& t, std::vector<float>& out) {
+  t.has_raw_data() ? convert_raw<T>(t.raw_data(), out) : convert_field(t.int32_data(), out);
+}
+
 // FLOAT16, BFLOAT16: 16-bit patterns, raw or one per int32_data entry; each exact in a float.
 void convert_half(const onnx::TensorProto& t, bool bf16, std::vector<float>& out) {
   std::vector<std::uint16_t> bits;
@@ -96,25 +102,15 @@ Tensor from_proto(const onnx::TensorProto& t, const std::string& where) {
     case onnx::TensorProto::INT64:
       raw ? convert_raw<std::int64_t>(t.raw_data(), r.data) : convert_field(t.int64_data(), r.data);
       break;
-    case onnx::TensorProto::INT32:
-      raw ? convert_raw<std::int32_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
-      break;
-    // Bool (a Dropout's training_mode) and the narrow integers (an image's uint8 pixels): one per
-    // int32_data entry, or raw. Each is exact in f32; the arithmetic that would wrap or truncate
+    // int32, bool (a Dropout's training_mode) and the narrow integers (an image's uint8 pixels): one
+    // per int32_data entry, or raw. Each is exact in f32; the arithmetic that would wrap or truncate
     // in their type is refused by the reference (run_reference).
+    case onnx::TensorProto::INT32: convert_int32_field<std::int32_t>(t, r.data); break;
     case onnx::TensorProto::BOOL:
-    case onnx::TensorProto::UINT8:
-      raw ? convert_raw<std::uint8_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
-      break;
-    case onnx::TensorProto::INT8:
-      raw ? convert_raw<std::int8_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
-      break;
-    case onnx::TensorProto::UINT16:
-      raw ? convert_raw<std::uint16_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
-      break;
-    case onnx::TensorProto::INT16:
-      raw ? convert_raw<std::int16_t>(t.raw_data(), r.data) : convert_field(t.int32_data(), r.data);
-      break;
+    case onnx::TensorProto::UINT8: convert_int32_field<std::uint8_t>(t, r.data); break;
+    case onnx::TensorProto::INT8: convert_int32_field<std::int8_t>(t, r.data); break;
+    case onnx::TensorProto::UINT16: convert_int32_field<std::uint16_t>(t, r.data); break;
+    case onnx::TensorProto::INT16: convert_int32_field<std::int16_t>(t, r.data); break;
     case onnx::TensorProto::FLOAT16:
     case onnx::TensorProto::BFLOAT16: convert_half(t, t.data_type() == onnx::TensorProto::BFLOAT16, r.data); break;
     default:
