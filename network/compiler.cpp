@@ -290,6 +290,7 @@ class Compiler {
   KTensor fractal_b(int i, const Kernel& k, const GemmPlan& p, std::int64_t h);
   std::string cast_to(int i, const std::string& v, const std::string& to);
   bool top_k(int i);
+  bool gather(int i);
   KTensor slice(KTensor t, std::int64_t heads, std::int64_t h, const Dims& shape) const;
   KTensor gemm_operand(int i, Kernel& k, int j, const std::string& name, float factor, const Dims& shape,
                        std::int64_t heads, std::int64_t h);
@@ -1487,6 +1488,50 @@ bool Compiler::top_k(int i) {
   return finish(i, std::move(kk));
 }
 
+// Gather: rows picked by index on one axis, by the AI CPU's gather of the runtime firmware (CANN
+// runs GatherV2 on the AI CPU): an embedding's lookup (a weight by the token ids a graph input
+// holds) or a class token's row (x[:, 0]: an activation by a constant). Byte copies: the rows keep
+// their type (a weight's: f16 for a layer, f32 for a graph output); the indices are s32. Both
+// constant: folded when the model is compiled.
+bool Compiler::gather(int i) {
+  const auto& n = node(i);
+  const std::string &data = n.input(0), &idx = n.input(1);
+  for (const std::string& v : {data, idx})
+    if (!is_weight(v) && !available(v)) return false;
+  const auto per_image = [&](const std::string& v) { return is_weight(v) ? ref_.at(v).shape : image_shape(v); };
+  const Dims shape = per_image(data);
+  const std::int64_t rank = std::int64_t(shape.size());
+  std::int64_t axis = Attrs{n}.i("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank)
+    fail(i, "axis " + std::to_string(Attrs{n}.i("axis", 0)) + " of a rank-" + std::to_string(rank) + " input");
+  if (!is_weight(data) && axis == 0 && batch_ > 1)
+    fail(i, "a Gather over the batch axis of an activation is not lowered");
+  Kernel k{kernel_name(i), "aicpu"};
+  k.nodes = {i};
+  k.shape = {{"aicpu", "gather"}};
+  const std::string dt = is_weight(data) ? out_dtype(n.output(0)) : values_.at(data).dtype;
+  k.tensors.push_back(is_weight(data) ? weight_tensor(i, k, KTensor{"x", dt, "nd", "", "", "", shape}, ref_.at(data))
+                                      : use(i, k, data, "x", Layout::Nd, false, dt));
+  if (is_weight(idx)) {
+    Tensor picked = ref_.at(idx);
+    if (picked.shape.empty()) picked.shape = {1};  // a scalar index (x[:, 0]): one element stored
+    k.tensors.push_back(weight_tensor(i, k, KTensor{"indices", "s32", "nd", "", "", "", picked.shape}, picked));
+  } else {
+    k.tensors.push_back(use(i, k, idx, "indices", Layout::Nd, false, "s32"));
+    if (k.tensors.back().dtype != "s32")
+      fail(i, "indices computed in " + k.tensors.back().dtype +
+                  ": the AI CPU's gather reads s32 (a graph input's, a constant's, an ArgMax's)");
+  }
+  const std::int64_t outer = product(shape, 0, std::size_t(axis)), rows = shape[std::size_t(axis)];
+  const std::int64_t cols = product(shape, std::size_t(axis) + 1), picks = product(per_image(idx));
+  produce(k, n.output(0), KTensor{"y", k.tensors[0].dtype, "nd", "", "", "", {outer * picks * cols}}, Layout::Nd);
+  k.args = {"y", num(outer), num(picks), num(cols * elem_bytes(k.tensors[0].dtype)), "x", num(rows), "indices"};
+  k.check_inputs = {"x", "indices"};
+  k.check = {{"op", "gather"}, {"cols", num(cols)}};
+  return finish(i, std::move(k));
+}
+
 // Head h's slice of a tensor of `heads` slices of `shape` each: an alias of it moved on by h
 // slices (a tensor placed here is the whole; head 0 reads its start).
 KTensor Compiler::slice(KTensor t, std::int64_t heads, std::int64_t h, const Dims& shape) const {
@@ -2490,6 +2535,7 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
       {"Concat", &Compiler::concat},
       {"ArgMax", &Compiler::top_k},
       {"TopK", &Compiler::top_k},
+      {"Gather", &Compiler::gather},
       {"Reshape", &Compiler::view},
       {"Identity", &Compiler::view},
       {"Dropout", &Compiler::view},

@@ -98,6 +98,7 @@ const cfg::Choices<std::uint32_t> kAicpuKernels = {
     {"topk", DVP_AICPU_TOPK, "each row's k largest, values and indices"},
     {"argmax", DVP_AICPU_ARGMAX, "each row's largest, its index"},
     {"concat", DVP_AICPU_CONCAT, "inputs joined: y's rows are the inputs' rows side by side (byte copies)"},
+    {"gather", DVP_AICPU_GATHER, "rows picked by index: y's rows are x's rows at the s32 indices, per outer block"},
 };
 
 // The tasks over a range of a tensor (range_entry): their key and type.
@@ -158,8 +159,9 @@ void KernelLauncher::describe(cfg::Spec& k) {
   k.param("source", Type::String, "DV assembly file, assembled at load (relative to the scenario)").optional();
   k.param("image", Type::String, "kernel image built by dvas (relative to the scenario)").optional();
   k.param("aicpu", Type::Enum,
-          "an AI CPU kernel of the runtime firmware (needs firmware: and tasks:); args: x (f32), rows, cols, k, "
-          "values (f32), indices (s32): " +
+          "an AI CPU kernel of the runtime firmware (needs firmware: and tasks:); args (docs/scenarios.md): topk, "
+          "argmax: x (f32), rows, cols, k, values (f32), indices (s32); concat: y, outer, n, x0, bytes0, ...; gather: "
+          "y, outer, n, row_bytes, x, x_rows, indices (s32). " +
               kAicpuKernels.doc())
       .choices(kAicpuKernels.names())
       .optional();
@@ -429,7 +431,7 @@ void KernelLauncher::describe_check(cfg::Spec& c) {
           "the reference as a file of the output's values (relative to the scenario; .npy of any numeric type, "
           "else raw elements of the output's type), instead of op")
       .optional();
-  c.param("cols", Type::Int, "softmax, layernorm, topk, argmax: elements per row").optional().range(1, 1 << 20);
+  c.param("cols", Type::Int, "softmax, layernorm, topk, argmax, gather: elements per row").optional().range(1, 1 << 20);
   c.param("epsilon", Type::Float, "layernorm: added to each row's variance").defaults("1e-5").range(0, 1);
   c.param(
        "alpha", Type::Float,

@@ -356,6 +356,24 @@ void concat_ref(const Reference& R, const std::vector<TensorView>& in, std::vect
 }
 Needs concat_inputs(const Reference&, std::uint64_t) { return {}; }
 
+// gather: the output's rows of cols are x's rows at the indices (in1, s32; negative from the end),
+// for each outer block: outer = output rows / indices, x_rows = x's rows / outer. An index out of
+// range, or sizes that do not divide so, give NaN: never equal.
+void gather_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const std::uint64_t n = in[1].elems, rows = R.cols ? out.size() / R.cols : 0, outer = n ? rows / n : 0;
+  const std::uint64_t x_rows = outer ? in[0].elems / R.cols / outer : 0;
+  std::fill(out.begin(), out.end(), NAN);
+  if (!outer || outer * n * R.cols != out.size() || outer * x_rows * R.cols != in[0].elems) return;
+  for (std::uint64_t o = 0; o < outer; ++o)
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const double v = in[1].at(i);
+      const double row = v < 0 ? v + double(x_rows) : v;
+      if (!(row >= 0 && row < double(x_rows))) continue;
+      const std::uint64_t from = (o * x_rows + std::uint64_t(row)) * R.cols, to = (o * n + i) * R.cols;
+      for (std::uint64_t c = 0; c < R.cols; ++c) out[to + c] = in[0].at(from + c);
+    }
+}
+
 // layernorm: x like the output, gamma and beta a row each.
 Needs layernorm_inputs(const Reference& r, std::uint64_t out) {
   return {{out, "input"}, {r.cols, "gamma"}, {r.cols, "beta"}};
@@ -486,6 +504,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck topk{"topk", 1, 1, {"cols", "k"}, all, row_inputs, topk_ref};
   static const RefCheck argmax{"argmax", 1, 1, {"cols"}, all, row_inputs, argmax_ref};
   static const RefCheck concat{"concat", 1, 64, {"cols"}, all, concat_inputs, concat_ref, nullptr, true};
+  static const RefCheck gather{"gather", 2, 2, {"cols"}, all, concat_inputs, gather_ref};
   static const RefCheck aipp{"aipp", 1, 1, {}, aipp_count, aipp_inputs, aipp_ref};
   static const cfg::Choices<const RefCheck*> table = {
       {"add", &e.add, "out[i] = in0[i] + in1[i]"},
@@ -524,6 +543,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"argmax", &argmax, "the index of each row's largest (ties: lower index first)"},
       {"concat", &concat,
        "the inputs' rows side by side: rows of cols (each input's rows: its elements over the rows)"},
+      {"gather", &gather, "x's rows of cols at the indices (in1), for each outer block of x"},
       {"aipp", &aipp, "the aipp kernel's picture converted and normalised, from its definition"},
   };
   return table;

@@ -16,6 +16,8 @@
 #   NumPy; a ReduceMean over the channels refused by name.
 # - x.view(x.size(0), -1) as PyTorch exports it (Shape, Gather, Unsqueeze, Concat, Reshape) at
 #   --batch 2, each image against NumPy; a Div of the shape's integers refused by name.
+# - Gather on the AI CPU: a token embedding by int64 ids at --batch 2 and a class token's row
+#   (x[:, 0]) against NumPy; an id past the table refused by name.
 # - Firmware: the SDK's ELF runs as its raw image does (the same stats); an empty image, a raw
 #   image at an address not 4-byte aligned, an ELF of another machine, firmware.cores: [] refused.
 # - Scenarios: YAML merge keys (<<) and x- keys as anchor holders; a second YAML document, a check
@@ -413,6 +415,48 @@ def shape_cases(d):
         r"node 'halve' \(Div\): a Div of integers is not implemented", "a Div of a shape's integers refused")
 
 
+def gather_cases(d):
+    """Gather as transformers write it, on the AI CPU: a token embedding (a weight by int64 ids, a
+    negative one among them) at --batch 2, each image against NumPy; a class token's row (x[:, 0],
+    an activation by a scalar index); an index past the table refused by the reference, by name."""
+    vi = helper.make_tensor_value_info
+    h16 = lambda a: a.astype(np.float16).astype(np.float64)
+    emb = rng.uniform(-1, 1, (40, 32)).astype(np.float32)
+    w = rng.uniform(-0.5, 0.5, (32, 16)).astype(np.float32)
+    ids = np.array([[3, 39, 0, 7, 7, -1], [1, 2, 3, 4, 5, -40]], np.int64)
+    np.save(os.path.join(d, "ids.npy"), ids)
+    nodes = [helper.make_node("Gather", ["E", "ids"], ["tok"], name="embed", axis=0),
+             helper.make_node("MatMul", ["tok", "W"], ["y"], name="proj")]
+    g = helper.make_graph(nodes, "embed", [vi("ids", TensorProto.INT64, ["batch", 6])],
+                          [vi("y", TensorProto.FLOAT, ["batch", 6, 16])],
+                          [numpy_helper.from_array(emb, "E"), numpy_helper.from_array(w, "W")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              os.path.join(d, "embed.onnx"))
+    out = os.path.join(d, "o-embed")
+    if dvp(["run", os.path.join(d, "embed.onnx"), "--batch", "2", "--input", "ids=" + os.path.join(d, "ids.npy"),
+            "--out", out, "--no-trace", "--quiet"], 0, "", "a token embedding's Gather at --batch 2"):
+        for img in range(2):
+            compare(os.path.join(out, "outputs", f"y.b{img}.npy"), (h16(emb)[ids[img]] @ h16(w))[None],
+                    f"Gather of the embedding, MatMul: image {img}")
+    x = rng.uniform(-1, 1, (1, 5, 32)).astype(np.float32)
+    np.save(os.path.join(d, "seq.npy"), x)
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"),
+             helper.make_node("Gather", ["h", "zero"], ["cls"], name="cls", axis=1),
+             helper.make_node("Relu", ["cls"], ["y"], name="relu")]
+    g = helper.make_graph(nodes, "cls", [vi("x", TensorProto.FLOAT, [1, 5, 32])], [vi("y", TensorProto.FLOAT, [1, 16])],
+                          [numpy_helper.from_array(w, "W"), numpy_helper.from_array(np.array(0, np.int64), "zero")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              os.path.join(d, "cls.onnx"))
+    out = os.path.join(d, "o-cls")
+    if dvp(["run", os.path.join(d, "cls.onnx"), "--input", "x=" + os.path.join(d, "seq.npy"), "--out", out,
+            "--no-trace", "--quiet"], 0, "", "a class token's row (x[:, 0])"):
+        compare(os.path.join(out, "outputs", "y.npy"), np.maximum(h16(x)[:, 0] @ h16(w), 0), "MatMul, Gather, Relu")
+    np.save(os.path.join(d, "ids-bad.npy"), np.array([[3, 40, 0, 7, 7, -1]], np.int64))
+    dvp(["run", os.path.join(d, "embed.onnx"), "--input", "ids=" + os.path.join(d, "ids-bad.npy"),
+         "--out", os.path.join(d, "o-embed-bad"), "--no-trace", "--quiet"], 2, r"node 'embed' \(Gather\)",
+        "an id past the embedding's rows refused by name")
+
+
 def write(d, name, text):
     with open(os.path.join(d, name), "w") as f:
         f.write(text)
@@ -585,7 +629,8 @@ def trace_cases(d):
 
 with tempfile.TemporaryDirectory() as d:
     WORK = d
-    for cases in (onnx_cases, cast_cases, reduce_cases, shape_cases, firmware_cases, scenario_cases, trace_cases):
+    for cases in (onnx_cases, cast_cases, reduce_cases, shape_cases, gather_cases, firmware_cases, scenario_cases,
+                  trace_cases):
         os.makedirs(os.path.join(d, cases.__name__))
         cases(os.path.join(d, cases.__name__))
 

@@ -42,8 +42,17 @@ enum dvp_task_type {
    topk, argmax: x (f32 rows x cols), rows, cols, k, values (f32 rows x k; argmax: unused),
      indices (s32);
    concat: y, outer, n, then n pairs (x_j, bytes_j): each of y's `outer` rows is the inputs'
-     rows of bytes_j side by side, in order. */
-enum dvp_aicpu_func { DVP_AICPU_TOPK = 1, DVP_AICPU_ARGMAX = 2, DVP_AICPU_CONCAT = 3 };
+     rows of bytes_j side by side, in order;
+   gather: y, outer, n, row_bytes, x, x_rows, indices (s32 n): y's row (o, i) is x's row
+     (o, indices[i]) of `outer` blocks of x_rows rows; a negative index counts from the end. */
+enum dvp_aicpu_func { DVP_AICPU_TOPK = 1, DVP_AICPU_ARGMAX = 2, DVP_AICPU_CONCAT = 3, DVP_AICPU_GATHER = 4 };
+/* What an AI CPU kernel writes to AICPU_DONE (0: done). */
+enum dvp_aicpu_status {
+  DVP_AICPU_OK = 0,
+  DVP_AICPU_BAD_ARGS = 1,    /* sizes the kernel does not take (topk's k of 0 or over 64) */
+  DVP_AICPU_BAD_INDEX = 2,   /* gather: an index outside [-x_rows, x_rows) */
+  DVP_AICPU_NO_FUNCTION = 99 /* a function number the firmware does not have */
+};
 
 /* One task: a job table entry, and (with `id` set by the firmware) a submission queue entry. */
 struct dvp_task {

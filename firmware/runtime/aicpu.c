@@ -2,8 +2,9 @@
 // AI CPU side of the runtime: each AI CPU core waits for its mailbox interrupt from the task
 // scheduler, runs the kernel named there on tensors in DRAM, and writes its status back.
 // Kernels: top-k and argmax over rows of f32 (integer comparisons on the bit patterns: the
-// firmware uses no floating-point registers; ties go to the lower index), and concat (byte
-// copies: the joins of tensors the AI Core's 32-byte moves cannot make).
+// firmware uses no floating-point registers; ties go to the lower index), concat (byte copies:
+// the joins of tensors the AI Core's 32-byte moves cannot make) and gather (rows picked by index:
+// an embedding's lookup, a class token's row; CANN runs its GatherV2 on the AI CPU too).
 #include "aicpu.h"
 
 // Maps an f32 bit pattern to an unsigned key with the same order (NaNs aside).
@@ -14,7 +15,7 @@ static int topk(const uint64_t* a) {
   const uint64_t rows = a[1], cols = a[2], k = a[3];
   uint32_t* values = (uint32_t*)a[4];
   int32_t* indices = (int32_t*)a[5];
-  if (k == 0 || k > cols || k > 64) return 1;
+  if (k == 0 || k > cols || k > 64) return DVP_AICPU_BAD_ARGS;
   for (uint64_t r = 0; r < rows; ++r) {
     const uint32_t* row = x + r * cols;
     int32_t best[64];
@@ -34,21 +35,21 @@ static int topk(const uint64_t* a) {
       if (values) values[r * k + m] = row[best[m]];
     }
   }
-  return 0;
+  return DVP_AICPU_OK;
 }
 
 static int argmax(const uint64_t* a) {
   const uint32_t* x = (const uint32_t*)a[0];
   const uint64_t rows = a[1], cols = a[2];
   int32_t* indices = (int32_t*)a[5];
-  if (cols == 0) return 1;
+  if (cols == 0) return DVP_AICPU_BAD_ARGS;
   for (uint64_t r = 0; r < rows; ++r) {
     uint64_t best = 0;
     for (uint64_t j = 1; j < cols; ++j)
       if (order_key(x[r * cols + j]) > order_key(x[r * cols + best])) best = j;
     indices[r] = (int32_t)best;
   }
-  return 0;
+  return DVP_AICPU_OK;
 }
 
 // n bytes: 8 at a time while both sides are 8-byte aligned, then the rest byte by byte.
@@ -61,14 +62,32 @@ static void copy_bytes(uint8_t* d, const uint8_t* s, uint64_t n) {
 static int concat(const uint64_t* a) {
   uint8_t* y = (uint8_t*)a[0];
   const uint64_t outer = a[1], n = a[2];
-  if (n == 0) return 1;
+  if (n == 0) return DVP_AICPU_BAD_ARGS;
   for (uint64_t o = 0; o < outer; ++o)
     for (uint64_t j = 0; j < n; ++j) {
       const uint64_t bytes = a[4 + 2 * j];
       copy_bytes(y, (const uint8_t*)a[3 + 2 * j] + o * bytes, bytes);
       y += bytes;
     }
-  return 0;
+  return DVP_AICPU_OK;
+}
+
+// y's row (o, i) is x's row (o, indices[i]) of outer blocks of x_rows rows; a negative index counts
+// from the end, as ONNX's does. An index outside [-x_rows, x_rows): nothing written.
+static int gather(const uint64_t* a) {
+  uint8_t* y = (uint8_t*)a[0];
+  const uint64_t outer = a[1], n = a[2], row_bytes = a[3], x_rows = a[5];
+  const uint8_t* x = (const uint8_t*)a[4];
+  const int32_t* indices = (const int32_t*)a[6];
+  for (uint64_t i = 0; i < n; ++i)
+    if (indices[i] < -(int64_t)x_rows || indices[i] >= (int64_t)x_rows) return DVP_AICPU_BAD_INDEX;
+  for (uint64_t o = 0; o < outer; ++o)
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t row = (uint64_t)(indices[i] < 0 ? indices[i] + (int64_t)x_rows : indices[i]);
+      copy_bytes(y, x + (o * x_rows + row) * row_bytes, row_bytes);
+      y += row_bytes;
+    }
+  return DVP_AICPU_OK;
 }
 
 static volatile int mail;  // set by the interrupt handler, taken by the loop below
@@ -94,10 +113,11 @@ void aicpu_main(unsigned core, unsigned aicpu) {
     const uint64_t args = (uint64_t)reg_read(SOC_TS_BASE + TS_AICPU_ARGS_HI(aicpu)) << 32 |
                           reg_read(SOC_TS_BASE + TS_AICPU_ARGS_LO(aicpu));
     printf("aicpu%u: function %u, arguments at %lx\n", aicpu, func, (unsigned long)args);
-    int status = 99;  // unknown function
+    int status = DVP_AICPU_NO_FUNCTION;
     if (func == DVP_AICPU_TOPK) status = topk((const uint64_t*)args);
     if (func == DVP_AICPU_ARGMAX) status = argmax((const uint64_t*)args);
     if (func == DVP_AICPU_CONCAT) status = concat((const uint64_t*)args);
+    if (func == DVP_AICPU_GATHER) status = gather((const uint64_t*)args);
     reg_write(SOC_TS_BASE + TS_AICPU_DONE(aicpu), (uint32_t)status);  // lowers the line
     reg_write(SOC_IRQ_BASE + IRQ_EOI(core), SOC_AICPU_IRQ(aicpu));
   }

@@ -351,6 +351,18 @@ void TaskScheduler::run_kernel(const dvp_task& t, TaskRecord& rec, dvp_completio
   if (rec.fault) ++faults_;
 }
 
+namespace {
+// What the runtime's AI CPU kernels mean by a status (dvp_abi.h), for the fault's text.
+std::string aicpu_status_text(std::uint32_t status) {
+  switch (status) {
+    case DVP_AICPU_BAD_ARGS: return " (sizes the kernel does not take)";
+    case DVP_AICPU_BAD_INDEX: return " (an index out of range)";
+    case DVP_AICPU_NO_FUNCTION: return " (no such AI CPU function)";
+    default: return "";
+  }
+}
+}  // namespace
+
 void TaskScheduler::run_aicpu(const dvp_task& t, TaskRecord& rec, dvp_completion& c) {
   // The first free AI CPU takes it: its mailbox holds the task and its line goes high; the
   // firmware there runs the function and writes DONE.
@@ -372,7 +384,8 @@ void TaskScheduler::run_aicpu(const dvp_task& t, TaskRecord& rec, dvp_completion
   rec.blocks = 1;
   if (m.status) {
     rec.fault = true;
-    rec.fault_text = "AI CPU " + std::to_string(i) + " returned status " + std::to_string(m.status);
+    rec.fault_text =
+        "AI CPU " + std::to_string(i) + " returned status " + std::to_string(m.status) + aicpu_status_text(m.status);
     c.status = DVP_FAULT;
     c.fault_core = i;
     std::strncpy(c.fault_reason, rec.fault_text.c_str(), sizeof c.fault_reason - 1);
