@@ -443,7 +443,16 @@ void Compiler::fail(int i, const std::string& why) const {
               kExitConfig);
 }
 
-// The graph's inputs (initializers aside): from the files given, or seeded uniform [-1, 1).
+namespace {
+bool integer_type(int t) {
+  using T = onnx::TensorProto;
+  return t == T::INT8 || t == T::UINT8 || t == T::INT16 || t == T::UINT16 || t == T::INT32 || t == T::UINT32 ||
+         t == T::INT64 || t == T::UINT64;
+}
+}  // namespace
+
+// The graph's inputs (initializers aside): from the files given, or seeded uniform [-1, 1) (an
+// integer one with whole numbers).
 void Compiler::read_inputs() {
   std::uint64_t state = o_.seed * 0x9E3779B97F4A7C15ull + 1;
   for (const auto& in : g_.input()) {
@@ -467,11 +476,16 @@ void Compiler::read_inputs() {
       }
       if (batch_ > 1 && !t.shape.empty()) t.shape[0] = std::int64_t(batch_);
       t.data.resize(t.elements());
+      // An integer input (ids, pixels) gets whole numbers in [0, 16) (bool: 0 or 1): a fraction
+      // would be truncated by the host reference and rounded by the platform's conversion.
+      const int type = in.type().tensor_type().elem_type();
+      const double whole = type == onnx::TensorProto::BOOL ? 2.0 : integer_type(type) ? 16.0 : 0.0;
       for (float& x : t.data) {  // splitmix64: the same values on every host
         std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        x = float(double((z ^ (z >> 31)) >> 40) / double(1ull << 23) - 1.0);
+        const double u = double((z ^ (z >> 31)) >> 40) / double(1ull << 24);  // [0, 1)
+        x = float(whole > 0 ? std::floor(u * whole) : 2.0 * u - 1.0);
       }
     }
     if (t.elements() == 0)  // a model's right (the host reference takes it), not the platform's
@@ -1505,14 +1519,21 @@ bool Compiler::gather(int i) {
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank)
     fail(i, "axis " + std::to_string(Attrs{n}.i("axis", 0)) + " of a rank-" + std::to_string(rank) + " input");
-  if (!is_weight(data) && axis == 0 && batch_ > 1)
-    fail(i, "a Gather over the batch axis of an activation is not lowered");
+  if (!is_weight(data) && batch_ > 1 && (axis == 0 || !is_weight(idx)))
+    fail(i, axis == 0 ? "a Gather over the batch axis of an activation is not lowered"
+                      : "a Gather of an activation by indices that are not a constant is lowered at a batch of 1");
+  if (is_weight(data) && init_.at(data) && integer_type(init_.at(data)->data_type()))
+    fail(i, "a table of integers is not lowered (the rows would be held in f16, exact only up to 2048)");
   Kernel k{kernel_name(i), "aicpu"};
   k.nodes = {i};
   k.shape = {{"aicpu", "gather"}};
-  const std::string dt = is_weight(data) ? out_dtype(n.output(0)) : values_.at(data).dtype;
-  k.tensors.push_back(is_weight(data) ? weight_tensor(i, k, KTensor{"x", dt, "nd", "", "", "", shape}, ref_.at(data))
-                                      : use(i, k, data, "x", Layout::Nd, false, dt));
+  // The rows are copied as they are: a graph output no layer reads is f32 (as the model gives it),
+  // so an f16 map is cast first; a weight or a graph input not placed yet is placed in that type.
+  const std::string want = out_dtype(n.output(0));
+  const std::string src = is_weight(data) || want != "f32" ? data : cast_to(i, data, "f32");
+  const std::string dt = !is_weight(src) && !ref(src).empty() ? values_.at(src).dtype : want;
+  k.tensors.push_back(is_weight(src) ? weight_tensor(i, k, KTensor{"x", dt, "nd", "", "", "", shape}, ref_.at(src))
+                                     : use(i, k, src, "x", Layout::Nd, false, dt));
   if (is_weight(idx)) {
     Tensor picked = ref_.at(idx);
     if (picked.shape.empty()) picked.shape = {1};  // a scalar index (x[:, 0]): one element stored

@@ -384,8 +384,10 @@ void expand_cast_like(Model& m) {
       if (v.type().has_tensor_type() && v.type().tensor_type().elem_type())
         type[v.name()] = v.type().tensor_type().elem_type();
   for (const auto& t : g.initializer()) type[t.name()] = t.data_type();
-  for (onnx::NodeProto& n : *g.mutable_node()) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    onnx::NodeProto& n = *g.mutable_node(i);
     if (n.op_type() != "CastLike" || !(n.domain().empty() || n.domain() == "ai.onnx")) continue;
+    if (n.name().empty()) n.set_name(n.op_type() + "_" + std::to_string(i));  // as fold_constants names one
     const auto to = n.input_size() == 2 ? type.find(n.input(1)) : type.end();
     if (to == type.end())
       throw Error(m.path + ": node '" + n.name() + "' (CastLike): the element type of its target_type input" +

@@ -83,8 +83,11 @@ static int gather(const uint64_t* a) {
     if (indices[i] < -(int64_t)x_rows || indices[i] >= (int64_t)x_rows) return DVP_AICPU_BAD_INDEX;
   for (uint64_t o = 0; o < outer; ++o)
     for (uint64_t i = 0; i < n; ++i) {
-      const uint64_t row = (uint64_t)(indices[i] < 0 ? indices[i] + (int64_t)x_rows : indices[i]);
-      copy_bytes(y, x + (o * x_rows + row) * row_bytes, row_bytes);
+      // Read once and checked again: y may overlap the indices (an alias), and a row copied
+      // there must not send a later read outside x.
+      const int64_t at = indices[i];
+      if (at < -(int64_t)x_rows || at >= (int64_t)x_rows) return DVP_AICPU_BAD_INDEX;
+      copy_bytes(y, x + (o * x_rows + (uint64_t)(at < 0 ? at + (int64_t)x_rows : at)) * row_bytes, row_bytes);
       y += row_bytes;
     }
   return DVP_AICPU_OK;
