@@ -546,6 +546,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
       else
         K->args.push_back({tensor_index(K, s, a), 0});
     }
+    if (K->aicpu_func) check_aicpu_args(K, k);
     if (K->lib) {
       // Sizes first: a shape its tensors cannot hold is an error before any tiling or building.
       check_library_args(K, k);
@@ -639,6 +640,65 @@ void KernelLauncher::check_arg_layout(const TensorSpec& s, const LibraryArg& w, 
     a.fail(role + ": tensor '" + s.t.name + "' is laid out for groups " + std::to_string(l.groups) +
            ", the shape has groups " + std::to_string(w.groups) +
            " (give the tensor groups: " + std::to_string(w.groups) + ")");
+}
+
+// An AI CPU kernel reads and writes what its numbers say (dvp_abi.h): each tensor argument must
+// hold those bytes, or the firmware would run past it in DRAM into the next tensor.
+void KernelLauncher::check_aicpu_args(const Kernel* K, const cfg::Node& k) {
+  const cfg::Node& args = k.at("args");
+  const std::string fn = k.get_string("aicpu");
+  const auto& a = K->args;
+  const auto arg = [&](std::size_t i) -> const cfg::Node& {
+    if (i >= a.size())
+      args.fail(fn + " needs more arguments than " + std::to_string(a.size()) + " (docs/scenarios.md)");
+    return args.items()[i];
+  };
+  const auto number = [&](std::size_t i) {
+    const cfg::Node& at = arg(i);
+    if (a[i].first >= 0) at.fail(fn + "'s argument " + std::to_string(i + 1) + " is a number, not a tensor");
+    return a[i].second;
+  };
+  const auto times = [](std::uint64_t x, std::uint64_t y) {  // saturating: no size wraps to a small one
+    return y && x > ~std::uint64_t(0) / y ? ~std::uint64_t(0) : x * y;
+  };
+  // Tensor argument i must hold `bytes` (`optional`: or be 0, no tensor).
+  const auto holds = [&](std::size_t i, std::uint64_t bytes, bool optional = false) {
+    const cfg::Node& at = arg(i);
+    if (a[i].first < 0) {
+      if (!optional || a[i].second != 0)
+        at.fail(fn + "'s argument " + std::to_string(i + 1) + " is a tensor, not a number");
+      return;
+    }
+    const Tensor& t = K->tensors[std::size_t(a[i].first)].t;
+    const std::uint64_t have = t.elems * aicore::dtype_bytes(t.dtype);
+    if (have < bytes)
+      at.fail(fn + ": tensor '" + t.name + "' holds " + std::to_string(have) + " bytes, the arguments make it " +
+              std::to_string(bytes));
+  };
+  if (fn == "topk" || fn == "argmax") {
+    const std::uint64_t rows = number(1), cols = number(2), picks = fn == "topk" ? number(3) : 1;
+    holds(0, times(times(rows, cols), 4));
+    holds(4, times(times(rows, picks), 4), true);
+    holds(5, times(times(rows, picks), 4));
+  } else if (fn == "concat") {
+    const std::uint64_t outer = number(1), n = number(2);
+    if (n < 1 || n > 64 || a.size() != 3 + 2 * n)
+      args.fail("concat takes y, outer, n, then n pairs x_j, bytes_j, 1 <= n <= 64 (n = " + std::to_string(n) + ", " +
+                std::to_string(a.size()) + " arguments)");
+    std::uint64_t row = 0;
+    for (std::uint64_t j = 0; j < n; ++j) {
+      holds(3 + 2 * j, times(outer, number(4 + 2 * j)));
+      const std::uint64_t bytes = number(4 + 2 * j);
+      row = bytes > ~std::uint64_t(0) - row ? ~std::uint64_t(0) : row + bytes;  // saturating, as times()
+    }
+    holds(0, times(outer, row));
+  } else if (fn == "gather") {
+    if (a.size() != 7) args.fail("gather takes 7 arguments: y, outer, n, row_bytes, x, x_rows, indices");
+    const std::uint64_t outer = number(1), n = number(2), row = number(3), rows = number(5);
+    holds(0, times(times(outer, n), row));
+    holds(4, times(times(outer, rows), row));
+    holds(6, times(n, 4));
+  }
 }
 
 // A library kernel reads and writes its shape's elements (and, where an output ends inside a
