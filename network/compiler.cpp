@@ -443,14 +443,6 @@ void Compiler::fail(int i, const std::string& why) const {
               kExitConfig);
 }
 
-namespace {
-bool integer_type(int t) {
-  using T = onnx::TensorProto;
-  return t == T::INT8 || t == T::UINT8 || t == T::INT16 || t == T::UINT16 || t == T::INT32 || t == T::UINT32 ||
-         t == T::INT64 || t == T::UINT64;
-}
-}  // namespace
-
 // The graph's inputs (initializers aside): from the files given, or seeded uniform [-1, 1) (an
 // integer one with whole numbers).
 void Compiler::read_inputs() {
@@ -1901,13 +1893,15 @@ std::pair<Layout, std::string> Compiler::placed_form(const std::vector<std::stri
 bool Compiler::feeds_feature_map(const std::string& v) const {
   static const std::set<std::string> kMapReaders = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
                                                     "GlobalMaxPool"};
-  static const std::set<std::string> kElementwise = {"Add", "Sub", "Mul", "Div", "Relu", "Clip", "Cast", "Identity"};
+  static const std::set<std::string> kSameValues = {"Cast", "Identity", "Dropout"};  // views of it
   for (std::string at = v;;) {
     const int c = sole_consumer(at);
     if (c < 0) return false;
     const auto& n = node(c);
     if (kMapReaders.count(n.op_type())) return n.input(0) == at;
-    if (!kElementwise.count(n.op_type())) return false;
+    const auto l = lowerings().find(n.op_type());  // the element-wise ops: those the table lowers so
+    if (!kSameValues.count(n.op_type()) && (l == lowerings().end() || l->second != &Compiler::elementwise))
+      return false;
     at = n.output(0);
   }
 }

@@ -126,6 +126,12 @@ Tensor from_proto(const onnx::TensorProto& t, const std::string& where) {
   return r;
 }
 
+bool integer_type(int t) {
+  using T = onnx::TensorProto;
+  return t == T::INT8 || t == T::UINT8 || t == T::INT16 || t == T::UINT16 || t == T::INT32 || t == T::UINT32 ||
+         t == T::INT64 || t == T::UINT64;
+}
+
 bool castable_to(int to) {
   using T = onnx::TensorProto;
   switch (to) {

@@ -34,6 +34,8 @@ Tensor from_proto(const onnx::TensorProto& t, const std::string& where);
 // refuses it (the suite's bfloat16 inputs are written as uint16: read so, they would be numbers).
 Tensor read_tensor_file(const std::string& path, int want_type = 0);
 
+// Whether a TensorProto::DataType is an integer type (int8 .. uint64; not bool).
+bool integer_type(int t);
 // Whether ONNX's Cast to data type `to` (a TensorProto::DataType) is one cast_value computes.
 bool castable_to(int to);
 // x (a float or an integer held exactly in f32) cast to `to` and held in f32 again, as ONNX's
