@@ -355,6 +355,7 @@ class Compiler {
   bool cast(int i);
   bool pad(int i);
   bool resize(int i);
+  bool whole_factors(int i, const Dims& full, const ResizePlan& plan);
   void finish_outputs();
   std::map<std::string, std::string> output_files() const;
   struct ArenaBuffer {
@@ -2143,10 +2144,30 @@ bool Compiler::pad(int i) {
   return true;
 }
 
-// Resize and Upsample in nearest mode of an f16 NC1HWC0 map (a 1-D one's L as its W), by whole
-// factors across H and W, N and C unscaled, where every output index reads its input index divided
-// by the factor (YOLO's and FPN's 2x: asymmetric and floor, half_pixel and round_prefer_floor, ...
-// as ONNX maps them back, nearest_sources): the upsample kernel. Anything else is refused by name.
+// What the resize kernel's f16 arithmetic may differ by from its check's sums in double, for an
+// input of largest magnitude `mag`: each product and sum rounds by at most half a step of the
+// largest partial sum (mag times the weights' absolute sum per axis, squared), 2 taps - 1 of them
+// per axis, the first axis's carried through the second's weights. Nearest: exact.
+double resize_tolerance(const kernels::ResizeShape& s, double mag) {
+  if (s.rule.mode == kernels::ResizeMode::Nearest || !(mag > 0)) return 0;
+  double spread = 1;
+  for (const auto& t :
+       {kernels::resize_taps(s.rule, s.scale_h, s.h, s.oh), kernels::resize_taps(s.rule, s.scale_w, s.w, s.ow)})
+    for (std::size_t y = 0; y < t.weight.size(); y += t.taps) {
+      double sum = 0;
+      for (unsigned j = 0; j < t.taps; ++j) sum += std::fabs(t.weight[y + j]);
+      spread = std::max(spread, sum);
+    }
+  const double half_step = std::exp2(std::floor(std::log2(mag * spread * spread)) - 11);
+  return half_step * (2.0 * s.rule.taps() - 1) * (1 + spread);
+}
+
+// Resize and Upsample of an f16 NC1HWC0 map (a 1-D one's L as its W) across H and W, N and C
+// unscaled. In nearest mode by whole factors, where every output index reads its input index
+// divided by the factor (YOLO's and FPN's 2x: asymmetric and floor, half_pixel and
+// round_prefer_floor, ... as ONNX maps them back, resize_taps): the upsample kernel, copies
+// alone. Any other factor, nearest rounding, linear or cubic mode: the resize kernel, which takes
+// ONNX's rule and scales as they are. Anything else is refused by name.
 bool Compiler::resize(int i) {
   const auto& n = node(i);
   if (!available(n.input(0))) return false;
@@ -2155,26 +2176,76 @@ bool Compiler::resize(int i) {
   auto input = [&](int j) -> const Tensor* {
     return j < n.input_size() && !n.input(j).empty() && constant(n.input(j)) ? &ref_.at(n.input(j)) : nullptr;
   };
-  const auto src = nearest_sources(n, m_.opset, full, input);
-  std::vector<std::int64_t> factor(src.size(), 1);
-  bool whole = full.size() == 3 || full.size() == 4;
-  for (std::size_t d = 0; whole && d < src.size(); ++d) {
-    const auto out = std::int64_t(src[d].size());
-    factor[d] = out % full[d] ? 0 : out / full[d];
-    for (std::int64_t y = 0; whole && y < out; ++y) whole = factor[d] && src[d][std::size_t(y)] == y / factor[d];
-  }
-  if (!whole || factor[0] != 1 || factor[1] != 1)
-    fail(i,
-         "a nearest Resize is lowered when each output index of H and W reads its index divided by a whole "
-         "factor (N and C unscaled); this one maps them otherwise");
+  const ResizePlan plan = resize_plan(n, m_.opset, full, input);
+  if ((full.size() != 3 && full.size() != 4) || plan.scales[0] != 1 || plan.scales[1] != 1 || plan.out[0] != full[0] ||
+      plan.out[1] != full[1])
+    fail(i, "a Resize of H and W (W alone of N x C x L) is lowered; N and C unscaled");
   const bool unplaced = !xv.input.empty() && xv.refs[image_].empty();  // placed NC1HWC0 f16 here
   if (!unplaced && (xv.layout != Layout::Nc1hwc0 || xv.dtype != "f16"))
-    fail(i, "a Resize of an ND or f32 tensor is not lowered (the upsample kernel takes f16 NC1HWC0 maps)");
+    fail(i, "a Resize of an ND or f32 tensor is not lowered (the resize kernels take f16 NC1HWC0 maps)");
+  if (plan.rule.mode == kernels::ResizeMode::Nearest && whole_factors(i, full, plan)) return true;
   const Dims x = as_2d(xv.shape);
+  const bool two_d = full.size() == 4;
+  kernels::ResizeShape s;
+  s.c = std::uint32_t(x[1]), s.h = std::uint32_t(x[2]), s.w = std::uint32_t(x[3]);
+  s.oh = std::uint32_t(two_d ? plan.out[2] : 1), s.ow = std::uint32_t(plan.out.back());
+  s.scale_h = two_d ? plan.scales[2] : 1.0, s.scale_w = plan.scales.back(), s.rule = plan.rule;
+  try {  // the target's UB (without one, the run's platform checks it when the scenario is read)
+    if (o_.target) kernels::check_resize(o_.target->core, s);
+  } catch (const Error& e) {
+    fail(i, e.what());
+  }
+  Kernel k{kernel_name(i), "resize"};
+  k.nodes = {i};
+  const auto exact = [](double v) {  // ONNX's f32 scale, every digit (the transformation divides by it)
+    std::ostringstream o;
+    o.precision(17);
+    o << v;
+    return o.str();
+  };
+  k.shape = {{"h", num(x[2])},
+             {"w", num(x[3])},
+             {"c", num(x[1])},
+             {"oh", num(std::int64_t(s.oh))},
+             {"ow", num(std::int64_t(s.ow))},
+             {"mode", kernels::kResizeModes[int(s.rule.mode)]},
+             {"transform", kernels::kResizeTransforms[int(s.rule.transform)]},
+             {"nearest_mode", kernels::kNearestRoundings[int(s.rule.rounding)]},
+             {"cubic_a", exact(s.rule.cubic_a)},
+             {"exclude_outside", s.rule.exclude_outside ? "true" : "false"},
+             {"scale_h", exact(s.scale_h)},
+             {"scale_w", exact(s.scale_w)}};
+  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nc1hwc0));
+  produce(k, n.output(0), KTensor{"y", "f16"}, Layout::Nc1hwc0);
+  k.args = {"x", "y"};
+  k.check_inputs = {"x"};
+  k.check = {{"op", "resize"}, {"atol", num(resize_tolerance(s, max_abs(ref_.at(n.input(0)).data)))}};
+  return finish(i, std::move(k));
+}
+
+// A nearest Resize whose every output index of H and W reads its index divided by a whole factor:
+// the upsample kernel (true); false when the factors are not whole or past what it takes (the
+// target's UB too, when compiling for one).
+bool Compiler::whole_factors(int i, const Dims& full, const ResizePlan& plan) {
+  const auto& n = node(i);
+  std::vector<std::int64_t> factor(full.size(), 1);
+  bool whole = true;
+  for (std::size_t d = 0; whole && d < full.size(); ++d) {
+    const std::int64_t out = plan.out[d];
+    factor[d] = out % full[d] ? 0 : out / full[d];
+    const auto src = kernels::resize_taps(plan.rule, plan.scales[d], std::uint32_t(full[d]), std::uint32_t(out)).index;
+    for (std::int64_t y = 0; whole && y < out; ++y) whole = factor[d] && src[std::size_t(y)] == y / factor[d];
+  }
+  const Dims x = as_2d(values_.at(n.input(0)).shape);
   const std::int64_t fh = full.size() == 4 ? factor[2] : 1, fw = factor.back();
-  if (fw > 31 || x[3] > 2040 || fh > 255)  // what every core's upsample takes (its UB is checked at load)
-    fail(i, "a factor across of " + std::to_string(fw) + " (up to 31), a row of " + std::to_string(x[3]) +
-                " (up to 2040) or a factor down of " + std::to_string(fh) + " (up to 255) is past the upsample kernel");
+  if (!whole || factor[0] != 1 || factor[1] != 1 || fw > 31 || x[3] > 2040 || fh > 255) return false;
+  const kernels::UpsampleShape u{std::uint32_t(x[1]), std::uint32_t(x[2]), std::uint32_t(x[3]), std::uint32_t(fh),
+                                 std::uint32_t(fw)};
+  try {
+    if (o_.target) kernels::check_upsample(o_.target->core, u);
+  } catch (const Error&) {
+    return false;  // a row too wide for its UB: the resize kernel works in bands
+  }
   Kernel k{kernel_name(i), "upsample"};
   k.nodes = {i};
   k.shape = {{"h", num(x[2])}, {"w", num(x[3])}, {"c", num(x[1])}, {"sh", num(fh)}, {"sw", num(fw)}};

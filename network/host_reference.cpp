@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "kernels/library/resize.hpp"
 
 namespace dvp::network {
 
@@ -510,22 +511,33 @@ void reshape(Op& op) {
   op.out(0, so).data = x.data;
 }
 
-// Resize and Upsample in nearest mode (nearest_sources): each output element the input element
-// its indices map back to.
+// Resize and Upsample (resize_plan): axis by axis, each output element the sum of its taps' input
+// elements times their weights (ONNX's interpolation is separable), in double.
 void resize(Op& op) {
   const Tensor& x = op.in(0);
-  const auto src = nearest_sources(op.n, op.opset, x.shape, [&](int j) { return op.has_in(j) ? &op.in(j) : nullptr; });
-  Shape so;
-  for (const auto& s : src) so.push_back(std::int64_t(s.size()));
-  Tensor& y = op.out(0, so);
-  const std::size_t r = so.size();
-  std::vector<std::int64_t> idx(r, 0);
-  for (std::size_t e = 0; e < y.data.size(); ++e) {
-    std::int64_t at = 0;
-    for (std::size_t d = 0; d < r; ++d) at = at * x.shape[d] + src[d][std::size_t(idx[d])];
-    y.data[e] = x.data[std::size_t(at)];
-    next_index(idx, so);
+  const ResizePlan plan =
+      resize_plan(op.n, op.opset, x.shape, [&](int j) { return op.has_in(j) ? &op.in(j) : nullptr; });
+  Shape cur = x.shape;
+  std::vector<double> v(x.data.begin(), x.data.end()), next;
+  for (std::size_t d = 0; d < cur.size(); ++d) {
+    const auto taps =
+        kernels::resize_taps(plan.rule, plan.scales[d], std::uint32_t(cur[d]), std::uint32_t(plan.out[d]));
+    const std::int64_t outer = count(Shape(cur.begin(), cur.begin() + std::ptrdiff_t(d))), n = cur[d],
+                       inner = count(Shape(cur.begin() + std::ptrdiff_t(d) + 1, cur.end())), m = plan.out[d];
+    next.assign(std::size_t(outer * m * inner), 0.0);
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t y = 0; y < m; ++y)
+        for (unsigned j = 0; j < taps.taps; ++j) {
+          const std::size_t t = std::size_t(y) * taps.taps + j;
+          const double w = taps.weight[t];
+          const double* from = v.data() + (o * n + std::int64_t(taps.index[t])) * inner;
+          double* to = next.data() + (o * m + y) * inner;
+          for (std::int64_t i = 0; i < inner; ++i) to[i] += w * from[i];
+        }
+    v.swap(next), cur[d] = m;
   }
+  Tensor& y = op.out(0, cur);
+  std::copy(v.begin(), v.end(), y.data.begin());
 }
 
 // Squeeze and Unsqueeze: the axes from input 1 (opset 13 on) or the attribute (before).
@@ -953,14 +965,13 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset, cons
     if (op == "MaxPool" && a.name() == "storage_order" && a.i()) return "storage_order 1 is not implemented";
     if (op == "BatchNormalization" && a.name() == "training_mode" && a.i()) return "training_mode is not implemented";
     if (op == "Pad" && a.name() == "mode" && a.s() != "constant") return "mode '" + a.s() + "' is not implemented";
-    if ((op == "Resize" || op == "Upsample") && a.name() == "mode" && a.s() != "nearest")
-      return "mode " + a.s() + " is not implemented (nearest is)";
-    static const std::set<std::string> kTransforms = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                                      "tf_half_pixel_for_nn"};
-    static const std::set<std::string> kRoundings = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-    if (op == "Resize" && a.name() == "coordinate_transformation_mode" && !kTransforms.count(a.s()))
+    if ((op == "Resize" || op == "Upsample") && a.name() == "mode" &&
+        kernels::resize_name(kernels::kResizeModes, a.s()) < 0)
+      return "mode " + a.s() + " is not implemented (nearest, linear and cubic are)";
+    if (op == "Resize" && a.name() == "coordinate_transformation_mode" &&
+        kernels::resize_name(kernels::kResizeTransforms, a.s()) < 0)
       return "coordinate_transformation_mode " + a.s() + " is not implemented";
-    if (op == "Resize" && a.name() == "nearest_mode" && !kRoundings.count(a.s()))
+    if (op == "Resize" && a.name() == "nearest_mode" && kernels::resize_name(kernels::kNearestRoundings, a.s()) < 0)
       return "nearest_mode " + a.s() + " is not implemented";
   }
   if (std::string why = refuses_attributes(n, opset); !why.empty()) return why;
@@ -984,39 +995,26 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset, cons
   return "";
 }
 
-namespace {
-
-// Output index y of an axis of `in` elements scaled by `scale` to `out`, back in the input: ONNX's
-// coordinate transformation, then the nearest mode's rounding (an exact index is itself).
-std::int64_t nearest_source(std::int64_t y, double scale, std::int64_t in, std::int64_t out, const std::string& ctm,
-                            const std::string& rounding) {
-  const double yd = double(y), xf = scale * double(in);
-  double x = 0;
-  if (ctm == "half_pixel") x = (yd + 0.5) / scale - 0.5;
-  if (ctm == "pytorch_half_pixel") x = out > 1 ? (yd + 0.5) / scale - 0.5 : -0.5;
-  if (ctm == "align_corners") x = xf == 1 ? 0 : yd * double(in - 1) / (xf - 1);
-  if (ctm == "asymmetric") x = yd / scale;
-  if (ctm == "tf_half_pixel_for_nn") x = (yd + 0.5) / scale;
-  const double f = std::floor(x), r = x - f;
-  std::int64_t i = std::int64_t(f);
-  if (r != 0 && (rounding == "ceil" || (rounding == "round_prefer_floor" && r > 0.5) ||
-                 (rounding == "round_prefer_ceil" && r >= 0.5)))
-    ++i;
-  return std::clamp<std::int64_t>(i, 0, in - 1);
-}
-
-}  // namespace
-
-std::vector<std::vector<std::int64_t>> nearest_sources(const onnx::NodeProto& n, std::int64_t opset,
-                                                       const std::vector<std::int64_t>& in,
-                                                       const std::function<const Tensor*(int)>& input) {
+ResizePlan resize_plan(const onnx::NodeProto& n, std::int64_t opset, const std::vector<std::int64_t>& in,
+                       const std::function<const Tensor*(int)>& input) {
   const NodeAttrs a{n};
   const std::string who = "node '" + n.name() + "' (" + n.op_type() + ")";
-  if (a.s("mode", "nearest") != "nearest") throw Error(who + ": mode " + a.s("mode", "") + " is not implemented");
+  ResizePlan p;
+  const std::string mode = a.s("mode", "nearest");
+  if (kernels::resize_name(kernels::kResizeModes, mode) < 0)
+    throw Error(who + ": mode " + mode + " is not implemented (nearest, linear and cubic are)");
+  p.rule.mode = kernels::ResizeMode(kernels::resize_name(kernels::kResizeModes, mode));
   const bool v10 = n.op_type() == "Upsample" || opset < 11;  // scales at input 1; asymmetric, floor
   const std::string ctm = v10 ? "asymmetric" : a.s("coordinate_transformation_mode", "half_pixel");
   const std::string rounding = v10 ? "floor" : a.s("nearest_mode", "round_prefer_floor");
-  if (ctm == "tf_crop_and_resize") throw Error(who + ": coordinate_transformation_mode " + ctm + " is not implemented");
+  if (kernels::resize_name(kernels::kResizeTransforms, ctm) < 0)
+    throw Error(who + ": coordinate_transformation_mode " + ctm + " is not implemented");
+  if (kernels::resize_name(kernels::kNearestRoundings, rounding) < 0)
+    throw Error(who + ": nearest_mode " + rounding + " is not implemented");
+  p.rule.transform = kernels::ResizeTransform(kernels::resize_name(kernels::kResizeTransforms, ctm));
+  p.rule.rounding = kernels::NearestRounding(kernels::resize_name(kernels::kNearestRoundings, rounding));
+  p.rule.cubic_a = a.f("cubic_coeff_a", -0.75f);
+  p.rule.exclude_outside = a.i("exclude_outside", 0) != 0;
   Tensor attr;  // Upsample before opset 9: the scales an attribute
   if (n.op_type() == "Upsample" && opset < 9)
     for (const auto& at : n.attribute())
@@ -1028,16 +1026,15 @@ std::vector<std::vector<std::int64_t>> nearest_sources(const onnx::NodeProto& n,
     throw Error(who + ": " + std::to_string(in.size()) + " scales or sizes are needed");
   if (sizes && sizes->data.size() != in.size())
     throw Error(who + ": " + std::to_string(in.size()) + " sizes are needed");
-  std::vector<std::vector<std::int64_t>> src(in.size());
   for (std::size_t d = 0; d < in.size(); ++d) {
     const double scale = sizes ? double(sizes->data[d]) / double(in[d]) : double(scales->data[d]);
     const auto out = sizes ? std::int64_t(sizes->data[d]) : std::int64_t(std::floor(scale * double(in[d])));
-    if (!(scale > 0) || out < 1 || out > (std::int64_t(1) << 31))
+    if (!(scale > 0) || out < 1 || out > (std::int64_t(1) << 31) || in[d] > (std::int64_t(1) << 31))
       throw Error(who + ": axis " + std::to_string(d) + " scaled by " + std::to_string(scale) + " to " +
                   std::to_string(out) + " elements");
-    for (std::int64_t y = 0; y < out; ++y) src[d].push_back(nearest_source(y, scale, in[d], out, ctm, rounding));
+    p.scales.push_back(scale), p.out.push_back(out);
   }
-  return src;
+  return p;
 }
 
 namespace {

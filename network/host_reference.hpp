@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "kernels/library/resize.hpp"
 #include "onnx_model.hpp"
 
 namespace dvp::network {
@@ -29,13 +30,17 @@ std::string reference_refuses(const onnx::NodeProto& node, std::int64_t opset, c
 // folds: a Clip's bounds, a scale, TopK's k) is still computed.
 void run_reference(const Model& m, Tensors& values, bool all_values = true);
 
-// Resize (opset 10 on) or Upsample node n, mode nearest, on a tensor of dims `in`, as ONNX computes
-// it: per axis, the input index each output index reads (the coordinate transformation and the
-// rounding the node names, clamped to the input). `input(j)` gives the node's input j (nullptr:
-// absent), for its scales or sizes. An Error names the node and what is not implemented.
-std::vector<std::vector<std::int64_t>> nearest_sources(const onnx::NodeProto& n, std::int64_t opset,
-                                                       const std::vector<std::int64_t>& in,
-                                                       const std::function<const Tensor*(int)>& input);
+// Resize (opset 10 on) or Upsample node n on a tensor of dims `in`: its interpolation rule (mode,
+// coordinate transformation, rounding, cubic coefficient, exclude_outside), and per axis ONNX's
+// scale and the output's size. `input(j)` gives the node's input j (nullptr: absent), for its
+// scales or sizes. An Error names the node and what is not implemented.
+struct ResizePlan {
+  kernels::ResizeRule rule;
+  std::vector<double> scales;
+  std::vector<std::int64_t> out;
+};
+ResizePlan resize_plan(const onnx::NodeProto& n, std::int64_t opset, const std::vector<std::int64_t>& in,
+                       const std::function<const Tensor*(int)>& input);
 
 // The operators the reference implements, in table order.
 std::vector<std::string> reference_ops();

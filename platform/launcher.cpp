@@ -218,6 +218,7 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
         .range(1, 65535);
   for (const char* key : {"sh", "sw"})
     sh.param(key, Type::Int, "upsample: the factor down (sh) and across (sw)").defaults("1").range(1, 255);
+  describe_resize_shape(sh);
   for (const char* key : {"kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w"})
     sh.param(key, Type::Int, "conv2d: filter size, stride, dilation; pool: window size, stride, dilation")
         .defaults("1")
@@ -307,6 +308,35 @@ void KernelLauncher::describe_conv_shape(cfg::Spec& sh) {
            "of group o / (cout / groups); the weights tensor takes the same groups key")
       .defaults("1")
       .range(1, 65535);
+}
+
+// resize's own keys of shape: the output's size and ONNX's Resize attributes.
+void KernelLauncher::describe_resize_shape(cfg::Spec& sh) {
+  const auto list = [](const auto& names) { return std::vector<std::string>(std::begin(names), std::end(names)); };
+  for (const char* key : {"oh", "ow"})
+    sh.param(key, Type::Int, "resize: the output's rows (oh) and positions (ow)").optional().range(1, 65535);
+  sh.param("mode", Type::Enum, "resize: the interpolation (ONNX's mode)")
+      .choices(list(kernels::kResizeModes))
+      .defaults("linear");
+  sh.param("transform", Type::Enum,
+           "resize: where an output index reads in the input (ONNX's coordinate_transformation_mode)")
+      .choices(list(kernels::kResizeTransforms))
+      .defaults("half_pixel");
+  sh.param("nearest_mode", Type::Enum, "resize, mode nearest: how that coordinate rounds (ONNX's nearest_mode)")
+      .choices(list(kernels::kNearestRoundings))
+      .defaults("round_prefer_floor");
+  sh.param("cubic_a", Type::Float, "resize, mode cubic: the cubic convolution's coefficient (ONNX's cubic_coeff_a)")
+      .defaults("-0.75")
+      .range(-10, 10);
+  sh.param("exclude_outside", Type::Bool,
+           "resize: taps outside the input weigh 0 and the others are scaled to sum to 1 (ONNX's exclude_outside)")
+      .defaults("false");
+  for (const char* key : {"scale_h", "scale_w"})
+    sh.param(key, Type::Float,
+             "resize: ONNX's scale of H (scale_h) and W (scale_w), which the transformations divide by (default: oh / "
+             "h, ow / w, as when ONNX's sizes are given)")
+        .optional()
+        .range(1e-6, 1e6);
 }
 
 // The row kernels' keys of shape (softmax, layernorm, transpose), and upsample's fill.
@@ -1051,6 +1081,7 @@ void KernelLauncher::read_check_shape(Kernel* K, const cfg::Node& c) {
   if (op == "softmax_c") take(R.softmax_c);
   if (op == "channel_mul") take(R.channel_mul);
   if (op == "upsample") take(R.upsample);
+  if (op == "resize") take(R.resize);
   if (op == "transpose") take(R.transpose);
   if (op == "pool") take(R.pool);
   if (op != "conv2d") return;

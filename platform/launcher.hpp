@@ -66,6 +66,7 @@ class KernelLauncher : public sc_core::sc_module {
   static void describe_shape(cfg::Spec& shape);
   static void describe_conv_shape(cfg::Spec& shape);
   static void describe_row_shape(cfg::Spec& shape);
+  static void describe_resize_shape(cfg::Spec& shape);
   static void describe_aipp_shape(cfg::Spec& shape);
   static void describe_tensors(cfg::Spec& tensor_entry);
   static void describe_check(cfg::Spec& check);

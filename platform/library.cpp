@@ -263,6 +263,46 @@ KernelWork upsample_work(const aicore::AiCoreConfig&, const KernelShape& s) {
   return {double(std::get<kernels::UpsampleShape>(s).out_elems()), "element", 0};
 }
 
+// --- resize -------------------------------------------------------------------------------------
+KernelShape read_resize(const cfg::Node& sh) {
+  if (dtype(sh, "dtype") != DType::F16) sh.at("dtype").fail("resize takes f16 (an NC1HWC0 map of 32-byte blocks)");
+  kernels::ResizeShape r;
+  r.c = u32(sh, "c"), r.h = u32(sh, "h"), r.w = u32(sh, "w"), r.oh = u32(sh, "oh"), r.ow = u32(sh, "ow");
+  r.rule.mode = kernels::ResizeMode(kernels::resize_name(kernels::kResizeModes, sh.get_string("mode")));
+  r.rule.transform =
+      kernels::ResizeTransform(kernels::resize_name(kernels::kResizeTransforms, sh.get_string("transform")));
+  r.rule.rounding =
+      kernels::NearestRounding(kernels::resize_name(kernels::kNearestRoundings, sh.get_string("nearest_mode")));
+  r.rule.cubic_a = sh.get_double("cubic_a");
+  r.rule.exclude_outside = sh.get_bool("exclude_outside");
+  // ONNX's scales; sizes given instead are out / in.
+  r.scale_h = sh.has("scale_h") ? sh.get_double("scale_h") : double(r.oh) / double(r.h);
+  r.scale_w = sh.has("scale_w") ? sh.get_double("scale_w") : double(r.ow) / double(r.w);
+  return r;
+}
+std::vector<LibraryArg> resize_args(const KernelShape& s) {
+  const auto& r = std::get<kernels::ResizeShape>(s);
+  return {{"x", DType::F16, r.in_elems()}, {"y", DType::F16, r.out_elems()}};
+}
+BuiltKernel build_resize(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& r = std::get<kernels::ResizeShape>(s);
+  const std::uint32_t bands = kernels::resize_bands(core, r);
+  return {kernels::resize_kernel(core, r),
+          "an output row at a time" + (bands > 1 ? " in " + std::to_string(bands) + " bands" : std::string()) +
+              ": its tap rows weighted and summed, then its positions gathered by vcopy runs, weighted and summed, "
+              "two UB buffers",
+          std::uint64_t(r.c1()) * r.oh};
+}
+// Per tap, the rows' multiply and add over the input's width, then the positions' copy, multiply
+// and add over the output's (nearest: the copy alone).
+KernelWork resize_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& r = std::get<kernels::ResizeShape>(s);
+  const bool weighted = r.rule.mode != kernels::ResizeMode::Nearest;
+  const double rows = double(r.c1()) * r.oh * 16 * r.rule.taps();
+  const double n = rows * (weighted ? 2.0 * r.w + 3.0 * r.ow : double(r.ow));
+  return {n, "vector op", vector_ps(core, n, 2, false)};
+}
+
 // --- channel_mul --------------------------------------------------------------------------------
 KernelShape read_channel_mul(const cfg::Node& sh) {
   if (dtype(sh, "dtype") != DType::F16) sh.at("dtype").fail("channel_mul takes f16 (an NC1HWC0 map of 32-byte blocks)");
@@ -455,6 +495,7 @@ const LibraryKernel kSoftmaxC{"softmax_c",    {"h", "w", "c"}, read_softmax_c,
 const LibraryKernel kChannelMul{"channel_mul",    {"h", "w", "c"},   read_channel_mul,
                                 channel_mul_args, build_channel_mul, channel_mul_work};
 const LibraryKernel kUpsample{"upsample", {"h", "w", "c"}, read_upsample, upsample_args, build_upsample, upsample_work};
+const LibraryKernel kResize{"resize", {"h", "w", "c", "oh", "ow"}, read_resize, resize_args, build_resize, resize_work};
 const LibraryKernel kAipp{"aipp", {"h", "w", "format"}, read_aipp, aipp_args, build_aipp, aipp_work};
 
 }  // namespace
@@ -483,6 +524,9 @@ const cfg::Choices<const LibraryKernel*>& library_kernels() {
       {"softmax", &kSoftmax, "softmax of each row"},
       {"channel_mul", &kChannelMul, "an f16 NC1HWC0 map times one value per channel (a squeeze-and-excitation gate)"},
       {"upsample", &kUpsample, "nearest-neighbour upsampling of an f16 NC1HWC0 map by whole factors sh, sw"},
+      {"resize", &kResize,
+       "resize of an f16 NC1HWC0 map to oh x ow: nearest, linear (bilinear) or cubic, in ONNX's coordinate "
+       "transformations"},
       {"softmax_c", &kSoftmaxC, "softmax over the channels of an f16 NC1HWC0 map, each position on its own"},
       {"conv2d", &kConv2d, "2-D convolution via img2col (load3d) on the cube"},
       {"pool", &kPool, "max or average pooling"},

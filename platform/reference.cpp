@@ -241,6 +241,27 @@ void upsample_ref(const Reference& R, const std::vector<TensorView>& in, std::ve
   }
 }
 
+// Resize of an NC1HWC0 map as a plain loop over every output element and every pair of its row's
+// and its position's taps (resize_taps: ONNX's), weights rounded to f16 as the kernel holds them,
+// sums in double.
+void resize_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const kernels::ResizeShape& s = R.resize;
+  const kernels::ResizeTaps rows = kernels::resize_taps(s.rule, s.scale_h, s.h, s.oh);
+  const kernels::ResizeTaps cols = kernels::resize_taps(s.rule, s.scale_w, s.w, s.ow);
+  const unsigned T = rows.taps;
+  for (std::uint64_t e = 0; e < out.size(); ++e) {
+    const std::uint64_t c0 = e % 16, x = e / 16 % s.ow, y = e / 16 / s.ow % s.oh, c1 = e / 16 / s.ow / s.oh;
+    double sum = 0;
+    for (unsigned i = 0; i < T; ++i)
+      for (unsigned j = 0; j < T; ++j) {
+        const std::uint64_t r = rows.index[y * T + i], c = cols.index[x * T + j];
+        sum +=
+            r16(rows.weight[y * T + i]) * r16(cols.weight[x * T + j]) * in[0].at(((c1 * s.h + r) * s.w + c) * 16 + c0);
+      }
+    out[e] = sum;
+  }
+}
+
 // Each row of x times the scale (as an f32): exp(x - max) / sum of exp(x - max).
 void softmax_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   const std::uint64_t cols = R.cols;
@@ -407,6 +428,8 @@ Needs channel_mul_inputs(const Reference& r, std::uint64_t) {
   return {{r.channel_mul.elems(), "map"}, {std::uint64_t(r.channel_mul.c1()) * 16, "gate"}};
 }
 Needs upsample_inputs(const Reference& r, std::uint64_t) { return {{r.upsample.in_elems(), "input"}}; }
+std::uint64_t resize_count(const Reference& r, std::uint64_t) { return r.resize.out_elems(); }
+Needs resize_inputs(const Reference& r, std::uint64_t) { return {{r.resize.in_elems(), "input"}}; }
 Needs pool_inputs(const Reference& r, std::uint64_t) {
   return {{std::uint64_t(r.pool.c1()) * 16 * r.pool.h * r.pool.w, "input"}};
 }
@@ -499,6 +522,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck softmax{"softmax", 1, 1, {"cols"}, all, like_output, softmax_ref, nullptr, true};
   static const RefCheck softmax_c{"softmax_c", 1, 1, {}, softmax_c_count, softmax_c_inputs, softmax_c_ref};
   static const RefCheck upsample{"upsample", 1, 1, {}, upsample_count, upsample_inputs, upsample_ref};
+  static const RefCheck resize{"resize", 1, 1, {}, resize_count, resize_inputs, resize_ref};
   static const RefCheck channel_mul{"channel_mul", 2, 2, {}, channel_mul_count, channel_mul_inputs, channel_mul_ref};
   static const RefCheck layernorm{"layernorm", 3, 3, {"cols"}, all, layernorm_inputs, layernorm_ref, nullptr, true};
   static const RefCheck transpose{"transpose", 1, 1, {}, all, like_output, transpose_ref};
@@ -538,6 +562,8 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"channel_mul", &channel_mul,
        "the map in0 times in1's value of each channel, from the channel_mul kernel's shape"},
       {"upsample", &upsample, "each position of the map copied sh x sw times, from the upsample kernel's shape"},
+      {"resize", &resize,
+       "each output element the sum of its taps' inputs times their weights (f16), from the resize kernel's shape"},
       {"layernorm", &layernorm, "each row of cols normalized (mean 0, variance 1 + epsilon), times in1 plus in2"},
       {"transpose", &transpose, "the transpose kernel's two axes swapped, from its shape"},
       {"topk", &topk, "the indices of each row's k largest (ties: lower index first)"},

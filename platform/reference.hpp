@@ -19,6 +19,7 @@
 #include "kernels/library/channel_softmax.hpp"
 #include "kernels/library/gemm.hpp"
 #include "kernels/library/pool.hpp"
+#include "kernels/library/resize.hpp"
 #include "kernels/library/transpose.hpp"
 #include "kernels/library/upsample.hpp"
 
@@ -74,6 +75,7 @@ struct Reference {
   kernels::TransposeShape transpose;       // transpose: likewise
   kernels::ChannelSoftmaxShape softmax_c;  // softmax_c: likewise
   kernels::UpsampleShape upsample;         // upsample: likewise
+  kernels::ResizeShape resize;             // resize: likewise
   kernels::ChannelMulShape channel_mul;    // channel_mul: likewise
 
   // Set by whoever computes it on another thread: the long loops (gemm, conv2d) end early with

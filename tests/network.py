@@ -1213,6 +1213,33 @@ with tempfile.TemporaryDirectory() as d:
         up = dn.repeat(2, axis=1).repeat(2, axis=2)
         compare("nearest Resize", yout, "", {"y": conv1(np.concatenate([xb, up]), yw2)})
 
+    # A segmentation head: a 3 x 3 conv to 20 classes (a padded channel group), a bilinear Resize
+    # to sizes 2.5 x the map's (PyTorch's F.interpolate(mode="bilinear", align_corners=False) as
+    # exported: pytorch_half_pixel), a 1 x 1 conv after it. Against NumPy's own bilinear.
+    sw1, sw2 = f32(rng.normal(0, .3, (20, 16, 3, 3))), f32(rng.normal(0, .3, (8, 20, 1, 1)))
+    szs = lambda *v: numpy_helper.from_array(np.array(v, np.int64))
+    snodes = [mk("Constant", [], ["sz"], value=szs(1, 20, 30, 25)),
+              mk("Conv", ["x", "sw1"], ["s"], name="classes", pads=[1, 1, 1, 1]),
+              mk("Resize", ["s", "", "", "sz"], ["u"], name="bilinear", mode="linear",
+                 coordinate_transformation_mode="pytorch_half_pixel"),
+              mk("Conv", ["u", "sw2"], ["y"], name="after")]
+    sx = f32(rng.uniform(-1, 1, (1, 16, 12, 10)))
+    sout = run_model("seghead", snodes, {"sw1": sw1, "sw2": sw2}, ([1, 16, 12, 10], [1, 8, 30, 25]), sx,
+                     r"kernel bilinear: 24000 elements within[\s\S]*kernel after: ", "bilinear Resize in a head",
+                     "--check-layers")
+    if sout:
+        def bilinear_axis(n, m):  # (m x n) matrix: output index o reads (o + 0.5) n / m - 0.5, edges held
+            a = np.zeros((m, n))
+            for o in range(m):
+                p = min(max((o + 0.5) * n / m - 0.5, 0), n - 1)
+                i = int(np.floor(p))
+                a[o, i] += 1 - (p - i)
+                a[o, min(i + 1, n - 1)] += p - i
+            return a
+        s = conv3(sx[0].astype(np.float16).astype(np.float64), sw1.astype(np.float64))
+        up = np.einsum("oh,chw,pw->cop", bilinear_axis(12, 30), s, bilinear_axis(10, 25))
+        compare("bilinear Resize", sout, "", {"y": conv1(up, sw2)})
+
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Softplus", ["x"], ["y"], name="gate")], "g",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
