@@ -2149,7 +2149,8 @@ bool Compiler::pad(int i) {
 // largest partial sum (mag times the weights' absolute sum per axis, squared), 2 taps - 1 of them
 // per axis, the first axis's carried through the second's weights. Nearest: exact.
 double resize_tolerance(const kernels::ResizeShape& s, double mag) {
-  if (s.rule.mode == kernels::ResizeMode::Nearest || !(mag > 0)) return 0;
+  if (s.rule.mode == kernels::ResizeMode::Nearest) return 0;
+  mag = std::max(mag, 0x1p-24);  // a map of zeros: its sums are exact
   double spread = 1;
   for (const auto& t :
        {kernels::resize_taps(s.rule, s.scale_h, s.h, s.oh), kernels::resize_taps(s.rule, s.scale_w, s.w, s.ow)})
@@ -2158,8 +2159,10 @@ double resize_tolerance(const kernels::ResizeShape& s, double mag) {
       for (unsigned j = 0; j < t.taps; ++j) sum += std::fabs(t.weight[y + j]);
       spread = std::max(spread, sum);
     }
-  const double half_step = std::exp2(std::floor(std::log2(mag * spread * spread)) - 11);
-  return half_step * (2.0 * s.rule.taps() - 1) * (1 + spread);
+  // Half an f16 step of the largest partial sum (of a subnormal one at least: 2^-25), twice over:
+  // the kernel's input is the f32 reference's rounded to f16, whose magnitude may cross a power of 2.
+  const double half_step = std::exp2(std::max(std::floor(std::log2(mag * spread * spread)) - 11, -25.0));
+  return 2 * half_step * (2.0 * s.rule.taps() - 1) * (1 + spread);
 }
 
 // Resize and Upsample of an f16 NC1HWC0 map (a 1-D one's L as its W) across H and W, N and C

@@ -1013,6 +1013,13 @@ ResizePlan resize_plan(const onnx::NodeProto& n, std::int64_t opset, const std::
     throw Error(who + ": nearest_mode " + rounding + " is not implemented");
   p.rule.transform = kernels::ResizeTransform(kernels::resize_name(kernels::kResizeTransforms, ctm));
   p.rule.rounding = kernels::NearestRounding(kernels::resize_name(kernels::kNearestRoundings, rounding));
+  // Opset 18's attributes, refused where they would change the answer (their defaults are today's).
+  if (a.i("antialias", 0)) throw Error(who + ": antialias 1 (a downsampling's widened filter) is not implemented");
+  if (a.s("keep_aspect_ratio_policy", "stretch") != "stretch")
+    throw Error(who + ": keep_aspect_ratio_policy " + a.s("keep_aspect_ratio_policy", "") +
+                " is not implemented (stretch is)");
+  for (const auto& at : n.attribute())
+    if (at.name() == "axes") throw Error(who + ": axes (scales or sizes of some axes only) is not implemented");
   p.rule.cubic_a = a.f("cubic_coeff_a", -0.75f);
   p.rule.exclude_outside = a.i("exclude_outside", 0) != 0;
   Tensor attr;  // Upsample before opset 9: the scales an attribute

@@ -230,6 +230,56 @@ TEST(OnnxReference, NarrowIntegersAreReadAndASumThatWouldWrapIsRefused) {
   }
 }
 
+// Opset 18's Resize: antialias 0 and keep_aspect_ratio_policy stretch (their defaults) give the
+// bilinear values worked out by hand; antialias 1, another policy and axes are refused by name,
+// each of which would change the answer.
+TEST(OnnxReference, ResizeOfOpset18RefusesWhatWouldChangeItsAnswer) {
+  const auto run = [](const std::function<void(onnx::NodeProto&)>& attrs) {
+    Model m;
+    m.path = "resize.onnx", m.opset = 18;
+    onnx::NodeProto* n = m.proto.mutable_graph()->add_node();
+    n->set_name("up"), n->set_op_type("Resize"), n->add_input("x"), n->add_input(""), n->add_input("s");
+    n->add_output("y");
+    onnx::AttributeProto* mode = n->add_attribute();
+    mode->set_name("mode"), mode->set_type(onnx::AttributeProto::STRING), mode->set_s("linear");
+    attrs(*n);
+    Tensors values;
+    values["x"] = Tensor{{1, 1, 1, 2}, {1, 5}};
+    values["s"] = Tensor{{4}, {1, 1, 1, 2}};
+    run_reference(m, values);
+    return values.at("y").data;
+  };
+  const auto attr = [](onnx::NodeProto& n, const char* name, std::int64_t i, const char* s) {
+    onnx::AttributeProto* a = n.add_attribute();
+    a->set_name(name);
+    if (s)
+      a->set_type(onnx::AttributeProto::STRING), a->set_s(s);
+    else
+      a->set_type(onnx::AttributeProto::INT), a->set_i(i);
+  };
+  EXPECT_EQ(run([&](onnx::NodeProto& n) {
+              attr(n, "antialias", 0, nullptr), attr(n, "keep_aspect_ratio_policy", 0, "stretch");
+            }),
+            (std::vector<float>{1, 2, 4, 5}));  // half_pixel: 1, 0.75 x 1 + 0.25 x 5, 0.25 x 1 + 0.75 x 5, 5
+  const std::pair<std::function<void(onnx::NodeProto&)>, const char*> refused[] = {
+      {[&](onnx::NodeProto& n) { attr(n, "antialias", 1, nullptr); }, "antialias 1"},
+      {[&](onnx::NodeProto& n) { attr(n, "keep_aspect_ratio_policy", 0, "not_larger"); },
+       "keep_aspect_ratio_policy not_larger"},
+      {[&](onnx::NodeProto& n) {
+         onnx::AttributeProto* a = n.add_attribute();
+         a->set_name("axes"), a->set_type(onnx::AttributeProto::INTS), a->add_ints(3);
+       },
+       "axes"}};
+  for (const auto& [attrs, why] : refused) {
+    try {
+      run(attrs);
+      ADD_FAILURE() << why << " was not refused";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("node 'up' (Resize): ") + why), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A conv large enough to be shared out among the host's threads (5.9 M multiply-adds) gives, bit
 // for bit, the plainest loop's sums: bias, then (c, i, j) in order, in double, one rounding.
 TEST(OnnxReference, AConvSharedAmongThreadsIsThePlainLoopsBitForBit) {

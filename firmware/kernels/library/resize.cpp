@@ -20,7 +20,9 @@ double coordinate(ResizeTransform t, double y, double scale, std::uint32_t in, s
   const double xf = scale * double(in);
   switch (t) {
     case ResizeTransform::HalfPixel: return (y + 0.5) / scale - 0.5;
-    case ResizeTransform::PytorchHalfPixel: return out > 1 ? (y + 0.5) / scale - 0.5 : -0.5;
+    // One output element reads 0, as the operator's definition and ONNX Runtime have it (ONNX's
+    // reference reads -0.5, which differs for cubic alone).
+    case ResizeTransform::PytorchHalfPixel: return out > 1 ? (y + 0.5) / scale - 0.5 : 0;
     case ResizeTransform::AlignCorners: return xf == 1 ? 0 : y * double(in - 1) / (xf - 1);
     case ResizeTransform::Asymmetric: return y / scale;
     case ResizeTransform::TfHalfPixelForNn: return (y + 0.5) / scale;
@@ -91,13 +93,16 @@ struct Band {
 
 // Where the kernel keeps what, in the UB: the rows' taps table (per output row, each tap's input
 // row, 16 bits, and f16 weight, 16 bits, two taps a 64-bit word), the columns' weight rows (one
-// per tap, a band's positions, each weight in all 16 lanes of its block), and two buffers, each
-// the band's tap rows, its output row and (more than one tap) a gathered row.
+// per tap, each weight in all 16 lanes of its block: of every position, written once, or where
+// they do not fit, of a band's, written for each band), and two buffers, each the band's tap rows,
+// its output row and (more than one tap) a gathered row. Then room for the span of a last repeat:
+// the vector unit checks the 8 blocks of a repeat whose last are masked off, at their stride.
 struct Plan {
   const ResizeShape& s;
   ResizeTaps rows, cols;
   std::vector<Band> bands;
   std::uint64_t weights_at = 0, buffer_at[2] = {0, 0}, end = 0;
+  bool whole_weights = true;  // every position's column weights, written once
 
   unsigned taps() const { return rows.taps; }
   unsigned words() const { return (taps() + 1) / 2; }
@@ -110,15 +115,20 @@ struct Plan {
   std::uint64_t in_at(int buf, unsigned j) const { return buffer_at[buf] + std::uint64_t(j) * in_blocks() * kBlock; }
   std::uint64_t out_at(int buf) const { return in_at(buf, taps()); }
   std::uint64_t gathered_at(int buf) const { return out_at(buf) + std::uint64_t(bands[0].count) * kBlock; }
-  std::uint64_t weight_row(unsigned j) const { return weights_at + std::uint64_t(j) * bands[0].count * kBlock; }
+  // Tap j's weight of position x, of band b.
+  std::uint64_t weight_at(unsigned j, const Band& b, std::uint32_t x) const {
+    const std::uint64_t row = whole_weights ? s.ow : bands[0].count;
+    return weights_at + (j * row + (whole_weights ? b.first : 0) + x) * kBlock;
+  }
   std::uint32_t col(std::uint32_t x, unsigned j) const { return cols.index[std::size_t(x) * taps() + j]; }
   std::uint16_t col_weight(std::uint32_t x, unsigned j) const {
     return num::to_f16(cols.weight[std::size_t(x) * taps() + j]);
   }
 
   // Bands of `width` output positions (the last shorter), and where everything goes.
-  void lay_out(std::uint32_t width) {
+  void lay_out(std::uint32_t width, bool whole) {
     bands.clear();
+    whole_weights = whole;
     for (std::uint32_t first = 0; first < s.ow; first += width) {
       Band b{first, std::min(width, s.ow - first), ~0u, 0};
       std::uint32_t last = 0;
@@ -129,25 +139,28 @@ struct Plan {
       bands.push_back(b);
     }
     weights_at = (std::uint64_t(s.oh) * words() * 8 + kBlock - 1) / kBlock * kBlock;
-    buffer_at[0] = weights_at + (weighted() ? std::uint64_t(taps()) * width * kBlock : 0);
+    buffer_at[0] = weights_at + (weighted() ? std::uint64_t(taps()) * (whole ? s.ow : width) * kBlock : 0);
     const std::uint64_t buffer =
         (std::uint64_t(taps()) * in_blocks() + std::uint64_t(width) * (taps() > 1 ? 2 : 1)) * kBlock;
     buffer_at[1] = buffer_at[0] + buffer;
-    end = buffer_at[1] + buffer;
+    end = buffer_at[1] + buffer + 8 * kMaxStride * kBlock;
   }
 };
 
 // The plan for the core's UB: the whole output row as one band when it fits, else the widest
-// bands that do (halving), down to one vector repeat of 8 positions. Throws when even that does not.
+// bands that do (halving), down to one vector repeat of 8 positions, with every position's weights
+// kept, else with a band's. Throws when even that does not fit.
 Plan plan_for(const AiCoreConfig& cfg, const ResizeShape& s) {
   Plan p{s, resize_taps(s.rule, s.scale_h, s.h, s.oh), resize_taps(s.rule, s.scale_w, s.w, s.ow), {}};
-  std::uint32_t width = s.ow;
-  for (p.lay_out(width); p.end > cfg.size[kUB] && width > 8; p.lay_out(width)) width = std::max(8u, (width + 1) / 2);
-  if (p.end > cfg.size[kUB])
-    throw Error("resize: " + std::to_string(s.oh) + " output rows (their taps table: " + std::to_string(p.weights_at) +
-                " B) and bands of 8 positions need " + std::to_string(p.end) + " B of UB (" +
-                std::to_string(cfg.size[kUB]) + ")");
-  return p;
+  for (bool whole : {true, false}) {
+    std::uint32_t width = s.ow;
+    for (p.lay_out(width, whole); p.end > cfg.size[kUB] && width > 8; p.lay_out(width, whole))
+      width = std::max(8u, (width + 1) / 2);
+    if (p.end <= cfg.size[kUB]) return p;
+  }
+  throw Error("resize: " + std::to_string(s.oh) + " output rows (their taps table: " + std::to_string(p.weights_at) +
+              " B) and bands of 8 positions need " + std::to_string(p.end) + " B of UB (" +
+              std::to_string(cfg.size[kUB]) + ")");
 }
 
 }  // namespace
@@ -271,14 +284,14 @@ void write_table(KernelBuilder& k, Emit& e, const Plan& p) {
     }
 }
 
-// The columns' weight rows of band b: vdup runs of equal weights.
+// The columns' weights of band b's positions: vdup runs of equal weights.
 void write_weights(KernelBuilder& k, Emit& e, const Plan& p, const Band& b) {
   for (unsigned j = 0; j < p.taps(); ++j) {
     const auto weight = [&](std::uint32_t x) { return p.col_weight(x, j); };
     for (const Run& r : runs(
              b.first, b.count, [](std::uint32_t) { return 0u; }, weight)) {
       k.Li(e.t, weight(b.first + r.first));
-      e.blocks("dup", Form::Dup, p.weight_row(j) + std::uint64_t(r.first) * kBlock, r.stride, 0, 1, 0, 1, r.count, e.t);
+      e.blocks("dup", Form::Dup, p.weight_at(j, b, r.first), r.stride, 0, 1, 0, 1, r.count, e.t);
     }
   }
 }
@@ -318,7 +331,7 @@ struct RowStep {
     k.SetFlag(Pipe::MTE2, Pipe::V, buf);
     k.WaitFlag(Pipe::MTE2, Pipe::V, buf);
     vertical(buf, b);
-    if (p.weighted() && p.bands.size() > 1) write_weights(k, e, p, b);  // the V pipe runs in order
+    if (p.weighted() && !p.whole_weights) write_weights(k, e, p, b);  // the V pipe runs in order
     horizontal(buf, b);
     k.SetFlag(Pipe::V, Pipe::MTE3, buf);
     k.WaitFlag(Pipe::V, Pipe::MTE3, buf);
@@ -356,7 +369,7 @@ struct RowStep {
         e.blocks("copy", Form::Unary, to + std::uint64_t(r.first) * kBlock, r.stride,
                  p.in_at(buf, 0) + std::uint64_t(r.src) * kBlock, r.src_stride, 0, 1, r.count, KernelBuilder::zero());
       if (!p.weighted()) continue;
-      e.row("mul", Form::Binary, to, to, p.weight_row(j), b.count);
+      e.row("mul", Form::Binary, to, to, p.weight_at(j, b, 0), b.count);
       if (j) e.row("add", Form::Binary, p.out_at(buf), p.out_at(buf), to, b.count);
     }
   }
@@ -374,7 +387,7 @@ Image resize_kernel(const AiCoreConfig& cfg, const ResizeShape& s) {
   k.LoadGm(Y, arg, 8);
   Emit e{k, k.reg(), k.reg(), k.reg(), k.reg(), k.reg()};
   write_table(k, e, p);
-  if (p.weighted() && p.bands.size() == 1) write_weights(k, e, p, p.bands[0]);  // once: every row's
+  if (p.weighted() && p.whole_weights) write_weights(k, e, p, Band{0, s.ow, 0, 0});  // once: every row's
   RowStep step{k, e, p, X, Y, k.reg(), k.reg(), k.reg(), k.reg(), k.reg()};
   k.RoundRobinTwoBuffers(arg, k.Const(std::int64_t(s.c1()) * s.oh), k.reg(), k.reg(), k.reg(),
                          [&](Reg unit, int buf) { step.run(unit, buf); });
