@@ -195,6 +195,8 @@ class Compiler {
   void read_inputs();
   void refuse_empty() const;
   void check_input_shape(const onnx::ValueInfoProto& in, const Tensor& t, const std::string& file) const;
+  void check_npy_type(const onnx::ValueInfoProto& in, const platform::NpyHeader& h, const Tensor& t,
+                      const std::string& file) const;
   void check_output_shapes();
   bool available(const std::string& v) const;
   int sole_consumer(const std::string& v) const;
@@ -452,9 +454,10 @@ void Compiler::read_inputs() {
     if (init_.count(in.name())) continue;
     Tensor t;
     if (auto f = o_.inputs.find(in.name()); f != o_.inputs.end()) {
-      t = platform::is_npy_path(f->second) ? read_npy(f->second)
-                                           : read_tensor_file(f->second, in.type().tensor_type().elem_type());
+      const bool npy = platform::is_npy_path(f->second);
+      t = npy ? read_npy(f->second) : read_tensor_file(f->second, in.type().tensor_type().elem_type());
       check_input_shape(in, t, f->second);
+      if (npy) check_npy_type(in, platform::read_npy_header(f->second), t, f->second);
     } else {
       for (const auto& d : in.type().tensor_type().shape().dim()) {
         if (!d.has_dim_value() && t.shape.empty()) {  // a symbolic batch: --batch's (default 1)
@@ -509,6 +512,45 @@ void Compiler::check_input_shape(const onnx::ValueInfoProto& in, const Tensor& t
   throw Error("--input " + in.name() + ": " + file + " holds a tensor of shape " + t.shape_str() + ", " + m_.path +
                   " takes " + want,
               kExitConfig);
+}
+
+// A .npy input against the model's type (a .pb must be of it: read_tensor_file). A float input
+// takes any numeric array (converted, as the platform holds it in f16). An integer one (token ids,
+// pixels) takes integer and bool arrays only, a float array's fractions being cut by the host
+// reference and rounded by the platform, and values its type holds that f32 holds exactly (ids
+// to 2^24): ONNX Runtime refuses an array of another type altogether.
+void Compiler::check_npy_type(const onnx::ValueInfoProto& in, const platform::NpyHeader& h, const Tensor& t,
+                              const std::string& file) const {
+  using T = onnx::TensorProto;
+  const int type = in.type().tensor_type().elem_type();
+  if (!integer_type(type) && type != T::BOOL) return;
+  const std::string name = T::DataType_Name(T::DataType(type));
+  const auto refuse = [&](const std::string& why) {
+    throw Error("--input " + in.name() + ": " + file + " " + why + "; " + m_.path + " takes " + name, kExitConfig);
+  };
+  if (h.kind != 'i' && h.kind != 'u' && h.kind != 'b')
+    refuse("holds " + h.descr + " values (their fractions would be cut): save it as an integer array");
+  static const std::map<int, std::pair<double, double>> kRange = {{T::UINT8, {0, 255}},
+                                                                  {T::INT8, {-128, 127}},
+                                                                  {T::UINT16, {0, 65535}},
+                                                                  {T::INT16, {-32768, 32767}},
+                                                                  {T::BOOL, {0, 1}},
+                                                                  {T::UINT32, {0, 0x1p24 - 1}},
+                                                                  {T::UINT64, {0, 0x1p24 - 1}},
+                                                                  {T::INT32, {1 - 0x1p24, 0x1p24 - 1}},
+                                                                  {T::INT64, {1 - 0x1p24, 0x1p24 - 1}}};
+  const auto r = kRange.find(type);
+  if (r == kRange.end()) return;
+  const auto num = [](double v) {
+    std::ostringstream o;
+    o.precision(9);
+    o << v;
+    return o.str();
+  };
+  for (std::size_t e = 0; e < t.data.size(); ++e)
+    if (!(t.data[e] >= r->second.first && t.data[e] <= r->second.second))
+      refuse("holds " + num(double(t.data[e])) + " at element " + std::to_string(e) + ", outside " +
+             num(r->second.first) + " .. " + num(r->second.second) + " (the type's range, or f32's exact integers)");
 }
 
 // A graph output whose shape by its nodes' definitions differs from the one the model declares

@@ -332,6 +332,24 @@ def pixel_cases(d):
     dvp(["run", os.path.join(d, "pixels.onnx"), "--out", os.path.join(d, "o-pixels-f"), "--input",
          "img=" + os.path.join(d, "px-float.pb"), "--no-trace", "--quiet"], 2,
         r"px-float.pb: tensor 'img' has data type FLOAT, the model's input is UINT8", "a .pb of another type refused")
+    # A .npy is converted from any integer type (int64 pixels here), but a float array for an integer
+    # input is refused (its fractions would be cut), as is a value the type does not hold.
+    np.save(os.path.join(d, "px-int64.npy"), px.astype(np.int64))
+    out = os.path.join(d, "o-pixels-int64")
+    if dvp(["run", os.path.join(d, "pixels.onnx"), "--out", out, "--input", "img=" + os.path.join(d, "px-int64.npy"),
+            "--no-trace", "--quiet"], 0, "", "uint8 pixels given as an int64 .npy"):
+        compare(os.path.join(out, "outputs", "y.npy"), want, "int64 pixels, converted")
+    np.save(os.path.join(d, "px-float.npy"), px.astype(np.float64) + 0.5)
+    dvp(["run", os.path.join(d, "pixels.onnx"), "--out", os.path.join(d, "o-pixels-fn"), "--input",
+         "img=" + os.path.join(d, "px-float.npy"), "--no-trace", "--quiet"], 2,
+        r"--input img: \S*px-float.npy holds <f8 values \(their fractions would be cut\)[^\n]*takes UINT8",
+        "a float .npy for a uint8 input refused")
+    wide = px.astype(np.int64)
+    wide[0, 1, 2, 3] = 300
+    np.save(os.path.join(d, "px-300.npy"), wide)
+    dvp(["run", os.path.join(d, "pixels.onnx"), "--out", os.path.join(d, "o-pixels-300"), "--input",
+         "img=" + os.path.join(d, "px-300.npy"), "--no-trace", "--quiet"], 2,
+        r"px-300.npy holds 300 at element 171, outside 0 \.\. 255", "a pixel of 300 for a uint8 input refused")
 
 
 def reduce_cases(d):
@@ -483,6 +501,20 @@ def gather_cases(d):
             "--no-trace", "--quiet"], 0, "", "rows of a map gathered as a graph output"):
         compare(os.path.join(out, "outputs", "y.npy"), (h16(x) @ h16(w))[:, [4, 0]], "MatMul, Gather")
         expect(np.load(os.path.join(out, "outputs", "y.npy")).dtype == np.float32, "the gathered output is float32")
+    # At --batch 2, rows of an activation picked by a graph input's indices: refused by name (each
+    # image's rows would need the indices of its own image).
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"),
+             helper.make_node("Gather", ["h", "rows"], ["y"], name="pick_by_input", axis=1)]
+    g = helper.make_graph(nodes, "pickin", [vi("x", TensorProto.FLOAT, ["batch", 5, 32]),
+                                            vi("rows", TensorProto.INT64, [2])],
+                          [vi("y", TensorProto.FLOAT, ["batch", 2, 16])], [numpy_helper.from_array(w, "W")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              os.path.join(d, "pickin.onnx"))
+    np.save(os.path.join(d, "rows.npy"), np.array([4, 0], np.int64))
+    dvp(["run", os.path.join(d, "pickin.onnx"), "--batch", "2", "--input", "rows=" + os.path.join(d, "rows.npy"),
+         "--out", os.path.join(d, "o-pickin"), "--no-trace", "--quiet"], 2,
+        r"node 'pick_by_input' \(Gather\): a Gather of an activation by indices that are not a constant is lowered "
+        r"at a batch of 1", "at --batch 2, a Gather of an activation by a graph input's indices refused by name")
     np.save(os.path.join(d, "ids-bad.npy"), np.array([[3, 40, 0, 7, 7, -1]], np.int64))
     dvp(["run", os.path.join(d, "embed.onnx"), "--input", "ids=" + os.path.join(d, "ids-bad.npy"),
          "--out", os.path.join(d, "o-embed-bad"), "--no-trace", "--quiet"], 2, r"node 'embed' \(Gather\)",
