@@ -2222,6 +2222,11 @@ bool Compiler::resize(int i) {
     return j < n.input_size() && !n.input(j).empty() && constant(n.input(j)) ? &ref_.at(n.input(j)) : nullptr;
   };
   const ResizePlan plan = resize_plan(n, m_.opset, full, input);
+  if (batch_ > 1 && !full.empty() && plan.out[0] != full[0])
+    fail(i, "its sizes or scales make N " + std::to_string(plan.out[0]) + " where the batch is " +
+                std::to_string(full[0]) +
+                " (a model exported at batch 1 with constant sizes resizes N too): at --batch, give scales of 1 for "
+                "N, or sizes computed from the input's shape");
   if ((full.size() != 3 && full.size() != 4) || plan.scales[0] != 1 || plan.scales[1] != 1 || plan.out[0] != full[0] ||
       plan.out[1] != full[1])
     fail(i, "a Resize of H and W (W alone of N x C x L) is lowered; N and C unscaled");

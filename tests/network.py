@@ -1239,6 +1239,10 @@ with tempfile.TemporaryDirectory() as d:
         s = conv3(sx[0].astype(np.float16).astype(np.float64), sw1.astype(np.float64))
         up = np.einsum("oh,chw,pw->cop", bilinear_axis(12, 30), s, bilinear_axis(10, 25))
         compare("bilinear Resize", sout, "", {"y": conv1(up, sw2)})
+    # Its sizes hold N = 1 (exported at batch 1): at --batch 2 they would resize the batch too.
+    dvp(["run", os.path.join(d, "seghead.onnx"), "--batch", "2", "--out", os.path.join(d, "seghead-b2"),
+         "--no-trace"], 2, r"node 'bilinear' \(Resize\): its sizes or scales make N 1 where the batch is 2",
+        "a Resize whose constant sizes hold the batch of 1, at --batch 2")
 
     # What users get wrong.
     sig = helper.make_graph([helper.make_node("Softplus", ["x"], ["y"], name="gate")], "g",
