@@ -529,7 +529,9 @@ void Compiler::check_npy_type(const onnx::ValueInfoProto& in, const platform::Np
     throw Error("--input " + in.name() + ": " + file + " " + why + "; " + m_.path + " takes " + name, kExitConfig);
   };
   if (h.kind != 'i' && h.kind != 'u' && h.kind != 'b')
-    refuse("holds " + h.descr + " values (their fractions would be cut): save it as an integer array");
+    refuse("holds " + h.descr +
+           " values (a float array's fractions would be cut): save it as an integer or bool "
+           "array");
   static const std::map<int, std::pair<double, double>> kRange = {{T::UINT8, {0, 255}},
                                                                   {T::INT8, {-128, 127}},
                                                                   {T::UINT16, {0, 65535}},

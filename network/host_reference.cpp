@@ -995,6 +995,25 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset, cons
   return "";
 }
 
+namespace {
+
+// Opset 18's Resize attributes where they would change the answer (each default is the earlier
+// opsets' behaviour): antialias widens a linear or cubic filter on an axis it shrinks;
+// keep_aspect_ratio_policy changes what sizes give; axes names the axes scales or sizes are for.
+void refuse_opset18(const onnx::NodeProto& n, const ResizePlan& p, bool sizes, const std::string& who) {
+  const NodeAttrs a{n};
+  const bool shrinks = std::any_of(p.scales.begin(), p.scales.end(), [](double s) { return s < 1; });
+  if (a.i("antialias", 0) && p.rule.mode != kernels::ResizeMode::Nearest && shrinks)
+    throw Error(who + ": antialias 1 on an axis it shrinks (a widened filter) is not implemented");
+  if (sizes && a.s("keep_aspect_ratio_policy", "stretch") != "stretch")
+    throw Error(who + ": keep_aspect_ratio_policy " + a.s("keep_aspect_ratio_policy", "") +
+                " is not implemented (stretch is)");
+  for (const auto& at : n.attribute())
+    if (at.name() == "axes") throw Error(who + ": axes (scales or sizes of some axes only) is not implemented");
+}
+
+}  // namespace
+
 ResizePlan resize_plan(const onnx::NodeProto& n, std::int64_t opset, const std::vector<std::int64_t>& in,
                        const std::function<const Tensor*(int)>& input) {
   const NodeAttrs a{n};
@@ -1013,13 +1032,6 @@ ResizePlan resize_plan(const onnx::NodeProto& n, std::int64_t opset, const std::
     throw Error(who + ": nearest_mode " + rounding + " is not implemented");
   p.rule.transform = kernels::ResizeTransform(kernels::resize_name(kernels::kResizeTransforms, ctm));
   p.rule.rounding = kernels::NearestRounding(kernels::resize_name(kernels::kNearestRoundings, rounding));
-  // Opset 18's attributes, refused where they would change the answer (their defaults are today's).
-  if (a.i("antialias", 0)) throw Error(who + ": antialias 1 (a downsampling's widened filter) is not implemented");
-  if (a.s("keep_aspect_ratio_policy", "stretch") != "stretch")
-    throw Error(who + ": keep_aspect_ratio_policy " + a.s("keep_aspect_ratio_policy", "") +
-                " is not implemented (stretch is)");
-  for (const auto& at : n.attribute())
-    if (at.name() == "axes") throw Error(who + ": axes (scales or sizes of some axes only) is not implemented");
   p.rule.cubic_a = a.f("cubic_coeff_a", -0.75f);
   p.rule.exclude_outside = a.i("exclude_outside", 0) != 0;
   Tensor attr;  // Upsample before opset 9: the scales an attribute
@@ -1041,6 +1053,7 @@ ResizePlan resize_plan(const onnx::NodeProto& n, std::int64_t opset, const std::
                   std::to_string(out) + " elements");
     p.scales.push_back(scale), p.out.push_back(out);
   }
+  refuse_opset18(n, p, sizes != nullptr, who);
   return p;
 }
 

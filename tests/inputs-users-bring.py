@@ -342,7 +342,7 @@ def pixel_cases(d):
     np.save(os.path.join(d, "px-float.npy"), px.astype(np.float64) + 0.5)
     dvp(["run", os.path.join(d, "pixels.onnx"), "--out", os.path.join(d, "o-pixels-fn"), "--input",
          "img=" + os.path.join(d, "px-float.npy"), "--no-trace", "--quiet"], 2,
-        r"--input img: \S*px-float.npy holds <f8 values \(their fractions would be cut\)[^\n]*takes UINT8",
+        r"--input img: \S*px-float.npy holds <f8 values \(a float array's fractions would be cut\)[^\n]*takes UINT8",
         "a float .npy for a uint8 input refused")
     wide = px.astype(np.int64)
     wide[0, 1, 2, 3] = 300
@@ -502,12 +502,14 @@ def gather_cases(d):
         compare(os.path.join(out, "outputs", "y.npy"), (h16(x) @ h16(w))[:, [4, 0]], "MatMul, Gather")
         expect(np.load(os.path.join(out, "outputs", "y.npy")).dtype == np.float32, "the gathered output is float32")
     # At --batch 2, rows of an activation picked by a graph input's indices: refused by name (each
-    # image's rows would need the indices of its own image).
+    # image's rows would need the indices of its own image). Two indices, as the batch: a graph
+    # input's first dimension is the batch at --batch, so indices of another count are refused
+    # before, when the inputs are read (the second case).
     nodes = [helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"),
              helper.make_node("Gather", ["h", "rows"], ["y"], name="pick_by_input", axis=1)]
     g = helper.make_graph(nodes, "pickin", [vi("x", TensorProto.FLOAT, ["batch", 5, 32]),
-                                            vi("rows", TensorProto.INT64, [2])],
-                          [vi("y", TensorProto.FLOAT, ["batch", 2, 16])], [numpy_helper.from_array(w, "W")])
+                                            vi("rows", TensorProto.INT64, ["k"])],
+                          [vi("y", TensorProto.FLOAT, ["batch", "k", 16])], [numpy_helper.from_array(w, "W")])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
               os.path.join(d, "pickin.onnx"))
     np.save(os.path.join(d, "rows.npy"), np.array([4, 0], np.int64))
@@ -515,6 +517,11 @@ def gather_cases(d):
          "--out", os.path.join(d, "o-pickin"), "--no-trace", "--quiet"], 2,
         r"node 'pick_by_input' \(Gather\): a Gather of an activation by indices that are not a constant is lowered "
         r"at a batch of 1", "at --batch 2, a Gather of an activation by a graph input's indices refused by name")
+    np.save(os.path.join(d, "rows3.npy"), np.array([4, 0, 2], np.int64))
+    dvp(["run", os.path.join(d, "pickin.onnx"), "--batch", "2", "--input", "rows=" + os.path.join(d, "rows3.npy"),
+         "--out", os.path.join(d, "o-pickin3"), "--no-trace", "--quiet"], 2,
+        r"'rows' is 3: with a batch of 2, every activation's first dimension is the batch",
+        "at --batch 2, three indices in a graph input refused, naming it")
     np.save(os.path.join(d, "ids-bad.npy"), np.array([[3, 40, 0, 7, 7, -1]], np.int64))
     dvp(["run", os.path.join(d, "embed.onnx"), "--input", "ids=" + os.path.join(d, "ids-bad.npy"),
          "--out", os.path.join(d, "o-embed-bad"), "--no-trace", "--quiet"], 2, r"node 'embed' \(Gather\)",

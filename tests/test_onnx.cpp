@@ -230,49 +230,52 @@ TEST(OnnxReference, NarrowIntegersAreReadAndASumThatWouldWrapIsRefused) {
   }
 }
 
-// Opset 18's Resize: antialias 0 and keep_aspect_ratio_policy stretch (their defaults) give the
-// bilinear values worked out by hand; antialias 1, another policy and axes are refused by name,
-// each of which would change the answer.
+// Opset 18's Resize: antialias on an upscale and keep_aspect_ratio_policy with scales change
+// nothing (the bilinear values worked out by hand); antialias 1 on a downscale, another policy with
+// sizes and axes would change the answer, and are refused by name.
 TEST(OnnxReference, ResizeOfOpset18RefusesWhatWouldChangeItsAnswer) {
-  const auto run = [](const std::function<void(onnx::NodeProto&)>& attrs) {
+  const auto attr = [](const char* name, std::int64_t i, const char* str = nullptr) {
+    onnx::AttributeProto a;
+    a.set_name(name);
+    if (str)
+      a.set_type(onnx::AttributeProto::STRING), a.set_s(str);
+    else
+      a.set_type(onnx::AttributeProto::INT), a.set_i(i);
+    return a;
+  };
+  onnx::AttributeProto axes;  // a list: [3]
+  axes.set_name("axes"), axes.set_type(onnx::AttributeProto::INTS), axes.add_ints(3);
+  struct Case {
+    std::vector<onnx::AttributeProto> attrs;
+    bool sizes;  // the factors are sizes (input 3), not scales (input 2)
+    Tensor x, factors;
+  };
+  const auto run = [&](const Case& c) {
     Model m;
     m.path = "resize.onnx", m.opset = 18;
     onnx::NodeProto* n = m.proto.mutable_graph()->add_node();
-    n->set_name("up"), n->set_op_type("Resize"), n->add_input("x"), n->add_input(""), n->add_input("s");
+    n->set_name("up"), n->set_op_type("Resize"), n->add_input("x"), n->add_input(""), n->add_input(c.sizes ? "" : "s");
+    if (c.sizes) n->add_input("s");
     n->add_output("y");
-    onnx::AttributeProto* mode = n->add_attribute();
-    mode->set_name("mode"), mode->set_type(onnx::AttributeProto::STRING), mode->set_s("linear");
-    attrs(*n);
+    *n->add_attribute() = attr("mode", 0, "linear");
+    for (const auto& a : c.attrs) *n->add_attribute() = a;
     Tensors values;
-    values["x"] = Tensor{{1, 1, 1, 2}, {1, 5}};
-    values["s"] = Tensor{{4}, {1, 1, 1, 2}};
+    values["x"] = c.x, values["s"] = c.factors;
     run_reference(m, values);
     return values.at("y").data;
   };
-  const auto attr = [](onnx::NodeProto& n, const char* name, std::int64_t i, const char* s) {
-    onnx::AttributeProto* a = n.add_attribute();
-    a->set_name(name);
-    if (s)
-      a->set_type(onnx::AttributeProto::STRING), a->set_s(s);
-    else
-      a->set_type(onnx::AttributeProto::INT), a->set_i(i);
-  };
-  EXPECT_EQ(run([&](onnx::NodeProto& n) {
-              attr(n, "antialias", 0, nullptr), attr(n, "keep_aspect_ratio_policy", 0, "stretch");
-            }),
+  const Tensor pair{{1, 1, 1, 2}, {1, 5}}, up{{4}, {1, 1, 1, 2}};
+  EXPECT_EQ(run({{attr("antialias", 1), attr("keep_aspect_ratio_policy", 0, "not_larger")}, false, pair, up}),
             (std::vector<float>{1, 2, 4, 5}));  // half_pixel: 1, 0.75 x 1 + 0.25 x 5, 0.25 x 1 + 0.75 x 5, 5
-  const std::pair<std::function<void(onnx::NodeProto&)>, const char*> refused[] = {
-      {[&](onnx::NodeProto& n) { attr(n, "antialias", 1, nullptr); }, "antialias 1"},
-      {[&](onnx::NodeProto& n) { attr(n, "keep_aspect_ratio_policy", 0, "not_larger"); },
+  const std::pair<Case, const char*> refused[] = {
+      {{{attr("antialias", 1)}, false, Tensor{{1, 1, 1, 4}, {1, 2, 3, 4}}, Tensor{{4}, {1, 1, 1, 0.5f}}},
+       "antialias 1 on an axis it shrinks"},
+      {{{attr("keep_aspect_ratio_policy", 0, "not_larger")}, true, pair, Tensor{{4}, {1, 1, 2, 4}}},
        "keep_aspect_ratio_policy not_larger"},
-      {[&](onnx::NodeProto& n) {
-         onnx::AttributeProto* a = n.add_attribute();
-         a->set_name("axes"), a->set_type(onnx::AttributeProto::INTS), a->add_ints(3);
-       },
-       "axes"}};
-  for (const auto& [attrs, why] : refused) {
+      {{{axes}, false, pair, up}, "axes"}};
+  for (const auto& [c, why] : refused) {
     try {
-      run(attrs);
+      run(c);
       ADD_FAILURE() << why << " was not refused";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(std::string("node 'up' (Resize): ") + why), std::string::npos) << e.what();
