@@ -952,6 +952,13 @@ std::string dropout_refuses(const onnx::NodeProto& n, std::int64_t opset, const 
   return "";
 }
 
+// Why a Resize's coordinate transformation is refused: tf_crop_and_resize's value outside its roi
+// (extrapolation_value) is no weighted sum of taps; any other name is no ONNX transformation.
+std::string transform_refusal(const std::string& ctm) {
+  return ctm == "tf_crop_and_resize" ? " is refused: outside its roi an output is extrapolation_value, no sum of taps"
+                                     : " is no ONNX coordinate transformation";
+}
+
 }  // namespace
 
 std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset, const Tensors* values) {
@@ -967,12 +974,12 @@ std::string reference_refuses(const onnx::NodeProto& n, std::int64_t opset, cons
     if (op == "Pad" && a.name() == "mode" && a.s() != "constant") return "mode '" + a.s() + "' is not implemented";
     if ((op == "Resize" || op == "Upsample") && a.name() == "mode" &&
         kernels::resize_name(kernels::kResizeModes, a.s()) < 0)
-      return "mode " + a.s() + " is not implemented (nearest, linear and cubic are)";
+      return "mode " + a.s() + " is no ONNX Resize mode (nearest, linear, cubic)";
     if (op == "Resize" && a.name() == "coordinate_transformation_mode" &&
         kernels::resize_name(kernels::kResizeTransforms, a.s()) < 0)
-      return "coordinate_transformation_mode " + a.s() + " is not implemented";
+      return "coordinate_transformation_mode " + a.s() + transform_refusal(a.s());
     if (op == "Resize" && a.name() == "nearest_mode" && kernels::resize_name(kernels::kNearestRoundings, a.s()) < 0)
-      return "nearest_mode " + a.s() + " is not implemented";
+      return "nearest_mode " + a.s() + " is no ONNX nearest_mode (round_prefer_floor, round_prefer_ceil, floor, ceil)";
   }
   if (std::string why = refuses_attributes(n, opset); !why.empty()) return why;
   const bool windowed = op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool";
@@ -1004,12 +1011,13 @@ void refuse_opset18(const onnx::NodeProto& n, const ResizePlan& p, bool sizes, c
   const NodeAttrs a{n};
   const bool shrinks = std::any_of(p.scales.begin(), p.scales.end(), [](double s) { return s < 1; });
   if (a.i("antialias", 0) && p.rule.mode != kernels::ResizeMode::Nearest && shrinks)
-    throw Error(who + ": antialias 1 on an axis it shrinks (a widened filter) is not implemented");
+    throw Error(who +
+                ": antialias 1 on an axis it shrinks is refused: its widened filter is not among the kernel's taps");
   if (sizes && a.s("keep_aspect_ratio_policy", "stretch") != "stretch")
     throw Error(who + ": keep_aspect_ratio_policy " + a.s("keep_aspect_ratio_policy", "") +
-                " is not implemented (stretch is)");
+                " is refused: it changes the sizes given (stretch is taken)");
   for (const auto& at : n.attribute())
-    if (at.name() == "axes") throw Error(who + ": axes (scales or sizes of some axes only) is not implemented");
+    if (at.name() == "axes") throw Error(who + ": axes is refused: scales or sizes are taken for every axis");
 }
 
 }  // namespace
@@ -1021,15 +1029,16 @@ ResizePlan resize_plan(const onnx::NodeProto& n, std::int64_t opset, const std::
   ResizePlan p;
   const std::string mode = a.s("mode", "nearest");
   if (kernels::resize_name(kernels::kResizeModes, mode) < 0)
-    throw Error(who + ": mode " + mode + " is not implemented (nearest, linear and cubic are)");
+    throw Error(who + ": mode " + mode + " is no ONNX Resize mode (nearest, linear, cubic)");
   p.rule.mode = kernels::ResizeMode(kernels::resize_name(kernels::kResizeModes, mode));
   const bool v10 = n.op_type() == "Upsample" || opset < 11;  // scales at input 1; asymmetric, floor
   const std::string ctm = v10 ? "asymmetric" : a.s("coordinate_transformation_mode", "half_pixel");
   const std::string rounding = v10 ? "floor" : a.s("nearest_mode", "round_prefer_floor");
   if (kernels::resize_name(kernels::kResizeTransforms, ctm) < 0)
-    throw Error(who + ": coordinate_transformation_mode " + ctm + " is not implemented");
+    throw Error(who + ": coordinate_transformation_mode " + ctm + transform_refusal(ctm));
   if (kernels::resize_name(kernels::kNearestRoundings, rounding) < 0)
-    throw Error(who + ": nearest_mode " + rounding + " is not implemented");
+    throw Error(who + ": nearest_mode " + rounding +
+                " is no ONNX nearest_mode (round_prefer_floor, round_prefer_ceil, floor, ceil)");
   p.rule.transform = kernels::ResizeTransform(kernels::resize_name(kernels::kResizeTransforms, ctm));
   p.rule.rounding = kernels::NearestRounding(kernels::resize_name(kernels::kNearestRoundings, rounding));
   p.rule.cubic_a = a.f("cubic_coeff_a", -0.75f);

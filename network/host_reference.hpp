@@ -33,7 +33,7 @@ void run_reference(const Model& m, Tensors& values, bool all_values = true);
 // Resize (opset 10 on) or Upsample node n on a tensor of dims `in`: its interpolation rule (mode,
 // coordinate transformation, rounding, cubic coefficient, exclude_outside), and per axis ONNX's
 // scale and the output's size. `input(j)` gives the node's input j (nullptr: absent), for its
-// scales or sizes. An Error names the node and what is not implemented.
+// scales or sizes. An Error names the node and what it refuses.
 struct ResizePlan {
   kernels::ResizeRule rule;
   std::vector<double> scales;
