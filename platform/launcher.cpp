@@ -1218,9 +1218,10 @@ void KernelLauncher::load_file(TensorSpec& s, const cfg::Node& t) {
     if (s.nc1hwc0) {  // the logical tensor, then stored
       std::vector<std::uint8_t> logical(s.nc1hwc0->logical() * aicore::dtype_bytes(s.t.dtype));
       read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, s.nc1hwc0->logical(), s.convert, logical.data());
-      s.store(logical.data(), dram_.data() + s.t.addr);
+      s.store(logical.data(), dram_.write_at(s.t.addr, s.t.elems * aicore::dtype_bytes(s.t.dtype)));
     } else {
-      read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, s.t.elems, s.convert, dram_.data() + s.t.addr);
+      read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, s.t.elems, s.convert,
+                       dram_.write_at(s.t.addr, s.t.elems * aicore::dtype_bytes(s.t.dtype)));
     }
   } catch (const Error& e) {
     t.at("file").fail(e.what());
@@ -1299,8 +1300,9 @@ void KernelLauncher::write_job_table(const cfg::Node& tasks) {
   dvp_job_table head{DVP_JOB_MAGIC, table.size(), streams, 0};
   const std::uint64_t bytes = sizeof head + table.size() * sizeof(dvp_task);
   if (DVP_JOB_TABLE_OFFSET + bytes > 2 * DVP_JOB_TABLE_OFFSET) tasks.fail("too many tasks for the job table's 16 MiB");
-  std::memcpy(dram_.data() + DVP_JOB_TABLE_OFFSET, &head, sizeof head);
-  std::memcpy(dram_.data() + DVP_JOB_TABLE_OFFSET + sizeof head, table.data(), table.size() * sizeof(dvp_task));
+  std::uint8_t* at = dram_.write_at(DVP_JOB_TABLE_OFFSET, bytes);
+  std::memcpy(at, &head, sizeof head);
+  std::memcpy(at + sizeof head, table.data(), table.size() * sizeof(dvp_task));
 }
 
 // One task's entry, by its kind; `name` its default name.
@@ -1364,7 +1366,7 @@ void KernelLauncher::range_entry(const cfg::Node& t, dvp_task& d, std::string& n
 
 void KernelLauncher::set_control_cores(unsigned n) {
   const std::uint64_t v = n;
-  std::memcpy(dram_.data() + DVP_JOB_TABLE_OFFSET + offsetof(dvp_job_table, control_cores), &v, 8);
+  std::memcpy(dram_.write_at(DVP_JOB_TABLE_OFFSET + offsetof(dvp_job_table, control_cores), 8), &v, 8);
 }
 
 void KernelLauncher::place(Kernel* K) {
@@ -1375,7 +1377,7 @@ void KernelLauncher::place(Kernel* K) {
   AddressRanges wrote;
   const auto write = [&](std::uint64_t at, const void* from, std::uint64_t len) {
     if (!len) return;  // an empty argument table: no source to copy from
-    std::memcpy(dram_.data() + at, from, len);
+    std::memcpy(dram_.write_at(at, len), from, len);
     wrote.emplace_back(base_ + at, base_ + at + len);
   };
   if (!K->aicpu_func) {
@@ -1391,13 +1393,13 @@ void KernelLauncher::place(Kernel* K) {
     // Stored zeros are zero bytes in every dtype and layout: cleared where they are, not set up
     // on the host and copied.
     if (!generated(s)) {
-      std::memset(dram_.data() + s.t.addr, 0, len);
+      std::memset(dram_.write_at(s.t.addr, len), 0, len);
       continue;
     }
     std::vector<std::uint8_t> bytes;
     if (i < K->initial.size()) bytes.swap(K->initial[i]);  // set up ahead (its memory freed below)
     if (bytes.empty()) bytes = initial_bytes(s);
-    std::memcpy(dram_.data() + s.t.addr, bytes.data(), bytes.size());
+    std::memcpy(dram_.write_at(s.t.addr, bytes.size()), bytes.data(), bytes.size());
   }
   std::vector<std::uint64_t> argtab;
   for (const auto& [tensor, value] : K->args)
@@ -1478,7 +1480,7 @@ void KernelLauncher::post_reference(Kernel* K) {
     std::vector<std::uint8_t>& copy = K->early_inputs.emplace_back();
     copy.reserve(len);
     make_pages(copy.data(), len);  // its pages in one call, then written once
-    copy.insert(copy.end(), dram_.data() + t.addr, dram_.data() + t.addr + len);
+    copy.insert(copy.end(), dram_.read_at(t.addr), dram_.read_at(t.addr) + len);
   }
   K->ref_job = jobs_.post([K, count] { K->early_want = rounded_reference(K, K->early_inputs, count); });
 }

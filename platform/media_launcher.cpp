@@ -501,7 +501,7 @@ void MediaLauncher::place(Job& j, const cfg::Node& e) {
     j.cmd.out_size = j.into->cmd.out_size;
     add_paste(jobs_of(j.into), j, e);
   }
-  if (!j.from) std::memcpy(dram_.data() + (j.cmd.in_addr - base_), j.file.data(), j.file.size());
+  if (!j.from) std::memcpy(dram_.write_at(j.cmd.in_addr - base_, j.file.size()), j.file.data(), j.file.size());
 }
 
 // Firmware mode: the job's one command in DRAM, where its task points.
@@ -513,7 +513,7 @@ void MediaLauncher::place_command(Job& j, const cfg::Node& e) {
   top_ -= 4096;
   j.cmd_addr = base_ + top_;
   j.cmd.tag = j.first_tag;
-  std::memcpy(dram_.data() + top_, &j.cmd, sizeof j.cmd);
+  std::memcpy(dram_.write_at(top_, sizeof j.cmd), &j.cmd, sizeof j.cmd);
 }
 
 // A timing-only run moves no bytes, so a job that reads another's output would read what was
@@ -524,7 +524,7 @@ void MediaLauncher::preload_outputs() {
   for (const auto& j : jobs_) {
     if (j->host.status != DVPP_DONE || j->cmd.out_size < j->host.picture.bytes.size()) continue;
     const std::vector<std::uint8_t>& b = j->host.picture.bytes;
-    std::uint8_t* at = dram_.data() + (j->cmd.out_addr - base_);
+    std::uint8_t* at = dram_.write_at(j->cmd.out_addr - base_, b.size());
     if (j->host.spans.empty()) std::memcpy(at, b.data(), b.size());
     for (const auto& [off, len] : j->host.spans) std::memcpy(at + off, b.data() + off, len);
   }

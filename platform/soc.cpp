@@ -360,18 +360,23 @@ void Soc::build_task_scheduler(const cfg::Node& c, const cfg::Node& tsn) {
 // The Arm cores map DRAM by the pointer a DRAM controller grants through TLM DMI (the ring
 // grants none, nor does an RTL bridge): their loads and stores are values in memory, timed by
 // their L1 models, and with firmware the L2 keeps tags only so nothing is held past the pointer.
+// A core asks for it when it starts: from then on every page of DRAM counts as written
+// (dram/storage.hpp), which a platform whose cores never start does not pay for.
 void Soc::build_arm_cores() {
-  tlm::tlm_generic_payload req;
-  req.set_address(dram_base_);
-  tlm::tlm_dmi dmi;
-  if (!mcs_.front()->get_direct_mem_ptr(req, dmi) || dmi.get_start_address() != dram_base_)
-    throw Error("soc: the DRAM controller granted no direct pointer to DRAM at " + hex(dram_base_));
-  const std::uint64_t dram_bytes = dmi.get_end_address() - dmi.get_start_address() + 1;
+  const std::uint64_t dram_bytes = storage_->size();
+  const auto map_dram = [this]() -> std::uint8_t* {
+    tlm::tlm_generic_payload req;
+    req.set_address(dram_base_);
+    tlm::tlm_dmi dmi;
+    if (!mcs_.front()->get_direct_mem_ptr(req, dmi) || dmi.get_start_address() != dram_base_ ||
+        dmi.get_end_address() - dram_base_ + 1 != storage_->size())
+      throw Error("soc: the DRAM controller granted no direct pointer to all of DRAM at " + hex(dram_base_));
+    return dmi.get_dmi_ptr();
+  };
   for (unsigned i = 0; i < cpu_cfg_.cores(); ++i) {
     const std::string role =
         i < cpu_cfg_.control_cores ? "ctrl" + std::to_string(i) : "aicpu" + std::to_string(i - cpu_cfg_.control_cores);
-    cpus_.push_back(
-        std::make_unique<cpu::ArmCpu>(role.c_str(), cpu_cfg_, i, dmi.get_dmi_ptr(), dram_base_, dram_bytes, *irq_));
+    cpus_.push_back(std::make_unique<cpu::ArmCpu>(role.c_str(), cpu_cfg_, i, map_dram, dram_base_, dram_bytes, *irq_));
     cpu::ArmCpu& core = *cpus_.back();
     mmio_bus_->connect_cpu(core.mmio, core.name());
     ring_->connect_initiator(core.bus, cpu_cfg_.stop, core.name());
@@ -423,7 +428,7 @@ std::uint64_t Soc::place_raw(const cfg::Node& fw, const std::vector<char>& bytes
     fw.at("load").fail("the image (" + std::to_string(bytes.size()) + " bytes at " + hex(load) + ") must lie in DRAM");
   if (load % 4)
     fw.at("load").fail(hex(load) + " is not 4-byte aligned: the cores start there, and an A64 instruction is 4 bytes");
-  std::memcpy(storage_->data() + (load - dram_base_), bytes.data(), bytes.size());
+  std::memcpy(storage_->write_at(load - dram_base_, bytes.size()), bytes.data(), bytes.size());
   return load;
 }
 
@@ -439,7 +444,7 @@ static void place_segment(dram::Storage& storage, std::uint64_t dram_base, const
   for (const Elf64_Phdr& o : placed)
     if (ph.p_paddr < o.p_paddr + o.p_memsz && o.p_paddr < ph.p_paddr + ph.p_memsz)
       at.fail(seg + " at " + hex(ph.p_paddr) + " overlaps an earlier segment at " + hex(o.p_paddr));
-  std::uint8_t* to = storage.data() + (ph.p_paddr - dram_base);
+  std::uint8_t* to = storage.write_at(ph.p_paddr - dram_base, ph.p_memsz);
   std::memcpy(to, bytes.data() + ph.p_offset, ph.p_filesz);
   std::memset(to + ph.p_filesz, 0, ph.p_memsz - ph.p_filesz);
   placed.push_back(ph);
@@ -507,7 +512,7 @@ bool Soc::bulk_read(std::uint64_t addr, std::uint8_t* out, std::uint64_t len) co
     return false;
   for (const RtlRoute& r : rtl_routes_)
     if (addr < r.base + r.size && r.base < addr + len) return false;
-  std::memcpy(out, storage_->data() + (addr - dram_base_), len);
+  storage_->read(addr - dram_base_, out, len);  // pages never written as zeros, untouched
   if (l2_.empty() || len == 0) return true;
   // Each line to its slice, as route() sends it: one hash a line, not every slice looking at all.
   const unsigned bits = hash_.line_bits();

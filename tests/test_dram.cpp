@@ -5,10 +5,12 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <utility>
 
 #include "common/error.hpp"
+#include "common/payload.hpp"
 #include "common/zero_pages.hpp"
 #include "dram/address_map.hpp"
 #include "dram/channel.hpp"
@@ -326,7 +328,7 @@ TEST(DramController, LineReadCostsFrontEndPlusMissPlusFourBursts) {
   EXPECT_EQ(write_lat, tck * (c.frontend_cycles + c.t.tRCD + c.t.tWL) + 4 * burst);
   EXPECT_EQ(hit_lat, tck * (c.frontend_cycles + c.t.tRL) + 4 * burst);
   EXPECT_EQ(miss_lat, tck * (c.frontend_cycles + c.t.tRP + c.t.tRCD + c.t.tRL) + 4 * burst);
-  EXPECT_EQ(w, std::vector<std::uint8_t>(mem.data() + 0x1000, mem.data() + 0x1000 + 128));
+  EXPECT_EQ(w, std::vector<std::uint8_t>(mem.read_at(0x1000), mem.read_at(0x1000) + 128));
   EXPECT_EQ(mc.bytes_written(), 128u);
   EXPECT_EQ(mc.bytes_read(), 256u);
 }
@@ -360,7 +362,69 @@ TEST(DramController, QueuedWritesAreAcknowledgedAtOnceAndDrainedByRow) {
   EXPECT_EQ(mc.channel(0).writes, 8u);
   EXPECT_GT(drained, now_tick());  // the drain the eighth write started is still writing
   // Queue entries come back as the drained writes leave: write 9 waits for write 1.
-  EXPECT_EQ(std::vector<std::uint8_t>(mem.data() + 4096, mem.data() + 4096 + 32), w);
+  EXPECT_EQ(std::vector<std::uint8_t>(mem.read_at(4096), mem.read_at(4096) + 32), w);
+}
+
+namespace {
+// Whether the host has the page of `p` (mincore): a page never touched is not there.
+bool resident(const std::uint8_t* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t(4095);
+  unsigned char v = 0;
+  EXPECT_EQ(mincore(reinterpret_cast<void*>(a), 4096, &v), 0);
+  return v & 1;
+}
+}  // namespace
+
+// A read of pages no one wrote is zeros copied out, and leaves those pages untouched (a page fault
+// each, on most of a random read's accesses); a write marks its pages, across a page's end too,
+// and a read spanning written and unwritten pages gets each page's own bytes. A pointer handed
+// out to write through at will (data(): a CPU's DMI) makes every page count as written.
+TEST(DramStorage, ReadsOfPagesNoOneWroteAreZerosAndTouchNothing) {
+  Storage mem(std::uint64_t(64) << 20);
+  std::vector<std::uint8_t> out(3 * 4096, 0xEE);
+  mem.read(5 * 4096 + 100, out.data(), 3 * 4096);  // pages 5 to 8
+  EXPECT_EQ(out, std::vector<std::uint8_t>(3 * 4096, 0));
+  for (int page = 5; page <= 8; ++page) EXPECT_FALSE(resident(mem.read_at(page * 4096))) << page;
+  const std::vector<std::uint8_t> w = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  std::memcpy(mem.write_at(2 * 4096 - 5, w.size()), w.data(), w.size());  // pages 1 and 2
+  out.assign(3 * 4096, 0xEE);
+  mem.read(4096 - 100, out.data(), 3 * 4096);  // pages 0 to 3: the written bytes and zeros
+  std::vector<std::uint8_t> want(3 * 4096, 0);
+  std::copy(w.begin(), w.end(), want.begin() + 4096 + 95);
+  EXPECT_EQ(out, want);
+  EXPECT_FALSE(resident(mem.read_at(0)));
+  EXPECT_FALSE(resident(mem.read_at(3 * 4096)));
+  EXPECT_TRUE(resident(mem.read_at(4096)));
+  // A page written through the direct pointer, which the storage cannot see: read as written.
+  mem.data()[20 * 4096 + 7] = 0x5A;
+  std::uint8_t b[16];
+  std::memset(b, 0xEE, sizeof b);
+  mem.read(20 * 4096, b, sizeof b);
+  EXPECT_EQ(b[7], 0x5A);
+  EXPECT_EQ(b[0], 0);
+}
+
+// Through the controller: a read of a line no one wrote answers zeros without touching its page;
+// the written line answers its bytes, by TLM and by the debug path.
+TEST(DramController, ReadsOfLinesNoOneWroteAreZerosAndWrittenOnesTheirBytes) {
+  ControllerBench b({"platform.dram.refresh=none"});
+  Storage& mem = b.mem;
+  const std::uint64_t base = b.base;
+  std::vector<std::uint8_t> w(128), fresh(128, 0xEE), back(128, 0xEE), dbg(128, 0xEE);
+  for (int i = 0; i < 128; ++i) w[std::size_t(i)] = std::uint8_t(i * 3 + 7);
+  b.st.body = [&](test::Stimulus& s) {
+    s.access(false, base + 0x300000, fresh.data(), 128);
+    s.access(true, base + 0x2000, w.data(), 128);
+    s.access(false, base + 0x2000, back.data(), 128);
+  };
+  sc_core::sc_start();
+  EXPECT_EQ(fresh, std::vector<std::uint8_t>(128, 0));
+  EXPECT_FALSE(resident(mem.read_at(0x300000)));
+  EXPECT_EQ(back, w);
+  tlm::tlm_generic_payload p;
+  prepare(p, false, base + 0x2000, dbg.data(), 128);
+  EXPECT_EQ(b.st.socket->transport_dbg(p), 128u);
+  EXPECT_EQ(dbg, w);
 }
 
 // A run of bursts to one row booked by access_run (in one step where the slots allow) answers

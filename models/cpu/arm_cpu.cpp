@@ -19,7 +19,7 @@ constexpr std::uint64_t kNever = ~std::uint64_t(3);  // an end address emulation
 
 std::string CpuFault::str() const { return cpu + " pc " + hex(pc) + ": " + reason; }
 
-ArmCpu::ArmCpu(sc_core::sc_module_name name, const CpuConfig& cfg, unsigned index, std::uint8_t* dram,
+ArmCpu::ArmCpu(sc_core::sc_module_name name, const CpuConfig& cfg, unsigned index, std::function<std::uint8_t*()> dram,
                std::uint64_t dram_base, std::uint64_t dram_size, irq::IrqController& irq)
     : sc_module(name),
       mmio("mmio"),
@@ -29,7 +29,7 @@ ArmCpu::ArmCpu(sc_core::sc_module_name name, const CpuConfig& cfg, unsigned inde
       index_(index),
       irq_(irq),
       arch_timer_(cfg.counter, index, irq),
-      dram_(dram),
+      dram_(std::move(dram)),
       dram_base_(dram_base),
       dram_size_(dram_size),
       stats_(*this),
@@ -67,7 +67,7 @@ void ArmCpu::open() {
     if (e != UC_ERR_OK) throw Error(std::string(this->name()) + ": Unicorn " + what + ": " + uc_strerror(e));
   };
   check(uc_open(UC_ARCH_ARM64, UC_MODE_ARM, &uc_), "open");
-  check(uc_mem_map_ptr(uc_, dram_base_, dram_size_, UC_PROT_ALL, dram_), "DRAM map");
+  check(uc_mem_map_ptr(uc_, dram_base_, dram_size_, UC_PROT_ALL, dram_()), "DRAM map");
   // Everything from the peripherals' window up to DRAM is MMIO: what no device serves is an
   // address error, reported with the pc.
   check(uc_mmio_map(uc_, cfg_.mmio_base, dram_base_ - cfg_.mmio_base, on_mmio_read, this, on_mmio_write, this),

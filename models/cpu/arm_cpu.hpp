@@ -50,8 +50,9 @@ class ArmCpu : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<ArmCpu> bus;  // cache fills and write-backs, to the ring
 
   // `index`: the core's number (its interrupt controller interface; x0 at entry);
-  // `dram` (host memory of `dram_size` bytes) appears at `dram_base`.
-  ArmCpu(sc_core::sc_module_name name, const CpuConfig& cfg, unsigned index, std::uint8_t* dram,
+  // `dram` gives the host memory of `dram_size` bytes that appears at `dram_base`, asked for when
+  // the core starts (a pointer written through counts every page as written: dram/storage.hpp).
+  ArmCpu(sc_core::sc_module_name name, const CpuConfig& cfg, unsigned index, std::function<std::uint8_t*()> dram,
          std::uint64_t dram_base, std::uint64_t dram_size, irq::IrqController& irq);
   ~ArmCpu() override;
 
@@ -103,7 +104,7 @@ class ArmCpu : public sc_core::sc_module {
   ArchTimer arch_timer_;
   void open();               // makes uc_: DRAM and MMIO mapped, the hooks added
   uc_engine* uc_ = nullptr;  // null until the core is started
-  std::uint8_t* dram_;
+  std::function<std::uint8_t*()> dram_;
   std::uint64_t dram_base_, dram_size_;
   std::uint64_t entry_ = 0;
   bool started_ = false, halted_ = false;

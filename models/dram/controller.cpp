@@ -153,11 +153,10 @@ void Controller::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& dela
   ++requests_;
   latency_ps_total_ += done - arrival;
   if (!is_timing_only(p)) {
-    std::uint8_t* mem = storage_.data() + off;
     if (write)
-      std::memcpy(mem, p.get_data_ptr(), len);
+      std::memcpy(storage_.write_at(off, len), p.get_data_ptr(), len);
     else
-      std::memcpy(p.get_data_ptr(), mem, len);
+      storage_.read(off, p.get_data_ptr(), len);
   }
   delay = to_sc(done - now_tick());
   p.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -167,17 +166,17 @@ unsigned Controller::transport_dbg(tlm::tlm_generic_payload& p) {
   const std::uint64_t addr = p.get_address();
   const unsigned len = p.get_data_length();
   if (addr < base_ || addr + len > base_ + storage_.size()) return 0;
-  std::uint8_t* mem = storage_.data() + (addr - base_);
   if (p.is_write())
-    std::memcpy(mem, p.get_data_ptr(), len);
+    std::memcpy(storage_.write_at(addr - base_, len), p.get_data_ptr(), len);
   else
-    std::memcpy(p.get_data_ptr(), mem, len);
+    storage_.read(addr - base_, p.get_data_ptr(), len);
   p.set_response_status(tlm::TLM_OK_RESPONSE);
   return len;
 }
 
 bool Controller::get_direct_mem_ptr(tlm::tlm_generic_payload& p, tlm::tlm_dmi& dmi) {
-  // DMI covers the whole DRAM space; the bytes are shared by all controllers.
+  // DMI covers the whole DRAM space; the bytes are shared by all controllers. Its holder writes
+  // where the controller does not see it: every page counts as written from now on (storage.hpp).
   dmi.allow_read_write();
   dmi.set_dmi_ptr(storage_.data());
   dmi.set_start_address(base_);
