@@ -197,6 +197,7 @@ class Compiler {
   void check_input_shape(const onnx::ValueInfoProto& in, const Tensor& t, const std::string& file) const;
   void check_npy_type(const onnx::ValueInfoProto& in, const platform::NpyHeader& h, const Tensor& t,
                       const std::string& file) const;
+  static std::optional<std::string> npy_integer(const std::string& file, const platform::NpyHeader& h, std::size_t e);
   void check_output_shapes();
   bool available(const std::string& v) const;
   int sole_consumer(const std::string& v) const;
@@ -551,8 +552,25 @@ void Compiler::check_npy_type(const onnx::ValueInfoProto& in, const platform::Np
   };
   for (std::size_t e = 0; e < t.data.size(); ++e)
     if (!(t.data[e] >= r->second.first && t.data[e] <= r->second.second))
-      refuse("holds " + num(double(t.data[e])) + " at element " + std::to_string(e) + ", outside " +
-             num(r->second.first) + " .. " + num(r->second.second) + " (the type's range, or f32's exact integers)");
+      refuse("holds " + npy_integer(file, h, e).value_or(num(double(t.data[e]))) + " at element " + std::to_string(e) +
+             ", outside " + num(r->second.first) + " .. " + num(r->second.second) +
+             " (the type's range, or f32's exact integers)");
+}
+
+// Element e of an integer .npy as the file holds it: the tensor read holds it in f32, where 2^24 + 1
+// is 16777216, and a refusal names the value the user wrote. Nothing if it cannot be read.
+std::optional<std::string> Compiler::npy_integer(const std::string& file, const platform::NpyHeader& h, std::size_t e) {
+  if ((h.kind != 'i' && h.kind != 'u') || h.itemsize > 8 || !h.itemsize) return std::nullopt;
+  std::ifstream f(file, std::ios::binary);
+  std::uint8_t b[8] = {};
+  if (!f.seekg(std::streamoff(h.data_offset + e * h.itemsize)) ||
+      !f.read(reinterpret_cast<char*>(b), std::streamsize(h.itemsize)))
+    return std::nullopt;
+  std::uint64_t v = 0;
+  for (unsigned i = 0; i < h.itemsize; ++i) v |= std::uint64_t(b[h.big_endian ? h.itemsize - 1 - i : i]) << (8 * i);
+  if (h.kind == 'u') return std::to_string(v);
+  const unsigned shift = 64 - 8 * h.itemsize;  // sign-extend from the element's width
+  return std::to_string(std::int64_t(v << shift) >> shift);
 }
 
 // A graph output whose shape by its nodes' definitions differs from the one the model declares

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <set>
 
+#include "common/config.hpp"
 #include "common/error.hpp"
 
 namespace dvp::study {
@@ -70,11 +71,11 @@ std::vector<std::string> metric_columns(const json& study, const std::vector<std
 // table is written: a column left empty would read as a result.
 void check_metrics(const json& study, const std::vector<std::map<std::string, json>>& stats) {
   const auto ran = [](const std::map<std::string, json>& s) { return !s.empty(); };
-  if (std::none_of(stats.begin(), stats.end(), ran)) return;  // no point ran: their errors say why
+  const auto first = std::find_if(stats.begin(), stats.end(), ran);
+  if (first == stats.end()) return;  // no point ran: their errors say why
   for (const std::string& m : study.value("metrics", std::vector<std::string>{}))
     if (std::none_of(stats.begin(), stats.end(), [&](const auto& s) { return s.count(m) > 0; }))
-      throw Error("the study's metric " + m + " is in no point's stats.json (see a point's stats.json for the names)",
-                  kExitConfig);
+      throw Error("the study's metric " + m + " is in no point's stats.json" + nearest_text(m, *first), kExitConfig);
 }
 
 }  // namespace
@@ -84,6 +85,27 @@ std::map<std::string, json> flatten(const json& stats) {
   for (auto it = stats.begin(); it != stats.end(); ++it)
     if (it.key() != "dvp") flatten_into(*it, it.key(), out);  // "dvp": the build's version
   return out;
+}
+
+std::vector<std::string> nearest_names(const std::string& name, const std::map<std::string, json>& stats) {
+  // The names closest to it, up to a third of its length away (a typo, a word changed), best first.
+  std::vector<std::pair<std::size_t, std::string>> near;
+  for (const auto& [k, v] : stats) {
+    const std::size_t d = cfg::edit_distance(name, k);
+    if (d <= std::max<std::size_t>(2, name.size() / 3)) near.emplace_back(d, k);
+  }
+  std::sort(near.begin(), near.end());
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < near.size() && i < 3; ++i) out.push_back(near[i].second);
+  return out;
+}
+
+std::string nearest_text(const std::string& name, const std::map<std::string, json>& stats) {
+  const std::vector<std::string> near = nearest_names(name, stats);
+  if (near.empty()) return " (see a point's stats.json for the names)";
+  std::string t;
+  for (const std::string& n : near) t += (t.empty() ? "" : ", ") + n;
+  return " (the nearest names there: " + t + ")";
 }
 
 std::size_t collect(const std::string& out) {

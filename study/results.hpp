@@ -15,6 +15,11 @@ namespace dvp::study {
 // transactions per host second) are left out: they differ between identical runs.
 std::map<std::string, nlohmann::json> flatten(const nlohmann::json& stats);
 
+// The names of `stats` (flattened) closest to `name` in edit distance, best first, at most three:
+// what a misspelt metric most likely meant. nearest_text says them for a message, in parentheses.
+std::vector<std::string> nearest_names(const std::string& name, const std::map<std::string, nlohmann::json>& stats);
+std::string nearest_text(const std::string& name, const std::map<std::string, nlohmann::json>& stats);
+
 // Reads OUT/study.json and the point folders; writes OUT/results.csv and OUT/results.json.
 // Returns the number of points that did not run or failed (a point whose run ended but failed
 // one of the scenario's own checks is a result: its status says check_failed).

@@ -247,6 +247,24 @@ class Pool {
 
 bool stop_requested(const platform::Watchdog* guard) { return guard && guard->stop_requested(); }
 
+// Once the first point has run: a metric the study names that its stats.json lacks is said now,
+// with the names nearest to it there, rather than only when the table is written after the last
+// point (a misspelt name in a study of hours). A warning, not an error: a metric may be in some
+// points only (a statistic of the eighth core, in a study of core counts).
+void warn_missing_metrics(const Study& s, const std::string& out, std::size_t i) {
+  if (s.metrics.empty()) return;
+  std::ifstream f(fs::path(point_dir(out, i)) / "stats.json");
+  const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+  if (j.is_discarded()) return;
+  const auto stats = flatten(j);
+  for (const std::string& m : s.metrics)
+    if (!stats.count(m))
+      std::fprintf(stderr,
+                   "%ssweep: warning: the study's metric %s is not in point %zu's stats.json%s; the study fails "
+                   "once its table is written if no point has it (Ctrl-C stops it, --resume keeps the points run)\n",
+                   isatty(2) ? "\n" : "", m.c_str(), i, nearest_text(m, stats).c_str());
+}
+
 int stopped_by(const platform::Watchdog& guard) {
   std::fprintf(stderr, "\nsweep: stopped (%s); --resume goes on from here\n", guard.stop_reason().c_str());
   return guard.stop_exit_code();
@@ -263,6 +281,7 @@ int sweep(const Study& s, const SweepOptions& o) {
   pr.show();
   const platform::Watchdog* guard = platform::Watchdog::current();
   Pool pool;
+  bool metrics_seen = false;
   for (std::size_t next = 0; next < pending.size() || pool.size();) {
     for (; pool.size() < std::max(1u, o.jobs) && next < pending.size() && !stop_requested(guard); ++next)
       pool.start(s, o.out, pending[next]);
@@ -270,6 +289,10 @@ int sweep(const Study& s, const SweepOptions& o) {
     if (!pool.next(e, guard)) return stopped_by(*guard);
     finish_point(s, o.out, e.point, e.code, e.seconds);
     if (stopped(e.code)) continue;  // stopped by a signal of its own: not a result, run again on --resume
+    if (!metrics_seen && (e.code == kExitOk || e.code == kExitCheckFailed)) {
+      metrics_seen = true;
+      warn_missing_metrics(s, o.out, e.point);
+    }
     pr.count(e.code);
     pr.show();
   }

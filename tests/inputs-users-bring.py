@@ -24,7 +24,8 @@
 #   with no bound or with min above max, two requesters, kernels, tensors or media jobs of one
 #   name, a decoded picture saved under a format's name (.jpg) refused.
 # - --set of a list's item (traffic[0].count), also as a study's grid or sensitivity parameter; a
-#   study's misspelt metric refused once its table is written.
+#   study's misspelt metric said (with the nearest name) once its first point ran, refused once its
+#   table is written.
 # - Trace files: a zero-padded decimal read as decimal (not octal); a negative address and an
 #   access past 2^64 refused. Command line: --batch -1 refused.
 #
@@ -526,6 +527,12 @@ def gather_cases(d):
     dvp(["run", os.path.join(d, "embed.onnx"), "--input", "ids=" + os.path.join(d, "ids-bad.npy"),
          "--out", os.path.join(d, "o-embed-bad"), "--no-trace", "--quiet"], 2, r"node 'embed' \(Gather\)",
         "an id past the embedding's rows refused by name")
+    # An id past f32's exact integers is named as the file holds it (in f32, 2^24 + 1 reads 16777216).
+    np.save(os.path.join(d, "ids-far.npy"), np.array([[3, 2**24 + 1, 0, 7, 7, -(2**40) - 3]], np.int64))
+    dvp(["run", os.path.join(d, "embed.onnx"), "--input", "ids=" + os.path.join(d, "ids-far.npy"),
+         "--out", os.path.join(d, "o-embed-far"), "--no-trace", "--quiet"], 2,
+        r"ids-far\.npy holds 16777217 at element 1, outside -16777215 \.\. 16777215",
+        "an id past 2^24 refused, named as written")
 
 
 def write(d, name, text):
@@ -605,7 +612,10 @@ def scenario_cases(d):
              "metrics: [summary.simulated_ns, summary.simulated_nss]\n")
     out = os.path.join(d, "o-study")
     dvp(["sweep", write(d, "study.yaml", study), "--out", out, "--quiet"], 2,
-        r"metric summary\.simulated_nss is in no point's stats\.json", "a study's misspelt metric")
+        r"warning: the study's metric summary\.simulated_nss is not in point 0's stats\.json \(the nearest names "
+        r"there: summary\.simulated_ns[,)][\s\S]*metric summary\.simulated_nss is in no point's stats\.json \(the "
+        r"nearest names there: summary\.simulated_ns[,)]",
+        "a study's misspelt metric: said with its nearest name once the first point ran, refused at the end")
     rows = []
     if os.path.exists(os.path.join(out, "results.csv")):
         with open(os.path.join(out, "results.csv")) as f:

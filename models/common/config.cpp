@@ -629,7 +629,7 @@ const Spec* Spec::child(const std::string& name) const {
 
 // Levenshtein distance: the typos people make (a letter doubled, dropped, swapped for another)
 // are one or two edits away from the key they meant.
-static std::size_t edit_distance(const std::string& a, const std::string& b) {
+std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {

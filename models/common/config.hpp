@@ -251,4 +251,8 @@ class Choices {
   std::vector<Option> options_;
 };
 
+// The Levenshtein distance between a and b: a letter doubled, dropped or swapped for another is
+// one edit. What a misspelt key or name most likely meant is the one nearest to it.
+std::size_t edit_distance(const std::string& a, const std::string& b);
+
 }  // namespace dvp::cfg
