@@ -360,8 +360,9 @@ void Soc::build_task_scheduler(const cfg::Node& c, const cfg::Node& tsn) {
 // The Arm cores map DRAM by the pointer a DRAM controller grants through TLM DMI (the ring
 // grants none, nor does an RTL bridge): their loads and stores are values in memory, timed by
 // their L1 models, and with firmware the L2 keeps tags only so nothing is held past the pointer.
-// A core asks for it when it starts: from then on every page of DRAM counts as written
-// (dram/storage.hpp), which a platform whose cores never start does not pay for.
+// A core asks for it when the firmware starts it (during the platform's construction): from then
+// on every page of DRAM counts as written (dram/storage.hpp), which a platform with Arm cores and
+// no firmware does not pay for.
 void Soc::build_arm_cores() {
   const std::uint64_t dram_bytes = storage_->size();
   const auto map_dram = [this]() -> std::uint8_t* {

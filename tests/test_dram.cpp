@@ -395,6 +395,17 @@ TEST(DramStorage, ReadsOfPagesNoOneWroteAreZerosAndTouchNothing) {
   EXPECT_FALSE(resident(mem.read_at(0)));
   EXPECT_FALSE(resident(mem.read_at(3 * 4096)));
   EXPECT_TRUE(resident(mem.read_at(4096)));
+  // A range over several words of the bits (pages 60 to 200): every page of it read as written,
+  // the pages either side still untouched zeros.
+  const std::uint64_t from = 60 * 4096 + 8, to = 200 * 4096 + 16;
+  std::memset(mem.write_at(from, to - from), 0x11, to - from);
+  std::vector<std::uint8_t> span(to - from + 2 * 4096, 0xEE);
+  mem.read(from - 4096, span.data(), span.size());
+  std::vector<std::uint8_t> want_span(span.size(), 0);
+  std::fill(want_span.begin() + 4096, want_span.begin() + 4096 + std::ptrdiff_t(to - from), 0x11);
+  EXPECT_EQ(span, want_span);
+  EXPECT_FALSE(resident(mem.read_at(59 * 4096)));
+  EXPECT_FALSE(resident(mem.read_at(201 * 4096)));
   // A page written through the direct pointer, which the storage cannot see: read as written.
   mem.data()[20 * 4096 + 7] = 0x5A;
   std::uint8_t b[16];

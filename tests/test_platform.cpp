@@ -154,7 +154,7 @@ TEST(Integrity, ABulkReadBackIsWhatTheRingsDebugReadsAnswer) {
   l.set_bulk_read(nullptr);
   l.read_back_into(lo, by_ring.data(), by_ring.size());
   EXPECT_TRUE(bulk == by_ring);
-  const std::uint8_t* dram = soc.storage().data() + (lo - soc.dram_base());
+  const std::uint8_t* dram = soc.storage().read_at(lo - soc.dram_base());
   std::uint64_t from_l2 = 0;
   for (std::uint64_t i = 0; i < bulk.size(); ++i) from_l2 += bulk[i] != dram[i];
   EXPECT_GT(from_l2, 100000u) << "the output's lines are not dirty in the L2: the test cannot see the overlay";
