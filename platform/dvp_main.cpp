@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -593,11 +594,13 @@ int sc_main(int argc, char* argv[]) {
 // is a page fault: about 100,000 of them for ResNet-50, a quarter of its wall time here. glibc's
 // malloc puts its heap on transparent huge pages (a fault per 2 MiB) with the tunable
 // glibc.malloc.hugetlb=1, which it reads only as a process starts; so such a command starts
-// itself again with it, for a model file of 8 MiB or more (a second start costs about 30 ms, and
-// huge pages gain nothing on a small heap: a 3 MiB transformer ran no faster). Not when GLIBC_TUNABLES
-// already names it (the user's choice, or this process's second start), nor under valgrind, whose
-// tool an exec would leave. Where the exec fails, the command runs as it is; nothing simulated
-// depends on the host's pages.
+// itself again with it, for a model file of 8 MiB or more named on its command line (a second
+// start costs about 30 ms, and huge pages gain nothing on a small heap: a 3 MiB transformer ran no
+// faster), where the host's transparent huge pages are "madvise" (the tunable's way to ask for
+// them; under "always" the heap has them already). Not when GLIBC_TUNABLES already names it (the
+// user's choice, or this process's second start), under valgrind, whose tool an exec would leave,
+// nor when started through the dynamic loader (ld-linux ./dvp: /proc/self/exe is the loader).
+// Where the exec fails, the command runs as it is; nothing simulated depends on the host's pages.
 static void heap_on_huge_pages(int argc, char* argv[]) {
   if (argc < 3 || (std::strcmp(argv[1], "run") != 0 && std::strcmp(argv[1], "compile") != 0)) return;
   const auto large_model = [](const char* a) {
@@ -609,9 +612,20 @@ static void heap_on_huge_pages(int argc, char* argv[]) {
   if (tunables && std::strstr(tunables, "glibc.malloc.hugetlb")) return;
   const char* preload = std::getenv("LD_PRELOAD");
   if (preload && std::strstr(preload, "vgpreload")) return;
-  const std::string t =
-      std::string(tunables && *tunables ? tunables + std::string(":") : "") + "glibc.malloc.hugetlb=1";
-  if (setenv("GLIBC_TUNABLES", t.c_str(), 1) == 0) execv("/proc/self/exe", argv);
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode;
+  if (!std::getline(thp, mode) || mode.find("[madvise]") == std::string::npos) return;
+  std::error_code ec;
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).filename().string();
+  if (ec || exe.rfind("ld-", 0) == 0) return;
+  const std::string before = tunables ? tunables : "";
+  const std::string with = (before.empty() ? "" : before + ":") + "glibc.malloc.hugetlb=1";
+  if (setenv("GLIBC_TUNABLES", with.c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  if (tunables)  // the exec failed: run as it is, with the environment as it was
+    setenv("GLIBC_TUNABLES", before.c_str(), 1);
+  else
+    unsetenv("GLIBC_TUNABLES");
 }
 
 // libsystemc's own main() prints the kernel banner before sc_main runs; a tool's output

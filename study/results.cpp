@@ -89,10 +89,14 @@ std::map<std::string, json> flatten(const json& stats) {
 
 std::vector<std::string> nearest_names(const std::string& name, const std::map<std::string, json>& stats) {
   // The names closest to it, up to a third of its length away (a typo, a word changed), best first.
+  // Names whose lengths alone differ by more are passed over (ascend910's stats flatten to tens
+  // of thousands of names).
+  const std::size_t cutoff = std::max<std::size_t>(2, name.size() / 3);
   std::vector<std::pair<std::size_t, std::string>> near;
   for (const auto& [k, v] : stats) {
+    if (k.size() + cutoff < name.size() || name.size() + cutoff < k.size()) continue;
     const std::size_t d = cfg::edit_distance(name, k);
-    if (d <= std::max<std::size_t>(2, name.size() / 3)) near.emplace_back(d, k);
+    if (d <= cutoff) near.emplace_back(d, k);
   }
   std::sort(near.begin(), near.end());
   std::vector<std::string> out;
@@ -101,6 +105,8 @@ std::vector<std::string> nearest_names(const std::string& name, const std::map<s
 }
 
 std::string nearest_text(const std::string& name, const std::map<std::string, json>& stats) {
+  if (kHost.count(name))
+    return " (a measurement of the host, which a study's table leaves out: it differs between identical runs)";
   const std::vector<std::string> near = nearest_names(name, stats);
   if (near.empty()) return " (see a point's stats.json for the names)";
   std::string t;

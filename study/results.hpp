@@ -16,7 +16,8 @@ namespace dvp::study {
 std::map<std::string, nlohmann::json> flatten(const nlohmann::json& stats);
 
 // The names of `stats` (flattened) closest to `name` in edit distance, best first, at most three:
-// what a misspelt metric most likely meant. nearest_text says them for a message, in parentheses.
+// what a misspelt metric most likely meant. nearest_text says them for a message, in parentheses
+// (or that the name is one of the host's measurements, which flatten leaves out).
 std::vector<std::string> nearest_names(const std::string& name, const std::map<std::string, nlohmann::json>& stats);
 std::string nearest_text(const std::string& name, const std::map<std::string, nlohmann::json>& stats);
 
