@@ -95,7 +95,8 @@ static const char* kUsage =
     "             DVP_FIRMWARE  folder of the firmware images a scenario names (default: share/davinci-vp/firmware\n"
     "                           beside bin/)\n"
     "             GLIBC_TUNABLES  a run or compile of a model of 8 MiB or more starts again with\n"
-    "                           glibc.malloc.hugetlb=1 added (its heap on huge pages), unless it names that tunable\n";
+    "                           glibc.malloc.hugetlb=1 added (its heap on huge pages) where the host's transparent\n"
+    "                           huge pages are 'madvise', unless it names that tunable\n";
 
 // The peripherals' window as the CPUs see it: each device, where it sits, what it is.
 static void print_mmio(const platform::Soc& soc) {
