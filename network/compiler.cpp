@@ -346,6 +346,9 @@ class Compiler {
   bool layer_norm_pattern(std::size_t pattern);
   bool reduce(int i);
   bool spatial_reduce(int i);
+  bool only_reduce_axes(const std::string& v) const;
+  std::vector<bool> reduced_axes(int i, std::size_t rank) const;
+  bool axes_reduce(int i);
   bool layernorm_kernel(int i, const std::string& x, const std::string& out, std::int64_t axis, double epsilon,
                         const Tensor* gamma, const Tensor* beta, const std::vector<int>& fused);
   double constant_scalar(const std::string& v) const;  // NaN unless a constant of one element
@@ -485,7 +488,7 @@ void Compiler::read_inputs() {
         x = float(whole > 0 ? std::floor(u * whole) : 2.0 * u - 1.0);
       }
     }
-    if (t.elements() == 0)  // a model's right (the host reference takes it), not the platform's
+    if (t.elements() == 0 && !only_reduce_axes(in.name()))  // a model's right, not the platform's
       throw Error(m_.path + ": input '" + in.name() + "' of shape " + t.shape_str() +
                       " has no elements (a dimension of 0): the platform's kernels take at least one",
                   kExitConfig);
@@ -604,6 +607,19 @@ bool Compiler::available(const std::string& v) const {
 }
 
 // v's shape for one image: the batch (the first dimension) is 1.
+// Whether every node reading v reads it as a Reduce op's axes (input 1), where no axes are a
+// meaning of their own (all of them, or none with noop_with_empty_axes), not an empty tensor.
+bool Compiler::only_reduce_axes(const std::string& v) const {
+  bool read = false;
+  for (const auto& n : g_.node())
+    for (int j = 0; j < n.input_size(); ++j) {
+      if (n.input(j) != v) continue;
+      if (j != 1 || n.op_type().rfind("Reduce", 0) != 0) return false;
+      read = true;
+    }
+  return read;
+}
+
 Dims Compiler::image_shape(const std::string& v) const {
   Dims d = ref_.at(v).shape;
   if (batch_ == 1) return d;
@@ -2628,7 +2644,9 @@ bool Compiler::layer_norm_pattern(std::size_t pattern) {
 }
 
 // ReduceMean and Pow lower as members of a LayerNormalization written out (find_layer_norms);
-// ReduceMean and ReduceMax also over the spatial axes of a feature map (spatial_reduce).
+// ReduceMean and ReduceMax over the spatial axes of a feature map as its global pool
+// (spatial_reduce); ReduceSum, ReduceMean, ReduceMax and ReduceMin over adjacent axes of an ND
+// activation as the reduce kernel (axes_reduce).
 bool Compiler::reduce(int i) {
   if (layer_norm_.count(i)) return layer_norm_pattern(layer_norm_.at(i));
   const std::string pattern =
@@ -2637,9 +2655,71 @@ bool Compiler::reduce(int i) {
   if (node(i).op_type() == "Pow") fail(i, "lowered only as part of " + pattern);
   if (!available(node(i).input(0))) return false;
   if (spatial_reduce(i)) return true;
-  fail(i,
-       "lowered over every spatial axis of a feature map (2 and 3 of N x C x H x W, 2 of N x C x L), or as part of " +
-           pattern);
+  return axes_reduce(i);
+}
+
+// The axes a Reduce op names: its attribute, or (ReduceSum from opset 13, the others from 18) a
+// constant input 1; every axis when none are named, unless noop_with_empty_axes. Sorted, each
+// once, counted from 0.
+std::vector<bool> Compiler::reduced_axes(int i, std::size_t rank) const {
+  const auto& n = node(i);
+  Dims axes = attrs(i).ints("axes", {});
+  if (n.input_size() > 1 && !n.input(1).empty()) {
+    if (!constant(n.input(1))) fail(i, "the axes are an activation ('" + n.input(1) + "'): a constant is lowered");
+    for (float v : ref_.at(n.input(1)).data) axes.push_back(std::int64_t(v));
+  }
+  std::vector<bool> reduced(rank, axes.empty() && !attrs(i).i("noop_with_empty_axes", 0));
+  for (std::int64_t a : axes) reduced[std::size_t(a < 0 ? a + std::int64_t(rank) : a)] = true;
+  return reduced;
+}
+
+// ReduceSum, ReduceMean, ReduceMax or ReduceMin of an ND activation over one run of adjacent axes
+// (axes of one element may sit between them, or be named or not): the reduce kernel over x as
+// outer x rows x inner. Reducing no axis of more than one element is the same bytes: a view.
+bool Compiler::axes_reduce(int i) {
+  const auto& n = node(i);
+  Value v = values_.at(n.input(0));
+  const Dims x = image_shape(n.input(0));
+  const std::vector<bool> reduced = reduced_axes(i, x.size());
+  if (batch_ > 1 && !reduced.empty() && reduced[0] && x.size() > 0)
+    fail(i, "axis 0 joins the batch's images: lowered at batch 1");
+  std::int64_t first = -1, last = -1;  // the run of reduced axes of more than one element
+  for (std::size_t d = 0; d < x.size(); ++d)
+    if (reduced[d] && x[d] > 1) {
+      for (std::int64_t e = last + 1; first >= 0 && e < std::int64_t(d); ++e)
+        if (!reduced[std::size_t(e)] && x[std::size_t(e)] > 1)
+          fail(i, "the axes reduced are not one run of adjacent axes (axis " + std::to_string(e) + " of " +
+                      std::to_string(x[std::size_t(e)]) + " lies between): lowered over one run");
+      if (first < 0) first = std::int64_t(d);
+      last = std::int64_t(d);
+    }
+  if (first < 0 && outputs_.count(n.output(0)) && !v.input.empty()) return copy_output(i);  // as an Identity
+  if (first < 0) return set_view(i, v), true;
+  const bool placed = v.input.empty() || !v.refs[image_].empty();
+  if (placed && (v.layout != Layout::Nd || v.transposed || v.scale != 1.0 || !v.map.empty()))
+    fail(i,
+         "the input is stored NC1HWC0 (a feature map), or is itself a view: lowered over ND activations, and "
+         "over every spatial axis of a map");
+  std::int64_t outer = 1, rows = 1, inner = 1;
+  for (std::int64_t d = 0; d < std::int64_t(x.size()); ++d)
+    (d < first ? outer : d > last ? inner : rows) *= x[std::size_t(d)];
+  static const std::map<std::string, std::string> kOps = {
+      {"ReduceSum", "sum"}, {"ReduceMean", "mean"}, {"ReduceMax", "max"}, {"ReduceMin", "min"}};
+  const std::string& out = n.output(0);
+  Kernel k{kernel_name(i), "reduce"};
+  k.nodes = {i};
+  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nd));
+  produce(k, out, KTensor{"y", v.dtype, "nd", "", "", "", image_shape(out)}, Layout::Nd);
+  k.shape = {{"dtype", v.dtype},
+             {"reduce", kOps.at(n.op_type())},
+             {"outer", num(outer)},
+             {"rows", num(rows)},
+             {"inner", num(inner)}};
+  k.args = {"x", "y"};
+  k.check_inputs = {"x"};
+  const bool exact = n.op_type() == "ReduceMax" || n.op_type() == "ReduceMin";
+  k.check = {{"op", "reduce"}, {"atol", exact ? "0" : "2e-2"}, {"rtol", exact ? "0" : "1e-2"}};
+  return finish(i, std::move(k));
 }
 
 // ReduceMean or ReduceMax over every spatial axis of a feature map (N x C x H x W: axes 2 and 3;
@@ -2648,6 +2728,7 @@ bool Compiler::reduce(int i) {
 // (a 1 x 1 NC1HWC0 map holds its channels in order), as a Flatten after a global pool is.
 bool Compiler::spatial_reduce(int i) {
   const auto& n = node(i);
+  if (n.op_type() != "ReduceMean" && n.op_type() != "ReduceMax") return false;
   const Dims x = ref_.at(n.input(0)).shape;
   Dims axes = attrs(i).ints("axes", {});
   if (n.input_size() > 1 && !n.input(1).empty() && constant(n.input(1)))  // opset 18: an input
@@ -2716,6 +2797,8 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
       {"Erf", &Compiler::elementwise},
       {"ReduceMean", &Compiler::reduce},
       {"ReduceMax", &Compiler::reduce},
+      {"ReduceSum", &Compiler::reduce},
+      {"ReduceMin", &Compiler::reduce},
       {"Pow", &Compiler::reduce},
   };
   return table;
@@ -3353,13 +3436,17 @@ void Compiler::fold_constant_nodes() {
 // A node that reads or writes a tensor with no elements (weights of 0 output channels, a
 // contraction over 0): the host reference takes it, the platform's kernels do not (each shape
 // key is at least 1), so it is refused here rather than by the compiled model's own run.
+// A Reduce op's axes (input 1) may be empty: no axes are a meaning of their own.
 void Compiler::refuse_empty() const {
   for (int i = 0; i < g_.node_size(); ++i)
     for (const auto* names : {&node(i).input(), &node(i).output()})
-      for (const std::string& name : *names)
+      for (int j = 0; j < names->size(); ++j) {
+        const std::string& name = (*names)[j];
+        if (names == &node(i).input() && j == 1 && node(i).op_type().rfind("Reduce", 0) == 0) continue;
         if (auto t = ref_.find(name); !name.empty() && t != ref_.end() && t->second.data.empty())
           fail(i, "tensor '" + name + "' of shape " + t->second.shape_str() +
                       " has no elements: the platform's kernels take at least one");
+      }
 }
 
 Compiled Compiler::run() {

@@ -346,13 +346,22 @@ void KernelLauncher::describe_row_shape(cfg::Spec& sh) {
            "stride: each position once at (h sh, w sw), zeros between; y (h - 1) sh + 1 by (w - 1) sw + 1)")
       .defaults("copies")
       .choices({"copies", "zeros"});
-  sh.param("rows", Type::Int, "softmax, layernorm: rows; transpose: x's second axis, y's third")
+  sh.param("rows", Type::Int,
+           "softmax, layernorm: rows; transpose: x's second axis, y's third; reduce: the axis reduced (x is outer x "
+           "rows x inner, y outer x inner)")
       .optional()
       .range(1, 1 << 24);
-  sh.param("outer", Type::Int, "transpose: the leading axis, kept").optional().range(1, 1 << 24);
-  sh.param("inner", Type::Int, "transpose: elements moved together (the last axis, kept; whole 32-byte blocks)")
+  sh.param("outer", Type::Int, "transpose, reduce: the leading axis, kept").optional().range(1, 1 << 24);
+  sh.param("inner", Type::Int,
+           "transpose: elements moved together (the last axis, kept; whole 32-byte blocks); reduce: the last axis, "
+           "kept (default 1: each row reduced to one element)")
       .optional()
       .range(1, 1 << 20);
+  sh.param("reduce", Type::Enum,
+           "reduce: the sum, the mean (each element times 1 / rows, as the element type, then summed), the "
+           "maximum or the minimum")
+      .choices({std::begin(kernels::kReduceOps), std::end(kernels::kReduceOps)})
+      .optional();
   sh.param("epsilon", Type::Float, "layernorm: added to each row's variance").defaults("1e-5").range(0, 1);
   sh.param("cols", Type::Int, "softmax, layernorm: elements per row; transpose: x's third axis, y's second")
       .optional()
@@ -1083,6 +1092,7 @@ void KernelLauncher::read_check_shape(Kernel* K, const cfg::Node& c) {
   if (op == "upsample") take(R.upsample);
   if (op == "resize") take(R.resize);
   if (op == "transpose") take(R.transpose);
+  if (op == "reduce") take(R.reduce);
   if (op == "pool") take(R.pool);
   if (op != "conv2d") return;
   take(R.conv);

@@ -379,6 +379,34 @@ KernelWork transpose_work(const aicore::AiCoreConfig&, const KernelShape& s) {
   return {double(t.outer) * t.rows * t.cols * t.inner, "element", 0};
 }
 
+// --- reduce -------------------------------------------------------------------------------------
+KernelShape read_reduce(const cfg::Node& sh) {
+  kernels::ReduceShape r{dtype(sh, "dtype"), kernels::ReduceOp::Sum, sh.has("outer") ? u32(sh, "outer") : 1,
+                         u32(sh, "rows"), sh.has("inner") ? u32(sh, "inner") : 1};
+  if (r.dtype != DType::F16 && r.dtype != DType::F32) sh.at("dtype").fail("reduce takes f16 or f32");
+  const std::string op = sh.get_string("reduce");
+  for (std::size_t i = 0; i < std::size(kernels::kReduceOps); ++i)
+    if (op == kernels::kReduceOps[i]) r.op = kernels::ReduceOp(i);
+  return r;
+}
+std::vector<LibraryArg> reduce_args(const KernelShape& s) {
+  const auto& r = std::get<kernels::ReduceShape>(s);
+  return {{"x", r.dtype, std::uint64_t(r.outer) * r.rows * r.inner}, {"y", r.dtype, std::uint64_t(r.outer) * r.inner}};
+}
+BuiltKernel build_reduce(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& r = std::get<kernels::ReduceShape>(s);
+  const std::uint32_t u = kernels::reduce_unit_outers(r);
+  return {kernels::reduce_kernel(core, r),
+          std::to_string(u) + " output row" + (u > 1 ? "s" : "") + " of " + std::to_string(r.inner) + " a unit",
+          kernels::reduce_units(r)};
+}
+// One operation per element read (a mean's scaling aside).
+KernelWork reduce_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& r = std::get<kernels::ReduceShape>(s);
+  const double n = double(r.outer) * r.rows * r.inner;
+  return {n, "vector op", vector_ps(core, n, aicore::dtype_bytes(r.dtype), false)};
+}
+
 // --- elementwise --------------------------------------------------------------------------------
 KernelShape read_elementwise(const cfg::Node& sh) {
   kernels::ElementwiseShape e{sh.get_string("op"), dtype(sh, "dtype"), sh.get_uint("n"),
@@ -496,6 +524,7 @@ const LibraryKernel kChannelMul{"channel_mul",    {"h", "w", "c"},   read_channe
                                 channel_mul_args, build_channel_mul, channel_mul_work};
 const LibraryKernel kUpsample{"upsample", {"h", "w", "c"}, read_upsample, upsample_args, build_upsample, upsample_work};
 const LibraryKernel kResize{"resize", {"h", "w", "c", "oh", "ow"}, read_resize, resize_args, build_resize, resize_work};
+const LibraryKernel kReduce{"reduce", {"reduce", "rows"}, read_reduce, reduce_args, build_reduce, reduce_work};
 const LibraryKernel kAipp{"aipp", {"h", "w", "format"}, read_aipp, aipp_args, build_aipp, aipp_work};
 
 }  // namespace
@@ -533,6 +562,9 @@ const cfg::Choices<const LibraryKernel*>& library_kernels() {
       {"transpose", &kTranspose,
        "two axes swapped: outer x rows x cols x inner to outer x cols x rows x inner (an attention's heads)"},
       {"layernorm", &kLayerNorm, "layer normalization of each row (a transformer's LayerNorm), times gamma plus beta"},
+      {"reduce", &kReduce,
+       "the sum, mean, maximum or minimum over the middle axis of outer x rows x inner (ONNX's Reduce ops over "
+       "adjacent axes)"},
       {"aipp", &kAipp,
        "AIPP: a u8 picture (nv12, nv21, yuv400, rgb888) to a network's f16 NC1HWC0 input, colour-converted and "
        "normalised"},

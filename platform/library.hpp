@@ -19,6 +19,7 @@
 #include "kernels/library/gemm.hpp"
 #include "kernels/library/layernorm.hpp"
 #include "kernels/library/pool.hpp"
+#include "kernels/library/reduce.hpp"
 #include "kernels/library/resize.hpp"
 #include "kernels/library/softmax.hpp"
 #include "kernels/library/transpose.hpp"
@@ -26,10 +27,10 @@
 
 namespace dvp::platform {
 
-using KernelShape =
-    std::variant<kernels::GemmShape, kernels::ConvShape, kernels::PoolShape, kernels::SoftmaxShape,
-                 kernels::ElementwiseShape, kernels::AippShape, kernels::LayerNormShape, kernels::TransposeShape,
-                 kernels::ChannelSoftmaxShape, kernels::UpsampleShape, kernels::ChannelMulShape, kernels::ResizeShape>;
+using KernelShape = std::variant<kernels::GemmShape, kernels::ConvShape, kernels::PoolShape, kernels::SoftmaxShape,
+                                 kernels::ElementwiseShape, kernels::AippShape, kernels::LayerNormShape,
+                                 kernels::TransposeShape, kernels::ChannelSoftmaxShape, kernels::UpsampleShape,
+                                 kernels::ChannelMulShape, kernels::ResizeShape, kernels::ReduceShape>;
 
 // One argument a library kernel takes: a tensor of at least `elems` elements of `dtype`.
 struct LibraryArg {

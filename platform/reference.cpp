@@ -365,6 +365,24 @@ void transpose_ref(const Reference& R, const std::vector<TensorView>& in, std::v
   }
 }
 
+// y[o][i] = the sum, mean, maximum or minimum over r of x[o][r][i], in double.
+void reduce_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const kernels::ReduceShape& s = R.reduce;
+  for (std::uint64_t e = 0; e < out.size(); ++e) {
+    const std::uint64_t o = e / s.inner, i = e % s.inner;
+    double acc = in[0].at(o * s.rows * s.inner + i);
+    for (std::uint64_t r = 1; r < s.rows; ++r) {
+      const double v = in[0].at((o * s.rows + r) * s.inner + i);
+      acc = s.op == kernels::ReduceOp::Max   ? std::fmax(acc, v)
+            : s.op == kernels::ReduceOp::Min ? std::fmin(acc, v)
+                                             : acc + v;
+    }
+    out[e] = s.op == kernels::ReduceOp::Mean ? acc / s.rows : acc;
+  }
+}
+// x holds rows times the output's elements.
+Needs reduce_inputs(const Reference& r, std::uint64_t out) { return {{out * r.reduce.rows, "x"}}; }
+
 // concat: the output's rows of cols are the inputs' rows side by side (each input's rows its
 // elements over the output's row count).
 void concat_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
@@ -526,6 +544,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck channel_mul{"channel_mul", 2, 2, {}, channel_mul_count, channel_mul_inputs, channel_mul_ref};
   static const RefCheck layernorm{"layernorm", 3, 3, {"cols"}, all, layernorm_inputs, layernorm_ref, nullptr, true};
   static const RefCheck transpose{"transpose", 1, 1, {}, all, like_output, transpose_ref};
+  static const RefCheck reduce{"reduce", 1, 1, {}, all, reduce_inputs, reduce_ref};
   static const RefCheck topk{"topk", 1, 1, {"cols", "k"}, all, row_inputs, topk_ref};
   static const RefCheck argmax{"argmax", 1, 1, {"cols"}, all, row_inputs, argmax_ref};
   static const RefCheck concat{"concat", 1, 64, {"cols"}, all, any_size_inputs, concat_ref, nullptr, true};
@@ -566,6 +585,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
        "each output element the sum of its taps' inputs times their weights (f16), from the resize kernel's shape"},
       {"layernorm", &layernorm, "each row of cols normalized (mean 0, variance 1 + epsilon), times in1 plus in2"},
       {"transpose", &transpose, "the transpose kernel's two axes swapped, from its shape"},
+      {"reduce", &reduce, "the sum, mean, maximum or minimum over the reduce kernel's rows, from its shape"},
       {"topk", &topk, "the indices of each row's k largest (ties: lower index first)"},
       {"argmax", &argmax, "the index of each row's largest (ties: lower index first)"},
       {"concat", &concat,

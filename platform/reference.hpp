@@ -19,6 +19,7 @@
 #include "kernels/library/channel_softmax.hpp"
 #include "kernels/library/gemm.hpp"
 #include "kernels/library/pool.hpp"
+#include "kernels/library/reduce.hpp"
 #include "kernels/library/resize.hpp"
 #include "kernels/library/transpose.hpp"
 #include "kernels/library/upsample.hpp"
@@ -73,6 +74,7 @@ struct Reference {
   kernels::PoolShape pool;                 // pool: likewise
   kernels::AippShape aipp;                 // aipp: likewise
   kernels::TransposeShape transpose;       // transpose: likewise
+  kernels::ReduceShape reduce;             // reduce: likewise
   kernels::ChannelSoftmaxShape softmax_c;  // softmax_c: likewise
   kernels::UpsampleShape upsample;         // upsample: likewise
   kernels::ResizeShape resize;             // resize: likewise

@@ -356,7 +356,7 @@ def pixel_cases(d):
 def reduce_cases(d):
     """ReduceMean over H and W as PyTorch exports x.mean([2, 3]) (a ShuffleNetV2 head: conv, mean,
     Gemm) and ReduceMax over a 1-D map's L keeping its axis, against NumPy; a ReduceMean over the
-    channels refused by name."""
+    channels of an ND activation against NumPy, and over a conv's map's channels refused by name."""
     vi = helper.make_tensor_value_info
     x = rng.uniform(-1, 1, (1, 8, 6, 6)).astype(np.float32)
     w = rng.uniform(-0.5, 0.5, (24, 8, 3, 3)).astype(np.float32)
@@ -396,14 +396,26 @@ def reduce_cases(d):
             "--no-trace", "--quiet"], 0, "", "ReduceMax over a 1-D map's L, keepdims"):
         compare(os.path.join(out, "outputs", "y.npy"), np.maximum(conv, 0).max(axis=1, keepdims=True)[None],
                 "Conv1d, ReLU, max over L")
-    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
-             helper.make_node("ReduceMean", ["r"], ["y"], name="chan", axes=[1])]
-    g = helper.make_graph(nodes, "chan", [vi("x", TensorProto.FLOAT, [1, 8, 6, 6])],
-                          [vi("y", TensorProto.FLOAT, [1, 1, 6, 6])])
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
-              os.path.join(d, "chan.onnx"))
-    dvp(["compile", os.path.join(d, "chan.onnx"), "--out", os.path.join(d, "c-chan")], 2,
-        r"node 'chan' \(ReduceMean\): lowered over every spatial axis of a feature map", "a ReduceMean over C refused")
+    # Over the channels of an ND activation (a Relu of the input): the reduce kernel; over those of a
+    # conv's NC1HWC0 map (channels in groups of 16): refused by name.
+    for src, name in (("relu", "x"), ("conv", "c")):
+        nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu")] if src == "relu" else \
+            [helper.make_node("Conv", ["x", "W"], ["r"], name="conv", pads=[1, 1, 1, 1])]
+        nodes.append(helper.make_node("ReduceMean", ["r"], ["y"], name="chan", axes=[1]))
+        channels = 8 if src == "relu" else 24
+        g = helper.make_graph(nodes, "chan", [vi("x", TensorProto.FLOAT, [1, 8, 6, 6])],
+                              [vi("y", TensorProto.FLOAT, [1, 1, 6, 6])],
+                              [numpy_helper.from_array(w, "W")] if src == "conv" else [])
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+                  os.path.join(d, "chan.onnx"))
+        out = os.path.join(d, "o-chan-" + src)
+        if src == "conv":
+            dvp(["compile", os.path.join(d, "chan.onnx"), "--out", out], 2,
+                r"node 'chan' \(ReduceMean\): the input is stored NC1HWC0", "a ReduceMean over a map's C refused")
+        elif dvp(["run", os.path.join(d, "chan.onnx"), "--input", "x=" + os.path.join(d, "rx.npy"), "--out", out,
+                  "--no-trace", "--quiet"], 0, "", f"ReduceMean over the {channels} channels of a Relu's output"):
+            compare(os.path.join(out, "outputs", "y.npy"), np.maximum(h16(x), 0).mean(axis=1, keepdims=True),
+                    "ReLU, mean over C")
 
 
 def shape_cases(d):
