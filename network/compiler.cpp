@@ -348,6 +348,7 @@ class Compiler {
   bool spatial_reduce(int i);
   bool only_reduce_axes(const std::string& v) const;
   std::vector<bool> reduced_axes(int i, std::size_t rank) const;
+  std::pair<std::int64_t, std::int64_t> reduced_run(int i, const Dims& x) const;
   bool axes_reduce(int i);
   bool layernorm_kernel(int i, const std::string& x, const std::string& out, std::int64_t axis, double epsilon,
                         const Tensor* gamma, const Tensor* beta, const std::vector<int>& fused);
@@ -606,7 +607,6 @@ bool Compiler::available(const std::string& v) const {
   return it != values_.end() && (!it->second.refs[image_].empty() || !it->second.input.empty());
 }
 
-// v's shape for one image: the batch (the first dimension) is 1.
 // Whether every node reading v reads it as a Reduce op's axes (input 1), where no axes are a
 // meaning of their own (all of them, or none with noop_with_empty_axes), not an empty tensor.
 bool Compiler::only_reduce_axes(const std::string& v) const {
@@ -620,6 +620,7 @@ bool Compiler::only_reduce_axes(const std::string& v) const {
   return read;
 }
 
+// v's shape for one image: the batch (the first dimension) is 1.
 Dims Compiler::image_shape(const std::string& v) const {
   Dims d = ref_.at(v).shape;
   if (batch_ == 1) return d;
@@ -2658,58 +2659,71 @@ bool Compiler::reduce(int i) {
   return axes_reduce(i);
 }
 
-// The axes a Reduce op names: its attribute, or (ReduceSum from opset 13, the others from 18) a
-// constant input 1; every axis when none are named, unless noop_with_empty_axes. Sorted, each
-// once, counted from 0.
+// The axes a Reduce op names: its attribute up to opset 12 (ReduceSum) or 17 (the others), then
+// a constant input 1; every axis when none are named, unless noop_with_empty_axes.
 std::vector<bool> Compiler::reduced_axes(int i, std::size_t rank) const {
   const auto& n = node(i);
-  Dims axes = attrs(i).ints("axes", {});
-  if (n.input_size() > 1 && !n.input(1).empty()) {
-    if (!constant(n.input(1))) fail(i, "the axes are an activation ('" + n.input(1) + "'): a constant is lowered");
-    for (float v : ref_.at(n.input(1)).data) axes.push_back(std::int64_t(v));
+  Dims axes;
+  if (m_.opset >= (n.op_type() == "ReduceSum" ? 13 : 18)) {
+    if (n.input_size() > 1 && !n.input(1).empty()) {
+      if (!constant(n.input(1))) fail(i, "the axes are an activation ('" + n.input(1) + "'): a constant is lowered");
+      for (float v : ref_.at(n.input(1)).data) axes.push_back(std::int64_t(v));
+    }
+  } else {
+    axes = attrs(i).ints("axes", {});
   }
   std::vector<bool> reduced(rank, axes.empty() && !attrs(i).i("noop_with_empty_axes", 0));
   for (std::int64_t a : axes) reduced[std::size_t(a < 0 ? a + std::int64_t(rank) : a)] = true;
   return reduced;
 }
 
-// ReduceSum, ReduceMean, ReduceMax or ReduceMin of an ND activation over one run of adjacent axes
-// (axes of one element may sit between them, or be named or not): the reduce kernel over x as
-// outer x rows x inner. Reducing no axis of more than one element is the same bytes: a view.
+// The run of reduced axes of more than one element, [first, last] (first -1: none); axes of one
+// element may lie between them, reduced or not.
+std::pair<std::int64_t, std::int64_t> Compiler::reduced_run(int i, const Dims& x) const {
+  const std::vector<bool> reduced = reduced_axes(i, x.size());
+  std::int64_t first = -1, last = -1;
+  for (std::size_t d = 0; d < x.size(); ++d) {
+    if (!reduced[d] || x[d] == 1) continue;
+    for (std::int64_t e = last + 1; first >= 0 && e < std::int64_t(d); ++e)
+      if (!reduced[std::size_t(e)] && x[std::size_t(e)] > 1)
+        fail(i, "the axes reduced are not one run of adjacent axes (axis " + std::to_string(e) + " of " +
+                    std::to_string(x[std::size_t(e)]) + " lies between): lowered over one run");
+    if (first < 0) first = std::int64_t(d);
+    last = std::int64_t(d);
+  }
+  if (batch_ > 1 && !reduced.empty() && reduced[0]) fail(i, "axis 0 joins the batch's images: lowered at batch 1");
+  return {first, last};
+}
+
+// ReduceSum, ReduceMean, ReduceMax or ReduceMin of an ND activation over one run of adjacent axes:
+// the reduce kernel over x as outer x rows x inner. Reducing no axis of more than one element
+// moves no value: a view (a reshape, when keepdims 0 drops axes).
 bool Compiler::axes_reduce(int i) {
   const auto& n = node(i);
-  Value v = values_.at(n.input(0));
+  const Value& v = values_.at(n.input(0));
   const Dims x = image_shape(n.input(0));
-  const std::vector<bool> reduced = reduced_axes(i, x.size());
-  if (batch_ > 1 && !reduced.empty() && reduced[0] && x.size() > 0)
-    fail(i, "axis 0 joins the batch's images: lowered at batch 1");
-  std::int64_t first = -1, last = -1;  // the run of reduced axes of more than one element
-  for (std::size_t d = 0; d < x.size(); ++d)
-    if (reduced[d] && x[d] > 1) {
-      for (std::int64_t e = last + 1; first >= 0 && e < std::int64_t(d); ++e)
-        if (!reduced[std::size_t(e)] && x[std::size_t(e)] > 1)
-          fail(i, "the axes reduced are not one run of adjacent axes (axis " + std::to_string(e) + " of " +
-                      std::to_string(x[std::size_t(e)]) + " lies between): lowered over one run");
-      if (first < 0) first = std::int64_t(d);
-      last = std::int64_t(d);
-    }
-  if (first < 0 && outputs_.count(n.output(0)) && !v.input.empty()) return copy_output(i);  // as an Identity
-  if (first < 0) return set_view(i, v), true;
-  const bool placed = v.input.empty() || !v.refs[image_].empty();
-  if (placed && (v.layout != Layout::Nd || v.transposed || v.scale != 1.0 || !v.map.empty()))
-    fail(i,
-         "the input is stored NC1HWC0 (a feature map), or is itself a view: lowered over ND activations, and "
-         "over every spatial axis of a map");
+  const auto [first, last] = reduced_run(i, x);
+  if (first < 0) return view(i);
+  if (v.layout == Layout::Nc1hwc0 || !v.map.empty())
+    fail(i, std::string(n.op_type() == "ReduceSum" || n.op_type() == "ReduceMin"
+                            ? "over a feature map (stored NC1HWC0) it is not lowered"
+                            : "over a feature map (stored NC1HWC0, its channels in groups of 16) it is lowered over "
+                              "every spatial axis, as its global pool, not over other axes"));
+  if (v.transposed || v.scale != 1.0) fail(i, "the input is a view (a transpose or a scaling) no kernel has made");
+  if (v.dtype != "f16" && v.dtype != "f32")
+    fail(i, "the input is held in " + v.dtype + ": the reduce kernel takes f16 or f32");
   std::int64_t outer = 1, rows = 1, inner = 1;
   for (std::int64_t d = 0; d < std::int64_t(x.size()); ++d)
     (d < first ? outer : d > last ? inner : rows) *= x[std::size_t(d)];
+  if (outer > (1 << 24) || rows > (1 << 24) || inner > (1 << 20))
+    fail(i, "x as " + std::to_string(outer) + " x " + std::to_string(rows) + " x " + std::to_string(inner) +
+                ": the reduce kernel takes up to 2^24 x 2^24 x 2^20");
   static const std::map<std::string, std::string> kOps = {
       {"ReduceSum", "sum"}, {"ReduceMean", "mean"}, {"ReduceMax", "max"}, {"ReduceMin", "min"}};
-  const std::string& out = n.output(0);
   Kernel k{kernel_name(i), "reduce"};
   k.nodes = {i};
   k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nd));
-  produce(k, out, KTensor{"y", v.dtype, "nd", "", "", "", image_shape(out)}, Layout::Nd);
+  produce(k, n.output(0), KTensor{"y", v.dtype, "nd", "", "", "", image_shape(n.output(0))}, Layout::Nd);
   k.shape = {{"dtype", v.dtype},
              {"reduce", kOps.at(n.op_type())},
              {"outer", num(outer)},
@@ -2717,8 +2731,13 @@ bool Compiler::axes_reduce(int i) {
              {"inner", num(inner)}};
   k.args = {"x", "y"};
   k.check_inputs = {"x"};
+  // A sum in f32 rounded once to the element type: half a step of the result, and the f32 sum's
+  // own rounding, rows steps of 2^-24 of the largest partial sum.
   const bool exact = n.op_type() == "ReduceMax" || n.op_type() == "ReduceMin";
-  k.check = {{"op", "reduce"}, {"atol", exact ? "0" : "2e-2"}, {"rtol", exact ? "0" : "1e-2"}};
+  const double peak = max_abs(ref_.at(n.input(0)).data) * (n.op_type() == "ReduceSum" ? double(rows) : 1.0);
+  k.check = {{"op", "reduce"},
+             {"atol", exact ? "0" : num(std::ldexp(peak, -22) * double(rows))},
+             {"rtol", exact ? "0" : "2e-3"}};
   return finish(i, std::move(k));
 }
 
@@ -3443,7 +3462,7 @@ void Compiler::refuse_empty() const {
       for (int j = 0; j < names->size(); ++j) {
         const std::string& name = (*names)[j];
         if (names == &node(i).input() && j == 1 && node(i).op_type().rfind("Reduce", 0) == 0) continue;
-        if (auto t = ref_.find(name); !name.empty() && t != ref_.end() && t->second.data.empty())
+        if (auto t = ref_.find(name); !name.empty() && t != ref_.end() && t->second.elements() == 0)
           fail(i, "tensor '" + name + "' of shape " + t->second.shape_str() +
                       " has no elements: the platform's kernels take at least one");
       }

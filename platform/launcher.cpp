@@ -358,8 +358,8 @@ void KernelLauncher::describe_row_shape(cfg::Spec& sh) {
       .optional()
       .range(1, 1 << 20);
   sh.param("reduce", Type::Enum,
-           "reduce: the sum, the mean (each element times 1 / rows, as the element type, then summed), the "
-           "maximum or the minimum")
+           "reduce: the sum, the mean (the sum times 1 / rows; f16 sums are taken in f32), the maximum or the "
+           "minimum (a NaN gives way to a number)")
       .choices({std::begin(kernels::kReduceOps), std::end(kernels::kReduceOps)})
       .optional();
   sh.param("epsilon", Type::Float, "layernorm: added to each row's variance").defaults("1e-5").range(0, 1);

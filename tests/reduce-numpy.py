@@ -10,16 +10,19 @@
 # - inner not whole blocks: one output row (outer 1: 3 x 49), and several (the ONNX suite's
 #   3 x 2 x 2 over axis 1; 5 x 7 x 49: 16 output rows a unit, packed by the scalar unit; 37 x
 #   3 x 3, the last unit short).
-# The maximum and minimum must equal NumPy's bit for bit; the sums and means within the
-# rounding of their type (f16: each element's scaling by 1 / rows for a mean, and the result's
-# rounding). Inputs are NumPy's own, of both signs, with a mean away from 0. Each run also
-# carries the kernel's own reference check (check: op reduce), which must pass.
+# Then means of values near 1e-4 (f16), NaNs (first in a row, inside one, a whole row), and
+# output rows a packed unit of which the UB cannot hold. The maximum and minimum must equal
+# NumPy's fmax / fmin bit for bit; the sums and means within the rounding of their type (sums
+# in f32, f16 results rounded once). Inputs are NumPy's own, of both signs, with a mean away
+# from 0. Each run also carries the kernel's own reference check (check: op reduce), which must
+# pass.
 #
 # Then ONNX graphs as networks use the Reduce ops (dvp run model.onnx): a sentence embedding's
 # mean over the tokens after a MatMul, a ReduceMax over the last axis, a ReduceSum over two
-# adjacent axes (keepdims 0) and a ReduceMin over the channel axis of an ND activation; their
-# outputs against NumPy's of the same graph in f32 (the network computes in f16). Axes that are
-# not one run (1 and 3 of 1 x 3 x 5 x 8) are refused with the node named.
+# adjacent axes (keepdims 0) and a ReduceMin over the channel axis of an ND activation, and at
+# opset 18 the axes as an input and noop_with_empty_axes; their outputs against NumPy's of the
+# same graph (the network computes in f16). Axes that are not one run (1 and 3 of 1 x 3 x 5 x 8)
+# are refused with the node named.
 #
 # Usage: reduce-numpy.py DVP   (needs python3-numpy and python3-onnx)
 import os
@@ -67,41 +70,54 @@ def run(d, text, what):
     return out
 
 
+def check(d, dt, x, what_shape):
+    """Each op over axis 1 of x on both presets, against NumPy's reduction of the same values."""
+    outer, rows, inner = x.shape
+    np.save(os.path.join(d, "x.npy"), x)
+    x64 = x.astype(np.float64)
+    # A NaN gives way to a number, as vmax's does (NumPy's fmax): a row of NaNs alone is NaN.
+    wants = {"sum": x64.sum(axis=1), "mean": x64.mean(axis=1), "max": np.fmax.reduce(x64, axis=1),
+             "min": np.fmin.reduce(x64, axis=1)}
+    # Sums in f32 (f16 widened): rows roundings of 2^-24 of the largest partial sum, then (f16) the
+    # result's own rounding, half a step: 2^-11 relative.
+    atol = 2.0**-22 * float(np.nansum(np.abs(x64), axis=1).max())
+    rtol = 2.0**-10 if dt == "f16" else 2.0**-22
+    for op, want in wants.items():
+        for preset in ("ascend310", "ascend910"):
+            what = f"reduce {op} {dt} {what_shape} on {preset}"
+            text = SCENARIO.format(preset=preset, dt=dt, op=op, outer=outer, rows=rows, inner=inner,
+                                   rtol=0 if op in ("max", "min") else rtol, atol=0 if op in ("max", "min") else atol)
+            out = run(d, text, what)
+            if out is None:
+                continue
+            y = np.load(os.path.join(out, "y.npy")).astype(np.float64).reshape(want.shape)
+            if op in ("max", "min"):
+                ok = np.array_equal(y, want, equal_nan=True)
+            else:
+                ok = bool(np.all((np.abs(y - want) <= atol + rtol * np.abs(want)) | (np.isnan(y) & np.isnan(want))))
+            if not ok:
+                off = np.where(np.isnan(y) == np.isnan(want), np.nan_to_num(np.abs(y - want), nan=0), np.inf)
+                i = np.unravel_index(np.argmax(off), want.shape)
+                failures.append(f"{what}: off NumPy's; worst {i}: {y[i]} vs {want[i]}")
+            else:
+                print("ok  ", what)
+
+
 with tempfile.TemporaryDirectory() as d:
     for dt, outer, rows, inner in SHAPES:
-        x = rng.normal(0.5, 2.0, (outer, rows, inner)).astype(NP[dt])
-        np.save(os.path.join(d, "x.npy"), x)
-        x64 = x.astype(np.float64)
-        for op in OPS:
-            want = {"sum": x64.sum(axis=1), "mean": x64.mean(axis=1), "max": x64.max(axis=1),
-                    "min": x64.min(axis=1)}[op]
-            exact = op in ("max", "min")
-            # f16: the result's rounding (2^-11 relative) and, for a mean, each element's scaling
-            # by 1 / rows (a sum of rows errors of 2^-11 of |x| / rows each: below 2^-11 x max |x|
-            # in all). f32 sums in f32 (inner above 1): rows roundings of 2^-24 of the partial sum.
-            if dt == "f16":
-                rtol, atol = 2.0**-10, 2.0**-10 * float(np.abs(x64).max()) * (2 if op == "mean" else 1)
-            else:
-                rtol, atol = 1e-6, 1e-6 * float(np.abs(x64).sum(axis=1).max())
-            for preset in ("ascend310", "ascend910"):
-                what = f"reduce {op} {dt} {outer} x {rows} x {inner} on {preset}"
-                text = SCENARIO.format(preset=preset, dt=dt, op=op, outer=outer, rows=rows, inner=inner,
-                                       rtol=rtol, atol=atol)
-                out = run(d, text, what)
-                if out is None:
-                    continue
-                y = np.load(os.path.join(out, "y.npy")).astype(np.float64).reshape(want.shape)
-                if exact:
-                    ok = np.array_equal(y, want)
-                else:
-                    ok = bool(np.all(np.abs(y - want) <= atol + rtol * np.abs(want)))
-                if not ok:
-                    i = np.unravel_index(np.argmax(np.abs(y - want)), want.shape)
-                    failures.append(f"{what}: off NumPy's; worst {i}: {y[i]} vs {want[i]}")
-                else:
-                    print("ok  ", what)
-
-
+        check(d, dt, rng.normal(0.5, 2.0, (outer, rows, inner)).astype(NP[dt]), f"{outer} x {rows} x {inner}")
+    # Means of small values (an f16 x / rows would be subnormal or 0 before the sum), a NaN first
+    # in a row and within one, a row of NaNs, and output rows of 8190 B, 16 of which (a packed
+    # unit) the UB cannot hold: one core writes them in order.
+    for dt, shape in (("f16", (2, 8192, 1)), ("f16", (1, 4096, 48))):
+        check(d, dt, rng.uniform(1e-4, 2e-4, shape).astype(NP[dt]), f"{shape} of 1e-4 to 2e-4")
+    for dt, shape in (("f16", (3, 300, 1)), ("f32", (2, 5, 40))):
+        x = rng.normal(0, 3, shape).astype(NP[dt])
+        x[0, 0, :] = np.nan
+        x[1, 7 % shape[1], :] = np.nan
+        x[2 % shape[0], :, 0] = np.nan
+        check(d, dt, x, f"{shape} with NaNs")
+    check(d, "f16", rng.normal(0, 1, (3, 2, 4095)).astype(np.float16), "3 x 2 x 4095 (one core, in order)")
 
 def onnx_part(d):
     import onnx
@@ -140,6 +156,26 @@ def onnx_part(d):
             failures.append(f"onnx {name}: {y.ravel()[:4]} vs NumPy's {v.ravel()[:4]} (shape {y.shape} vs {v.shape})")
         else:
             print("ok   onnx", name, v.shape)
+    # Opset 18: the axes an input (a constant); noop_with_empty_axes and no axes: the input itself.
+    g = helper.make_graph([helper.make_node("ReduceMean", ["z", "last"], ["zm"], keepdims=1),
+                           helper.make_node("ReduceMax", ["z"], ["same"], noop_with_empty_axes=1)], "opset18",
+                          [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 3, 5, 8])],
+                          [helper.make_tensor_value_info("zm", TensorProto.FLOAT, [1, 3, 5, 1]),
+                           helper.make_tensor_value_info("same", TensorProto.FLOAT, [1, 3, 5, 8])],
+                          [numpy_helper.from_array(np.array([-1], np.int64), "last")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
+    r = subprocess.run([DVP, "run", path, "--quiet", "--no-trace", "--out", out, f"--input=z={d}/z.npy"],
+                       capture_output=True, text=True)
+    z16 = z.astype(np.float16).astype(np.float64)
+    if r.returncode != 0:
+        failures.append(f"opset 18 graph: exit {r.returncode}: {r.stderr.strip()[-400:]}")
+    else:
+        for name, v in (("zm", z16.mean(axis=-1, keepdims=True)), ("same", z16)):
+            y = np.load(os.path.join(out, "outputs", name + ".npy")).astype(np.float64)
+            if y.shape != v.shape or not np.all(np.abs(y - v) <= 2e-3 * np.abs(v) + 1e-3):
+                failures.append(f"opset 18 {name}: {y.ravel()[:4]} vs NumPy's {v.ravel()[:4]}")
+            else:
+                print("ok   onnx opset 18", name, v.shape)
     bad = helper.make_graph([helper.make_node("ReduceMean", ["z"], ["y"], axes=[1, 3])], "split",
                             [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 3, 5, 8])],
                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 5, 1])])

@@ -219,12 +219,14 @@ std::vector<OpInfo> build_table() {  // NOLINT(readability-function-size): the t
           "types"),
       vector("vcadd", vec::cadd, 3, kUn, "whole-repeat reduction: dst[r] = sum of the masked elements of repeat r"),
       vector("vcmax", vec::cmax, 3, kUn,
-             "whole-repeat reduction: dst holds (value, index) pairs, per repeat, of the largest masked element"),
+             "whole-repeat reduction: dst holds (value, index) pairs, per repeat, of the largest masked element (a "
+             "NaN gives way to a number)"),
       vector("vcmin", vec::cmin, 3, kUn, "as vcmax, smallest element"),
       vector("vredsum", vec::redsum, 3, kUn,
              "across-repeat reduction: dst[0] = sum of the masked elements of all repeats"),
       vector("vredmax", vec::redmax, 3, kUn,
-             "across-repeat reduction: dst = (value, index) of the largest masked element of all repeats"),
+             "across-repeat reduction: dst = (value, index) of the largest masked element of all repeats (a NaN "
+             "gives way to a number, as in vmax)"),
       vector("vredmin", vec::redmin, 3, kUn, "as vredmax, smallest element"),
       vector("vdup", vec::dup, 3, "xdst, xscalar, xcfg", "dst[i] = scalar (the low dtype bits of xscalar)"),
       vector("vtranspose", vec::transpose, 2, "xdst, xsrc", "16 x 16 transpose of 16-bit elements (512 bytes)"),

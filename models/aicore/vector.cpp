@@ -163,7 +163,8 @@ void VectorUnit::reduce(const Job& j) {
       if (sum) {
         acc += v;
         acc_i = std::int64_t(std::uint64_t(acc_i) + std::uint64_t(to_int(v)));
-      } else if (!have || (want_max ? v > best : v < best)) {
+      } else if (!have || (std::isnan(best) && !std::isnan(v)) || (want_max ? v > best : v < best)) {
+        // (a NaN gives way to a number, as vmax's and vmin's do)
         best = v;
         best_idx = across ? std::uint64_t(r) * j.elems + i : i;
         have = true;

@@ -20,18 +20,19 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) 
 
 // A vector operand and the bytes each repeat moves it on (0: it stays, as a scalar value or a
 // reduction's result does).
-struct Opd {
+struct Operand {
   Reg r;
   std::uint32_t step;
 };
 
-// What every part of the kernel shares: the builder, the shape, and scratch registers.
+// What every part of the kernel shares: the builder, the shape and plan, the type the sum is
+// taken in, and scratch registers.
 struct Code {
   KernelBuilder& k;
   const ReduceShape& s;
-  DType t;
+  const ReducePlan& p;
+  DType t, at;  // the element type; the type the reduction is taken in (f32 for a widened sum)
   unsigned eb;
-  std::uint32_t per_repeat;  // elements of t in a 256-byte repeat
   Reg m = k.reg(), moved[3] = {k.reg(), k.reg(), k.reg()};
 
   void mask(std::uint64_t n) {
@@ -44,7 +45,7 @@ struct Code {
   }
   // `op` (a cast from `from` when it is not None) of `type` over n elements, per_rep of them a
   // repeat: whole repeats in runs of 255 (a repeat count is 8 bits), then the tail under a mask.
-  void over(const char* op, DType type, const std::vector<Opd>& ops, std::uint64_t n, std::uint32_t per_rep,
+  void over(const char* op, DType type, const std::vector<Operand>& ops, std::uint64_t n, std::uint32_t per_rep,
             DType from = DType::None) {
     auto issue = [&](std::uint64_t first, std::uint32_t reps, std::uint64_t count) {
       std::vector<Reg> regs;
@@ -65,22 +66,18 @@ struct Code {
       issue(r0, std::uint32_t(std::min<std::uint64_t>(255, full - r0)), per_rep);
     if (tail) issue(full, 1, tail);
   }
+  // n f16 elements at `from` widened to f32 at `to`, or the f32 at `from` narrowed to f16 at `to`.
+  void widen(Reg to, Reg from, std::uint64_t n) { over("", DType::F32, {{to, 256}, {from, 128}}, n, 64, DType::F16); }
+  void narrow(Reg to, Reg from, std::uint64_t n) { over("", DType::F16, {{to, 128}, {from, 256}}, n, 64, DType::F32); }
+  std::uint32_t per_repeat(DType type) const { return 256 / dtype_bytes(type); }
   // The element-wise combination of two partial results, and the reduction of a run into one.
   const char* combine() const { return s.op == ReduceOp::Max ? "max" : s.op == ReduceOp::Min ? "min" : "add"; }
   const char* across() const { return s.op == ReduceOp::Max ? "redmax" : s.op == ReduceOp::Min ? "redmin" : "redsum"; }
-  // The value a fold starts from: 0, or -inf / +inf for a maximum / minimum (bits of t).
+  // The value a fold starts from (bits of `at`): 0 for a sum; for a maximum or minimum a NaN,
+  // which gives way to any number, so that a row of NaNs alone stays NaN (as NumPy's fmax).
   std::int64_t identity() const {
-    const double inf = std::numeric_limits<double>::infinity();
-    if (s.op == ReduceOp::Max) return std::int64_t(num::bits(-inf, t));
-    return s.op == ReduceOp::Min ? std::int64_t(num::bits(inf, t)) : 0;
-  }
-  // The output rows of unit `unit`, [row, end): U of them, the last unit's fewer.
-  void unit_rows(Reg unit, std::uint32_t U, Reg row, Reg end, Reg tmp) {
-    k.Li(tmp, U);
-    k.Mul(row, unit, tmp);
-    k.Add(end, row, tmp);
-    k.Li(tmp, s.outer);
-    k.Op("min", end, end, tmp);
+    if (s.op == ReduceOp::Sum || s.op == ReduceOp::Mean) return 0;
+    return std::int64_t(num::bits(std::numeric_limits<double>::quiet_NaN(), at));
   }
   // x at GM g -> the UB at `buf` (n elements, read in whole blocks), once the vector unit is done
   // with what was there.
@@ -89,73 +86,103 @@ struct Code {
     k.DataCopy(Pos::UB, buf, Pos::GM, g, DataCopyCfg{1, std::uint32_t((n * eb + 31) / 32), 0, 0});
     barrier(Pipe::MTE2, Pipe::V);
   }
+  // The output rows of unit `unit`, [row, end): p.unit of them, the last unit's fewer.
+  void unit_rows(Reg unit, Reg row, Reg end, Reg tmp) {
+    k.Li(tmp, p.unit);
+    k.Mul(row, unit, tmp);
+    k.Add(end, row, tmp);
+    k.Li(tmp, s.outer);
+    k.Op("min", end, end, tmp);
+  }
 };
 
 // --- inner 1: a row per output element ----------------------------------------------------------
-// UB: a chunk of a row at 0 (chunk elements), one block per row of the unit (`slots`), the
-// reductions' partial result (r2), then the gathered unit (`out`).
+// The UB's parts: a chunk of a row as read, the same widened to f32 (widened only), then per row
+// of the unit a block of the reduction's type, then (widened) a block of the result in f16, the
+// reductions' partial result and the gathered unit.
+struct RowsLayout {
+  std::uint64_t wide, slots, narrow, r2, out, end;
+};
+RowsLayout rows_layout(const ReduceShape& s, std::uint64_t chunk, bool widened) {
+  const std::uint32_t unit = 32 / dtype_bytes(s.dtype);
+  RowsLayout l{};
+  l.wide = round_up(chunk * dtype_bytes(s.dtype), 256) + 256;
+  l.slots = l.wide + (widened ? round_up(chunk * 4, 256) + 256 : 0);
+  l.narrow = l.slots + 32 * unit;
+  l.r2 = l.narrow + (widened ? 32 * unit : 0);
+  l.out = l.r2 + 64;
+  l.end = l.out + 256;  // the gather's repeats read 256 bytes from each slot: past the last one
+  return l;
+}
+
 struct Rows {
   Code& c;
-  std::uint64_t chunk;  // elements of a row read at once
-  Reg buf, slots, r2, out, slot, g, cnt, inv;
+  const RowsLayout& l;
+  Reg buf, wide, r2, slot, g, cnt, inv;
 
-  // The reduction of n elements at buf folded into the row's slot.
-  void fold(std::uint64_t n) {
+  // The reduction of n elements (of c.at, at `from`) folded into the row's slot.
+  void fold(Reg from, std::uint64_t n) {
     KernelBuilder& k = c.k;
-    const std::uint64_t full = n / c.per_repeat, tail = n % c.per_repeat;
+    const std::uint32_t per = c.per_repeat(c.at);
     auto part = [&](std::uint64_t first, std::uint32_t reps, std::uint64_t count) {
-      Reg at = buf;
-      if (first) k.Addi(c.moved[0], buf, std::int32_t(first * 256)), at = c.moved[0];
+      Reg src = from;
+      if (first) k.Addi(c.moved[0], from, std::int32_t(first * 256)), src = c.moved[0];
       c.mask(count);
-      k.Vector(c.across(), c.t, {r2, at}, VecCfg{reps, 1, 1, 1, 8, 8, 8});
+      k.Vector(c.across(), c.at, {r2, src}, VecCfg{reps, 1, 1, 1, 8, 8, 8});
       c.mask(1);
-      k.Vector(c.combine(), c.t, {slot, slot, r2}, VecCfg{1, 1, 1, 1, 8, 8, 8});
+      k.Vector(c.combine(), c.at, {slot, slot, r2}, VecCfg{1, 1, 1, 1, 8, 8, 8});
     };
+    const std::uint64_t full = n / per, tail = n % per;
     for (std::uint64_t r0 = 0; r0 < full; r0 += 255)
-      part(r0, std::uint32_t(std::min<std::uint64_t>(255, full - r0)), c.per_repeat);
+      part(r0, std::uint32_t(std::min<std::uint64_t>(255, full - r0)), per);
     if (tail) part(full, 1, tail);
   }
   void step(std::uint64_t n) {
     c.load(buf, g, n);
-    if (c.s.op == ReduceOp::Mean) c.over("muls", c.t, {{buf, 256}, {buf, 256}, {inv, 0}}, n, c.per_repeat);
-    fold(n);
+    if (c.p.widened) c.widen(wide, buf, n);
+    fold(c.p.widened ? wide : buf, n);
     c.k.SetFlag(Pipe::V, Pipe::MTE2, 0);
-    c.k.Addi(g, g, std::int32_t(chunk * c.eb));
+    c.k.Addi(g, g, std::int32_t(c.p.width * c.eb));
   }
-  // Row `row` (its first element at GM g) into its slot: from the identity, chunk by chunk.
+  // The row at GM g into its slot: from the identity, chunk by chunk; then a mean's scaling, and
+  // (widened) the result narrowed into the row's f16 block.
   void row() {
     KernelBuilder& k = c.k;
     k.Li(cnt, c.identity());
     c.mask(1);
-    k.Vector("dup", c.t, {slot, cnt}, VecCfg{1, 1, 1, 1, 8, 8, 8});
-    const std::uint64_t rows = c.s.rows, whole = (rows - 1) / chunk;
+    k.Vector("dup", c.at, {slot, cnt}, VecCfg{1, 1, 1, 1, 8, 8, 8});
+    const std::uint64_t rows = c.s.rows, chunk = c.p.width, whole = (rows - 1) / chunk;
     if (whole) {
       k.Li(cnt, std::int64_t(whole));
       k.Loop(cnt, [&] { step(chunk); });
     }
     step(rows - whole * chunk);
+    if (c.s.op == ReduceOp::Mean) c.over("muls", c.at, {{slot, 0}, {slot, 0}, {inv, 0}}, 1, 1);
+    if (!c.p.widened) return;
+    k.Addi(c.moved[2], slot, std::int32_t(l.narrow - l.slots));
+    c.narrow(c.moved[2], slot, 1);
   }
 };
 
-void rows_kernel(Code& c, Reg X, Reg Y, Reg unit, Reg dim, std::uint64_t chunk) {
+void rows_kernel(Code& c, Reg X, Reg Y, Reg unit, Reg dim) {
   KernelBuilder& k = c.k;
-  const std::uint32_t U = 32 / c.eb;
-  const std::uint64_t at = round_up(chunk * c.eb, 256) + 256;
+  const std::uint32_t U = c.p.unit;
+  const RowsLayout l = rows_layout(c.s, c.p.width, c.p.widened);
   Rows r{c,
-         chunk,
+         l,
          KernelBuilder::zero(),
-         k.Const(std::int64_t(at)),
-         k.Const(std::int64_t(at + 32 * U)),
-         k.Const(std::int64_t(at + 32 * U + 64)),
+         k.Const(std::int64_t(l.wide)),
+         k.Const(std::int64_t(l.r2)),
          k.reg(),
          k.reg(),
          k.reg(),
          k.reg()};
-  if (c.s.op == ReduceOp::Mean) k.Li(r.inv, std::int64_t(num::bits(1.0 / c.s.rows, c.t)));
-  Reg units = k.Const(std::int64_t(reduce_units(c.s))), row = k.reg(), end = k.reg(), tmp = k.reg();
+  if (c.s.op == ReduceOp::Mean) k.Li(r.inv, std::int64_t(num::bits(1.0 / c.s.rows, c.at)));
+  Reg units = k.Const(std::int64_t(c.p.units)), row = k.reg(), end = k.reg(), tmp = k.reg();
+  Reg results = k.Const(std::int64_t(c.p.widened ? l.narrow : l.slots)), out = k.Const(std::int64_t(l.out));
   k.RoundRobin(unit, units, dim, [&] {
-    c.unit_rows(unit, U, row, end, tmp);
-    k.Addi(r.slot, r.slots, 0);
+    c.unit_rows(unit, row, end, tmp);
+    k.Li(r.slot, std::int64_t(l.slots));
     Label top = k.NewLabel(), done = k.NewLabel();
     k.Bind(top);
     k.Branch("bgeu", row, end, done);
@@ -167,44 +194,56 @@ void rows_kernel(Code& c, Reg X, Reg Y, Reg unit, Reg dim, std::uint64_t chunk) 
     k.Addi(r.slot, r.slot, 32);
     k.Jump(top);
     k.Bind(done);
-    // Each slot's first element, one a repeat of one block: the unit's results side by side.
+    // Each row's result is its block's first element: one a repeat, the repeats one block apart,
+    // they come out side by side.
     c.mask(1);
-    k.Vector("cadd", c.t, {r.out, r.slots}, VecCfg{U, 1, 1, 1, 8, 1, 8});
+    k.Vector("cadd", c.t, {out, results}, VecCfg{U, 1, 1, 1, 8, 1, 8});
     c.barrier(Pipe::V, Pipe::MTE3);
     k.Li(tmp, 32);
     k.Mul(tmp, unit, tmp);
     k.Add(tmp, Y, tmp);
-    k.DataCopy(Pos::GM, tmp, Pos::UB, r.out, DataCopyCfg{1, 1, 0, 0});
+    k.DataCopy(Pos::GM, tmp, Pos::UB, out, DataCopyCfg{1, 1, 0, 0});
     c.barrier(Pipe::MTE3, Pipe::V);
   });
 }
 
 // --- inner above 1: output rows of inner elements -------------------------------------------------
-// UB: a row of x at 0, then (f16 sums, widened) that row in f32 and the f32 sum, then one slot per
-// output row of the unit, then (several output rows a unit) the packed unit.
+// The UB's parts: a row of x as read, then (widened) that row in f32 and the f32 sum, then one
+// slot per output row of a packed unit (one otherwise), then (packed) the packed unit.
+struct SliceLayout {
+  std::uint64_t tmp, acc, slots, slot_step, out, end;
+};
+SliceLayout slice_layout(const ReduceShape& s, std::uint64_t width, bool widened, std::uint32_t unit, bool packed) {
+  const unsigned eb = dtype_bytes(s.dtype);
+  SliceLayout l{};
+  l.tmp = round_up(width * eb, 256) + 256;
+  l.acc = l.tmp + (widened ? round_up(width * 4, 256) + 256 : 0);
+  l.slots = l.acc + (widened ? round_up(width * 4, 256) + 256 : 0);
+  l.slot_step = round_up(width * eb, 32);
+  l.out = l.slots + (packed ? unit : 1) * l.slot_step + 256;
+  l.end = l.out + (packed ? round_up(std::uint64_t(unit) * s.inner * eb, 32) : 0);
+  return l;
+}
+
 struct Slices {
   Code& c;
-  DType at;                 // the type the sum is taken in
-  std::uint64_t width;      // elements of a piece of an output row
-  std::uint64_t slot_step;  // bytes from one slot to the next
+  const SliceLayout& l;
   Reg buf, tmp, acc, slot, xo, yo, g, cnt, inv, stride;
 
-  bool widened() const { return at != c.t; }
   // acc (or the slot) = the first row of the piece; then each later row combined into it.
   void first(std::uint64_t n) {
-    if (widened()) return c.over("", DType::F32, {{acc, 256}, {buf, 128}}, n, 64, DType::F16);
-    c.over("copy", c.t, {{slot, 256}, {buf, 256}}, n, c.per_repeat);
+    if (c.p.widened) return c.widen(acc, buf, n);
+    c.over("copy", c.t, {{slot, 256}, {buf, 256}}, n, c.per_repeat(c.t));
   }
   void next(std::uint64_t n) {
-    if (!widened()) return c.over(c.combine(), c.t, {{slot, 256}, {slot, 256}, {buf, 256}}, n, c.per_repeat);
-    c.over("", DType::F32, {{tmp, 256}, {buf, 128}}, n, 64, DType::F16);
+    if (!c.p.widened) return c.over(c.combine(), c.t, {{slot, 256}, {slot, 256}, {buf, 256}}, n, c.per_repeat(c.t));
+    c.widen(tmp, buf, n);
     c.over("add", DType::F32, {{acc, 256}, {acc, 256}, {tmp, 256}}, n, 64);
   }
   void finish(std::uint64_t n) {
-    const std::uint32_t pr = widened() ? 64 : c.per_repeat;
-    if (c.s.op == ReduceOp::Mean)
-      c.over("muls", at, {{widened() ? acc : slot, 256}, {widened() ? acc : slot, 256}, {inv, 0}}, n, pr);
-    if (widened()) c.over("", DType::F16, {{slot, 128}, {acc, 256}}, n, 64, DType::F32);
+    const Reg sum = c.p.widened ? acc : slot;
+    if (c.s.op == ReduceOp::Mean) c.over("muls", c.at, {{sum, 256}, {sum, 256}, {inv, 0}}, n, c.per_repeat(c.at));
+    if (c.p.widened) c.narrow(slot, acc, n);
   }
   // A piece of n elements of the output row whose input starts at xo (its output at yo).
   void piece(std::uint64_t n, bool write) {
@@ -231,33 +270,33 @@ struct Slices {
     k.Addi(xo, xo, std::int32_t(n * c.eb));
     k.Addi(yo, yo, std::int32_t(n * c.eb));
   }
-  // One output row (its input at xo, output at yo): its pieces; written one by one when the
-  // unit is one output row, else packed later.
-  void output_row(bool write) {
+  // One output row (its input at xo, output at yo): its pieces, each written at once unless the
+  // unit is packed.
+  void output_row() {
     KernelBuilder& k = c.k;
-    const std::uint64_t inner = c.s.inner, whole = (inner - 1) / width;
+    const std::uint64_t inner = c.s.inner, width = c.p.width, whole = (inner - 1) / width;
     if (whole) {
       Reg count = k.reg();
       k.Li(count, std::int64_t(whole));
-      k.Loop(count, [&] { piece(width, write); });
+      k.Loop(count, [&] { piece(width, !c.p.packed); });
       k.release(count);
     }
-    piece(inner - whole * width, write);
+    piece(inner - whole * width, !c.p.packed);
   }
 };
 
-// The scalar unit packs output rows [row, end) of the unit from their slots (from sl.slot,
-// slot_step apart) to sl.g, element by element through 64-bit UB words (ld.ub / st.ub are 8-byte
-// aligned; an element never straddles two words). Its registers are the vector steps' scratch,
-// free here; `count` counts a row's elements.
-void pack(Code& c, Slices& sl, Reg row, Reg end, Reg count) {
+// The scalar unit packs output rows [row, end) of the unit from their slots (from `from`,
+// slot_step apart) to `to`, element by element through 64-bit UB words (ld.ub / st.ub are 8-byte
+// aligned; an element never straddles two words). `r` holds its eight scratch registers.
+void pack(Code& c, const SliceLayout& l, Reg row, Reg end, Reg from, Reg to, const Reg (&r)[8]) {
   KernelBuilder& k = c.k;
-  const Reg s = c.moved[0], d = c.moved[1], a = c.moved[2], sh = c.m, w = sl.xo, v = sl.yo, msk = sl.cnt;
+  const Reg s = r[0], d = r[1], a = r[2], sh = r[3], w = r[4], v = r[5], msk = r[6], count = r[7];
+  const int bits = 8 * int(c.eb);
   Label top = k.NewLabel(), done = k.NewLabel();
   k.Bind(top);
   k.Branch("bgeu", row, end, done);
-  k.Addi(s, sl.slot, 0);
-  k.Addi(d, sl.g, 0);
+  k.Addi(s, from, 0);
+  k.Addi(d, to, 0);
   k.Li(count, c.s.inner);
   k.Loop(count, [&] {
     k.OpI("andi", a, s, -8);  // the element's bits from its word
@@ -265,14 +304,14 @@ void pack(Code& c, Slices& sl, Reg row, Reg end, Reg count) {
     k.OpI("shli", sh, sh, 3);
     k.LoadUb(w, a, 0);
     k.Op("shr", v, w, sh);
-    k.OpI("shli", v, v, 64 - 8 * int(c.eb));
-    k.OpI("shri", v, v, 64 - 8 * int(c.eb));
+    k.OpI("shli", v, v, 64 - bits);
+    k.OpI("shri", v, v, 64 - bits);
     k.OpI("andi", a, d, -8);  // into the destination's word, its other bits kept
     k.OpI("andi", sh, d, 7);
     k.OpI("shli", sh, sh, 3);
     k.LoadUb(w, a, 0);
-    k.Li(msk, c.eb == 2 ? 0xffff : -1);
-    if (c.eb == 4) k.OpI("shri", msk, msk, 32);
+    k.Li(msk, -1);
+    k.OpI("shri", msk, msk, 64 - bits);
     k.Op("shl", msk, msk, sh);
     k.Op("and", msk, w, msk);
     k.Op("xor", w, w, msk);
@@ -282,8 +321,8 @@ void pack(Code& c, Slices& sl, Reg row, Reg end, Reg count) {
     k.Addi(s, s, std::int32_t(c.eb));
     k.Addi(d, d, std::int32_t(c.eb));
   });
-  k.Addi(sl.slot, sl.slot, std::int32_t(sl.slot_step));
-  k.Addi(sl.g, sl.g, std::int32_t(std::uint64_t(c.s.inner) * c.eb));
+  k.Addi(from, from, std::int32_t(l.slot_step));
+  k.Addi(to, to, std::int32_t(std::uint64_t(c.s.inner) * c.eb));
   k.Addi(row, row, 1);
   k.Jump(top);
   k.Bind(done);
@@ -293,14 +332,13 @@ void pack(Code& c, Slices& sl, Reg row, Reg end, Reg count) {
 // than their last block, which stays inside the output's page).
 void write_unit(Code& c, Reg unit, Reg Y, Reg out, Reg tmp) {
   KernelBuilder& k = c.k;
-  const std::uint32_t U = reduce_unit_outers(c.s);
-  const std::uint64_t unit_bytes = std::uint64_t(U) * c.s.inner * c.eb, units = reduce_units(c.s);
-  const std::uint64_t last_bytes = std::uint64_t(c.s.outer - (units - 1) * U) * c.s.inner * c.eb;
+  const std::uint64_t unit_bytes = std::uint64_t(c.p.unit) * c.s.inner * c.eb;
+  const std::uint64_t last_bytes = std::uint64_t(c.s.outer - (c.p.units - 1) * c.p.unit) * c.s.inner * c.eb;
   k.Li(tmp, std::int64_t(unit_bytes));
   k.Mul(tmp, unit, tmp);
   k.Add(tmp, Y, tmp);
   Label other = k.NewLabel(), done = k.NewLabel();
-  Reg last = k.Const(std::int64_t(units - 1));
+  Reg last = k.Const(std::int64_t(c.p.units - 1));
   k.Branch("bne", unit, last, other);
   k.DataCopy(Pos::GM, tmp, Pos::UB, out, DataCopyCfg{1, std::uint32_t((last_bytes + 31) / 32), 0, 0});
   k.Jump(done);
@@ -310,32 +348,11 @@ void write_unit(Code& c, Reg unit, Reg Y, Reg out, Reg tmp) {
   k.release(last);
 }
 
-// The UB's layout for pieces of `width` elements: bytes it needs, and where each part starts.
-struct SliceLayout {
-  std::uint64_t tmp, acc, slots, slot_step, out, end;
-};
-SliceLayout slice_layout(const ReduceShape& s, std::uint64_t width, bool widened) {
-  const unsigned eb = dtype_bytes(s.dtype);
-  const std::uint32_t U = reduce_unit_outers(s);
-  SliceLayout l{};
-  l.tmp = round_up(width * eb, 256) + 256;
-  l.acc = l.tmp + (widened ? round_up(width * 4, 256) + 256 : 0);
-  l.slots = l.acc + (widened ? round_up(width * 4, 256) + 256 : 0);
-  l.slot_step = round_up(width * eb, 32);
-  l.out = l.slots + U * l.slot_step + 256;
-  l.end = l.out + (U > 1 ? round_up(std::uint64_t(U) * s.inner * eb, 32) : 0);
-  return l;
-}
-
-void slices_kernel(Code& c, Reg X, Reg Y, Reg unit, Reg dim, std::uint64_t width, bool widened) {
+void slices_kernel(Code& c, Reg X, Reg Y, Reg unit, Reg dim) {
   KernelBuilder& k = c.k;
-  const std::uint32_t U = reduce_unit_outers(c.s);
-  const SliceLayout l = slice_layout(c.s, width, widened);
-  const DType at = widened ? DType::F32 : c.t;
+  const SliceLayout l = slice_layout(c.s, c.p.width, c.p.widened, c.p.unit, c.p.packed);
   Slices sl{c,
-            at,
-            width,
-            l.slot_step,
+            l,
             KernelBuilder::zero(),
             k.Const(std::int64_t(l.tmp)),
             k.Const(std::int64_t(l.acc)),
@@ -346,12 +363,11 @@ void slices_kernel(Code& c, Reg X, Reg Y, Reg unit, Reg dim, std::uint64_t width
             k.reg(),
             k.reg(),
             k.Const(std::int64_t(std::uint64_t(c.s.inner) * c.eb))};
-  if (c.s.op == ReduceOp::Mean) k.Li(sl.inv, std::int64_t(num::bits(1.0 / c.s.rows, at)));
-  Reg units = k.Const(std::int64_t(reduce_units(c.s))), row = k.reg(), end = k.reg(), tmp = k.reg();
-  Reg slots = k.Const(std::int64_t(l.slots)), out = k.Const(std::int64_t(l.out));
+  if (c.s.op == ReduceOp::Mean) k.Li(sl.inv, std::int64_t(num::bits(1.0 / c.s.rows, c.at)));
+  Reg units = k.Const(std::int64_t(c.p.units)), row = k.reg(), end = k.reg(), tmp = k.reg();
   k.RoundRobin(unit, units, dim, [&] {
-    c.unit_rows(unit, U, row, end, tmp);
-    k.Addi(sl.slot, slots, 0);
+    c.unit_rows(unit, row, end, tmp);
+    k.Li(sl.slot, std::int64_t(l.slots));
     Label top = k.NewLabel(), done = k.NewLabel();
     k.Bind(top);
     k.Branch("bgeu", row, end, done);
@@ -361,67 +377,74 @@ void slices_kernel(Code& c, Reg X, Reg Y, Reg unit, Reg dim, std::uint64_t width
     k.Li(tmp, std::int64_t(std::uint64_t(c.s.inner) * c.eb));
     k.Mul(sl.yo, row, tmp);
     k.Add(sl.yo, Y, sl.yo);
-    sl.output_row(U == 1);
+    sl.output_row();
     k.Addi(row, row, 1);
-    if (U > 1) k.Addi(sl.slot, sl.slot, std::int32_t(l.slot_step));
+    if (c.p.packed) k.Addi(sl.slot, sl.slot, std::int32_t(l.slot_step));
     k.Jump(top);
     k.Bind(done);
-    if (U == 1) return;
+    if (!c.p.packed) return;
     c.barrier(Pipe::V, Pipe::S);
-    k.Li(tmp, U);
-    k.Mul(row, unit, tmp);
-    k.Addi(sl.slot, slots, 0);
-    k.Addi(sl.g, out, 0);
-    pack(c, sl, row, end, tmp);
-    write_unit(c, unit, Y, out, tmp);
+    c.unit_rows(unit, row, end, tmp);
+    Reg scratch[8] = {k.reg(), k.reg(), k.reg(), k.reg(), k.reg(), k.reg(), k.reg(), k.reg()};
+    k.Li(sl.slot, std::int64_t(l.slots));
+    k.Li(sl.g, std::int64_t(l.out));
+    pack(c, l, row, end, sl.slot, sl.g, scratch);
+    for (Reg s : scratch) k.release(s);
+    k.Li(sl.g, std::int64_t(l.out));
+    write_unit(c, unit, Y, sl.g, tmp);
     c.barrier(Pipe::MTE3, Pipe::S);
   });
 }
 
-// Elements of a row (inner 1) read at once, or of an output row's piece (inner above 1): the
-// whole of it when the UB holds it, else whole 256-byte repeats.
-std::uint64_t fit_width(const AiCoreConfig& cfg, const ReduceShape& s, bool widened) {
-  const unsigned eb = dtype_bytes(s.dtype);
-  const std::uint64_t ub = cfg.size[kUB];
-  if (s.inner == 1) {
-    const std::uint64_t cap = std::min<std::uint64_t>(255 * 256, ub > 2048 ? (ub - 2048) / 256 * 256 : 0);
-    return std::min<std::uint64_t>(s.rows, cap / eb);
-  }
-  if (slice_layout(s, s.inner, widened).end <= ub) return s.inner;
-  if (reduce_unit_outers(s) > 1) return 0;
-  std::uint64_t w = 256 / eb;
-  while (slice_layout(s, w + 256 / eb, widened).end <= ub && w + 256 / eb < s.inner) w += 256 / eb;
-  return slice_layout(s, w, widened).end <= ub ? w : 0;
+// The most elements of a row (inner 1) or of an output row (a piece of it) the UB holds at once:
+// all of them, or whole 256-byte repeats of both types (a multiple of 128), as many as fit.
+template <typename Fits>
+std::uint64_t widest(std::uint64_t n, Fits fits) {
+  if (fits(n)) return n;
+  std::uint64_t w = 0;
+  while (w + 128 < n && fits(w + 128)) w += 128;
+  return w;
 }
 
 }  // namespace
 
-std::uint32_t reduce_unit_outers(const ReduceShape& s) {
-  const std::uint64_t row = std::uint64_t(s.inner) * dtype_bytes(s.dtype);
-  if (s.inner == 1) return 32 / dtype_bytes(s.dtype);
-  if (row % 32 == 0 || s.outer == 1) return 1;
-  std::uint32_t u = 1;
-  while (u * row % 32) ++u;
-  return u;
-}
-
-std::uint64_t reduce_units(const ReduceShape& s) {
-  const std::uint32_t u = reduce_unit_outers(s);
-  return (std::uint64_t(s.outer) + u - 1) / u;
-}
-
-Image reduce_kernel(const AiCoreConfig& cfg, const ReduceShape& s) {
+ReducePlan reduce_plan(const AiCoreConfig& cfg, const ReduceShape& s) {
   if (s.dtype != DType::F32 && s.dtype != DType::F16) throw Error("reduce: dtype f32 or f16");
   if (s.outer == 0 || s.rows == 0 || s.inner == 0) throw Error("reduce: outer, rows and inner must be at least 1");
   const unsigned eb = dtype_bytes(s.dtype);
-  const bool widened = s.dtype == DType::F16 && (s.op == ReduceOp::Sum || s.op == ReduceOp::Mean);
-  const std::uint64_t width = fit_width(cfg, s, widened);
-  if (width == 0)
-    throw Error("reduce: output rows of " + std::to_string(s.inner) + " elements (" +
-                std::to_string(std::uint64_t(s.inner) * eb) + " B, " + std::to_string(reduce_unit_outers(s)) +
-                " of them a unit) do not fit the UB (" + std::to_string(cfg.size[kUB]) + " B)");
+  const std::uint64_t ub = cfg.size[kUB], row = std::uint64_t(s.inner) * eb;
+  ReducePlan p;
+  p.widened = s.dtype == DType::F16 && (s.op == ReduceOp::Sum || s.op == ReduceOp::Mean);
+  auto slices_fit = [&](std::uint32_t unit, bool packed) {
+    return [&, unit, packed](std::uint64_t w) { return slice_layout(s, w, p.widened, unit, packed).end <= ub; };
+  };
+  if (s.inner == 1) {
+    p.unit = 32 / eb;
+    p.width = widest(s.rows, [&](std::uint64_t w) { return rows_layout(s, w, p.widened).end <= ub; });
+  } else if (row % 32 == 0 || s.outer == 1) {
+    p.width = widest(s.inner, slices_fit(1, false));
+  } else {
+    p.unit = 1;
+    while (p.unit * row % 32) ++p.unit;
+    p.packed = slices_fit(p.unit, true)(s.inner);
+    if (p.packed) {
+      p.width = s.inner;
+    } else {  // one core, every output row in order
+      p.unit = s.outer;
+      p.width = widest(s.inner, slices_fit(1, false));
+    }
+  }
+  if (p.width == 0)
+    throw Error("reduce: the UB (" + std::to_string(ub) + " B) holds no piece of a row of " +
+                std::to_string(s.inner == 1 ? s.rows : s.inner) + " elements with its sums");
+  p.units = (std::uint64_t(s.outer) + p.unit - 1) / p.unit;
+  return p;
+}
+
+Image reduce_kernel(const AiCoreConfig& cfg, const ReduceShape& s) {
+  const ReducePlan p = reduce_plan(cfg, s);
   KernelBuilder k;
-  Code c{k, s, s.dtype, eb, 256 / eb};
+  Code c{k, s, p, s.dtype, p.widened ? DType::F32 : s.dtype, dtype_bytes(s.dtype)};
   Reg arg = k.reg(), X = k.reg(), Y = k.reg(), unit = k.reg(), dim = k.reg();
   k.GetSpr(arg, Spr::ArgBase);
   k.LoadGm(X, arg, 0);
@@ -431,9 +454,9 @@ Image reduce_kernel(const AiCoreConfig& cfg, const ReduceShape& s) {
   k.GetSpr(dim, Spr::BlockDim);
   k.SetFlag(Pipe::V, Pipe::MTE2, 0);  // the row buffer is free
   if (s.inner == 1)
-    rows_kernel(c, X, Y, unit, dim, width);
+    rows_kernel(c, X, Y, unit, dim);
   else
-    slices_kernel(c, X, Y, unit, dim, width, widened);
+    slices_kernel(c, X, Y, unit, dim);
   k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
   k.End();
   return k.Build();
