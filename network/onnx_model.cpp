@@ -17,8 +17,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include <onnx/checker.h>
+#include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include "aicore/numeric.hpp"
@@ -466,6 +468,90 @@ void read_external_data(Model& m) {
       if (a.has_t()) read_external(*a.mutable_t(), m.path);
 }
 
+// A constant's tensor: an initializer, or a Constant node's value; nullptr for anything else.
+const onnx::TensorProto* constant_tensor(const onnx::GraphProto& g, const std::string& v) {
+  for (const auto& t : g.initializer())
+    if (t.name() == v) return &t;
+  for (const auto& n : g.node())
+    if (n.op_type() == "Constant" && n.output_size() == 1 && n.output(0) == v && n.attribute_size() == 1 &&
+        n.attribute(0).name() == "value")
+      return &n.attribute(0).t();
+  return nullptr;
+}
+
+// Reduce op n of opset 18 on as opset 17 writes it: its constant axes (input 1) as the attribute,
+// noop_with_empty_axes gone (with no axes and 1, the node is an Identity).
+void reduce_as_opset17(const Model& m, onnx::NodeProto& n) {
+  std::vector<std::int64_t> axes;
+  if (n.input_size() > 1 && !n.input(1).empty()) {
+    const onnx::TensorProto* t = constant_tensor(m.proto.graph(), n.input(1));
+    if (!t)
+      throw Error(m.path + ": node '" + (n.name().empty() ? n.op_type() : n.name()) + "' (" + n.op_type() +
+                      "): its axes are an activation ('" + n.input(1) + "'): constant axes are read",
+                  kExitConfig);
+    for (float v : from_proto(*t, m.path).data) axes.push_back(std::int64_t(v));
+  }
+  while (n.input_size() > 1) n.mutable_input()->RemoveLast();
+  bool noop = false;
+  google::protobuf::RepeatedPtrField<onnx::AttributeProto> kept;
+  for (const auto& a : n.attribute())
+    if (a.name() == "noop_with_empty_axes")
+      noop = a.i() != 0;
+    else if (a.name() != "axes")
+      *kept.Add() = a;
+  n.mutable_attribute()->Swap(&kept);
+  if (axes.empty() && noop) return n.set_op_type("Identity"), n.clear_attribute();
+  if (axes.empty()) return;
+  onnx::AttributeProto* a = n.add_attribute();
+  a->set_name("axes"), a->set_type(onnx::AttributeProto::INTS);
+  for (std::int64_t v : axes) a->add_ints(v);
+}
+
+// Resize of opset 18 on as opset 13 writes it, where its new attributes change nothing:
+// antialias 0, or 1 where constant scales shrink no axis (it widens a filter only on an axis it
+// shrinks); keep_aspect_ratio_policy stretch (the default). Any other is left for the checker to
+// refuse by the node's name.
+void resize_as_opset17(const Model& m, onnx::NodeProto& n) {
+  const onnx::TensorProto* scales =
+      n.input_size() > 2 && !n.input(2).empty() ? constant_tensor(m.proto.graph(), n.input(2)) : nullptr;
+  bool upscale = scales != nullptr;
+  if (scales)
+    for (float v : from_proto(*scales, m.path).data) upscale = upscale && v >= 1.0f;
+  google::protobuf::RepeatedPtrField<onnx::AttributeProto> kept;
+  for (const auto& a : n.attribute())
+    if (!(a.name() == "antialias" && (a.i() == 0 || upscale)) &&
+        !(a.name() == "keep_aspect_ratio_policy" && a.s() == "stretch"))
+      *kept.Add() = a;
+  n.mutable_attribute()->Swap(&kept);
+}
+
+// libonnx checks a model's nodes against the operator schemas of the opsets it knows (up to 17 in
+// Debian 12's 1.12), those of a later opset against the last it knows. Opset 18 gave ReduceMean,
+// ReduceMax, ReduceMin, ReduceProd and the ReduceL1 / L2 / LogSum / LogSumExp / SumSquare ops
+// their axes as an input (ReduceSum had it from 13), which that checker refuses ("Bad node spec"),
+// though PyTorch's exporter writes opset 18 since 2.5. Such a model is read as opset 17: each of
+// those ops is written as opset 17 writes it, which means the same, and so is a Resize whose new
+// attributes change nothing; whatever else a later opset has that 17 does not (an attribute, an
+// input, an op) the checker refuses by the node's name.
+void read_as_known_opset(Model& m) {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto range = ranges.find(onnx::ONNX_DOMAIN);
+  if (range == ranges.end() || range->second.second >= 18) return;
+  onnx::OperatorSetIdProto* own = nullptr;
+  for (auto& o : *m.proto.mutable_opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") own = &o;
+  if (!own || own->version() <= range->second.second) return;
+  static const std::set<std::string> kMoved = {"ReduceMean",   "ReduceMax",       "ReduceMin",
+                                               "ReduceProd",   "ReduceL1",        "ReduceL2",
+                                               "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
+  for (onnx::NodeProto& n : *m.proto.mutable_graph()->mutable_node()) {
+    if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
+    if (kMoved.count(n.op_type())) reduce_as_opset17(m, n);
+    if (n.op_type() == "Resize") resize_as_opset17(m, n);
+  }
+  own->set_version(range->second.second);
+}
+
 }  // namespace
 
 Model load_model(const std::string& path) {
@@ -479,6 +565,7 @@ Model load_model(const std::string& path) {
   // a tensor of a type this reader does not know is refused by name when it is read.
   if (m.proto.ir_version() > onnx::IR_VERSION) m.proto.set_ir_version(onnx::IR_VERSION);
   read_external_data(m);
+  read_as_known_opset(m);
   check_windows(m);
   check_and_infer_safely(m);
   fold_constants(m);

@@ -411,11 +411,51 @@ def reduce_cases(d):
         out = os.path.join(d, "o-chan-" + src)
         if src == "conv":
             dvp(["compile", os.path.join(d, "chan.onnx"), "--out", out], 2,
-                r"node 'chan' \(ReduceMean\): the input is stored NC1HWC0", "a ReduceMean over a map's C refused")
+                r"node 'chan' \(ReduceMean\): over a feature map \(stored NC1HWC0, its channels in groups of 16\) it is "
+                r"lowered over every spatial axis", "a ReduceMean over a map's C refused")
         elif dvp(["run", os.path.join(d, "chan.onnx"), "--input", "x=" + os.path.join(d, "rx.npy"), "--out", out,
                   "--no-trace", "--quiet"], 0, "", f"ReduceMean over the {channels} channels of a Relu's output"):
             compare(os.path.join(out, "outputs", "y.npy"), np.maximum(h16(x), 0).mean(axis=1, keepdims=True),
                     "ReLU, mean over C")
+
+
+def opset18_cases(d):
+    """A model of opset 18 (PyTorch's exporter's since 2.5), which the packaged libonnx 1.12 does not
+    know: read as opset 17. A Resize with antialias 1 upscaling and keep_aspect_ratio_policy stretch
+    (neither changes its answer) and a ReduceMean over H and W whose axes are an input give the same
+    bytes as the opset 13 model without them; a Resize with antialias 1 that shrinks is refused naming the node."""
+    vi = helper.make_tensor_value_info
+    x = rng.uniform(-1, 1, (1, 16, 4, 6)).astype(np.float32)
+    np.save(os.path.join(d, "x.npy"), x)
+    outs = {}
+    for opset in (13, 18):
+        extra = {"antialias": 1, "keep_aspect_ratio_policy": "stretch"} if opset == 18 else {}
+        mean_in = ["r", "axes"] if opset == 18 else ["r"]
+        mean_attr = {} if opset == 18 else {"axes": [2, 3]}
+        nodes = [helper.make_node("Resize", ["x", "", "scales"], ["r"], name="up", mode="linear", **extra),
+                 helper.make_node("ReduceMean", mean_in, ["y"], name="mean", **mean_attr)]
+        inits = [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]
+        if opset == 18:
+            inits.append(numpy_helper.from_array(np.array([2, -1], np.int64), "axes"))
+        g = helper.make_graph(nodes, "o18", [vi("x", TensorProto.FLOAT, [1, 16, 4, 6])],
+                              [vi("y", TensorProto.FLOAT, [1, 16, 1, 1])], inits)
+        path = os.path.join(d, f"opset{opset}.onnx")
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8), path)
+        out = os.path.join(d, f"o{opset}")
+        if dvp(["run", path, "--input", "x=" + os.path.join(d, "x.npy"), "--out", out, "--no-trace", "--quiet"], 0,
+               "", f"a Resize and a ReduceMean at opset {opset}"):
+            outs[opset] = np.load(os.path.join(out, "outputs", "y.npy"))
+    if len(outs) == 2:
+        expect(outs[13].tobytes() == outs[18].tobytes(), "opset 18's antialias on an upscale, stretch and axes "
+               "as an input: the same bytes as at opset 13")
+    g = helper.make_graph([helper.make_node("Resize", ["x", "", "scales"], ["y"], name="down", mode="linear",
+                                            antialias=1)], "down", [vi("x", TensorProto.FLOAT, [1, 16, 4, 6])],
+                          [vi("y", TensorProto.FLOAT, [1, 16, 2, 3])],
+                          [numpy_helper.from_array(np.array([1, 1, 0.5, 0.5], np.float32), "scales")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)], ir_version=8),
+              os.path.join(d, "down.onnx"))
+    dvp(["compile", os.path.join(d, "down.onnx"), "--out", os.path.join(d, "c-down")], 2,
+        r"antialias[\s\S]*Name: down OpType: Resize", "opset 18's antialias on a downscale refused, the node named")
 
 
 def shape_cases(d):
@@ -722,8 +762,8 @@ def trace_cases(d):
 
 with tempfile.TemporaryDirectory() as d:
     WORK = d
-    for cases in (onnx_cases, cast_cases, cast_like_cases, pixel_cases, reduce_cases, shape_cases, gather_cases,
-                  firmware_cases, scenario_cases, trace_cases):
+    for cases in (onnx_cases, cast_cases, cast_like_cases, pixel_cases, reduce_cases, opset18_cases, shape_cases,
+                  gather_cases, firmware_cases, scenario_cases, trace_cases):
         os.makedirs(os.path.join(d, cases.__name__))
         cases(os.path.join(d, cases.__name__))
 
