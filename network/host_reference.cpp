@@ -1100,10 +1100,41 @@ void check_narrow(const std::string& name, int type, const Tensor& t, const std:
                   "platform's f16 would not (refused)");
 }
 
+// The node after which each tensor is read no more (absent: no node reads it).
+std::map<std::string, int> last_reads(const onnx::GraphProto& g) {
+  std::map<std::string, int> last;
+  for (int i = 0; i < g.node_size(); ++i)
+    for (const std::string& v : g.node(i).input()) last[v] = i;
+  return last;
+}
+
+// Without all_values, the tensors computed from a contraction's zeros (directly or not; a Shape
+// or Size of one is its shape, not its values) hold nothing a timing-only compile reads but their
+// shapes: each one's values are dropped once the last node reading them has run, so that the
+// heap holds a few activations at a time, not all of them (a graph output keeps its values).
+struct Dropped {
+  bool active;
+  std::map<std::string, int> last;
+  std::set<std::string> outputs, zeros;
+
+  void after(const onnx::NodeProto& node, bool contraction, int i, Tensors& values) {
+    if (!active) return;
+    const bool from_zeros = contraction || std::any_of(node.input().begin(), node.input().end(),
+                                                       [&](const std::string& v) { return zeros.count(v) > 0; });
+    if (from_zeros && node.op_type() != "Shape" && node.op_type() != "Size")
+      zeros.insert(node.output().begin(), node.output().end());
+    for (const std::string& v : node.input())
+      if (auto l = last.find(v); l != last.end() && l->second == i && zeros.count(v) && !outputs.count(v))
+        if (auto t = values.find(v); t != values.end()) std::vector<float>().swap(t->second.data);
+  }
+};
+
 }  // namespace
 
 void run_reference(const Model& m, Tensors& values, bool all_values) {
   const std::map<std::string, int> integers = integer_values(m);
+  Dropped dropped{!all_values, last_reads(m.graph()), {}, {}};
+  for (const auto& o : m.graph().output()) dropped.outputs.insert(o.name());
   std::set<std::string> from_inputs;  // the tensors that depend on the graph's inputs: not constants
   for (const auto& [name, t] : values) from_inputs.insert(name);
   for (const auto& init : m.graph().initializer()) {
@@ -1134,6 +1165,7 @@ void run_reference(const Model& m, Tensors& values, bool all_values) {
     } catch (const Error& e) {
       throw Error(m.path + ": " + e.what());  // the model's file, then the node and what is wrong
     }
+    dropped.after(node, op.shapes_only, i, values);
   }
 }
 

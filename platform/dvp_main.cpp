@@ -595,20 +595,38 @@ int sc_main(int argc, char* argv[]) {
 // is a page fault: about 100,000 of them for ResNet-50, a quarter of its wall time here. glibc's
 // malloc puts its heap on transparent huge pages (a fault per 2 MiB) with the tunable
 // glibc.malloc.hugetlb=1, which it reads only as a process starts; so such a command starts
-// itself again with it, for a model file of 8 MiB or more named on its command line (a second
-// start costs about 30 ms, and huge pages gain nothing on a small heap: a 3 MiB transformer ran no
-// faster), where the host's transparent huge pages are "madvise" (the tunable's way to ask for
-// them; under "always" the heap has them already). Not when GLIBC_TUNABLES already names it (the
-// user's choice, or this process's second start), under valgrind, whose tool an exec would leave,
-// nor when started through the dynamic loader (ld-linux ./dvp: /proc/self/exe is the loader).
-// Where the exec fails, the command runs as it is; nothing simulated depends on the host's pages.
+// itself again with it, for a model file of 8 MiB or more named on its command line or by a
+// scenario's model.onnx (a second start costs about 30 ms, and huge pages gain nothing on a small
+// heap: a 3 MiB transformer ran no faster), where the host's transparent huge pages are "madvise" (the tunable's way to
+// ask for them; under "always" the heap has them already). Not when GLIBC_TUNABLES already names it (the user's choice,
+// or this process's second start), under valgrind, whose tool an exec would leave, nor when started through the dynamic
+// loader (ld-linux ./dvp: /proc/self/exe is the loader). Where the exec fails, the command runs as it is; nothing
+// simulated depends on the host's pages.
+static bool large_model(const std::string& a) {
+  std::error_code ec;
+  if (is_onnx(a)) return std::filesystem::file_size(a, ec) >= (8u << 20) && !ec;
+  const std::string ext = std::filesystem::path(a).extension().string();
+  if ((ext != ".yaml" && ext != ".yml") || !std::filesystem::is_regular_file(a, ec)) return false;
+  try {  // a scenario's model.onnx, relative to it; a file that does not parse is the run's to refuse
+    const cfg::Node scenario = cfg::load_file(a);
+    const cfg::Node* onnx = scenario.find("model");
+    onnx = onnx && onnx->is_map() ? onnx->find("onnx") : nullptr;
+    if (!onnx || !onnx->is_scalar()) return false;
+    const std::filesystem::path m = onnx->as_string();
+    return is_onnx(m.string()) &&
+           large_model((m.is_absolute() ? m : std::filesystem::path(a).parent_path() / m).string());
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 static void heap_on_huge_pages(int argc, char* argv[]) {
-  if (argc < 3 || (std::strcmp(argv[1], "run") != 0 && std::strcmp(argv[1], "compile") != 0)) return;
-  const auto large_model = [](const char* a) {
-    std::error_code ec;
-    return is_onnx(a) && std::filesystem::file_size(a, ec) >= (8u << 20) && !ec;
-  };
-  if (std::none_of(argv + 2, argv + argc, large_model)) return;
+  // The command is the first argument that names one (options may come before it).
+  const auto command = std::find_if(argv + 1, argv + argc, [](const char* a) {
+    return std::strcmp(a, "run") == 0 || std::strcmp(a, "compile") == 0;
+  });
+  if (command == argv + argc || std::none_of(command + 1, argv + argc, [](const char* a) { return large_model(a); }))
+    return;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   if (tunables && std::strstr(tunables, "glibc.malloc.hugetlb")) return;
   const char* preload = std::getenv("LD_PRELOAD");

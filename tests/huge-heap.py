@@ -6,7 +6,8 @@
 # hands control to the program twice, once without. The run's results are those of a run without
 # it, bit for bit, and its page faults are far fewer. A smaller model and a GLIBC_TUNABLES that
 # already names the tunable start once; a user's other tunables are kept (the second start's
-# environment, read from /proc); dvp compile starts twice as run does.
+# environment, read from /proc); dvp compile starts twice as run does, and so do a run with an option
+# before the command and a scenario whose model: names the large model.
 # usage: huge-heap.py DVP OUT_DIR
 import json
 import os
@@ -94,6 +95,16 @@ rc, starts, _, _ = run(["run", small], "small")
 expect(rc == 0 and starts == 1, f"a model under 8 MiB starts once ({starts} starts)")
 rc, starts, _, _ = run(["compile", big], "compiled")
 expect(rc == 0 and starts == TWICE, f"its compile too ({starts} starts, exit {rc})")
+# Options before the command, and a scenario whose model: names the large model (relative to it).
+rc, starts, _, _ = run(["--preset", "ascend910", "run", big, "--timing-only"], "preset-first")
+expect(rc == 0 and starts == TWICE, f"with an option before the command too ({starts} starts, exit {rc})")
+for name, onnx in (("big", "big.onnx"), ("small", "small.onnx")):
+    with open(os.path.join(OUT, f"scenario-{name}.yaml"), "w") as f:
+        f.write(f"name: {name}\nplatform: {{preset: ascend310}}\nmodel: {{onnx: {onnx}}}\nrun: {{timing_only: true}}\n")
+    rc, starts, _, _ = run(["run", os.path.join(OUT, f"scenario-{name}.yaml")], f"scenario-{name}")
+    want = TWICE if name == "big" else 1
+    expect(rc == 0 and starts == want, f"a scenario whose model: is the {name} model starts {want} times "
+                                       f"({starts} starts, exit {rc})")
 if MADVISE:
     # The second start's environment: the user's tunable, then the heap's.
     env = {k: v for k, v in os.environ.items() if k not in ("GLIBC_TUNABLES", "LD_DEBUG")}
