@@ -396,11 +396,13 @@ std::vector<LibraryArg> reduce_args(const KernelShape& s) {
 BuiltKernel build_reduce(const aicore::AiCoreConfig& core, const KernelShape& s) {
   const auto& r = std::get<kernels::ReduceShape>(s);
   const kernels::ReducePlan p = kernels::reduce_plan(core, r);
-  std::string how = r.inner == 1 ? std::to_string(p.unit) + " rows a unit, gathered"
-                    : p.packed   ? std::to_string(p.unit) + " output rows a unit, packed"
-                    : p.unit > 1 ? "every output row on one core, in order (a unit does not fit the UB)"
-                                 : "one output row a unit";
-  if (p.width < (r.inner == 1 ? r.rows : r.inner)) how += ", read " + std::to_string(p.width) + " elements at a time";
+  std::string how = r.inner == 1   ? std::to_string(p.unit) + " rows a unit, gathered"
+                    : p.packed     ? std::to_string(p.unit) + " output rows a unit, packed"
+                    : p.unit > 1   ? "every output row on one core, in order (a unit does not fit the UB)"
+                    : p.pieces > 1 ? std::to_string(p.pieces) + " pieces of an output row, each a unit"
+                                   : "one output row a unit";
+  if (p.pieces == 1 && p.width < (r.inner == 1 ? r.rows : r.inner))
+    how += ", read " + std::to_string(p.width) + " elements at a time";
   return {kernels::reduce_kernel(core, r), how + (p.widened ? ", summed in f32" : ""), p.units};
 }
 // One operation per element read (a mean's scaling aside).

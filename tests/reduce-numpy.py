@@ -5,8 +5,9 @@
 # - inner 1, a row per output element: rows under one repeat (3), with a tail (200), of more
 #   than 255 repeats (70001 f16: a row the UB does not hold, read in chunks), and outputs
 #   that end inside a unit (33 rows of 16 f16 a unit; 7 of 8 f32);
-# - inner whole 32-byte blocks (a sentence embedding's mean over 128 tokens of 768; a channel
-#   axis over 56 x 56 positions; 1 x 300000, wider than the UB: pieces);
+# - inner whole 32-byte blocks, the rows of a piece by one strided copy (a sentence embedding's
+#   mean over 128 tokens of 768: one output row in pieces across the cores; a channel axis over
+#   56 x 56 positions; 1 x 300000, wider than the UB: pieces);
 # - inner not whole blocks: one output row (outer 1: 3 x 49), and several (the ONNX suite's
 #   3 x 2 x 2 over axis 1; 5 x 7 x 49: 16 output rows a unit, packed by the scalar unit; 37 x
 #   3 x 3, the last unit short).
@@ -52,6 +53,21 @@ kernels:
       - {{name: y, dtype: {dt}, shape: [{outer}, {inner}], save: y.npy}}
     args: [x, y]
     check: {{op: reduce, inputs: [x], output: y, rtol: {rtol}, atol: {atol}}}
+run: {{trace: false}}
+"""
+
+NEIGHBOUR = """
+name: reduce-neighbour
+platform: {{preset: {preset}}}
+kernels:
+  - name: r
+    library: reduce
+    shape: {{dtype: f16, reduce: max, outer: 137, rows: 2, inner: 4081}}
+    tensors:
+      - {{name: x, dtype: f16, shape: [137, 2, 4081], file: x.npy}}
+      - {{name: y, dtype: f16, shape: [137, 4081], save: y.npy}}
+      - {{name: z, dtype: f16, shape: [64], file: z.npy, save: z.npy}}
+    args: [x, y]
 run: {{trace: false}}
 """
 
@@ -118,6 +134,24 @@ with tempfile.TemporaryDirectory() as d:
         x[2 % shape[0], :, 0] = np.nan
         check(d, dt, x, f"{shape} with NaNs")
     check(d, "f16", rng.normal(0, 1, (3, 2, 4095)).astype(np.float16), "3 x 2 x 4095 (one core, in order)")
+    # One core in order, the output ending 14 bytes before its page's end (137 x 4081 f16): each
+    # row ends with a block of its own last 32 bytes, so the tensor placed after it is untouched.
+    x = rng.normal(0, 1, (137, 2, 4081)).astype(np.float16)
+    z = np.full(64, 7.0, np.float16)
+    np.save(os.path.join(d, "x.npy"), x)
+    np.save(os.path.join(d, "z.npy"), z)
+    for preset in ("ascend310", "ascend910"):
+        what = f"reduce max f16 137 x 2 x 4081 on {preset}, the next tensor"
+        out = run(d, NEIGHBOUR.format(preset=preset), what)
+        if out is None:
+            continue
+        y, z2 = np.load(os.path.join(out, "y.npy")), np.load(os.path.join(out, "z.npy"))
+        if not np.array_equal(y.astype(np.float64), x.astype(np.float64).max(axis=1)):
+            failures.append(f"{what}: the maximum is off NumPy's")
+        elif not np.array_equal(z2, z):
+            failures.append(f"{what}: the tensor after the output changed: {z2[:20]}")
+        else:
+            print("ok  ", what)
 
 def onnx_part(d):
     import onnx

@@ -213,91 +213,29 @@ void rows_kernel(Code& c, Reg X, Reg Y, Reg unit, Reg dim) {
 struct SliceLayout {
   std::uint64_t tmp, acc, slots, slot_step, out, end;
 };
-SliceLayout slice_layout(const ReduceShape& s, std::uint64_t width, bool widened, std::uint32_t unit, bool packed) {
+SliceLayout slice_layout(const ReduceShape& s, std::uint64_t width, bool widened, std::uint32_t unit, bool packed,
+                         std::uint64_t batch = 1) {
   const unsigned eb = dtype_bytes(s.dtype);
   SliceLayout l{};
-  l.tmp = round_up(width * eb, 256) + 256;
+  l.tmp = round_up(batch * round_up(width * eb, 32), 256) + 256;
   l.acc = l.tmp + (widened ? round_up(width * 4, 256) + 256 : 0);
   l.slots = l.acc + (widened ? round_up(width * 4, 256) + 256 : 0);
   l.slot_step = round_up(width * eb, 32);
   l.out = l.slots + (packed ? unit : 1) * l.slot_step + 256;
-  l.end = l.out + (packed ? round_up(std::uint64_t(unit) * s.inner * eb, 32) : 0);
+  l.end = l.out + (packed ? round_up(std::uint64_t(unit) * s.inner * eb, 32) : 32);
   return l;
 }
 
-struct Slices {
-  Code& c;
-  const SliceLayout& l;
-  Reg buf, tmp, acc, slot, xo, yo, g, cnt, inv, stride;
-
-  // acc (or the slot) = the first row of the piece; then each later row combined into it.
-  void first(std::uint64_t n) {
-    if (c.p.widened) return c.widen(acc, buf, n);
-    c.over("copy", c.t, {{slot, 256}, {buf, 256}}, n, c.per_repeat(c.t));
-  }
-  void next(std::uint64_t n) {
-    if (!c.p.widened) return c.over(c.combine(), c.t, {{slot, 256}, {slot, 256}, {buf, 256}}, n, c.per_repeat(c.t));
-    c.widen(tmp, buf, n);
-    c.over("add", DType::F32, {{acc, 256}, {acc, 256}, {tmp, 256}}, n, 64);
-  }
-  void finish(std::uint64_t n) {
-    const Reg sum = c.p.widened ? acc : slot;
-    if (c.s.op == ReduceOp::Mean) c.over("muls", c.at, {{sum, 256}, {sum, 256}, {inv, 0}}, n, c.per_repeat(c.at));
-    if (c.p.widened) c.narrow(slot, acc, n);
-  }
-  // A piece of n elements of the output row whose input starts at xo (its output at yo).
-  void piece(std::uint64_t n, bool write) {
-    KernelBuilder& k = c.k;
-    k.Addi(g, xo, 0);
-    c.load(buf, g, n);
-    first(n);
-    k.SetFlag(Pipe::V, Pipe::MTE2, 0);
-    if (c.s.rows > 1) {
-      k.Li(cnt, std::int64_t(c.s.rows) - 1);
-      k.Loop(cnt, [&] {
-        k.Add(g, g, stride);
-        c.load(buf, g, n);
-        next(n);
-        k.SetFlag(Pipe::V, Pipe::MTE2, 0);
-      });
-    }
-    finish(n);
-    if (write) {
-      c.barrier(Pipe::V, Pipe::MTE3);
-      k.DataCopy(Pos::GM, yo, Pos::UB, slot, DataCopyCfg{1, std::uint32_t((n * c.eb + 31) / 32), 0, 0});
-      c.barrier(Pipe::MTE3, Pipe::V);
-    }
-    k.Addi(xo, xo, std::int32_t(n * c.eb));
-    k.Addi(yo, yo, std::int32_t(n * c.eb));
-  }
-  // One output row (its input at xo, output at yo): its pieces, each written at once unless the
-  // unit is packed.
-  void output_row() {
-    KernelBuilder& k = c.k;
-    const std::uint64_t inner = c.s.inner, width = c.p.width, whole = (inner - 1) / width;
-    if (whole) {
-      Reg count = k.reg();
-      k.Li(count, std::int64_t(whole));
-      k.Loop(count, [&] { piece(width, !c.p.packed); });
-      k.release(count);
-    }
-    piece(inner - whole * width, !c.p.packed);
-  }
-};
-
-// The scalar unit packs output rows [row, end) of the unit from their slots (from `from`,
-// slot_step apart) to `to`, element by element through 64-bit UB words (ld.ub / st.ub are 8-byte
-// aligned; an element never straddles two words). `r` holds its eight scratch registers.
-void pack(Code& c, const SliceLayout& l, Reg row, Reg end, Reg from, Reg to, const Reg (&r)[8]) {
+// The scalar unit copies n elements from UB `from` to UB `to` (any element alignment), one by one
+// through 64-bit UB words (ld.ub / st.ub are 8-byte aligned; an element never straddles two
+// words), the destination's other bits kept. `r`: its eight scratch registers.
+void copy_elements(Code& c, Reg from, Reg to, std::uint64_t n, const Reg (&r)[8]) {
   KernelBuilder& k = c.k;
   const Reg s = r[0], d = r[1], a = r[2], sh = r[3], w = r[4], v = r[5], msk = r[6], count = r[7];
   const int bits = 8 * int(c.eb);
-  Label top = k.NewLabel(), done = k.NewLabel();
-  k.Bind(top);
-  k.Branch("bgeu", row, end, done);
   k.Addi(s, from, 0);
   k.Addi(d, to, 0);
-  k.Li(count, c.s.inner);
+  k.Li(count, std::int64_t(n));
   k.Loop(count, [&] {
     k.OpI("andi", a, s, -8);  // the element's bits from its word
     k.OpI("andi", sh, s, 7);
@@ -306,7 +244,7 @@ void pack(Code& c, const SliceLayout& l, Reg row, Reg end, Reg from, Reg to, con
     k.Op("shr", v, w, sh);
     k.OpI("shli", v, v, 64 - bits);
     k.OpI("shri", v, v, 64 - bits);
-    k.OpI("andi", a, d, -8);  // into the destination's word, its other bits kept
+    k.OpI("andi", a, d, -8);  // into the destination's word
     k.OpI("andi", sh, d, 7);
     k.OpI("shli", sh, sh, 3);
     k.LoadUb(w, a, 0);
@@ -321,6 +259,140 @@ void pack(Code& c, const SliceLayout& l, Reg row, Reg end, Reg from, Reg to, con
     k.Addi(s, s, std::int32_t(c.eb));
     k.Addi(d, d, std::int32_t(c.eb));
   });
+}
+
+struct Slices {
+  Code& c;
+  const SliceLayout& l;
+  Reg buf, tmp, acc, slot, xo, yo, g, cnt, inv, stride;
+  Reg row_at = Reg{}, rows_left = Reg{};  // a row within a batch, and the batch's rows (batch above 1)
+  const Reg (*scratch)[8] = nullptr;      // the scalar copy's registers (one core in order)
+
+  // acc (or the slot) = the first row of the piece, at `row`; then each later row combined into it.
+  void first(std::uint64_t n, Reg row) {
+    if (c.p.widened) return c.widen(acc, row, n);
+    c.over("copy", c.t, {{slot, 256}, {row, 256}}, n, c.per_repeat(c.t));
+  }
+  void next(std::uint64_t n, Reg row) {
+    if (!c.p.widened) return c.over(c.combine(), c.t, {{slot, 256}, {slot, 256}, {row, 256}}, n, c.per_repeat(c.t));
+    c.widen(tmp, row, n);
+    c.over("add", DType::F32, {{acc, 256}, {acc, 256}, {tmp, 256}}, n, 64);
+  }
+  // b rows of x from g, n elements each, by one strided copy, combined into the sum (the first
+  // starting it when `starts`); g moves on past them.
+  void batch(std::uint64_t n, std::uint64_t b, bool starts) {
+    KernelBuilder& k = c.k;
+    const std::uint64_t bytes = n * c.eb, gap = (std::uint64_t(c.s.inner) - n) * c.eb / 32;
+    k.WaitFlag(Pipe::V, Pipe::MTE2, 0);
+    k.DataCopy(Pos::UB, buf, Pos::GM, g,
+               DataCopyCfg{std::uint32_t(b), std::uint32_t(bytes / 32), std::uint32_t(gap), 0});
+    c.barrier(Pipe::MTE2, Pipe::V);
+    if (starts)
+      first(n, buf);
+    else
+      next(n, buf);
+    if (b > 1) {
+      k.Addi(row_at, buf, 0);
+      k.Li(rows_left, std::int64_t(b - 1));
+      k.Loop(rows_left, [&] {
+        k.Addi(row_at, row_at, std::int32_t(bytes));
+        next(n, row_at);
+      });
+    }
+    k.SetFlag(Pipe::V, Pipe::MTE2, 0);
+    k.Li(rows_left, std::int64_t(b * c.s.inner * c.eb));
+    k.Add(g, g, rows_left);
+  }
+  // Every row of a piece of n elements from g, in batches of c.p.batch.
+  void batches(std::uint64_t n) {
+    KernelBuilder& k = c.k;
+    const std::uint64_t B = c.p.batch, rows = c.s.rows;
+    batch(n, std::min<std::uint64_t>(B, rows), true);
+    if (rows <= B) return;
+    const std::uint64_t whole = (rows - B) / B, rest = (rows - B) % B;
+    if (whole) {
+      k.Li(cnt, std::int64_t(whole));
+      k.Loop(cnt, [&] { batch(n, B, false); });
+    }
+    if (rest) batch(n, rest, false);
+  }
+  void finish(std::uint64_t n) {
+    const Reg sum = c.p.widened ? acc : slot;
+    if (c.s.op == ReduceOp::Mean) c.over("muls", c.at, {{sum, 256}, {sum, 256}, {inv, 0}}, n, c.per_repeat(c.at));
+    if (c.p.widened) c.narrow(slot, acc, n);
+  }
+  // A piece of n elements of the output row whose input starts at xo (its output at yo).
+  void piece(std::uint64_t n, bool write, bool ends_row = false) {
+    KernelBuilder& k = c.k;
+    k.Addi(g, xo, 0);
+    if (c.p.batch > 1) {
+      batches(n);
+    } else {
+      c.load(buf, g, n);
+      first(n, buf);
+      k.SetFlag(Pipe::V, Pipe::MTE2, 0);
+      if (c.s.rows > 1) {
+        k.Li(cnt, std::int64_t(c.s.rows) - 1);
+        k.Loop(cnt, [&] {
+          k.Add(g, g, stride);
+          c.load(buf, g, n);
+          next(n, buf);
+          k.SetFlag(Pipe::V, Pipe::MTE2, 0);
+        });
+      }
+    }
+    finish(n);
+    if (write && ends_row && scratch && n * c.eb % 32) {
+      write_ending(n);
+    } else if (write) {
+      c.barrier(Pipe::V, Pipe::MTE3);
+      k.DataCopy(Pos::GM, yo, Pos::UB, slot, DataCopyCfg{1, std::uint32_t((n * c.eb + 31) / 32), 0, 0});
+      c.barrier(Pipe::MTE3, Pipe::V);
+    }
+    k.Addi(xo, xo, std::int32_t(n * c.eb));
+    k.Addi(yo, yo, std::int32_t(n * c.eb));
+  }
+  // The last piece of an output row that ends inside a block, written without a byte past the
+  // row (one core writing every row in order: the last row's end may be the output's): its whole
+  // blocks, then the 32 bytes that end it (a piece is at least 32 bytes), moved to an aligned UB
+  // block by the scalar unit, as one block ending with the row.
+  void write_ending(std::uint64_t n) {
+    KernelBuilder& k = c.k;
+    const std::uint64_t bytes = n * c.eb;
+    c.barrier(Pipe::V, Pipe::MTE3);
+    if (bytes >= 32) k.DataCopy(Pos::GM, yo, Pos::UB, slot, DataCopyCfg{1, std::uint32_t(bytes / 32), 0, 0});
+    c.barrier(Pipe::V, Pipe::S);
+    k.Addi(g, slot, std::int32_t(bytes - 32));
+    k.Li(cnt, std::int64_t(l.out));
+    copy_elements(c, g, cnt, 32 / c.eb, *scratch);
+    k.Addi(g, yo, std::int32_t(bytes - 32));
+    k.DataCopy(Pos::GM, g, Pos::UB, cnt, DataCopyCfg{1, 1, 0, 0});
+    c.barrier(Pipe::MTE3, Pipe::V);
+    c.barrier(Pipe::MTE3, Pipe::S);
+  }
+  // One output row (its input at xo, output at yo): its pieces, each written at once unless the
+  // unit is packed.
+  void output_row() {
+    KernelBuilder& k = c.k;
+    const std::uint64_t inner = c.s.inner, width = c.p.width, whole = (inner - 1) / width;
+    if (whole) {
+      Reg count = k.reg();
+      k.Li(count, std::int64_t(whole));
+      k.Loop(count, [&] { piece(width, !c.p.packed); });
+      k.release(count);
+    }
+    piece(inner - whole * width, !c.p.packed, true);
+  }
+};
+
+// The scalar unit packs output rows [row, end) of the unit from their slots (from `from`,
+// slot_step apart) to `to`, side by side.
+void pack(Code& c, const SliceLayout& l, Reg row, Reg end, Reg from, Reg to, const Reg (&r)[8]) {
+  KernelBuilder& k = c.k;
+  Label top = k.NewLabel(), done = k.NewLabel();
+  k.Bind(top);
+  k.Branch("bgeu", row, end, done);
+  copy_elements(c, from, to, c.s.inner, r);
   k.Addi(from, from, std::int32_t(l.slot_step));
   k.Addi(to, to, std::int32_t(std::uint64_t(c.s.inner) * c.eb));
   k.Addi(row, row, 1);
@@ -348,9 +420,44 @@ void write_unit(Code& c, Reg unit, Reg Y, Reg out, Reg tmp) {
   k.release(last);
 }
 
+// Units that are pieces of output rows: unit u is piece u % pieces of output row u / pieces,
+// written at once. A piece but the last is whole repeats, so two never share a block; the last
+// may end inside one, past the row's end, where the next row's first piece rewrites it (or, past
+// the output's end, inside its page).
+void piece_units(Code& c, Slices& sl, Reg X, Reg Y, Reg unit, Reg dim, Reg units, const Reg (&r)[3]) {
+  KernelBuilder& k = c.k;
+  const Reg o = r[0], at = r[1], tmp = r[2];
+  const std::uint64_t inner = c.s.inner, w = c.p.width, eb = c.eb;
+  k.RoundRobin(unit, units, dim, [&] {
+    k.Li(tmp, std::int64_t(c.p.pieces));
+    k.Op("divu", o, unit, tmp);  // the output row
+    k.Mul(at, o, tmp);
+    k.Op("sub", at, unit, at);  // the piece, then its bytes into the row
+    k.Li(tmp, std::int64_t(w * eb));
+    k.Mul(at, at, tmp);
+    k.Li(tmp, std::int64_t(std::uint64_t(c.s.rows) * inner * eb));
+    k.Mul(sl.xo, o, tmp);
+    k.Add(sl.xo, sl.xo, at);
+    k.Add(sl.xo, X, sl.xo);
+    k.Li(tmp, std::int64_t(inner * eb));
+    k.Mul(sl.yo, o, tmp);
+    k.Add(sl.yo, sl.yo, at);
+    k.Add(sl.yo, Y, sl.yo);
+    if (c.p.pieces == 1) return sl.piece(inner, true);
+    Label other = k.NewLabel(), done = k.NewLabel();
+    k.Li(tmp, std::int64_t((c.p.pieces - 1) * w * eb));
+    k.Branch("bne", at, tmp, other);
+    sl.piece(inner - (c.p.pieces - 1) * w, true);
+    k.Jump(done);
+    k.Bind(other);
+    sl.piece(w, true);
+    k.Bind(done);
+  });
+}
+
 void slices_kernel(Code& c, Reg X, Reg Y, Reg unit, Reg dim) {
   KernelBuilder& k = c.k;
-  const SliceLayout l = slice_layout(c.s, c.p.width, c.p.widened, c.p.unit, c.p.packed);
+  const SliceLayout l = slice_layout(c.s, c.p.width, c.p.widened, c.p.unit, c.p.packed, c.p.batch);
   Slices sl{c,
             l,
             KernelBuilder::zero(),
@@ -364,7 +471,17 @@ void slices_kernel(Code& c, Reg X, Reg Y, Reg unit, Reg dim) {
             k.reg(),
             k.Const(std::int64_t(std::uint64_t(c.s.inner) * c.eb))};
   if (c.s.op == ReduceOp::Mean) k.Li(sl.inv, std::int64_t(num::bits(1.0 / c.s.rows, c.at)));
+  if (c.p.batch > 1) sl.row_at = k.reg(), sl.rows_left = k.reg();
+  Reg serial[8] = {};
+  if (c.p.unit > 1 && !c.p.packed) {  // one core, every row in order: the rows' endings
+    for (Reg& r : serial) r = k.reg();
+    sl.scratch = &serial;
+  }
   Reg units = k.Const(std::int64_t(c.p.units)), row = k.reg(), end = k.reg(), tmp = k.reg();
+  if (c.p.unit == 1) {
+    k.Li(sl.slot, std::int64_t(l.slots));
+    return piece_units(c, sl, X, Y, unit, dim, units, {row, end, tmp});
+  }
   k.RoundRobin(unit, units, dim, [&] {
     c.unit_rows(unit, row, end, tmp);
     k.Li(sl.slot, std::int64_t(l.slots));
@@ -423,6 +540,14 @@ ReducePlan reduce_plan(const AiCoreConfig& cfg, const ReduceShape& s) {
     p.width = widest(s.rows, [&](std::uint64_t w) { return rows_layout(s, w, p.widened).end <= ub; });
   } else if (row % 32 == 0 || s.outer == 1) {
     p.width = widest(s.inner, slices_fit(1, false));
+    if (s.outer < cfg.cores && p.width) {  // pieces of whole repeats, about one a core
+      const std::uint64_t want = (cfg.cores + s.outer - 1) / s.outer;
+      p.width = std::min(p.width, std::max<std::uint64_t>(128, round_up((s.inner + want - 1) / want, 128)));
+    }
+    if (p.width) p.pieces = (s.inner + p.width - 1) / p.width;
+    const auto fits = [&](std::uint64_t b) { return slice_layout(s, p.width, p.widened, 1, false, b).end <= ub; };
+    if (row % 32 == 0 && p.width)  // output rows of whole blocks: rows of a piece by one strided copy
+      for (p.batch = std::uint32_t(std::min<std::uint64_t>(s.rows, 4095)); p.batch > 1 && !fits(p.batch);) --p.batch;
   } else {
     p.unit = 1;
     while (p.unit * row % 32) ++p.unit;
@@ -432,12 +557,15 @@ ReducePlan reduce_plan(const AiCoreConfig& cfg, const ReduceShape& s) {
     } else {  // one core, every output row in order
       p.unit = s.outer;
       p.width = widest(s.inner, slices_fit(1, false));
+      // The last piece at least 32 bytes: the block that ends a row comes from it alone.
+      while (p.width > 128 && p.width < s.inner && (s.inner - (s.inner - 1) / p.width * p.width) * eb < 32)
+        p.width -= 128;
     }
   }
   if (p.width == 0)
     throw Error("reduce: the UB (" + std::to_string(ub) + " B) holds no piece of a row of " +
                 std::to_string(s.inner == 1 ? s.rows : s.inner) + " elements with its sums");
-  p.units = (std::uint64_t(s.outer) + p.unit - 1) / p.unit;
+  p.units = (std::uint64_t(s.outer) + p.unit - 1) / p.unit * p.pieces;
   return p;
 }
 

@@ -13,7 +13,8 @@
 // combined element by element. Where an output row is not whole 32-byte blocks, a unit is the
 // fewest output rows that are, and the scalar unit packs their elements side by side before the
 // unit's one write; where such a unit does not fit the UB, one core writes every output row in
-// order, each from its first byte in whole blocks (the bytes past it rewritten by the next).
+// order, each in whole blocks from its first byte and then one block ending with it (its last 32
+// bytes moved to an aligned block by the scalar unit), never a byte past it.
 // Units go round-robin to the blocks.
 #pragma once
 #include <cstdint>
@@ -41,6 +42,13 @@ struct ReducePlan {
   std::uint64_t units = 1;  // the units the blocks share
   bool packed = false;      // a unit's output rows packed by the scalar unit, written at once
   std::uint64_t width = 0;  // elements read at once: of a row (inner 1), or of an output row's piece
+  // Pieces of an output row (width elements each, the last the rest), each a unit of its own, so
+  // that few output rows are still shared by the cores (a sentence embedding's mean: one row of
+  // 768); 1 where a unit is whole output rows.
+  std::uint64_t pieces = 1;
+  // Rows of x one copy brings (a strided copy: each row's piece, inner apart), where output rows
+  // are whole 32-byte blocks: the copies' latencies overlap instead of one per row.
+  std::uint32_t batch = 1;
 };
 
 // Throws dvp::Error naming what does not fit.
