@@ -2697,13 +2697,16 @@ std::pair<std::int64_t, std::int64_t> Compiler::reduced_run(int i, const Dims& x
 
 // ReduceSum, ReduceMean, ReduceMax or ReduceMin of an ND activation over one run of adjacent axes:
 // the reduce kernel over x as outer x rows x inner. Reducing no axis of more than one element
-// moves no value: a view (a reshape, when keepdims 0 drops axes).
+// moves no value: the input itself (a copy as a graph output), or its reshape when keepdims 0
+// drops axes.
 bool Compiler::axes_reduce(int i) {
   const auto& n = node(i);
   const Value& v = values_.at(n.input(0));
   const Dims x = image_shape(n.input(0));
   const auto [first, last] = reduced_run(i, x);
-  if (first < 0) return view(i);
+  if (first < 0 && image_shape(n.output(0)) != x) return view(i);  // keepdims 0: a reshape
+  if (first < 0 && outputs_.count(n.output(0)) && !v.input.empty()) return copy_output(i);
+  if (first < 0) return set_view(i, v), true;
   if (v.layout == Layout::Nc1hwc0 || !v.map.empty())
     fail(i, std::string(n.op_type() == "ReduceSum" || n.op_type() == "ReduceMin"
                             ? "over a feature map (stored NC1HWC0) it is not lowered"

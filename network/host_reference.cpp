@@ -574,14 +574,16 @@ void reduce(Op& op, Reduce kind) {
     if (reduced[d]) kept[d] = 1;
     if (!reduced[d] || op.i("keepdims", 1)) out.push_back(kept[d]);
   }
-  const double start = kind == Reduce::Max ? -INFINITY : kind == Reduce::Min ? INFINITY : 0.0;
+  // A maximum or minimum starts from NaN, which any number replaces (fmax, fmin): a NaN gives way
+  // to a number, as the vector unit's vmax and vredmax do, and a slice of NaNs alone is NaN.
+  const double start = kind == Reduce::Max || kind == Reduce::Min ? NAN : 0.0;
   std::vector<double> acc(std::size_t(count(kept)), start);
   std::vector<std::int64_t> idx(rank, 0);
   for (float v : x.data) {
     std::int64_t o = 0;
     for (std::size_t d = 0; d < rank; ++d) o = o * kept[d] + (reduced[d] ? 0 : idx[d]);
     double& a = acc[std::size_t(o)];
-    a = kind == Reduce::Max ? std::max(a, double(v)) : kind == Reduce::Min ? std::min(a, double(v)) : a + v;
+    a = kind == Reduce::Max ? std::fmax(a, double(v)) : kind == Reduce::Min ? std::fmin(a, double(v)) : a + v;
     next_index(idx, x.shape);
   }
   const double n = double(x.elements()) / double(acc.size());  // the elements each result reduces
@@ -1146,7 +1148,10 @@ void run_reference(const Model& m, Tensors& values, bool all_values) {
     Op op{node, values, m.opset, false, i};
     const bool variable = std::any_of(node.input().begin(), node.input().end(),
                                       [&](const std::string& v) { return from_inputs.count(v) > 0; });
-    if (variable) from_inputs.insert(node.output().begin(), node.output().end());
+    // A Shape or Size of a tensor is its shape, known when the model is compiled, not its values:
+    // what is computed from it is a constant the compiler folds.
+    if (variable && node.op_type() != "Shape" && node.op_type() != "Size")
+      from_inputs.insert(node.output().begin(), node.output().end());
     const std::string why = reference_refuses(node, m.opset, &values);
     if (!why.empty()) throw Error(m.path + ": " + op.who() + ": " + why);
     if (node.op_type() == "Div" && integers.count(node.output(0)))  // f32 division would not truncate

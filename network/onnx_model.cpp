@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <onnx/checker.h>
@@ -468,28 +469,42 @@ void read_external_data(Model& m) {
       if (a.has_t()) read_external(*a.mutable_t(), m.path);
 }
 
-// A constant's tensor: an initializer, or a Constant node's value; nullptr for anything else.
-const onnx::TensorProto* constant_tensor(const onnx::GraphProto& g, const std::string& v) {
-  for (const auto& t : g.initializer())
-    if (t.name() == v) return &t;
-  for (const auto& n : g.node())
-    if (n.op_type() == "Constant" && n.output_size() == 1 && n.output(0) == v && n.attribute_size() == 1 &&
-        n.attribute(0).name() == "value")
-      return &n.attribute(0).t();
-  return nullptr;
+// A constant's values: an initializer's, or a Constant node's (value, value_float(s),
+// value_int(s)); nullopt for anything else.
+std::optional<Tensor> constant_values(const Model& m, const std::string& v) {
+  for (const auto& t : m.proto.graph().initializer())
+    if (t.name() == v) return from_proto(t, m.path);
+  for (const auto& n : m.proto.graph().node()) {
+    if (n.op_type() != "Constant" || n.output_size() != 1 || n.output(0) != v || n.attribute_size() != 1) continue;
+    const onnx::AttributeProto& a = n.attribute(0);
+    if (a.name() == "value") return from_proto(a.t(), m.path);
+    Tensor t;
+    if (a.name() == "value_float") t.data = {a.f()};
+    if (a.name() == "value_int") t.data = {float(a.i())};
+    if (a.name() == "value_floats") t.data.assign(a.floats().begin(), a.floats().end());
+    if (a.name() == "value_ints")
+      for (std::int64_t i : a.ints()) t.data.push_back(float(i));
+    if (a.name() == "value_floats" || a.name() == "value_ints") t.shape = {std::int64_t(t.data.size())};
+    if (a.name().rfind("value_", 0) == 0) return t;
+  }
+  return std::nullopt;
 }
 
 // Reduce op n of opset 18 on as opset 17 writes it: its constant axes (input 1) as the attribute,
-// noop_with_empty_axes gone (with no axes and 1, the node is an Identity).
+// noop_with_empty_axes gone (with no axes and 1, the node is an Identity). An axes attribute is
+// not a valid model there: refused, not read as no axes.
 void reduce_as_opset17(const Model& m, onnx::NodeProto& n) {
+  const std::string who = m.path + ": node '" + (n.name().empty() ? n.op_type() : n.name()) + "' (" + n.op_type() + ")";
+  for (const auto& a : n.attribute())
+    if (a.name() == "axes")
+      throw Error(who + ": an axes attribute at opset 18 or later, where the axes are input 1 (not a valid model)",
+                  kExitConfig);
   std::vector<std::int64_t> axes;
   if (n.input_size() > 1 && !n.input(1).empty()) {
-    const onnx::TensorProto* t = constant_tensor(m.proto.graph(), n.input(1));
+    const std::optional<Tensor> t = constant_values(m, n.input(1));
     if (!t)
-      throw Error(m.path + ": node '" + (n.name().empty() ? n.op_type() : n.name()) + "' (" + n.op_type() +
-                      "): its axes are an activation ('" + n.input(1) + "'): constant axes are read",
-                  kExitConfig);
-    for (float v : from_proto(*t, m.path).data) axes.push_back(std::int64_t(v));
+      throw Error(who + ": its axes are an activation ('" + n.input(1) + "'): constant axes are read", kExitConfig);
+    for (float v : t->data) axes.push_back(std::int64_t(v));
   }
   while (n.input_size() > 1) n.mutable_input()->RemoveLast();
   bool noop = false;
@@ -497,7 +512,7 @@ void reduce_as_opset17(const Model& m, onnx::NodeProto& n) {
   for (const auto& a : n.attribute())
     if (a.name() == "noop_with_empty_axes")
       noop = a.i() != 0;
-    else if (a.name() != "axes")
+    else
       *kept.Add() = a;
   n.mutable_attribute()->Swap(&kept);
   if (axes.empty() && noop) return n.set_op_type("Identity"), n.clear_attribute();
@@ -509,14 +524,13 @@ void reduce_as_opset17(const Model& m, onnx::NodeProto& n) {
 
 // Resize of opset 18 on as opset 13 writes it, where its new attributes change nothing:
 // antialias 0, or 1 where constant scales shrink no axis (it widens a filter only on an axis it
-// shrinks); keep_aspect_ratio_policy stretch (the default). Any other is left for the checker to
-// refuse by the node's name.
+// shrinks; with the sizes given instead, unread here, it stays); keep_aspect_ratio_policy stretch
+// (the default). Any other is left for the checker to refuse by the node's name.
 void resize_as_opset17(const Model& m, onnx::NodeProto& n) {
-  const onnx::TensorProto* scales =
-      n.input_size() > 2 && !n.input(2).empty() ? constant_tensor(m.proto.graph(), n.input(2)) : nullptr;
-  bool upscale = scales != nullptr;
-  if (scales)
-    for (float v : from_proto(*scales, m.path).data) upscale = upscale && v >= 1.0f;
+  const std::optional<Tensor> scales =
+      n.input_size() > 2 && !n.input(2).empty() ? constant_values(m, n.input(2)) : std::nullopt;
+  bool upscale = scales && !scales->data.empty();
+  for (float v : scales ? scales->data : std::vector<float>{}) upscale = upscale && v >= 1.0f;
   google::protobuf::RepeatedPtrField<onnx::AttributeProto> kept;
   for (const auto& a : n.attribute())
     if (!(a.name() == "antialias" && (a.i() == 0 || upscale)) &&

@@ -625,8 +625,7 @@ static void heap_on_huge_pages(int argc, char* argv[]) {
   const auto command = std::find_if(argv + 1, argv + argc, [](const char* a) {
     return std::strcmp(a, "run") == 0 || std::strcmp(a, "compile") == 0;
   });
-  if (command == argv + argc || std::none_of(command + 1, argv + argc, [](const char* a) { return large_model(a); }))
-    return;
+  if (command == argv + argc) return;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   if (tunables && std::strstr(tunables, "glibc.malloc.hugetlb")) return;
   const char* preload = std::getenv("LD_PRELOAD");
@@ -637,6 +636,8 @@ static void heap_on_huge_pages(int argc, char* argv[]) {
   std::error_code ec;
   const std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).filename().string();
   if (ec || exe.rfind("ld-", 0) == 0) return;
+  // Last, as the costliest (a scenario is parsed): a large model.
+  if (std::none_of(command + 1, argv + argc, [](const char* a) { return large_model(a); })) return;
   const std::string before = tunables ? tunables : "";
   const std::string with = (before.empty() ? "" : before + ":") + "glibc.malloc.hugetlb=1";
   if (setenv("GLIBC_TUNABLES", with.c_str(), 1) != 0) return;

@@ -458,6 +458,67 @@ def opset18_cases(d):
         r"antialias[\s\S]*Name: down OpType: Resize", "opset 18's antialias on a downscale refused, the node named")
 
 
+def shape_value_cases(d):
+    """Shape values through a MatMul (Shape, Cast, Reshape, MatMul by a weight, Add to x): the
+    MatMul reads only the shape and a weight, so it is a constant the compiler folds; a timing-only
+    compile computes it too (it crashed when the reference took it for an activation's and dropped
+    its values). Both runs exit 0, the functional one against NumPy. A Reduce of no axis of more
+    than one element of a conv's map (axis 0, keepdims 1) is the map itself: the same bytes as an
+    Identity there. At opset 18, an axes attribute (not a valid model there) is refused by name, and
+    axes from a Constant's value_ints are read."""
+    vi = helper.make_tensor_value_info
+    x = rng.uniform(-1, 1, (1, 32)).astype(np.float32)
+    w = rng.uniform(-0.1, 0.1, (2, 32)).astype(np.float32)
+    np.save(os.path.join(d, "x.npy"), x)
+    nodes = [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+             helper.make_node("Cast", ["s"], ["c"], name="cast", to=TensorProto.FLOAT),
+             helper.make_node("Reshape", ["c", "rs"], ["r"], name="reshape"),
+             helper.make_node("MatMul", ["r", "W"], ["m"], name="mm"),
+             helper.make_node("Add", ["x", "m"], ["y"], name="add")]
+    g = helper.make_graph(nodes, "shapes", [vi("x", TensorProto.FLOAT, [1, 32])], [vi("y", TensorProto.FLOAT, [1, 32])],
+                          [numpy_helper.from_array(np.array([1, 2], np.int64), "rs"), numpy_helper.from_array(w, "W")])
+    path = os.path.join(d, "shapes.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), path)
+    run = ["run", path, "--input", "x=" + os.path.join(d, "x.npy"), "--no-trace", "--quiet"]
+    dvp(run + ["--timing-only", "--out", os.path.join(d, "o-t")], 0, "", "a MatMul of shape values, timing-only")
+    if dvp(run + ["--out", os.path.join(d, "o-f")], 0, "", "a MatMul of shape values"):
+        compare(os.path.join(d, "o-f", "outputs", "y.npy"), x + np.array([[1.0, 32.0]]) @ w, "x + Shape(x) @ W")
+    cw = rng.uniform(-0.5, 0.5, (16, 32, 1, 1)).astype(np.float32)
+    xm = rng.uniform(-1, 1, (1, 32, 4, 4)).astype(np.float32)
+    np.save(os.path.join(d, "xm.npy"), xm)
+    outs = []
+    for name, mean in (("plain", False), ("mean0", True)):
+        nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv")]
+        nodes += [helper.make_node("ReduceMean", ["c"], ["m"], name="mean0", axes=[0]) if mean else
+                  helper.make_node("Identity", ["c"], ["m"], name="same"),
+                  helper.make_node("Relu", ["m"], ["y"], name="relu")]
+        g = helper.make_graph(nodes, name, [vi("x", TensorProto.FLOAT, [1, 32, 4, 4])],
+                              [vi("y", TensorProto.FLOAT, [1, 16, 4, 4])], [numpy_helper.from_array(cw, "W")])
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+                  os.path.join(d, name + ".onnx"))
+        out = os.path.join(d, "o-" + name)
+        if dvp(["run", os.path.join(d, name + ".onnx"), "--input", "x=" + os.path.join(d, "xm.npy"), "--out", out,
+                "--no-trace", "--quiet"], 0, "", f"a conv, {'a ReduceMean over axis 0' if mean else 'an Identity'}, a Relu"):
+            outs.append(np.load(os.path.join(out, "outputs", "y.npy")))
+    if len(outs) == 2:
+        expect(outs[0].tobytes() == outs[1].tobytes(), "a ReduceMean over axis 0 (of 1) of a map: the same bytes")
+    for name, nodes, inits in (
+            ("attr", [helper.make_node("ReduceMax", ["z"], ["y"], name="rmax", axes=[1])], []),
+            ("vints", [helper.make_node("Constant", [], ["ax"], value_ints=[-1]),
+                       helper.make_node("ReduceMax", ["z", "ax"], ["y"], name="rmax")], [])):
+        g = helper.make_graph(nodes, name, [vi("z", TensorProto.FLOAT, [1, 3, 40])],
+                              [vi("y", TensorProto.FLOAT, [1, 3, 1] if name == "vints" else [1, 1, 40])], inits)
+        path = os.path.join(d, name + ".onnx")
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)], ir_version=8), path)
+        if name == "attr":
+            dvp(["compile", path, "--out", os.path.join(d, "c-attr")], 2,
+                r"node 'rmax' \(ReduceMax\): an axes attribute at opset 18", "opset 18's ReduceMax with axes as an "
+                "attribute refused by name")
+        else:
+            dvp(["run", path, "--out", os.path.join(d, "o-vints"), "--no-trace", "--quiet"], 0, "",
+                "opset 18's ReduceMax with its axes from a Constant's value_ints")
+
+
 def shape_cases(d):
     """x.view(x.size(0), -1) as PyTorch exports it (Shape, Gather, Unsqueeze, Concat, Reshape)
     between a conv and a Gemm, at --batch 2: the shape arithmetic folded with the run's own shapes,
@@ -763,7 +824,7 @@ def trace_cases(d):
 with tempfile.TemporaryDirectory() as d:
     WORK = d
     for cases in (onnx_cases, cast_cases, cast_like_cases, pixel_cases, reduce_cases, opset18_cases, shape_cases,
-                  gather_cases, firmware_cases, scenario_cases, trace_cases):
+                  shape_value_cases, gather_cases, firmware_cases, scenario_cases, trace_cases):
         os.makedirs(os.path.join(d, cases.__name__))
         cases(os.path.join(d, cases.__name__))
 
