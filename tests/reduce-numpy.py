@@ -134,6 +134,11 @@ with tempfile.TemporaryDirectory() as d:
         x[2 % shape[0], :, 0] = np.nan
         check(d, dt, x, f"{shape} with NaNs")
     check(d, "f16", rng.normal(0, 1, (3, 2, 4095)).astype(np.float16), "3 x 2 x 4095 (one core, in order)")
+    # One core in order with rows of several pieces (the short one first); one output row of
+    # 544000 f32 in pieces across 32 cores, the rows' gap past the strided copy's 16 bits of
+    # blocks (one copy a row there).
+    check(d, "f16", rng.normal(0, 1, (2, 2, 30001)).astype(np.float16), "2 x 2 x 30001 (one core, pieces)")
+    check(d, "f32", rng.normal(0, 1, (1, 2, 544000)).astype(np.float32), "1 x 2 x 544000")
     # One core in order, the output ending 14 bytes before its page's end (137 x 4081 f16): each
     # row ends with a block of its own last 32 bytes, so the tensor placed after it is untouched.
     x = rng.normal(0, 1, (137, 2, 4081)).astype(np.float16)
@@ -152,6 +157,16 @@ with tempfile.TemporaryDirectory() as d:
             failures.append(f"{what}: the tensor after the output changed: {z2[:20]}")
         else:
             print("ok  ", what)
+    # A what-if UB of 1 KiB, which holds no unit of 16 output rows of 6 bytes: refused by name.
+    with open(os.path.join(d, "s.yaml"), "w") as f:
+        f.write(SCENARIO.format(preset="ascend310", dt="f16", op="max", outer=3, rows=2, inner=3, rtol=0, atol=0))
+    np.save(os.path.join(d, "x.npy"), rng.normal(0, 1, (3, 2, 3)).astype(np.float16))
+    r = subprocess.run([DVP, "run", os.path.join(d, "s.yaml"), "--quiet", "--out", os.path.join(d, "o-ub"), "--set",
+                        "platform.aicore.ub_kib=1"], capture_output=True, text=True)
+    if r.returncode != 2 or "output rows of 6 B, 16 of them a unit, do not fit the UB (1024 B)" not in r.stderr:
+        failures.append(f"a 1 KiB UB: exit {r.returncode}, {r.stderr.strip()[-300:]}")
+    else:
+        print("ok   a 1 KiB UB refused:", r.stderr.strip()[-90:])
 
 def onnx_part(d):
     import onnx

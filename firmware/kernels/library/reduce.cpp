@@ -266,7 +266,7 @@ struct Slices {
   const SliceLayout& l;
   Reg buf, tmp, acc, slot, xo, yo, g, cnt, inv, stride;
   Reg row_at = Reg{}, rows_left = Reg{};  // a row within a batch, and the batch's rows (batch above 1)
-  const Reg (*scratch)[8] = nullptr;      // the scalar copy's registers (one core in order)
+  bool serial = false;                    // one core writes every output row in order
 
   // acc (or the slot) = the first row of the piece, at `row`; then each later row combined into it.
   void first(std::uint64_t n, Reg row) {
@@ -342,7 +342,7 @@ struct Slices {
       }
     }
     finish(n);
-    if (write && ends_row && scratch && n * c.eb % 32) {
+    if (write && ends_row && serial && n * c.eb % 32) {
       write_ending(n);
     } else if (write) {
       c.barrier(Pipe::V, Pipe::MTE3);
@@ -359,12 +359,15 @@ struct Slices {
   void write_ending(std::uint64_t n) {
     KernelBuilder& k = c.k;
     const std::uint64_t bytes = n * c.eb;
+    if (bytes < 32) throw Error("reduce: an output row of " + std::to_string(bytes) + " B written alone");
     c.barrier(Pipe::V, Pipe::MTE3);
-    if (bytes >= 32) k.DataCopy(Pos::GM, yo, Pos::UB, slot, DataCopyCfg{1, std::uint32_t(bytes / 32), 0, 0});
+    k.DataCopy(Pos::GM, yo, Pos::UB, slot, DataCopyCfg{1, std::uint32_t(bytes / 32), 0, 0});
     c.barrier(Pipe::V, Pipe::S);
     k.Addi(g, slot, std::int32_t(bytes - 32));
     k.Li(cnt, std::int64_t(l.out));
-    copy_elements(c, g, cnt, 32 / c.eb, *scratch);
+    const Reg scratch[8] = {k.reg(), k.reg(), k.reg(), k.reg(), k.reg(), k.reg(), k.reg(), k.reg()};
+    copy_elements(c, g, cnt, 32 / c.eb, scratch);
+    for (Reg r : scratch) k.release(r);
     k.Addi(g, yo, std::int32_t(bytes - 32));
     k.DataCopy(Pos::GM, g, Pos::UB, cnt, DataCopyCfg{1, 1, 0, 0});
     c.barrier(Pipe::MTE3, Pipe::V);
@@ -372,16 +375,19 @@ struct Slices {
   }
   // One output row (its input at xo, output at yo): its pieces, each written at once unless the
   // unit is packed.
+  // The short piece goes first: where one core writes the rows in order, its whole blocks may
+  // reach past it into the next piece, which rewrites them, and every later piece is whole blocks
+  // ending where the next begins; the last ends with the row. A row of one piece ends inside a
+  // block: write_ending.
   void output_row() {
     KernelBuilder& k = c.k;
     const std::uint64_t inner = c.s.inner, width = c.p.width, whole = (inner - 1) / width;
-    if (whole) {
-      Reg count = k.reg();
-      k.Li(count, std::int64_t(whole));
-      k.Loop(count, [&] { piece(width, !c.p.packed); });
-      k.release(count);
-    }
-    piece(inner - whole * width, !c.p.packed, true);
+    piece(inner - whole * width, !c.p.packed, whole == 0);
+    if (!whole) return;
+    Reg count = k.reg();
+    k.Li(count, std::int64_t(whole));
+    k.Loop(count, [&] { piece(width, !c.p.packed); });
+    k.release(count);
   }
 };
 
@@ -472,11 +478,7 @@ void slices_kernel(Code& c, Reg X, Reg Y, Reg unit, Reg dim) {
             k.Const(std::int64_t(std::uint64_t(c.s.inner) * c.eb))};
   if (c.s.op == ReduceOp::Mean) k.Li(sl.inv, std::int64_t(num::bits(1.0 / c.s.rows, c.at)));
   if (c.p.batch > 1) sl.row_at = k.reg(), sl.rows_left = k.reg();
-  Reg serial[8] = {};
-  if (c.p.unit > 1 && !c.p.packed) {  // one core, every row in order: the rows' endings
-    for (Reg& r : serial) r = k.reg();
-    sl.scratch = &serial;
-  }
+  sl.serial = c.p.unit > 1 && !c.p.packed;
   Reg units = k.Const(std::int64_t(c.p.units)), row = k.reg(), end = k.reg(), tmp = k.reg();
   if (c.p.unit == 1) {
     k.Li(sl.slot, std::int64_t(l.slots));
@@ -546,7 +548,10 @@ ReducePlan reduce_plan(const AiCoreConfig& cfg, const ReduceShape& s) {
     }
     if (p.width) p.pieces = (s.inner + p.width - 1) / p.width;
     const auto fits = [&](std::uint64_t b) { return slice_layout(s, p.width, p.widened, 1, false, b).end <= ub; };
-    if (row % 32 == 0 && p.width)  // output rows of whole blocks: rows of a piece by one strided copy
+    // Output rows of whole blocks: rows of a piece by one strided copy, where the gap from one
+    // row's piece to the next (the shortest piece's the widest) fits the copy's 16 bits of blocks.
+    const std::uint64_t shortest = p.width ? s.inner - (p.pieces - 1) * p.width : 0;
+    if (row % 32 == 0 && p.width && (s.inner - shortest) * eb / 32 <= 0xffff)
       for (p.batch = std::uint32_t(std::min<std::uint64_t>(s.rows, 4095)); p.batch > 1 && !fits(p.batch);) --p.batch;
   } else {
     p.unit = 1;
@@ -557,9 +562,9 @@ ReducePlan reduce_plan(const AiCoreConfig& cfg, const ReduceShape& s) {
     } else {  // one core, every output row in order
       p.unit = s.outer;
       p.width = widest(s.inner, slices_fit(1, false));
-      // The last piece at least 32 bytes: the block that ends a row comes from it alone.
-      while (p.width > 128 && p.width < s.inner && (s.inner - (s.inner - 1) / p.width * p.width) * eb < 32)
-        p.width -= 128;
+      if (row < 32)  // (a UB of a few KiB) a row of one piece ends with a block of its own
+        throw Error("reduce: output rows of " + std::to_string(row) + " B, 16 of them a unit, do not fit the UB (" +
+                    std::to_string(ub) + " B)");
     }
   }
   if (p.width == 0)

@@ -9,12 +9,14 @@
 // inner 1 (a row per output element): each row is read in chunks and reduced across them
 // (vredsum / vredmax / vredmin, folded), into a block of its own; a unit of 32 bytes' worth of
 // rows is then gathered into one block (vcadd of each block's first element) and written.
-// inner above 1: the rows of an output row are read one after another (one copy each) and
-// combined element by element. Where an output row is not whole 32-byte blocks, a unit is the
-// fewest output rows that are, and the scalar unit packs their elements side by side before the
-// unit's one write; where such a unit does not fit the UB, one core writes every output row in
-// order, each in whole blocks from its first byte and then one block ending with it (its last 32
-// bytes moved to an aligned block by the scalar unit), never a byte past it.
+// inner above 1: the rows of an output row are combined element by element, read many at once
+// by one strided copy where output rows are whole 32-byte blocks, else one copy each. Where an
+// output row is not whole 32-byte blocks, a unit is the fewest output rows that are, and the
+// scalar unit packs their elements side by side before the unit's one write; where such a unit
+// does not fit the UB, one core writes every output row in order, never a byte past it (a row's
+// short piece first, its whole blocks rewritten by the next piece; a row of one piece ends with a
+// block of its last 32 bytes, moved to an aligned UB block by the scalar unit). Few output rows
+// are cut into pieces of whole repeats, each a unit.
 // Units go round-robin to the blocks.
 #pragma once
 #include <cstdint>
