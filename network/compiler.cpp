@@ -607,14 +607,17 @@ bool Compiler::available(const std::string& v) const {
   return it != values_.end() && (!it->second.refs[image_].empty() || !it->second.input.empty());
 }
 
-// Whether every node reading v reads it as a Reduce op's axes (input 1), where no axes are a
-// meaning of their own (all of them, or none with noop_with_empty_axes), not an empty tensor.
+// Input j of node n is a Reduce op's axes, which may be empty: no axes are a meaning of their own
+// (all of them, or none with noop_with_empty_axes), not an empty tensor.
+bool reduce_axes(const onnx::NodeProto& n, int j) { return j == 1 && n.op_type().rfind("Reduce", 0) == 0; }
+
+// Whether every node reading v reads it as a Reduce op's axes.
 bool Compiler::only_reduce_axes(const std::string& v) const {
   bool read = false;
   for (const auto& n : g_.node())
     for (int j = 0; j < n.input_size(); ++j) {
       if (n.input(j) != v) continue;
-      if (j != 1 || n.op_type().rfind("Reduce", 0) != 0) return false;
+      if (!reduce_axes(n, j)) return false;
       read = true;
     }
   return read;
@@ -3458,13 +3461,13 @@ void Compiler::fold_constant_nodes() {
 // A node that reads or writes a tensor with no elements (weights of 0 output channels, a
 // contraction over 0): the host reference takes it, the platform's kernels do not (each shape
 // key is at least 1), so it is refused here rather than by the compiled model's own run.
-// A Reduce op's axes (input 1) may be empty: no axes are a meaning of their own.
+// A Reduce op's axes may be empty (reduce_axes).
 void Compiler::refuse_empty() const {
   for (int i = 0; i < g_.node_size(); ++i)
     for (const auto* names : {&node(i).input(), &node(i).output()})
       for (int j = 0; j < names->size(); ++j) {
         const std::string& name = (*names)[j];
-        if (names == &node(i).input() && j == 1 && node(i).op_type().rfind("Reduce", 0) == 0) continue;
+        if (names == &node(i).input() && reduce_axes(node(i), j)) continue;
         if (auto t = ref_.find(name); !name.empty() && t != ref_.end() && t->second.elements() == 0)
           fail(i, "tensor '" + name + "' of shape " + t->second.shape_str() +
                       " has no elements: the platform's kernels take at least one");

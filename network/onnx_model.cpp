@@ -344,35 +344,44 @@ namespace {
 // outputs are then weights, as the host reference and the compiler take them (the compiler folds
 // the nodes that compute from weights and shapes only: Compiler::fold_constant_nodes). A sparse or
 // string constant stays a node (refused by name as an op not implemented).
+// A Constant node's tensor (value, value_float(s), value_int(s)), or nullopt for any other node
+// and for a sparse or string constant.
+std::optional<onnx::TensorProto> constant_proto(const onnx::NodeProto& n) {
+  if (n.op_type() != "Constant" || !n.domain().empty() || n.attribute_size() != 1 || n.output_size() != 1)
+    return std::nullopt;
+  const onnx::AttributeProto& a = n.attribute(0);
+  onnx::TensorProto t;
+  if (a.name() == "value") {
+    t = a.t();
+  } else if (a.name() == "value_float" || a.name() == "value_floats") {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    if (a.name() == "value_float") t.add_float_data(a.f());
+    for (float v : a.floats()) t.add_float_data(v);
+    if (a.name() == "value_floats") t.add_dims(a.floats_size());
+  } else if (a.name() == "value_int" || a.name() == "value_ints") {
+    t.set_data_type(onnx::TensorProto::INT64);
+    if (a.name() == "value_int") t.add_int64_data(a.i());
+    for (std::int64_t v : a.ints()) t.add_int64_data(v);
+    if (a.name() == "value_ints") t.add_dims(a.ints_size());
+  } else {
+    return std::nullopt;
+  }
+  return t;
+}
+
 void fold_constants(Model& m) {
   onnx::GraphProto& g = *m.proto.mutable_graph();
   google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
   std::vector<int> index;  // of each node kept, in the file
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& n = g.node(i);
-    const onnx::AttributeProto* a =
-        n.op_type() == "Constant" && n.domain().empty() && n.attribute_size() == 1 && n.output_size() == 1
-            ? &n.attribute(0)
-            : nullptr;
-    onnx::TensorProto t;
-    if (a && a->name() == "value") {
-      t = a->t();
-    } else if (a && (a->name() == "value_float" || a->name() == "value_floats")) {
-      t.set_data_type(onnx::TensorProto::FLOAT);
-      if (a->name() == "value_float") t.add_float_data(a->f());
-      for (float v : a->floats()) t.add_float_data(v);
-      if (a->name() == "value_floats") t.add_dims(a->floats_size());
-    } else if (a && (a->name() == "value_int" || a->name() == "value_ints")) {
-      t.set_data_type(onnx::TensorProto::INT64);
-      if (a->name() == "value_int") t.add_int64_data(a->i());
-      for (std::int64_t v : a->ints()) t.add_int64_data(v);
-      if (a->name() == "value_ints") t.add_dims(a->ints_size());
-    } else {
+    std::optional<onnx::TensorProto> t = constant_proto(n);
+    if (!t) {
       *kept.Add() = n, index.push_back(i);
       continue;
     }
-    t.set_name(n.output(0));
-    *g.add_initializer() = std::move(t);
+    t->set_name(n.output(0));
+    *g.add_initializer() = std::move(*t);
   }
   if (kept.size() == g.node_size()) return;
   // Messages and layers name an unnamed node by its place: its place in the file, as OP_INDEX.
@@ -469,24 +478,14 @@ void read_external_data(Model& m) {
       if (a.has_t()) read_external(*a.mutable_t(), m.path);
 }
 
-// A constant's values: an initializer's, or a Constant node's (value, value_float(s),
-// value_int(s)); nullopt for anything else.
+// A constant's values: an initializer's, or a Constant node's (constant_proto); nullopt for
+// anything else.
 std::optional<Tensor> constant_values(const Model& m, const std::string& v) {
   for (const auto& t : m.proto.graph().initializer())
     if (t.name() == v) return from_proto(t, m.path);
-  for (const auto& n : m.proto.graph().node()) {
-    if (n.op_type() != "Constant" || n.output_size() != 1 || n.output(0) != v || n.attribute_size() != 1) continue;
-    const onnx::AttributeProto& a = n.attribute(0);
-    if (a.name() == "value") return from_proto(a.t(), m.path);
-    Tensor t;
-    if (a.name() == "value_float") t.data = {a.f()};
-    if (a.name() == "value_int") t.data = {float(a.i())};
-    if (a.name() == "value_floats") t.data.assign(a.floats().begin(), a.floats().end());
-    if (a.name() == "value_ints")
-      for (std::int64_t i : a.ints()) t.data.push_back(float(i));
-    if (a.name() == "value_floats" || a.name() == "value_ints") t.shape = {std::int64_t(t.data.size())};
-    if (a.name().rfind("value_", 0) == 0) return t;
-  }
+  for (const auto& n : m.proto.graph().node())
+    if (n.output_size() == 1 && n.output(0) == v)
+      if (const std::optional<onnx::TensorProto> t = constant_proto(n)) return from_proto(*t, m.path);
   return std::nullopt;
 }
 
