@@ -306,8 +306,9 @@ class Compiler {
   bool elementwise(int i);
   bool scale_view(int i);
   struct Operand {
-    std::string value;  // "": the constant
-    Tensor constant;    // out's shape per image
+    std::string value;       // "": the constant
+    Tensor constant;         // out's shape per image
+    bool broadcast = false;  // value is an activation of another shape, broadcast to out's (expanded)
   };
   Operand operand(int i, int j, const Dims& full) const;
   std::pair<Layout, std::string> placed_form(const std::vector<std::string>& values) const;
@@ -318,6 +319,12 @@ class Compiler {
                           const std::vector<int>& fused = {});
   bool scalar_op(int i);
   bool channel_gate(int i);
+  std::string expanded(int i, const std::string& v, const Dims& full, std::size_t head, const std::string& out = "");
+  void expand_operands(int i, std::vector<Operand>& in, const Dims& full);
+  void expand_kernel(int i, const std::string& x, const std::string& y, const Dims& shape, const Dims& runs,
+                     std::size_t head);
+  bool expand_node(int i);
+  bool power(int i);
   bool silu(int i);
   // GELU as five nodes (find_gelus): each member -> its pattern, lowered as one gelu kernel.
   struct Gelu {
@@ -354,7 +361,7 @@ class Compiler {
                         const Tensor* gamma, const Tensor* beta, const std::vector<int>& fused);
   double constant_scalar(const std::string& v) const;  // NaN unless a constant of one element
   Params activation_params(int i) const;
-  void clear_pads(int i, const std::string& op, const Params& params);
+  void clear_pads(int i, const std::string& op, const Params& params, const std::string& in = "");
   bool softmax(int i);
   bool softmax_channels(int i);
   bool view(int i);
@@ -1710,6 +1717,8 @@ bool Compiler::elementwise(int i) {
                                                           {"Abs", "abs"},
                                                           {"Neg", "neg"},
                                                           {"Sqrt", "sqrt"},
+                                                          {"Reciprocal", "rec"},
+                                                          {"Log", "log"},
                                                           {"Exp", "exp"},
                                                           {"Sigmoid", "sigmoid"},
                                                           {"Tanh", "tanh"},
@@ -1718,7 +1727,7 @@ bool Compiler::elementwise(int i) {
                                                           {"HardSigmoid", "hard_sigmoid"},
                                                           {"HardSwish", "hard_swish"},
                                                           {"Erf", "erf"}};
-  const std::string& op = kOps.at(n.op_type());
+  std::string op = kOps.at(n.op_type());
   // A Clip's bounds are parameters; Max and Min take one input or more (one: max(x, x)).
   const bool binary = kernels::elementwise_binary(op), variadic = op == "max" || op == "min";
   const int operands = binary ? n.input_size() : 1;
@@ -1729,8 +1738,9 @@ bool Compiler::elementwise(int i) {
   const Dims full = image_shape(n.output(0));
   std::vector<Operand> in;
   for (int j = 0; j < operands; ++j) in.push_back(operand(i, j, full));
-  if (n.op_type() == "Div" && in[1].constant.data.empty())
-    fail(i, "Div by an activation is not lowered (the elementwise kernel has no div; a Div by a constant is a Mul)");
+  if (n.op_type() == "Div" && in[1].constant.data.empty()) op = "div";  // by a constant: a Mul by its reciprocal
+  expand_operands(i, in, full);
+  if (op == "div") clear_pads(i, op, {}, in[1].value);
   if (binary && in.size() == 1) in.push_back(in[0]);
   const Params params = activation_params(i);
   elementwise_kernel(i, 0, "", op, {in.begin(), in.begin() + (binary ? 2 : 1)}, n.output(0), params);
@@ -1747,14 +1757,19 @@ bool Compiler::elementwise(int i) {
 // is not 0 (a sigmoid's 0.5, an exp's 1, a clip's lower bound above 0): on a map whose channels
 // are no whole groups of 16 it is followed by a Mul, in place, by a map of ones, stored with its
 // pad channels 0 as every constant is (f(0) is finite for every op, so the product is 0).
-void Compiler::clear_pads(int i, const std::string& op, const Params& params) {
-  const std::string& out = node(i).output(0);
+void Compiler::clear_pads(int i, const std::string& op, const Params& params, const std::string& in) {
+  const std::string& out = in.empty() ? node(i).output(0) : in;  // a divisor's pads are checked before the op
+  if (ref(out).empty()) return;
   const Value& v = values_.at(out);
   if (v.layout != Layout::Nc1hwc0 || v.shape[1] % 16 == 0) return;
   platform::Reference r;
   for (const auto& [key, value] : params) (key == "alpha" ? r.alpha : r.beta) = std::stod(value);
   const platform::RefCheck* const* check = platform::reference_checks().find(op);
-  if (!check || (*check)->element(r, 0.0, 0.0) == 0.0) return;
+  const double zero = check ? (*check)->element(r, 0.0, 0.0) : 0.0;
+  if (zero == 0.0) return;
+  if (!std::isfinite(zero))
+    fail(i, "on a feature map of " + std::to_string(v.shape[1]) + " channels (stored in groups of 16), " + op +
+                " of the pad channels' zeros is not finite: lowered where the channels fill whole groups");
   const Dims shape = image_shape(out);
   elementwise_kernel(i, 1, "_pads", "mul",
                      {{out, {}}, {"", Tensor{shape, std::vector<float>(std::size_t(product(shape)), 1.0f)}}}, out);
@@ -1819,6 +1834,122 @@ bool Compiler::channel_gate(int i) {
   k.check_inputs = {"x", "g"};
   k.check = {{"op", "channel_mul"}};
   return finish(i, std::move(k));
+}
+
+// The broadcast operands of node i's element-wise op, each expanded to the output's shape `full`
+// (expanded). An ND op only: a feature map's channels are stored in groups of 16, which a row
+// broadcast does not follow.
+void Compiler::expand_operands(int i, std::vector<Operand>& in, const Dims& full) {
+  for (const Operand& o : in)
+    if (!o.broadcast && !o.value.empty() && !ref(o.value).empty() && values_.at(o.value).layout == Layout::Nc1hwc0)
+      for (const Operand& b : in)
+        if (b.broadcast)
+          fail(i, "'" + b.value + "', an activation of " + Tensor{image_shape(b.value), {}}.shape_str() +
+                      ", broadcast onto the feature map '" + o.value +
+                      "' (stored NC1HWC0): broadcasting an activation onto a map is not lowered (a constant, or a "
+                      "gate of one value per channel for a Mul, is)");
+  for (std::size_t j = 0; j < in.size(); ++j)
+    if (in[j].broadcast) in[j].value = expanded(i, in[j].value, full, 16 + j), in[j].broadcast = false;
+}
+
+// Activation v broadcast by numpy's rules to `full` (its image's shape), as a value of its own:
+// expand kernels, each copying its input viewed as outer x 1 x inner to outer x rows x inner, one
+// per run of adjacent axes broadcast (the last run first: 3 x 1 to 2 x 3 x 6 is 3 x 1 to 3 x 6,
+// then to 2 x 3 x 6). `out` names the value (an Expand's output); else it is v#<full>, made once
+// per image and read by every op that broadcasts v so.
+std::string Compiler::expanded(int i, const std::string& v, const Dims& full, std::size_t head,
+                               const std::string& out) {
+  std::string name = out.empty() ? v + "#" + Tensor{full, {}}.shape_str() : out;
+  if (out.empty() && values_.count(name) && !values_.at(name).refs[image_].empty()) return name;
+  const Dims from = image_shape(v);
+  if (from.size() > full.size())
+    fail(i, "'" + v + "' of " + Tensor{from, {}}.shape_str() + " has more axes than " + Tensor{full, {}}.shape_str());
+  Dims have(full.size() - from.size(), 1);
+  have.insert(have.end(), from.begin(), from.end());
+  for (std::size_t d = 0; d < full.size(); ++d)
+    if (have[d] != full[d] && have[d] != 1)
+      fail(i, "'" + v + "' of " + Tensor{from, {}}.shape_str() + " does not broadcast to " +
+                  Tensor{full, {}}.shape_str() + " (axis " + std::to_string(d) + ")");
+  std::string at = v;
+  for (std::size_t d = full.size(); have != full; head += 8) {
+    while (have[d - 1] == full[d - 1]) --d;  // the last axis broadcast, and the axes of 1 before it
+    std::size_t first = d - 1;
+    while (first > 0 && have[first - 1] == 1) --first;
+    Dims step = have;
+    std::copy(full.begin() + std::ptrdiff_t(first), full.begin() + std::ptrdiff_t(d),
+              step.begin() + std::ptrdiff_t(first));
+    const std::string to = step == full ? name : at + "#" + Tensor{step, {}}.shape_str();
+    expand_kernel(i, at, to, step, {product(have, 0, first), product(full, first, d), product(full, d)}, head);
+    at = to, have = step, d = first;
+  }
+  return name;
+}
+
+// Kernel `head` of node i: value x, viewed as outer x 1 x inner (runs), copied to y (of `shape`),
+// outer x rows x inner. The AI Core's expand where it takes the rows (runs of one 2- or 4-byte value, or
+// whole blocks), else the AI CPU's (byte copies).
+void Compiler::expand_kernel(int i, const std::string& x, const std::string& y, const Dims& shape, const Dims& runs,
+                             std::size_t head) {
+  const Value& v = values_.at(x);
+  if (!ref_.count(y)) {  // a value of its own: its values for the checks (none where x's were dropped)
+    Dims all = shape;
+    if (batch_ > 1) all[0] = std::int64_t(batch_);
+    Tensor t{all, {}};
+    if (!ref_.at(x).data.empty()) expand(ref_.at(x), all, t);
+    ref_[y] = std::move(t);
+  }
+  const std::string dt = v.dtype;
+  const std::int64_t eb = elem_bytes(dt);
+  const bool core = runs[2] == 1 ? eb == 2 || eb == 4 : runs[2] * eb % 32 == 0;
+  Kernel k{kernel_name(i, "_x" + std::to_string(head)), core ? "expand" : "aicpu"};
+  k.nodes = {i};
+  k.head = head;
+  k.tensors.push_back(use(i, k, x, "x", Layout::Nd, false, dt));
+  produce(k, y, KTensor{"y", dt}, Layout::Nd);
+  if (core) {
+    k.shape = {{"dtype", dt}, {"outer", num(runs[0])}, {"rows", num(runs[1])}, {"inner", num(runs[2])}};
+    k.args = {"x", "y"};
+  } else {
+    k.shape = {{"aicpu", "expand"}};
+    k.args = {"y", "x", num(runs[0]), num(runs[1]), num(runs[2] * eb)};
+  }
+  k.check_inputs = {"x"};
+  k.check = {{"op", "expand"}, {"cols", num(runs[2])}, {"rows", num(runs[1])}};
+  place(std::move(k));
+}
+
+// Expand of an activation to a shape (a constant): the AI CPU's expand (expanded); to its own shape,
+// a view of it.
+bool Compiler::expand_node(int i) {
+  const auto& n = node(i);
+  if (!available(n.input(0))) return false;
+  const Dims full = image_shape(n.output(0));
+  if (image_shape(n.input(0)) == full) return view(i);
+  expanded(i, n.input(0), full, 0, n.output(0));
+  done_[std::size_t(i)] = true;
+  return true;
+}
+
+// Pow outside a LayerNormalization written out, by a constant scalar exponent: x^2 as x x (RMSNorm's
+// x.pow(2), as LLaMA's and T5's exports write it), x^0.5 a square root, x^-1 a reciprocal, x^1 x
+// times 1. Each is the exact power rounded once, as NumPy's.
+bool Compiler::power(int i) {
+  const auto& n = node(i);
+  const double e = constant_scalar(n.input(1));
+  if (!(e == 2.0 || e == 0.5 || e == -1.0 || e == 1.0))
+    fail(i, (std::isnan(e) ? std::string("the exponent is not one constant value") : "an exponent of " + num(e)) +
+                ": a constant 2, 0.5, 1 or -1 is lowered (x x, sqrt x, 1 / x, x)");
+  if (!available(n.input(0))) return false;
+  const std::string& x = n.input(0);
+  if (e == 2.0) elementwise_kernel(i, 0, "", "mul", {{x, {}}, {x, {}}}, n.output(0));
+  if (e == 1.0) elementwise_kernel(i, 0, "", "muls", {{x, {}}}, n.output(0), {{"alpha", "1"}});
+  if (e == 0.5 || e == -1.0) {
+    const std::string op = e == 0.5 ? "sqrt" : "rec";
+    elementwise_kernel(i, 0, "", op, {{x, {}}}, n.output(0));
+    clear_pads(i, op, {});
+  }
+  done_[std::size_t(i)] = true;
+  return true;
 }
 
 // Sigmoid(x) whose one reader is a Mul by x itself (SiLU, Swish: EfficientNet's, YOLOv5's, as
@@ -1941,11 +2072,7 @@ Compiler::Operand Compiler::operand(int i, int j, const Dims& full) const {
   const std::string& v = n.input(j);
   const bool divisor = n.op_type() == "Div" && j == 1;
   if (!is_weight(v) && !(constant(v) && (ref_.at(v).shape != full || divisor))) {
-    if (image_shape(v) != full)
-      fail(i, "'" + v + "', an activation of " + Tensor{image_shape(v), {}}.shape_str() +
-                  ", broadcast to the output's " + Tensor{full, {}}.shape_str() +
-                  ": broadcasting an activation is not lowered (a constant broadcasts)");
-    return {v, {}};
+    return {v, {}, image_shape(v) != full};
   }
   Tensor c;
   if (!expand(ref_.at(v), full, c))
@@ -2647,16 +2774,14 @@ bool Compiler::layer_norm_pattern(std::size_t pattern) {
                           p.beta.empty() ? nullptr : &ref_.at(p.beta), fused);
 }
 
-// ReduceMean and Pow lower as members of a LayerNormalization written out (find_layer_norms);
+// ReduceMean and Pow lower as members of a LayerNormalization written out (find_layer_norms), a Pow
+// of its own as power;
 // ReduceMean and ReduceMax over the spatial axes of a feature map as its global pool
 // (spatial_reduce); ReduceSum, ReduceMean, ReduceMax and ReduceMin over adjacent axes of an ND
 // activation as the reduce kernel (axes_reduce).
 bool Compiler::reduce(int i) {
   if (layer_norm_.count(i)) return layer_norm_pattern(layer_norm_.at(i));
-  const std::string pattern =
-      "a LayerNormalization written out (ReduceMean over the last axis, Sub, Pow 2, ReduceMean, Add epsilon, Sqrt, "
-      "Div, as PyTorch exports it before opset 17)";
-  if (node(i).op_type() == "Pow") fail(i, "lowered only as part of " + pattern);
+  if (node(i).op_type() == "Pow") return power(i);
   if (!available(node(i).input(0))) return false;
   if (spatial_reduce(i)) return true;
   return axes_reduce(i);
@@ -2820,6 +2945,9 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
       {"Sqrt", &Compiler::elementwise},
       {"Exp", &Compiler::elementwise},
       {"Erf", &Compiler::elementwise},
+      {"Reciprocal", &Compiler::elementwise},
+      {"Log", &Compiler::elementwise},
+      {"Expand", &Compiler::expand_node},
       {"ReduceMean", &Compiler::reduce},
       {"ReduceMax", &Compiler::reduce},
       {"ReduceSum", &Compiler::reduce},

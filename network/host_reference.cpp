@@ -488,6 +488,20 @@ void topk(Op& op) {
   top(op, k, axis, op.i("largest", 1) != 0, &values, op.out(1, so));
 }
 
+// ONNX's Expand: x broadcast with the shape input by numpy's rules (each axis the larger of the two).
+void expand_to(Op& op) {
+  const Tensor& spec = op.in(1);
+  Shape to;
+  for (float v : spec.data) {
+    op.need(v >= 0, "a negative dimension in the shape " + spec.shape_str());
+    to.push_back(std::int64_t(v));
+  }
+  op.need(count(to) <= std::int64_t(Tensor::kMaxElements), "the shape would hold over 2^31 values");
+  const Tensor shape{to, std::vector<float>(std::size_t(count(to)), 0.0f)};
+  const Tensor o = combine(op, op.in(0), shape, [](float a, float) { return a; });
+  op.out(0, o.shape).data = o.data;
+}
+
 void reshape(Op& op) {
   const Tensor &x = op.in(0), &spec = op.in(1);
   Shape so(spec.data.begin(), spec.data.end());
@@ -835,6 +849,8 @@ const std::vector<Entry>& table() {
       {"Abs", [](Op& o) { unary(o, [](float x) { return std::fabs(x); }); }},
       {"Neg", [](Op& o) { unary(o, [](float x) { return -x; }); }},
       {"Sqrt", [](Op& o) { unary(o, [](float x) { return std::sqrt(x); }); }},
+      {"Reciprocal", [](Op& o) { unary(o, [](float x) { return 1.0f / x; }); }},
+      {"Log", [](Op& o) { unary(o, [](float x) { return std::log(x); }); }},
       {"Exp", [](Op& o) { unary(o, [](float x) { return std::exp(x); }); }},
       {"Erf", [](Op& o) { unary(o, [](float x) { return std::erf(x); }); }},
       {"Pow", [](Op& o) { broadcast(o, [](float a, float b) { return float(std::pow(double(a), double(b))); }); }},
@@ -868,6 +884,7 @@ const std::vector<Entry>& table() {
       {"TopK", topk},
       {"Flatten", flatten},
       {"Reshape", reshape},
+      {"Expand", expand_to},
       {"Squeeze", squeeze},
       {"Pad", pad},
       {"Resize", resize},

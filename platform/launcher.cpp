@@ -99,6 +99,7 @@ const cfg::Choices<std::uint32_t> kAicpuKernels = {
     {"argmax", DVP_AICPU_ARGMAX, "each row's largest, its index"},
     {"concat", DVP_AICPU_CONCAT, "inputs joined: y's rows are the inputs' rows side by side (byte copies)"},
     {"gather", DVP_AICPU_GATHER, "rows picked by index: y's rows are x's rows at the s32 indices, per outer block"},
+    {"expand", DVP_AICPU_EXPAND, "x broadcast: y's rows (o, r), r < mid, of run_bytes are x's row o (byte copies)"},
 };
 
 // The tasks over a range of a tensor (range_entry): their key and type.
@@ -161,7 +162,7 @@ void KernelLauncher::describe(cfg::Spec& k) {
   k.param("aicpu", Type::Enum,
           "an AI CPU kernel of the runtime firmware (needs firmware: and tasks:); args (docs/scenarios.md): topk, "
           "argmax: x (f32), rows, cols, k, values (f32), indices (s32); concat: y, outer, n, x0, bytes0, ...; gather: "
-          "y, outer, n, row_bytes, x, x_rows, indices (s32). " +
+          "y, outer, n, row_bytes, x, x_rows, indices (s32); expand: y, x, outer, mid, run_bytes. " +
               kAicpuKernels.doc())
       .choices(kAicpuKernels.names())
       .optional();
@@ -348,13 +349,15 @@ void KernelLauncher::describe_row_shape(cfg::Spec& sh) {
       .choices({"copies", "zeros"});
   sh.param("rows", Type::Int,
            "softmax, layernorm: rows; transpose: x's second axis, y's third; reduce: the axis reduced (x is outer x "
-           "rows x inner, y outer x inner)")
+           "rows x inner, y outer x inner); expand: the axis each x row is repeated over (x is outer x inner, y "
+           "outer x rows x inner)")
       .optional()
       .range(1, 1 << 24);
-  sh.param("outer", Type::Int, "transpose, reduce: the leading axis, kept").optional().range(1, 1 << 24);
+  sh.param("outer", Type::Int, "transpose, reduce, expand: the leading axis, kept").optional().range(1, 1 << 24);
   sh.param("inner", Type::Int,
            "transpose: elements moved together (the last axis, kept; whole 32-byte blocks); reduce: the last axis, "
-           "kept (default 1: each row reduced to one element)")
+           "kept (default 1: each row reduced to one element); expand: the last axis, kept (1, or whole 32-byte "
+           "blocks; default 1: a run of rows copies of each x element)")
       .optional()
       .range(1, 1 << 20);
   sh.param("reduce", Type::Enum,
@@ -470,7 +473,12 @@ void KernelLauncher::describe_check(cfg::Spec& c) {
           "the reference as a file of the output's values (relative to the scenario; .npy of any numeric type, "
           "else raw elements of the output's type), instead of op")
       .optional();
-  c.param("cols", Type::Int, "softmax, layernorm, topk, argmax, gather: elements per row").optional().range(1, 1 << 20);
+  c.param("cols", Type::Int, "softmax, layernorm, topk, argmax, gather, expand: elements per row")
+      .optional()
+      .range(1, 1ull << 32);
+  c.param("rows", Type::Int, "expand: how many rows of the output each row of the input fills")
+      .optional()
+      .range(1, 1ull << 32);
   c.param("epsilon", Type::Float, "layernorm: added to each row's variance").defaults("1e-5").range(0, 1);
   c.param(
        "alpha", Type::Float,
@@ -737,6 +745,12 @@ void KernelLauncher::check_aicpu_args(const Kernel* K, const cfg::Node& k) {
     holds(0, times(times(outer, n), row));
     holds(4, times(times(outer, rows), row));
     holds(6, times(n, 4));
+  } else if (fn == "expand") {
+    if (a.size() != 5) args.fail("expand takes 5 arguments: y, x, outer, mid, run_bytes");
+    const std::uint64_t outer = number(2), mid = number(3), run = number(4);
+    if (run == 0) arg(4).fail("expand's run_bytes is 0: a row of x is at least one byte");
+    holds(0, times(times(outer, mid), run));
+    holds(1, times(outer, run));
   }
 }
 
@@ -1056,6 +1070,7 @@ void KernelLauncher::read_check(Kernel* K, const cfg::Node& c, const std::string
   R.m = c.has("m") ? c.get_uint("m") : 0, R.k = c.has("k") ? c.get_uint("k") : 0,
   R.n = c.has("n") ? c.get_uint("n") : 0;
   R.cols = c.has("cols") ? c.get_uint("cols") : 0;
+  R.rows = c.has("rows") ? c.get_uint("rows") : 0;
   if (op == "topk" && R.k > R.cols)
     c.at("k").fail("topk: k " + std::to_string(R.k) + " is more than cols (" + std::to_string(R.cols) + ")");
   R.b_transposed = c.get_bool("b_transposed");

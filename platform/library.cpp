@@ -412,6 +412,34 @@ KernelWork reduce_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
   return {n, "vector op", vector_ps(core, n, aicore::dtype_bytes(r.dtype), false)};
 }
 
+// --- expand -------------------------------------------------------------------------------------
+KernelShape read_expand(const cfg::Node& sh) {
+  kernels::ExpandShape e{dtype(sh, "dtype"), sh.has("outer") ? sh.get_uint("outer") : 1, sh.get_uint("rows"),
+                         sh.has("inner") ? sh.get_uint("inner") : 1};
+  const unsigned eb = aicore::dtype_bytes(e.dtype);
+  if (e.inner == 1 && eb != 2 && eb != 4)
+    sh.at("dtype").fail("expand writes a run of one value (inner 1) by vdup: a 2- or 4-byte type");
+  if (e.inner != 1 && e.inner * eb % 32)
+    sh.at("inner").fail("expand takes inner 1 or rows of whole 32-byte blocks (the AI CPU's expand takes any)");
+  return e;
+}
+std::vector<LibraryArg> expand_args(const KernelShape& s) {
+  const auto& e = std::get<kernels::ExpandShape>(s);
+  return {{"x", e.dtype, e.in_elems()}, {"y", e.dtype, e.out_elems()}};
+}
+BuiltKernel build_expand(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& e = std::get<kernels::ExpandShape>(s);
+  const kernels::ExpandPlan p = kernels::expand_plan(core, e);
+  const std::string how = p.runs         ? std::to_string(p.unit) + " elements a unit, runs filled by vdup"
+                          : p.pieces > 1 ? std::to_string(p.pieces) + " pieces of a row, each a unit"
+                                         : std::to_string(p.unit) + " rows a unit, x's row doubled by vcopy";
+  return {kernels::expand_kernel(core, e), how, p.units};
+}
+// No arithmetic: the bound is the bytes (x read, y written).
+KernelWork expand_work(const aicore::AiCoreConfig&, const KernelShape& s) {
+  return {double(std::get<kernels::ExpandShape>(s).out_elems()), "element", 0};
+}
+
 // --- elementwise --------------------------------------------------------------------------------
 KernelShape read_elementwise(const cfg::Node& sh) {
   kernels::ElementwiseShape e{sh.get_string("op"), dtype(sh, "dtype"), sh.get_uint("n"),
@@ -530,6 +558,7 @@ const LibraryKernel kChannelMul{"channel_mul",    {"h", "w", "c"},   read_channe
 const LibraryKernel kUpsample{"upsample", {"h", "w", "c"}, read_upsample, upsample_args, build_upsample, upsample_work};
 const LibraryKernel kResize{"resize", {"h", "w", "c", "oh", "ow"}, read_resize, resize_args, build_resize, resize_work};
 const LibraryKernel kReduce{"reduce", {"reduce", "rows"}, read_reduce, reduce_args, build_reduce, reduce_work};
+const LibraryKernel kExpand{"expand", {"rows"}, read_expand, expand_args, build_expand, expand_work};
 const LibraryKernel kAipp{"aipp", {"h", "w", "format"}, read_aipp, aipp_args, build_aipp, aipp_work};
 
 }  // namespace
@@ -570,6 +599,9 @@ const cfg::Choices<const LibraryKernel*>& library_kernels() {
       {"reduce", &kReduce,
        "the sum, mean, maximum or minimum over the middle axis of outer x rows x inner (ONNX's Reduce ops over "
        "adjacent axes)"},
+      {"expand", &kExpand,
+       "x (outer x inner) repeated over a middle axis of rows: numpy's broadcasting (ONNX's Expand), for inner 1 "
+       "or rows of whole 32-byte blocks"},
       {"aipp", &kAipp,
        "AIPP: a u8 picture (nv12, nv21, yuv400, rgb888) to a network's f16 NC1HWC0 input, colour-converted and "
        "normalised"},

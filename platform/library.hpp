@@ -16,6 +16,7 @@
 #include "kernels/library/channel_mul.hpp"
 #include "kernels/library/channel_softmax.hpp"
 #include "kernels/library/elementwise.hpp"
+#include "kernels/library/expand.hpp"
 #include "kernels/library/gemm.hpp"
 #include "kernels/library/layernorm.hpp"
 #include "kernels/library/pool.hpp"
@@ -27,10 +28,11 @@
 
 namespace dvp::platform {
 
-using KernelShape = std::variant<kernels::GemmShape, kernels::ConvShape, kernels::PoolShape, kernels::SoftmaxShape,
-                                 kernels::ElementwiseShape, kernels::AippShape, kernels::LayerNormShape,
-                                 kernels::TransposeShape, kernels::ChannelSoftmaxShape, kernels::UpsampleShape,
-                                 kernels::ChannelMulShape, kernels::ResizeShape, kernels::ReduceShape>;
+using KernelShape =
+    std::variant<kernels::GemmShape, kernels::ConvShape, kernels::PoolShape, kernels::SoftmaxShape,
+                 kernels::ElementwiseShape, kernels::AippShape, kernels::LayerNormShape, kernels::TransposeShape,
+                 kernels::ChannelSoftmaxShape, kernels::UpsampleShape, kernels::ChannelMulShape, kernels::ResizeShape,
+                 kernels::ReduceShape, kernels::ExpandShape>;
 
 // One argument a library kernel takes: a tensor of at least `elems` elements of `dtype`.
 struct LibraryArg {

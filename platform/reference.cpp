@@ -414,6 +414,17 @@ void gather_ref(const Reference& R, const std::vector<TensorView>& in, std::vect
     }
 }
 
+// expand: the output's rows (o, r) of cols, r < rows, are the input's row o (numpy broadcasting
+// of outer x 1 x cols to outer x rows x cols). Sizes that do not divide so give NaN: never equal.
+void expand_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const std::uint64_t row = R.rows * R.cols, outer = row ? out.size() / row : 0;
+  std::fill(out.begin(), out.end(), NAN);
+  if (!outer || outer * row != out.size() || in[0].elems != outer * R.cols) return;
+  for (std::uint64_t o = 0, e = 0; o < outer; ++o)
+    for (std::uint64_t r = 0; r < R.rows; ++r)
+      for (std::uint64_t c = 0; c < R.cols; ++c) out[e++] = in[0].at(o * R.cols + c);
+}
+
 // layernorm: x like the output, gamma and beta a row each.
 Needs layernorm_inputs(const Reference& r, std::uint64_t out) {
   return {{out, "input"}, {r.cols, "gamma"}, {r.cols, "beta"}};
@@ -497,8 +508,8 @@ double gate(double v) { return std::fmax(0.0, std::fmin(1.0, v)); }
 
 // The element-wise checks, each out[i] = element(r, in0[i], in1[i]).
 struct ElementwiseChecks {
-  RefCheck add, sub, mul, max, min, relu, copy, exp, abs, sqrt, neg, adds, muls, erf, gelu, sigmoid, silu, tanh,
-      leaky_relu, hard_sigmoid, hard_swish, clip;
+  RefCheck add, sub, mul, div, max, min, relu, copy, exp, abs, sqrt, rec, log, neg, adds, muls, erf, gelu, sigmoid,
+      silu, tanh, leaky_relu, hard_sigmoid, hard_swish, clip;
 };
 const ElementwiseChecks& elementwise_checks() {
   using R = const Reference&;
@@ -506,6 +517,7 @@ const ElementwiseChecks& elementwise_checks() {
       elementwise("add", 2, [](R, double a, double b) { return a + b; }),
       elementwise("sub", 2, [](R, double a, double b) { return a - b; }),
       elementwise("mul", 2, [](R, double a, double b) { return a * b; }),
+      elementwise("div", 2, [](R, double a, double b) { return a / b; }),
       elementwise("max", 2, [](R, double a, double b) { return std::fmax(a, b); }),
       elementwise("min", 2, [](R, double a, double b) { return std::fmin(a, b); }),
       elementwise("relu", 1, [](R, double a, double) { return a > 0 ? a : 0.0; }),
@@ -513,6 +525,8 @@ const ElementwiseChecks& elementwise_checks() {
       elementwise("exp", 1, [](R, double a, double) { return std::exp(a); }),
       elementwise("abs", 1, [](R, double a, double) { return std::fabs(a); }),
       elementwise("sqrt", 1, [](R, double a, double) { return std::sqrt(a); }),
+      elementwise("rec", 1, [](R, double a, double) { return 1 / a; }),
+      elementwise("log", 1, [](R, double a, double) { return std::log(a); }),
       elementwise("neg", 1, [](R, double a, double) { return -a; }),
       elementwise("adds", 1, [](R r, double a, double) { return a + r.alpha; }, {"alpha"}),
       elementwise("muls", 1, [](R r, double a, double) { return r.alpha * a; }, {"alpha"}),
@@ -549,11 +563,13 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck argmax{"argmax", 1, 1, {"cols"}, all, row_inputs, argmax_ref};
   static const RefCheck concat{"concat", 1, 64, {"cols"}, all, any_size_inputs, concat_ref, nullptr, true};
   static const RefCheck gather{"gather", 2, 2, {"cols"}, all, any_size_inputs, gather_ref};
+  static const RefCheck expand{"expand", 1, 1, {"cols", "rows"}, all, any_size_inputs, expand_ref};
   static const RefCheck aipp{"aipp", 1, 1, {}, aipp_count, aipp_inputs, aipp_ref};
   static const cfg::Choices<const RefCheck*> table = {
       {"add", &e.add, "out[i] = in0[i] + in1[i]"},
       {"sub", &e.sub, "out[i] = in0[i] - in1[i]"},
       {"mul", &e.mul, "out[i] = in0[i] * in1[i]"},
+      {"div", &e.div, "out[i] = in0[i] / in1[i]"},
       {"max", &e.max, "out[i] = max(in0[i], in1[i]) (as vmax: a NaN gives way to a number)"},
       {"min", &e.min, "out[i] = min(in0[i], in1[i]) (likewise)"},
       {"relu", &e.relu, "out[i] = max(in0[i], 0)"},
@@ -561,6 +577,8 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"exp", &e.exp, "out[i] = e^in0[i]"},
       {"abs", &e.abs, "out[i] = |in0[i]|"},
       {"sqrt", &e.sqrt, "out[i] = sqrt(in0[i])"},
+      {"rec", &e.rec, "out[i] = 1 / in0[i]"},
+      {"log", &e.log, "out[i] = ln(in0[i])"},
       {"neg", &e.neg, "out[i] = -in0[i]"},
       {"adds", &e.adds, "out[i] = in0[i] + alpha"},
       {"muls", &e.muls, "out[i] = alpha in0[i]"},
@@ -591,6 +609,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"concat", &concat,
        "the inputs' rows side by side: rows of cols (each input's rows: its elements over the rows)"},
       {"gather", &gather, "x's rows of cols at the indices (in1), for each outer block of x"},
+      {"expand", &expand, "x's rows of cols, each repeated `rows` times in order (numpy broadcasting)"},
       {"aipp", &aipp, "the aipp kernel's picture converted and normalised, from its definition"},
   };
   return table;

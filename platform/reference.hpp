@@ -67,7 +67,8 @@ struct Reference {
   bool bias = false;                       // gemm: in2 holds n values added to every row (before ReLU)
   bool f16_epilogue = false;               // gemm: the bias added in f16 (the kernel's epilogue: f16)
   double scale = 1;                        // gemm: the result times scale (int8 requantization), as an f32
-  std::uint64_t cols = 0;                  // softmax, layernorm, topk, argmax: elements per row
+  std::uint64_t cols = 0;                  // softmax, layernorm, topk, argmax, gather, expand: elements per row
+  std::uint64_t rows = 0;                  // expand: output rows per row of the input
   double epsilon = 1e-5;                   // layernorm: added to the variance
   double alpha = 0, beta = 0;              // leaky_relu's slope, hard_sigmoid's, clip's bounds
   kernels::ConvShape conv;                 // conv2d: the kernel's own shape

@@ -44,12 +44,20 @@ enum dvp_task_type {
    concat: y, outer, n, then n pairs (x_j, bytes_j): each of y's `outer` rows is the inputs'
      rows of bytes_j side by side, in order;
    gather: y, outer, n, row_bytes, x, x_rows, indices (s32 n): y's row (o, i) is x's row
-     (o, indices[i]) of `outer` blocks of x_rows rows; a negative index counts from the end. */
-enum dvp_aicpu_func { DVP_AICPU_TOPK = 1, DVP_AICPU_ARGMAX = 2, DVP_AICPU_CONCAT = 3, DVP_AICPU_GATHER = 4 };
+     (o, indices[i]) of `outer` blocks of x_rows rows; a negative index counts from the end;
+   expand: y, x, outer, mid, run_bytes: y's row (o, r) of run_bytes is x's row o, for r < mid
+     (numpy broadcasting of x, outer x 1 x run, to outer x mid x run). */
+enum dvp_aicpu_func {
+  DVP_AICPU_TOPK = 1,
+  DVP_AICPU_ARGMAX = 2,
+  DVP_AICPU_CONCAT = 3,
+  DVP_AICPU_GATHER = 4,
+  DVP_AICPU_EXPAND = 5
+};
 /* What an AI CPU kernel writes to AICPU_DONE (0: done). */
 enum dvp_aicpu_status {
   DVP_AICPU_OK = 0,
-  DVP_AICPU_BAD_ARGS = 1,    /* sizes the kernel does not take (topk's k of 0 or over 64) */
+  DVP_AICPU_BAD_ARGS = 1,    /* sizes the kernel does not take (topk's k of 0 or over 64, expand's run of 0) */
   DVP_AICPU_BAD_INDEX = 2,   /* gather: an index outside [-x_rows, x_rows) */
   DVP_AICPU_NO_FUNCTION = 99 /* a function number the firmware does not have */
 };

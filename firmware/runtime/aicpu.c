@@ -3,8 +3,9 @@
 // scheduler, runs the kernel named there on tensors in DRAM, and writes its status back.
 // Kernels: top-k and argmax over rows of f32 (integer comparisons on the bit patterns: the
 // firmware uses no floating-point registers; ties go to the lower index), concat (byte copies:
-// the joins of tensors the AI Core's 32-byte moves cannot make) and gather (rows picked by index:
-// an embedding's lookup, a class token's row; CANN runs its GatherV2 on the AI CPU too).
+// the joins of tensors the AI Core's 32-byte moves cannot make), gather (rows picked by index:
+// an embedding's lookup, a class token's row; CANN runs its GatherV2 on the AI CPU too) and expand
+// (a tensor broadcast by numpy's rules, as CANN's BroadcastTo: rows repeated at any byte offset).
 #include "aicpu.h"
 
 // Maps an f32 bit pattern to an unsigned key with the same order (NaNs aside).
@@ -93,6 +94,24 @@ static int gather(const uint64_t* a) {
   return DVP_AICPU_OK;
 }
 
+// y's rows (o, r) of run bytes, r < mid, are x's row o: x's row copied once, then what is written
+// so far copied after itself, doubling (a run of one element fills a row of mid in log2(mid) copies).
+static int expand(const uint64_t* a) {
+  uint8_t* y = (uint8_t*)a[0];
+  const uint8_t* x = (const uint8_t*)a[1];
+  const uint64_t outer = a[2], mid = a[3], run = a[4];
+  if (run == 0) return DVP_AICPU_BAD_ARGS;
+  for (uint64_t o = 0; o < outer && mid; ++o, y += mid * run) {
+    copy_bytes(y, x + o * run, run);
+    for (uint64_t done = run, bytes = mid * run; done < bytes;) {
+      const uint64_t n = done < bytes - done ? done : bytes - done;
+      copy_bytes(y + done, y, n);
+      done += n;
+    }
+  }
+  return DVP_AICPU_OK;
+}
+
 static volatile int mail;  // set by the interrupt handler, taken by the loop below
 
 // The mailbox's line stays high until the task's DONE is written. Ended now, it would be taken
@@ -121,6 +140,7 @@ void aicpu_main(unsigned core, unsigned aicpu) {
     if (func == DVP_AICPU_ARGMAX) status = argmax((const uint64_t*)args);
     if (func == DVP_AICPU_CONCAT) status = concat((const uint64_t*)args);
     if (func == DVP_AICPU_GATHER) status = gather((const uint64_t*)args);
+    if (func == DVP_AICPU_EXPAND) status = expand((const uint64_t*)args);
     reg_write(SOC_TS_BASE + TS_AICPU_DONE(aicpu), (uint32_t)status);  // lowers the line
     reg_write(SOC_IRQ_BASE + IRQ_EOI(core), SOC_AICPU_IRQ(aicpu));
   }

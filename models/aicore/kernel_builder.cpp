@@ -230,6 +230,12 @@ void KernelBuilder::Vector(const char* o, DType t, std::vector<Reg> operands, co
   emit(x(m.c_str(), operands, t));
 }
 
+void KernelBuilder::Vector(const char* o, DType t, std::vector<Reg> operands, Reg cfg) {
+  const std::string m = std::string("v") + o;
+  operands.push_back(cfg);
+  emit(x(m.c_str(), operands, t));
+}
+
 void KernelBuilder::Transpose16(Reg d, Reg s) { emit(x("vtranspose", {d, s}, DType::F16)); }
 
 void KernelBuilder::Cast(DType to, DType from, Reg d, Reg s, const VecCfg& p, Round r) {

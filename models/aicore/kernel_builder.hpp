@@ -148,6 +148,7 @@ class KernelBuilder {
   // Vector: `op` is the mnemonic without the v (Add, Exp, ...: "add", "exp"); operands as the
   // ISA lists them, the VecCfg last.
   void Vector(const char* op, DType t, std::vector<Reg> operands, const VecCfg& p);
+  void Vector(const char* op, DType t, std::vector<Reg> operands, Reg cfg);  // a VecCfg computed at run time
   void Transpose16(Reg d, Reg s);  // vtranspose: 16 x 16 16-bit elements, UB s -> UB d
   void Add(DType t, Reg dst, Reg a, Reg b, const VecCfg& p) { Vector("add", t, {dst, a, b}, p); }
   void Mul(DType t, Reg dst, Reg a, Reg b, const VecCfg& p) { Vector("mul", t, {dst, a, b}, p); }

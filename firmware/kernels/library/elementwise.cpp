@@ -33,12 +33,12 @@ namespace {
 
 template <int kOp>
 void binary(ElementwiseSteps& s) {
-  static const char* names[] = {"add", "sub", "mul", "max", "min"};
+  static const char* names[] = {"add", "sub", "mul", "max", "min", "div"};
   s.bin(names[kOp], s.dst, s.src, s.y);
 }
 template <int kOp>
 void unary(ElementwiseSteps& s) {
-  static const char* names[] = {"relu", "exp", "abs", "sqrt"};
+  static const char* names[] = {"relu", "exp", "abs", "sqrt", "rec", "ln"};
   s.un(names[kOp], s.dst, s.src);
 }
 void neg(ElementwiseSteps& s) { s.scal("muls", s.dst, s.src, -1.0); }
@@ -136,10 +136,13 @@ const std::vector<ElementwiseOp>& elementwise_ops() {
       {"mul", 2, false, true, 0, 1, 0, 0, "", "z = x * y", binary<2>},
       {"max", 2, false, true, 0, 1, 0, 0, "", "z = max(x, y)", binary<3>},
       {"min", 2, false, true, 0, 1, 0, 0, "", "z = min(x, y)", binary<4>},
+      {"div", 2, false, true, 0, 0, 1, 0, "", "z = x / y", binary<5>},
       {"relu", 1, false, true, 0, 1, 0, 0, "", "z = max(x, 0)", unary<0>},
       {"exp", 1, false, true, 0, 0, 1, 0, "", "z = e^x", unary<1>},
       {"abs", 1, false, true, 0, 1, 0, 0, "", "z = |x|", unary<2>},
       {"sqrt", 1, false, true, 0, 0, 1, 0, "", "z = sqrt(x)", unary<3>},
+      {"rec", 1, false, true, 0, 0, 1, 0, "", "z = 1 / x", unary<4>},
+      {"log", 1, false, true, 0, 0, 1, 0, "", "z = ln(x)", unary<5>},
       {"neg", 1, false, true, 0, 1, 0, 0, "", "z = -x", neg},
       {"adds", 1, false, false, 0, 1, 0, 1, "alpha: the constant", "z = x + alpha", adds},
       {"muls", 1, false, false, 0, 1, 0, 1, "alpha: the constant", "z = alpha x", muls},
