@@ -319,10 +319,11 @@ class Compiler {
                           const std::vector<int>& fused = {});
   bool scalar_op(int i);
   bool channel_gate(int i);
-  std::string expanded(int i, const std::string& v, const Dims& full, std::size_t head, const std::string& out = "");
+  std::string expanded(int i, const std::string& v, const Dims& full, std::size_t head, const std::string& out = "",
+                       const std::string& dtype = "f32");
   void expand_operands(int i, std::vector<Operand>& in, const Dims& full);
   void expand_kernel(int i, const std::string& x, const std::string& y, const Dims& shape, const Dims& runs,
-                     std::size_t head);
+                     std::size_t head, const std::string& dtype);
   bool expand_node(int i);
   bool power(int i);
   bool silu(int i);
@@ -356,12 +357,13 @@ class Compiler {
   bool only_reduce_axes(const std::string& v) const;
   std::vector<bool> reduced_axes(int i, std::size_t rank) const;
   std::pair<std::int64_t, std::int64_t> reduced_run(int i, const Dims& x) const;
-  bool axes_reduce(int i);
+  bool axes_reduce(int i, const std::string& x, const std::string& y, const std::string& op, std::size_t head = 0);
+  bool composite_reduce(int i);
   bool layernorm_kernel(int i, const std::string& x, const std::string& out, std::int64_t axis, double epsilon,
                         const Tensor* gamma, const Tensor* beta, const std::vector<int>& fused);
   double constant_scalar(const std::string& v) const;  // NaN unless a constant of one element
   Params activation_params(int i) const;
-  void clear_pads(int i, const std::string& op, const Params& params, const std::string& in = "");
+  void clear_pads(int i, const std::string& op, const Params& params);
   bool softmax(int i);
   bool softmax_channels(int i);
   bool view(int i);
@@ -1740,14 +1742,13 @@ bool Compiler::elementwise(int i) {
   for (int j = 0; j < operands; ++j) in.push_back(operand(i, j, full));
   if (n.op_type() == "Div" && in[1].constant.data.empty()) op = "div";  // by a constant: a Mul by its reciprocal
   expand_operands(i, in, full);
-  if (op == "div") clear_pads(i, op, {}, in[1].value);
   if (binary && in.size() == 1) in.push_back(in[0]);
   const Params params = activation_params(i);
   elementwise_kernel(i, 0, "", op, {in.begin(), in.begin() + (binary ? 2 : 1)}, n.output(0), params);
   // More than two: each further kernel takes the result so far and the next input.
   for (std::size_t j = 2; j < in.size(); ++j)
     elementwise_kernel(i, j - 1, "_" + std::to_string(j), op, {{n.output(0), {}}, in[j]}, n.output(0));
-  if (!binary) clear_pads(i, op, params);
+  if (!binary || op == "div") clear_pads(i, op, params);  // 0 / 0 in a divided map's pad channels
   done_[std::size_t(i)] = true;
   return true;
 }
@@ -1757,9 +1758,8 @@ bool Compiler::elementwise(int i) {
 // is not 0 (a sigmoid's 0.5, an exp's 1, a clip's lower bound above 0): on a map whose channels
 // are no whole groups of 16 it is followed by a Mul, in place, by a map of ones, stored with its
 // pad channels 0 as every constant is (f(0) is finite for every op, so the product is 0).
-void Compiler::clear_pads(int i, const std::string& op, const Params& params, const std::string& in) {
-  const std::string& out = in.empty() ? node(i).output(0) : in;  // a divisor's pads are checked before the op
-  if (ref(out).empty()) return;
+void Compiler::clear_pads(int i, const std::string& op, const Params& params) {
+  const std::string& out = node(i).output(0);
   const Value& v = values_.at(out);
   if (v.layout != Layout::Nc1hwc0 || v.shape[1] % 16 == 0) return;
   platform::Reference r;
@@ -1837,9 +1837,19 @@ bool Compiler::channel_gate(int i) {
 }
 
 // The broadcast operands of node i's element-wise op, each expanded to the output's shape `full`
-// (expanded). An ND op only: a feature map's channels are stored in groups of 16, which a row
-// broadcast does not follow.
+// (expanded), or read as it is where broadcasting adds axes of 1 only. An ND op only: a feature
+// map's channels are stored in groups of 16, which a row broadcast does not follow. Where one
+// placed operand is f16 (the network's activations), an f32 one (from a graph input's arithmetic:
+// an attention mask made from the ids' padding) is cast to f16 first.
 void Compiler::expand_operands(int i, std::vector<Operand>& in, const Dims& full) {
+  const auto placed = [&](const Operand& o) { return !o.value.empty() && !ref(o.value).empty(); };
+  const bool f16 = std::any_of(in.begin(), in.end(),
+                               [&](const Operand& o) { return placed(o) && values_.at(o.value).dtype == "f16"; });
+  for (Operand& o : in)
+    if (f16 && placed(o) && values_.at(o.value).dtype == "f32") o.value = cast_to(i, o.value, "f16");
+  std::vector<std::string> values;
+  for (const Operand& o : in) values.push_back(o.value);
+  const std::string dt = f16 ? "f16" : placed_form(values).second;  // an input placed by the expand
   for (const Operand& o : in)
     if (!o.broadcast && !o.value.empty() && !ref(o.value).empty() && values_.at(o.value).layout == Layout::Nc1hwc0)
       for (const Operand& b : in)
@@ -1848,8 +1858,11 @@ void Compiler::expand_operands(int i, std::vector<Operand>& in, const Dims& full
                       ", broadcast onto the feature map '" + o.value +
                       "' (stored NC1HWC0): broadcasting an activation onto a map is not lowered (a constant, or a "
                       "gate of one value per channel for a Mul, is)");
-  for (std::size_t j = 0; j < in.size(); ++j)
-    if (in[j].broadcast) in[j].value = expanded(i, in[j].value, full, 16 + j), in[j].broadcast = false;
+  for (std::size_t j = 0; j < in.size(); ++j) {
+    if (in[j].broadcast && product(image_shape(in[j].value)) != product(full))
+      in[j].value = expanded(i, in[j].value, full, 16 + j, "", dt);
+    in[j].broadcast = false;
+  }
 }
 
 // Activation v broadcast by numpy's rules to `full` (its image's shape), as a value of its own:
@@ -1857,8 +1870,8 @@ void Compiler::expand_operands(int i, std::vector<Operand>& in, const Dims& full
 // per run of adjacent axes broadcast (the last run first: 3 x 1 to 2 x 3 x 6 is 3 x 1 to 3 x 6,
 // then to 2 x 3 x 6). `out` names the value (an Expand's output); else it is v#<full>, made once
 // per image and read by every op that broadcasts v so.
-std::string Compiler::expanded(int i, const std::string& v, const Dims& full, std::size_t head,
-                               const std::string& out) {
+std::string Compiler::expanded(int i, const std::string& v, const Dims& full, std::size_t head, const std::string& out,
+                               const std::string& dtype) {
   std::string name = out.empty() ? v + "#" + Tensor{full, {}}.shape_str() : out;
   if (out.empty() && values_.count(name) && !values_.at(name).refs[image_].empty()) return name;
   const Dims from = image_shape(v);
@@ -1879,17 +1892,17 @@ std::string Compiler::expanded(int i, const std::string& v, const Dims& full, st
     std::copy(full.begin() + std::ptrdiff_t(first), full.begin() + std::ptrdiff_t(d),
               step.begin() + std::ptrdiff_t(first));
     const std::string to = step == full ? name : at + "#" + Tensor{step, {}}.shape_str();
-    expand_kernel(i, at, to, step, {product(have, 0, first), product(full, first, d), product(full, d)}, head);
+    expand_kernel(i, at, to, step, {product(have, 0, first), product(full, first, d), product(full, d)}, head, dtype);
     at = to, have = step, d = first;
   }
   return name;
 }
 
 // Kernel `head` of node i: value x, viewed as outer x 1 x inner (runs), copied to y (of `shape`),
-// outer x rows x inner. The AI Core's expand where it takes the rows (runs of one 2- or 4-byte value, or
-// whole blocks), else the AI CPU's (byte copies).
+// outer x rows x inner (x placed in `dtype` when it is a graph input not placed yet). The AI Core's expand where it
+// takes the rows (runs of one 2- or 4-byte value, or whole blocks), else the AI CPU's (byte copies).
 void Compiler::expand_kernel(int i, const std::string& x, const std::string& y, const Dims& shape, const Dims& runs,
-                             std::size_t head) {
+                             std::size_t head, const std::string& dtype) {
   const Value& v = values_.at(x);
   if (!ref_.count(y)) {  // a value of its own: its values for the checks (none where x's were dropped)
     Dims all = shape;
@@ -1898,9 +1911,9 @@ void Compiler::expand_kernel(int i, const std::string& x, const std::string& y, 
     if (!ref_.at(x).data.empty()) expand(ref_.at(x), all, t);
     ref_[y] = std::move(t);
   }
-  const std::string dt = v.dtype;
+  const std::string dt = ref(x).empty() ? dtype : v.dtype;  // a graph input not placed yet: placed in dtype
   const std::int64_t eb = elem_bytes(dt);
-  const bool core = runs[2] == 1 ? eb == 2 || eb == 4 : runs[2] * eb % 32 == 0;
+  const bool core = (eb == 2 || eb == 4) && (runs[2] == 1 || runs[2] * eb % 32 == 0);
   Kernel k{kernel_name(i, "_x" + std::to_string(head)), core ? "expand" : "aicpu"};
   k.nodes = {i};
   k.head = head;
@@ -1918,13 +1931,13 @@ void Compiler::expand_kernel(int i, const std::string& x, const std::string& y, 
   place(std::move(k));
 }
 
-// Expand of an activation to a shape (a constant): the AI CPU's expand (expanded); to its own shape,
-// a view of it.
+// Expand of an activation to a shape (a constant): expand kernels (expanded); where it only adds
+// axes of 1, a view of it.
 bool Compiler::expand_node(int i) {
   const auto& n = node(i);
   if (!available(n.input(0))) return false;
   const Dims full = image_shape(n.output(0));
-  if (image_shape(n.input(0)) == full) return view(i);
+  if (product(image_shape(n.input(0))) == product(full)) return view(i);  // axes of 1 added only
   expanded(i, n.input(0), full, 0, n.output(0));
   done_[std::size_t(i)] = true;
   return true;
@@ -2784,7 +2797,11 @@ bool Compiler::reduce(int i) {
   if (node(i).op_type() == "Pow") return power(i);
   if (!available(node(i).input(0))) return false;
   if (spatial_reduce(i)) return true;
-  return axes_reduce(i);
+  static const std::map<std::string, std::string> kOps = {
+      {"ReduceSum", "sum"}, {"ReduceMean", "mean"}, {"ReduceMax", "max"}, {"ReduceMin", "min"}};
+  const auto op = kOps.find(node(i).op_type());
+  if (op == kOps.end()) return composite_reduce(i);
+  return axes_reduce(i, node(i).input(0), node(i).output(0), op->second);
 }
 
 // The axes a Reduce op names: its attribute up to opset 12 (ReduceSum) or 17 (the others), then
@@ -2823,20 +2840,21 @@ std::pair<std::int64_t, std::int64_t> Compiler::reduced_run(int i, const Dims& x
   return {first, last};
 }
 
-// ReduceSum, ReduceMean, ReduceMax or ReduceMin of an ND activation over one run of adjacent axes:
-// the reduce kernel over x as outer x rows x inner. Reducing no axis of more than one element
-// moves no value: the input itself (a copy as a graph output), or its reshape when keepdims 0
-// drops axes.
-bool Compiler::axes_reduce(int i) {
+// Node i's sum, mean, maximum or minimum (`op`, the reduce kernel's) of ND activation x over one run
+// of adjacent axes, into y: the reduce kernel over x as outer x rows x inner (its `head`th kernel).
+// Reducing no axis of more than one element moves no value: the input itself (a copy as a graph
+// output), or its reshape when keepdims 0 drops axes.
+bool Compiler::axes_reduce(int i, const std::string& xv, const std::string& y, const std::string& op,
+                           std::size_t head) {
   const auto& n = node(i);
-  const Value& v = values_.at(n.input(0));
-  const Dims x = image_shape(n.input(0));
+  const Value& v = values_.at(xv);
+  const Dims x = image_shape(xv);
   const auto [first, last] = reduced_run(i, x);
   if (first < 0 && image_shape(n.output(0)) != x) return view(i);  // keepdims 0: a reshape
   if (first < 0 && outputs_.count(n.output(0)) && !v.input.empty()) return copy_output(i);
   if (first < 0) return set_view(i, v), true;
   if (v.layout == Layout::Nc1hwc0 || !v.map.empty())
-    fail(i, std::string(n.op_type() == "ReduceSum" || n.op_type() == "ReduceMin"
+    fail(i, std::string(op == "sum" || op == "min"
                             ? "over a feature map (stored NC1HWC0) it is not lowered"
                             : "over a feature map (stored NC1HWC0, its channels in groups of 16) it is lowered over "
                               "every spatial axis, as its global pool, not over other axes"));
@@ -2849,27 +2867,61 @@ bool Compiler::axes_reduce(int i) {
   if (outer > (1 << 24) || rows > (1 << 24) || inner > (1 << 20))
     fail(i, "x as " + std::to_string(outer) + " x " + std::to_string(rows) + " x " + std::to_string(inner) +
                 ": the reduce kernel takes up to 2^24 x 2^24 x 2^20");
-  static const std::map<std::string, std::string> kOps = {
-      {"ReduceSum", "sum"}, {"ReduceMean", "mean"}, {"ReduceMax", "max"}, {"ReduceMin", "min"}};
-  Kernel k{kernel_name(i), "reduce"};
+  Kernel k{kernel_name(i, head ? "_r" : ""), "reduce"};
   k.nodes = {i};
-  k.tensors.push_back(use(i, k, n.input(0), "x", Layout::Nd));
-  produce(k, n.output(0), KTensor{"y", v.dtype, "nd", "", "", "", image_shape(n.output(0))}, Layout::Nd);
-  k.shape = {{"dtype", v.dtype},
-             {"reduce", kOps.at(n.op_type())},
-             {"outer", num(outer)},
-             {"rows", num(rows)},
-             {"inner", num(inner)}};
+  k.head = head;
+  k.tensors.push_back(use(i, k, xv, "x", Layout::Nd));
+  produce(k, y, KTensor{"y", v.dtype, "nd", "", "", "", image_shape(y)}, Layout::Nd);
+  k.shape = {{"dtype", v.dtype}, {"reduce", op}, {"outer", num(outer)}, {"rows", num(rows)}, {"inner", num(inner)}};
   k.args = {"x", "y"};
   k.check_inputs = {"x"};
   // A sum in f32 rounded once to the element type: half a step of the result, and the f32 sum's
   // own rounding, rows steps of 2^-24 of the largest partial sum.
-  const bool exact = n.op_type() == "ReduceMax" || n.op_type() == "ReduceMin";
-  const double peak = max_abs(ref_.at(n.input(0)).data) * (n.op_type() == "ReduceSum" ? double(rows) : 1.0);
+  const bool exact = op == "max" || op == "min";
+  const double peak = max_abs(ref_.at(xv).data) * (op == "sum" ? double(rows) : 1.0);
   k.check = {{"op", "reduce"},
              {"atol", exact ? "0" : num(std::ldexp(peak, -22) * double(rows))},
              {"rtol", exact ? "0" : "2e-3"}};
+  if (head) return place(std::move(k)), true;
   return finish(i, std::move(k));
+}
+
+// ReduceSumSquare, ReduceL1, ReduceL2 and ReduceLogSum as the ops they are defined by: x x or |x|
+// (an elementwise kernel), the sum (the reduce kernel), then the square root or the logarithm
+// (F.normalize's and torch.norm's ReduceL2). ReduceLogSumExp and ReduceProd are refused by name.
+bool Compiler::composite_reduce(int i) {
+  const auto& n = node(i);
+  const std::string& t = n.op_type();
+  if (t == "ReduceLogSumExp" || t == "ReduceProd")
+    fail(i,
+         "it is not lowered (ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceSumSquare, ReduceL1, ReduceL2 and "
+         "ReduceLogSum are)");
+  const std::string &x = n.input(0), &y = n.output(0);
+  if (reduced_run(i, image_shape(x)).first < 0)
+    fail(i, "it reduces no axis of more than one element: lowered where it reduces one");
+  std::string sum_in = x, sum_out = y;
+  const Tensor& xs = ref_.at(x);
+  if (t != "ReduceLogSum") {  // x x or |x|, a value of its own
+    sum_in = x + (t == "ReduceL1" ? "#abs" : "#square");
+    Tensor pre{xs.shape, xs.data};
+    for (float& e : pre.data) e = t == "ReduceL1" ? std::fabs(e) : e * e;
+    ref_[sum_in] = std::move(pre);
+    if (t == "ReduceL1")
+      elementwise_kernel(i, 1, "_abs", "abs", {{x, {}}}, sum_in);
+    else
+      elementwise_kernel(i, 1, "_sq", "mul", {{x, {}}, {x, {}}}, sum_in);
+  }
+  const char* post = t == "ReduceL2" ? "sqrt" : t == "ReduceLogSum" ? "log" : nullptr;
+  if (post) {  // the sum, a value of its own
+    sum_out = y + "#sum";
+    Tensor sum{ref_.at(y).shape, ref_.at(y).data};
+    for (float& e : sum.data) e = t == "ReduceL2" ? e * e : std::exp(e);
+    ref_[sum_out] = std::move(sum);
+  }
+  if (!axes_reduce(i, sum_in, sum_out, "sum", 2) || !post) return done_[std::size_t(i)] = true;
+  elementwise_kernel(i, 3, "", post, {{sum_out, {}}}, y);
+  done_[std::size_t(i)] = true;
+  return true;
 }
 
 // ReduceMean or ReduceMax over every spatial axis of a feature map (N x C x H x W: axes 2 and 3;
@@ -2952,6 +3004,12 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
       {"ReduceMax", &Compiler::reduce},
       {"ReduceSum", &Compiler::reduce},
       {"ReduceMin", &Compiler::reduce},
+      {"ReduceSumSquare", &Compiler::reduce},
+      {"ReduceL1", &Compiler::reduce},
+      {"ReduceL2", &Compiler::reduce},
+      {"ReduceLogSum", &Compiler::reduce},
+      {"ReduceLogSumExp", &Compiler::reduce},
+      {"ReduceProd", &Compiler::reduce},
       {"Pow", &Compiler::reduce},
   };
   return table;

@@ -566,7 +566,32 @@ Shape axes_of(const Op& op) {
 // ReduceMean, ReduceSum, ReduceMax and ReduceMin over `axes` (every axis when none are given;
 // none with noop_with_empty_axes), in double, the reduced axes kept as 1s unless keepdims is 0.
 // The axes are an attribute up to opset 12 (ReduceSum) or 17 (the others), then input 1.
-enum class Reduce { Mean, Sum, Max, Min };
+// ONNX's Reduce ops: each a sum (of x, x^2, |x| or e^x), a product, a maximum or a minimum,
+// then for some a function of it (the mean's / n, L2's square root, LogSum's and LogSumExp's log).
+enum class Reduce { Mean, Sum, Max, Min, SumSquare, L1, L2, LogSum, LogSumExp, Prod };
+double fold(Reduce kind, double a, double v) {
+  switch (kind) {
+    case Reduce::Max: return std::fmax(a, v);
+    case Reduce::Min: return std::fmin(a, v);
+    case Reduce::SumSquare:
+    case Reduce::L2: return a + v * v;
+    case Reduce::L1: return a + std::fabs(v);
+    case Reduce::LogSumExp: return a + std::exp(v);
+    case Reduce::Prod: return a * v;
+    default: return a + v;
+  }
+}
+// The result from the fold of n elements.
+double finish(Reduce kind, double a, double n) {
+  switch (kind) {
+    case Reduce::Mean: return a / n;
+    case Reduce::L2: return std::sqrt(a);
+    case Reduce::LogSum:
+    case Reduce::LogSumExp: return std::log(a);
+    default: return a;
+  }
+}
+
 void reduce(Op& op, Reduce kind) {
   const Tensor& x = op.in(0);
   Shape axes;
@@ -590,19 +615,19 @@ void reduce(Op& op, Reduce kind) {
   }
   // A maximum or minimum starts from NaN, which any number replaces (fmax, fmin): a NaN gives way
   // to a number, as the vector unit's vmax and vredmax do, and a slice of NaNs alone is NaN.
-  const double start = kind == Reduce::Max || kind == Reduce::Min ? NAN : 0.0;
+  const double start = kind == Reduce::Max || kind == Reduce::Min ? NAN : kind == Reduce::Prod ? 1.0 : 0.0;
   std::vector<double> acc(std::size_t(count(kept)), start);
   std::vector<std::int64_t> idx(rank, 0);
   for (float v : x.data) {
     std::int64_t o = 0;
     for (std::size_t d = 0; d < rank; ++d) o = o * kept[d] + (reduced[d] ? 0 : idx[d]);
     double& a = acc[std::size_t(o)];
-    a = kind == Reduce::Max ? std::fmax(a, double(v)) : kind == Reduce::Min ? std::fmin(a, double(v)) : a + v;
+    a = fold(kind, a, double(v));
     next_index(idx, x.shape);
   }
   const double n = double(x.elements()) / double(acc.size());  // the elements each result reduces
   Tensor& y = op.out(0, out);
-  for (std::size_t e = 0; e < acc.size(); ++e) y.data[e] = float(kind == Reduce::Mean ? acc[e] / n : acc[e]);
+  for (std::size_t e = 0; e < acc.size(); ++e) y.data[e] = float(finish(kind, acc[e], n));
 }
 
 // The dimensions in `axes` (of size 1), or every dimension of size 1 when none are given.
@@ -858,6 +883,12 @@ const std::vector<Entry>& table() {
       {"ReduceSum", [](Op& o) { reduce(o, Reduce::Sum); }},
       {"ReduceMax", [](Op& o) { reduce(o, Reduce::Max); }},
       {"ReduceMin", [](Op& o) { reduce(o, Reduce::Min); }},
+      {"ReduceSumSquare", [](Op& o) { reduce(o, Reduce::SumSquare); }},
+      {"ReduceL1", [](Op& o) { reduce(o, Reduce::L1); }},
+      {"ReduceL2", [](Op& o) { reduce(o, Reduce::L2); }},
+      {"ReduceLogSum", [](Op& o) { reduce(o, Reduce::LogSum); }},
+      {"ReduceLogSumExp", [](Op& o) { reduce(o, Reduce::LogSumExp); }},
+      {"ReduceProd", [](Op& o) { reduce(o, Reduce::Prod); }},
       {"Max", [](Op& o) { broadcast(o, [](float a, float b) { return std::max(a, b); }); }},
       {"Min", [](Op& o) { broadcast(o, [](float a, float b) { return std::min(a, b); }); }},
       {"Identity", [](Op& o) { unary(o, [](float x) { return x; }); }},

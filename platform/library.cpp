@@ -417,8 +417,8 @@ KernelShape read_expand(const cfg::Node& sh) {
   kernels::ExpandShape e{dtype(sh, "dtype"), sh.has("outer") ? sh.get_uint("outer") : 1, sh.get_uint("rows"),
                          sh.has("inner") ? sh.get_uint("inner") : 1};
   const unsigned eb = aicore::dtype_bytes(e.dtype);
-  if (e.inner == 1 && eb != 2 && eb != 4)
-    sh.at("dtype").fail("expand writes a run of one value (inner 1) by vdup: a 2- or 4-byte type");
+  if (eb != 2 && eb != 4)
+    sh.at("dtype").fail("expand moves 2- or 4-byte elements (vdup, vcopy); the AI CPU's expand takes any type");
   if (e.inner != 1 && e.inner * eb % 32)
     sh.at("inner").fail("expand takes inner 1 or rows of whole 32-byte blocks (the AI CPU's expand takes any)");
   return e;

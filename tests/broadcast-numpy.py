@@ -6,8 +6,8 @@
 # - the AI Core's (library: expand), both of its ways: runs of one value (inner 1: runs shorter
 #   than a block, 3 x 5 f16 and 37 x 17 f16; a run longer than a unit, 2 x 70001 f16; 1000 runs
 #   of 2 f32; 7 runs of 768 f16; a run of 1: a copy), and rows of whole blocks (2 x 3 x 16 f16,
-#   128 copies of one row of 768 f16, 3 x 5 x 8 f32, and rows of 100000 f16 wider than a unit:
-#   pieces). Each must equal NumPy's np.broadcast_to bit for bit, and a tensor placed after y
+#   128 copies of one row of 768 f16, 3 x 5 x 8 f32, rows of 100000 f16 wider than a unit:
+#   pieces; units of many x rows, 64 x 4 x 128 f16 and 4096 x 2 x 8 f32, x cold in DRAM; rows 1). Each must equal NumPy's np.broadcast_to bit for bit, and a tensor placed after y
 #   must be untouched (the last unit's write ends inside its last block).
 # - the AI CPU's (aicpu: expand: byte copies), with rows of 6 bytes (3 f16) and of one byte.
 # Each run also carries the kernel's own check (op: expand), which must pass.
@@ -18,8 +18,9 @@
 # ReduceSum, Div), an L2 normalisation (x / sqrt(sum x^2)), an attention mask of 1 x 1 x 1 x S
 # added to scores of 1 x H x S x S, a bias row computed from an activation added to every row,
 # Expand of an activation (to more axes), axes broadcast in two runs (two expands), Reciprocal,
-# Log and Pow by 2, 0.5 and -1. Broadcasting onto an NC1HWC0 feature map is refused with the node
-# named.
+# Log and Pow by 2, 0.5 and -1; F.normalize as exported (ReduceL2, Clip, Expand, Div), ReduceSumSquare,
+# ReduceL1 and ReduceLogSum (each its pre-op, the reduce kernel's sum, its post-op). Broadcasting onto
+# an NC1HWC0 feature map and ReduceLogSumExp are refused with the node named.
 #
 # Usage: broadcast-numpy.py DVP   (needs python3-numpy and python3-onnx)
 import os
@@ -34,7 +35,8 @@ NP = {"f16": np.float16, "f32": np.float32, "s8": np.int8}
 
 # dtype, outer, rows, inner
 CORE_SHAPES = [("f16", 3, 5, 1), ("f16", 37, 17, 1), ("f16", 2, 70001, 1), ("f32", 1000, 2, 1), ("f16", 7, 768, 1),
-               ("f32", 5, 1, 1), ("f16", 2, 3, 16), ("f16", 1, 128, 768), ("f32", 3, 5, 8), ("f16", 2, 2, 100000)]
+               ("f32", 5, 1, 1), ("f16", 2, 3, 16), ("f16", 1, 128, 768), ("f32", 3, 5, 8), ("f16", 2, 2, 100000),
+               ("f16", 64, 4, 128), ("f32", 4096, 2, 8), ("f16", 5, 1, 16)]
 CPU_SHAPES = [("f16", 4, 5, 3), ("s8", 3, 7, 1)]
 
 CORE = """
@@ -155,9 +157,10 @@ def run_graph(d, name, nodes, inputs, want, inits=None, rtol=2e-3, atol_scale=4e
             print("ok   onnx", name, n, v.shape)
 
 
-def refused(d, name, nodes, inputs, y_shape, words, inits=None):
+def refused(d, name, nodes, inputs, y_shape, words, inits=None, args=()):
     path = graph(d, name, nodes, inputs, {"y": y_shape}, inits)
-    r = subprocess.run([DVP, "compile", path, "--out", os.path.join(d, "c-" + name)], capture_output=True, text=True)
+    r = subprocess.run([DVP, "compile", path, "--out", os.path.join(d, "c-" + name), *args] +
+                       [f"--input={n}={d}/{n}.npy" for n in inputs], capture_output=True, text=True)
     if r.returncode != 2 or not all(w in r.stderr for w in words):
         failures.append(f"{name}: exit {r.returncode}, {r.stderr.strip()[-300:]}")
     else:
@@ -216,12 +219,46 @@ def onnx_part(d):
     vr, ur = np.maximum(v.astype(f64), 0), np.maximum(u.astype(f64), 0)
     run_graph(d, "expand", nodes, {"v": v, "u": u}, {"ex": np.broadcast_to(vr, (1, 3, 4)), "outer": vr + ur},
               {"shape": np.array([1, 3, 4], np.int64)}, rtol=1e-6, atol_scale=0)
+    # F.normalize as PyTorch exports it (ReduceL2, Clip, Expand to the Shape of x, Div), after a
+    # MatMul (f16); ReduceSumSquare, ReduceL1 and ReduceLogSum of an f32 activation, keepdims 0.
+    nodes = [mk("MatMul", ["x", "w"], ["h"]), mk("ReduceL2", ["h"], ["n2"], axes=[-1]),
+             mk("Clip", ["n2", "tiny"], ["nc"]), mk("Shape", ["h"], ["hs"]), mk("Expand", ["nc", "hs"], ["ne"]),
+             mk("Div", ["h", "ne"], ["normalized"]), mk("Relu", ["z"], ["zr"]),
+             mk("ReduceSumSquare", ["zr"], ["sq"], axes=[1], keepdims=0),
+             mk("ReduceL1", ["z"], ["l1"], axes=[1, 2], keepdims=0), mk("Add", ["zr", "one"], ["zr1"]),
+             mk("ReduceLogSum", ["zr1"], ["logsum"], axes=[-1])]
+    run_graph(d, "norms", nodes, {"x": x, "z": z},
+              {"normalized": h / np.maximum(np.sqrt((h * h).sum(-1, keepdims=True)), 1e-12),
+               "sq": (zr * zr).sum(1), "l1": np.abs(z.astype(f64)).sum((1, 2)),
+               "logsum": np.log((zr + 1).sum(-1, keepdims=True))},
+              {"w": w, "tiny": np.array(1e-12, np.float32), "one": np.array(1, np.float32)})
+    refused(d, "logsumexp", [mk("Relu", ["z"], ["zr"]), mk("ReduceLogSumExp", ["zr"], ["y"], axes=[-1])], {"z": z},
+            [3, 5, 1], ["(ReduceLogSumExp)", "it is not lowered (ReduceSum"])
+    # An additive mask made from a graph input's padding (f32) added to a MatMul's f16 scores (the
+    # mask cast to f16, then expanded), and an operand of fewer axes but as many elements (read as
+    # it is).
+    am = (rng.uniform(0, 1, (1, 48)) < 0.3).astype(np.float32)
+    a2 = rng.normal(0, 1, (4, 8)).astype(np.float32)
+    a3 = rng.normal(0, 1, (1, 4, 8)).astype(np.float32)
+    nodes = [mk("MatMul", ["x", "w"], ["h"]), mk("Sub", ["one", "am"], ["keep"]), mk("Mul", ["keep", "big"], ["mask"]),
+             mk("Add", ["h", "mask"], ["masked"]), mk("Relu", ["a2"], ["r2"]), mk("Relu", ["a3"], ["r3"]),
+             mk("Add", ["r3", "r2"], ["ranks"])]
+    run_graph(d, "hf-mask", nodes, {"x": x, "am": am, "a2": a2, "a3": a3},
+              {"masked": h + (1 - am) * -10000.0, "ranks": np.maximum(a3, 0) + np.maximum(a2, 0)},
+              {"w": w, "one": np.array(1, np.float32), "big": np.array(-10000, np.float32)})
     # Refused: an activation broadcast onto a feature map; broadcast axes that are not one run.
     img = rng.normal(0, 1, (1, 3, 6, 6)).astype(np.float32)
     k = rng.normal(0, 0.3, (16, 3, 3, 3)).astype(np.float32)
     refused(d, "onto-map", [mk("Conv", ["img", "k"], ["c"], pads=[1, 1, 1, 1]),
                             mk("ReduceMean", ["c"], ["cm"], axes=[2, 3]), mk("Add", ["c", "cm"], ["y"])],
             {"img": img}, [1, 16, 6, 6], ["(Add)", "broadcast onto the feature map", "NC1HWC0"], {"k": k})
+    # a map of 8 channels (its pad channels 0) divided by a graph input at a batch of 2 (0 / 0).
+    k8 = rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32)
+    img2 = rng.normal(0, 1, (2, 3, 6, 6)).astype(np.float32)
+    den = rng.uniform(1, 2, (2, 8, 6, 6)).astype(np.float32)
+    refused(d, "div-map", [mk("Conv", ["img2", "k8"], ["c"], pads=[1, 1, 1, 1]), mk("Div", ["c", "den"], ["y"])],
+            {"img2": img2, "den": den}, [2, 8, 6, 6], ["(Div)", "8 channels", "not finite"], {"k8": k8},
+            ["--batch", "2"])
     # Two runs of axes broadcast (1 and 3 of 1 x 4 x 5 x 6, axis 2 kept between): two expands, the
     # last run first; and an Expand to more axes (3 x 1 to 2 x 3 x 6, as the ONNX suite's).
     a = rng.normal(0, 1, (1, 4, 5, 6)).astype(np.float32)

@@ -33,9 +33,9 @@ ExpandPlan expand_plan(const AiCoreConfig& cfg, const ExpandShape& s) {
   const std::uint64_t cores = std::max<std::uint64_t>(1, cfg.cores), rb = s.inner * eb;
   ExpandPlan p;
   p.runs = s.inner == 1;
-  if (p.runs && eb != 2 && eb != 4)
-    throw Error("expand: a run of one value is written by vdup in 2- or 4-byte elements; " +
-                std::string(dtype_name(s.dtype)) + " is neither");
+  if (eb != 2 && eb != 4)
+    throw Error("expand: vdup and vcopy move 2- or 4-byte elements here; " + std::string(dtype_name(s.dtype)) +
+                " is neither (the AI CPU's expand takes any)");
   if (!p.runs && rb % 32)
     throw Error("expand: inner of " + std::to_string(s.inner) + " " + dtype_name(s.dtype) + " (" + std::to_string(rb) +
                 " bytes) is neither 1 nor whole 32-byte blocks (the AI CPU's expand takes any)");
@@ -180,8 +180,9 @@ struct Code {
   }
 
   // Unit `unit` of the rows way: whole rows of y [a, a + n), or (pieces) one piece of a row. The
-  // rows of one x row form a segment: MTE2 copies x's row to the segment's start once, then vcopy
-  // doubles what is there (rows 0..k-1 copied to k..2k-1) until the segment is full.
+  // rows of one x row form a segment: MTE2 copies each segment's x row to its start, then, once
+  // they are all in, vcopy doubles what each segment holds (rows 0..k-1 copied to k..2k-1) until
+  // it is full. (One flag for all the copies: a flag is set once before it is waited for.)
   void rows_unit(Reg unit, int buf, std::int64_t base) {
     const std::uint64_t rb = s.inner * eb, rows = s.outer * s.rows;
     k.Li(ub, base);
@@ -192,31 +193,15 @@ struct Code {
     k.Li(n, std::int64_t(rows));
     k.Op("sub", n, n, a);
     k.Op("min", n, n, t);  // its rows, n
-    k.Li(t, std::int64_t(s.rows));
-    k.Op("divu", o, a, t);  // the x row of the first segment
-    k.Add(s0, a, Reg{0});   // the segment's first row
-    k.Add(d, ub, Reg{0});   // and its place in the image
-    Label next = k.NewLabel();
-    k.Bind(next);
-    k.Li(t, std::int64_t(rb));
-    k.Mul(t, o, t);
-    k.Add(t, t, X);
-    k.DataCopy(Pos::UB, d, Pos::GM, t, DataCopyCfg{1, std::uint32_t(rb / 32), 0, 0});
-    k.SetFlag(Pipe::MTE2, Pipe::V, 0);
-    k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
-    k.Addi(o, o, 1);
-    k.Li(t, std::int64_t(s.rows));
-    k.Mul(e, o, t);
-    k.Add(t, a, n);
-    k.Op("min", e, e, t);  // the segment's end, e
-    k.Op("sub", cnt, e, s0);
-    k.Li(t, std::int64_t(rb));
-    k.Mul(cnt, cnt, t);  // its bytes
-    double_up();
-    k.Add(d, d, cnt);
-    k.Add(s0, e, Reg{0});
-    k.Add(t, a, n);
-    k.Branch("bltu", s0, t, next);
+    segments([&] {
+      k.Li(t, std::int64_t(rb));
+      k.Mul(t, o, t);
+      k.Add(t, t, X);
+      k.DataCopy(Pos::UB, d, Pos::GM, t, DataCopyCfg{1, std::uint32_t(rb / 32), 0, 0});
+    });
+    k.SetFlag(Pipe::MTE2, Pipe::V, buf);
+    k.WaitFlag(Pipe::MTE2, Pipe::V, buf);
+    segments([&] { double_up(); });
     k.SetFlag(Pipe::V, Pipe::MTE3, buf);
     k.WaitFlag(Pipe::V, Pipe::MTE3, buf);
     k.Li(t, std::int64_t(rb / 32));
@@ -227,6 +212,31 @@ struct Code {
     k.Add(t, t, Y);
     k.DataCopy(Pos::GM, t, Pos::UB, ub, t2);
     k.SetFlag(Pipe::MTE3, Pipe::MTE2, buf);
+  }
+  // `body` once per segment of the unit's rows [a, a + n): o its x row, d its place in the image,
+  // cnt its bytes (body may change t and the registers double_up uses, not these).
+  template <typename Body>
+  void segments(Body body) {
+    k.Li(t, std::int64_t(s.rows));
+    k.Op("divu", o, a, t);
+    k.Add(s0, a, Reg{0});  // the segment's first row
+    k.Add(d, ub, Reg{0});
+    Label next = k.NewLabel();
+    k.Bind(next);
+    k.Addi(e, o, 1);
+    k.Li(t, std::int64_t(s.rows));
+    k.Mul(e, e, t);
+    k.Add(t, a, n);
+    k.Op("min", e, e, t);  // the segment's end, e
+    k.Op("sub", cnt, e, s0);
+    k.Li(t, std::int64_t(s.inner * eb));
+    k.Mul(cnt, cnt, t);
+    body();
+    k.Add(d, d, cnt);
+    k.Add(s0, e, Reg{0});
+    k.Addi(o, o, 1);
+    k.Add(t, a, n);
+    k.Branch("bltu", s0, t, next);
   }
   // The cnt bytes at d, of which the first row (rb bytes) is there: vcopy of what is done so far
   // after itself, whole repeats (up to 255 a vcopy) then the rest under a mask, until all are.

@@ -44,7 +44,7 @@ struct ExpandPlan {
 };
 
 // Throws dvp::Error naming what it does not take (inner neither 1 nor whole blocks; a type of
-// other than 2 or 4 bytes for runs) or what does not fit.
+// other than 2 or 4 bytes) or what does not fit.
 ExpandPlan expand_plan(const aicore::AiCoreConfig& cfg, const ExpandShape& s);
 
 // Arguments at argbase: x, y (GM addresses).
