@@ -1937,6 +1937,8 @@ bool Compiler::expand_node(int i) {
   const auto& n = node(i);
   if (!available(n.input(0))) return false;
   const Dims full = image_shape(n.output(0));
+  if (image_shape(n.input(0)) == full && !outputs_.count(n.output(0)))  // the input itself (a map too)
+    return set_view(i, values_.at(n.input(0))), true;
   if (product(image_shape(n.input(0))) == product(full)) return view(i);  // axes of 1 added only
   expanded(i, n.input(0), full, 0, n.output(0));
   done_[std::size_t(i)] = true;
@@ -2899,7 +2901,11 @@ bool Compiler::composite_reduce(int i) {
   const std::string &x = n.input(0), &y = n.output(0);
   if (reduced_run(i, image_shape(x)).first < 0)
     fail(i, "it reduces no axis of more than one element: lowered where it reduces one");
-  std::string sum_in = x, sum_out = y;
+  // ReduceL2's and ReduceLogSum's sums pass f16's range long before their results do (a norm of
+  // 316 is a sum of 1e5): an f16 x is cast to f32 first, and the op computed in f32.
+  const bool wide = (t == "ReduceL2" || t == "ReduceLogSum") && values_.at(x).dtype == "f16";
+  std::string sum_in = wide ? cast_to(i, x, "f32") : x, sum_out = y;
+  const std::string from = sum_in;
   const Tensor& xs = ref_.at(x);
   if (t != "ReduceLogSum") {  // x x or |x|, a value of its own
     sum_in = x + (t == "ReduceL1" ? "#abs" : "#square");
@@ -2907,9 +2913,9 @@ bool Compiler::composite_reduce(int i) {
     for (float& e : pre.data) e = t == "ReduceL1" ? std::fabs(e) : e * e;
     ref_[sum_in] = std::move(pre);
     if (t == "ReduceL1")
-      elementwise_kernel(i, 1, "_abs", "abs", {{x, {}}}, sum_in);
+      elementwise_kernel(i, 1, "_abs", "abs", {{from, {}}}, sum_in);
     else
-      elementwise_kernel(i, 1, "_sq", "mul", {{x, {}}, {x, {}}}, sum_in);
+      elementwise_kernel(i, 1, "_sq", "mul", {{from, {}}, {from, {}}}, sum_in);
   }
   const char* post = t == "ReduceL2" ? "sqrt" : t == "ReduceLogSum" ? "log" : nullptr;
   if (post) {  // the sum, a value of its own

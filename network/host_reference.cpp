@@ -569,6 +569,12 @@ Shape axes_of(const Op& op) {
 // ONNX's Reduce ops: each a sum (of x, x^2, |x| or e^x), a product, a maximum or a minimum,
 // then for some a function of it (the mean's / n, L2's square root, LogSum's and LogSumExp's log).
 enum class Reduce { Mean, Sum, Max, Min, SumSquare, L1, L2, LogSum, LogSumExp, Prod };
+// What a fold starts from. A maximum or minimum starts from NaN, which any number replaces (fmax,
+// fmin): a NaN gives way to a number, as the vector unit's vmax and vredmax do, and a slice of NaNs
+// alone is NaN.
+double identity(Reduce kind) {
+  return kind == Reduce::Max || kind == Reduce::Min ? NAN : kind == Reduce::Prod ? 1.0 : 0.0;
+}
 double fold(Reduce kind, double a, double v) {
   switch (kind) {
     case Reduce::Max: return std::fmax(a, v);
@@ -601,8 +607,10 @@ void reduce(Op& op, Reduce kind) {
   } else {
     axes = op.ints("axes", {});
   }
-  if (axes.empty() && op.i("noop_with_empty_axes", 0)) {
-    op.out(0, x.shape).data = x.data;
+  if (axes.empty() && op.i("noop_with_empty_axes", 0)) {  // each element its own reduction (x^2, |x|, ln x, ...)
+    Tensor& y = op.out(0, x.shape);
+    for (std::size_t e = 0; e < x.data.size(); ++e)
+      y.data[e] = float(finish(kind, fold(kind, identity(kind), x.data[e]), 1.0));
     return;
   }
   const std::size_t rank = x.shape.size();
@@ -613,10 +621,7 @@ void reduce(Op& op, Reduce kind) {
     if (reduced[d]) kept[d] = 1;
     if (!reduced[d] || op.i("keepdims", 1)) out.push_back(kept[d]);
   }
-  // A maximum or minimum starts from NaN, which any number replaces (fmax, fmin): a NaN gives way
-  // to a number, as the vector unit's vmax and vredmax do, and a slice of NaNs alone is NaN.
-  const double start = kind == Reduce::Max || kind == Reduce::Min ? NAN : kind == Reduce::Prod ? 1.0 : 0.0;
-  std::vector<double> acc(std::size_t(count(kept)), start);
+  std::vector<double> acc(std::size_t(count(kept)), identity(kind));
   std::vector<std::int64_t> idx(rank, 0);
   for (float v : x.data) {
     std::int64_t o = 0;

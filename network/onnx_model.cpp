@@ -492,6 +492,18 @@ std::optional<Tensor> constant_values(const Model& m, const std::string& v) {
 // Reduce op n of opset 18 on as opset 17 writes it: its constant axes (input 1) as the attribute,
 // noop_with_empty_axes gone (with no axes and 1, the node is an Identity). An axes attribute is
 // not a valid model there: refused, not read as no axes.
+// A Reduce op of no axes with noop_with_empty_axes 1: each element its own reduction, the
+// element-wise op that is (x x, |x|, ln x; the input itself for the others), as ONNX defines it.
+void reduce_nothing(onnx::NodeProto& n) {
+  static const std::map<std::string, std::string> kAlone = {
+      {"ReduceSumSquare", "Mul"}, {"ReduceL1", "Abs"}, {"ReduceL2", "Abs"}, {"ReduceLogSum", "Log"}};
+  const auto op = kAlone.find(n.op_type());
+  n.clear_attribute();
+  if (op == kAlone.end()) return n.set_op_type("Identity");
+  n.set_op_type(op->second);
+  if (op->second == "Mul") n.add_input(n.input(0));
+}
+
 void reduce_as_opset17(const Model& m, onnx::NodeProto& n) {
   const std::string who = m.path + ": node '" + (n.name().empty() ? n.op_type() : n.name()) + "' (" + n.op_type() + ")";
   for (const auto& a : n.attribute())
@@ -514,7 +526,7 @@ void reduce_as_opset17(const Model& m, onnx::NodeProto& n) {
     else
       *kept.Add() = a;
   n.mutable_attribute()->Swap(&kept);
-  if (axes.empty() && noop) return n.set_op_type("Identity"), n.clear_attribute();
+  if (axes.empty() && noop) return reduce_nothing(n);
   if (axes.empty()) return;
   onnx::AttributeProto* a = n.add_attribute();
   a->set_name("axes"), a->set_type(onnx::AttributeProto::INTS);

@@ -19,7 +19,9 @@
 # added to scores of 1 x H x S x S, a bias row computed from an activation added to every row,
 # Expand of an activation (to more axes), axes broadcast in two runs (two expands), Reciprocal,
 # Log and Pow by 2, 0.5 and -1; F.normalize as exported (ReduceL2, Clip, Expand, Div), ReduceSumSquare,
-# ReduceL1 and ReduceLogSum (each its pre-op, the reduce kernel's sum, its post-op). Broadcasting onto
+# ReduceL1 and ReduceLogSum (each its pre-op, the reduce kernel's sum, its post-op; norms and
+# log-sums of f16 activations whose sums pass f16's range; at opset 18 no axes with
+# noop_with_empty_axes: x x and |x|); an Expand of a feature map to its own shape. Broadcasting onto
 # an NC1HWC0 feature map and ReduceLogSumExp are refused with the node named.
 #
 # Usage: broadcast-numpy.py DVP   (needs python3-numpy and python3-onnx)
@@ -137,10 +139,10 @@ def graph(d, name, nodes, inputs, outputs, inits=None, opset=17):
     return path
 
 
-def run_graph(d, name, nodes, inputs, want, inits=None, rtol=2e-3, atol_scale=4e-3):
+def run_graph(d, name, nodes, inputs, want, inits=None, rtol=2e-3, atol_scale=4e-3, opset=17):
     """Graph `name` through dvp run, each output against NumPy's `want` (f16 activations: a few
     steps of f16 of the output's magnitude)."""
-    path = graph(d, name, nodes, inputs, {n: v.shape for n, v in want.items()}, inits)
+    path = graph(d, name, nodes, inputs, {n: v.shape for n, v in want.items()}, inits, opset)
     out = os.path.join(d, "net-" + name)
     r = subprocess.run([DVP, "run", path, "--quiet", "--no-trace", "--check-layers", "--out", out] +
                        [f"--input={n}={d}/{n}.npy" for n in inputs], capture_output=True, text=True)
@@ -232,6 +234,21 @@ def onnx_part(d):
                "sq": (zr * zr).sum(1), "l1": np.abs(z.astype(f64)).sum((1, 2)),
                "logsum": np.log((zr + 1).sum(-1, keepdims=True))},
               {"w": w, "tiny": np.array(1e-12, np.float32), "one": np.array(1, np.float32)})
+    # Norms and log-sums of f16 activations whose sums pass f16's range (a norm of about 330 is a sum
+    # of 1e5): computed in f32. At opset 18, a ReduceSumSquare and a ReduceL1 of no axes with
+    # noop_with_empty_axes are x x and |x|, as ONNX defines them.
+    wb = rng.normal(0, 4, (40, 128)).astype(np.float32)
+    wu = rng.uniform(0, 20, (40, 256)).astype(np.float32)
+    u = rng.uniform(0, 1, (1, 6, 40)).astype(np.float32)
+    hb, hu = x.astype(f64) @ wb, u.astype(f64) @ wu
+    run_graph(d, "wide-norms", [mk("MatMul", ["x", "wb"], ["hb"]), mk("ReduceL2", ["hb"], ["big"], axes=[-1]),
+                                mk("MatMul", ["u", "wu"], ["hu"]), mk("ReduceLogSum", ["hu"], ["logbig"], axes=[-1])],
+              {"x": x, "u": u}, {"big": np.sqrt((hb * hb).sum(-1, keepdims=True)),
+                                 "logbig": np.log(hu.sum(-1, keepdims=True))}, {"wb": wb, "wu": wu})
+    run_graph(d, "noop18", [mk("Relu", ["z"], ["zr"]), mk("ReduceSumSquare", ["zr", "none"], ["each"], noop_with_empty_axes=1),
+                            mk("ReduceL1", ["z", "none"], ["mag"], noop_with_empty_axes=1)],
+              {"z": z}, {"each": zr * zr, "mag": np.abs(z.astype(f64))}, {"none": np.array([], np.int64)},
+              rtol=1e-6, atol_scale=0, opset=18)
     refused(d, "logsumexp", [mk("Relu", ["z"], ["zr"]), mk("ReduceLogSumExp", ["zr"], ["y"], axes=[-1])], {"z": z},
             [3, 5, 1], ["(ReduceLogSumExp)", "it is not lowered (ReduceSum"])
     # An additive mask made from a graph input's padding (f32) added to a MatMul's f16 scores (the
@@ -252,6 +269,15 @@ def onnx_part(d):
     refused(d, "onto-map", [mk("Conv", ["img", "k"], ["c"], pads=[1, 1, 1, 1]),
                             mk("ReduceMean", ["c"], ["cm"], axes=[2, 3]), mk("Add", ["c", "cm"], ["y"])],
             {"img": img}, [1, 16, 6, 6], ["(Add)", "broadcast onto the feature map", "NC1HWC0"], {"k": k})
+    # An Expand of a feature map to its own shape is the map itself (it compiles: no layout change).
+    path = graph(d, "own-shape", [mk("Conv", ["img", "k"], ["c"], pads=[1, 1, 1, 1]), mk("Expand", ["c", "sh"], ["e"]),
+                                  mk("Relu", ["e"], ["y"])], {"img": img}, {"y": [1, 16, 6, 6]},
+                 {"k": k, "sh": np.array([1, 16, 6, 6], np.int64)})
+    r = subprocess.run([DVP, "compile", path, "--out", os.path.join(d, "c-own")], capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append(f"an Expand of a map to its own shape: exit {r.returncode}, {r.stderr.strip()[-300:]}")
+    else:
+        print("ok   an Expand of a map to its own shape compiles")
     # a map of 8 channels (its pad channels 0) divided by a graph input at a batch of 2 (0 / 0).
     k8 = rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32)
     img2 = rng.normal(0, 1, (2, 3, 6, 6)).astype(np.float32)
