@@ -563,9 +563,6 @@ Shape axes_of(const Op& op) {
   return a;
 }
 
-// ReduceMean, ReduceSum, ReduceMax and ReduceMin over `axes` (every axis when none are given;
-// none with noop_with_empty_axes), in double, the reduced axes kept as 1s unless keepdims is 0.
-// The axes are an attribute up to opset 12 (ReduceSum) or 17 (the others), then input 1.
 // ONNX's Reduce ops: each a sum (of x, x^2, |x| or e^x), a product, a maximum or a minimum,
 // then for some a function of it (the mean's / n, L2's square root, LogSum's and LogSumExp's log).
 enum class Reduce { Mean, Sum, Max, Min, SumSquare, L1, L2, LogSum, LogSumExp, Prod };
@@ -598,6 +595,9 @@ double finish(Reduce kind, double a, double n) {
   }
 }
 
+// A Reduce op over `axes` (every axis when none are given; with noop_with_empty_axes, each element
+// its own reduction), in double, the reduced axes kept as 1s unless keepdims is 0. The axes are an
+// attribute up to opset 12 (ReduceSum) or 17 (the others), then input 1.
 void reduce(Op& op, Reduce kind) {
   const Tensor& x = op.in(0);
   Shape axes;
