@@ -21,6 +21,7 @@
 #include "host_reference.hpp"
 #include "kernels/library/elementwise.hpp"
 #include "kernels/library/gemm.hpp"  // kFractalMaxRows
+#include "kernels/library/slice.hpp"
 #include "kernels/library/upsample.hpp"
 #include "launcher.hpp"
 #include "library.hpp"
@@ -325,6 +326,21 @@ class Compiler {
   void expand_kernel(int i, const std::string& x, const std::string& y, const Dims& shape, const Dims& runs,
                      std::size_t head, const std::string& dtype);
   bool expand_node(int i);
+  bool slice_node(int i);
+  bool split_node(int i);
+  bool map_reader_first(int i, const std::string& x) const;
+  bool holds_an_output(const Value& v, const std::string& except) const;
+  void slice_axes(int i, const std::string& x, const std::string& out, const std::vector<SliceAxis>& plan,
+                  std::size_t head, const std::string& tail);
+  struct SliceIo {
+    std::string x, y;
+    Layout place;  // where x is placed, when it is a graph input not placed yet
+  };
+  void slice_copy(int i, const SliceIo& io, std::size_t axis, const SliceAxis& a, std::size_t head,
+                  const std::string& tail);
+  void map_axis(int i, const Dims& s, const SliceAxis& a, std::size_t& axis, std::int64_t& start, std::int64_t& count,
+                Dims& dims) const;
+  std::string placed_type(const std::string& v) const;
   bool power(int i);
   bool silu(int i);
   // GELU as five nodes (find_gelus): each member -> its pattern, lowered as one gelu kernel.
@@ -619,6 +635,14 @@ bool Compiler::available(const std::string& v) const {
 // Input j of node n is a Reduce op's axes, which may be empty: no axes are a meaning of their own
 // (all of them, or none with noop_with_empty_axes), not an empty tensor.
 bool reduce_axes(const onnx::NodeProto& n, int j) { return j == 1 && n.op_type().rfind("Reduce", 0) == 0; }
+
+// The layers that read a feature map (NC1HWC0) as their input 0: a conv, a pool.
+bool map_reader(const onnx::NodeProto& n) {
+  static const std::set<std::string> kMapReaders = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
+                                                    "GlobalMaxPool"};
+  return kMapReaders.count(n.op_type()) > 0;
+}
+bool reads_as_map(const onnx::NodeProto& n, const std::string& v) { return map_reader(n) && n.input(0) == v; }
 
 // Whether every node reading v reads it as a Reduce op's axes.
 bool Compiler::only_reduce_axes(const std::string& v) const {
@@ -1945,6 +1969,163 @@ bool Compiler::expand_node(int i) {
   return true;
 }
 
+// Slice of an activation by constant starts, ends, axes and steps (slice_plan): one copy per axis
+// sliced (slice_axes); a Slice that takes every element is a view.
+bool Compiler::slice_node(int i) {
+  const auto& n = node(i);
+  for (int j = 1; j < n.input_size(); ++j)
+    if (!n.input(j).empty() && !constant(n.input(j)))
+      fail(i, "input " + std::to_string(j) + " ('" + n.input(j) +
+                  "') is computed from the activations: starts, ends, axes and steps known when the model is "
+                  "compiled are lowered");
+  if (!available(n.input(0)) || map_reader_first(i, n.input(0))) return false;
+  const auto input = [&](int j) { return j < n.input_size() && !n.input(j).empty() ? &ref_.at(n.input(j)) : nullptr; };
+  slice_axes(i, n.input(0), n.output(0), slice_plan(n, m_.opset, ref_.at(n.input(0)).shape, input), 0, "");
+  done_[std::size_t(i)] = true;
+  return true;
+}
+
+// Split of an activation by constant sizes (split_plan): each output read by a later node or saved
+// is its run of the axis, a slice (slice_axes).
+bool Compiler::split_node(int i) {
+  const auto& n = node(i);
+  if (n.input_size() > 1 && !n.input(1).empty() && !constant(n.input(1)))
+    fail(i, "split ('" + n.input(1) +
+                "') is computed from the activations: sizes known when the model is compiled "
+                "are lowered");
+  if (!available(n.input(0)) || map_reader_first(i, n.input(0))) return false;
+  const auto input = [&](int j) { return j < n.input_size() && !n.input(j).empty() ? &ref_.at(n.input(j)) : nullptr; };
+  const SplitPlan p = split_plan(n, m_.opset, ref_.at(n.input(0)).shape, input);
+  std::vector<SliceAxis> plan;
+  for (std::int64_t d : ref_.at(n.input(0)).shape) plan.push_back({0, 1, d});
+  for (int q = 0; q < n.output_size(); plan[p.axis].start += plan[p.axis].count, ++q) {
+    plan[p.axis].count = p.sizes[std::size_t(q)];
+    const std::string& y = n.output(q);
+    if (!y.empty() && (consumers_.count(y) || outputs_.count(y)))
+      slice_axes(i, n.input(0), y, plan, std::size_t(q) * 8, "_" + std::to_string(q));
+  }
+  done_[std::size_t(i)] = true;
+  return true;
+}
+
+// Whether x is a graph input not placed yet that a conv or pool still to be lowered reads too:
+// that reader places it NC1HWC0 first and node i's copies read the map (placed ND by a copy, the
+// conv would refuse it). Its other inputs are constants, so it never waits for node i.
+bool Compiler::map_reader_first(int i, const std::string& x) const {
+  if (!ref(x).empty() || values_.at(x).input.empty() || !consumers_.count(x)) return false;
+  for (int c : consumers_.at(x))
+    if (c != i && !done_[std::size_t(c)] && reads_as_map(node(c), x)) return true;
+  return false;
+}
+
+// x sliced by `plan` (an entry per axis, the batch's included) into out: one copy per axis that
+// takes less than all of it (slice_copy; the last axis first, each copy a value of its own but the
+// last), kernels `head` on of node i. One that takes all of x is a view of it, but for a graph
+// output (copied: its file is its own) or another output than node i's first. The batch's axis is
+// sliced at a batch of 1 only.
+void Compiler::slice_axes(int i, const std::string& x, const std::string& out, const std::vector<SliceAxis>& plan,
+                          std::size_t head, const std::string& tail) {
+  const Dims all = ref_.at(x).shape;
+  if (batch_ > 1 && !(plan[0].start == 0 && plan[0].step == 1 && plan[0].count == all[0]))
+    fail(i, "axis 0 slices the batch: lowered at a batch of 1");
+  std::vector<std::size_t> cut;
+  for (std::size_t d = 0; d < plan.size(); ++d)
+    if (plan[d].start != 0 || plan[d].step != 1 || plan[d].count != all[d]) cut.push_back(d);
+  if (cut.empty() && !outputs_.count(out) && out == node(i).output(0)) return set_view(i, values_.at(x));
+  if (cut.empty()) cut.push_back(plan.size() - 1);  // all of x, as a value of its own: a copy
+  // A graph input not placed yet is placed by the first copy: NC1HWC0 where the slice feeds a conv.
+  const Layout place = all.size() == 4 && feeds_feature_map(out) ? Layout::Nc1hwc0 : Layout::Nd;
+  std::string at = x;
+  for (std::size_t c = cut.size(); c-- > 0; ++head) {
+    const std::size_t d = cut[c];
+    const std::string to = c == 0 ? out : out + "#a" + std::to_string(d);
+    if (!ref_.count(to)) {  // a value of its own: its values for the checks (none where x's were dropped)
+      std::vector<SliceAxis> one;
+      for (std::int64_t n : ref_.at(at).shape) one.push_back({0, 1, n});
+      one[d] = plan[d];
+      ref_[to] = sliced(ref_.at(at), one);
+    }
+    slice_copy(i, {at, to, place}, d, plan[d], head, cut.size() > 1 ? tail + "_a" + std::to_string(d) : tail);
+    at = to;
+  }
+}
+
+// The type a graph input not placed yet (or a view of one) is placed in by a copy: s32 for an
+// integer one (token ids: exact to 2^24, as a Gather reads them), else f16.
+std::string Compiler::placed_type(const std::string& v) const {
+  for (const auto* infos : {&g_.input(), &g_.value_info()})
+    for (const auto& vi : *infos)
+      if (vi.name() == v) return integer_type(vi.type().tensor_type().elem_type()) ? "s32" : "f16";
+  return "f16";
+}
+
+// Kernel `head` of node i: value io.x sliced along `axis` by `a` into io.y (io.x placed in
+// io.place when it is a graph input not placed yet). An ND value is x viewed as outer x dim x
+// inner, y's runs a step's inner (all of a step-1 slice's: one run a row); an NC1HWC0 map as its
+// stored C1 x H x W x C0, its channels in whole groups of 16 from a group's start (the last group
+// may end in the pad channels, as zero in y as in x), its rows and columns any step forward. The
+// AI Core's slice kernel where the runs, strides and start are whole 32-byte blocks, else the AI
+// CPU's (byte copies, steps backward too).
+void Compiler::slice_copy(int i, const SliceIo& io, std::size_t axis, const SliceAxis& a, std::size_t head,
+                          const std::string& tail) {
+  const bool placed = !ref(io.x).empty();
+  const Layout layout = placed ? values_.at(io.x).layout : io.place;
+  const bool map = layout == Layout::Nc1hwc0;
+  Kernel k{kernel_name(i, tail), ""};
+  k.nodes = {i};
+  k.head = head;
+  const std::string dt = placed ? values_.at(io.x).dtype : map ? "f16" : placed_type(io.x);
+  k.tensors.push_back(use(i, k, io.x, "x", layout, false, dt));
+  std::int64_t start = a.start, count = a.count;
+  Dims dims = image_shape(io.x);
+  if (map) map_axis(i, values_.at(io.x).shape, a, axis, start, count, dims);
+  const std::int64_t outer = product(dims, 0, axis), dim = dims[axis], inner = product(dims, axis + 1);
+  const std::int64_t rows = a.step == 1 ? 1 : count, run = a.step == 1 ? count * inner : inner, eb = elem_bytes(dt);
+  const kernels::SliceShape s{*aicore::dtype_from(dt),     std::uint64_t(outer),       std::uint64_t(rows),
+                              std::uint64_t(run),          std::uint64_t(dim * inner), std::uint64_t(a.step * inner),
+                              std::uint64_t(start * inner)};
+  const bool core =
+      a.step > 0 && kernels::slice_refusal(s).empty() && outer <= (1 << 24) && rows <= (1 << 24) && run <= (1 << 30);
+  k.library = core ? "slice" : "aicpu";
+  produce(k, io.y, KTensor{"y", dt}, layout);
+  if (core) {
+    k.shape = {{"dtype", dt}, {"outer", num(outer)}, {"rows", num(rows)}, {"inner", num(run)}};
+    if (outer > 1) k.shape.push_back({"outer_stride", num(dim * inner)});
+    if (rows > 1) k.shape.push_back({"row_stride", num(a.step * inner)});
+    k.shape.push_back({"start", num(start * inner)});
+    k.args = {"x", "y"};
+  } else {
+    k.shape = {{"aicpu", "slice"}};
+    k.args = {"y",           "x",
+              num(outer),    num(dim * inner * eb),
+              num(rows),     num(a.step * inner * eb),
+              num(run * eb), num(start * inner * eb)};
+  }
+  k.check_inputs = {"x"};
+  k.check = {{"op", "slice"}};
+  place(std::move(k));
+}
+
+// A slice of an NC1HWC0 map (stored 1 x C x H x W; N x C x L as 1 x C x 1 x L) along its logical
+// `axis` by `a`, as a slice of its stored C1 x H x W x C0: `axis`, `start` and `count` (channels:
+// groups of 16) and `dims` become the stored form's. Refused: the batch's axis, a step backward,
+// channels from other than a group's start or at another step than 1.
+void Compiler::map_axis(int i, const Dims& s, const SliceAxis& a, std::size_t& axis, std::int64_t& start,
+                        std::int64_t& count, Dims& dims) const {
+  const std::size_t named = axis;
+  if (dims.size() == 3 && axis == 2) axis = 3;
+  if (axis == 0) fail(i, "the batch's axis of a feature map is sliced at a batch of 1 only, by a view");
+  if (a.step < 0) fail(i, "a step backward along a feature map's axis " + std::to_string(named) + " is not lowered");
+  if (axis == 1 && (start % 16 || a.step != 1 || (count % 16 && start + count != s[1])))
+    fail(i, "channels from " + std::to_string(start) + ", " + std::to_string(count) + " of them, step " +
+                std::to_string(a.step) +
+                ": a feature map's channels are sliced in whole groups of 16 (NC1HWC0's C0) from a group's start, "
+                "step 1 (the last group may end at the map's last channel)");
+  if (axis == 1) start /= 16, count = (count + 15) / 16;
+  dims = {(s[1] + 15) / 16, s[2], s[3], 16};
+  axis -= 1;
+}
+
 // Pow outside a LayerNormalization written out, by a constant scalar exponent: x^2 as x x (RMSNorm's
 // x.pow(2), as LLaMA's and T5's exports write it), x^0.5 a square root, x^-1 a reciprocal, x^1 x
 // times 1. Each is the exact power rounded once, as NumPy's.
@@ -2116,14 +2297,12 @@ std::pair<Layout, std::string> Compiler::placed_form(const std::vector<std::stri
 // maps (a conv, a pool) as its input: a model's own normalisation of its image before the first
 // conv, (x - mean) / std or x / 255 after a Cast of uint8 pixels.
 bool Compiler::feeds_feature_map(const std::string& v) const {
-  static const std::set<std::string> kMapReaders = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
-                                                    "GlobalMaxPool"};
   static const std::set<std::string> kSameValues = {"Cast", "Identity", "Dropout"};  // views of it
   for (std::string at = v;;) {
     const int c = sole_consumer(at);
     if (c < 0) return false;
     const auto& n = node(c);
-    if (kMapReaders.count(n.op_type())) return n.input(0) == at;
+    if (map_reader(n)) return n.input(0) == at;
     const auto l = lowerings().find(n.op_type());  // the element-wise ops: those the table lowers so
     if (!kSameValues.count(n.op_type()) && (l == lowerings().end() || l->second != &Compiler::elementwise))
       return false;
@@ -2247,10 +2426,23 @@ bool Compiler::softmax_channels(int i) {
   return finish(i, std::move(k));
 }
 
+// Whether v's memory (this image's) holds a graph output other than `except` already.
+bool Compiler::holds_an_output(const Value& v, const std::string& except) const {
+  if (v.refs[image_].empty()) return false;
+  for (const std::string& o : outputs_) {
+    const auto it = values_.find(o);
+    if (o != except && it != values_.end() && it->second.refs.size() > image_ &&
+        it->second.refs[image_] == v.refs[image_])
+      return true;
+  }
+  return false;
+}
+
 // Flatten, Reshape, Identity, Dropout (inference), a Cast between float types: the same memory
 // under the output's shape, when its bytes are in the order the shape says (ND, or a 1 x 1 NC1HWC0
 // map of one image: its channels in order, the pad channels after them). A graph output that is
-// a graph input's values is copied (copy_output).
+// a graph input's values, or whose memory holds another graph output already (each is saved to a
+// file of its own), is copied (copy_output).
 bool Compiler::view(int i) {
   const auto& n = node(i);
   if (!available(n.input(0))) return false;
@@ -2258,8 +2450,11 @@ bool Compiler::view(int i) {
   const bool same = n.op_type() == "Identity" || n.op_type() == "Dropout" || n.op_type() == "Cast";
   if (n.output_size() > 1 && !n.output(1).empty() && (outputs_.count(n.output(1)) || consumers_.count(n.output(1))))
     fail(i, "the mask output is not lowered");
-  // A copy keeps the input's layout: a reshape of a placed NC1HWC0 map is the view path's below.
-  if (outputs_.count(n.output(0)) && !v.input.empty() && (same || v.refs[image_].empty() || v.layout == Layout::Nd))
+  // A copy keeps the input's layout: a reshape of a placed NC1HWC0 map is the view path's below. A
+  // graph output whose memory holds another one already is a copy: each is saved to its own file.
+  if (outputs_.count(n.output(0)) &&
+      ((!v.input.empty() && (same || v.refs[image_].empty() || v.layout == Layout::Nd)) ||
+       holds_an_output(v, n.output(0))))
     return copy_output(i);
   if (!same && (v.layout == Layout::Nc1hwc0 || !v.map.empty())) {
     const Dims map = v.map.empty() ? v.shape : v.map, out = image_shape(n.output(0));
@@ -3006,6 +3201,8 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
       {"Reciprocal", &Compiler::elementwise},
       {"Log", &Compiler::elementwise},
       {"Expand", &Compiler::expand_node},
+      {"Slice", &Compiler::slice_node},
+      {"Split", &Compiler::split_node},
       {"ReduceMean", &Compiler::reduce},
       {"ReduceMax", &Compiler::reduce},
       {"ReduceSum", &Compiler::reduce},

@@ -789,6 +789,44 @@ void concat(Op& op) {
   }
 }
 
+// What plan() gives; its Error named by op's node.
+template <typename Plan>
+auto named(const Op& op, Plan plan) {
+  try {
+    return plan();
+  } catch (const Error& e) {
+    throw Error(op.who() + ": " + e.what());
+  }
+}
+
+// Slice (slice_plan).
+void slice(Op& op) {
+  const Tensor& x = op.in(0);
+  const Tensor y =
+      sliced(x, named(op, [&] {
+               return slice_plan(op.n, op.opset, x.shape, [&](int j) { return op.has_in(j) ? &op.in(j) : nullptr; });
+             }));
+  Tensor& out = op.out(0, y.shape);
+  if (!y.data.empty()) out.data = y.data;
+}
+
+// Split (split_plan): output q is x's run of sizes[q] along the axis after the runs before it.
+void split(Op& op) {
+  const Tensor& x = op.in(0);
+  const SplitPlan p = named(op, [&] {
+    return split_plan(op.n, op.opset, x.shape, [&](int j) { return op.has_in(j) ? &op.in(j) : nullptr; });
+  });
+  std::vector<SliceAxis> plan;
+  for (std::int64_t d : x.shape) plan.push_back({0, 1, d});
+  for (int q = 0; q < op.n.output_size(); plan[p.axis].start += plan[p.axis].count, ++q) {
+    plan[p.axis].count = p.sizes[std::size_t(q)];
+    if (op.n.output(q).empty()) continue;  // an output left out
+    const Tensor y = sliced(x, plan);
+    Tensor& out = op.out(q, y.shape);
+    if (!y.data.empty()) out.data = y.data;
+  }
+}
+
 void batch_norm(Op& op) {
   const Tensor &x = op.in(0), &sc = op.in(1), &b = op.in(2), &mean = op.in(3), &var = op.in(4);
   const float eps = op.f("epsilon", 1e-5f);
@@ -930,6 +968,8 @@ const std::vector<Entry>& table() {
       {"Gather", gather},
       {"Transpose", transpose},
       {"Concat", concat},
+      {"Slice", slice},
+      {"Split", split},
       {"BatchNormalization", batch_norm},
       {"LayerNormalization", layer_norm},
   };
@@ -1118,6 +1158,114 @@ ResizePlan resize_plan(const onnx::NodeProto& n, std::int64_t opset, const std::
     p.scales.push_back(scale), p.out.push_back(out);
   }
   refuse_opset18(n, p, sizes != nullptr, who);
+  return p;
+}
+
+namespace {
+
+// An index as ONNX gives it (an int64; INT64_MAX held in an f32 is 2^63, past int64), held within
+// +-2^62, where adding an axis's size to it cannot overflow.
+std::int64_t index_of(double v) {
+  constexpr double kMost = double(std::int64_t(1) << 62);
+  return std::int64_t(std::clamp(v, -kMost, kMost));
+}
+
+// Input j's values as indices, or the attribute `name`'s (opsets that give it so).
+std::vector<std::int64_t> indices_of(const onnx::NodeProto& n, bool attribute, const char* name, int j,
+                                     const std::function<const Tensor*(int)>& input) {
+  std::vector<std::int64_t> out;
+  if (attribute)
+    for (std::int64_t v : NodeAttrs{n}.ints(name, {})) out.push_back(index_of(double(v)));
+  else if (const Tensor* t = input(j))
+    for (float v : t->data) out.push_back(index_of(double(v)));
+  return out;
+}
+
+// One axis of dim elements sliced from `start` toward `end` (exclusive) by `step`, as ONNX clamps:
+// a step forward takes [0, dim], one backward [-1, dim - 1]. Where it takes one element or none,
+// its step is 1: the same elements, and no stride of a step as long as 2^62.
+SliceAxis slice_axis(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step) {
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  SliceAxis a{0, step, 0};
+  if (dim > 0 && step > 0) {
+    start = std::clamp<std::int64_t>(start, 0, dim), end = std::clamp<std::int64_t>(end, 0, dim);
+    a = {start, step, end > start ? (end - start + step - 1) / step : 0};
+  } else if (dim > 0) {
+    start = std::clamp<std::int64_t>(start, 0, dim - 1), end = std::clamp<std::int64_t>(end, -1, dim - 1);
+    a = {start, step, start > end ? (start - end - step - 1) / -step : 0};
+  }
+  if (a.count <= 1) a.step = 1;
+  return a;
+}
+
+}  // namespace
+
+std::vector<SliceAxis> slice_plan(const onnx::NodeProto& n, std::int64_t opset, const std::vector<std::int64_t>& in,
+                                  const std::function<const Tensor*(int)>& input) {
+  const bool attrs = opset < 10;
+  const std::vector<std::int64_t> starts = indices_of(n, attrs, "starts", 1, input),
+                                  ends = indices_of(n, attrs, "ends", 2, input);
+  std::vector<std::int64_t> axes = indices_of(n, attrs, "axes", 3, input), steps = indices_of(n, false, "", 4, input);
+  if (axes.empty())
+    for (std::size_t k = 0; k < starts.size(); ++k) axes.push_back(std::int64_t(k));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    throw Error("starts, ends, axes and steps hold " + std::to_string(starts.size()) + ", " +
+                std::to_string(ends.size()) + ", " + std::to_string(axes.size()) + " and " +
+                std::to_string(steps.size()) + " values: one each per axis sliced");
+  std::vector<SliceAxis> plan;
+  for (std::int64_t d : in) plan.push_back({0, 1, d});
+  std::vector<bool> seen(in.size(), false);
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    const std::int64_t rank = std::int64_t(in.size()), a = axes[k] < 0 ? axes[k] + rank : axes[k];
+    if (a < 0 || a >= rank || seen[std::size_t(a)])
+      throw Error("axis " + std::to_string(axes[k]) + " is out of range or named twice (input of rank " +
+                  std::to_string(rank) + ")");
+    if (steps[k] == 0) throw Error("a step of 0 on axis " + std::to_string(a));
+    seen[std::size_t(a)] = true;
+    plan[std::size_t(a)] = slice_axis(in[std::size_t(a)], starts[k], ends[k], steps[k]);
+  }
+  return plan;
+}
+
+Tensor sliced(const Tensor& x, const std::vector<SliceAxis>& plan) {
+  Tensor y;
+  for (const SliceAxis& a : plan) y.shape.push_back(a.count);
+  if (x.data.empty()) return y;
+  y.data.resize(y.elements());
+  std::vector<std::int64_t> idx(y.shape.size(), 0);
+  for (float& v : y.data) {  // idx: the output's index
+    std::int64_t src = 0;
+    for (std::size_t d = 0; d < idx.size(); ++d) src = src * x.shape[d] + plan[d].start + idx[d] * plan[d].step;
+    v = x.data[std::size_t(src)];
+    next_index(idx, y.shape);
+  }
+  return y;
+}
+
+SplitPlan split_plan(const onnx::NodeProto& n, std::int64_t opset, const std::vector<std::int64_t>& in,
+                     const std::function<const Tensor*(int)>& input) {
+  const NodeAttrs a{n};
+  const std::int64_t rank = std::int64_t(in.size()), axis = a.i("axis", 0) < 0 ? a.i("axis", 0) + rank : a.i("axis", 0);
+  if (axis < 0 || axis >= rank)
+    throw Error("axis " + std::to_string(a.i("axis", 0)) + " of an input of rank " + std::to_string(rank));
+  SplitPlan p{std::size_t(axis), indices_of(n, opset < 13, "split", 1, input)};
+  const std::int64_t dim = in[p.axis], outputs = n.output_size();
+  if (p.sizes.empty()) {
+    const std::int64_t parts = opset >= 18 && a.find("num_outputs") ? a.i("num_outputs", 0) : outputs;
+    if (parts < 1 || (opset < 18 && dim % parts))
+      throw Error("an axis of " + std::to_string(dim) + " does not split into " + std::to_string(parts) +
+                  " equal parts (give split; opset 18's num_outputs is read as 17's equal parts)");
+    const std::int64_t chunk = (dim + parts - 1) / parts;
+    for (std::int64_t q = 0; q < parts; ++q) p.sizes.push_back(std::clamp<std::int64_t>(dim - q * chunk, 0, chunk));
+  }
+  std::int64_t sum = 0;
+  for (std::int64_t s : p.sizes) sum += s < 0 ? -(std::int64_t(1) << 62) : s;
+  if (std::int64_t(p.sizes.size()) != outputs || sum != dim)
+    throw Error(std::to_string(p.sizes.size()) + " sizes summing to " + std::to_string(sum) + " for " +
+                std::to_string(outputs) + " outputs of an axis of " + std::to_string(dim) +
+                " (one size each, none negative, summing to the axis)");
   return p;
 }
 

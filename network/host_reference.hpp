@@ -42,6 +42,29 @@ struct ResizePlan {
 ResizePlan resize_plan(const onnx::NodeProto& n, std::int64_t opset, const std::vector<std::int64_t>& in,
                        const std::function<const Tensor*(int)>& input);
 
+// Slice node n on a tensor of dims `in` (opset 1: the starts, ends and axes attributes; 10 on:
+// inputs 1 to 4, steps among them): per axis, the first index taken, the step and how many are
+// taken, clamped as ONNX clamps (an axis not sliced: 0, 1, its size). `input(j)` gives the node's
+// input j (nullptr: absent). An Error says what is wrong (the caller names the node).
+struct SliceAxis {
+  std::int64_t start = 0, step = 1, count = 0;
+};
+std::vector<SliceAxis> slice_plan(const onnx::NodeProto& n, std::int64_t opset, const std::vector<std::int64_t>& in,
+                                  const std::function<const Tensor*(int)>& input);
+// x sliced by `plan` (an entry per axis): each element x's at start + index x step on every axis.
+// A tensor without values (a timing-only compile's) gives the shape alone.
+Tensor sliced(const Tensor& x, const std::vector<SliceAxis>& plan);
+
+// Split node n on a tensor of dims `in`: the axis and each output's size along it. The sizes are
+// `split` (an attribute before opset 13, then input 1), else equal parts: at opset 18 num_outputs
+// of them, the last smaller where the axis does not divide; before, one per output.
+struct SplitPlan {
+  std::size_t axis = 0;
+  std::vector<std::int64_t> sizes;
+};
+SplitPlan split_plan(const onnx::NodeProto& n, std::int64_t opset, const std::vector<std::int64_t>& in,
+                     const std::function<const Tensor*(int)>& input);
+
 // The operators the reference implements, in table order.
 std::vector<std::string> reference_ops();
 

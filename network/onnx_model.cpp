@@ -550,14 +550,25 @@ void resize_as_opset17(const Model& m, onnx::NodeProto& n) {
   n.mutable_attribute()->Swap(&kept);
 }
 
+// Split of opset 18 on as opset 17 writes it: num_outputs (which must be the outputs' count) gone,
+// the split then into as many equal parts. Where the axis does not divide so, opset 18's last part
+// is smaller and 17's shape inference refuses the node (the axis is not known here to write the
+// sizes out).
+void split_as_opset17(onnx::NodeProto& n) {
+  google::protobuf::RepeatedPtrField<onnx::AttributeProto> kept;
+  for (const auto& a : n.attribute())
+    if (!(a.name() == "num_outputs" && a.i() == n.output_size())) *kept.Add() = a;
+  n.mutable_attribute()->Swap(&kept);
+}
+
 // libonnx checks a model's nodes against the operator schemas of the opsets it knows (up to 17 in
 // Debian 12's 1.12), those of a later opset against the last it knows. Opset 18 gave ReduceMean,
 // ReduceMax, ReduceMin, ReduceProd and the ReduceL1 / L2 / LogSum / LogSumExp / SumSquare ops
 // their axes as an input (ReduceSum had it from 13), which that checker refuses ("Bad node spec"),
 // though PyTorch's exporter writes opset 18 since 2.5. Such a model is read as opset 17: each of
 // those ops is written as opset 17 writes it, which means the same, and so is a Resize whose new
-// attributes change nothing; whatever else a later opset has that 17 does not (an attribute, an
-// input, an op) the checker refuses by the node's name.
+// attributes change nothing, and a Split's num_outputs; whatever else a later opset has that 17 does not (an attribute,
+// an input, an op) the checker refuses by the node's name.
 void read_as_known_opset(Model& m) {
   const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   const auto range = ranges.find(onnx::ONNX_DOMAIN);
@@ -573,6 +584,7 @@ void read_as_known_opset(Model& m) {
     if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
     if (kMoved.count(n.op_type())) reduce_as_opset17(m, n);
     if (n.op_type() == "Resize") resize_as_opset17(m, n);
+    if (n.op_type() == "Split") split_as_opset17(n);
   }
   own->set_version(range->second.second);
 }

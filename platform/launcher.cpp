@@ -100,6 +100,9 @@ const cfg::Choices<std::uint32_t> kAicpuKernels = {
     {"concat", DVP_AICPU_CONCAT, "inputs joined: y's rows are the inputs' rows side by side (byte copies)"},
     {"gather", DVP_AICPU_GATHER, "rows picked by index: y's rows are x's rows at the s32 indices, per outer block"},
     {"expand", DVP_AICPU_EXPAND, "x broadcast: y's rows (o, r), r < mid, of run_bytes are x's row o (byte copies)"},
+    {"slice", DVP_AICPU_SLICE,
+     "runs of x: y's runs (o, r) of run_bytes are x's from start + o outer_stride + r row_stride (a negative "
+     "row_stride: a step backward; byte copies)"},
 };
 
 // The tasks over a range of a tensor (range_entry): their key and type.
@@ -162,7 +165,8 @@ void KernelLauncher::describe(cfg::Spec& k) {
   k.param("aicpu", Type::Enum,
           "an AI CPU kernel of the runtime firmware (needs firmware: and tasks:); args (docs/scenarios.md): topk, "
           "argmax: x (f32), rows, cols, k, values (f32), indices (s32); concat: y, outer, n, x0, bytes0, ...; gather: "
-          "y, outer, n, row_bytes, x, x_rows, indices (s32); expand: y, x, outer, mid, run_bytes. " +
+          "y, outer, n, row_bytes, x, x_rows, indices (s32); expand: y, x, outer, mid, run_bytes; slice: y, x, outer, "
+          "outer_stride, rows, row_stride, run_bytes, start (bytes). " +
               kAicpuKernels.doc())
       .choices(kAicpuKernels.names())
       .optional();
@@ -350,16 +354,23 @@ void KernelLauncher::describe_row_shape(cfg::Spec& sh) {
   sh.param("rows", Type::Int,
            "softmax, layernorm: rows; transpose: x's second axis, y's third; reduce: the axis reduced (x is outer x "
            "rows x inner, y outer x inner); expand: the axis each x row is repeated over (x is outer x inner, y "
-           "outer x rows x inner)")
+           "outer x rows x inner); slice: runs an outer block (default 1)")
       .optional()
       .range(1, 1 << 24);
-  sh.param("outer", Type::Int, "transpose, reduce, expand: the leading axis, kept").optional().range(1, 1 << 24);
+  sh.param("outer", Type::Int, "transpose, reduce, expand, slice: the leading axis, kept").optional().range(1, 1 << 24);
+  sh.param("outer_stride", Type::Int, "slice: elements of x from one outer block's first run to the next's")
+      .optional()
+      .range(0, 1ull << 40);
+  sh.param("row_stride", Type::Int, "slice: elements of x from one run of a block to the next (a step along the axis)")
+      .optional()
+      .range(0, 1ull << 40);
+  sh.param("start", Type::Int, "slice: x's element that is y's first (default 0)").optional().range(0, 1ull << 40);
   sh.param("inner", Type::Int,
            "transpose: elements moved together (the last axis, kept; whole 32-byte blocks); reduce: the last axis, "
            "kept (default 1: each row reduced to one element); expand: the last axis, kept (1, or whole 32-byte "
-           "blocks; default 1: a run of rows copies of each x element)")
+           "blocks; default 1: a run of rows copies of each x element); slice: elements a run (whole 32-byte blocks)")
       .optional()
-      .range(1, 1 << 20);
+      .range(1, 1 << 30);
   sh.param("reduce", Type::Enum,
            "reduce: the sum, the mean (the sum times 1 / rows; f16 sums are taken in f32), the maximum or the "
            "minimum (a NaN gives way to a number)")
@@ -751,7 +762,48 @@ void KernelLauncher::check_aicpu_args(const Kernel* K, const cfg::Node& k) {
     if (run == 0) arg(4).fail("expand's run_bytes is 0: a row of x is at least one byte");
     holds(0, times(times(outer, mid), run));
     holds(1, times(outer, run));
+  } else if (fn == "slice") {
+    check_aicpu_slice(K, k);
   }
+}
+
+// The AI CPU's slice: y holds outer x rows runs, and every run read lies inside x (a row_stride
+// read as signed: negative, the rows go backward from start).
+void KernelLauncher::check_aicpu_slice(const Kernel* K, const cfg::Node& k) {
+  const cfg::Node& args = k.at("args");
+  const auto& a = K->args;
+  if (a.size() != 8)
+    args.fail("slice takes 8 arguments: y, x, outer, outer_stride, rows, row_stride, run_bytes, start");
+  for (std::size_t i = 0; i < 8; ++i)
+    if ((a[i].first >= 0) != (i < 2))
+      args.items()[i].fail("slice's argument " + std::to_string(i + 1) + " must be " +
+                           (i < 2 ? "a tensor (y, x)" : "a number"));
+  using Wide = __int128;
+  const Wide outer = a[2].second, ostride = a[3].second, rows = a[4].second, run = a[6].second, start = a[7].second;
+  const Wide rstride = std::int64_t(a[5].second);
+  if (run == 0) args.items()[6].fail("slice's run_bytes is 0: a run is at least one byte");
+  constexpr Wide kMost = Wide(1) << 50;  // past any DRAM; below it, no product here overflows
+  for (std::size_t i = 2; i < 8; ++i) {
+    if (i != 5 && std::int64_t(a[i].second) < 0)
+      args.items()[i].fail("slice's argument " + std::to_string(i + 1) + " is negative (only row_stride may be)");
+    if ((i == 5 ? (rstride < 0 ? -rstride : rstride) : Wide(a[i].second)) > kMost)
+      args.items()[i].fail("slice's argument " + std::to_string(i + 1) + " is over 2^50");
+  }
+  const auto bytes_of = [&](std::size_t i) {
+    const Tensor& t = K->tensors[std::size_t(a[i].first)].t;
+    return std::pair<Wide, std::string>{Wide(t.elems) * aicore::dtype_bytes(t.dtype), t.name};
+  };
+  const auto [y_bytes, y_name] = bytes_of(0);
+  const auto [x_bytes, x_name] = bytes_of(1);
+  if (std::min(outer * rows, kMost) * run > y_bytes)
+    args.items()[0].fail("slice: tensor '" + y_name + "' holds " + std::to_string(std::uint64_t(y_bytes)) +
+                         " bytes, the arguments write outer x rows x run_bytes");
+  const Wide last = rows > 0 ? (rows - 1) * rstride : 0, first = start + (last < 0 ? last : 0);
+  const Wide end = start + (outer > 0 ? (outer - 1) * ostride : 0) + (last > 0 ? last : 0) + run;
+  if (outer > 0 && rows > 0 && (first < 0 || end > x_bytes))
+    args.items()[1].fail("slice: tensor '" + x_name + "' holds " + std::to_string(std::uint64_t(x_bytes)) +
+                         " bytes, the arguments read from byte " + std::to_string(std::int64_t(first)) + " to " +
+                         std::to_string(std::int64_t(end)));
 }
 
 // A library kernel reads and writes its shape's elements (and, where an output ends inside a
@@ -1109,6 +1161,7 @@ void KernelLauncher::read_check_shape(Kernel* K, const cfg::Node& c) {
   if (op == "transpose") take(R.transpose);
   if (op == "reduce") take(R.reduce);
   if (op == "pool") take(R.pool);
+  if (op == "slice") return slice_check_shape(K, c);
   if (op != "conv2d") return;
   take(R.conv);
   const kernels::ConvShape& conv = R.conv;
@@ -1117,6 +1170,29 @@ void KernelLauncher::read_check_shape(Kernel* K, const cfg::Node& c) {
         "conv2d's check takes the kernel's inputs: x, the weights, then the bias, the scale and the residual its "
         "shape has (" +
         std::to_string(2 + conv.bias + conv.scale + conv.residual) + ")");
+}
+
+// check op slice: the slice kernel's shape, or the AI CPU slice's arguments (bytes) in elements of
+// the output's type.
+void KernelLauncher::slice_check_shape(Kernel* K, const cfg::Node& c) {
+  Reference& R = K->ref;
+  if (const auto* s = std::get_if<kernels::SliceShape>(&K->shape)) {
+    R.slice = *s;
+    return;
+  }
+  if (K->aicpu_func != DVP_AICPU_SLICE)
+    c.fail("check op slice needs a library: slice kernel or an aicpu: slice kernel (it uses its shape or arguments)");
+  const aicore::DType dt = K->tensors[K->output].t.dtype;
+  const std::uint64_t eb = aicore::dtype_bytes(dt);
+  std::uint64_t v[6];  // outer, outer_stride, rows, row_stride, run_bytes, start
+  for (std::size_t i = 0; i < 6; ++i) {
+    v[i] = K->args[i + 2].second;
+    if (i != 0 && i != 2 && v[i] % eb)  // a negative row_stride too: its two's complement divides as it does
+      c.fail("check op slice: the AI CPU slice's argument " + std::to_string(i + 3) + " (" + std::to_string(v[i]) +
+             " bytes) is not whole elements of the output's " + aicore::dtype_name(dt));
+  }
+  const auto elems = [&](std::uint64_t b) { return std::uint64_t(std::int64_t(b) / std::int64_t(eb)); };
+  R.slice = kernels::SliceShape{dt, v[0], v[2], v[4] / eb, v[1] / eb, elems(v[3]), v[5] / eb};
 }
 
 // check: expected: a file of the output's values, read now and rounded once to the output's type.

@@ -177,6 +177,8 @@ class KernelLauncher : public sc_core::sc_module {
   static int tensor_index(const Kernel* K, const std::string& name, const cfg::Node& where);
   static void check_library_args(const Kernel* K, const cfg::Node& k);
   static void check_aicpu_args(const Kernel* K, const cfg::Node& k);
+  static void check_aicpu_slice(const Kernel* K, const cfg::Node& k);
+  static void slice_check_shape(Kernel* K, const cfg::Node& c);
   static void check_arg_layout(const TensorSpec& s, const LibraryArg& w, const std::string& role, const cfg::Node& a);
   static void build_library(Kernel* K, const cfg::Node& shape, const aicore::AiCoreConfig& core_cfg, bool by_tasks,
                             bool blocks_given);

@@ -440,6 +440,40 @@ KernelWork expand_work(const aicore::AiCoreConfig&, const KernelShape& s) {
   return {double(std::get<kernels::ExpandShape>(s).out_elems()), "element", 0};
 }
 
+// --- slice --------------------------------------------------------------------------------------
+KernelShape read_slice(const cfg::Node& sh) {
+  const auto get = [&](const char* key, std::uint64_t dflt) { return sh.has(key) ? sh.get_uint(key) : dflt; };
+  const kernels::SliceShape s{dtype(sh, "dtype"),     get("outer", 1),      get("rows", 1), sh.get_uint("inner"),
+                              get("outer_stride", 0), get("row_stride", 0), get("start", 0)};
+  if (s.rows > 1 && !sh.has("row_stride")) sh.at("rows").fail("slice: rows over 1 need row_stride");
+  if (s.outer > 1 && !sh.has("outer_stride")) sh.at("outer").fail("slice: outer over 1 needs outer_stride");
+  // The extents, exact (the keys' ranges allow products past 2^64): within any DRAM.
+  using Wide = unsigned __int128;
+  const Wide y = Wide(s.outer) * s.rows * s.inner;
+  const Wide x = Wide(s.start) + Wide(s.outer - 1) * s.outer_stride + Wide(s.rows - 1) * s.row_stride + s.inner;
+  if (std::max(x, y) > Wide(1) << 40)
+    sh.fail("slice: x spans " + std::string(x > Wide(1) << 40 ? "over" : "under") + " 2^40 elements and y holds " +
+            (y > Wide(1) << 40 ? "over" : "under") + " 2^40: past any DRAM");
+  if (const std::string why = kernels::slice_refusal(s); !why.empty()) sh.fail(why);
+  return s;
+}
+std::vector<LibraryArg> slice_args(const KernelShape& s) {
+  const auto& c = std::get<kernels::SliceShape>(s);
+  return {{"x", c.dtype, c.x_elems(), 0, 0, false, true}, {"y", c.dtype, c.y_elems()}};
+}
+BuiltKernel build_slice(const aicore::AiCoreConfig& core, const KernelShape& s) {
+  const auto& c = std::get<kernels::SliceShape>(s);
+  const kernels::SlicePlan p = kernels::slice_plan(core, c);
+  const std::string how = p.chunks > 1 ? "runs in " + std::to_string(p.chunks) + " chunks, each a unit"
+                                       : std::to_string(p.piece_rows) + " runs a unit, gathered";
+  return {kernels::slice_kernel(core, c), how, p.units};
+}
+// No arithmetic: the bound is the bytes, y's read from x (x is read only in part) and y written.
+KernelWork slice_work(const aicore::AiCoreConfig&, const KernelShape& s) {
+  const auto& c = std::get<kernels::SliceShape>(s);
+  return {double(c.y_elems()), "element", 0, c.y_elems() * aicore::dtype_bytes(c.dtype)};
+}
+
 // --- elementwise --------------------------------------------------------------------------------
 KernelShape read_elementwise(const cfg::Node& sh) {
   kernels::ElementwiseShape e{sh.get_string("op"), dtype(sh, "dtype"), sh.get_uint("n"),
@@ -559,6 +593,7 @@ const LibraryKernel kUpsample{"upsample", {"h", "w", "c"}, read_upsample, upsamp
 const LibraryKernel kResize{"resize", {"h", "w", "c", "oh", "ow"}, read_resize, resize_args, build_resize, resize_work};
 const LibraryKernel kReduce{"reduce", {"reduce", "rows"}, read_reduce, reduce_args, build_reduce, reduce_work};
 const LibraryKernel kExpand{"expand", {"rows"}, read_expand, expand_args, build_expand, expand_work};
+const LibraryKernel kSlice{"slice", {"inner"}, read_slice, slice_args, build_slice, slice_work};
 const LibraryKernel kAipp{"aipp", {"h", "w", "format"}, read_aipp, aipp_args, build_aipp, aipp_work};
 
 }  // namespace
@@ -576,7 +611,8 @@ const char* KernelWork::bound_kind(double dram_bytes_per_ps) const {
 
 KernelWork library_work(const LibraryKernel& k, const aicore::AiCoreConfig& core, const KernelShape& s) {
   KernelWork w = k.work(core, s);
-  for (const LibraryArg& a : k.args(s)) w.bytes += a.elems * aicore::dtype_bytes(a.dtype);
+  for (const LibraryArg& a : k.args(s))
+    if (!a.partly) w.bytes += a.elems * aicore::dtype_bytes(a.dtype);
   return w;
 }
 
@@ -602,6 +638,9 @@ const cfg::Choices<const LibraryKernel*>& library_kernels() {
       {"expand", &kExpand,
        "x (outer x inner) repeated over a middle axis of rows: numpy's broadcasting (ONNX's Expand), for inner 1 "
        "or rows of whole 32-byte blocks"},
+      {"slice", &kSlice,
+       "runs of x gathered: y[o][r][i] = x[start + o outer_stride + r row_stride + i] (ONNX's Slice and Split "
+       "along an axis), runs, strides and start whole 32-byte blocks"},
       {"aipp", &kAipp,
        "AIPP: a u8 picture (nv12, nv21, yuv400, rgb888) to a network's f16 NC1HWC0 input, colour-converted and "
        "normalised"},

@@ -22,6 +22,7 @@
 #include "kernels/library/pool.hpp"
 #include "kernels/library/reduce.hpp"
 #include "kernels/library/resize.hpp"
+#include "kernels/library/slice.hpp"
 #include "kernels/library/softmax.hpp"
 #include "kernels/library/transpose.hpp"
 #include "kernels/library/upsample.hpp"
@@ -32,7 +33,7 @@ using KernelShape =
     std::variant<kernels::GemmShape, kernels::ConvShape, kernels::PoolShape, kernels::SoftmaxShape,
                  kernels::ElementwiseShape, kernels::AippShape, kernels::LayerNormShape, kernels::TransposeShape,
                  kernels::ChannelSoftmaxShape, kernels::UpsampleShape, kernels::ChannelMulShape, kernels::ResizeShape,
-                 kernels::ReduceShape, kernels::ExpandShape>;
+                 kernels::ReduceShape, kernels::ExpandShape, kernels::SliceShape>;
 
 // One argument a library kernel takes: a tensor of at least `elems` elements of `dtype`.
 struct LibraryArg {
@@ -45,6 +46,9 @@ struct LibraryArg {
   // The kernel reads it in fractal order (a conv2d's weights, a gemm's B: layout fractal_z); a
   // tensor given a layout must be stored so, and one in fractal_z is read by no other argument.
   bool fractal = false;
+  // Read only in part (a slice's x: the runs it takes): its bytes in the roofline are the work's
+  // (KernelWork::bytes), not the whole tensor's.
+  bool partly = false;
 };
 
 struct BuiltKernel {
@@ -82,7 +86,8 @@ struct LibraryKernel {
 
 const cfg::Choices<const LibraryKernel*>& library_kernels();
 
-// A kernel's work on `core` (its cores: those it was built for), bytes from its arguments.
+// A kernel's work on `core` (its cores: those it was built for), bytes from its arguments (but
+// those read only in part, whose bytes the work gives).
 KernelWork library_work(const LibraryKernel& k, const aicore::AiCoreConfig& core, const KernelShape& s);
 
 }  // namespace dvp::platform

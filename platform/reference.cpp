@@ -425,6 +425,18 @@ void expand_ref(const Reference& R, const std::vector<TensorView>& in, std::vect
       for (std::uint64_t c = 0; c < R.cols; ++c) out[e++] = in[0].at(o * R.cols + c);
 }
 
+// slice: y[o][r][i] = x[start + o outer_stride + r row_stride + i] (a row_stride past 2^63 wraps
+// round: the AI CPU's step backward). An element outside x gives NaN: never equal.
+void slice_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
+  const kernels::SliceShape& s = R.slice;
+  for (std::uint64_t e = 0; e < out.size(); ++e) {
+    const std::uint64_t i = e % s.inner, r = e / s.inner % s.rows, o = e / s.inner / s.rows;
+    const std::uint64_t at = s.start + o * s.outer_stride + r * s.row_stride + i;
+    out[e] = at < in[0].elems ? in[0].at(at) : NAN;
+  }
+}
+std::uint64_t slice_count(const Reference& r, std::uint64_t) { return r.slice.y_elems(); }
+
 // layernorm: x like the output, gamma and beta a row each.
 Needs layernorm_inputs(const Reference& r, std::uint64_t out) {
   return {{out, "input"}, {r.cols, "gamma"}, {r.cols, "beta"}};
@@ -564,6 +576,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck concat{"concat", 1, 64, {"cols"}, all, any_size_inputs, concat_ref, nullptr, true};
   static const RefCheck gather{"gather", 2, 2, {"cols"}, all, any_size_inputs, gather_ref};
   static const RefCheck expand{"expand", 1, 1, {"cols", "rows"}, all, any_size_inputs, expand_ref};
+  static const RefCheck slice{"slice", 1, 1, {}, slice_count, any_size_inputs, slice_ref};
   static const RefCheck aipp{"aipp", 1, 1, {}, aipp_count, aipp_inputs, aipp_ref};
   static const cfg::Choices<const RefCheck*> table = {
       {"add", &e.add, "out[i] = in0[i] + in1[i]"},
@@ -610,6 +623,9 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
        "the inputs' rows side by side: rows of cols (each input's rows: its elements over the rows)"},
       {"gather", &gather, "x's rows of cols at the indices (in1), for each outer block of x"},
       {"expand", &expand, "x's rows of cols, each repeated `rows` times in order (numpy broadcasting)"},
+      {"slice", &slice,
+       "runs of x: out[o][r][i] = in0[start + o outer_stride + r row_stride + i], from the slice kernel's shape or "
+       "the AI CPU slice's arguments"},
       {"aipp", &aipp, "the aipp kernel's picture converted and normalised, from its definition"},
   };
   return table;

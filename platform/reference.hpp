@@ -21,6 +21,7 @@
 #include "kernels/library/pool.hpp"
 #include "kernels/library/reduce.hpp"
 #include "kernels/library/resize.hpp"
+#include "kernels/library/slice.hpp"
 #include "kernels/library/transpose.hpp"
 #include "kernels/library/upsample.hpp"
 
@@ -80,6 +81,7 @@ struct Reference {
   kernels::UpsampleShape upsample;         // upsample: likewise
   kernels::ResizeShape resize;             // resize: likewise
   kernels::ChannelMulShape channel_mul;    // channel_mul: likewise
+  kernels::SliceShape slice;               // slice: likewise, or the AI CPU slice's arguments
 
   // Set by whoever computes it on another thread: the long loops (gemm, conv2d) end early with
   // dvp::Error when it becomes true (a run that ends before its check needs the values).

@@ -32,6 +32,8 @@ import tempfile
 
 import numpy as np
 
+from numpy_graphs import Bench
+
 DVP = sys.argv[1]
 NP = {"f16": np.float16, "f32": np.float32, "s8": np.int8}
 
@@ -78,19 +80,7 @@ checks:
   - {{metric: summary.kernel_checks_failed, max: 0}}
 """
 
-failures = []
 rng = np.random.default_rng(11)
-
-
-def run(d, text, what, args=()):
-    path, out = os.path.join(d, "s.yaml"), os.path.join(d, "out")
-    with open(path, "w") as f:
-        f.write(text)
-    r = subprocess.run([DVP, "run", path, "--quiet", "--out", out, *args], capture_output=True, text=True)
-    if r.returncode != 0:
-        failures.append(f"{what}: exit {r.returncode}: {r.stderr.strip()[-400:]}")
-        return None
-    return out
 
 
 def values(dt, shape):
@@ -111,62 +101,18 @@ def kernels_part(d):
                 what = f"expand ({way}) {dt} {outer} x {rows} x {inner} on {preset}"
                 text = (CORE if way == "core" else CPU).format(preset=preset, dt=dt, outer=outer, rows=rows,
                                                                inner=inner, run=inner * x.itemsize)
-                out = run(d, text, what)
+                out = B.run(text, what)
                 if out is None:
                     continue
                 y = np.load(os.path.join(out, "y.npy")).reshape(want.shape)
                 if not np.array_equal(y.view(np.uint8), np.ascontiguousarray(want).view(np.uint8)):
                     bad = np.argwhere(y != want)[0]
-                    failures.append(f"{what}: differs from NumPy's first at {tuple(bad)}: {y[tuple(bad)]} vs "
+                    B.fail(f"{what}: differs from NumPy's first at {tuple(bad)}: {y[tuple(bad)]} vs "
                                     f"{want[tuple(bad)]}")
                 elif way == "core" and not np.array_equal(np.load(os.path.join(out, "z.npy")), z):
-                    failures.append(f"{what}: the tensor after y changed")
+                    B.fail(f"{what}: the tensor after y changed")
                 else:
                     print("ok  ", what)
-
-
-def graph(d, name, nodes, inputs, outputs, inits=None, opset=17):
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape)
-                                        for n, v in inputs.items()],
-                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n, shape in outputs.items()],
-                          [numpy_helper.from_array(v, n) for n, v in (inits or {}).items()])
-    path = os.path.join(d, name + ".onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
-    for n, v in inputs.items():
-        np.save(os.path.join(d, n + ".npy"), v)
-    return path
-
-
-def run_graph(d, name, nodes, inputs, want, inits=None, rtol=2e-3, atol_scale=4e-3, opset=17):
-    """Graph `name` through dvp run, each output against NumPy's `want` (f16 activations: a few
-    steps of f16 of the output's magnitude)."""
-    path = graph(d, name, nodes, inputs, {n: v.shape for n, v in want.items()}, inits, opset)
-    out = os.path.join(d, "net-" + name)
-    r = subprocess.run([DVP, "run", path, "--quiet", "--no-trace", "--check-layers", "--out", out] +
-                       [f"--input={n}={d}/{n}.npy" for n in inputs], capture_output=True, text=True)
-    if r.returncode != 0:
-        return failures.append(f"onnx {name}: exit {r.returncode}: {r.stderr.strip()[-400:]}")
-    for n, v in want.items():
-        y = np.load(os.path.join(out, "outputs", n + ".npy")).astype(np.float64)
-        tol = rtol * np.abs(v) + atol_scale * max(1.0, float(np.abs(v).max()))
-        if y.shape != v.shape or not np.all(np.abs(y - v) <= tol):
-            i = np.unravel_index(np.argmax(np.abs(y - v) - tol), v.shape) if y.shape == v.shape else 0
-            failures.append(f"onnx {name} {n}: off NumPy's at {i}: {y.ravel()[:4]} vs {v.ravel()[:4]} "
-                            f"(shapes {y.shape}, {v.shape})")
-        else:
-            print("ok   onnx", name, n, v.shape)
-
-
-def refused(d, name, nodes, inputs, y_shape, words, inits=None, args=()):
-    path = graph(d, name, nodes, inputs, {"y": y_shape}, inits)
-    r = subprocess.run([DVP, "compile", path, "--out", os.path.join(d, "c-" + name), *args] +
-                       [f"--input={n}={d}/{n}.npy" for n in inputs], capture_output=True, text=True)
-    if r.returncode != 2 or not all(w in r.stderr for w in words):
-        failures.append(f"{name}: exit {r.returncode}, {r.stderr.strip()[-300:]}")
-    else:
-        print("ok  ", name, "refused:", r.stderr.strip().splitlines()[-1][-120:])
 
 
 def onnx_part(d):
@@ -184,7 +130,7 @@ def onnx_part(d):
              mk("Mul", ["hr", "g"], ["llama"])]
     h = x.astype(f64) @ w
     rms = np.sqrt((h * h).mean(-1, keepdims=True) + 1e-6)
-    run_graph(d, "rmsnorm", nodes, {"x": x}, {"t5": h / rms * gw, "llama": h * (1 / rms) * gw},
+    B.run_graph("rmsnorm", nodes, {"x": x}, {"t5": h / rms * gw, "llama": h * (1 / rms) * gw},
               {"w": w, "g": gw, "two": np.array(2, np.float32), "eps": np.array(1e-6, np.float32)})
     # A softmax written out over the last axis, and an L2 normalisation, of f32 activations.
     z = rng.normal(0, 2, (3, 5, 7)).astype(np.float32)
@@ -195,7 +141,7 @@ def onnx_part(d):
              mk("Log", ["pos1"], ["logs"]), mk("Pow", ["pos1", "half"], ["root"]), mk("Pow", ["pos1", "minus"], ["inv"])]
     zr = np.maximum(z.astype(f64), 0)
     ez = np.exp(zr - zr.max(-1, keepdims=True))
-    run_graph(d, "written", nodes, {"z": z},
+    B.run_graph("written", nodes, {"z": z},
               {"soft": ez / ez.sum(-1, keepdims=True),
                "unit": z / np.sqrt((z.astype(f64) ** 2).sum(-1, keepdims=True)), "logs": np.log(zr + 1),
                "root": np.sqrt(zr + 1), "inv": 1 / (zr + 1)},
@@ -210,7 +156,7 @@ def onnx_part(d):
         nodes = [mk("Relu", ["sc"], ["sr"]), mk("Mul", ["pad", "big"], ["mask"]), mk("Add", ["sr", "mask"], ["y"]),
                  mk("ReduceMean", ["sr"], ["col"], axes=[2]), mk("Sub", ["sr", "col"], ["centred"])]
         srr = np.maximum(sc.astype(f64), 0)
-        run_graph(d, f"mask{s}", nodes, {"sc": sc, "pad": pad},
+        B.run_graph(f"mask{s}", nodes, {"sc": sc, "pad": pad},
                   {"y": srr + pad * -10000.0, "centred": srr - srr.mean(2, keepdims=True)},
                   {"big": np.array(-10000.0, np.float32)}, rtol=1e-6, atol_scale=1e-6)
     # Expand of an activation (3 runs of 4), and both operands broadcast (3 x 1 + 1 x 4).
@@ -219,7 +165,7 @@ def onnx_part(d):
     nodes = [mk("Relu", ["v"], ["vr"]), mk("Expand", ["vr", "shape"], ["ex"]), mk("Relu", ["u"], ["ur"]),
              mk("Add", ["vr", "ur"], ["outer"])]
     vr, ur = np.maximum(v.astype(f64), 0), np.maximum(u.astype(f64), 0)
-    run_graph(d, "expand", nodes, {"v": v, "u": u}, {"ex": np.broadcast_to(vr, (1, 3, 4)), "outer": vr + ur},
+    B.run_graph("expand", nodes, {"v": v, "u": u}, {"ex": np.broadcast_to(vr, (1, 3, 4)), "outer": vr + ur},
               {"shape": np.array([1, 3, 4], np.int64)}, rtol=1e-6, atol_scale=0)
     # F.normalize as PyTorch exports it (ReduceL2, Clip, Expand to the Shape of x, Div), after a
     # MatMul (f16); ReduceSumSquare, ReduceL1 and ReduceLogSum of an f32 activation, keepdims 0.
@@ -229,7 +175,7 @@ def onnx_part(d):
              mk("ReduceSumSquare", ["zr"], ["sq"], axes=[1], keepdims=0),
              mk("ReduceL1", ["z"], ["l1"], axes=[1, 2], keepdims=0), mk("Add", ["zr", "one"], ["zr1"]),
              mk("ReduceLogSum", ["zr1"], ["logsum"], axes=[-1])]
-    run_graph(d, "norms", nodes, {"x": x, "z": z},
+    B.run_graph("norms", nodes, {"x": x, "z": z},
               {"normalized": h / np.maximum(np.sqrt((h * h).sum(-1, keepdims=True)), 1e-12),
                "sq": (zr * zr).sum(1), "l1": np.abs(z.astype(f64)).sum((1, 2)),
                "logsum": np.log((zr + 1).sum(-1, keepdims=True))},
@@ -241,15 +187,15 @@ def onnx_part(d):
     wu = rng.uniform(0, 20, (40, 256)).astype(np.float32)
     u = rng.uniform(0, 1, (1, 6, 40)).astype(np.float32)
     hb, hu = x.astype(f64) @ wb, u.astype(f64) @ wu
-    run_graph(d, "wide-norms", [mk("MatMul", ["x", "wb"], ["hb"]), mk("ReduceL2", ["hb"], ["big"], axes=[-1]),
+    B.run_graph("wide-norms", [mk("MatMul", ["x", "wb"], ["hb"]), mk("ReduceL2", ["hb"], ["big"], axes=[-1]),
                                 mk("MatMul", ["u", "wu"], ["hu"]), mk("ReduceLogSum", ["hu"], ["logbig"], axes=[-1])],
               {"x": x, "u": u}, {"big": np.sqrt((hb * hb).sum(-1, keepdims=True)),
                                  "logbig": np.log(hu.sum(-1, keepdims=True))}, {"wb": wb, "wu": wu})
-    run_graph(d, "noop18", [mk("Relu", ["z"], ["zr"]), mk("ReduceSumSquare", ["zr", "none"], ["each"], noop_with_empty_axes=1),
+    B.run_graph("noop18", [mk("Relu", ["z"], ["zr"]), mk("ReduceSumSquare", ["zr", "none"], ["each"], noop_with_empty_axes=1),
                             mk("ReduceL1", ["z", "none"], ["mag"], noop_with_empty_axes=1)],
               {"z": z}, {"each": zr * zr, "mag": np.abs(z.astype(f64))}, {"none": np.array([], np.int64)},
               rtol=1e-6, atol_scale=0, opset=18)
-    refused(d, "logsumexp", [mk("Relu", ["z"], ["zr"]), mk("ReduceLogSumExp", ["zr"], ["y"], axes=[-1])], {"z": z},
+    B.refused("logsumexp", [mk("Relu", ["z"], ["zr"]), mk("ReduceLogSumExp", ["zr"], ["y"], axes=[-1])], {"z": z},
             [3, 5, 1], ["(ReduceLogSumExp)", "it is not lowered (ReduceSum"])
     # An additive mask made from a graph input's padding (f32) added to a MatMul's f16 scores (the
     # mask cast to f16, then expanded), and an operand of fewer axes but as many elements (read as
@@ -260,29 +206,29 @@ def onnx_part(d):
     nodes = [mk("MatMul", ["x", "w"], ["h"]), mk("Sub", ["one", "am"], ["keep"]), mk("Mul", ["keep", "big"], ["mask"]),
              mk("Add", ["h", "mask"], ["masked"]), mk("Relu", ["a2"], ["r2"]), mk("Relu", ["a3"], ["r3"]),
              mk("Add", ["r3", "r2"], ["ranks"])]
-    run_graph(d, "hf-mask", nodes, {"x": x, "am": am, "a2": a2, "a3": a3},
+    B.run_graph("hf-mask", nodes, {"x": x, "am": am, "a2": a2, "a3": a3},
               {"masked": h + (1 - am) * -10000.0, "ranks": np.maximum(a3, 0) + np.maximum(a2, 0)},
               {"w": w, "one": np.array(1, np.float32), "big": np.array(-10000, np.float32)})
     # Refused: an activation broadcast onto a feature map; broadcast axes that are not one run.
     img = rng.normal(0, 1, (1, 3, 6, 6)).astype(np.float32)
     k = rng.normal(0, 0.3, (16, 3, 3, 3)).astype(np.float32)
-    refused(d, "onto-map", [mk("Conv", ["img", "k"], ["c"], pads=[1, 1, 1, 1]),
+    B.refused("onto-map", [mk("Conv", ["img", "k"], ["c"], pads=[1, 1, 1, 1]),
                             mk("ReduceMean", ["c"], ["cm"], axes=[2, 3]), mk("Add", ["c", "cm"], ["y"])],
             {"img": img}, [1, 16, 6, 6], ["(Add)", "broadcast onto the feature map", "NC1HWC0"], {"k": k})
     # An Expand of a feature map to its own shape is the map itself (it compiles: no layout change).
-    path = graph(d, "own-shape", [mk("Conv", ["img", "k"], ["c"], pads=[1, 1, 1, 1]), mk("Expand", ["c", "sh"], ["e"]),
+    path = B.graph("own-shape", [mk("Conv", ["img", "k"], ["c"], pads=[1, 1, 1, 1]), mk("Expand", ["c", "sh"], ["e"]),
                                   mk("Relu", ["e"], ["y"])], {"img": img}, {"y": [1, 16, 6, 6]},
                  {"k": k, "sh": np.array([1, 16, 6, 6], np.int64)})
     r = subprocess.run([DVP, "compile", path, "--out", os.path.join(d, "c-own")], capture_output=True, text=True)
     if r.returncode != 0:
-        failures.append(f"an Expand of a map to its own shape: exit {r.returncode}, {r.stderr.strip()[-300:]}")
+        B.fail(f"an Expand of a map to its own shape: exit {r.returncode}, {r.stderr.strip()[-300:]}")
     else:
         print("ok   an Expand of a map to its own shape compiles")
     # a map of 8 channels (its pad channels 0) divided by a graph input at a batch of 2 (0 / 0).
     k8 = rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32)
     img2 = rng.normal(0, 1, (2, 3, 6, 6)).astype(np.float32)
     den = rng.uniform(1, 2, (2, 8, 6, 6)).astype(np.float32)
-    refused(d, "div-map", [mk("Conv", ["img2", "k8"], ["c"], pads=[1, 1, 1, 1]), mk("Div", ["c", "den"], ["y"])],
+    B.refused("div-map", [mk("Conv", ["img2", "k8"], ["c"], pads=[1, 1, 1, 1]), mk("Div", ["c", "den"], ["y"])],
             {"img2": img2, "den": den}, [2, 8, 6, 6], ["(Div)", "8 channels", "not finite"], {"k8": k8},
             ["--batch", "2"])
     # Two runs of axes broadcast (1 and 3 of 1 x 4 x 5 x 6, axis 2 kept between): two expands, the
@@ -293,14 +239,15 @@ def onnx_part(d):
     nodes = [mk("Relu", ["a"], ["ar"]), mk("Relu", ["b"], ["br"]), mk("Add", ["ar", "br"], ["y"]),
              mk("Relu", ["c"], ["cr"]), mk("Expand", ["cr", "shape"], ["wide"])]
     ar, br, cr = (np.maximum(t.astype(f64), 0) for t in (a, b, c))
-    run_graph(d, "two-runs", nodes, {"a": a, "b": b, "c": c}, {"y": ar + br, "wide": np.broadcast_to(cr, (2, 3, 6))},
+    B.run_graph("two-runs", nodes, {"a": a, "b": b, "c": c}, {"y": ar + br, "wide": np.broadcast_to(cr, (2, 3, 6))},
               {"shape": np.array([2, 1, 6], np.int64)}, rtol=1e-6, atol_scale=0)
 
 
 with tempfile.TemporaryDirectory() as d:
+    B = Bench(DVP, d)
     kernels_part(d)
     onnx_part(d)
 
-for f in failures:
+for f in B.failures:
     print("FAIL:", f)
-sys.exit(1 if failures else 0)
+sys.exit(1 if B.failures else 0)

@@ -11,6 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
+#include <optional>
+#include <variant>
 
 #include "common/error.hpp"
 #include "host_reference.hpp"
@@ -128,14 +131,14 @@ TEST(OnnxReference, OperatorSuiteCasesMatchTheShippedOutputs) {
     std::printf("%-20s pass %3d  fail %3d  unsupported %3d\n", op.c_str(), t.pass, t.fail, t.unsupported);
     EXPECT_GT(t.pass, 0) << op << ": no case of it passed";
   }
-  // The ONNX 1.12 suite's cases of the ops above that the reader takes (355 before ReduceSumSquare, ReduceL1, ReduceL2,
-  // ReduceLogSum, ReduceLogSumExp and ReduceProd; 342 before Expand, Reciprocal and Log; 328 before linear and cubic
-  // Resize; 313 before 8- and 16-bit integer tensors; 307 before CastLike; 304 before the Dropout mask; 290 before
-  // Shape and Gather; 273 before Cast, Dropout and bool tensors; 264 before ConvTranspose; 210 before Pow, ReduceMean,
-  // ReduceSum, ReduceMax, ReduceMin; 201 before nearest Resize and Upsample, 190 before Pad, Squeeze and Unsqueeze; 160
-  // before HardSigmoid, HardSwish, Abs, Neg, Sqrt, Exp, Erf, Max, Min, Constant nodes and float16 tensors; 158 before
-  // 1-D pools, 139 before ArgMax, TopK).
-  EXPECT_EQ(pass, 400);
+  // The ONNX 1.12 suite's cases of the ops above that the reader takes (400 before Slice and Split; 355 before
+  // ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp and ReduceProd; 342 before Expand, Reciprocal
+  // and Log; 328 before linear and cubic Resize; 313 before 8- and 16-bit integer tensors; 307 before CastLike; 304
+  // before the Dropout mask; 290 before Shape and Gather; 273 before Cast, Dropout and bool tensors; 264 before
+  // ConvTranspose; 210 before Pow, ReduceMean, ReduceSum, ReduceMax, ReduceMin; 201 before nearest Resize and Upsample,
+  // 190 before Pad, Squeeze and Unsqueeze; 160 before HardSigmoid, HardSwish, Abs, Neg, Sqrt, Exp, Erf, Max, Min,
+  // Constant nodes and float16 tensors; 158 before 1-D pools, 139 before ArgMax, TopK).
+  EXPECT_EQ(pass, 415);
 }
 
 // What a timing-only compile runs: every case gives the shipped outputs' shapes, and its values
@@ -161,7 +164,7 @@ TEST(OnnxReference, WithoutValuesEveryShapeIsTheSuitesAndOnlyContractionsAreLeft
     else if (result.rfind("unsupported: ", 0) != 0)
       ADD_FAILURE() << d.path().filename().string() << ": " << result;
   }
-  EXPECT_EQ(pass, 400);  // as with the values
+  EXPECT_EQ(pass, 415);  // as with the values
   EXPECT_EQ(zeroed, contractions);
   EXPECT_EQ(contractions, 29);  // the suite's one-node MatMul, Gemm, Conv and ConvTranspose cases that pass
 }
@@ -476,6 +479,55 @@ TEST(OnnxModel, BadWindowsAndShapesAreErrorsNamingThem) {
   }
 }
 
+namespace {
+// A one-node model of `op` at `opset` on inputs x0, x1, ... (empty: left out), outputs y0, y1, ...
+// run by the host reference: its outputs, or the Error's text.
+struct OneNode {
+  std::string op;
+  std::int64_t opset;
+  std::vector<std::optional<Tensor>> inputs;
+  int outputs = 1;
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> ints = {};
+  std::variant<std::vector<Tensor>, std::string> run() const {
+    Model m;
+    m.path = "one.onnx", m.opset = opset;
+    onnx::NodeProto* n = m.proto.mutable_graph()->add_node();
+    n->set_name("n"), n->set_op_type(op);
+    Tensors values;
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      n->add_input(inputs[k] ? "x" + std::to_string(k) : "");
+      if (inputs[k]) values["x" + std::to_string(k)] = *inputs[k];
+    }
+    for (int q = 0; q < outputs; ++q) n->add_output("y" + std::to_string(q));
+    for (const auto& [name, v] : ints) {
+      onnx::AttributeProto* a = n->add_attribute();
+      a->set_name(name);
+      if (name == "axis" || name == "num_outputs") {
+        a->set_type(onnx::AttributeProto::INT), a->set_i(v[0]);
+      } else {
+        a->set_type(onnx::AttributeProto::INTS);
+        for (std::int64_t x : v) a->add_ints(x);
+      }
+    }
+    try {
+      run_reference(m, values);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    std::vector<Tensor> out;
+    for (int q = 0; q < outputs; ++q) out.push_back(values.at("y" + std::to_string(q)));
+    return out;
+  }
+};
+Tensor iota_tensor(std::vector<std::int64_t> shape) {
+  Tensor t{std::move(shape), {}};
+  t.data.resize(t.elements());
+  std::iota(t.data.begin(), t.data.end(), 0.0f);
+  return t;
+}
+Tensor ints(std::vector<float> v) { return Tensor{{std::int64_t(v.size())}, std::move(v)}; }
+}  // namespace
+
 // A malformed graph is an Error naming the node and what is wrong, never an access out of
 // bounds: Conv weights of rank 3, a Concat whose inputs differ off the axis, a pool window
 // larger than its input, a Transpose perm that is no permutation.
@@ -505,32 +557,61 @@ TEST(OnnxReference, MalformedNodesAreErrorsNamingThem) {
        "node 'n' (Transpose): perm is not a permutation of the input's dimensions"},
   };
   for (const Case& c : cases) {
-    Model m;
-    m.path = "bench.onnx", m.opset = 13;
-    onnx::NodeProto* n = m.proto.mutable_graph()->add_node();
-    n->set_name("n"), n->set_op_type(c.op), n->add_output("y");
-    Tensors values;
-    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
-      n->add_input("x" + std::to_string(k));
-      values["x" + std::to_string(k)] = c.inputs[k];
-    }
-    for (const auto& [name, v] : c.ints) {
-      onnx::AttributeProto* a = n->add_attribute();
-      a->set_name(name);
-      if (name == "axis") {
-        a->set_type(onnx::AttributeProto::INT), a->set_i(v[0]);
-      } else {
-        a->set_type(onnx::AttributeProto::INTS);
-        for (std::int64_t x : v) a->add_ints(x);
-      }
-    }
-    try {
-      run_reference(m, values);
-      ADD_FAILURE() << c.op << ": no error";
-    } catch (const Error& e) {
-      EXPECT_EQ(std::string(e.what()), std::string("bench.onnx: ") + c.expect) << c.op;
-    }
+    const auto r = OneNode{c.op, 13, {c.inputs.begin(), c.inputs.end()}, 1, c.ints}.run();
+    ASSERT_TRUE(std::holds_alternative<std::string>(r)) << c.op << ": no error";
+    EXPECT_EQ(std::get<std::string>(r), std::string("one.onnx: ") + c.expect) << c.op;
   }
+}
+
+// Slice as exporters write it, against numpy's slicing of the same array: ends of INT64_MAX (held
+// in an f32 as 2^63) and INT64_MIN (a reversal), steps of 2 and -2, opset 9's attributes; Split's
+// equal parts, given sizes and opset 18's num_outputs with a smaller last part. Malformed ones are
+// errors naming the node.
+TEST(OnnxReference, SliceAndSplitAsExportersWriteThem) {
+  const Tensor x = iota_tensor({2, 3, 5});
+  const auto values = [](const std::variant<std::vector<Tensor>, std::string>& r, std::size_t q = 0) {
+    if (const auto* e = std::get_if<std::string>(&r)) {
+      ADD_FAILURE() << *e;
+      return std::vector<float>{};
+    }
+    return std::get<0>(r).at(q).data;
+  };
+  constexpr float kMax = 9.223372036854775807e18f, kMin = -9.223372036854775808e18f;
+  // x[:, 1:, ::2]: the ends past the axis.
+  EXPECT_EQ(values(OneNode{"Slice", 13, {x, ints({1, 0}), ints({kMax, kMax}), ints({1, 2}), ints({1, 2})}}.run()),
+            (std::vector<float>{5, 7, 9, 10, 12, 14, 20, 22, 24, 25, 27, 29}));
+  // x[1, ::-2, -1]: backward from the end, INT64_MIN as the end (numpy: x[1, ::-2, -1] = 29, 19).
+  EXPECT_EQ(
+      values(
+          OneNode{"Slice", 13, {x, ints({1, -1, -1}), ints({2, kMin, kMax}), ints({0, 1, 2}), ints({1, -2, 1})}}.run()),
+      (std::vector<float>{29, 19}));
+  // Opset 9: starts, ends and axes attributes; x[:, :, -2:].
+  EXPECT_EQ(values(OneNode{"Slice", 9, {x}, 1, {{"starts", {-2}}, {"ends", {1000}}, {"axes", {-1}}}}.run()),
+            (std::vector<float>{3, 4, 8, 9, 13, 14, 18, 19, 23, 24, 28, 29}));
+  // A start past the end takes nothing.
+  const auto empty = OneNode{"Slice", 13, {x, ints({7}), ints({9}), ints({2})}}.run();
+  ASSERT_TRUE(std::holds_alternative<std::vector<Tensor>>(empty));
+  EXPECT_EQ(std::get<0>(empty)[0].shape, (std::vector<std::int64_t>{2, 3, 0}));
+  EXPECT_EQ(std::get<std::string>(OneNode{"Slice", 13, {x, ints({0}), ints({1}), ints({1}), ints({0})}}.run()),
+            "one.onnx: node 'n' (Slice): a step of 0 on axis 1");
+  EXPECT_EQ(std::get<std::string>(OneNode{"Slice", 13, {x, ints({0, 0}), ints({1})}}.run()),
+            "one.onnx: node 'n' (Slice): starts, ends, axes and steps hold 2, 1, 2 and 2 values: one each per axis "
+            "sliced");
+  EXPECT_EQ(std::get<std::string>(OneNode{"Slice", 13, {x, ints({0, 0}), ints({1, 1}), ints({1, -2})}}.run()),
+            "one.onnx: node 'n' (Slice): axis -2 is out of range or named twice (input of rank 3)");
+  // Split: sizes 1 and 4 of the last axis (opset 13: an input), then opset 18's 5 into 3 (2, 2, 1).
+  const auto parts = OneNode{"Split", 13, {x, ints({1, 4})}, 2, {{"axis", {-1}}}}.run();
+  EXPECT_EQ(values(parts, 0), (std::vector<float>{0, 5, 10, 15, 20, 25}));
+  EXPECT_EQ(values(parts, 1).size(), 24u);
+  const auto thirds = OneNode{"Split", 18, {x}, 3, {{"axis", {2}}, {"num_outputs", {3}}}}.run();
+  EXPECT_EQ(values(thirds, 2), (std::vector<float>{4, 9, 14, 19, 24, 29}));
+  EXPECT_EQ(std::get<0>(thirds)[1].shape, (std::vector<std::int64_t>{2, 3, 2}));
+  EXPECT_EQ(std::get<std::string>(OneNode{"Split", 13, {x}, 2, {{"axis", {2}}}}.run()),
+            "one.onnx: node 'n' (Split): an axis of 5 does not split into 2 equal parts (give split; opset 18's "
+            "num_outputs is read as 17's equal parts)");
+  EXPECT_EQ(std::get<std::string>(OneNode{"Split", 13, {x, ints({3, 3})}, 2, {{"axis", {2}}}}.run()),
+            "one.onnx: node 'n' (Split): 2 sizes summing to 6 for 2 outputs of an axis of 5 (one size each, none "
+            "negative, summing to the axis)");
 }
 
 // --- the task list's streams and events (network/schedule.hpp) ---------------------------------

@@ -46,13 +46,17 @@ enum dvp_task_type {
    gather: y, outer, n, row_bytes, x, x_rows, indices (s32 n): y's row (o, i) is x's row
      (o, indices[i]) of `outer` blocks of x_rows rows; a negative index counts from the end;
    expand: y, x, outer, mid, run_bytes: y's row (o, r) of run_bytes is x's row o, for r < mid
-     (numpy broadcasting of x, outer x 1 x run, to outer x mid x run). */
+     (numpy broadcasting of x, outer x 1 x run, to outer x mid x run);
+   slice: y, x, outer, outer_stride, rows, row_stride, run_bytes, start (bytes): y's run (o, r) of
+     run_bytes is x's from start + o outer_stride + r row_stride, for o < outer, r < rows; row_stride
+     is signed (negative: a slice backward, numpy's x[::-1]). */
 enum dvp_aicpu_func {
   DVP_AICPU_TOPK = 1,
   DVP_AICPU_ARGMAX = 2,
   DVP_AICPU_CONCAT = 3,
   DVP_AICPU_GATHER = 4,
-  DVP_AICPU_EXPAND = 5
+  DVP_AICPU_EXPAND = 5,
+  DVP_AICPU_SLICE = 6
 };
 /* What an AI CPU kernel writes to AICPU_DONE (0: done). */
 enum dvp_aicpu_status {

@@ -4,8 +4,9 @@
 // Kernels: top-k and argmax over rows of f32 (integer comparisons on the bit patterns: the
 // firmware uses no floating-point registers; ties go to the lower index), concat (byte copies:
 // the joins of tensors the AI Core's 32-byte moves cannot make), gather (rows picked by index:
-// an embedding's lookup, a class token's row; CANN runs its GatherV2 on the AI CPU too) and expand
-// (a tensor broadcast by numpy's rules, as CANN's BroadcastTo: rows repeated at any byte offset).
+// an embedding's lookup, a class token's row; CANN runs its GatherV2 on the AI CPU too), expand
+// (a tensor broadcast by numpy's rules, as CANN's BroadcastTo: rows repeated at any byte offset)
+// and slice (runs of a tensor at any byte offset and stride, backward too: ONNX's Slice and Split).
 #include "aicpu.h"
 
 // Maps an f32 bit pattern to an unsigned key with the same order (NaNs aside).
@@ -112,6 +113,19 @@ static int expand(const uint64_t* a) {
   return DVP_AICPU_OK;
 }
 
+// y's runs (o, r) of run bytes are x's from start + o outer_stride + r row_stride, r < rows: a slice
+// of x along one axis (numpy's x[..., a:b:step, ...]); row_stride is signed, a step backward.
+static int slice(const uint64_t* a) {
+  uint8_t* y = (uint8_t*)a[0];
+  const uint8_t* x = (const uint8_t*)a[1] + a[7];
+  const uint64_t outer = a[2], outer_stride = a[3], rows = a[4], run = a[6];
+  const int64_t row_stride = (int64_t)a[5];
+  if (run == 0) return DVP_AICPU_BAD_ARGS;
+  for (uint64_t o = 0; o < outer; ++o)
+    for (uint64_t r = 0; r < rows; ++r, y += run) copy_bytes(y, x + o * outer_stride + (int64_t)r * row_stride, run);
+  return DVP_AICPU_OK;
+}
+
 static volatile int mail;  // set by the interrupt handler, taken by the loop below
 
 // The mailbox's line stays high until the task's DONE is written. Ended now, it would be taken
@@ -141,6 +155,7 @@ void aicpu_main(unsigned core, unsigned aicpu) {
     if (func == DVP_AICPU_CONCAT) status = concat((const uint64_t*)args);
     if (func == DVP_AICPU_GATHER) status = gather((const uint64_t*)args);
     if (func == DVP_AICPU_EXPAND) status = expand((const uint64_t*)args);
+    if (func == DVP_AICPU_SLICE) status = slice((const uint64_t*)args);
     reg_write(SOC_TS_BASE + TS_AICPU_DONE(aicpu), (uint32_t)status);  // lowers the line
     reg_write(SOC_IRQ_BASE + IRQ_EOI(core), SOC_AICPU_IRQ(aicpu));
   }
