@@ -328,8 +328,10 @@ class Compiler {
   bool expand_node(int i);
   bool slice_node(int i);
   bool split_node(int i);
-  bool map_reader_first(int i, const std::string& x) const;
+  bool reaches_map(const std::string& v, int depth = 0) const;
   bool holds_an_output(const Value& v, const std::string& except) const;
+  void output_copy(int i, const Value& v);
+  Layout slice_placement(const std::string& x) const;
   void slice_axes(int i, const std::string& x, const std::string& out, const std::vector<SliceAxis>& plan,
                   std::size_t head, const std::string& tail);
   struct SliceIo {
@@ -642,7 +644,6 @@ bool map_reader(const onnx::NodeProto& n) {
                                                     "GlobalMaxPool"};
   return kMapReaders.count(n.op_type()) > 0;
 }
-bool reads_as_map(const onnx::NodeProto& n, const std::string& v) { return map_reader(n) && n.input(0) == v; }
 
 // Whether every node reading v reads it as a Reduce op's axes.
 bool Compiler::only_reduce_axes(const std::string& v) const {
@@ -1978,7 +1979,7 @@ bool Compiler::slice_node(int i) {
       fail(i, "input " + std::to_string(j) + " ('" + n.input(j) +
                   "') is computed from the activations: starts, ends, axes and steps known when the model is "
                   "compiled are lowered");
-  if (!available(n.input(0)) || map_reader_first(i, n.input(0))) return false;
+  if (!available(n.input(0))) return false;
   const auto input = [&](int j) { return j < n.input_size() && !n.input(j).empty() ? &ref_.at(n.input(j)) : nullptr; };
   slice_axes(i, n.input(0), n.output(0), slice_plan(n, m_.opset, ref_.at(n.input(0)).shape, input), 0, "");
   done_[std::size_t(i)] = true;
@@ -1993,7 +1994,7 @@ bool Compiler::split_node(int i) {
     fail(i, "split ('" + n.input(1) +
                 "') is computed from the activations: sizes known when the model is compiled "
                 "are lowered");
-  if (!available(n.input(0)) || map_reader_first(i, n.input(0))) return false;
+  if (!available(n.input(0))) return false;
   const auto input = [&](int j) { return j < n.input_size() && !n.input(j).empty() ? &ref_.at(n.input(j)) : nullptr; };
   const SplitPlan p = split_plan(n, m_.opset, ref_.at(n.input(0)).shape, input);
   std::vector<SliceAxis> plan;
@@ -2006,16 +2007,6 @@ bool Compiler::split_node(int i) {
   }
   done_[std::size_t(i)] = true;
   return true;
-}
-
-// Whether x is a graph input not placed yet that a conv or pool still to be lowered reads too:
-// that reader places it NC1HWC0 first and node i's copies read the map (placed ND by a copy, the
-// conv would refuse it). Its other inputs are constants, so it never waits for node i.
-bool Compiler::map_reader_first(int i, const std::string& x) const {
-  if (!ref(x).empty() || values_.at(x).input.empty() || !consumers_.count(x)) return false;
-  for (int c : consumers_.at(x))
-    if (c != i && !done_[std::size_t(c)] && reads_as_map(node(c), x)) return true;
-  return false;
 }
 
 // x sliced by `plan` (an entry per axis, the batch's included) into out: one copy per axis that
@@ -2033,8 +2024,7 @@ void Compiler::slice_axes(int i, const std::string& x, const std::string& out, c
     if (plan[d].start != 0 || plan[d].step != 1 || plan[d].count != all[d]) cut.push_back(d);
   if (cut.empty() && !outputs_.count(out) && out == node(i).output(0)) return set_view(i, values_.at(x));
   if (cut.empty()) cut.push_back(plan.size() - 1);  // all of x, as a value of its own: a copy
-  // A graph input not placed yet is placed by the first copy: NC1HWC0 where the slice feeds a conv.
-  const Layout place = all.size() == 4 && feeds_feature_map(out) ? Layout::Nc1hwc0 : Layout::Nd;
+  const Layout place = slice_placement(x);
   std::string at = x;
   for (std::size_t c = cut.size(); c-- > 0; ++head) {
     const std::size_t d = cut[c];
@@ -2050,13 +2040,41 @@ void Compiler::slice_axes(int i, const std::string& x, const std::string& out, c
   }
 }
 
-// The type a graph input not placed yet (or a view of one) is placed in by a copy: s32 for an
-// integer one (token ids: exact to 2^24, as a Gather reads them), else f16.
+// Where a graph input not placed yet (or a view of one) is placed by the first slice of it: NC1HWC0
+// where a conv or pool reads it or a slice of it (reaches_map: a crop of an image before the first
+// conv, a 1-D signal's halves, an image both cropped and read whole), else ND.
+Layout Compiler::slice_placement(const std::string& x) const {
+  const std::size_t rank = image_shape(x).size();
+  return (rank == 3 || rank == 4) && reaches_map(x) ? Layout::Nc1hwc0 : Layout::Nd;
+}
+
+// Whether a conv, a ConvTranspose or a pool reads v as its input, directly or through ops that keep
+// a map one (element-wise ops, Identity, Cast, Dropout, Pad, Slice, Split), along any path.
+bool Compiler::reaches_map(const std::string& v, int depth) const {
+  static const std::set<std::string> kKeeps = {"Identity", "Cast", "Dropout", "Pad", "Slice", "Split"};
+  if (depth > 8 || !consumers_.count(v)) return false;
+  for (int c : consumers_.at(v)) {
+    const auto& n = node(c);
+    if ((map_reader(n) || n.op_type() == "ConvTranspose") && n.input(0) == v) return true;
+    const auto l = lowerings().find(n.op_type());
+    if (!kKeeps.count(n.op_type()) && (l == lowerings().end() || l->second != &Compiler::elementwise)) continue;
+    for (const std::string& o : n.output())
+      if (!o.empty() && reaches_map(o, depth + 1)) return true;
+  }
+  return false;
+}
+
+// The type a graph input not placed yet (or a view of one) is placed in by an ND copy: its own, as
+// a copy moves it (s32 for an integer one: token ids, exact to 2^24, as a Gather reads them; f16
+// for float16; else f32).
 std::string Compiler::placed_type(const std::string& v) const {
   for (const auto* infos : {&g_.input(), &g_.value_info()})
     for (const auto& vi : *infos)
-      if (vi.name() == v) return integer_type(vi.type().tensor_type().elem_type()) ? "s32" : "f16";
-  return "f16";
+      if (vi.name() == v) {
+        const int type = vi.type().tensor_type().elem_type();
+        return integer_type(type) ? "s32" : type == onnx::TensorProto::FLOAT16 ? "f16" : "f32";
+      }
+  return "f32";
 }
 
 // Kernel `head` of node i: value io.x sliced along `axis` by `a` into io.y (io.x placed in
@@ -2441,8 +2459,8 @@ bool Compiler::holds_an_output(const Value& v, const std::string& except) const 
 // Flatten, Reshape, Identity, Dropout (inference), a Cast between float types: the same memory
 // under the output's shape, when its bytes are in the order the shape says (ND, or a 1 x 1 NC1HWC0
 // map of one image: its channels in order, the pad channels after them). A graph output that is
-// a graph input's values, or whose memory holds another graph output already (each is saved to a
-// file of its own), is copied (copy_output).
+// a graph input's values is copied (copy_output); so is one whose memory holds another graph output
+// already (set_view).
 bool Compiler::view(int i) {
   const auto& n = node(i);
   if (!available(n.input(0))) return false;
@@ -2450,11 +2468,8 @@ bool Compiler::view(int i) {
   const bool same = n.op_type() == "Identity" || n.op_type() == "Dropout" || n.op_type() == "Cast";
   if (n.output_size() > 1 && !n.output(1).empty() && (outputs_.count(n.output(1)) || consumers_.count(n.output(1))))
     fail(i, "the mask output is not lowered");
-  // A copy keeps the input's layout: a reshape of a placed NC1HWC0 map is the view path's below. A
-  // graph output whose memory holds another one already is a copy: each is saved to its own file.
-  if (outputs_.count(n.output(0)) &&
-      ((!v.input.empty() && (same || v.refs[image_].empty() || v.layout == Layout::Nd)) ||
-       holds_an_output(v, n.output(0))))
+  // A copy keeps the input's layout: a reshape of a placed NC1HWC0 map is the view path's below.
+  if (outputs_.count(n.output(0)) && !v.input.empty() && (same || v.refs[image_].empty() || v.layout == Layout::Nd))
     return copy_output(i);
   if (!same && (v.layout == Layout::Nc1hwc0 || !v.map.empty())) {
     const Dims map = v.map.empty() ? v.shape : v.map, out = image_shape(n.output(0));
@@ -2688,6 +2703,7 @@ bool Compiler::whole_factors(int i, const Dims& full, const ResizePlan& plan) {
 // is placed by the reader, holding the output's own values (no view of it is left to fold).
 void Compiler::set_view(int i, Value v) {
   const std::string& name = node(i).output(0);
+  if (outputs_.count(name) && holds_an_output(v, name)) return output_copy(i, v);
   v.shape = stored_shape(name, v.layout);  // an Identity of a 1-D map keeps it 1 x C x 1 x L
   if (!v.input.empty() && v.refs[image_].empty())
     v.input = name, v.transposed = false, v.scale = 1.0;
@@ -2698,6 +2714,21 @@ void Compiler::set_view(int i, Value v) {
   refs.resize(batch_), refs[image_] = v.refs[image_];
   out = v, out.refs = refs;
   done_[std::size_t(i)] = true;
+}
+
+// Graph output node(i).output(0), a view v of input 0 whose memory holds another graph output
+// already (r, and an Identity of r, or a Transpose of it that moves axes of 1): each output is saved
+// from a tensor of its own, so this one is a copy (copy_output), where input 0 is stored as the
+// output reads (ND, or a map of the same shape). A reshape of a map so is refused by name.
+void Compiler::output_copy(int i, const Value& v) {
+  const auto& n = node(i);
+  const Value& x = values_.at(n.input(0));
+  if (x.refs[image_] != v.refs[image_] || !x.map.empty() ||
+      (x.layout == Layout::Nc1hwc0 && image_shape(n.output(0)) != image_shape(n.input(0))))
+    fail(i, "output '" + n.output(0) +
+                "' is a view of another graph output's memory (a reshape of its feature map): each output is saved "
+                "from a tensor of its own, and a layout change to copy it is not lowered");
+  copy_output(i);
 }
 
 // A permutation as the transpose kernel's (outer, rows, cols, inner): x's axes in order but for

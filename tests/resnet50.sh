@@ -78,7 +78,8 @@ assert kept == (8 << 20) // 16 * 8 // 128, f"kept stashes {kept}"
 # prefetch, when the kernel's own reads pass the L2; 0.55 with lines the L2 does not keep; 0.998).
 conv2 = [l for l in stats["summary"]["network"]["layers"] if l["kernel"] == "layer4_0_conv2"][0]
 assert conv2["l2_hit_rate"] >= 0.9, f"layer4_0_conv2: L2 hit rate {conv2['l2_hit_rate']}: prefetched lines evicted or late"
-# Issue 11's goal: 40% of the fp16 peak over the whole network at batch 1 (40.2% measured).
+# Issue 11's goal: 40% of the fp16 peak over the whole network at batch 1 (40.1% measured, 2026-12-02:
+# 2546.3 us, the runtime firmware's data on a 64 KiB boundary, firmware/bsp/link.ld).
 assert stats["summary"]["network"]["fp16_peak_fraction"] >= 0.40, stats["summary"]["network"]["fp16_peak_fraction"]
 assert "stream:" not in text310 and "wait:" not in text310, "ascend310, default: parallel streams"
 assert re.search(r"kernel: layer1_0_downsample_0, stream: [1-7]", text910), "ascend910, default: one stream"
