@@ -326,6 +326,10 @@ class Compiler {
   void expand_kernel(int i, const std::string& x, const std::string& y, const Dims& shape, const Dims& runs,
                      std::size_t head, const std::string& dtype);
   bool expand_node(int i);
+  // Node n's input j as the host reference holds it (nullptr: absent), for the plans' constants.
+  std::function<const Tensor*(int)> inputs_of(const onnx::NodeProto& n) const {
+    return [this, &n](int j) { return j < n.input_size() && !n.input(j).empty() ? &ref_.at(n.input(j)) : nullptr; };
+  }
   bool slice_node(int i);
   bool split_node(int i);
   bool reaches_map(const std::string& v, int depth = 0) const;
@@ -1980,8 +1984,7 @@ bool Compiler::slice_node(int i) {
                   "') is computed from the activations: starts, ends, axes and steps known when the model is "
                   "compiled are lowered");
   if (!available(n.input(0))) return false;
-  const auto input = [&](int j) { return j < n.input_size() && !n.input(j).empty() ? &ref_.at(n.input(j)) : nullptr; };
-  slice_axes(i, n.input(0), n.output(0), slice_plan(n, m_.opset, ref_.at(n.input(0)).shape, input), 0, "");
+  slice_axes(i, n.input(0), n.output(0), slice_plan(n, m_.opset, ref_.at(n.input(0)).shape, inputs_of(n)), 0, "");
   done_[std::size_t(i)] = true;
   return true;
 }
@@ -1995,10 +1998,8 @@ bool Compiler::split_node(int i) {
                 "') is computed from the activations: sizes known when the model is compiled "
                 "are lowered");
   if (!available(n.input(0))) return false;
-  const auto input = [&](int j) { return j < n.input_size() && !n.input(j).empty() ? &ref_.at(n.input(j)) : nullptr; };
-  const SplitPlan p = split_plan(n, m_.opset, ref_.at(n.input(0)).shape, input);
-  std::vector<SliceAxis> plan;
-  for (std::int64_t d : ref_.at(n.input(0)).shape) plan.push_back({0, 1, d});
+  const SplitPlan p = split_plan(n, m_.opset, ref_.at(n.input(0)).shape, inputs_of(n));
+  std::vector<SliceAxis> plan = whole_axes(ref_.at(n.input(0)).shape);
   for (int q = 0; q < n.output_size(); plan[p.axis].start += plan[p.axis].count, ++q) {
     plan[p.axis].count = p.sizes[std::size_t(q)];
     const std::string& y = n.output(q);
@@ -2030,8 +2031,7 @@ void Compiler::slice_axes(int i, const std::string& x, const std::string& out, c
     const std::size_t d = cut[c];
     const std::string to = c == 0 ? out : out + "#a" + std::to_string(d);
     if (!ref_.count(to)) {  // a value of its own: its values for the checks (none where x's were dropped)
-      std::vector<SliceAxis> one;
-      for (std::int64_t n : ref_.at(at).shape) one.push_back({0, 1, n});
+      std::vector<SliceAxis> one = whole_axes(ref_.at(at).shape);
       one[d] = plan[d];
       ref_[to] = sliced(ref_.at(at), one);
     }

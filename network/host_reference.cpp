@@ -816,8 +816,7 @@ void split(Op& op) {
   const SplitPlan p = named(op, [&] {
     return split_plan(op.n, op.opset, x.shape, [&](int j) { return op.has_in(j) ? &op.in(j) : nullptr; });
   });
-  std::vector<SliceAxis> plan;
-  for (std::int64_t d : x.shape) plan.push_back({0, 1, d});
+  std::vector<SliceAxis> plan = whole_axes(x.shape);
   for (int q = 0; q < op.n.output_size(); plan[p.axis].start += plan[p.axis].count, ++q) {
     plan[p.axis].count = p.sizes[std::size_t(q)];
     if (op.n.output(q).empty()) continue;  // an output left out
@@ -1214,8 +1213,7 @@ std::vector<SliceAxis> slice_plan(const onnx::NodeProto& n, std::int64_t opset, 
     throw Error("starts, ends, axes and steps hold " + std::to_string(starts.size()) + ", " +
                 std::to_string(ends.size()) + ", " + std::to_string(axes.size()) + " and " +
                 std::to_string(steps.size()) + " values: one each per axis sliced");
-  std::vector<SliceAxis> plan;
-  for (std::int64_t d : in) plan.push_back({0, 1, d});
+  std::vector<SliceAxis> plan = whole_axes(in);
   std::vector<bool> seen(in.size(), false);
   for (std::size_t k = 0; k < starts.size(); ++k) {
     const std::int64_t rank = std::int64_t(in.size()), a = axes[k] < 0 ? axes[k] + rank : axes[k];
@@ -1226,6 +1224,12 @@ std::vector<SliceAxis> slice_plan(const onnx::NodeProto& n, std::int64_t opset, 
     seen[std::size_t(a)] = true;
     plan[std::size_t(a)] = slice_axis(in[std::size_t(a)], starts[k], ends[k], steps[k]);
   }
+  return plan;
+}
+
+std::vector<SliceAxis> whole_axes(const std::vector<std::int64_t>& in) {
+  std::vector<SliceAxis> plan;
+  for (std::int64_t d : in) plan.push_back({0, 1, d});
   return plan;
 }
 

@@ -51,6 +51,8 @@ struct SliceAxis {
 };
 std::vector<SliceAxis> slice_plan(const onnx::NodeProto& n, std::int64_t opset, const std::vector<std::int64_t>& in,
                                   const std::function<const Tensor*(int)>& input);
+// The plan of a slice that takes every element of a tensor of dims `in`.
+std::vector<SliceAxis> whole_axes(const std::vector<std::int64_t>& in);
 // x sliced by `plan` (an entry per axis): each element x's at start + index x step on every axis.
 // A tensor without values (a timing-only compile's) gives the shape alone.
 Tensor sliced(const Tensor& x, const std::vector<SliceAxis>& plan);
