@@ -761,6 +761,11 @@ def scenario_cases(d):
         r"two\.yaml:\d+:1: a second YAML document", "a second YAML document")
     write(d, "trailing.yaml", TRAFFIC + "---\n")
     dvp(["config", os.path.join(d, "trailing.yaml")], 0, "", "an empty document after ---")
+    # yaml-cpp reads a stray ',' as an empty document it never gets past (a fuzz input hung).
+    dvp(["config", write(d, "comma.yaml", ", " + TRAFFIC)], 2,
+        r"comma\.yaml:1:1: YAML syntax error: ',' cannot start a value", "a ',' before the first key")
+    dvp(["config", write(d, "comma2.yaml", TRAFFIC + "---\n, name: b\n")], 2,
+        r"comma2\.yaml:\d+:1: YAML syntax error: ',' cannot start a value", "a ',' starting a second document")
     dvp(["run", write(d, "nobound.yaml", TRAFFIC + "checks:\n  - {metric: summary.dram_efficiency}\n")], 2,
         r"key 'checks\[0\]': a check needs min, max or both", "a check with no bound")
     dvp(["run", write(d, "minmax.yaml", TRAFFIC + "checks:\n  - {metric: summary.dram_efficiency, min: 1, max: 0.5}\n")],

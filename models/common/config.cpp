@@ -278,9 +278,10 @@ class ValueCounter : public YAML::EventHandler {
  public:
   explicit ValueCounter(const std::string& file) : file_(file) {}
 
-  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentStart(const YAML::Mark& m) override { start_ = m; }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& m, YAML::anchor_t anchor) override { leaf(m, anchor, 1, nullptr); }
+  const YAML::Mark& start() const { return start_; }
   void OnAlias(const YAML::Mark& m, YAML::anchor_t anchor) override {
     auto it = sizes_.find(anchor);
     leaf(m, 0, it == sizes_.end() ? 1 : it->second, nullptr);
@@ -345,6 +346,7 @@ class ValueCounter : public YAML::EventHandler {
   }
 
   const std::string& file_;
+  YAML::Mark start_;
   std::vector<Frame> stack_;
   std::unordered_map<YAML::anchor_t, std::size_t> sizes_;
   std::size_t total_ = 0;
@@ -369,6 +371,7 @@ class SecondDocument : public YAML::EventHandler {
     refuse();
   }
   void OnMapEnd() override {}
+  const YAML::Mark& start() const { return start_; }
 
  private:
   void refuse() const {
@@ -379,6 +382,18 @@ class SecondDocument : public YAML::EventHandler {
   YAML::Mark start_;
 };
 
+// yaml-cpp reads a token that cannot start a document (a ',' outside brackets) as
+// an empty document and leaves it unread: the next document starts at the same place, and so on
+// for ever (a fuzz input hung here), while YAML::Load returns the first, empty one, and the rest
+// of the file is silently lost. A document that starts where the last one did is refused there.
+[[noreturn]] void refuse_unread(const std::string& text, const YAML::Mark& m, const std::string& file) {
+  const auto at = static_cast<std::size_t>(m.pos);
+  const unsigned char c = at < text.size() ? static_cast<unsigned char>(text[at]) : 0;
+  const std::string what = c >= 0x21 && c < 0x7f ? "'" + std::string(1, static_cast<char>(c)) + "'" : "this byte";
+  throw ConfigError(Origin{file, m.line + 1, m.column + 1}, "",
+                    "YAML syntax error: " + what + " cannot start a value here (a ',' outside [ ] or { }?)");
+}
+
 Node from_yaml_text(const std::string& text, const std::string& file_name) {
   YAML::Node y;
   try {
@@ -386,9 +401,12 @@ Node from_yaml_text(const std::string& text, const std::string& file_name) {
     std::istringstream in(text);
     ValueCounter counter(file_name);
     YAML::Parser parser(in);
-    parser.HandleNextDocument(counter);
+    int last = parser.HandleNextDocument(counter) ? counter.start().pos : 0;
     SecondDocument second(file_name);
-    while (parser.HandleNextDocument(second)) {}
+    while (parser.HandleNextDocument(second)) {
+      if (second.start().pos <= last) refuse_unread(text, second.start(), file_name);
+      last = second.start().pos;
+    }
   } catch (const YAML::DeepRecursion& e) {
     Origin o{file_name, e.mark.line + 1, e.mark.column + 1};
     throw ConfigError(o, "", "nested deeper than " + std::to_string(kMaxConfigDepth) + " levels");
