@@ -1757,14 +1757,26 @@ bool Compiler::elementwise(int i) {
                                                           {"LeakyRelu", "leaky_relu"},
                                                           {"HardSigmoid", "hard_sigmoid"},
                                                           {"HardSwish", "hard_swish"},
-                                                          {"Erf", "erf"}};
+                                                          {"Erf", "erf"},
+                                                          {"Equal", "eq"},
+                                                          {"Less", "lt"},
+                                                          {"LessOrEqual", "le"},
+                                                          {"Greater", "gt"},
+                                                          {"GreaterOrEqual", "ge"},
+                                                          {"Not", "not"},
+                                                          {"And", "min"},  // of bools held as 0 and 1
+                                                          {"Or", "max"},
+                                                          {"Xor", "ne"},
+                                                          {"Where", "where"}};
   std::string op = kOps.at(n.op_type());
   // A Clip's bounds are parameters; Max and Min take one input or more (one: max(x, x)).
-  const bool binary = kernels::elementwise_binary(op), variadic = op == "max" || op == "min";
+  const unsigned inputs = kernels::elementwise_inputs(op);
+  const bool binary = inputs > 1, variadic = op == "max" || op == "min";
   const int operands = binary ? n.input_size() : 1;
   for (int j = 0; j < operands; ++j)
     if (!is_weight(n.input(j)) && !available(n.input(j))) return false;
-  if (binary && !variadic && n.input_size() != 2) fail(i, "an op of two operands has " + std::to_string(operands));
+  if (binary && !variadic && n.input_size() != int(inputs))
+    fail(i, "an op of " + std::to_string(inputs) + " operands has " + std::to_string(operands));
   if (scalar_op(i) || channel_gate(i) || silu(i)) return true;
   const Dims full = image_shape(n.output(0));
   std::vector<Operand> in;
@@ -1773,11 +1785,11 @@ bool Compiler::elementwise(int i) {
   expand_operands(i, in, full);
   if (binary && in.size() == 1) in.push_back(in[0]);
   const Params params = activation_params(i);
-  elementwise_kernel(i, 0, "", op, {in.begin(), in.begin() + (binary ? 2 : 1)}, n.output(0), params);
+  elementwise_kernel(i, 0, "", op, {in.begin(), in.begin() + (variadic ? 2 : int(inputs))}, n.output(0), params);
   // More than two: each further kernel takes the result so far and the next input.
-  for (std::size_t j = 2; j < in.size(); ++j)
+  for (std::size_t j = 2; variadic && j < in.size(); ++j)
     elementwise_kernel(i, j - 1, "_" + std::to_string(j), op, {{n.output(0), {}}, in[j]}, n.output(0));
-  if (!binary || op == "div") clear_pads(i, op, params);  // 0 / 0 in a divided map's pad channels
+  clear_pads(i, op, params);  // an op whose f(0) is not 0: 0 / 0, 0 == 0 in a map's pad channels
   done_[std::size_t(i)] = true;
   return true;
 }
@@ -1794,7 +1806,7 @@ void Compiler::clear_pads(int i, const std::string& op, const Params& params) {
   platform::Reference r;
   for (const auto& [key, value] : params) (key == "alpha" ? r.alpha : r.beta) = std::stod(value);
   const platform::RefCheck* const* check = platform::reference_checks().find(op);
-  const double zero = check ? (*check)->element(r, 0.0, 0.0) : 0.0;
+  const double zero = check && (*check)->element ? (*check)->element(r, 0.0, 0.0) : 0.0;
   if (zero == 0.0) return;
   if (!std::isfinite(zero))
     fail(i, "on a feature map of " + std::to_string(v.shape[1]) + " channels (stored in groups of 16), " + op +
@@ -2346,14 +2358,17 @@ void Compiler::elementwise_kernel(int i, std::size_t head, const std::string& ta
   const bool none_placed =
       std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v.empty() || ref(v).empty(); });
   if (none_placed && image_shape(out).size() == 4 && feeds_feature_map(out)) layout = Layout::Nc1hwc0, dt = "f16";
-  const std::vector<std::string> roles = {"x", "y"};
+  const std::vector<std::string> roles = {"x", "y", "w"};
   for (std::size_t j = 0; j < in.size(); ++j) {
     if (!in[j].value.empty()) {
       k.tensors.push_back(use(i, k, in[j].value, roles[j], layout, false, dt));
       continue;
     }
     const Tensor& c = in[j].constant;
-    if (dt == "f16")
+    // Where computes nothing from its values: one past f16's range is its infinity, as a model
+    // converted to f16 holds it (GPT-2's mask value, finfo(float32).min, is -inf; a Softmax after
+    // it gives those positions 0 as it would).
+    if (dt == "f16" && op != "where")
       for (float v : c.data)
         if (std::isfinite(v) && std::fabs(v) > 65504.0f)
           fail(i, "a constant of " + num(double(v)) + " is past the range of f16, the type of the values it meets");
@@ -2531,9 +2546,16 @@ bool Compiler::cast(int i) {
   if (!available(n.input(0))) return false;
   using T = onnx::TensorProto;
   const int to = int(attrs(i).i("to", 0));
+  if (to == T::BOOL) {  // each nonzero value (a NaN too, as NumPy's bool()) 1, held in the value's type
+    const Dims shape = image_shape(n.output(0));
+    elementwise_kernel(i, 0, "", "ne", {{n.input(0), {}}, {"", Tensor{shape, std::vector<float>(product(shape))}}},
+                       n.output(0));
+    done_[std::size_t(i)] = true;
+    return true;
+  }
   if (to != T::FLOAT && to != T::FLOAT16 && to != T::DOUBLE)
     fail(i, "a Cast of an activation to " + T::DataType_Name(T::DataType(to)) +
-                " is not lowered (the network runs in f16; a Cast to float, float16 or double is)");
+                " is not lowered (the network runs in f16; a Cast to float, float16, double or bool is)");
   const Value& x = values_.at(n.input(0));
   const bool real = x.dtype == "f16" || x.dtype == "f32";
   const std::string want = to == T::FLOAT16 ? "f16" : real ? x.dtype : "f32";
@@ -3229,6 +3251,16 @@ const std::map<std::string, Compiler::Lowering>& Compiler::lowerings() {
       {"Sqrt", &Compiler::elementwise},
       {"Exp", &Compiler::elementwise},
       {"Erf", &Compiler::elementwise},
+      {"Equal", &Compiler::elementwise},
+      {"Less", &Compiler::elementwise},
+      {"LessOrEqual", &Compiler::elementwise},
+      {"Greater", &Compiler::elementwise},
+      {"GreaterOrEqual", &Compiler::elementwise},
+      {"Not", &Compiler::elementwise},
+      {"And", &Compiler::elementwise},
+      {"Or", &Compiler::elementwise},
+      {"Xor", &Compiler::elementwise},
+      {"Where", &Compiler::elementwise},
       {"Reciprocal", &Compiler::elementwise},
       {"Log", &Compiler::elementwise},
       {"Expand", &Compiler::expand_node},

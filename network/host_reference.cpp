@@ -125,6 +125,19 @@ void broadcast(Op& op, const std::function<float(float, float)>& fn) {
   op.out(0, acc.shape).data = std::move(acc.data);
 }
 
+float truth(bool b) { return b ? 1.0f : 0.0f; }  // ONNX's bool, held as 0 and 1
+
+// Where(c, x, y): x where c is true, else y, the three broadcast together by numpy's rules.
+void where(Op& op) {
+  const auto first = [](float a, float) { return a; };
+  const auto zeros = [](const Tensor& t) { return Tensor{t.shape, std::vector<float>(t.data.size(), 0.0f)}; };
+  const Tensor full = combine(op, combine(op, zeros(op.in(0)), zeros(op.in(1)), first), zeros(op.in(2)), first);
+  const Tensor c = combine(op, op.in(0), full, first), x = combine(op, op.in(1), full, first),
+               y = combine(op, op.in(2), full, first);
+  Tensor& o = op.out(0, full.shape);
+  for (std::size_t e = 0; e < o.data.size(); ++e) o.data[e] = c.data[e] != 0 ? x.data[e] : y.data[e];
+}
+
 void unary(Op& op, const std::function<float(float)>& fn) {
   const Tensor& x = op.in(0);
   Tensor& y = op.out(0, x.shape);
@@ -895,8 +908,9 @@ struct Entry {
   bool contraction = false;
 };
 
-const std::vector<Entry>& table() {
-  static const std::vector<Entry> t = {
+// The element-wise ops (an output element from the inputs' elements at its index, broadcast).
+std::vector<Entry> pointwise_entries() {
+  return {
       {"Relu", [](Op& o) { unary(o, [](float x) { return x < 0 ? 0.0f : x; }); }},  // NaN stays NaN
       {"Sigmoid", [](Op& o) { unary(o, [](float x) { return float(1.0 / (1.0 + std::exp(-double(x)))); }); }},
       {"Tanh", [](Op& o) { unary(o, [](float x) { return std::tanh(x); }); }},
@@ -921,16 +935,6 @@ const std::vector<Entry>& table() {
       {"Exp", [](Op& o) { unary(o, [](float x) { return std::exp(x); }); }},
       {"Erf", [](Op& o) { unary(o, [](float x) { return std::erf(x); }); }},
       {"Pow", [](Op& o) { broadcast(o, [](float a, float b) { return float(std::pow(double(a), double(b))); }); }},
-      {"ReduceMean", [](Op& o) { reduce(o, Reduce::Mean); }},
-      {"ReduceSum", [](Op& o) { reduce(o, Reduce::Sum); }},
-      {"ReduceMax", [](Op& o) { reduce(o, Reduce::Max); }},
-      {"ReduceMin", [](Op& o) { reduce(o, Reduce::Min); }},
-      {"ReduceSumSquare", [](Op& o) { reduce(o, Reduce::SumSquare); }},
-      {"ReduceL1", [](Op& o) { reduce(o, Reduce::L1); }},
-      {"ReduceL2", [](Op& o) { reduce(o, Reduce::L2); }},
-      {"ReduceLogSum", [](Op& o) { reduce(o, Reduce::LogSum); }},
-      {"ReduceLogSumExp", [](Op& o) { reduce(o, Reduce::LogSumExp); }},
-      {"ReduceProd", [](Op& o) { reduce(o, Reduce::Prod); }},
       {"Max", [](Op& o) { broadcast(o, [](float a, float b) { return std::max(a, b); }); }},
       {"Min", [](Op& o) { broadcast(o, [](float a, float b) { return std::min(a, b); }); }},
       {"Identity", [](Op& o) { unary(o, [](float x) { return x; }); }},
@@ -940,38 +944,67 @@ const std::vector<Entry>& table() {
          unary(o, [to](float x) { return cast_value(x, to); });
        }},
       {"Dropout", dropout},
+      {"Equal", [](Op& o) { broadcast(o, [](float a, float b) { return truth(a == b); }); }},
+      {"Less", [](Op& o) { broadcast(o, [](float a, float b) { return truth(a < b); }); }},
+      {"LessOrEqual", [](Op& o) { broadcast(o, [](float a, float b) { return truth(a <= b); }); }},
+      {"Greater", [](Op& o) { broadcast(o, [](float a, float b) { return truth(a > b); }); }},
+      {"GreaterOrEqual", [](Op& o) { broadcast(o, [](float a, float b) { return truth(a >= b); }); }},
+      {"And", [](Op& o) { broadcast(o, [](float a, float b) { return truth(a != 0 && b != 0); }); }},
+      {"Or", [](Op& o) { broadcast(o, [](float a, float b) { return truth(a != 0 || b != 0); }); }},
+      {"Xor", [](Op& o) { broadcast(o, [](float a, float b) { return truth((a != 0) != (b != 0)); }); }},
+      {"Not", [](Op& o) { unary(o, [](float x) { return truth(x == 0); }); }},
+      {"Where", where},
       {"Add", [](Op& o) { broadcast(o, [](float a, float b) { return a + b; }); }},
       {"Sub", [](Op& o) { broadcast(o, [](float a, float b) { return a - b; }); }},
       {"Mul", [](Op& o) { broadcast(o, [](float a, float b) { return a * b; }); }},
       {"Div", [](Op& o) { broadcast(o, [](float a, float b) { return a / b; }); }},
-      {"MatMul", matmul, true},
-      {"Gemm", gemm, true},
-      {"Conv", conv, true},
-      {"ConvTranspose", conv_transpose, true},
-      {"MaxPool", [](Op& o) { pool(o, true); }},
-      {"AveragePool", [](Op& o) { pool(o, false); }},
-      {"GlobalAveragePool", [](Op& o) { global_pool(o, false); }},
-      {"GlobalMaxPool", [](Op& o) { global_pool(o, true); }},
-      {"Softmax", softmax},
-      {"ArgMax", argmax},
-      {"TopK", topk},
-      {"Flatten", flatten},
-      {"Reshape", reshape},
-      {"Expand", expand_to},
-      {"Squeeze", squeeze},
-      {"Pad", pad},
-      {"Resize", resize},
-      {"Upsample", resize},
-      {"Unsqueeze", unsqueeze},
-      {"Shape", shape_of},
-      {"Gather", gather},
-      {"Transpose", transpose},
-      {"Concat", concat},
-      {"Slice", slice},
-      {"Split", split},
-      {"BatchNormalization", batch_norm},
-      {"LayerNormalization", layer_norm},
   };
+}
+
+const std::vector<Entry>& table() {
+  static const std::vector<Entry> t = [] {
+    std::vector<Entry> e = pointwise_entries();
+    e.insert(e.end(), {
+                          {"ReduceMean", [](Op& o) { reduce(o, Reduce::Mean); }},
+                          {"ReduceSum", [](Op& o) { reduce(o, Reduce::Sum); }},
+                          {"ReduceMax", [](Op& o) { reduce(o, Reduce::Max); }},
+                          {"ReduceMin", [](Op& o) { reduce(o, Reduce::Min); }},
+                          {"ReduceSumSquare", [](Op& o) { reduce(o, Reduce::SumSquare); }},
+                          {"ReduceL1", [](Op& o) { reduce(o, Reduce::L1); }},
+                          {"ReduceL2", [](Op& o) { reduce(o, Reduce::L2); }},
+                          {"ReduceLogSum", [](Op& o) { reduce(o, Reduce::LogSum); }},
+                          {"ReduceLogSumExp", [](Op& o) { reduce(o, Reduce::LogSumExp); }},
+                          {"ReduceProd", [](Op& o) { reduce(o, Reduce::Prod); }},
+                          {"MatMul", matmul, true},
+                          {"Gemm", gemm, true},
+                          {"Conv", conv, true},
+                          {"ConvTranspose", conv_transpose, true},
+                          {"MaxPool", [](Op& o) { pool(o, true); }},
+                          {"AveragePool", [](Op& o) { pool(o, false); }},
+                          {"GlobalAveragePool", [](Op& o) { global_pool(o, false); }},
+                          {"GlobalMaxPool", [](Op& o) { global_pool(o, true); }},
+                          {"Softmax", softmax},
+                          {"ArgMax", argmax},
+                          {"TopK", topk},
+                          {"Flatten", flatten},
+                          {"Reshape", reshape},
+                          {"Expand", expand_to},
+                          {"Squeeze", squeeze},
+                          {"Pad", pad},
+                          {"Resize", resize},
+                          {"Upsample", resize},
+                          {"Unsqueeze", unsqueeze},
+                          {"Shape", shape_of},
+                          {"Gather", gather},
+                          {"Transpose", transpose},
+                          {"Concat", concat},
+                          {"Slice", slice},
+                          {"Split", split},
+                          {"BatchNormalization", batch_norm},
+                          {"LayerNormalization", layer_norm},
+                      });
+    return e;
+  }();
   return t;
 }
 

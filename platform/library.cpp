@@ -493,7 +493,8 @@ KernelShape read_elementwise(const cfg::Node& sh) {
 std::vector<LibraryArg> elementwise_args(const KernelShape& s) {
   const auto& e = std::get<kernels::ElementwiseShape>(s);
   std::vector<LibraryArg> a{{"x", e.dtype, e.n}};
-  if (kernels::elementwise_binary(e.op)) a.push_back({"y", e.dtype, e.n});
+  if (kernels::elementwise_inputs(e.op) > 1) a.push_back({"y", e.dtype, e.n});
+  if (kernels::elementwise_inputs(e.op) > 2) a.push_back({"w", e.dtype, e.n});
   a.push_back({"z", e.op == "cast" ? e.to : e.dtype, e.n});
   return a;
 }

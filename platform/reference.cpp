@@ -340,6 +340,18 @@ void elementwise_ref(const Reference& R, const std::vector<TensorView>& in, std:
   }
 }
 
+// Where: out[i] = in0[i] != 0 ? in1[i] : in2[i], each input decoded a chunk at a time.
+void where_ref(const Reference&, const std::vector<TensorView>& in, std::vector<double>& out) {
+  std::vector<double> chunk(3 * kDecodeChunk);
+  for (std::uint64_t i0 = 0; i0 < out.size(); i0 += kDecodeChunk) {
+    const std::uint64_t n = std::min(kDecodeChunk, out.size() - i0);
+    const double* c = chunk_of(in[0], i0, n, chunk.data());
+    const double* x = chunk_of(in[1], i0, n, chunk.data() + kDecodeChunk);
+    const double* y = chunk_of(in[2], i0, n, chunk.data() + 2 * kDecodeChunk);
+    for (std::uint64_t j = 0; j < n; ++j) out[i0 + j] = c[j] != 0 ? x[j] : y[j];
+  }
+}
+
 // What is compared and what the inputs must hold.
 std::uint64_t all(const Reference&, std::uint64_t out) { return out; }
 std::uint64_t gemm_count(const Reference& r, std::uint64_t) { return r.m * r.n; }
@@ -521,8 +533,9 @@ double gate(double v) { return std::fmax(0.0, std::fmin(1.0, v)); }
 // The element-wise checks, each out[i] = element(r, in0[i], in1[i]).
 struct ElementwiseChecks {
   RefCheck add, sub, mul, div, max, min, relu, copy, exp, abs, sqrt, rec, log, neg, adds, muls, erf, gelu, sigmoid,
-      silu, tanh, leaky_relu, hard_sigmoid, hard_swish, clip;
+      silu, tanh, leaky_relu, hard_sigmoid, hard_swish, clip, eq, ne, lt, le, gt, ge, logical_not;
 };
+double truth(bool b) { return b ? 1.0 : 0.0; }
 const ElementwiseChecks& elementwise_checks() {
   using R = const Reference&;
   static const ElementwiseChecks c{
@@ -552,7 +565,14 @@ const ElementwiseChecks& elementwise_checks() {
                   {"alpha", "beta"}),
       elementwise("hard_swish", 1, [](R, double a, double) { return a * gate(a / 6 + 0.5); }),
       elementwise("clip", 1, [](R r, double a, double) { return std::fmin(std::fmax(a, r.alpha), r.beta); },
-                  {"alpha", "beta"})};
+                  {"alpha", "beta"}),
+      elementwise("eq", 2, [](R, double a, double b) { return truth(a == b); }),
+      elementwise("ne", 2, [](R, double a, double b) { return truth(a != b); }),
+      elementwise("lt", 2, [](R, double a, double b) { return truth(a < b); }),
+      elementwise("le", 2, [](R, double a, double b) { return truth(a <= b); }),
+      elementwise("gt", 2, [](R, double a, double b) { return truth(a > b); }),
+      elementwise("ge", 2, [](R, double a, double b) { return truth(a >= b); }),
+      elementwise("not", 1, [](R, double a, double) { return truth(a == 0); })};
   return c;
 }
 
@@ -578,6 +598,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck expand{"expand", 1, 1, {"cols", "rows"}, all, any_size_inputs, expand_ref};
   static const RefCheck slice{"slice", 1, 1, {}, slice_count, any_size_inputs, slice_ref};
   static const RefCheck aipp{"aipp", 1, 1, {}, aipp_count, aipp_inputs, aipp_ref};
+  static const RefCheck where{"where", 3, 3, {}, all, like_output, where_ref};
   static const cfg::Choices<const RefCheck*> table = {
       {"add", &e.add, "out[i] = in0[i] + in1[i]"},
       {"sub", &e.sub, "out[i] = in0[i] - in1[i]"},
@@ -604,6 +625,14 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"hard_sigmoid", &e.hard_sigmoid, "out[i] = max(0, min(1, alpha in0[i] + beta))"},
       {"hard_swish", &e.hard_swish, "out[i] = in0[i] max(0, min(1, in0[i] / 6 + 1 / 2))"},
       {"clip", &e.clip, "out[i] = min(max(in0[i], alpha), beta)"},
+      {"eq", &e.eq, "out[i] = in0[i] == in1[i] ? 1 : 0"},
+      {"ne", &e.ne, "out[i] = in0[i] != in1[i] ? 1 : 0"},
+      {"lt", &e.lt, "out[i] = in0[i] < in1[i] ? 1 : 0"},
+      {"le", &e.le, "out[i] = in0[i] <= in1[i] ? 1 : 0"},
+      {"gt", &e.gt, "out[i] = in0[i] > in1[i] ? 1 : 0"},
+      {"ge", &e.ge, "out[i] = in0[i] >= in1[i] ? 1 : 0"},
+      {"not", &e.logical_not, "out[i] = in0[i] == 0 ? 1 : 0"},
+      {"where", &where, "out[i] = in0[i] != 0 ? in1[i] : in2[i]"},
       {"gemm", &gemm, "out = in0 x in1 (+ in2, a bias row; ReLU with relu: true)"},
       {"conv2d", &conv2d, "the convolution of the conv2d kernel's shape, through its epilogue"},
       {"pool", &pool, "the pooling of the pool kernel's shape"},

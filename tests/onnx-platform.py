@@ -30,8 +30,9 @@ OPS = {"Conv", "Gemm", "MatMul", "Relu", "MaxPool", "AveragePool", "GlobalAverag
        "Clip", "Abs", "Neg", "Sqrt", "Exp", "Max", "Min", "GlobalMaxPool", "Erf", "Resize", "Upsample", "ConvTranspose",
        "Cast", "CastLike", "Dropout", "ReduceMean", "ReduceMax", "ReduceSum", "ReduceMin", "Gather", "Expand", "Slice", "Split",
        "Reciprocal", "Log", "Pow", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-       "ReduceProd"}
-EXPECTED_PASSES = 278  # 265 before Slice and Split, 236 before ReduceSumSquare, ReduceL1, ReduceL2 and ReduceLogSum, 229 before Expand, Reciprocal, Log and Pow (a constant exponent), 195 before ReduceSum, ReduceMin and Reduce ops over any one run of axes, 175 before linear, cubic and any nearest Resize, 171 before Gather, 156 before 8- and 16-bit integer tensors, 150 before CastLike, 133 before Cast and Dropout, 124 before ConvTranspose, 122 before nearest Resize and Upsample, 76 before the activations (Sigmoid, Tanh, Erf, LeakyRelu, HardSigmoid, HardSwish,
+       "ReduceProd", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Where"}
+EXPECTED_PASSES = 321  # 278 before Equal, Less, LessOrEqual, Greater, GreaterOrEqual, Not, And, Or, Xor and Where,
+# 265 before Slice and Split, 236 before ReduceSumSquare, ReduceL1, ReduceL2 and ReduceLogSum, 229 before Expand, Reciprocal, Log and Pow (a constant exponent), 195 before ReduceSum, ReduceMin and Reduce ops over any one run of axes, 175 before linear, cubic and any nearest Resize, 171 before Gather, 156 before 8- and 16-bit integer tensors, 150 before CastLike, 133 before Cast and Dropout, 124 before ConvTranspose, 122 before nearest Resize and Upsample, 76 before the activations (Sigmoid, Tanh, Erf, LeakyRelu, HardSigmoid, HardSwish,
 # Clip, Abs, Neg, Sqrt, Exp, Max, Min), GlobalMaxPool and float16 tensors, 75 before dilated pools, 73 before 1-D pools, 37 before batched MatMul, 39 before ceil_mode and count_include_pad 0, 46 before
 # BatchNormalization alone, Gemm transA and matrix C, broadcast Add; then Concat, Sub, Mul and Div joined
 # the suite (21 more)

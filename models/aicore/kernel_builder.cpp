@@ -243,6 +243,11 @@ void KernelBuilder::Cast(DType to, DType from, Reg d, Reg s, const VecCfg& p, Ro
   emit(x("vconv", {d, s, c}, to, from, std::uint8_t(r)));
 }
 
+void KernelBuilder::Compare(Cmp c, DType t, Reg bits, Reg a, Reg b, const VecCfg& p) {
+  Reg r = cfg_reg(p.pack());
+  emit(x("vcmp", {bits, a, b, r}, t, DType::None, std::uint8_t(unsigned(c) << mode::kCmpShift)));
+}
+
 void KernelBuilder::SetFlag(Pipe src, Pipe dst, int event) {
   Instr i;
   i.op = op("setflag");

@@ -153,6 +153,8 @@ class KernelBuilder {
   void Add(DType t, Reg dst, Reg a, Reg b, const VecCfg& p) { Vector("add", t, {dst, a, b}, p); }
   void Mul(DType t, Reg dst, Reg a, Reg b, const VecCfg& p) { Vector("mul", t, {dst, a, b}, p); }
   void Cast(DType to, DType from, Reg dst, Reg src, const VecCfg& p, Round r = Round::Rint);
+  // vcmp: bit i of bits (16 bytes a repeat) = a[i] <c> b[i].
+  void Compare(Cmp c, DType t, Reg bits, Reg a, Reg b, const VecCfg& p);
   void SetFlag(Pipe src, Pipe dst, int event);
   void WaitFlag(Pipe src, Pipe dst, int event);
   void PipeBarrier(Pipe p);

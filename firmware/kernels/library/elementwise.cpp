@@ -12,13 +12,14 @@ namespace dvp::kernels {
 
 using namespace aicore;
 
-// What an op's steps write with: the vector unit on the math type, from `src` (x, or x widened)
-// and `y` into `dst`; `scalar` holds an immediate.
+// What an op's steps write with: the vector unit on the math type, from `src` (x, or x widened),
+// `y` and `w` (the second and third inputs) into `dst`; `scalar` holds an immediate. The steps
+// may write over the inputs' areas: each tile's inputs are read once.
 struct ElementwiseSteps {
   KernelBuilder& k;
   DType t;
   VecCfg vec;
-  Reg dst, src, y, scalar;
+  Reg dst, src, y, w3, scalar;
   Reg w[2];  // scratch areas (ElementwiseOp::scratch)
   double alpha, beta;
   void un(const char* op, Reg d, Reg s) { k.Vector(op, t, {d, s}, vec); }
@@ -27,6 +28,13 @@ struct ElementwiseSteps {
     k.Li(scalar, std::int64_t(num::bits(v, t)));
     k.Vector(op, t, {d, s, scalar}, vec);
   }
+  void dup(Reg d, double v) {
+    k.Li(scalar, std::int64_t(num::bits(v, t)));
+    k.Vector("dup", t, {d, scalar}, vec);
+  }
+  // bits <- a <c> b (16 bytes of bits a repeat: a scratch area holds them)
+  void cmp(Cmp c, Reg bits, Reg a, Reg b) { k.Compare(c, t, bits, a, b, vec); }
+  void sel(Reg d, Reg a, Reg b, Reg bits) { k.Vector("sel", t, {d, a, b, bits}, vec); }
 };
 
 namespace {
@@ -86,6 +94,29 @@ void silu(ElementwiseSteps& s) {
   s.bin("mul", s.dst, s.dst, s.src);
 }
 void adds(ElementwiseSteps& s) { s.scal("adds", s.dst, s.src, s.alpha); }
+// 1 where x <c> y, else 0 (ONNX's bool, held as 0 and 1 of dtype): vcmp's bits select between a
+// tile of ones and one of zeros, written over x and y once they are compared (vsel's operands
+// are three areas: it copies each element, which must not be its own source).
+template <Cmp kCmp>
+void compare(ElementwiseSteps& s) {
+  s.cmp(kCmp, s.w[0], s.src, s.y);
+  s.dup(s.src, 1.0);
+  s.dup(s.y, 0.0);
+  s.sel(s.dst, s.src, s.y, s.w[0]);
+}
+// 1 where x is 0, else 0 (ONNX's Not of a bool held as 0 and 1).
+void logical_not(ElementwiseSteps& s) {
+  s.dup(s.w[1], 0.0);
+  s.cmp(Cmp::Eq, s.w[0], s.src, s.w[1]);
+  s.dup(s.src, 1.0);
+  s.sel(s.dst, s.src, s.w[1], s.w[0]);
+}
+// y where x is not 0, else w (ONNX's Where; its condition a bool held as 0 and 1).
+void where(ElementwiseSteps& s) {
+  s.dup(s.w[1], 0.0);
+  s.cmp(Cmp::Ne, s.w[0], s.src, s.w[1]);
+  s.sel(s.dst, s.y, s.w3, s.w[0]);
+}
 void muls(ElementwiseSteps& s) { s.scal("muls", s.dst, s.src, s.alpha); }
 
 // erf(x) into d from x (kept), with scratch w: Abramowitz and Stegun 7.1.26, for x >= 0
@@ -156,6 +187,14 @@ const std::vector<ElementwiseOp>& elementwise_ops() {
       {"hard_sigmoid", 1, false, false, 0, 4, 0, 2, "alpha, beta", "z = max(0, min(1, alpha x + beta))", hard_sigmoid},
       {"hard_swish", 1, false, false, 0, 5, 0, 0, "", "z = x max(0, min(1, x / 6 + 1 / 2))", hard_swish},
       {"clip", 1, false, true, 0, 2, 0, 2, "alpha, beta: the bounds", "z = min(max(x, alpha), beta)", clip},
+      {"eq", 2, false, true, 1, 4, 0, 0, "", "z = x == y ? 1 : 0", compare<Cmp::Eq>},
+      {"ne", 2, false, true, 1, 4, 0, 0, "", "z = x != y ? 1 : 0 (a NaN is unequal)", compare<Cmp::Ne>},
+      {"lt", 2, false, true, 1, 4, 0, 0, "", "z = x < y ? 1 : 0", compare<Cmp::Lt>},
+      {"le", 2, false, true, 1, 4, 0, 0, "", "z = x <= y ? 1 : 0", compare<Cmp::Le>},
+      {"gt", 2, false, true, 1, 4, 0, 0, "", "z = x > y ? 1 : 0", compare<Cmp::Gt>},
+      {"ge", 2, false, true, 1, 4, 0, 0, "", "z = x >= y ? 1 : 0", compare<Cmp::Ge>},
+      {"not", 1, false, true, 2, 4, 0, 0, "", "z = x == 0 ? 1 : 0", logical_not},
+      {"where", 3, false, true, 2, 3, 0, 0, "", "z = x != 0 ? y : w", where},
   };
   return table;
 }
@@ -166,9 +205,9 @@ const ElementwiseOp* elementwise_op(const std::string& name) {
   return nullptr;
 }
 
-bool elementwise_binary(const std::string& op) {
+unsigned elementwise_inputs(const std::string& op) {
   const ElementwiseOp* o = elementwise_op(op);
-  return o && o->inputs == 2;
+  return o ? o->inputs : 1;  // a cast: 1
 }
 
 // An f16 x of an f32_math op is widened: the tiles are sized in f32.
@@ -182,14 +221,16 @@ std::uint64_t elementwise_block_elems(const ElementwiseShape& s) {
 }
 
 std::uint32_t elementwise_tile_bytes(const AiCoreConfig& cfg, const ElementwiseShape& s) {
-  const unsigned operands = elementwise_binary(s.op) ? 3 : 2;  // each operand area is a full tile
+  const unsigned operands = elementwise_inputs(s.op) + 1;  // each operand area is a full tile
   const ElementwiseOp* op = elementwise_op(s.op);
   const unsigned areas = 2 * operands + (op ? op->scratch : 0);  // two of each operand, one of each scratch
   std::uint32_t tile = 65280;                                    // 255 repeats x 256 B
   std::uint32_t p = 256;
-  // The areas, and 768 bytes for the last block of a ragged n (ElementwiseCode).
-  while (p * 2 <= tile && 2ull * areas * p + 768 <= cfg.size[kUB]) p *= 2;
-  if (std::uint64_t(areas) * p + 768 > cfg.size[kUB])
+  // The areas, and 256 bytes an operand (x, y, z at least) for the last block of a ragged n
+  // (ElementwiseCode::ub).
+  const std::uint64_t last = 256ull * std::max(3u, operands);
+  while (p * 2 <= tile && 2ull * areas * p + last <= cfg.size[kUB]) p *= 2;
+  if (std::uint64_t(areas) * p + last > cfg.size[kUB])
     throw Error("elementwise: the UB cannot hold two tiles of each operand and the op's scratch");
   return p;
 }
@@ -226,23 +267,28 @@ struct TileCfg {
 struct ElementwiseCode {
   const ElementwiseShape& s;
   const ElementwiseOp* op;  // nullptr: a cast
-  bool binary, cast;
+  unsigned inputs;          // 1 to 3
+  bool cast;
   std::uint32_t tile;  // bytes of the wider type
   std::uint64_t x_bytes, z_bytes;
   TileCfg whole;
   std::vector<TileCfg> tail;  // its pieces; the last one (the block ending at n) when `ragged`
   bool ragged = false;
   KernelBuilder k{};
-  Reg arg{}, X{}, Y{}, Z{}, t{}, dim{}, ntiles{}, off{}, g{}, u0{}, u1{}, u2{}, n128{}, sc{}, w0{}, w1{};
+  Reg arg{}, X{}, Y{}, W{}, Z{}, t{}, dim{}, ntiles{}, off{}, g{}, u0{}, u1{}, u3{}, u2{}, n128{}, sc{}, w0{}, w1{};
 
-  // [x0 x1 y0 y1 z0 z1] ([x0 x1 z0 z1] for one input), then the ragged last block's x, y and z
-  // (b = 2), 256 bytes each, then the op's scratch areas (only the vector unit uses them, one tile
-  // at a time): what elementwise_tile_bytes counts.
+  // Operand 0 is x, 1 y, 3 w (the inputs), 2 z. The UB: two tiles of each input, then two of z
+  // ([x0 x1 y0 y1 z0 z1] for two inputs), then the ragged last block's operands (b = 2), 256 bytes
+  // each at 256 x the operand's number (three of them at least), then the op's scratch areas
+  // (only the vector unit uses them, one tile at a time): what elementwise_tile_bytes counts.
+  int slot(int operand) const { return operand == 2 ? int(inputs) : operand == 3 ? 2 : operand; }
   std::int64_t ub(int operand, int b) const {
-    const int operands = binary ? 3 : 2, at = operand == 2 && !binary ? 1 : operand;
+    const int operands = int(inputs) + 1, at = slot(operand);
     return b == 2 ? std::int64_t(tile) * 2 * operands + 256 * operand : std::int64_t(tile) * (2 * at + b);
   }
-  std::int64_t scratch(int i) const { return std::int64_t(tile) * (2 * (binary ? 3 : 2) + i) + 768; }
+  std::int64_t scratch(int i) const {
+    return std::int64_t(tile) * (2 * (inputs + 1) + i) + 256 * std::max(3, int(inputs) + 1);
+  }
   // This tile's byte offset in an operand of `bytes` per element: t x tile, or the piece's.
   void offset(const TileCfg* piece, std::uint64_t tile_bytes, unsigned bytes);
   void load(int b, const TileCfg* piece = nullptr);
@@ -263,10 +309,15 @@ void ElementwiseCode::load(int b, const TileCfg* piece) {
   k.Add(g, X, off);
   k.Li(u0, ub(0, b));
   k.DataCopy(Pos::UB, u0, Pos::GM, g, c.copy_in);
-  if (binary) {
+  if (inputs > 1) {
     k.Add(g, Y, off);
     k.Li(u1, ub(1, b));
     k.DataCopy(Pos::UB, u1, Pos::GM, g, c.copy_in);
+  }
+  if (inputs > 2) {
+    k.Add(g, W, off);
+    k.Li(u3, ub(3, b));
+    k.DataCopy(Pos::UB, u3, Pos::GM, g, c.copy_in);
   }
   k.SetFlag(Pipe::MTE2, Pipe::V, b);
 }
@@ -282,12 +333,13 @@ void ElementwiseCode::compute(int b, const TileCfg* piece) {
   } else if (op->f32_math && s.dtype == DType::F16) {
     // x widened into z's area (a tile of the wider type), the op into x's, narrowed back.
     k.Cast(DType::F32, DType::F16, u2, u0, c.widen, Round::Rint);
-    ElementwiseSteps st{k, DType::F32, c.vec, u0, u2, u1, sc, {w0, w1}, s.alpha, s.beta};
+    ElementwiseSteps st{k, DType::F32, c.vec, u0, u2, u1, u3, sc, {w0, w1}, s.alpha, s.beta};
     op->steps(st);
     k.Cast(DType::F16, DType::F32, u2, u0, c.narrow, Round::Rint);
   } else {
-    if (binary) k.Li(u1, ub(1, b));
-    ElementwiseSteps st{k, s.dtype, c.vec, u2, u0, u1, sc, {w0, w1}, s.alpha, s.beta};
+    if (inputs > 1) k.Li(u1, ub(1, b));
+    if (inputs > 2) k.Li(u3, ub(3, b));
+    ElementwiseSteps st{k, s.dtype, c.vec, u2, u0, u1, u3, sc, {w0, w1}, s.alpha, s.beta};
     op->steps(st);
   }
   if (b < 2) k.SetFlag(Pipe::V, Pipe::MTE2, b);
@@ -321,7 +373,8 @@ TileCfg tile_cfg(std::uint64_t elems, unsigned eb, unsigned ob, unsigned wide, s
 
 Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
   check_shape(s);
-  const bool cast = s.op == "cast", binary = elementwise_binary(s.op);
+  const bool cast = s.op == "cast";
+  const unsigned inputs = elementwise_inputs(s.op);
   const unsigned eb = dtype_bytes(s.dtype), ob = cast ? dtype_bytes(s.to) : eb, wide = elementwise_wide_bytes(s);
   // A tile is `tile` bytes of the wider type; x and z tiles hold the same number of elements.
   const std::uint32_t tile = elementwise_tile_bytes(cfg, s);
@@ -331,7 +384,7 @@ Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
   // block from element 0, its copies past n staying in the tensors' memory (whole 4 KiB pages).
   const std::uint64_t block_elems = elementwise_block_elems(s);
   const std::uint64_t full = s.n / tile_elems, rest = s.n % tile_elems;
-  ElementwiseCode c{s,    elementwise_op(s.op), binary,          cast,
+  ElementwiseCode c{s,    elementwise_op(s.op), inputs,          cast,
                     tile, tile_elems * eb,      tile_elems * ob, tile_cfg(tile_elems, eb, ob, wide),
                     {}};
   if (s.n < block_elems) c.tail.push_back(tile_cfg(block_elems, eb, ob, wide, 0));
@@ -343,10 +396,11 @@ Image elementwise_kernel(const AiCoreConfig& cfg, const ElementwiseShape& s) {
   c.arg = k.reg(), c.X = k.reg(), c.Y = k.reg(), c.Z = k.reg();
   k.GetSpr(c.arg, Spr::ArgBase);
   k.LoadGm(c.X, c.arg, 0);
-  if (binary) k.LoadGm(c.Y, c.arg, 8);
-  k.LoadGm(c.Z, c.arg, binary ? 16 : 8);
+  if (inputs > 1) k.LoadGm(c.Y, c.arg, 8);
+  if (inputs > 2) c.W = k.reg(), k.LoadGm(c.W, c.arg, 16);
+  k.LoadGm(c.Z, c.arg, 8 * std::int64_t(inputs));
   c.t = k.reg(), c.dim = k.reg(), c.ntiles = k.Const(std::int64_t(full)), c.off = k.reg(), c.g = k.reg(),
-  c.u0 = k.reg(), c.u1 = k.reg(), c.u2 = k.reg(), c.sc = k.reg(),
+  c.u0 = k.reg(), c.u1 = k.reg(), c.u2 = k.reg(), c.sc = k.reg(), c.u3 = inputs > 2 ? k.reg() : Reg{},
   c.n128 = k.Const(std::min<std::int64_t>(128, 256 / wide));
   const unsigned scratch = c.op ? c.op->scratch : 0;
   if (scratch > 0) c.w0 = k.Const(c.scratch(0));

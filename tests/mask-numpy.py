@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Comparisons, logic and Where (the ops of attention masks), against NumPy.
+#
+# The element-wise kernel's compare ops (eq, ne, lt, le, gt, ge: vcmp's bits selecting 1 or 0),
+# not and where (library: elementwise), on both presets: f16 over 100003 elements (whole tiles, a
+# tail of whole blocks and a ragged last block), f32 over 37 and over 5 (under one block). The
+# inputs are small integers, so that many pairs are equal, with NaN, -0 and infinities among them.
+# Each z must equal NumPy's bit for bit, and each run carries the kernel's own check.
+#
+# Then ONNX graphs (dvp run model.onnx --check-layers) against NumPy's evaluation of the same graph:
+# GPT-2's causal mask as Hugging Face exports it (a bool buffer sliced to the scores' size, Where
+# it is false the scores give way to finfo(float32).min, then Softmax); a padding mask from the
+# token ids' attention_mask (Equal to 0, Where -10000 else 0, added to the scores); comparisons of
+# activations cast to float and multiplied; Not, And, Or, Xor of bool graph inputs; a Where of three
+# f32 activations broadcast; a leaky ReLU written as Where(x > 0, x, 0.1 x) on a feature map of 24
+# channels (its pad channels: 0 <= 0 is 1 there, cleared before the conv after it reads them), and a
+# Cast of the map to bool. Refused with the node named: a comparison of f16 scores with 1e5.
+#
+# Usage: mask-numpy.py DVP   (needs python3-numpy and python3-onnx)
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+from numpy_graphs import Bench
+
+DVP = sys.argv[1]
+NP = {"f16": np.float16, "f32": np.float32}
+rng = np.random.default_rng(29)
+
+KERNEL = """
+name: mask
+platform: {{preset: {preset}}}
+kernels:
+  - name: k
+    library: elementwise
+    shape: {{op: {op}, dtype: {dt}, n: {n}}}
+    tensors:
+{tensors}
+      - {{name: z, dtype: {dt}, shape: [{n}], save: z.npy}}
+    args: [{args}, z]
+    check: {{op: {op}, inputs: [{args}], output: z}}
+run: {{trace: false}}
+checks:
+  - {{metric: summary.kernel_checks_failed, max: 0}}
+"""
+
+OPS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+       "ge": np.greater_equal}
+
+
+def values(dt, n):
+    """Small integers (ties are common), with NaN, -0, +-inf and 0.5 sprinkled in."""
+    v = rng.integers(-3, 4, n).astype(NP[dt])
+    special = np.array([np.nan, -0.0, np.inf, -np.inf, 0.5], NP[dt])
+    at = rng.integers(0, n, max(1, n // 50))
+    v[at] = special[rng.integers(0, len(special), at.size)]
+    return v
+
+
+def kernel_runs(B, d):
+    for dt, n in (("f16", 100003), ("f32", 37), ("f32", 5)):
+        x, y, w = values(dt, n), values(dt, n), values(dt, n)
+        with np.errstate(invalid="ignore"):
+            cases = [(op, [x, y], f(x, y)) for op, f in OPS.items()]
+        cases += [("not", [x], x == 0), ("where", [x, y, w], np.where(x != 0, y, w))]
+        for op, ins, want in cases:
+            want = want.astype(NP[dt])
+            names = ["x", "y", "w"][:len(ins)]
+            for name, v in zip(names, ins):
+                np.save(os.path.join(d, name + ".npy"), v)
+            tensors = "\n".join(f"      - {{name: {m}, dtype: {dt}, shape: [{n}], file: {m}.npy}}" for m in names)
+            for preset in ("ascend310", "ascend910"):
+                what = f"elementwise {op} {dt} n={n} on {preset}"
+                out = B.run(KERNEL.format(preset=preset, op=op, dt=dt, n=n, tensors=tensors, args=", ".join(names)),
+                            what)
+                if out is None:
+                    continue
+                z = np.load(os.path.join(out, "z.npy")).ravel()
+                bits = np.uint16 if dt == "f16" else np.uint32
+                if z.shape != want.shape or not np.array_equal(z.view(bits), want.view(bits)):
+                    i = int(np.flatnonzero(z.view(bits) != want.view(bits))[0]) if z.shape == want.shape else 0
+                    B.fail(f"{what}: differs from NumPy's first at {i}: {z[i]} vs {want[i]} "
+                           f"(inputs {[float(v[i]) for v in ins]})")
+                else:
+                    print("ok  ", what)
+
+
+def softmax(a):
+    e = np.exp(a - a.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def mask_graphs(B):
+    from onnx import helper
+    mk = helper.make_node
+    f64 = np.float64
+    s, heads, dh = 6, 2, 8
+    # GPT-2 (Hugging Face): w = q k^T; w = where(bias[:, :, :s, :s], w, finfo(float32).min); softmax.
+    q = rng.normal(0, 1, (1, heads, s, dh)).astype(np.float32)
+    kt = rng.normal(0, 1, (1, heads, dh, s)).astype(np.float32)
+    bias = np.tril(np.ones((1, 1, 16, 16), bool))
+    fill = np.array(np.finfo(np.float32).min, np.float32)
+    w = q.astype(f64) @ kt
+    want = softmax(np.where(bias[:, :, :s, :s], w, -np.inf))
+    nodes = [mk("MatMul", ["q", "kt"], ["w"]), mk("Slice", ["bias", "z2", "ss", "a23"], ["causal"]),
+             mk("Where", ["causal", "w", "fill"], ["wm"]), mk("Softmax", ["wm"], ["p"], axis=-1)]
+    B.run_graph("gpt2-where", nodes, {"q": q, "kt": kt}, {"p": want},
+                {"bias": bias, "fill": fill, "z2": np.array([0, 0], np.int64), "ss": np.array([s, s], np.int64),
+                 "a23": np.array([2, 3], np.int64)}, opset=13)
+    # A padding mask from attention_mask: (mask == 0) -> -10000, else 0, added to the scores.
+    am = np.array([[1, 1, 1, 1, 0, 0]], np.int64)
+    nodes = [mk("MatMul", ["q", "kt"], ["w"]), mk("Equal", ["am", "zero"], ["pad"]),
+             mk("Where", ["pad", "big", "nought"], ["add"]), mk("Unsqueeze", ["add", "ax12"], ["add4"]),
+             mk("Add", ["w", "add4"], ["wm"]), mk("Softmax", ["wm"], ["p"], axis=-1)]
+    want = softmax(w + np.where(am == 0, -10000.0, 0.0)[:, None, None, :])
+    B.run_graph("padding-mask", nodes, {"q": q, "kt": kt, "am": am}, {"p": want},
+                {"zero": np.array(0, np.int64), "big": np.array(-10000.0, np.float32),
+                 "nought": np.array(0.0, np.float32), "ax12": np.array([1, 2], np.int64)}, opset=13)
+    # Comparisons of activations, cast to float and multiplied back; Not, And, Or, Xor of bools.
+    x = rng.integers(-4, 5, (3, 40)).astype(np.float32)
+    t = rng.integers(-4, 5, (3, 40)).astype(np.float32)
+    xr, tr = np.maximum(x, 0).astype(f64), np.maximum(t, 0).astype(f64)
+    nodes = [mk("Relu", ["x"], ["xr"]), mk("Relu", ["t"], ["tr"])]
+    want = {}
+    for op, f in (("Greater", np.greater), ("LessOrEqual", np.less_equal), ("Equal", np.equal),
+                  ("GreaterOrEqual", np.greater_equal), ("Less", np.less)):
+        nodes += [mk(op, ["xr", "tr"], [op + "_b"]), mk("Cast", [op + "_b"], [op + "_f"], to=1),
+                  mk("Mul", [op + "_f", "xr"], [op])]
+        want[op] = f(xr, tr) * xr
+    B.run_graph("compare", nodes, {"x": x, "t": t}, want, rtol=0, atol_scale=0)
+    a, b = rng.integers(0, 2, (2, 3, 17)).astype(bool), rng.integers(0, 2, (17,)).astype(bool)
+    nodes = [mk("Not", ["a"], ["na"]), mk("And", ["na", "b"], ["nab"]), mk("Or", ["a", "b"], ["ob"]),
+             mk("Xor", ["nab", "ob"], ["x1"]), mk("Cast", ["x1"], ["y"], to=1), mk("Cast", ["nab"], ["y2"], to=1)]
+    B.run_graph("logic", nodes, {"a": a, "b": b}, {"y": ((~a & b) ^ (a | b)).astype(f64), "y2": (~a & b).astype(f64)},
+                rtol=0, atol_scale=0)
+    # Where of three f32 inputs, broadcast: c (2 x 1 x 5), x (3 x 5), y (2 x 3 x 1).
+    c = rng.integers(0, 2, (2, 1, 5)).astype(bool)
+    xa = rng.normal(0, 100, (3, 5)).astype(np.float32)
+    ya = rng.normal(0, 100, (2, 3, 1)).astype(np.float32)
+    B.run_graph("where-bcast", [mk("Where", ["c", "xa", "ya"], ["y"])], {"c": c, "xa": xa, "ya": ya},
+                {"y": np.where(c, xa, ya).astype(f64)}, rtol=0, atol_scale=0)
+    B.refused("compare-range", [mk("MatMul", ["q", "kt"], ["w"]), mk("Greater", ["w", "huge"], ["g"]),
+                                mk("Cast", ["g"], ["y"], to=1)],
+              {"q": q, "kt": kt}, [1, heads, s, s], ["(Greater)", "past the range of f16"],
+              {"huge": np.array(1e5, np.float32)})
+
+
+def map_graph(B):
+    """A leaky ReLU written out on a map of 24 channels: where(c > 0, c, 0.1 c), then a 1 x 1 conv;
+    c <= 0 cast to float as a second output (1 in the pad channels until cleared); c - 0.5 cast to
+    bool (a ne with 0) selecting c or 0."""
+    from onnx import helper
+    mk = helper.make_node
+    f64 = np.float64
+    x = rng.normal(0, 1, (1, 8, 5, 7)).astype(np.float32)
+    k1 = rng.normal(0, 0.5, (24, 8, 1, 1)).astype(np.float32)
+    k2 = rng.normal(0, 0.5, (4, 24, 1, 1)).astype(np.float32)
+    c = np.einsum("oc,nchw->nohw", k1[:, :, 0, 0].astype(f64), x.astype(f64))
+    r = np.where(c > 0, c, 0.1 * c)
+    y = np.einsum("oc,nchw->nohw", k2[:, :, 0, 0].astype(f64), r)
+    nodes = [mk("Conv", ["x", "k1"], ["c"]), mk("Greater", ["c", "zero"], ["pos"]), mk("Mul", ["c", "tenth"], ["ct"]),
+             mk("Where", ["pos", "c", "ct"], ["r"]), mk("Conv", ["r", "k2"], ["y"]),
+             mk("LessOrEqual", ["c", "zero"], ["neg"]), mk("Cast", ["neg"], ["negf"], to=1),
+             mk("Conv", ["negf", "k2"], ["yn"]), mk("Sub", ["c", "half"], ["ch"]), mk("Cast", ["ch"], ["cb"], to=9),
+             mk("Where", ["cb", "c", "zero"], ["yb"])]
+    ch = (c.astype(np.float16) - np.float16(0.5)).astype(f64)  # as the map holds c: in f16
+    B.run_graph("map-where", nodes, {"x": x}, {"y": y, "yn": np.einsum("oc,nchw->nohw", k2[:, :, 0, 0].astype(f64),
+                                                                       (c <= 0).astype(f64)),
+                                               "yb": np.where(ch != 0, c, 0.0)},
+                {"k1": k1, "k2": k2, "zero": np.array(0, np.float32), "tenth": np.array(0.1, np.float32),
+                 "half": np.array(0.5, np.float32)})
+
+
+with tempfile.TemporaryDirectory() as d:
+    B = Bench(DVP, d)
+    kernel_runs(B, d)
+    mask_graphs(B)
+    map_graph(B)
+
+for f in B.failures:
+    print("FAIL:", f)
+sys.exit(1 if B.failures else 0)
