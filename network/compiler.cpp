@@ -293,6 +293,7 @@ class Compiler {
   std::int64_t flat_b(int i, Kernel& k, const GemmPlan& p);
   KTensor fractal_b(int i, const Kernel& k, const GemmPlan& p, std::int64_t h);
   std::string cast_to(int i, const std::string& v, const std::string& to);
+  std::string real_valued(int i, const std::string& v);
   bool top_k(int i);
   bool gather(int i);
   KTensor slice(KTensor t, std::int64_t heads, std::int64_t h, const Dims& shape) const;
@@ -1652,7 +1653,9 @@ bool Compiler::gather(int i) {
     if (picked.shape.empty()) picked.shape = {1};  // a scalar index (x[:, 0]): one element stored
     k.tensors.push_back(weight_tensor(i, k, KTensor{"indices", "s32", "nd", "", "", "", picked.shape}, picked));
   } else {
-    k.tensors.push_back(use(i, k, idx, "indices", Layout::Nd, false, "s32"));
+    // Ids an element-wise reader placed first (input_ids == pad) are f32, exact up to 2^24: cast.
+    const bool f32 = !ref(idx).empty() && values_.at(idx).dtype == "f32";
+    k.tensors.push_back(use(i, k, f32 ? cast_to(i, idx, "s32") : idx, "indices", Layout::Nd, false, "s32"));
     if (k.tensors.back().dtype != "s32")
       fail(i, "indices computed in " + k.tensors.back().dtype +
                   ": the AI CPU's gather reads s32 (a graph input's, a constant's, an ArgMax's)");
@@ -1884,6 +1887,8 @@ bool Compiler::channel_gate(int i) {
 // an attention mask made from the ids' padding) is cast to f16 first.
 void Compiler::expand_operands(int i, std::vector<Operand>& in, const Dims& full) {
   const auto placed = [&](const Operand& o) { return !o.value.empty() && !ref(o.value).empty(); };
+  for (Operand& o : in)
+    if (placed(o)) o.value = real_valued(i, o.value);
   const bool f16 = std::any_of(in.begin(), in.end(),
                                [&](const Operand& o) { return placed(o) && values_.at(o.value).dtype == "f16"; });
   for (Operand& o : in)
@@ -1904,6 +1909,13 @@ void Compiler::expand_operands(int i, std::vector<Operand>& in, const Dims& full
       in[j].value = expanded(i, in[j].value, full, 16 + j, "", dt);
     in[j].broadcast = false;
   }
+}
+
+// Placed value v as the element-wise kernel takes it: f16 or f32 as it is; integer indices (an
+// ArgMax's, token ids placed s32 for a Gather) cast to f32 once, exact up to 2^24.
+std::string Compiler::real_valued(int i, const std::string& v) {
+  const std::string& dt = values_.at(v).dtype;
+  return dt == "f16" || dt == "f32" ? v : cast_to(i, v, "f32");
 }
 
 // Activation v broadcast by numpy's rules to `full` (its image's shape), as a value of its own:
@@ -2364,14 +2376,17 @@ void Compiler::elementwise_kernel(int i, std::size_t head, const std::string& ta
       k.tensors.push_back(use(i, k, in[j].value, roles[j], layout, false, dt));
       continue;
     }
-    const Tensor& c = in[j].constant;
-    // Where computes nothing from its values: one past f16's range is its infinity, as a model
-    // converted to f16 holds it (GPT-2's mask value, finfo(float32).min, is -inf; a Softmax after
-    // it gives those positions 0 as it would).
-    if (dt == "f16" && op != "where")
-      for (float v : c.data)
-        if (std::isfinite(v) && std::fabs(v) > 65504.0f)
-          fail(i, "a constant of " + num(double(v)) + " is past the range of f16, the type of the values it meets");
+    Tensor c = in[j].constant;
+    // Where computes nothing from its values: one past f16's range is f16's bound of its sign
+    // (GPT-2's mask value, finfo(float32).min, is -65504, finfo(float16).min, as Hugging Face
+    // masks in f16: a row masked whole stays finite, a Softmax of it uniform as in f32, not NaN).
+    if (dt == "f16")
+      for (float& v : c.data)
+        if (std::isfinite(v) && std::fabs(v) > 65504.0f) {
+          if (op != "where")
+            fail(i, "a constant of " + num(double(v)) + " is past the range of f16, the type of the values it meets");
+          v = std::copysign(65504.0f, v);
+        }
     const Dims shape = layout == Layout::Nc1hwc0 ? as_2d(c.shape) : c.shape;  // stored as the map is
     k.tensors.push_back(weight_tensor(i, k, KTensor{roles[j], dt, layout_name(layout), "", "", "", shape}, c));
   }
@@ -2548,8 +2563,8 @@ bool Compiler::cast(int i) {
   const int to = int(attrs(i).i("to", 0));
   if (to == T::BOOL) {  // each nonzero value (a NaN too, as NumPy's bool()) 1, held in the value's type
     const Dims shape = image_shape(n.output(0));
-    elementwise_kernel(i, 0, "", "ne", {{n.input(0), {}}, {"", Tensor{shape, std::vector<float>(product(shape))}}},
-                       n.output(0));
+    const std::string x = values_.at(n.input(0)).refs[image_].empty() ? n.input(0) : real_valued(i, n.input(0));
+    elementwise_kernel(i, 0, "", "ne", {{x, {}}, {"", Tensor{shape, std::vector<float>(product(shape))}}}, n.output(0));
     done_[std::size_t(i)] = true;
     return true;
   }
@@ -3303,6 +3318,18 @@ std::map<std::string, std::string> Compiler::output_files() const {
 // Each graph output, each image: saved after the run (OUT/outputs/NAME.npy, NAME as
 // output_files() gives it; with a batch, NAME.bI.npy), and its kernel checked against the host
 // reference (an f16 network's tolerance: 2% of the output's largest magnitude, and 2% relative).
+// Output `t`'s reference as kernel k holds it: where k holds it in f16, a finite value past f16's
+// range is f16's bound of its sign, the nearest value f16 holds (rounded it would be an infinity,
+// which only an overflow to infinity on the platform meets; a Where's mask value, saturated when
+// compiled, meets the bound).
+Tensor held_in(Tensor want, const Kernel& k, const std::string& t) {
+  for (const KTensor& x : k.tensors)
+    if (x.name == t && x.dtype == "f16")
+      for (float& v : want.data)
+        if (std::isfinite(v) && std::fabs(v) > 65504.0f) v = std::copysign(65504.0f, v);
+  return want;
+}
+
 void Compiler::finish_outputs() {
   if (o_.reference) fs::create_directories(fs::path(o_.dir) / "reference");
   const std::map<std::string, std::string> files = output_files();
@@ -3321,7 +3348,7 @@ void Compiler::finish_outputs() {
           std::find_if(kernels_.begin(), kernels_.end(), [&](const Kernel& x) { return x.name == r.substr(0, dot); });
       if (r.empty() || k == kernels_.end() || !k->writes(r.substr(dot + 1)))
         throw Error(m_.path + ": output '" + name + "' is not computed by a layer on the platform", kExitConfig);
-      const Tensor want = image_data(name);
+      const Tensor want = held_in(image_data(name), *k, r.substr(dot + 1));
       const std::string file = files.at(name) + (batch_ > 1 ? ".b" + std::to_string(image_) : "") + ".npy";
       std::vector<std::uint64_t> shape(want.shape.begin(), want.shape.end());
       if (o_.reference)

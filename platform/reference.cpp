@@ -22,7 +22,7 @@ std::vector<double> Reference::compute(const std::vector<TensorView>& in, std::u
   // time (elementwise_ref), not into whole buffers of 8 bytes a value (fresh pages: kernels/add's
   // two 64 MiB took about a quarter of its host time on this project's VMs, docs/performance.md).
   for (TensorView& v : views)
-    if (!v.values && !op->element) {
+    if (!v.values && !op->element && !op->chunks) {
       std::vector<double>& d = decoded.emplace_back(made_vector<double>(v.elems));
       aicore::num::load_n(v.data, v.dtype, v.elems, d.data());
       v.values = d.data();
@@ -598,7 +598,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck expand{"expand", 1, 1, {"cols", "rows"}, all, any_size_inputs, expand_ref};
   static const RefCheck slice{"slice", 1, 1, {}, slice_count, any_size_inputs, slice_ref};
   static const RefCheck aipp{"aipp", 1, 1, {}, aipp_count, aipp_inputs, aipp_ref};
-  static const RefCheck where{"where", 3, 3, {}, all, like_output, where_ref};
+  static const RefCheck where{"where", 3, 3, {}, all, like_output, where_ref, nullptr, false, true};
   static const cfg::Choices<const RefCheck*> table = {
       {"add", &e.add, "out[i] = in0[i] + in1[i]"},
       {"sub", &e.sub, "out[i] = in0[i] - in1[i]"},

@@ -56,6 +56,7 @@ struct RefCheck {
   // The element-wise checks: out[i] = element(r, a[i], b[i]) (r: their alpha and beta).
   double (*element)(const Reference& r, double a, double b) = nullptr;
   bool whole_rows = false;  // the output is rows of `cols` (softmax, layernorm)
+  bool chunks = false;      // compute decodes its inputs a chunk at a time itself (where)
 };
 const cfg::Choices<const RefCheck*>& reference_checks();
 

@@ -148,6 +148,46 @@ def mask_graphs(B):
               {"huge": np.array(1e5, np.float32)})
 
 
+def edges(B):
+    """What helper-52's review found: a row masked whole by finfo(float32).min (left padding under a
+    causal mask) gives a uniform Softmax, not NaN, and the mask value times 0 is 0: Where holds it as
+    -65504, f16's bound, as Hugging Face masks in f16; a Where that is a graph output saves -65504
+    there (its check: the reference as f16 holds it). Token ids compared with a pad id and read by a
+    Gather (in either order: the ids placed s32 for the Gather are cast to f32 for the comparison,
+    or placed f32 by it and cast to s32 for the Gather), and an ArgMax's indices compared with a
+    label and cast to bool (s32 values cast to f32 first)."""
+    from onnx import helper
+    mk = helper.make_node
+    f64 = np.float64
+    s = 4
+    q = rng.normal(0, 1, (1, 1, s, 8)).astype(np.float32)
+    kt = rng.normal(0, 1, (1, 1, 8, s)).astype(np.float32)
+    m = np.tril(np.ones((1, 1, s, s), bool))
+    m[0, 0, 0, :] = False
+    fill = np.array(np.finfo(np.float32).min, np.float32)
+    w = q.astype(f64) @ kt
+    consts = {"m": m, "fill": fill, "zero": np.zeros((1, 1, 1, s), np.float32)}
+    nodes = [mk("MatMul", ["q", "kt"], ["w"]), mk("Where", ["m", "w", "fill"], ["wm"]),
+             mk("Softmax", ["wm"], ["p"], axis=-1), mk("Mul", ["wm", "zero"], ["z"]), mk("Identity", ["wm"], ["wo"])]
+    B.run_graph("masked-row", nodes, {"q": q, "kt": kt},
+                {"p": softmax(np.where(m, w, float(fill))), "z": np.zeros((1, 1, s, s)),
+                 "wo": np.where(m, w, -65504.0)}, consts, opset=13)
+    ids = np.array([[50257, 50256, 3, 50250, 1]], np.int64)
+    emb = rng.normal(0, 1, (50300, 8)).astype(np.float32)
+    want = {"y": (ids == 50256).astype(f64), "hr": np.maximum(emb[ids], 0).astype(f64)}
+    gather, equal = mk("Gather", ["emb", "ids"], ["h"]), mk("Equal", ["ids", "pad"], ["e"])
+    rest = [mk("Cast", ["e"], ["y"], to=1), mk("Relu", ["h"], ["hr"])]
+    for name, first in (("ids-gather-first", [gather, equal]), ("ids-equal-first", [equal, gather])):
+        B.run_graph(name, first + rest, {"ids": ids}, want, {"pad": np.array(50256, np.int64), "emb": emb},
+                    rtol=1e-3, atol_scale=1e-3)
+    x = rng.normal(0, 1, (2, 10)).astype(np.float32)
+    nodes = [mk("ArgMax", ["x"], ["a"], axis=1, keepdims=0), mk("Equal", ["a", "three"], ["e"]),
+             mk("Cast", ["e"], ["y"], to=1), mk("Cast", ["a"], ["b"], to=9), mk("Cast", ["b"], ["y2"], to=1)]
+    B.run_graph("argmax-label", nodes, {"x": x}, {"y": (x.argmax(1) == 3).astype(f64),
+                                                  "y2": (x.argmax(1) != 0).astype(f64)},
+                {"three": np.array(3, np.int64)}, rtol=0, atol_scale=0)
+
+
 def map_graph(B):
     """A leaky ReLU written out on a map of 24 channels: where(c > 0, c, 0.1 c), then a 1 x 1 conv;
     c <= 0 cast to float as a second output (1 in the pad channels until cleared); c - 0.5 cast to
@@ -178,6 +218,7 @@ with tempfile.TemporaryDirectory() as d:
     B = Bench(DVP, d)
     kernel_runs(B, d)
     mask_graphs(B)
+    edges(B)
     map_graph(B)
 
 for f in B.failures:
