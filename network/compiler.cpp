@@ -320,6 +320,7 @@ class Compiler {
                           const std::vector<Operand>& in, const std::string& out, const Params& params = {},
                           const std::vector<int>& fused = {});
   bool scalar_op(int i);
+  bool where_scalar(int i);
   bool channel_gate(int i);
   std::string expanded(int i, const std::string& v, const Dims& full, std::size_t head, const std::string& out = "",
                        const std::string& dtype = "f32");
@@ -1780,7 +1781,7 @@ bool Compiler::elementwise(int i) {
     if (!is_weight(n.input(j)) && !available(n.input(j))) return false;
   if (binary && !variadic && n.input_size() != int(inputs))
     fail(i, "an op of " + std::to_string(inputs) + " operands has " + std::to_string(operands));
-  if (scalar_op(i) || channel_gate(i) || silu(i)) return true;
+  if (scalar_op(i) || channel_gate(i) || silu(i) || where_scalar(i)) return true;
   const Dims full = image_shape(n.output(0));
   std::vector<Operand> in;
   for (int j = 0; j < operands; ++j) in.push_back(operand(i, j, full));
@@ -1817,6 +1818,28 @@ void Compiler::clear_pads(int i, const std::string& op, const Params& params) {
   const Dims shape = image_shape(out);
   elementwise_kernel(i, 1, "_pads", "mul",
                      {{out, {}}, {"", Tensor{shape, std::vector<float>(std::size_t(product(shape)), 1.0f)}}}, out);
+}
+
+// Where whose value (or both) is a constant of one element: where_else, where_then, where_both,
+// the value the vector unit's scalar (vdup), not a tensor of it written out at the output's shape
+// (GPT-2's mask value over every head's scores; a padding mask's -10000 and 0). Past f16's range
+// it is f16's bound (elementwise_kernel).
+bool Compiler::where_scalar(int i) {
+  const auto& n = node(i);
+  if (n.op_type() != "Where") return false;
+  const double a = constant_scalar(n.input(1)), b = constant_scalar(n.input(2));
+  if (std::isnan(a) && std::isnan(b)) return false;
+  const Dims full = image_shape(n.output(0));
+  std::vector<Operand> in{operand(i, 0, full)};
+  if (std::isnan(a) || std::isnan(b)) in.push_back(operand(i, std::isnan(a) ? 1 : 2, full));
+  expand_operands(i, in, full);
+  const std::string op = in.size() == 1 ? "where_both" : std::isnan(b) ? "where_then" : "where_else";
+  Params params{{"alpha", num(std::isnan(a) ? b : a)}};
+  if (in.size() == 1) params.push_back({"beta", num(b)});
+  elementwise_kernel(i, 0, "", op, in, n.output(0), params);
+  clear_pads(i, op, params);  // beta (where_else: alpha) in the pad channels, where the condition is 0
+  done_[std::size_t(i)] = true;
+  return true;
 }
 
 // x op c, c a constant of one element: the vector unit's scalar op (adds, muls) on x where it is,
@@ -2403,7 +2426,10 @@ void Compiler::elementwise_kernel(int i, std::size_t head, const std::string& ta
   // alpha), is within a few steps of dtype of the reference; the others equal it rounded.
   const kernels::ElementwiseOp* e = kernels::elementwise_op(op);
   if (e && !e->exact) k.check.push_back({"atol", "1e-3"}), k.check.push_back({"rtol", "4e-3"});
-  for (const auto& p : params) k.shape.push_back(p), k.check.push_back(p);
+  for (auto p : params) {
+    if (dt == "f16" && op.rfind("where", 0) == 0) p.second = num(std::clamp(std::stod(p.second), -65504.0, 65504.0));
+    k.shape.push_back(p), k.check.push_back(p);
+  }
   place(std::move(k));
 }
 

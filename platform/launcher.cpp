@@ -204,9 +204,12 @@ void KernelLauncher::describe_shape(cfg::Spec& sh) {
       .optional();
   sh.param("alpha", Type::Float,
            "elementwise leaky_relu: the slope below 0; hard_sigmoid: max(0, min(1, alpha x + beta)); clip: the "
-           "lower bound; adds, muls: the constant (each as the vector unit's scalar: rounded to dtype)")
+           "lower bound; adds, muls: the constant; where_else: z where x is 0; where_then, where_both: z where x is "
+           "not 0 (each as the vector unit's scalar: rounded to dtype)")
       .optional();
-  sh.param("beta", Type::Float, "elementwise hard_sigmoid: see alpha; clip: the upper bound").optional();
+  sh.param("beta", Type::Float,
+           "elementwise hard_sigmoid: see alpha; clip: the upper bound; where_both: z where x is 0")
+      .optional();
   sh.param("to", Type::Enum, "elementwise cast: the output type")
       .choices({"f16", "bf16", "f32", "s8", "s32"})
       .optional();
@@ -493,9 +496,10 @@ void KernelLauncher::describe_check(cfg::Spec& c) {
   c.param("epsilon", Type::Float, "layernorm: added to each row's variance").defaults("1e-5").range(0, 1);
   c.param(
        "alpha", Type::Float,
-       "leaky_relu: the slope below 0; hard_sigmoid: alpha x + beta; clip: the lower bound; adds, muls: the constant")
+       "leaky_relu: the slope below 0; hard_sigmoid: alpha x + beta; clip: the lower bound; adds, muls: the constant; "
+       "where_else, where_then, where_both: the value selected (where_both: where in0 is not 0)")
       .optional();
-  c.param("beta", Type::Float, "hard_sigmoid: see alpha; clip: the upper bound").optional();
+  c.param("beta", Type::Float, "hard_sigmoid: see alpha; clip: the upper bound; where_both: where in0 is 0").optional();
   c.param("m", Type::Int, "gemm: rows of in0 and out").optional().range(1, 1 << 20);
   c.param("k", Type::Int, "gemm: columns of in0, rows of in1; topk: how many").optional().range(1, 1 << 20);
   c.param("n", Type::Int, "gemm: columns of in1 and out").optional().range(1, 1 << 20);

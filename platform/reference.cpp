@@ -533,7 +533,8 @@ double gate(double v) { return std::fmax(0.0, std::fmin(1.0, v)); }
 // The element-wise checks, each out[i] = element(r, in0[i], in1[i]).
 struct ElementwiseChecks {
   RefCheck add, sub, mul, div, max, min, relu, copy, exp, abs, sqrt, rec, log, neg, adds, muls, erf, gelu, sigmoid,
-      silu, tanh, leaky_relu, hard_sigmoid, hard_swish, clip, eq, ne, lt, le, gt, ge, logical_not;
+      silu, tanh, leaky_relu, hard_sigmoid, hard_swish, clip, eq, ne, lt, le, gt, ge, logical_not, where_else,
+      where_then, where_both;
 };
 double truth(bool b) { return b ? 1.0 : 0.0; }
 const ElementwiseChecks& elementwise_checks() {
@@ -572,34 +573,20 @@ const ElementwiseChecks& elementwise_checks() {
       elementwise("le", 2, [](R, double a, double b) { return truth(a <= b); }),
       elementwise("gt", 2, [](R, double a, double b) { return truth(a > b); }),
       elementwise("ge", 2, [](R, double a, double b) { return truth(a >= b); }),
-      elementwise("not", 1, [](R, double a, double) { return truth(a == 0); })};
+      elementwise("not", 1, [](R, double a, double) { return truth(a == 0); }),
+      elementwise("where_else", 2, [](R r, double a, double b) { return a != 0 ? b : r.alpha; }, {"alpha"}),
+      elementwise("where_then", 2, [](R r, double a, double b) { return a != 0 ? r.alpha : b; }, {"alpha"}),
+      elementwise("where_both", 1, [](R r, double a, double) { return a != 0 ? r.alpha : r.beta; }, {"alpha", "beta"})};
   return c;
 }
 
-}  // namespace
+using CheckOptions = std::vector<cfg::Choices<const RefCheck*>::Option>;
 
-const cfg::Choices<const RefCheck*>& reference_checks() {
+// The element-wise checks' options: each out[i] from the inputs' elements at i.
+CheckOptions elementwise_options() {
   const ElementwiseChecks& e = elementwise_checks();
-  static const RefCheck gemm{"gemm", 2, 3, {"m", "k", "n"}, gemm_count, gemm_inputs, gemm_ref};
-  static const RefCheck conv2d{"conv2d", 2, 5, {}, conv_count, conv_inputs, conv2d_ref};
-  static const RefCheck pool{"pool", 1, 1, {}, pool_count, pool_inputs, pool_ref};
-  static const RefCheck softmax{"softmax", 1, 1, {"cols"}, all, like_output, softmax_ref, nullptr, true};
-  static const RefCheck softmax_c{"softmax_c", 1, 1, {}, softmax_c_count, softmax_c_inputs, softmax_c_ref};
-  static const RefCheck upsample{"upsample", 1, 1, {}, upsample_count, upsample_inputs, upsample_ref};
-  static const RefCheck resize{"resize", 1, 1, {}, resize_count, resize_inputs, resize_ref};
-  static const RefCheck channel_mul{"channel_mul", 2, 2, {}, channel_mul_count, channel_mul_inputs, channel_mul_ref};
-  static const RefCheck layernorm{"layernorm", 3, 3, {"cols"}, all, layernorm_inputs, layernorm_ref, nullptr, true};
-  static const RefCheck transpose{"transpose", 1, 1, {}, all, like_output, transpose_ref};
-  static const RefCheck reduce{"reduce", 1, 1, {}, all, reduce_inputs, reduce_ref};
-  static const RefCheck topk{"topk", 1, 1, {"cols", "k"}, all, row_inputs, topk_ref};
-  static const RefCheck argmax{"argmax", 1, 1, {"cols"}, all, row_inputs, argmax_ref};
-  static const RefCheck concat{"concat", 1, 64, {"cols"}, all, any_size_inputs, concat_ref, nullptr, true};
-  static const RefCheck gather{"gather", 2, 2, {"cols"}, all, any_size_inputs, gather_ref};
-  static const RefCheck expand{"expand", 1, 1, {"cols", "rows"}, all, any_size_inputs, expand_ref};
-  static const RefCheck slice{"slice", 1, 1, {}, slice_count, any_size_inputs, slice_ref};
-  static const RefCheck aipp{"aipp", 1, 1, {}, aipp_count, aipp_inputs, aipp_ref};
   static const RefCheck where{"where", 3, 3, {}, all, like_output, where_ref, nullptr, false, true};
-  static const cfg::Choices<const RefCheck*> table = {
+  return {
       {"add", &e.add, "out[i] = in0[i] + in1[i]"},
       {"sub", &e.sub, "out[i] = in0[i] - in1[i]"},
       {"mul", &e.mul, "out[i] = in0[i] * in1[i]"},
@@ -633,30 +620,66 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
       {"ge", &e.ge, "out[i] = in0[i] >= in1[i] ? 1 : 0"},
       {"not", &e.logical_not, "out[i] = in0[i] == 0 ? 1 : 0"},
       {"where", &where, "out[i] = in0[i] != 0 ? in1[i] : in2[i]"},
-      {"gemm", &gemm, "out = in0 x in1 (+ in2, a bias row; ReLU with relu: true)"},
-      {"conv2d", &conv2d, "the convolution of the conv2d kernel's shape, through its epilogue"},
-      {"pool", &pool, "the pooling of the pool kernel's shape"},
-      {"softmax", &softmax, "softmax of each row of cols"},
-      {"softmax_c", &softmax_c, "softmax over the channels of each position, from the softmax_c kernel's shape"},
-      {"channel_mul", &channel_mul,
-       "the map in0 times in1's value of each channel, from the channel_mul kernel's shape"},
-      {"upsample", &upsample, "each position of the map copied sh x sw times, from the upsample kernel's shape"},
-      {"resize", &resize,
-       "each output element the sum of its taps' inputs times their weights (f16), from the resize kernel's shape"},
-      {"layernorm", &layernorm, "each row of cols normalized (mean 0, variance 1 + epsilon), times in1 plus in2"},
-      {"transpose", &transpose, "the transpose kernel's two axes swapped, from its shape"},
-      {"reduce", &reduce, "the sum, mean, maximum or minimum over the reduce kernel's rows, from its shape"},
-      {"topk", &topk, "the indices of each row's k largest (ties: lower index first)"},
-      {"argmax", &argmax, "the index of each row's largest (ties: lower index first)"},
-      {"concat", &concat,
-       "the inputs' rows side by side: rows of cols (each input's rows: its elements over the rows)"},
-      {"gather", &gather, "x's rows of cols at the indices (in1), for each outer block of x"},
-      {"expand", &expand, "x's rows of cols, each repeated `rows` times in order (numpy broadcasting)"},
-      {"slice", &slice,
-       "runs of x: out[o][r][i] = in0[start + o outer_stride + r row_stride + i], from the slice kernel's shape or "
-       "the AI CPU slice's arguments"},
-      {"aipp", &aipp, "the aipp kernel's picture converted and normalised, from its definition"},
+      {"where_else", &e.where_else, "out[i] = in0[i] != 0 ? in1[i] : alpha"},
+      {"where_then", &e.where_then, "out[i] = in0[i] != 0 ? alpha : in1[i]"},
+      {"where_both", &e.where_both, "out[i] = in0[i] != 0 ? alpha : beta"},
   };
+}
+
+}  // namespace
+
+const cfg::Choices<const RefCheck*>& reference_checks() {
+  static const RefCheck gemm{"gemm", 2, 3, {"m", "k", "n"}, gemm_count, gemm_inputs, gemm_ref};
+  static const RefCheck conv2d{"conv2d", 2, 5, {}, conv_count, conv_inputs, conv2d_ref};
+  static const RefCheck pool{"pool", 1, 1, {}, pool_count, pool_inputs, pool_ref};
+  static const RefCheck softmax{"softmax", 1, 1, {"cols"}, all, like_output, softmax_ref, nullptr, true};
+  static const RefCheck softmax_c{"softmax_c", 1, 1, {}, softmax_c_count, softmax_c_inputs, softmax_c_ref};
+  static const RefCheck upsample{"upsample", 1, 1, {}, upsample_count, upsample_inputs, upsample_ref};
+  static const RefCheck resize{"resize", 1, 1, {}, resize_count, resize_inputs, resize_ref};
+  static const RefCheck channel_mul{"channel_mul", 2, 2, {}, channel_mul_count, channel_mul_inputs, channel_mul_ref};
+  static const RefCheck layernorm{"layernorm", 3, 3, {"cols"}, all, layernorm_inputs, layernorm_ref, nullptr, true};
+  static const RefCheck transpose{"transpose", 1, 1, {}, all, like_output, transpose_ref};
+  static const RefCheck reduce{"reduce", 1, 1, {}, all, reduce_inputs, reduce_ref};
+  static const RefCheck topk{"topk", 1, 1, {"cols", "k"}, all, row_inputs, topk_ref};
+  static const RefCheck argmax{"argmax", 1, 1, {"cols"}, all, row_inputs, argmax_ref};
+  static const RefCheck concat{"concat", 1, 64, {"cols"}, all, any_size_inputs, concat_ref, nullptr, true};
+  static const RefCheck gather{"gather", 2, 2, {"cols"}, all, any_size_inputs, gather_ref};
+  static const RefCheck expand{"expand", 1, 1, {"cols", "rows"}, all, any_size_inputs, expand_ref};
+  static const RefCheck slice{"slice", 1, 1, {}, slice_count, any_size_inputs, slice_ref};
+  static const RefCheck aipp{"aipp", 1, 1, {}, aipp_count, aipp_inputs, aipp_ref};
+  static const cfg::Choices<const RefCheck*> table = [] {
+    CheckOptions o = elementwise_options();
+    o.insert(
+        o.end(),
+        {
+            {"gemm", &gemm, "out = in0 x in1 (+ in2, a bias row; ReLU with relu: true)"},
+            {"conv2d", &conv2d, "the convolution of the conv2d kernel's shape, through its epilogue"},
+            {"pool", &pool, "the pooling of the pool kernel's shape"},
+            {"softmax", &softmax, "softmax of each row of cols"},
+            {"softmax_c", &softmax_c, "softmax over the channels of each position, from the softmax_c kernel's shape"},
+            {"channel_mul", &channel_mul,
+             "the map in0 times in1's value of each channel, from the channel_mul kernel's shape"},
+            {"upsample", &upsample, "each position of the map copied sh x sw times, from the upsample kernel's shape"},
+            {"resize", &resize,
+             "each output element the sum of its taps' inputs times their weights (f16), from the resize kernel's "
+             "shape"},
+            {"layernorm", &layernorm, "each row of cols normalized (mean 0, variance 1 + epsilon), times in1 plus in2"},
+            {"transpose", &transpose, "the transpose kernel's two axes swapped, from its shape"},
+            {"reduce", &reduce, "the sum, mean, maximum or minimum over the reduce kernel's rows, from its shape"},
+            {"topk", &topk, "the indices of each row's k largest (ties: lower index first)"},
+            {"argmax", &argmax, "the index of each row's largest (ties: lower index first)"},
+            {"concat", &concat,
+             "the inputs' rows side by side: rows of cols (each input's rows: its elements over the rows)"},
+            {"gather", &gather, "x's rows of cols at the indices (in1), for each outer block of x"},
+            {"expand", &expand, "x's rows of cols, each repeated `rows` times in order (numpy broadcasting)"},
+            {"slice", &slice,
+             "runs of x: out[o][r][i] = in0[start + o outer_stride + r row_stride + i], from the slice kernel's shape "
+             "or "
+             "the AI CPU slice's arguments"},
+            {"aipp", &aipp, "the aipp kernel's picture converted and normalised, from its definition"},
+        });
+    return cfg::Choices<const RefCheck*>(std::move(o));
+  }();
   return table;
 }
 

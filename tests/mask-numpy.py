@@ -3,7 +3,8 @@
 # Comparisons, logic and Where (the ops of attention masks), against NumPy.
 #
 # The element-wise kernel's compare ops (eq, ne, lt, le, gt, ge: vcmp's bits selecting 1 or 0),
-# not and where (library: elementwise), on both presets: f16 over 100003 elements (whole tiles, a
+# not, where, and where with a value of one element (where_else, where_then, where_both: the vector
+# unit's scalar) (library: elementwise), on both presets: f16 over 100003 elements (whole tiles, a
 # tail of whole blocks and a ragged last block), f32 over 37 and over 5 (under one block). The
 # inputs are small integers, so that many pairs are equal, with NaN, -0 and infinities among them.
 # Each z must equal NumPy's bit for bit, and each run carries the kernel's own check.
@@ -36,12 +37,12 @@ platform: {{preset: {preset}}}
 kernels:
   - name: k
     library: elementwise
-    shape: {{op: {op}, dtype: {dt}, n: {n}}}
+    shape: {{op: {op}, dtype: {dt}, n: {n}{params}}}
     tensors:
 {tensors}
       - {{name: z, dtype: {dt}, shape: [{n}], save: z.npy}}
     args: [{args}, z]
-    check: {{op: {op}, inputs: [{args}], output: z}}
+    check: {{op: {op}, inputs: [{args}], output: z{params}}}
 run: {{trace: false}}
 checks:
   - {{metric: summary.kernel_checks_failed, max: 0}}
@@ -65,8 +66,11 @@ def kernel_runs(B, d):
         x, y, w = values(dt, n), values(dt, n), values(dt, n)
         with np.errstate(invalid="ignore"):
             cases = [(op, [x, y], f(x, y)) for op, f in OPS.items()]
-        cases += [("not", [x], x == 0), ("where", [x, y, w], np.where(x != 0, y, w))]
+        cases += [("not", [x], x == 0), ("where", [x, y, w], np.where(x != 0, y, w)),
+                  ("where_else", [x, y], np.where(x != 0, y, -2.5)), ("where_then", [x, y], np.where(x != 0, -2.5, y)),
+                  ("where_both", [x], np.where(x != 0, -2.5, 7.0))]
         for op, ins, want in cases:
+            params = ", alpha: -2.5, beta: 7" if op == "where_both" else ", alpha: -2.5" if "where_" in op else ""
             want = want.astype(NP[dt])
             names = ["x", "y", "w"][:len(ins)]
             for name, v in zip(names, ins):
@@ -74,8 +78,8 @@ def kernel_runs(B, d):
             tensors = "\n".join(f"      - {{name: {m}, dtype: {dt}, shape: [{n}], file: {m}.npy}}" for m in names)
             for preset in ("ascend310", "ascend910"):
                 what = f"elementwise {op} {dt} n={n} on {preset}"
-                out = B.run(KERNEL.format(preset=preset, op=op, dt=dt, n=n, tensors=tensors, args=", ".join(names)),
-                            what)
+                out = B.run(KERNEL.format(preset=preset, op=op, dt=dt, n=n, tensors=tensors, args=", ".join(names),
+                                          params=params), what)
                 if out is None:
                     continue
                 z = np.load(os.path.join(out, "z.npy")).ravel()
@@ -205,13 +209,14 @@ def map_graph(B):
              mk("Where", ["pos", "c", "ct"], ["r"]), mk("Conv", ["r", "k2"], ["y"]),
              mk("LessOrEqual", ["c", "zero"], ["neg"]), mk("Cast", ["neg"], ["negf"], to=1),
              mk("Conv", ["negf", "k2"], ["yn"]), mk("Sub", ["c", "half"], ["ch"]), mk("Cast", ["ch"], ["cb"], to=9),
-             mk("Where", ["cb", "c", "zero"], ["yb"])]
+             mk("Where", ["cb", "c", "zero"], ["yb"]), mk("Where", ["pos", "two", "minus3"], ["yw"])]
     ch = (c.astype(np.float16) - np.float16(0.5)).astype(f64)  # as the map holds c: in f16
     B.run_graph("map-where", nodes, {"x": x}, {"y": y, "yn": np.einsum("oc,nchw->nohw", k2[:, :, 0, 0].astype(f64),
                                                                        (c <= 0).astype(f64)),
-                                               "yb": np.where(ch != 0, c, 0.0)},
+                                               "yb": np.where(ch != 0, c, 0.0), "yw": np.where(c > 0, 2.0, -3.0)},
                 {"k1": k1, "k2": k2, "zero": np.array(0, np.float32), "tenth": np.array(0.1, np.float32),
-                 "half": np.array(0.5, np.float32)})
+                 "half": np.array(0.5, np.float32), "two": np.array(2, np.float32),
+                 "minus3": np.array(-3, np.float32)})
 
 
 with tempfile.TemporaryDirectory() as d:

@@ -216,6 +216,7 @@ class Choices {
     const char* doc;
   };
   Choices(std::initializer_list<Option> options) : options_(options) {}
+  explicit Choices(std::vector<Option> options) : options_(std::move(options)) {}
 
   std::vector<std::string> names() const {
     std::vector<std::string> n;

@@ -117,6 +117,27 @@ void where(ElementwiseSteps& s) {
   s.cmp(Cmp::Ne, s.w[0], s.src, s.w[1]);
   s.sel(s.dst, s.y, s.w3, s.w[0]);
 }
+// Where with a value of one element, alpha (beta), in a scratch area or over x once it is compared:
+// no tensor of it is read (GPT-2's mask value over every head's scores).
+void where_else(ElementwiseSteps& s) {  // x != 0 ? y : alpha
+  s.dup(s.w[1], 0.0);
+  s.cmp(Cmp::Ne, s.w[0], s.src, s.w[1]);
+  s.dup(s.w[1], s.alpha);
+  s.sel(s.dst, s.y, s.w[1], s.w[0]);
+}
+void where_then(ElementwiseSteps& s) {  // x != 0 ? alpha : y
+  s.dup(s.w[1], 0.0);
+  s.cmp(Cmp::Ne, s.w[0], s.src, s.w[1]);
+  s.dup(s.w[1], s.alpha);
+  s.sel(s.dst, s.w[1], s.y, s.w[0]);
+}
+void where_both(ElementwiseSteps& s) {  // x != 0 ? alpha : beta
+  s.dup(s.w[1], 0.0);
+  s.cmp(Cmp::Ne, s.w[0], s.src, s.w[1]);
+  s.dup(s.src, s.alpha);
+  s.dup(s.w[1], s.beta);
+  s.sel(s.dst, s.src, s.w[1], s.w[0]);
+}
 void muls(ElementwiseSteps& s) { s.scal("muls", s.dst, s.src, s.alpha); }
 
 // erf(x) into d from x (kept), with scratch w: Abramowitz and Stegun 7.1.26, for x >= 0
@@ -195,6 +216,10 @@ const std::vector<ElementwiseOp>& elementwise_ops() {
       {"ge", 2, false, true, 1, 4, 0, 0, "", "z = x >= y ? 1 : 0", compare<Cmp::Ge>},
       {"not", 1, false, true, 2, 4, 0, 0, "", "z = x == 0 ? 1 : 0", logical_not},
       {"where", 3, false, true, 2, 3, 0, 0, "", "z = x != 0 ? y : w", where},
+      {"where_else", 2, false, true, 2, 4, 0, 1, "alpha: z where x is 0", "z = x != 0 ? y : alpha", where_else},
+      {"where_then", 2, false, true, 2, 4, 0, 1, "alpha: z where x is not 0", "z = x != 0 ? alpha : y", where_then},
+      {"where_both", 1, false, true, 2, 5, 0, 2, "alpha, beta: z where x is not 0, and where it is",
+       "z = x != 0 ? alpha : beta", where_both},
   };
   return table;
 }
