@@ -1827,7 +1827,9 @@ void Compiler::clear_pads(int i, const std::string& op, const Params& params) {
 bool Compiler::where_scalar(int i) {
   const auto& n = node(i);
   if (n.op_type() != "Where") return false;
-  const double a = constant_scalar(n.input(1)), b = constant_scalar(n.input(2));
+  // An infinity (masked_fill(-inf)) stays a tensor of it: a scalar parameter is a finite number.
+  const auto finite = [](double v) { return std::isfinite(v) ? v : std::nan(""); };
+  const double a = finite(constant_scalar(n.input(1))), b = finite(constant_scalar(n.input(2)));
   if (std::isnan(a) && std::isnan(b)) return false;
   const Dims full = image_shape(n.output(0));
   std::vector<Operand> in{operand(i, 0, full)};
@@ -1858,7 +1860,7 @@ bool Compiler::scalar_op(int i) {
   v = t == "Sub" ? -v : t == "Div" ? 1.0 / v : v;
   const bool add = t == "Add" || t == "Sub";
   const Value& xv = values_.at(x);
-  if ((add && v != 0 && xv.layout == Layout::Nc1hwc0 && xv.shape[1] % 16) || std::isnan(v) ||
+  if ((add && v != 0 && xv.layout == Layout::Nc1hwc0 && xv.shape[1] % 16) || !std::isfinite(v) ||
       (xv.dtype == "f16" && !(std::fabs(v) <= 65504.0)))
     return false;  // the map path, or its refusal naming why
   elementwise_kernel(i, 0, "", add ? "adds" : "muls", {{x, {}}}, n.output(0), {{"alpha", num(v)}});
@@ -2427,7 +2429,9 @@ void Compiler::elementwise_kernel(int i, std::size_t head, const std::string& ta
   const kernels::ElementwiseOp* e = kernels::elementwise_op(op);
   if (e && !e->exact) k.check.push_back({"atol", "1e-3"}), k.check.push_back({"rtol", "4e-3"});
   for (auto p : params) {
-    if (dt == "f16" && op.rfind("where", 0) == 0) p.second = num(std::clamp(std::stod(p.second), -65504.0, 65504.0));
+    const double v = std::stod(p.second);  // a Where's value past f16's range: its bound, as its constants'
+    if (dt == "f16" && op.rfind("where", 0) == 0 && std::isfinite(v) && std::fabs(v) > 65504.0)
+      p.second = num(std::copysign(65504.0, v));
     k.shape.push_back(p), k.check.push_back(p);
   }
   place(std::move(k));
@@ -3341,9 +3345,6 @@ std::map<std::string, std::string> Compiler::output_files() const {
   return files;
 }
 
-// Each graph output, each image: saved after the run (OUT/outputs/NAME.npy, NAME as
-// output_files() gives it; with a batch, NAME.bI.npy), and its kernel checked against the host
-// reference (an f16 network's tolerance: 2% of the output's largest magnitude, and 2% relative).
 // Output `t`'s reference as kernel k holds it: where k holds it in f16, a finite value past f16's
 // range is f16's bound of its sign, the nearest value f16 holds (rounded it would be an infinity,
 // which only an overflow to infinity on the platform meets; a Where's mask value, saturated when
@@ -3356,6 +3357,9 @@ Tensor held_in(Tensor want, const Kernel& k, const std::string& t) {
   return want;
 }
 
+// Each graph output, each image: saved after the run (OUT/outputs/NAME.npy, NAME as
+// output_files() gives it; with a batch, NAME.bI.npy), and its kernel checked against the host
+// reference (an f16 network's tolerance: 2% of the output's largest magnitude, and 2% relative).
 void Compiler::finish_outputs() {
   if (o_.reference) fs::create_directories(fs::path(o_.dir) / "reference");
   const std::map<std::string, std::string> files = output_files();

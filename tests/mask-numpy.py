@@ -156,7 +156,7 @@ def edges(B):
     """What helper-52's review found: a row masked whole by finfo(float32).min (left padding under a
     causal mask) gives a uniform Softmax, not NaN, and the mask value times 0 is 0: Where holds it as
     -65504, f16's bound, as Hugging Face masks in f16; a Where that is a graph output saves -65504
-    there (its check: the reference as f16 holds it). Token ids compared with a pad id and read by a
+    there (its check: the reference as f16 holds it); masked_fill(-inf) keeps -inf. Token ids compared with a pad id and read by a
     Gather (in either order: the ids placed s32 for the Gather are cast to f32 for the comparison,
     or placed f32 by it and cast to s32 for the Gather), and an ArgMax's indices compared with a
     label and cast to bool (s32 values cast to f32 first)."""
@@ -176,6 +176,12 @@ def edges(B):
     B.run_graph("masked-row", nodes, {"q": q, "kt": kt},
                 {"p": softmax(np.where(m, w, float(fill))), "z": np.zeros((1, 1, s, s)),
                  "wo": np.where(m, w, -65504.0)}, consts, opset=13)
+    # masked_fill(-inf): an infinity is no scalar parameter; it stays a tensor of it, kept -inf.
+    ninf = np.where(np.tril(np.ones((s, s), bool)), w, -np.inf)
+    nodes = [mk("MatMul", ["q", "kt"], ["w"]), mk("Where", ["tri", "w", "ninf"], ["wm"]),
+             mk("Softmax", ["wm"], ["p"], axis=-1), mk("Identity", ["wm"], ["wo"])]
+    B.run_graph("masked-inf", nodes, {"q": q, "kt": kt}, {"p": softmax(ninf), "wo": ninf},
+                {"tri": np.tril(np.ones((1, 1, s, s), bool)), "ninf": np.array(-np.inf, np.float32)}, opset=13)
     ids = np.array([[50257, 50256, 3, 50250, 1]], np.int64)
     emb = rng.normal(0, 1, (50300, 8)).astype(np.float32)
     want = {"y": (ids == 50256).astype(f64), "hr": np.maximum(emb[ids], 0).astype(f64)}
