@@ -2412,7 +2412,8 @@ void Compiler::elementwise_kernel(int i, std::size_t head, const std::string& ta
             fail(i, "a constant of " + num(double(v)) + " is past the range of f16, the type of the values it meets");
           v = std::copysign(65504.0f, v);
         }
-    const Dims shape = layout == Layout::Nc1hwc0 ? as_2d(c.shape) : c.shape;  // stored as the map is
+    Dims shape = layout == Layout::Nc1hwc0 ? as_2d(c.shape) : c.shape;  // stored as the map is
+    if (shape.empty()) shape = {1};  // a scalar's one element (its file of shape (), its tensor of 1)
     k.tensors.push_back(weight_tensor(i, k, KTensor{roles[j], dt, layout_name(layout), "", "", "", shape}, c));
   }
   dt = k.tensors[0].dtype;

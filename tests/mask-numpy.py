@@ -159,7 +159,7 @@ def edges(B):
     there (its check: the reference as f16 holds it); masked_fill(-inf) keeps -inf. Token ids compared with a pad id and read by a
     Gather (in either order: the ids placed s32 for the Gather are cast to f32 for the comparison,
     or placed f32 by it and cast to s32 for the Gather), and an ArgMax's indices compared with a
-    label and cast to bool (s32 values cast to f32 first)."""
+    label and cast to bool (s32 values cast to f32 first); a scalar input against a scalar constant."""
     from onnx import helper
     mk = helper.make_node
     f64 = np.float64
@@ -190,6 +190,12 @@ def edges(B):
     for name, first in (("ids-gather-first", [gather, equal]), ("ids-equal-first", [equal, gather])):
         B.run_graph(name, first + rest, {"ids": ids}, want, {"pad": np.array(50256, np.int64), "emb": emb},
                     rtol=1e-3, atol_scale=1e-3)
+    # A scalar graph input (a threshold) against a scalar constant: the constant's file of one
+    # element (shape () did not load into its tensor of 1).
+    c0 = np.array(0.5, np.float32)
+    B.run_graph("scalars", [mk("Greater", ["k0", "c0"], ["g"]), mk("Cast", ["g"], ["y"], to=1),
+                            mk("Sub", ["k0", "c0"], ["d"])], {"c0": c0}, {"y": np.array(1.0), "d": np.array(1.5)},
+                {"k0": np.array(2.0, np.float32)}, rtol=0, atol_scale=0)
     x = rng.normal(0, 1, (2, 10)).astype(np.float32)
     nodes = [mk("ArgMax", ["x"], ["a"], axis=1, keepdims=0), mk("Equal", ["a", "three"], ["e"]),
              mk("Cast", ["e"], ["y"], to=1), mk("Cast", ["a"], ["b"], to=9), mk("Cast", ["b"], ["y2"], to=1)]
