@@ -21,11 +21,10 @@
 # Usage: mask-numpy.py DVP   (needs python3-numpy and python3-onnx)
 import os
 import sys
-import tempfile
 
 import numpy as np
 
-from numpy_graphs import Bench
+from numpy_graphs import run_parts
 
 DVP = sys.argv[1]
 NP = {"f16": np.float16, "f32": np.float32}
@@ -61,7 +60,8 @@ def values(dt, n):
     return v
 
 
-def kernel_runs(B, d):
+def kernel_runs(B):
+    d = B.d
     for dt, n in (("f16", 100003), ("f32", 37), ("f32", 5)):
         x, y, w = values(dt, n), values(dt, n), values(dt, n)
         with np.errstate(invalid="ignore"):
@@ -231,13 +231,4 @@ def map_graph(B):
                  "minus3": np.array(-3, np.float32)})
 
 
-with tempfile.TemporaryDirectory() as d:
-    B = Bench(DVP, d)
-    kernel_runs(B, d)
-    mask_graphs(B)
-    edges(B)
-    map_graph(B)
-
-for f in B.failures:
-    print("FAIL:", f)
-sys.exit(1 if B.failures else 0)
+run_parts(DVP, [kernel_runs, mask_graphs, edges, map_graph])

@@ -3,6 +3,8 @@
 # results against NumPy's, each failure kept (the test exits 1 at the end when there is one).
 import os
 import subprocess
+import sys
+import tempfile
 
 import numpy as np
 
@@ -83,3 +85,14 @@ class Bench:
             self.fail(f"{name}: exit {r.returncode}, {r.stderr.strip()[-300:]}")
         else:
             print("ok  ", name, "refused:", r.stderr.strip().splitlines()[-1][-120:])
+
+
+def run_parts(dvp, parts):
+    """Each part(B) on one Bench in a scratch folder (B.d); every failure printed, exit 1 if any."""
+    with tempfile.TemporaryDirectory() as d:
+        B = Bench(dvp, d)
+        for part in parts:
+            part(B)
+    for f in B.failures:
+        print("FAIL:", f)
+    sys.exit(1 if B.failures else 0)

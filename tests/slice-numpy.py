@@ -32,11 +32,10 @@
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-from numpy_graphs import Bench
+from numpy_graphs import run_parts
 
 DVP = sys.argv[1]
 NP = {"f16": np.float16, "f32": np.float32, "s8": np.int8}
@@ -96,7 +95,8 @@ def values(dt, n):
     return rng.normal(0, 3, n).astype(NP[dt])
 
 
-def kernels_part(B, d):
+def kernels_part(B):
+    d = B.d
     for way, shapes in (("core", CORE_SHAPES), ("cpu", CPU_SHAPES)):
         for dt, outer, rows, inner, ostride, rstride, start in shapes:
             o, r, i = np.meshgrid(np.arange(outer), np.arange(rows), np.arange(inner), indexing="ij")
@@ -129,11 +129,12 @@ def kernels_part(B, d):
                     print("ok  ", what)
 
 
-def bad_scenarios(B, d):
+def bad_scenarios(B):
     """Slices whose numbers would run past their tensors are refused when the scenario is read (exit
     2), naming the key: a library slice whose y would hold 2^72 elements (wrapping to 0 in 64 bits
     it passed and wrote past y), an AI CPU slice reading before x (rows backward from too early a
     start), a negative start."""
+    d = B.d
     np.save(os.path.join(d, "xw.npy"), np.zeros(64, np.float16))
     core = """
 name: bad
@@ -336,15 +337,4 @@ def refusals(B):
               args=["--batch", "2"])
 
 
-with tempfile.TemporaryDirectory() as d:
-    B = Bench(DVP, d)
-    kernels_part(B, d)
-    bad_scenarios(B, d)
-    transformer_part(B)
-    map_part(B)
-    edges_part(B)
-    refusals(B)
-
-for f in B.failures:
-    print("FAIL:", f)
-sys.exit(1 if B.failures else 0)
+run_parts(DVP, [kernels_part, bad_scenarios, transformer_part, map_part, edges_part, refusals])
