@@ -189,6 +189,7 @@ class Compiler {
  private:
   using Lowering = bool (Compiler::*)(int);
   static const std::map<std::string, Lowering>& lowerings();
+  bool lower(int i, Lowering by);
   [[noreturn]] void fail(int i, const std::string& why) const;
   const onnx::NodeProto& node(int i) const { return g_.node(i); }
   // Node i's attributes; a 1-D window op's (its input N x C x L) as its 2-D form's.
@@ -353,7 +354,8 @@ class Compiler {
   bool silu(int i);
   // GELU as five nodes (find_gelus): each member -> its pattern, lowered as one gelu kernel.
   struct Gelu {
-    int erf;
+    int anchor;               // the Erf or the Tanh: the kernel's node
+    const char* op = "gelu";  // or gelu_tanh
     std::string x, out;
     std::vector<int> nodes;
   };
@@ -362,6 +364,10 @@ class Compiler {
   void fold_constant_nodes();
   void find_gelus();
   bool match_gelu(int erf, Gelu& g) const;
+  bool match_gelu_tanh(int tanh, Gelu& g) const;
+  std::vector<std::string> pointwise_sources(const std::string& v) const;
+  std::optional<double> pointwise_at(const std::string& v, const std::string& x, double a, std::set<int>& nodes,
+                                     int depth) const;
   bool gelu(std::size_t pattern);
   // LayerNormalization written out (find_layer_norms): ReduceMean, Sub, Pow 2, ReduceMean, Add
   // epsilon, Sqrt, Div (+ Mul gamma, + Add beta), each member -> its pattern: one layernorm kernel.
@@ -1739,8 +1745,6 @@ bool Compiler::scale_view(int i) {
 // (clear_pads keeps an NC1HWC0 map's pad channels 0).
 bool Compiler::elementwise(int i) {
   const auto& n = node(i);
-  if (gelu_.count(i)) return gelu(gelu_.at(i));
-  if (layer_norm_.count(i)) return layer_norm_pattern(layer_norm_.at(i));
   if ((n.op_type() == "Mul" || n.op_type() == "Div") && scale_view(i)) return true;
   static const std::map<std::string, std::string> kOps = {{"Add", "add"},
                                                           {"Sub", "sub"},
@@ -2195,22 +2199,26 @@ void Compiler::map_axis(int i, const Dims& s, const SliceAxis& a, std::size_t& a
 
 // Pow outside a LayerNormalization written out, by a constant scalar exponent: x^2 as x x (RMSNorm's
 // x.pow(2), as LLaMA's and T5's exports write it), x^0.5 a square root, x^-1 a reciprocal, x^1 x
-// times 1. Each is the exact power rounded once, as NumPy's.
+// times 1, each the exact power rounded once, as NumPy's; any other (GPT-2's gelu_new x^3, where
+// its GELU is not found whole) the kernel's pows, computed in f32 (products for an integral one,
+// e^(e ln x) else). On a map whose channels are no whole groups of 16, x^0 is followed by the Mul
+// that clears the pad channels, and a negative exponent is refused (0^-1 is an infinity).
 bool Compiler::power(int i) {
   const auto& n = node(i);
   const double e = constant_scalar(n.input(1));
-  if (!(e == 2.0 || e == 0.5 || e == -1.0 || e == 1.0))
-    fail(i, (std::isnan(e) ? std::string("the exponent is not one constant value") : "an exponent of " + num(e)) +
-                ": a constant 2, 0.5, 1 or -1 is lowered (x x, sqrt x, 1 / x, x)");
+  if (!std::isfinite(e))
+    fail(i, std::isnan(e) ? std::string("the exponent is not one constant value (a tensor of exponents is not lowered)")
+                          : "an exponent of " + num(e) + " (a finite constant is lowered)");
   if (!available(n.input(0))) return false;
   const std::string& x = n.input(0);
-  if (e == 2.0) elementwise_kernel(i, 0, "", "mul", {{x, {}}, {x, {}}}, n.output(0));
-  if (e == 1.0) elementwise_kernel(i, 0, "", "muls", {{x, {}}}, n.output(0), {{"alpha", "1"}});
-  if (e == 0.5 || e == -1.0) {
-    const std::string op = e == 0.5 ? "sqrt" : "rec";
-    elementwise_kernel(i, 0, "", op, {{x, {}}}, n.output(0));
-    clear_pads(i, op, {});
-  }
+  std::string op = e == 2.0 ? "mul" : e == 1.0 ? "muls" : e == 0.5 ? "sqrt" : e == -1.0 ? "rec" : "pows";
+  Params params;
+  if (op == "muls" || op == "pows") params = {{"alpha", num(e)}};
+  if (op == "mul")
+    elementwise_kernel(i, 0, "", op, {{x, {}}, {x, {}}}, n.output(0));
+  else
+    elementwise_kernel(i, 0, "", op, {{x, {}}}, n.output(0), params);
+  clear_pads(i, op, params);
   done_[std::size_t(i)] = true;
   return true;
 }
@@ -2253,6 +2261,95 @@ double Compiler::constant_scalar(const std::string& v) const {
 void Compiler::find_gelus() {
   find_patterns(
       g_, "Erf", [&](int i, Gelu& p) { return match_gelu(i, p); }, gelus_, gelu_);
+  find_patterns(
+      g_, "Tanh", [&](int i, Gelu& p) { return match_gelu_tanh(i, p); }, gelus_, gelu_);
+}
+
+// An op pointwise_at computes: Add, Sub, Mul, Div, Pow of two inputs, Tanh of one.
+namespace {
+bool pointwise_op(const onnx::NodeProto& n) {
+  static const std::set<std::string> ops{"Add", "Sub", "Mul", "Div", "Pow"};
+  return n.op_type() == "Tanh" ? n.input_size() == 1 : ops.count(n.op_type()) && n.input_size() == 2;
+}
+}  // namespace
+
+// The value of v where x is a, when the nodes from x to v compute from x and constants of one
+// element only, by Add, Sub, Mul, Div, Pow and Tanh (in double); none where another input is met.
+// `nodes` gathers them.
+std::optional<double> Compiler::pointwise_at(const std::string& v, const std::string& x, double a, std::set<int>& nodes,
+                                             int depth) const {
+  if (v == x) return a;
+  if (const double c = constant_scalar(v); !std::isnan(c)) return c;
+  const auto p = producer_.find(v);
+  if (p == producer_.end() || depth == 0) return std::nullopt;
+  const auto& n = node(p->second);
+  if (!pointwise_op(n)) return std::nullopt;
+  const auto u = pointwise_at(n.input(0), x, a, nodes, depth - 1);
+  const auto w = n.input_size() > 1 ? pointwise_at(n.input(1), x, a, nodes, depth - 1) : 0.0;
+  if (!u || !w) return std::nullopt;
+  nodes.insert(p->second);
+  const std::string& op = n.op_type();
+  return op == "Add"   ? *u + *w
+         : op == "Sub" ? *u - *w
+         : op == "Mul" ? *u * *w
+         : op == "Div" ? *u / *w
+         : op == "Pow" ? std::pow(*u, *w)
+                       : std::tanh(*u);
+}
+
+// GELU's tanh form, x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2, however an exporter writes it:
+// GPT-2's gelu_new (a Pow of 3, x halved first), PyTorch's approximate="tanh" (x x x, halved last),
+// a Div by 2. Found by what it computes, not its shape: x is the one input of the Tanh's operand
+// (constants of one element aside), the output one to three sole readers after the Tanh, and the
+// nodes between compute GELU's tanh form at 17 points from -30 to 100 (within 3e-5 of it, relative
+// past 1: an f16 model's constants, 0.044708 and 0.79785, move it by 1.4e-5 at most; a node more
+// that adds 4e-4 or scales by 1.0004, or a term in x^8, is no GELU). Every node but the output is
+// read inside the pattern only, and x and the output have one shape.
+bool Compiler::match_gelu_tanh(int tanh, Gelu& g) const {
+  static const double at[] = {-30, -10, -5, -3, -2, -1.25, -0.5, -0.1, 0, 0.2, 0.7, 1.5, 2.5, 4, 10, 30, 100};
+  const auto gelu = [](double a) { return a * (1 + std::tanh(0.79788456080286536 * (a + 0.044715 * a * a * a))) / 2; };
+  std::vector<std::string> outs{node(tanh).output(0)};
+  for (int j = sole_consumer(outs.back()); j >= 0 && outs.size() < 4; j = sole_consumer(outs.back()))
+    outs.push_back(node(j).output(0));
+  // Each node's outputs read by nodes of the pattern only (the output aside), and none a graph output.
+  const auto inside = [&](const std::set<int>& nodes, const std::string& out) {
+    for (int j : nodes)
+      for (const std::string& v : node(j).output())
+        if (v != out && consumers_.count(v) &&
+            (outputs_.count(v) ||
+             std::any_of(consumers_.at(v).begin(), consumers_.at(v).end(), [&](int c) { return !nodes.count(c); })))
+          return false;
+    return true;
+  };
+  for (const std::string& x : pointwise_sources(node(tanh).input(0)))
+    for (auto o = outs.rbegin(); o != outs.rend() - 1; ++o) {
+      std::set<int> nodes;
+      bool same = !is_weight(x);
+      for (double a : at) {
+        const auto v = same ? pointwise_at(*o, x, a, nodes, 12) : std::nullopt;
+        same = v && std::fabs(*v - gelu(a)) <= 3e-5 * std::max(1.0, std::fabs(gelu(a)));
+      }
+      if (!same || !nodes.count(tanh) || !inside(nodes, *o) || image_shape(*o) != image_shape(x)) continue;
+      g.anchor = tanh, g.op = "gelu_tanh", g.x = x, g.out = *o, g.nodes.assign(nodes.begin(), nodes.end());
+      return true;
+    }
+  return false;
+}
+
+// The tensors v is computed from through Add, Sub, Mul, Div, Pow and Tanh (v among them, constants
+// of one element not), nearest first, up to 16: the candidates for a pattern's input.
+std::vector<std::string> Compiler::pointwise_sources(const std::string& v) const {
+  std::vector<std::string> found, todo{v};
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < todo.size() && found.size() < 16; ++i) {
+    const std::string t = todo[i];
+    if (!seen.insert(t).second || !std::isnan(constant_scalar(t))) continue;
+    found.push_back(t);
+    const auto p = producer_.find(t);
+    if (p != producer_.end() && pointwise_op(node(p->second)))
+      for (const std::string& in : node(p->second).input()) todo.push_back(in);
+  }
+  return found;
 }
 
 bool Compiler::match_gelu(int erf, Gelu& g) const {
@@ -2284,7 +2381,7 @@ bool Compiler::match_gelu(int erf, Gelu& g) const {
   if (op(mul) != "Mul" || node(mul).input_size() != 2) return false;
   const std::string& a = node(add).output(0);
   const std::string p = node(mul).input(0) == a ? node(mul).input(1) : node(mul).input(0);
-  g.erf = erf, g.nodes = {div, erf, add, mul};
+  g.anchor = erf, g.nodes = {div, erf, add, mul};
   if (p == g.x) {  // (x times 1 + erf) then halved: a Mul by 0.5 or a Div by 2
     const int half = sole_consumer(node(mul).output(0));
     std::string m;
@@ -2308,8 +2405,8 @@ bool Compiler::gelu(std::size_t pattern) {
   if (!available(g.x)) return false;
   std::vector<int> fused;
   for (int j : g.nodes)
-    if (j != g.erf) fused.push_back(j);
-  elementwise_kernel(g.erf, 0, "", "gelu", {{g.x, {}}}, g.out, {}, fused);
+    if (j != g.anchor) fused.push_back(j);
+  elementwise_kernel(g.anchor, 0, "", g.op, {{g.x, {}}}, g.out, {}, fused);
   for (int j : g.nodes) done_[std::size_t(j)] = true;
   return true;
 }
@@ -3083,13 +3180,11 @@ bool Compiler::layer_norm_pattern(std::size_t pattern) {
                           p.beta.empty() ? nullptr : &ref_.at(p.beta), fused);
 }
 
-// ReduceMean and Pow lower as members of a LayerNormalization written out (find_layer_norms), a Pow
-// of its own as power;
+// A Pow as power;
 // ReduceMean and ReduceMax over the spatial axes of a feature map as its global pool
 // (spatial_reduce); ReduceSum, ReduceMean, ReduceMax and ReduceMin over adjacent axes of an ND
 // activation as the reduce kernel (axes_reduce).
 bool Compiler::reduce(int i) {
-  if (layer_norm_.count(i)) return layer_norm_pattern(layer_norm_.at(i));
   if (node(i).op_type() == "Pow") return power(i);
   if (!available(node(i).input(0))) return false;
   if (spatial_reduce(i)) return true;
@@ -3984,6 +4079,15 @@ void Compiler::refuse_empty() const {
       }
 }
 
+// Node i, lowered by `by` (its op's entry of lowerings()); a member of a pattern found before
+// lowering (a GELU, a LayerNormalization written out) by its pattern, whichever member's op comes
+// first in the graph (GPT-2's gelu_new: the Pow).
+bool Compiler::lower(int i, Lowering by) {
+  if (gelu_.count(i)) return gelu(gelu_.at(i));
+  if (layer_norm_.count(i)) return layer_norm_pattern(layer_norm_.at(i));
+  return (this->*by)(i);
+}
+
 Compiled Compiler::run() {
   fs::create_directories(fs::path(o_.dir) / "tensors");
   read_inputs();
@@ -4005,7 +4109,7 @@ Compiled Compiler::run() {
       auto l = lowerings().find(node(i).op_type());
       if (l == lowerings().end()) continue;
       bool lowered = true;  // the images in step: each node's kernels for every image, in order
-      for (image_ = 0; image_ < batch_ && lowered; ++image_) lowered = (this->*l->second)(i);
+      for (image_ = 0; image_ < batch_ && lowered; ++image_) lowered = lower(i, l->second);
       image_ = 0;
       progress = lowered || progress;
     }

@@ -514,9 +514,9 @@ KernelWork elementwise_work(const aicore::AiCoreConfig& core, const KernelShape&
   const unsigned b = kernels::elementwise_wide_bytes(e);
   const kernels::ElementwiseOp* op = kernels::elementwise_op(e.op);
   if (!op) return {double(e.n), "vector op", vector_ps(core, double(e.n), b, false)};  // a cast
-  const double n = double(e.n), light = op->light + (b > aicore::dtype_bytes(e.dtype) ? 2 : 0);
-  return {n * (op->light + op->heavy), "vector op",
-          vector_ps(core, n * light, b, false) + vector_ps(core, n * op->heavy, b, true)};
+  const auto [own, heavy] = kernels::elementwise_counts(*op, e.alpha);
+  const double n = double(e.n), light = own + (b > aicore::dtype_bytes(e.dtype) ? 2 : 0);
+  return {n * (own + heavy), "vector op", vector_ps(core, n * light, b, false) + vector_ps(core, n * heavy, b, true)};
 }
 
 // --- aipp ---------------------------------------------------------------------------------------

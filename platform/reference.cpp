@@ -532,9 +532,9 @@ double gate(double v) { return std::fmax(0.0, std::fmin(1.0, v)); }
 
 // The element-wise checks, each out[i] = element(r, in0[i], in1[i]).
 struct ElementwiseChecks {
-  RefCheck add, sub, mul, div, max, min, relu, copy, exp, abs, sqrt, rec, log, neg, adds, muls, erf, gelu, sigmoid,
-      silu, tanh, leaky_relu, hard_sigmoid, hard_swish, clip, eq, ne, lt, le, gt, ge, logical_not, where_else,
-      where_then, where_both;
+  RefCheck add, sub, mul, div, max, min, relu, copy, exp, abs, sqrt, rec, log, neg, adds, muls, pows, erf, gelu,
+      gelu_tanh, sigmoid, silu, tanh, leaky_relu, hard_sigmoid, hard_swish, clip, eq, ne, lt, le, gt, ge, logical_not,
+      where_else, where_then, where_both;
 };
 double truth(bool b) { return b ? 1.0 : 0.0; }
 const ElementwiseChecks& elementwise_checks() {
@@ -556,8 +556,13 @@ const ElementwiseChecks& elementwise_checks() {
       elementwise("neg", 1, [](R, double a, double) { return -a; }),
       elementwise("adds", 1, [](R r, double a, double) { return a + r.alpha; }, {"alpha"}),
       elementwise("muls", 1, [](R r, double a, double) { return r.alpha * a; }, {"alpha"}),
+      elementwise("pows", 1, [](R r, double a, double) { return std::pow(a, r.alpha); }, {"alpha"}),
       elementwise("erf", 1, [](R, double a, double) { return std::erf(a); }),
       elementwise("gelu", 1, [](R, double a, double) { return a * (1 + std::erf(a / std::sqrt(2.0))) / 2; }),
+      elementwise("gelu_tanh", 1,  // x (1 + tanh u) / 2 as x / (1 + e^-2u): 1 + tanh u cancels as u nears -18
+                  [](R, double a, double) {
+                    return a / (1 + std::exp(-2 * std::sqrt(2 / M_PI) * (a + 0.044715 * a * a * a)));
+                  }),
       elementwise("sigmoid", 1, [](R, double a, double) { return 1 / (1 + std::exp(-a)); }),
       elementwise("silu", 1, [](R, double a, double) { return a / (1 + std::exp(-a)); }),
       elementwise("tanh", 1, [](R, double a, double) { return std::tanh(a); }),
@@ -603,8 +608,10 @@ CheckOptions elementwise_options() {
       {"neg", &e.neg, "out[i] = -in0[i]"},
       {"adds", &e.adds, "out[i] = in0[i] + alpha"},
       {"muls", &e.muls, "out[i] = alpha in0[i]"},
+      {"pows", &e.pows, "out[i] = in0[i]^alpha"},
       {"erf", &e.erf, "out[i] = erf(in0[i])"},
       {"gelu", &e.gelu, "out[i] = in0[i] (1 + erf(in0[i] / sqrt 2)) / 2"},
+      {"gelu_tanh", &e.gelu_tanh, "out[i] = in0[i] (1 + tanh(sqrt(2 / pi) (in0[i] + 0.044715 in0[i]^3))) / 2"},
       {"sigmoid", &e.sigmoid, "out[i] = 1 / (1 + e^-in0[i])"},
       {"silu", &e.silu, "out[i] = in0[i] / (1 + e^-in0[i])"},
       {"tanh", &e.tanh, "out[i] = tanh(in0[i])"},

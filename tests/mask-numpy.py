@@ -24,28 +24,12 @@ import sys
 
 import numpy as np
 
-from numpy_graphs import run_parts
+from numpy_graphs import elementwise_scenario, run_parts
 
 DVP = sys.argv[1]
 NP = {"f16": np.float16, "f32": np.float32}
 rng = np.random.default_rng(29)
 
-KERNEL = """
-name: mask
-platform: {{preset: {preset}}}
-kernels:
-  - name: k
-    library: elementwise
-    shape: {{op: {op}, dtype: {dt}, n: {n}{params}}}
-    tensors:
-{tensors}
-      - {{name: z, dtype: {dt}, shape: [{n}], save: z.npy}}
-    args: [{args}, z]
-    check: {{op: {op}, inputs: [{args}], output: z{params}}}
-run: {{trace: false}}
-checks:
-  - {{metric: summary.kernel_checks_failed, max: 0}}
-"""
 
 OPS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
        "ge": np.greater_equal}
@@ -75,11 +59,9 @@ def kernel_runs(B):
             names = ["x", "y", "w"][:len(ins)]
             for name, v in zip(names, ins):
                 np.save(os.path.join(d, name + ".npy"), v)
-            tensors = "\n".join(f"      - {{name: {m}, dtype: {dt}, shape: [{n}], file: {m}.npy}}" for m in names)
             for preset in ("ascend310", "ascend910"):
                 what = f"elementwise {op} {dt} n={n} on {preset}"
-                out = B.run(KERNEL.format(preset=preset, op=op, dt=dt, n=n, tensors=tensors, args=", ".join(names),
-                                          params=params), what)
+                out = B.run(elementwise_scenario(preset, op, dt, n, names, params), what)
                 if out is None:
                     continue
                 z = np.load(os.path.join(out, "z.npy")).ravel()

@@ -87,6 +87,31 @@ class Bench:
             print("ok  ", name, "refused:", r.stderr.strip().splitlines()[-1][-120:])
 
 
+ELEMENTWISE = """
+name: {op}
+platform: {{preset: {preset}}}
+kernels:
+  - name: k
+    library: elementwise
+    shape: {{op: {op}, dtype: {dt}, n: {n}{params}}}
+    tensors:
+{tensors}
+      - {{name: z, dtype: {dt}, shape: [{n}], save: z.npy}}
+    args: [{args}, z]
+    check: {{op: {op}, inputs: [{args}], output: z{params}{tolerance}}}
+run: {{trace: false}}
+checks:
+  - {{metric: summary.kernel_checks_failed, max: 0}}
+"""
+
+
+def elementwise_scenario(preset, op, dt, n, inputs, params="", tolerance=""):
+    """A scenario of one elementwise kernel: inputs (names) from NAME.npy, z saved as z.npy, checked."""
+    tensors = "\n".join(f"      - {{name: {m}, dtype: {dt}, shape: [{n}], file: {m}.npy}}" for m in inputs)
+    return ELEMENTWISE.format(preset=preset, op=op, dt=dt, n=n, tensors=tensors, args=", ".join(inputs),
+                              params=params, tolerance=tolerance)
+
+
 def run_parts(dvp, parts):
     """Each part(B) on one Bench in a scratch folder (B.d); every failure printed, exit 1 if any."""
     with tempfile.TemporaryDirectory() as d:

@@ -2,6 +2,7 @@
 #include "elementwise.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "aicore/kernel_builder.hpp"
@@ -140,6 +141,64 @@ void where_both(ElementwiseSteps& s) {  // x != 0 ? alpha : beta
 }
 void muls(ElementwiseSteps& s) { s.scal("muls", s.dst, s.src, s.alpha); }
 
+// x^alpha for a constant alpha (ONNX's Pow by a constant; an f16 x computed in f32, whose range
+// holds the powers f16's cannot). An integral alpha up to 64 by squaring, left to right from its
+// leading bit (x^3 = x x x, two products, a negative x keeping its sign: (-2)^3 is -8), 1 / x^-alpha
+// for a negative one (0^-3 an infinity); x^0 is 1, a NaN's too (NumPy's). Past 64 the products'
+// roundings add up (n of them: 2e-3 at 1e5), so a larger integral alpha is e^(m ln |x|) for its
+// even part m, times x when it is odd (the sign, -0 and -inf's too), then 1 / that below 0. Any
+// other alpha e^(alpha ln x): a negative x gives NaN (ln's), as NumPy's pow does, 0 gives 0 or an
+// infinity; -inf, whose ln is NaN too, is selected apart: C's pow gives it inf (alpha > 0) or 0.
+// Through e^v the relative error is a few f32 steps times 1 + |v|.
+bool integral(double a) { return a == std::trunc(a); }
+bool by_products(double a) { return integral(a) && std::fabs(a) <= 64.0; }
+bool odd(double a) { return std::fmod(std::fabs(a), 2.0) == 1.0; }
+void powers(ElementwiseSteps& s) {  // x^n by products, 0 < n <= 64
+  const auto n = std::uint32_t(std::fabs(s.alpha));
+  int top = 6;
+  while (!(n >> top & 1u)) --top;
+  if (top == 0) s.scal("muls", s.dst, s.src, 1.0);  // x^1: x itself, a copy
+  for (int b = top - 1; b >= 0; --b) {
+    s.bin("mul", s.dst, b == top - 1 ? s.src : s.dst, b == top - 1 ? s.src : s.dst);
+    if (n >> b & 1u) s.bin("mul", s.dst, s.dst, s.src);
+  }
+}
+void pows(ElementwiseSteps& s) {
+  if (!integral(s.alpha)) {
+    s.un("ln", s.w[1], s.src);
+    s.scal("muls", s.w[1], s.w[1], s.alpha);
+    s.un("exp", s.w[1], s.w[1]);
+    s.dup(s.dst, -HUGE_VAL);
+    s.cmp(Cmp::Eq, s.w[0], s.src, s.dst);
+    s.dup(s.src, s.alpha > 0 ? HUGE_VAL : 0.0);
+    s.sel(s.dst, s.src, s.w[1], s.w[0]);
+    return;
+  }
+  if (s.alpha == 0) return s.dup(s.dst, 1.0);
+  if (by_products(s.alpha)) {
+    powers(s);
+  } else {
+    s.un("abs", s.dst, s.src);
+    s.un("ln", s.dst, s.dst);
+    s.scal("muls", s.dst, s.dst, std::fabs(s.alpha) - (odd(s.alpha) ? 1 : 0));
+    s.un("exp", s.dst, s.dst);
+    if (odd(s.alpha)) s.bin("mul", s.dst, s.dst, s.src);
+  }
+  if (s.alpha < 0) s.un("rec", s.dst, s.dst);
+}
+// pows's vector instructions per element, as its steps emit them: light (muls, mul, dup), heavy
+// (ln, exp, rec).
+std::pair<unsigned, unsigned> pows_counts(double alpha) {
+  const unsigned rec = alpha < 0 ? 1 : 0;
+  if (!integral(alpha)) return {5, 2};
+  if (alpha == 0) return {1, 0};
+  if (!by_products(alpha)) return {odd(alpha) ? 3u : 2u, 2 + rec};
+  const auto n = std::uint32_t(std::fabs(alpha));
+  int top = 6;
+  while (!(n >> top & 1u)) --top;
+  return {n == 1 ? 1u : unsigned(top + __builtin_popcount(n) - 1), rec};
+}
+
 // erf(x) into d from x (kept), with scratch w: Abramowitz and Stegun 7.1.26, for x >= 0
 // E(x) = 1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) e^-x^2 with t = 1 / (1 + p x), within
 // 1.5e-7; odd, so erf(x) = E(|x|) c / (|c| + 1e-30) with c = x clamped to [-1, 1], which needs no
@@ -177,6 +236,20 @@ void gelu(ElementwiseSteps& s) {
   s.scal("muls", s.dst, s.dst, 0.5);
   s.bin("mul", s.dst, s.dst, s.src);
 }
+// x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2: GELU's tanh approximation (GPT-2's gelu_new,
+// PyTorch's approximate="tanh"), as x / (1 + e^-2u) with u the tanh's operand: the same function
+// (1 + tanh u = 2 / (1 + e^-2u)), without 1 + tanh u cancelling where tanh u nears -1 (x = -4 lost
+// a quarter of its value so in f16).
+void gelu_tanh(ElementwiseSteps& s) {
+  s.bin("mul", s.w[0], s.src, s.src);
+  s.bin("mul", s.w[0], s.w[0], s.src);
+  s.scal("muls", s.w[0], s.w[0], 0.044715);
+  s.bin("add", s.w[0], s.w[0], s.src);
+  s.scal("muls", s.w[0], s.w[0], -2 * 0.79788456080286536);
+  s.un("exp", s.w[0], s.w[0]);
+  s.scal("adds", s.w[0], s.w[0], 1.0);
+  s.bin("div", s.dst, s.src, s.w[0]);
+}
 
 }  // namespace
 
@@ -204,6 +277,12 @@ const std::vector<ElementwiseOp>& elementwise_ops() {
       {"erf", 1, true, false, 1, 22, 3, 0, "", "z = erf(x), within 1.5e-7 and f32 rounding (f16: computed in f32)",
        erf},
       {"gelu", 1, true, false, 2, 26, 3, 0, "", "z = x (1 + erf(x / sqrt 2)) / 2 (f16: computed in f32)", gelu},
+      {"gelu_tanh", 1, true, false, 1, 6, 2, 0, "",
+       "z = x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2, GELU's tanh form (f16: computed in f32)", gelu_tanh},
+      {"pows", 1, true, false, 2, 0, 0, 1, "alpha: the exponent",
+       "z = x^alpha: an integral alpha (|alpha| <= 64) by products, a larger one e^(m ln |x|) (times x when odd), "
+       "1 / x^-alpha below 0; another alpha e^(alpha ln x) (NaN for x < 0) (f16: computed in f32)",
+       pows, pows_counts},
       {"leaky_relu", 1, false, false, 0, 1, 0, 1, "alpha: the slope below 0", "z = x >= 0 ? x : alpha x", leaky_relu},
       {"hard_sigmoid", 1, false, false, 0, 4, 0, 2, "alpha, beta", "z = max(0, min(1, alpha x + beta))", hard_sigmoid},
       {"hard_swish", 1, false, false, 0, 5, 0, 0, "", "z = x max(0, min(1, x / 6 + 1 / 2))", hard_swish},
@@ -228,6 +307,10 @@ const ElementwiseOp* elementwise_op(const std::string& name) {
   for (const ElementwiseOp& o : elementwise_ops())
     if (name == o.name) return &o;
   return nullptr;
+}
+
+std::pair<unsigned, unsigned> elementwise_counts(const ElementwiseOp& op, double alpha) {
+  return op.counts ? op.counts(alpha) : std::pair{op.light, op.heavy};
 }
 
 unsigned elementwise_inputs(const std::string& op) {

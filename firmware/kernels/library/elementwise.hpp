@@ -2,13 +2,14 @@
 // Kernel library: element-wise operations on vectors in GM, z = x op y (add, sub, mul, max, min,
 // and the comparisons eq ... ge, 1 or 0), z = op(x) (relu, exp, abs, sqrt, neg, not, and the
 // activations: sigmoid, tanh, leaky_relu, hard_sigmoid, hard_swish, clip) or z = x != 0 ? y : w
-// (where), fp16 or fp32, and z = cast(x) between fp16, bf16, fp32, int8
+// (where), z = x^alpha (pows), GELU (gelu, gelu_tanh), fp16 or fp32, and z = cast(x) between fp16, bf16, fp32, int8
 // and int32, on any n. Each op is one entry of a table: its vector instructions per tile. Tiles sized from the UB go
 // round-robin to the blocks; MTE2 (GM -> UB), the vector unit and MTE3 (UB -> GM) overlap on two
 // buffers; one block does the tail (elementwise.cpp says how).
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aicore/aicore_config.hpp"
@@ -38,6 +39,8 @@ struct ElementwiseOp {
   const char* params_doc;
   const char* doc;
   void (*steps)(ElementwiseSteps& s);
+  // light and heavy where they depend on alpha (pows: its exponent's bits); nullptr: the fields'
+  std::pair<unsigned, unsigned> (*counts)(double alpha) = nullptr;
 };
 // The table (cast is not in it: a conversion, not an op), and one entry by name (nullptr: none).
 const std::vector<ElementwiseOp>& elementwise_ops();
@@ -45,6 +48,8 @@ const ElementwiseOp* elementwise_op(const std::string& name);
 
 // The op's inputs: 1 (x), 2 (x, y) or 3 (x, y, w); a cast's 1.
 unsigned elementwise_inputs(const std::string& op);
+// The op's vector instructions per element, light and heavy (the fields, or counts(alpha)).
+std::pair<unsigned, unsigned> elementwise_counts(const ElementwiseOp& op, double alpha);
 // Bytes per element of the wider of x and z (a cast's repeats are counted in it).
 unsigned elementwise_wide_bytes(const ElementwiseShape& s);
 // Elements in one 32-byte block of the narrower of x and z: the least n, and the granule of
