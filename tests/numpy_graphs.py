@@ -112,6 +112,20 @@ def elementwise_scenario(preset, op, dt, n, inputs, params="", tolerance=""):
                               params=params, tolerance=tolerance)
 
 
+def preset_runs(dvp, out, model, inputs, failures):
+    """ONNX `model` through the firmware on ascend310 (inputs: name -> .npy path), then its compiled
+    scenario on ascend910: (preset, run folder) of each run that exits 0; a failure kept for another."""
+    runs = [("ascend310", [dvp, "run", model] + [f"--input={n}={p}" for n, p in inputs.items()]),
+            ("ascend910", [dvp, "run", os.path.join(out, "ascend310", "compiled", "model.yaml"), "--preset", "ascend910"])]
+    for preset, cmd in runs:
+        folder = os.path.join(out, preset)
+        r = subprocess.run(cmd + ["--out", folder, "--no-trace", "--quiet"], capture_output=True, text=True)
+        if r.returncode != 0:
+            failures.append(f"{preset}: exit {r.returncode}: {r.stderr.strip()[-400:]}")
+        else:
+            yield preset, folder
+
+
 def run_parts(dvp, parts):
     """Each part(B) on one Bench in a scratch folder (B.d); every failure printed, exit 1 if any."""
     with tempfile.TemporaryDirectory() as d:

@@ -18,6 +18,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from numpy_graphs import preset_runs
+
 DVP, MAKE, OUT = sys.argv[1:4]
 shutil.rmtree(OUT, ignore_errors=True)
 os.makedirs(OUT)
@@ -57,14 +59,8 @@ x = rng.normal(0, 1, (1, tokens, d)).astype(np.float32)
 np.save(os.path.join(OUT, "x.npy"), x)
 want = block(x[0].astype(np.float64))
 failures = []
-runs = [("ascend310", [DVP, "run", os.path.join(OUT, "transformer.onnx"), "--input", "input=" + os.path.join(OUT, "x.npy")]),
-        ("ascend910", [DVP, "run", os.path.join(OUT, "ascend310", "compiled", "model.yaml"), "--preset", "ascend910"])]
-for preset, cmd in runs:
-    out = os.path.join(OUT, preset)
-    r = subprocess.run(cmd + ["--out", out, "--no-trace", "--quiet"], capture_output=True, text=True)
-    if r.returncode != 0:
-        failures.append(f"{preset}: exit {r.returncode}: {r.stderr.strip()[-400:]}")
-        continue
+model = os.path.join(OUT, "transformer.onnx")
+for preset, out in preset_runs(DVP, OUT, model, {"input": os.path.join(OUT, "x.npy")}, failures):
     got = np.load(os.path.join(out, "outputs", "output.npy")).astype(np.float64).reshape(tokens, d)
     err = np.abs(got - want)
     print(f"{preset}: max abs err {err.max():.4f}, mean {err.mean():.5f} (output peak {np.abs(want).max():.2f})")

@@ -20,13 +20,27 @@
 #                  the residual Add where the shape allows), SiLU as x times Sigmoid(x), a 1 x 1
 #                  head of 1280, global pooling, a classifier of 1000. Channels 24, 40 and their SE
 #                  widths (4, 6, 10, 20, ...) are no whole groups of 16. Input 1 x 3 x 224 x 224.
+#   gpt2.onnx      a GPT-2 language model as torch.onnx.export writes Hugging Face's GPT2LMHeadModel
+#                  (opset 17, no past key values): 2 blocks of 256, 4 heads of 64, a vocabulary of
+#                  1024, 64 tokens. Input input_ids (int64, 1 x 64). The token embedding (Gather of
+#                  wte) plus the position embedding (Gather of wpe by an arange); each block: ln_1
+#                  (LayerNormalization), c_attn as Conv1D is exported (Reshape to 64 x 256, Gemm,
+#                  Reshape back), Split into q, k and v, each to heads (Reshape, Transpose; k's
+#                  transposed again for q k^T), MatMul, Div by sqrt(64), the causal mask (the bool
+#                  buffer sliced to the scores' size by ends a Shape of k gives, Where it is false
+#                  finfo(float32).min), Softmax, MatMul, back to tokens, c_proj, the residual Add;
+#                  ln_2, the MLP (c_fc, gelu_new as transformers writes it: x halved, Pow 3, Mul
+#                  0.044715, Add, Mul sqrt(2 / pi), Tanh, Add 1, Mul; c_proj), the residual Add;
+#                  ln_f, and the logits by wte transposed (tied weights). Output 1 x 64 x 1024.
 # Weights: He-normal convolutions (std sqrt(2 / fan-in)), batch norms with running statistics
 # near 0 and 1, each block's last scale small (0.2 to 0.4) so activations stay bounded through
 # 16 residual blocks, as a trained network's are. The transformer's projections are normal with
 # std 1 / sqrt(fan-in) (activations of unit scale), biases small, LayerNorm's gamma near 1.
+# GPT-2's embeddings are normal with std 0.5 (wte) and 0.1 (wpe), its projections as the
+# transformer's, each c_proj's scaled by 1 / sqrt(2 x blocks) as GPT-2 initialises them.
 #
 # Usage: make-models.py OUT_DIR [--seed N] [MODEL...]   (MODEL: resnet50, transformer,
-# efficientnet_b0; default all; needs python3-onnx and python3-numpy)
+# efficientnet_b0, gpt2; default all; needs python3-onnx and python3-numpy)
 import os
 import sys
 
@@ -62,9 +76,9 @@ class Net:
         self.nodes.append(helper.make_node(op, ins, [name], name=name, **attrs))
         return name
 
-    def model(self, name, input_shape, output_shape, opset, ir_version):
+    def model(self, name, input_shape, output_shape, opset, ir_version, input_type=TensorProto.FLOAT):
         graph = helper.make_graph(self.nodes, name,
-                                  [helper.make_tensor_value_info("input", TensorProto.FLOAT, input_shape)],
+                                  [helper.make_tensor_value_info("input", input_type, input_shape)],
                                   [helper.make_tensor_value_info("output", TensorProto.FLOAT, output_shape)],
                                   self.inits)
         return helper.make_model(graph, producer_name="davinci-vp make-models.py",
@@ -175,12 +189,72 @@ def transformer(seed, tokens=128, d=256, heads=4, ff=1024):
     return net.model("transformer", [1, tokens, d], [1, tokens, d], 17, 8)
 
 
+def gpt2(seed, tokens=64, d=256, heads=4, blocks=2, vocab=1024, positions=1024):
+    net = Net(seed)
+    r, dh = net.rng, d // heads
+
+    def ints(name, values):
+        net.inits.append(numpy_helper.from_array(np.array(values, np.int64), name))
+        return name
+
+    def conv1d(name, x, cin, cout, std):  # transformers' Conv1D: addmm on x viewed as rows
+        w = net.weight(name + ".weight", r.normal(0, std, (cin, cout)))
+        b = net.weight(name + ".bias", r.uniform(-0.1, 0.1, cout))
+        rows = net.op("Reshape", name + ".view", [x, ints(name + ".rows", [-1, cin])])
+        return net.op("Reshape", name + ".out", [net.op("Gemm", name, [rows, w, b]), ints(name + ".shape", [1, tokens, cout])])
+
+    def norm(name, x):
+        g = net.weight(name + ".weight", r.uniform(0.8, 1.2, d))
+        b = net.weight(name + ".bias", r.uniform(-0.1, 0.1, d))
+        return net.op("LayerNormalization", name, [x, g, b], axis=-1, epsilon=1e-5)
+
+    def scalar(name, v):
+        return net.weight(name, np.array(v))
+
+    wte = net.weight("wte", r.normal(0, 0.5, (vocab, d)))
+    pos = ints("position_ids", [list(range(tokens))])
+    h = net.op("Add", "embed", [net.op("Gather", "wte.gather", [wte, "input"]),
+                                net.op("Gather", "wpe.gather", [net.weight("wpe", r.normal(0, 0.1, (positions, d))), pos])])
+    net.inits.append(numpy_helper.from_array(np.tril(np.ones((1, 1, positions, positions), bool)), "attn.bias"))
+    heads_shape = ints("heads_shape", [1, tokens, heads, dh])
+    for i in range(blocks):
+        p = f"h.{i}."
+        qkv = conv1d(p + "attn.c_attn", norm(p + "ln_1", h), d, 3 * d, 1 / np.sqrt(d))
+        net.nodes.append(helper.make_node("Split", [qkv, ints(p + "split", [d, d, d])], [p + "q", p + "k", p + "v"],
+                                          name=p + "split", axis=2))
+        q, k, v = (net.op("Transpose", p + t + ".heads", [net.op("Reshape", p + t + ".view", [p + t, heads_shape])],
+                          perm=[0, 2, 1, 3]) for t in "qkv")
+        kt = net.op("Transpose", p + "k.t", [k], perm=[0, 1, 3, 2])
+        w = net.op("Div", p + "attn.scale", [net.op("MatMul", p + "attn.qk", [q, kt]), scalar(p + "sqrt_dh", np.sqrt(dh))])
+        # causal_mask = bias[:, :, key_length - query_length : key_length, :key_length], its ends
+        # from the keys' shape (as traced), then Where(mask, w, finfo(float32).min)
+        kl = net.op("Unsqueeze", p + "kl", [net.op("Gather", p + "kl.gather", [net.op("Shape", p + "k.shape", [k]),
+                                                                                ints(p + "two", 2)]), ints(p + "zero", [0])])
+        mask = net.op("Slice", p + "mask.cols", [net.op("Slice", p + "mask.rows", ["attn.bias", ints(p + "r0", [0]), kl,
+                                                                                   ints(p + "ax2", [2])]),
+                                                 ints(p + "c0", [0]), kl, ints(p + "ax3", [3])])
+        w = net.op("Where", p + "attn.mask", [mask, w, scalar(p + "mask_value", np.finfo(np.float32).min)])
+        ctx = net.op("MatMul", p + "attn.pv", [net.op("Softmax", p + "attn.softmax", [w], axis=-1), v])
+        ctx = net.op("Reshape", p + "attn.merge", [net.op("Transpose", p + "attn.ctx", [ctx], perm=[0, 2, 1, 3]),
+                                                   ints(p + "tokens", [1, tokens, d])])
+        h = net.op("Add", p + "attn.residual", [h, conv1d(p + "attn.c_proj", ctx, d, d, 1 / np.sqrt(d * 2 * blocks))])
+        x = conv1d(p + "mlp.c_fc", norm(p + "ln_2", h), d, 4 * d, 1 / np.sqrt(d))
+        inner = net.op("Mul", p + "gelu.beta", [net.op("Add", p + "gelu.add", [x, net.op(
+            "Mul", p + "gelu.kappa", [net.op("Pow", p + "gelu.cube", [x, scalar(p + "three", 3.0)]),
+                                      scalar(p + "kappa", 0.044715)])]), scalar(p + "beta", np.sqrt(2 / np.pi))])
+        g = net.op("Mul", p + "gelu", [net.op("Mul", p + "gelu.half", [x, scalar(p + "half", 0.5)]), net.op(
+            "Add", p + "gelu.one", [net.op("Tanh", p + "gelu.tanh", [inner]), scalar(p + "one", 1.0)])])
+        h = net.op("Add", p + "mlp.residual", [h, conv1d(p + "mlp.c_proj", g, 4 * d, d, 1 / np.sqrt(4 * d * 2 * blocks))])
+    net.op("MatMul", "output", [norm("ln_f", h), net.op("Transpose", "lm_head", [wte], perm=[1, 0])])
+    return net.model("gpt2", [1, tokens], [1, tokens, vocab], 17, 8, TensorProto.INT64)
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit("usage: make-models.py OUT_DIR [--seed N]")
     out = sys.argv[1]
     seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 50
-    makers = {"resnet50": resnet50, "transformer": transformer, "efficientnet_b0": efficientnet_b0}
+    makers = {"resnet50": resnet50, "transformer": transformer, "efficientnet_b0": efficientnet_b0, "gpt2": gpt2}
     models = [a for a in sys.argv[2:] if a in makers] or list(makers)
     os.makedirs(out, exist_ok=True)
     for name in models:
