@@ -145,6 +145,49 @@ void unary(Op& op, const std::function<float(float)>& fn) {
 }
 
 // numpy matmul: 1-D operands promoted, batch dimensions broadcast.
+// f(0) ... f(units - 1), units independent of one another, shared out among the host's cores
+// (unit u on thread u mod threads) when they are worth a thread: `work` multiply-adds a unit.
+void each_of(std::int64_t units, std::uint64_t work, const std::function<void(std::int64_t)>& f) {
+  const std::int64_t cores = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  const std::int64_t threads = std::uint64_t(units) * work < (1u << 22) ? 1 : std::min(cores, units);
+  auto run = [&](std::int64_t first) {
+    for (std::int64_t u = first; u < units; u += threads) f(u);
+  };
+  std::vector<std::thread> helpers;
+  try {
+    for (std::int64_t t = 1; t < threads; ++t) helpers.emplace_back(run, t);
+  } catch (const std::system_error&) {  // no thread to be had: all of it here, the same values
+    for (std::thread& h : helpers) h.join();
+    for (std::int64_t u = 0; u < units; ++u) f(u);
+    return;
+  }
+  run(0);
+  for (std::thread& h : helpers) h.join();
+}
+
+// out(r, c, the sum over q = 0, 1, ... k - 1 of a(r, q) b[q n + c]) in double, for an m x k A (a
+// read through `a`) and a row-major k x n B: each of A's rows times B's rows in turn into a row of
+// sums. Each sum takes the same additions in the same order as a dot product per element (the
+// products of floats exact in double): bit for bit its result, with B read a row at a time, not
+// a column (a vocabulary's logits read a 50257-wide B down its columns, a cache miss a product).
+// Blocks of 16 rows go to the host's cores (each_of); `out` is called for distinct (r, c) at once.
+template <typename A, typename Out>
+void product_rows(std::int64_t m, std::int64_t k, std::int64_t n, A a, const float* b, Out out) {
+  constexpr std::int64_t kRows = 16;
+  each_of((m + kRows - 1) / kRows, std::uint64_t(kRows * k * n), [&](std::int64_t block) {
+    std::vector<double> sums(static_cast<std::size_t>(n));
+    for (std::int64_t r = block * kRows; r < std::min(m, (block + 1) * kRows); ++r) {
+      std::fill(sums.begin(), sums.end(), 0.0);
+      for (std::int64_t q = 0; q < k; ++q) {
+        const double x = a(r, q);
+        const float* row = b + q * n;
+        for (std::int64_t c = 0; c < n; ++c) sums[std::size_t(c)] += x * row[c];
+      }
+      for (std::int64_t c = 0; c < n; ++c) out(r, c, sums[std::size_t(c)]);
+    }
+  });
+}
+
 void matmul(Op& op) {
   Tensor a = op.in(0), b = op.in(1);
   op.need(!a.shape.empty() && !b.shape.empty(), "a scalar operand");
@@ -177,13 +220,10 @@ void matmul(Op& op) {
       ia += (pa[d] == 1 ? 0 : x) * count(pa, d + 1);
       ib += (pb[d] == 1 ? 0 : x) * count(pb, d + 1);
     }
-    for (std::int64_t r = 0; r < m; ++r)
-      for (std::int64_t c = 0; c < n; ++c) {
-        double acc = 0;
-        for (std::int64_t q = 0; q < k; ++q)
-          acc += double(a.data[std::size_t((ia * m + r) * k + q)]) * b.data[std::size_t((ib * k + q) * n + c)];
-        o.data[std::size_t((t * m + r) * n + c)] = float(acc);
-      }
+    product_rows(
+        m, k, n, [&](std::int64_t r, std::int64_t q) { return a.data[std::size_t((ia * m + r) * k + q)]; },
+        &b.data[std::size_t(ib * k * n)],
+        [&](std::int64_t r, std::int64_t c, double v) { o.data[std::size_t((t * m + r) * n + c)] = float(v); });
   }
 }
 
@@ -203,20 +243,23 @@ void gemm(Op& op) {
   }
   Tensor& o = op.out(0, {m, n});
   if (op.shapes_only) return;
-  for (std::int64_t r = 0; r < m; ++r)
+  const auto store = [&](std::int64_t r, std::int64_t col, double acc) {
+    double bias = 0;
+    if (c) {  // unidirectional broadcast of C to (m, n)
+      const Shape& cs = c->shape;
+      const std::int64_t cr = cs.size() == 2 && cs[0] != 1 ? r : 0;
+      const std::int64_t cc = !cs.empty() && cs.back() != 1 ? col : 0;
+      bias = c->data[std::size_t(cs.size() == 2 ? cr * cs[1] + cc : cc)];
+    }
+    o.data[std::size_t(r * n + col)] = float(alpha * acc + beta * bias);
+  };
+  const auto a_at = [&](std::int64_t r, std::int64_t q) { return a.data[std::size_t(ta ? q * m + r : r * k + q)]; };
+  if (!tb) return product_rows(m, k, n, a_at, b.data.data(), store);
+  for (std::int64_t r = 0; r < m; ++r)  // B's rows are the columns: each sum reads one in order
     for (std::int64_t col = 0; col < n; ++col) {
       double acc = 0;
-      for (std::int64_t q = 0; q < k; ++q)
-        acc += double(a.data[std::size_t(ta ? q * m + r : r * k + q)]) *
-               b.data[std::size_t(tb ? col * k + q : q * n + col)];
-      double bias = 0;
-      if (c) {  // unidirectional broadcast of C to (m, n)
-        const Shape& cs = c->shape;
-        const std::int64_t cr = cs.size() == 2 && cs[0] != 1 ? r : 0;
-        const std::int64_t cc = !cs.empty() && cs.back() != 1 ? col : 0;
-        bias = c->data[std::size_t(cs.size() == 2 ? cr * cs[1] + cc : cc)];
-      }
-      o.data[std::size_t(r * n + col)] = float(alpha * acc + beta * bias);
+      for (std::int64_t q = 0; q < k; ++q) acc += double(a_at(r, q)) * b.data[std::size_t(col * k + q)];
+      store(r, col, acc);
     }
 }
 
@@ -241,26 +284,6 @@ Shape pads_2d(const Op& op, const Shape& in, const Shape& k, const Shape& s, con
     }
   }
   return p;
-}
-
-// f(0) ... f(units - 1), units independent of one another, shared out among the host's cores
-// (unit u on thread u mod threads) when they are worth a thread: `work` multiply-adds a unit.
-void each_of(std::int64_t units, std::uint64_t work, const std::function<void(std::int64_t)>& f) {
-  const std::int64_t cores = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
-  const std::int64_t threads = std::uint64_t(units) * work < (1u << 22) ? 1 : std::min(cores, units);
-  auto run = [&](std::int64_t first) {
-    for (std::int64_t u = first; u < units; u += threads) f(u);
-  };
-  std::vector<std::thread> helpers;
-  try {
-    for (std::int64_t t = 1; t < threads; ++t) helpers.emplace_back(run, t);
-  } catch (const std::system_error&) {  // no thread to be had: all of it here, the same values
-    for (std::thread& h : helpers) h.join();
-    for (std::int64_t u = 0; u < units; ++u) f(u);
-    return;
-  }
-  run(0);
-  for (std::thread& h : helpers) h.join();
 }
 
 void conv(Op& op) {
