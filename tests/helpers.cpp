@@ -8,10 +8,22 @@
 
 namespace dvp::test {
 
+namespace {
+// This process's folder of scenario files, removed with everything in it when the process ends (a
+// suite runs each test as a process of its own: otherwise a folder left in /tmp each).
+struct TempDir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() / ("dvp-test-" + std::to_string(getpid()));
+  TempDir() { std::filesystem::create_directories(path); }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+}  // namespace
+
 std::string write_temp(const std::string& name, const std::string& yaml) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("dvp-test-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  std::string p = (dir / name).string();
+  static const TempDir dir;
+  std::string p = (dir.path / name).string();
   std::ofstream(p) << yaml;
   return p;
 }
