@@ -22,6 +22,7 @@
 #include "kernels/library/elementwise.hpp"
 #include "kernels/library/gemm.hpp"  // kFractalMaxRows
 #include "kernels/library/slice.hpp"
+#include "kernels/library/softmax.hpp"
 #include "kernels/library/upsample.hpp"
 #include "launcher.hpp"
 #include "library.hpp"
@@ -365,6 +366,19 @@ class Compiler {
   void find_gelus();
   bool match_gelu(int erf, Gelu& g) const;
   bool match_gelu_tanh(int tanh, Gelu& g) const;
+  // Softmax over the last axis of a Where of the scores by a constant condition and a constant
+  // fill (an attention's causal or padding mask, find_masked_softmaxes): one softmax kernel that
+  // reads the condition as its mask, broadcast over the heads.
+  struct MaskedSoftmax {
+    int where, softmax;
+    std::int64_t mask_rows, cols;
+    std::vector<int> nodes;
+  };
+  std::vector<MaskedSoftmax> masked_softmaxes_;
+  std::map<int, std::size_t> masked_softmax_;
+  void find_masked_softmaxes();
+  bool match_masked_softmax(int softmax, MaskedSoftmax& p) const;
+  bool masked_softmax(std::size_t pattern);
   std::vector<std::string> pointwise_sources(const std::string& v) const;
   std::optional<double> pointwise_at(const std::string& v, const std::string& x, double a, std::set<int>& nodes,
                                      int depth) const;
@@ -1722,14 +1736,17 @@ KTensor Compiler::gemm_operand(int i, Kernel& k, int j, const std::string& name,
   return t;
 }
 
-// Mul or Div of x by a constant scalar before the Softmax that is its one reader: a view of x
-// the Softmax folds into its scale (an attention's 1 / sqrt(d)); false for any other.
+// Mul or Div of x by a constant scalar before the Softmax that is its one reader, or before the
+// Where of a masked softmax as its scores: a view of x the Softmax folds into its scale (an
+// attention's 1 / sqrt(d)); false for any other.
 bool Compiler::scale_view(int i) {
   const auto& n = node(i);
   const int c = n.input_size() != 2 ? -1 : constant(n.input(1)) ? 1 : constant(n.input(0)) ? 0 : -1;
   const int next = sole_consumer(n.output(0));
-  if (c < 0 || ref_.at(n.input(c)).elements() != 1 || (n.op_type() == "Div" && c == 0) || next < 0 ||
-      node(next).op_type() != "Softmax" || !available(n.input(1 - c)))
+  const bool softmax = next >= 0 && (node(next).op_type() == "Softmax" ||
+                                     (masked_softmax_.count(next) && node(next).input(1) == n.output(0)));
+  if (c < 0 || ref_.at(n.input(c)).elements() != 1 || (n.op_type() == "Div" && c == 0) || !softmax ||
+      !available(n.input(1 - c)))
     return false;
   Value v = values_.at(n.input(1 - c));
   const double f = ref_.at(n.input(c)).data[0];
@@ -2581,6 +2598,90 @@ bool Compiler::softmax(int i) {
   k.check_inputs = {"x"};
   k.check = {{"op", "softmax"}, {"cols", num(cols)}, {"scale", num(scale)}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
   return finish(i, std::move(k));
+}
+
+void Compiler::find_masked_softmaxes() {
+  find_patterns(
+      g_, "Softmax", [&](int i, MaskedSoftmax& p) { return match_masked_softmax(i, p); }, masked_softmaxes_,
+      masked_softmax_);
+}
+
+// Softmax(Where(c, y, v)) over the last axis, c a weight (GPT-2's causal buffer sliced, folded) and
+// v a constant of one element, the Where read by the Softmax only: c without its leading axes of
+// one element must be the last axes of y's shape (a mask for every head: 1 x 1 x S x S; or one per
+// head), the mask_rows x cols the kernel reads row r % mask_rows of (softmax.hpp). Only where the
+// kernel takes it, in f16 and f32 alike (rows of whole 32-byte blocks the UB holds twice and more),
+// and where it pays: each row's mask load and select cost a little on a core that takes many rows,
+// while the Where and the scale (two passes over the scores, two kernels) cost the most where the
+// scores leave the L2 or many cores each take a few rows. Measured on the presets (GPT-2's
+// attention, docs/networks.md): with 8 AI Cores or more (ascend910's 32) it paid at every size; with
+// 2 (ascend310) from 6 MiB of scores (0.6 - 0.75 of the passes' time), and cost 10 - 17% at 2 MiB
+// and under. So: 8 cores or more, or f16 scores of one image past a quarter of the L2.
+bool Compiler::match_masked_softmax(int softmax, MaskedSoftmax& p) const {
+  const auto& n = node(softmax);
+  const auto w = producer_.find(n.input(0));
+  if (!o_.target || w == producer_.end() || node(w->second).op_type() != "Where" ||
+      sole_consumer(n.input(0)) != softmax)
+    return false;
+  const auto& where = node(w->second);
+  // (an infinite value, masked_fill(-inf), stays a Where: a scalar parameter is a finite number)
+  if (!is_weight(where.input(0)) || is_weight(where.input(1)) || !std::isfinite(constant_scalar(where.input(2))))
+    return false;
+  const Dims y = image_shape(where.input(1));
+  Dims c = ref_.at(where.input(0)).shape;
+  const std::int64_t r = std::int64_t(y.size());
+  std::int64_t axis = Attrs{n}.i("axis", m_.opset >= 13 ? -1 : 1);
+  if (axis < 0) axis += r;
+  if (r < 2 || axis != r - 1 || image_shape(n.input(0)) != y || c.size() > y.size()) return false;
+  c.insert(c.begin(), y.size() - c.size(), 1);
+  std::size_t first = 0;  // c's first axis of more than one element
+  while (first + 1 < c.size() && c[first] == 1) ++first;
+  for (std::size_t j = first; j < c.size(); ++j)
+    if (c[j] != y[j]) return false;
+  p = {w->second, softmax, product(c) / c.back(), c.back(), {w->second, softmax}};
+  if (o_.target->core.cores < 8 && std::uint64_t(product(y)) * 2 <= o_.target->l2_bytes / 4) return false;
+  for (aicore::DType t : {aicore::DType::F16, aicore::DType::F32})
+    if (!kernels::softmax_masks(o_.target->core,
+                                kernels::SoftmaxShape{t, std::uint32_t(product(y) / y.back()), std::uint32_t(y.back()),
+                                                      1.0, std::uint32_t(p.mask_rows), 0.0}))
+      return false;
+  return true;
+}
+
+// The softmax kernel of a masked softmax (find_masked_softmaxes): the Where's scores y (a Mul or Div
+// by a constant before it the scale), its condition the mask (1 where true), its value the fill (past
+// f16's range in f16, f16's bound of its sign, as a Where's value; an infinity stays one).
+bool Compiler::masked_softmax(std::size_t pattern) {
+  const MaskedSoftmax& p = masked_softmaxes_[pattern];
+  const auto &n = node(p.softmax), &where = node(p.where);
+  const std::string& y = where.input(1);
+  if (!available(y)) return false;
+  const Value& yv = values_.at(y);
+  if (yv.transposed || yv.spatial_map() || !(yv.scale > 0))
+    fail(p.softmax, "the scores of a masked softmax are a Transpose, a feature map or scaled by " + num(yv.scale) +
+                        ": lowered where they are rows of activations, scaled by a positive constant");
+  Kernel k{kernel_name(p.softmax), "softmax"};
+  k.nodes = {p.softmax, p.where};
+  k.tensors.push_back(use(p.softmax, k, y, "x", Layout::Nd, false, "f32", true));
+  const std::string dt = k.tensors[0].dtype;
+  Tensor mask{{p.mask_rows, p.cols}, ref_.at(where.input(0)).data};
+  for (float& v : mask.data) v = v != 0 ? 1.0f : 0.0f;
+  k.tensors.push_back(weight_tensor(p.softmax, k, KTensor{"mask", dt, "nd", "", "", "", mask.shape}, mask));
+  double fill = constant_scalar(where.input(2));
+  if (dt == "f16" && std::isfinite(fill) && std::fabs(fill) > 65504.0) fill = std::copysign(65504.0, fill);
+  produce(k, n.output(0), KTensor{"out", dt}, Layout::Nd);
+  const std::int64_t rows = product(image_shape(y)) / p.cols;
+  k.shape = {{"dtype", dt},
+             {"rows", num(rows)},
+             {"cols", num(p.cols)},
+             {"scale", num(yv.scale)},
+             {"mask_rows", num(p.mask_rows)},
+             {"mask_fill", num(fill)}};
+  k.args = {"x", "mask", "out"};
+  k.check_inputs = {"x", "mask"};
+  k.check = {{"op", "softmax"}, {"cols", num(p.cols)}, {"scale", num(yv.scale)}, {"atol", "1e-3"}, {"rtol", "1e-3"}};
+  done_[std::size_t(p.where)] = true;
+  return finish(p.softmax, std::move(k));
 }
 
 // Softmax over the channels (axis 1, opset 13 on) of an NC1HWC0 feature map larger than 1 x 1
@@ -4085,6 +4186,7 @@ void Compiler::refuse_empty() const {
 bool Compiler::lower(int i, Lowering by) {
   if (gelu_.count(i)) return gelu(gelu_.at(i));
   if (layer_norm_.count(i)) return layer_norm_pattern(layer_norm_.at(i));
+  if (masked_softmax_.count(i)) return masked_softmax(masked_softmax_.at(i));
   return (this->*by)(i);
 }
 
@@ -4101,6 +4203,7 @@ Compiled Compiler::run() {
   fold_constant_nodes();
   find_gelus();
   find_layer_norms();
+  find_masked_softmaxes();
   // Each node in graph order; one whose input is not computed yet waits, and is tried again.
   for (bool progress = true; progress;) {
     progress = false;

@@ -380,6 +380,12 @@ void KernelLauncher::describe_row_shape(cfg::Spec& sh) {
       .choices({std::begin(kernels::kReduceOps), std::end(kernels::kReduceOps)})
       .optional();
   sh.param("epsilon", Type::Float, "layernorm: added to each row's variance").defaults("1e-5").range(0, 1);
+  sh.param("mask_rows", Type::Int,
+           "softmax: a mask (the argument after x) of mask_rows x cols, row r of x reading its row r % mask_rows (an "
+           "attention's causal or padding mask, fused); where it is 0 the row holds mask_fill, not x times scale")
+      .optional()
+      .range(1, 1 << 24);
+  sh.param("mask_fill", Type::Float, "softmax: the value where the mask is 0 (rounded to dtype)").optional();
   sh.param("cols", Type::Int, "softmax, layernorm: elements per row; transpose: x's third axis, y's second")
       .optional()
       .range(1, 1 << 20);
@@ -1159,6 +1165,13 @@ void KernelLauncher::read_check_shape(Kernel* K, const cfg::Node& c) {
   };
   if (op == "aipp") take(R.aipp);
   if (op == "softmax_c") take(R.softmax_c);
+  if (op == "softmax") {                                                // its mask, from a softmax kernel's shape
+    if (const auto* m = std::get_if<kernels::SoftmaxShape>(&K->shape))  // the fill as the kernel holds it
+      R.mask_rows = m->mask_rows,
+      R.mask_fill = m->dtype == aicore::DType::F16 ? aicore::num::f16(aicore::num::to_f16(m->fill)) : float(m->fill);
+    if (K->inputs.size() > 1 && !R.mask_rows)
+      c.at("inputs").fail("softmax: a second input is a mask, a softmax kernel's with shape.mask_rows");
+  }
   if (op == "channel_mul") take(R.channel_mul);
   if (op == "upsample") take(R.upsample);
   if (op == "resize") take(R.resize);

@@ -185,11 +185,18 @@ KernelWork pool_work(const aicore::AiCoreConfig& core, const KernelShape& s) {
 
 // --- softmax ------------------------------------------------------------------------------------
 KernelShape read_softmax(const cfg::Node& sh) {
-  return kernels::SoftmaxShape{dtype(sh, "dtype"), u32(sh, "rows"), u32(sh, "cols"), sh.get_double("scale")};
+  kernels::SoftmaxShape s{dtype(sh, "dtype"), u32(sh, "rows"), u32(sh, "cols"), sh.get_double("scale")};
+  if (sh.has("mask_rows")) s.mask_rows = u32(sh, "mask_rows"), s.fill = sh.get_double("mask_fill");
+  if (sh.has("mask_rows") && (s.mask_rows == 0 || s.rows % s.mask_rows))
+    sh.at("mask_rows").fail("the mask's rows must divide the rows (" + std::to_string(s.rows) + ")");
+  if (sh.has("mask_fill") && !sh.has("mask_rows")) sh.at("mask_fill").fail("mask_fill is a mask's: give mask_rows");
+  return s;
 }
 std::vector<LibraryArg> softmax_args(const KernelShape& s) {
   const auto& sm = std::get<kernels::SoftmaxShape>(s);
   const std::uint64_t n = std::uint64_t(sm.rows) * sm.cols;
+  if (sm.mask_rows)
+    return {{"x", sm.dtype, n}, {"mask", sm.dtype, std::uint64_t(sm.mask_rows) * sm.cols}, {"out", sm.dtype, n}};
   return {{"x", sm.dtype, n}, {"out", sm.dtype, n}};
 }
 BuiltKernel build_softmax(const aicore::AiCoreConfig& core, const KernelShape& s) {

@@ -263,14 +263,20 @@ void resize_ref(const Reference& R, const std::vector<TensorView>& in, std::vect
 }
 
 // Each row of x times the scale (as an f32): exp(x - max) / sum of exp(x - max).
+// With a mask (a second input of mask_rows rows), row r's values where mask row r % mask_rows is 0
+// are mask_fill in place of x times the scale.
 void softmax_ref(const Reference& R, const std::vector<TensorView>& in, std::vector<double>& out) {
   const std::uint64_t cols = R.cols;
   const double s = double(float(R.scale));
+  std::vector<double> row(cols);
   for (std::uint64_t r0 = 0; r0 < out.size(); r0 += cols) {
+    const std::uint64_t m0 = in.size() > 1 ? r0 / cols % R.mask_rows * cols : 0;
+    for (std::uint64_t c = 0; c < cols; ++c)
+      row[c] = in.size() > 1 && in[1].at(m0 + c) == 0 ? R.mask_fill : s * in[0].at(r0 + c);
     double mx = -INFINITY, sum = 0;
-    for (std::uint64_t c = 0; c < cols; ++c) mx = std::max(mx, s * in[0].at(r0 + c));
-    for (std::uint64_t c = 0; c < cols; ++c) sum += std::exp(s * in[0].at(r0 + c) - mx);
-    for (std::uint64_t c = 0; c < cols; ++c) out[r0 + c] = std::exp(s * in[0].at(r0 + c) - mx) / sum;
+    for (std::uint64_t c = 0; c < cols; ++c) mx = std::max(mx, row[c]);
+    for (std::uint64_t c = 0; c < cols; ++c) sum += std::exp(row[c] - mx);
+    for (std::uint64_t c = 0; c < cols; ++c) out[r0 + c] = std::exp(row[c] - mx) / sum;
   }
 }
 
@@ -365,6 +371,8 @@ std::uint64_t pool_count(const Reference& r, std::uint64_t) {
   return std::uint64_t(r.pool.c1()) * 16 * r.pool.ho() * r.pool.wo();
 }
 using Needs = std::vector<std::pair<std::uint64_t, const char*>>;
+// softmax: x like the output; a mask of mask_rows rows of cols.
+Needs softmax_inputs(const Reference& r, std::uint64_t out) { return {{out, "x"}, {r.mask_rows * r.cols, "mask"}}; }
 Needs like_output(const Reference& r, std::uint64_t out) { return Needs(r.op->max_inputs, {out, "input"}); }
 // topk and argmax: k results (argmax 1) of each row of cols, so ceil(out / k) rows in.
 // y[o][c][r][i] = x[o][r][c][i].
@@ -639,7 +647,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
   static const RefCheck gemm{"gemm", 2, 3, {"m", "k", "n"}, gemm_count, gemm_inputs, gemm_ref};
   static const RefCheck conv2d{"conv2d", 2, 5, {}, conv_count, conv_inputs, conv2d_ref};
   static const RefCheck pool{"pool", 1, 1, {}, pool_count, pool_inputs, pool_ref};
-  static const RefCheck softmax{"softmax", 1, 1, {"cols"}, all, like_output, softmax_ref, nullptr, true};
+  static const RefCheck softmax{"softmax", 1, 2, {"cols"}, all, softmax_inputs, softmax_ref, nullptr, true};
   static const RefCheck softmax_c{"softmax_c", 1, 1, {}, softmax_c_count, softmax_c_inputs, softmax_c_ref};
   static const RefCheck upsample{"upsample", 1, 1, {}, upsample_count, upsample_inputs, upsample_ref};
   static const RefCheck resize{"resize", 1, 1, {}, resize_count, resize_inputs, resize_ref};
@@ -662,7 +670,7 @@ const cfg::Choices<const RefCheck*>& reference_checks() {
             {"gemm", &gemm, "out = in0 x in1 (+ in2, a bias row; ReLU with relu: true)"},
             {"conv2d", &conv2d, "the convolution of the conv2d kernel's shape, through its epilogue"},
             {"pool", &pool, "the pooling of the pool kernel's shape"},
-            {"softmax", &softmax, "softmax of each row of cols"},
+            {"softmax", &softmax, "softmax of each row of cols (a second input: the kernel's mask, mask_rows x cols)"},
             {"softmax_c", &softmax_c, "softmax over the channels of each position, from the softmax_c kernel's shape"},
             {"channel_mul", &channel_mul,
              "the map in0 times in1's value of each channel, from the channel_mul kernel's shape"},

@@ -83,6 +83,8 @@ struct Reference {
   kernels::ResizeShape resize;             // resize: likewise
   kernels::ChannelMulShape channel_mul;    // channel_mul: likewise
   kernels::SliceShape slice;               // slice: likewise, or the AI CPU slice's arguments
+  std::uint64_t mask_rows = 0;             // softmax: a second input's rows, the mask's (the kernel's shape)
+  double mask_fill = 0;                    // softmax: what a row holds where the mask is 0
 
   // Set by whoever computes it on another thread: the long loops (gemm, conv2d) end early with
   // dvp::Error when it becomes true (a run that ends before its check needs the values).

@@ -20,6 +20,7 @@
 #
 # Usage: mask-numpy.py DVP   (needs python3-numpy and python3-onnx)
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -74,6 +75,72 @@ def kernel_runs(B):
                     print("ok  ", what)
 
 
+MASKED = """
+name: masked
+platform: {{preset: {preset}}}
+kernels:
+  - name: k
+    library: softmax
+    shape: {{dtype: {dt}, rows: {rows}, cols: {s}, scale: {scale}, mask_rows: {mask_rows}, mask_fill: {fill}}}
+    tensors:
+      - {{name: x, dtype: {dt}, shape: [{rows}, {s}], file: x.npy}}
+      - {{name: m, dtype: {dt}, shape: [{mask_rows}, {s}], file: m.npy}}
+      - {{name: z, dtype: {dt}, shape: [{rows}, {s}], save: z.npy}}
+    args: [x, m, z]
+    check: {{op: softmax, cols: {s}, scale: {scale}, inputs: [x, m], output: z, atol: 1e-3, rtol: 1e-3}}
+run: {{trace: false}}
+checks:
+  - {{metric: summary.kernel_checks_failed, max: 0}}
+"""
+
+
+def masked_softmax_runs(B):
+    """The softmax kernel with a mask (mask_rows): z = softmax(where(mask row r % mask_rows, scale x,
+    fill)), against NumPy: rows of only a tail (64 f16), of whole repeats and a tail (144 f16), of
+    whole repeats (1024 f16), f32 (40, 208); a mask for every head (S rows) and one per head; a row
+    masked whole (uniform); mask values other than 1 (any nonzero is true). A row of 100 f16 (not
+    whole 32-byte blocks) is refused naming the kernel's shape."""
+    cases = [("f16", 64, 4, 1, -65504.0), ("f16", 144, 3, 3, -65504.0), ("f16", 1024, 2, 1, -30000.0),
+             ("f32", 40, 3, 1, -3.4e38), ("f32", 208, 2, 2, -1e30)]
+    for dt, s, heads, per_head, fill in cases:
+        x = (rng.standard_normal((heads * s, s)) * 4).astype(NP[dt])
+        m = np.tril(rng.integers(1, 4, (s, s))).astype(NP[dt])  # nonzero below the diagonal
+        m[s // 2] = 0  # a row masked whole
+        m = np.tile(m, (per_head, 1))
+        np.save(os.path.join(B.d, "x.npy"), x)
+        np.save(os.path.join(B.d, "m.npy"), m)
+        scale = 0.125
+        v = np.where(np.tile(m, (heads // per_head, 1)) != 0, (x * NP[dt](scale)).astype(np.float64),
+                     NP[dt](fill).astype(np.float64))
+        with np.errstate(invalid="ignore"):
+            e = np.exp(v - v.max(-1, keepdims=True))
+            want = e / e.sum(-1, keepdims=True)
+        for preset in ("ascend310", "ascend910"):
+            what = f"masked softmax {dt} {heads * s} x {s}, mask of {per_head * s} rows, fill {fill:g} on {preset}"
+            out = B.run(MASKED.format(preset=preset, dt=dt, rows=heads * s, s=s, scale=scale, mask_rows=per_head * s,
+                                      fill=fill), what)
+            if out is None:
+                continue
+            z = np.load(os.path.join(out, "z.npy")).astype(np.float64)
+            with np.errstate(invalid="ignore"):
+                ok = (np.abs(z - want) <= 1e-3) | (np.isnan(z) & np.isnan(want))
+            if not ok.all():
+                i = np.unravel_index(np.argmin(ok), ok.shape)
+                B.fail(f"{what}: off NumPy's at {i}: {z[i]} vs {want[i]}")
+            else:
+                print("ok  ", what)
+    np.save(os.path.join(B.d, "x.npy"), np.zeros((200, 100), np.float16))
+    np.save(os.path.join(B.d, "m.npy"), np.ones((100, 100), np.float16))
+    with open(os.path.join(B.d, "s.yaml"), "w") as f:
+        f.write(MASKED.format(preset="ascend310", dt="f16", rows=200, s=100, scale=1, mask_rows=100, fill=-1))
+    r = subprocess.run([B.dvp, "run", os.path.join(B.d, "s.yaml"), "--out", os.path.join(B.d, "bad")],
+                       capture_output=True, text=True)
+    if r.returncode != 2 or "a mask takes rows of whole 32-byte blocks" not in r.stderr or "shape" not in r.stderr:
+        B.fail(f"masked softmax of 100 f16 columns: exit {r.returncode}, {r.stderr.strip()[-200:]}")
+    else:
+        print("ok   masked softmax of 100 f16 columns refused:", r.stderr.strip()[-100:])
+
+
 def softmax(a):
     e = np.exp(a - a.max(-1, keepdims=True))
     return e / e.sum(-1, keepdims=True)
@@ -96,6 +163,25 @@ def mask_graphs(B):
     B.run_graph("gpt2-where", nodes, {"q": q, "kt": kt}, {"p": want},
                 {"bias": bias, "fill": fill, "z2": np.array([0, 0], np.int64), "ss": np.array([s, s], np.int64),
                  "a23": np.array([2, 3], np.int64)}, opset=13)
+    # The same at 64 tokens, the scores divided by sqrt(8) first, compiled for ascend910 (32 AI Cores:
+    # the Where and the Div fused into the softmax kernel, its mask the buffer's rows) and ascend310 (2
+    # cores and scores far under a quarter of its L2: three kernels).
+    s64 = 64
+    q64 = rng.normal(0, 1, (1, heads, s64, dh)).astype(np.float32)
+    kt64 = rng.normal(0, 1, (1, heads, dh, s64)).astype(np.float32)
+    causal = np.tril(np.ones((1, 1, 128, 128), bool))
+    want = softmax(np.where(causal[:, :, :s64, :s64], q64.astype(f64) @ kt64 / np.sqrt(8), -np.inf))
+    nodes = [mk("MatMul", ["q", "kt"], ["w"]), mk("Div", ["w", "root"], ["ws"]),
+             mk("Slice", ["bias", "z2", "ss", "a23"], ["causal"]), mk("Where", ["causal", "ws", "fill"], ["wm"]),
+             mk("Softmax", ["wm"], ["p"], axis=-1)]
+    inits = {"bias": causal, "fill": fill, "root": np.array(np.sqrt(8), np.float32), "z2": np.array([0, 0], np.int64),
+             "ss": np.array([s64, s64], np.int64), "a23": np.array([2, 3], np.int64)}
+    for preset, fused in (("ascend910", True), ("ascend310", False)):
+        name = "gpt2-masked-softmax-" + preset
+        B.run_graph(name, nodes, {"q": q64, "kt": kt64}, {"p": want}, inits, opset=13, args=("--preset", preset))
+        text = open(os.path.join(B.d, "net-" + name, "compiled", "model.yaml")).read()
+        if ("ops: Softmax+Where" in text) != fused or ("mask_rows: 64" in text) != fused or ("ops: Div" in text) == fused:
+            B.fail(f"onnx {name}: the Where and the Div {'not ' if fused else ''}fused into the softmax kernel")
     # A padding mask from attention_mask: (mask == 0) -> -10000, else 0, added to the scores.
     am = np.array([[1, 1, 1, 1, 0, 0]], np.int64)
     nodes = [mk("MatMul", ["q", "kt"], ["w"]), mk("Equal", ["am", "zero"], ["pad"]),
@@ -213,4 +299,4 @@ def map_graph(B):
                  "minus3": np.array(-3, np.float32)})
 
 
-run_parts(DVP, [kernel_runs, mask_graphs, edges, map_graph])
+run_parts(DVP, [kernel_runs, masked_softmax_runs, mask_graphs, edges, map_graph])

@@ -30,6 +30,13 @@ struct Row {
   std::uint32_t blk_elems = 0, before = 0;  // a block's elements; of them, the earlier rows'
   Reg c0 = Reg{}, c1 = Reg{}, c2 = Reg{};   // operand addresses of a later chunk of repeats
   std::int64_t scale = -1;                  // the scale's bits in t (-1: none)
+  // A mask (single_pass): x loaded at ub_in, the mask's row at ub_x, the comparison's bits at
+  // bits (16 bytes a repeat), a row of zeros at ub_zero and one of fill at ub_fill (each _t its
+  // tail), written once before the rows (fills); fill's bits in t.
+  bool masked = false;
+  Reg ub_in = Reg{}, ub_in_t = Reg{}, bits = Reg{}, bits_t = Reg{};
+  Reg ub_zero = Reg{}, ub_zero_t = Reg{}, ub_fill = Reg{}, ub_fill_t = Reg{};
+  std::int64_t fill = 0;
 
   // The full repeats in chunks of at most 255 (a repeat count is 8 bits): f(operands, repeats),
   // the address operands of chunk j moved on by its first repeat's bytes (v, a value, is not).
@@ -112,11 +119,36 @@ struct Row {
     each("muls", {ub_x, ub_x, v}, {ub_xt, ub_xt, v});
     on_block(block, "muls", {ub_blk, ub_blk, v});
   }
+  // With a mask: ub_x = mask != 0 ? x times the scale : fill (the mask's row read, x from ub_in).
+  // Rows of at most 255 repeats (one instruction each) and no last block apart (softmax_masks).
+  void fills() {
+    k.Li(v, 0);
+    each("dup", {ub_zero, v}, {ub_zero_t, v});
+    k.Li(v, fill);
+    each("dup", {ub_fill, v}, {ub_fill_t, v});
+  }
+  void select() {
+    if (scale >= 0) {
+      k.Li(v, scale);
+      each("muls", {ub_in, ub_in, v}, {ub_in_t, ub_in_t, v});
+    }
+    if (full) k.Compare(Cmp::Ne, t, bits, ub_x, ub_zero, VecCfg{full, 1, 1, 1, 8, 8, 8});
+    if (tail)
+      mask(tail), k.Compare(Cmp::Ne, t, bits_t, ub_xt, ub_zero_t, VecCfg{1, 1, 1, 1, 8, 8, 8}), k.SetMaskCount(n);
+    if (full) k.Vector("sel", t, {ub_x, ub_in, ub_fill, bits}, VecCfg{full, 1, 1, 1, 8, 8, 8});
+    if (!tail) return;
+    mask(tail);
+    k.Vector("sel", t, {ub_xt, ub_in_t, ub_fill_t, bits_t}, VecCfg{1, 1, 1, 1, 8, 8, 8});
+    k.SetMaskCount(n);
+  }
   // exp(x - max) / sum of it, in place at ub_x; with `block`, the same for the row's last block
   // at ub_blk (the same operations on the same values), then the earlier rows' elements of it
   // from ub_blk_y (x + 0: the value).
   void softmax(std::uint64_t sign, bool block) {
-    scaled(block);
+    if (masked)
+      select();
+    else
+      scaled(block);
     reduce("redmax", "max", 0);
     k.OpI("xori", v, v, std::int32_t(sign));  // the max negated, added
     each("adds", {ub_x, ub_x, v}, {ub_xt, ub_xt, v});
@@ -152,7 +184,7 @@ struct Plan {
 
 void row_in(KernelBuilder& k, const Row& r, const Plan& p, Reg X, Reg O, Reg off, Reg g, bool block) {
   k.Add(g, X, off);
-  k.DataCopy(Pos::UB, r.ub_x, Pos::GM, g, DataCopyCfg{1, p.blocks, 0, 0});
+  k.DataCopy(Pos::UB, r.masked ? r.ub_in : r.ub_x, Pos::GM, g, DataCopyCfg{1, p.blocks, 0, 0});
   if (!block) return;
   k.Addi(g, g, std::int32_t(p.row_bytes) - 32);
   k.DataCopy(Pos::UB, r.ub_blk, Pos::GM, g, DataCopyCfg{1, 1, 0, 0});
@@ -176,7 +208,18 @@ namespace {
 
 struct UnitRegs {
   Reg X, O, off, g, row, end, last;
+  Reg M = Reg{}, at = Reg{};  // the mask; its row's address
 };
+
+// The mask's row for x's row u.row (row % mask_rows), into the UB at ub (single_pass).
+void mask_in(KernelBuilder& k, const UnitRegs& u, const SoftmaxShape& s, const Plan& p, Reg ub) {
+  k.Li(u.at, s.mask_rows);
+  k.Op("rem", u.at, u.row, u.at);
+  k.Li(u.g, std::int64_t(p.row_bytes));
+  k.Mul(u.at, u.at, u.g);
+  k.Add(u.at, u.M, u.at);
+  k.DataCopy(Pos::UB, ub, Pos::GM, u.at, DataCopyCfg{1, p.blocks, 0, 0});
+}
 
 // Unit `unit`'s rows [unit x u, min(that + u, rows)), one at a time; `body(block)` each, with
 // `block` for those from `last` (the unit's first row + apart) on: they are written apart. off
@@ -327,13 +370,15 @@ struct Frame {
   UnitRegs u;
 };
 
-Frame frame(KernelBuilder& k, std::uint64_t units) {
-  Reg arg = k.reg(), X = k.reg(), O = k.reg();
+Frame frame(KernelBuilder& k, std::uint64_t units, bool masked) {
+  Reg arg = k.reg(), X = k.reg(), O = k.reg(), M = masked ? k.reg() : Reg{};
   k.GetSpr(arg, Spr::ArgBase);
   k.LoadGm(X, arg, 0);
-  k.LoadGm(O, arg, 8);
+  if (masked) k.LoadGm(M, arg, 8);
+  k.LoadGm(O, arg, masked ? 16 : 8);
   k.release(arg);
   Frame f{k, k.reg(), k.reg(), k.Const(std::int64_t(units)), {X, O, k.reg(), k.reg(), k.reg(), k.reg(), k.reg()}};
+  if (masked) f.u.M = M, f.u.at = k.reg();
   k.GetSpr(f.unit, Spr::BlockId);
   k.GetSpr(f.dim, Spr::BlockDim);
   return f;
@@ -359,16 +404,26 @@ void single_pass(KernelBuilder& k, const Frame& f, const Plan& p, const SoftmaxS
         k.reg()};
   if (full > 255) r.c0 = k.reg(), r.c1 = k.reg(), r.c2 = k.reg();
   r.scale = scale_operand(s);
+  if (s.mask_rows) {  // UB after the last block's 160 bytes: x, the zeros, the fill, then the bits
+    r.masked = true, r.fill = std::int64_t(num::bits(s.fill, s.dtype));
+    const std::int64_t in = std::int64_t(blk_at + 96), padded = std::int64_t(p.padded), bits = in + 3 * padded;
+    r.ub_in = k.Const(in), r.ub_in_t = k.Const(in + std::int64_t(tail_at));
+    r.ub_zero = k.Const(in + padded), r.ub_zero_t = k.Const(in + padded + std::int64_t(tail_at));
+    r.ub_fill = k.Const(in + 2 * padded), r.ub_fill_t = k.Const(in + 2 * padded + std::int64_t(tail_at));
+    r.bits = k.Const(bits), r.bits_t = k.Const(bits + (full * 16 + 31) / 32 * 32);  // the tail's in a block apart
+  }
   if (p.unit > 1) {  // rows end inside blocks
     r.ub_blk = k.Const(std::int64_t(blk_at)), r.ub_blk_s = k.Const(std::int64_t(blk_at + 32));
     r.ub_blk_y = k.Const(std::int64_t(blk_at + 64));
     r.blk_elems = 32 / eb, r.before = p.row_bytes < 32 ? std::uint32_t((32 - p.row_bytes) / eb) : 0;
   }
   k.SetMaskCount(r.n);
+  if (r.masked) r.fills();
   const UnitRegs& u = f.u;
   k.RoundRobin(f.unit, f.nunits, f.dim, [&] {
     unit_rows(k, p, s, f.unit, u, true, [&](bool block) {
       row_in(k, r, p, u.X, u.O, u.off, u.g, block);
+      if (r.masked) mask_in(k, u, s, p, r.ub_x);
       k.SetFlag(Pipe::MTE2, Pipe::V, 0);
       k.WaitFlag(Pipe::MTE2, Pipe::V, 0);
       r.softmax(eb == 4 ? 0x80000000u : 0x8000u, block);
@@ -427,16 +482,27 @@ std::uint32_t softmax_unit_rows(const SoftmaxShape& s) {
   return u;
 }
 
-// One pass: the row, its sums' broadcast, the reductions and the last block (blk_at + 96).
+// One pass: the row, its sums' broadcast, the reductions and the last block (blk_at + 96); with a
+// mask, x, the zeros, the fill and the bits after them.
 bool softmax_one_pass(const AiCoreConfig& cfg, const SoftmaxShape& s) {
   const std::uint64_t padded = (std::uint64_t(s.cols) * dtype_bytes(s.dtype) + 31) / 32 * 32;
-  return 2 * padded + 160 <= cfg.size[kUB];
+  const std::uint64_t masked = s.mask_rows ? 3 * padded + (padded / 256 * 16 + 31) / 32 * 32 + 32 : 0;
+  return 2 * padded + 160 + masked <= cfg.size[kUB];
+}
+
+bool softmax_masks(const AiCoreConfig& cfg, const SoftmaxShape& s) {
+  const std::uint64_t row = std::uint64_t(s.cols) * dtype_bytes(s.dtype);
+  SoftmaxShape m = s;
+  m.mask_rows = std::max<std::uint32_t>(1, s.mask_rows);
+  return row % 32 == 0 && row / 256 <= 255 && softmax_one_pass(cfg, m);
 }
 
 Image softmax_kernel(const AiCoreConfig& cfg, const SoftmaxShape& s) {
   if (s.dtype != DType::F32 && s.dtype != DType::F16) throw Error("softmax: dtype f32 or f16");
   if (s.rows == 0 || s.cols == 0) throw Error("softmax: rows and cols must be at least 1");
   if (!(s.scale > 0)) throw Error("softmax: the scale must be positive");
+  if (s.mask_rows && !softmax_masks(cfg, s))
+    throw Error("softmax: a mask takes rows of whole 32-byte blocks, at most 255 repeats, that the UB holds with it");
   const unsigned eb = dtype_bytes(s.dtype);
   Plan p{std::uint64_t(s.cols) * eb, 0, softmax_unit_rows(s), 0, 0, 0};
   p.padded = (p.row_bytes + 31) / 32 * 32;
@@ -449,7 +515,7 @@ Image softmax_kernel(const AiCoreConfig& cfg, const SoftmaxShape& s) {
   if (!one_pass && chunk == 0)
     throw Error("softmax: the UB (" + std::to_string(cfg.size[kUB]) + " B) holds no two 256-byte chunks of a row");
   KernelBuilder k;
-  const Frame f = frame(k, (s.rows + p.unit - 1) / p.unit);
+  const Frame f = frame(k, (s.rows + p.unit - 1) / p.unit, s.mask_rows > 0);
   k.SetFlag(Pipe::MTE3, Pipe::MTE2, 0);  // the UB row is free
   if (one_pass)
     single_pass(k, f, p, s);
