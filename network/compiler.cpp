@@ -1751,6 +1751,9 @@ bool Compiler::scale_view(int i) {
   Value v = values_.at(n.input(1 - c));
   const double f = ref_.at(n.input(c)).data[0];
   v.scale *= n.op_type() == "Mul" ? f : 1.0 / f;
+  // A masked softmax takes a positive scale (a Softmax alone refuses another, naming it); another
+  // before its Where stays a kernel of its own.
+  if (node(next).op_type() == "Where" && !(v.scale > 0)) return false;
   set_view(i, v);
   return true;
 }

@@ -144,7 +144,6 @@ void unary(Op& op, const std::function<float(float)>& fn) {
   for (std::size_t e = 0; e < x.data.size(); ++e) y.data[e] = fn(x.data[e]);
 }
 
-// numpy matmul: 1-D operands promoted, batch dimensions broadcast.
 // f(0) ... f(units - 1), units independent of one another, shared out among the host's cores
 // (unit u on thread u mod threads) when they are worth a thread: `work` multiply-adds a unit.
 void each_of(std::int64_t units, std::uint64_t work, const std::function<void(std::int64_t)>& f) {
@@ -188,6 +187,7 @@ void product_rows(std::int64_t m, std::int64_t k, std::int64_t n, A a, const flo
   });
 }
 
+// numpy matmul: 1-D operands promoted, batch dimensions broadcast.
 void matmul(Op& op) {
   Tensor a = op.in(0), b = op.in(1);
   op.need(!a.shape.empty() && !b.shape.empty(), "a scalar operand");

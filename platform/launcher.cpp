@@ -1171,6 +1171,8 @@ void KernelLauncher::read_check_shape(Kernel* K, const cfg::Node& c) {
       R.mask_fill = m->dtype == aicore::DType::F16 ? aicore::num::f16(aicore::num::to_f16(m->fill)) : float(m->fill);
     if (K->inputs.size() > 1 && !R.mask_rows)
       c.at("inputs").fail("softmax: a second input is a mask, a softmax kernel's with shape.mask_rows");
+    if (K->inputs.size() < 2 && R.mask_rows)
+      c.fail("softmax: the kernel has a mask (shape.mask_rows): its check reads it, the input after x");
   }
   if (op == "channel_mul") take(R.channel_mul);
   if (op == "upsample") take(R.upsample);

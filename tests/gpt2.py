@@ -8,6 +8,8 @@
 # in fp16 with f32 accumulation: the logits must be within 2% of their peak everywhere and 0.3%
 # on average, and pick NumPy's next token at 62 of the 64 positions or more (a head, the mask, the
 # GELU or a transpose gone wrong moves them by far more). Each block's GELU is one gelu_tanh kernel.
+# Then compiled for ascend910 (32 AI Cores), where each block's mask and scale are fused into its
+# softmax kernel, the same checks.
 #
 # Usage: gpt2.py DVP MAKE_MODELS OUT   (needs python3-onnx and python3-numpy)
 import os
@@ -68,7 +70,16 @@ np.save(os.path.join(OUT, "ids.npy"), ids)
 want = lm(ids[0])
 failures = []
 model = os.path.join(OUT, "gpt2.onnx")
-for preset, out in preset_runs(DVP, OUT, model, {"input": os.path.join(OUT, "ids.npy")}, failures):
+runs = list(preset_runs(DVP, OUT, model, {"input": os.path.join(OUT, "ids.npy")}, failures))
+# Compiled for ascend910 as well (32 AI Cores: each block's mask and scale fused into its softmax).
+own = os.path.join(OUT, "ascend910-own")
+r = subprocess.run([DVP, "run", model, "--preset", "ascend910", "--input", "input=" + os.path.join(OUT, "ids.npy"),
+                    "--out", own, "--no-trace", "--quiet"], capture_output=True, text=True)
+if r.returncode != 0:
+    failures.append(f"compiled for ascend910: exit {r.returncode}: {r.stderr.strip()[-400:]}")
+else:
+    runs.append(("compiled for ascend910", own))
+for preset, out in runs:
     got = np.load(os.path.join(out, "outputs", "output.npy")).astype(np.float64).reshape(want.shape)
     err, peak = np.abs(got - want), np.abs(want).max()
     same = int((got.argmax(axis=-1) == want.argmax(axis=-1)).sum())
@@ -78,10 +89,14 @@ for preset, out in preset_runs(DVP, OUT, model, {"input": os.path.join(OUT, "ids
         i = np.unravel_index(np.argmax(np.nan_to_num(err, nan=np.inf)), err.shape)
         failures.append(f"{preset}: off NumPy's logits: worst [{i[0]}, {i[1]}] {got[i]:.4f} vs {want[i]:.4f}, "
                         f"{same} next tokens the same")
-with open(os.path.join(OUT, "ascend310", "compiled", "model.yaml")) as f:
-    text = f.read()
-if text.count("shape: {op: gelu_tanh,") != blocks or "shape: {op: pows," in text:
-    failures.append(f"{text.count('shape: {op: gelu_tanh,')} gelu_tanh kernels for {blocks} blocks' GELUs")
+# Each block's GELU one gelu_tanh kernel; compiled for ascend910, its Softmax, Where and Div one kernel.
+for out, fused in ((os.path.join(OUT, "ascend310"), 0), (own, blocks)):
+    path = os.path.join(out, "compiled", "model.yaml")
+    text = open(path).read() if os.path.exists(path) else ""
+    if text.count("shape: {op: gelu_tanh,") != blocks or "shape: {op: pows," in text:
+        failures.append(f"{path}: {text.count('shape: {op: gelu_tanh,')} gelu_tanh kernels for {blocks} GELUs")
+    if text.count("ops: Softmax+Where,") != fused or text.count("ops: Div,") != blocks - fused:
+        failures.append(f"{path}: {text.count('ops: Softmax+Where,')} masked softmaxes, want {fused}")
 for f in failures:
     print("FAIL:", f)
 sys.exit(1 if failures else 0)

@@ -139,6 +139,18 @@ def masked_softmax_runs(B):
         B.fail(f"masked softmax of 100 f16 columns: exit {r.returncode}, {r.stderr.strip()[-200:]}")
     else:
         print("ok   masked softmax of 100 f16 columns refused:", r.stderr.strip()[-100:])
+    # A check of a masked kernel that does not read its mask is refused (it would check another softmax).
+    with open(os.path.join(B.d, "s.yaml"), "w") as f:
+        f.write(MASKED.format(preset="ascend310", dt="f16", rows=128, s=64, scale=1, mask_rows=64, fill=-1)
+                .replace("inputs: [x, m]", "inputs: [x]"))
+    np.save(os.path.join(B.d, "x.npy"), np.zeros((128, 64), np.float16))
+    np.save(os.path.join(B.d, "m.npy"), np.ones((64, 64), np.float16))
+    r = subprocess.run([B.dvp, "run", os.path.join(B.d, "s.yaml"), "--out", os.path.join(B.d, "bad")],
+                       capture_output=True, text=True)
+    if r.returncode != 2 or "its check reads it" not in r.stderr:
+        B.fail(f"masked softmax checked without its mask: exit {r.returncode}, {r.stderr.strip()[-200:]}")
+    else:
+        print("ok   masked softmax checked without its mask refused:", r.stderr.strip()[-90:])
 
 
 def softmax(a):
@@ -182,6 +194,14 @@ def mask_graphs(B):
         text = open(os.path.join(B.d, "net-" + name, "compiled", "model.yaml")).read()
         if ("ops: Softmax+Where" in text) != fused or ("mask_rows: 64" in text) != fused or ("ops: Div" in text) == fused:
             B.fail(f"onnx {name}: the Where and the Div {'not ' if fused else ''}fused into the softmax kernel")
+    # Scores times -0.5 before the mask, on ascend910: the masked softmax takes a positive scale
+    # only, so the Mul stays a kernel of its own (its check against NumPy's).
+    nodes = [mk("MatMul", ["q", "kt"], ["w"]), mk("Mul", ["w", "neg"], ["ws"]),
+             mk("Slice", ["bias", "z2", "ss", "a23"], ["causal"]), mk("Where", ["causal", "ws", "fill"], ["wm"]),
+             mk("Softmax", ["wm"], ["p"], axis=-1)]
+    want = softmax(np.where(causal[:, :, :s64, :s64], q64.astype(f64) @ kt64 * -0.5, -np.inf))
+    B.run_graph("masked-softmax-negative-scale", nodes, {"q": q64, "kt": kt64}, {"p": want},
+                {**inits, "neg": np.array(-0.5, np.float32)}, opset=13, args=("--preset", "ascend910"))
     # A padding mask from attention_mask: (mask == 0) -> -10000, else 0, added to the scores.
     am = np.array([[1, 1, 1, 1, 0, 0]], np.int64)
     nodes = [mk("MatMul", ["q", "kt"], ["w"]), mk("Equal", ["am", "zero"], ["pad"]),
