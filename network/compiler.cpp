@@ -2653,7 +2653,7 @@ bool Compiler::match_masked_softmax(int softmax, MaskedSoftmax& p) const {
 
 // The softmax kernel of a masked softmax (find_masked_softmaxes): the Where's scores y (a Mul or Div
 // by a constant before it the scale), its condition the mask (1 where true), its value the fill (past
-// f16's range in f16, f16's bound of its sign, as a Where's value; an infinity stays one).
+// f16's range in f16, f16's bound of its sign, as a Where's value; an infinite one is not matched).
 bool Compiler::masked_softmax(std::size_t pattern) {
   const MaskedSoftmax& p = masked_softmaxes_[pattern];
   const auto &n = node(p.softmax), &where = node(p.where);
@@ -4184,8 +4184,8 @@ void Compiler::refuse_empty() const {
 }
 
 // Node i, lowered by `by` (its op's entry of lowerings()); a member of a pattern found before
-// lowering (a GELU, a LayerNormalization written out) by its pattern, whichever member's op comes
-// first in the graph (GPT-2's gelu_new: the Pow).
+// lowering (a GELU, a LayerNormalization written out, a masked softmax) by its pattern, whichever
+// member's op comes first in the graph (GPT-2's gelu_new: the Pow; a masked softmax: the Where).
 bool Compiler::lower(int i, Lowering by) {
   if (gelu_.count(i)) return gelu(gelu_.at(i));
   if (layer_norm_.count(i)) return layer_norm_pattern(layer_norm_.at(i));

@@ -119,14 +119,15 @@ struct Row {
     each("muls", {ub_x, ub_x, v}, {ub_xt, ub_xt, v});
     on_block(block, "muls", {ub_blk, ub_blk, v});
   }
-  // With a mask: ub_x = mask != 0 ? x times the scale : fill (the mask's row read, x from ub_in).
-  // Rows of at most 255 repeats (one instruction each) and no last block apart (softmax_masks).
+  // With a mask, before the first row: the rows of zeros (the mask compared with) and of fill.
   void fills() {
     k.Li(v, 0);
     each("dup", {ub_zero, v}, {ub_zero_t, v});
     k.Li(v, fill);
     each("dup", {ub_fill, v}, {ub_fill_t, v});
   }
+  // With a mask: ub_x = mask != 0 ? x times the scale : fill (the mask's row read, x from ub_in).
+  // Rows of at most 255 repeats (one instruction each) and no last block apart (softmax_masks).
   void select() {
     if (scale >= 0) {
       k.Li(v, scale);
