@@ -2359,15 +2359,15 @@ bool Compiler::match_gelu_tanh(int tanh, Gelu& g) const {
 // The tensors v is computed from through Add, Sub, Mul, Div, Pow and Tanh (v among them, constants
 // of one element not), nearest first, up to 16: the candidates for a pattern's input.
 std::vector<std::string> Compiler::pointwise_sources(const std::string& v) const {
-  std::vector<std::string> found, todo{v};
+  std::vector<std::string> found, queue{v};  // breadth first: the nearest first
   std::set<std::string> seen;
-  for (std::size_t i = 0; i < todo.size() && found.size() < 16; ++i) {
-    const std::string t = todo[i];
+  for (std::size_t i = 0; i < queue.size() && found.size() < 16; ++i) {
+    const std::string t = queue[i];
     if (!seen.insert(t).second || !std::isnan(constant_scalar(t))) continue;
     found.push_back(t);
     const auto p = producer_.find(t);
     if (p != producer_.end() && pointwise_op(node(p->second)))
-      for (const std::string& in : node(p->second).input()) todo.push_back(in);
+      for (const std::string& in : node(p->second).input()) queue.push_back(in);
   }
   return found;
 }

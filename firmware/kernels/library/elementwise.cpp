@@ -153,10 +153,10 @@ void muls(ElementwiseSteps& s) { s.scal("muls", s.dst, s.src, s.alpha); }
 bool integral(double a) { return a == std::trunc(a); }
 bool by_products(double a) { return integral(a) && std::fabs(a) <= 64.0; }
 bool odd(double a) { return std::fmod(std::fabs(a), 2.0) == 1.0; }
-void powers(ElementwiseSteps& s) {  // x^n by products, 0 < n <= 64
+int leading_bit(std::uint32_t n) { return 31 - __builtin_clz(n); }  // n > 0
+void powers(ElementwiseSteps& s) {                                  // x^n by products, 0 < n <= 64
   const auto n = std::uint32_t(std::fabs(s.alpha));
-  int top = 6;
-  while (!(n >> top & 1u)) --top;
+  const int top = leading_bit(n);
   if (top == 0) s.scal("muls", s.dst, s.src, 1.0);  // x^1: x itself, a copy
   for (int b = top - 1; b >= 0; --b) {
     s.bin("mul", s.dst, b == top - 1 ? s.src : s.dst, b == top - 1 ? s.src : s.dst);
@@ -194,9 +194,7 @@ std::pair<unsigned, unsigned> pows_counts(double alpha) {
   if (alpha == 0) return {1, 0};
   if (!by_products(alpha)) return {odd(alpha) ? 3u : 2u, 2 + rec};
   const auto n = std::uint32_t(std::fabs(alpha));
-  int top = 6;
-  while (!(n >> top & 1u)) --top;
-  return {n == 1 ? 1u : unsigned(top + __builtin_popcount(n) - 1), rec};
+  return {n == 1 ? 1u : unsigned(leading_bit(n) + __builtin_popcount(n) - 1), rec};
 }
 
 // erf(x) into d from x (kept), with scratch w: Abramowitz and Stegun 7.1.26, for x >= 0
