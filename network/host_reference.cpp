@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
@@ -286,6 +287,72 @@ Shape pads_2d(const Op& op, const Shape& in, const Shape& k, const Shape& s, con
   return p;
 }
 
+// The geometry of a Conv's one group, as gather_taps reads it.
+struct ConvShape {
+  std::int64_t C, H, W, cg, kh, kw, sh, sw, dh, dw, pad_t, pad_l, OW;
+};
+// A unit's output positions: as many as keep its taps within 512 KiB (the host's L2 holds them while
+// each block of 4 channels reads them again), 16 to 512 (4 rows of sums in at most 16 KiB).
+std::int64_t conv_tile(std::int64_t taps) { return std::clamp<std::int64_t>(65536 / taps / 8 * 8, 16, 512); }
+constexpr std::int64_t kConvRows = 4;    // output channels summed together: a tap's value read once for 4
+constexpr std::int64_t kConvBlock = 64;  // output channels a unit sums (a multiple of kConvRows)
+
+// The taps of output positions [first, first + cols) of one group (`x`: its first input plane), in
+// double: patch[q * cols + j] is tap q = (c, i, j) in that order of position first + j, or 0 where
+// the window lies in the padding (ONNX pads with zeros: 0 x a finite weight leaves a sum as it was).
+void gather_taps(const ConvShape& s, const float* x, std::int64_t first, std::int64_t cols,
+                 std::vector<double>& patch) {
+  patch.resize(std::size_t(s.cg * s.kh * s.kw * cols));
+  double* out = patch.data();
+  for (std::int64_t c = 0; c < s.cg; ++c)
+    for (std::int64_t i = 0; i < s.kh; ++i)
+      for (std::int64_t j = 0; j < s.kw; ++j, out += cols)
+        for (std::int64_t e = 0, oh = first / s.OW, ow = first % s.OW; e < cols; ++e) {
+          const std::int64_t h = oh * s.sh - s.pad_t + i * s.dh, col = ow * s.sw - s.pad_l + j * s.dw;
+          out[e] = h >= 0 && h < s.H && col >= 0 && col < s.W ? double(x[(c * s.H + h) * s.W + col]) : 0.0;
+          if (++ow == s.OW) ow = 0, ++oh;
+        }
+}
+
+// sums[r * cols + e] += w[r * taps + q] x patch[q * cols + e] for q = 0, 1, ... taps - 1 in that
+// order, for `rows` (at most kConvRows) output channels: each sum takes its terms in the plain
+// loop's order (the products of floats exact in double). Four positions of four channels are held
+// in registers across all the taps (two positions a vector), so a sum is read and written once,
+// not once a tap; the positions past the last four, one at a time.
+void channel_sums(const float* w, std::int64_t rows, std::int64_t taps, const double* patch, std::int64_t cols,
+                  double* sums) {
+  typedef double pair __attribute__((vector_size(16)));  // SSE2's two doubles, the x86-64 baseline
+  std::int64_t e = 0;
+  const auto load = [](const double* at) {
+    pair v;
+    std::memcpy(&v, at, sizeof v);
+    return v;
+  };
+  const auto wide = [](float x) { return pair{double(x), double(x)}; };
+  if (rows == kConvRows)  // the accumulators named, not an array: the compiler keeps them in registers
+    for (; e + 4 <= cols; e += 4) {
+      double* s0 = sums + e;
+      double *s1 = s0 + cols, *s2 = s1 + cols, *s3 = s2 + cols;
+      pair a0 = load(s0), b0 = load(s0 + 2), a1 = load(s1), b1 = load(s1 + 2);
+      pair a2 = load(s2), b2 = load(s2 + 2), a3 = load(s3), b3 = load(s3 + 2);
+      const float *w0 = w, *w1 = w + taps, *w2 = w1 + taps, *w3 = w2 + taps;
+      for (std::int64_t q = 0; q < taps; ++q) {
+        const pair lo = load(patch + q * cols + e), hi = load(patch + q * cols + e + 2);
+        const pair x0 = wide(w0[q]), x1 = wide(w1[q]), x2 = wide(w2[q]), x3 = wide(w3[q]);
+        a0 += x0 * lo, b0 += x0 * hi, a1 += x1 * lo, b1 += x1 * hi;
+        a2 += x2 * lo, b2 += x2 * hi, a3 += x3 * lo, b3 += x3 * hi;
+      }
+      std::memcpy(s0, &a0, 16), std::memcpy(s0 + 2, &b0, 16), std::memcpy(s1, &a1, 16), std::memcpy(s1 + 2, &b1, 16);
+      std::memcpy(s2, &a2, 16), std::memcpy(s2 + 2, &b2, 16), std::memcpy(s3, &a3, 16), std::memcpy(s3 + 2, &b3, 16);
+    }
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t i = e; i < cols; ++i) {
+      double acc = sums[r * cols + i];
+      for (std::int64_t q = 0; q < taps; ++q) acc += double(w[r * taps + q]) * patch[q * cols + i];
+      sums[r * cols + i] = acc;
+    }
+}
+
 void conv(Op& op) {
   const Tensor &x = op.in(0, 4), &w = op.in(1, 4);
   const std::int64_t g = op.i("group", 1), N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
@@ -304,37 +371,32 @@ void conv(Op& op) {
   Tensor& y = op.out(0, {N, M, OH, OW});
   if (op.shapes_only) return;
   if (x.data.empty()) return;  // an empty input: an empty output (its planes are never read)
-  // Each output is the bias, then the terms in (c, i, j) order, summed in double: the loops run
-  // over a plane of sums with the term outermost, which adds each output's terms in that same
-  // order (the same result as one output at a time) and reads the input a row at a time.
-  auto out_plane = [&](std::int64_t n, std::int64_t m, std::vector<double>& acc) {
-    const std::int64_t c0 = m / (M / g) * cg;
-    std::fill(acc.begin(), acc.end(), b ? double(b->data[std::size_t(m)]) : 0.0);
-    for (std::int64_t c = 0; c < cg; ++c)
-      for (std::int64_t i = 0; i < k[0]; ++i)
-        for (std::int64_t j = 0; j < k[1]; ++j) {
-          const double wv = w.data[std::size_t(((m * cg + c) * k[0] + i) * k[1] + j)];
-          const float* plane = &x.data[std::size_t((n * C + c0 + c) * H * W)];
-          // The outputs whose window puts this term inside the input: ow in [lo, hi).
-          const std::int64_t off = j * d[1] - p[1];
-          const std::int64_t lo = off >= 0 ? 0 : (-off + s[1] - 1) / s[1];
-          const std::int64_t hi = std::min(OW, W - off <= 0 ? 0 : (W - off - 1) / s[1] + 1);
-          for (std::int64_t oh = 0; oh < OH; ++oh) {
-            const std::int64_t h = oh * s[0] - p[0] + i * d[0];
-            if (h < 0 || h >= H) continue;
-            const std::int64_t row = h * W + off;  // + ow x stride: the input element
-            double* out = &acc[std::size_t(oh * OW)];
-            for (std::int64_t ow = lo; ow < hi; ++ow) out[ow] += double(plane[row + ow * s[1]]) * wv;
-          }
-        }
-    for (std::size_t e = 0; e < acc.size(); ++e) y.data[std::size_t((n * M + m) * OH * OW) + e] = float(acc[e]);
-  };
-  // The output planes are independent (each its own sums, in its own order): they are shared
-  // out among the host's cores, with the same values as on one.
-  each_of(N * M, std::uint64_t(cg * k[0] * k[1] * OH * OW), [&](std::int64_t u) {
-    thread_local std::vector<double> acc;
-    acc.resize(std::size_t(OH * OW));
-    out_plane(u / M, u % M, acc);
+  const ConvShape cs{C, H, W, cg, k[0], k[1], s[0], s[1], d[0], d[1], p[0], p[1], OW};
+  const std::int64_t taps = cg * k[0] * k[1], positions = OH * OW, per_group = M / g;
+  const std::int64_t tile = conv_tile(taps), tiles = (positions + tile - 1) / tile;
+  const std::int64_t blocks = (per_group + kConvBlock - 1) / kConvBlock;
+  // A unit is one image's group's tile of output positions, for a block of the group's output
+  // channels: the units are independent (each output its own sum), shared out among the host's
+  // cores with the same values as on one. Each gathers its taps (a 64th of its multiply-adds).
+  const std::uint64_t work = std::uint64_t(std::min(kConvBlock, per_group) * taps * std::min(tile, positions));
+  each_of(N * g * tiles * blocks, work, [&](std::int64_t u) {
+    const std::int64_t block = u % blocks, group = u / (blocks * tiles) % g;
+    const std::int64_t n = u / (blocks * tiles * g), first = u / blocks % tiles * tile;
+    const std::int64_t cols = std::min(tile, positions - first);
+    const std::int64_t end = group * per_group + std::min(per_group, (block + 1) * kConvBlock);
+    thread_local std::vector<double> patch, sums;
+    gather_taps(cs, &x.data[std::size_t((n * C + group * cg) * H * W)], first, cols, patch);
+    sums.resize(std::size_t(kConvRows * cols));
+    for (std::int64_t m0 = group * per_group + block * kConvBlock; m0 < end; m0 += kConvRows) {
+      const std::int64_t rows = std::min(kConvRows, end - m0);
+      for (std::int64_t r = 0; r < rows; ++r)
+        std::fill_n(&sums[std::size_t(r * cols)], cols, b ? double(b->data[std::size_t(m0 + r)]) : 0.0);
+      channel_sums(&w.data[std::size_t(m0 * taps)], rows, taps, patch.data(), cols, sums.data());
+      for (std::int64_t r = 0; r < rows; ++r) {
+        float* out = &y.data[std::size_t((n * M + m0 + r) * positions + first)];
+        for (std::int64_t c = 0; c < cols; ++c) out[c] = float(sums[std::size_t(r * cols + c)]);
+      }
+    }
   });
 }
 

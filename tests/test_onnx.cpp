@@ -292,20 +292,29 @@ TEST(OnnxReference, ResizeOfOpset18RefusesWhatWouldChangeItsAnswer) {
   }
 }
 
-// A conv large enough to be shared out among the host's threads (5.9 M multiply-adds) gives, bit
-// for bit, the plainest loop's sums: bias, then (c, i, j) in order, in double, one rounding.
-TEST(OnnxReference, AConvSharedAmongThreadsIsThePlainLoopsBitForBit) {
-  const std::int64_t C = 64, H = 32, W = 31, M = 40, K = 3, OH = 16, OW = 16;  // stride 2, pads 1
+// A Conv of `geometry`'s shape (a seeded random input, weights and bias) run by the reference,
+// against the plainest loop's sums: bias, then (c, i, j) in order, in double, one rounding, the
+// taps in the padding skipped. Returns how many outputs differ.
+struct ConvGeometry {
+  std::int64_t C, H, W, M, group, kh, kw, stride, dilation, pad_t, pad_l, pad_b, pad_r;
+};
+int conv_outputs_unlike_the_plain_loop(const ConvGeometry& q) {
   Model m;
   m.path = "conv.onnx", m.opset = 13;
   onnx::NodeProto* n = m.proto.mutable_graph()->add_node();
   n->set_name("c"), n->set_op_type("Conv"), n->add_input("x"), n->add_input("w"), n->add_input("b");
   n->add_output("y");
-  for (const char* name : {"strides", "pads"}) {
+  const std::vector<std::pair<const char*, std::vector<std::int64_t>>> attrs = {
+      {"strides", {q.stride, q.stride}},
+      {"dilations", {q.dilation, q.dilation}},
+      {"pads", {q.pad_t, q.pad_l, q.pad_b, q.pad_r}}};
+  for (const auto& [name, values] : attrs) {
     onnx::AttributeProto* a = n->add_attribute();
     a->set_name(name), a->set_type(onnx::AttributeProto::INTS);
-    for (int q = 0; q < (name[0] == 's' ? 2 : 4); ++q) a->add_ints(name[0] == 's' ? 2 : 1);
+    for (std::int64_t v : values) a->add_ints(v);
   }
+  onnx::AttributeProto* g = n->add_attribute();
+  g->set_name("group"), g->set_type(onnx::AttributeProto::INT), g->set_i(q.group);
   Tensors v;
   std::uint32_t seed = 1;
   auto fill = [&](std::vector<std::int64_t> shape) {
@@ -314,26 +323,45 @@ TEST(OnnxReference, AConvSharedAmongThreadsIsThePlainLoopsBitForBit) {
     for (float& x : t.data) x = float((seed = seed * 1664525u + 1013904223u) >> 8) / float(1 << 24) - 0.5f;
     return t;
   };
-  v["x"] = fill({1, C, H, W}), v["w"] = fill({M, C, K, K}), v["b"] = fill({M});
+  const std::int64_t cg = q.C / q.group, per_group = q.M / q.group;
+  v["x"] = fill({1, q.C, q.H, q.W}), v["w"] = fill({q.M, cg, q.kh, q.kw}), v["b"] = fill({q.M});
   run_reference(m, v);
+  const std::int64_t OH = (q.H + q.pad_t + q.pad_b - (q.kh - 1) * q.dilation - 1) / q.stride + 1;
+  const std::int64_t OW = (q.W + q.pad_l + q.pad_r - (q.kw - 1) * q.dilation - 1) / q.stride + 1;
   const Tensor &x = v.at("x"), &w = v.at("w"), &y = v.at("y");
-  ASSERT_EQ(y.shape, (std::vector<std::int64_t>{1, M, OH, OW}));
+  EXPECT_EQ(y.shape, (std::vector<std::int64_t>{1, q.M, OH, OW}));
+  if (y.shape != std::vector<std::int64_t>{1, q.M, OH, OW}) return -1;
   int differ = 0;
-  for (std::int64_t o = 0; o < M; ++o)
+  for (std::int64_t o = 0; o < q.M; ++o)
     for (std::int64_t oh = 0; oh < OH; ++oh)
       for (std::int64_t ow = 0; ow < OW; ++ow) {
         double acc = v.at("b").data[std::size_t(o)];
-        for (std::int64_t c = 0; c < C; ++c)
-          for (std::int64_t i = 0; i < K; ++i)
-            for (std::int64_t j = 0; j < K; ++j) {
-              const std::int64_t h = oh * 2 - 1 + i, col = ow * 2 - 1 + j;
-              if (h >= 0 && h < H && col >= 0 && col < W)
-                acc += double(x.data[std::size_t((c * H + h) * W + col)]) *
-                       double(w.data[std::size_t(((o * C + c) * K + i) * K + j)]);
+        for (std::int64_t c = 0; c < cg; ++c)
+          for (std::int64_t i = 0; i < q.kh; ++i)
+            for (std::int64_t j = 0; j < q.kw; ++j) {
+              const std::int64_t h = oh * q.stride - q.pad_t + i * q.dilation;
+              const std::int64_t col = ow * q.stride - q.pad_l + j * q.dilation;
+              if (h >= 0 && h < q.H && col >= 0 && col < q.W)
+                acc += double(x.data[std::size_t(((o / per_group * cg + c) * q.H + h) * q.W + col)]) *
+                       double(w.data[std::size_t(((o * cg + c) * q.kh + i) * q.kw + j)]);
             }
         differ += y.data[std::size_t((o * OH + oh) * OW + ow)] != float(acc);
       }
-  EXPECT_EQ(differ, 0);
+  return differ;
+}
+
+// A conv large enough to be shared out among the host's threads (5.9 M multiply-adds) gives, bit
+// for bit, the plainest loop's sums.
+TEST(OnnxReference, AConvSharedAmongThreadsIsThePlainLoopsBitForBit) {
+  EXPECT_EQ(conv_outputs_unlike_the_plain_loop({64, 32, 31, 40, 1, 3, 3, 2, 1, 1, 1, 1, 1}), 0);
+}
+
+// The shapes the reference's blocks do not divide: 3 groups of 3 output channels (not 4) with a 3 x 2
+// window dilated by 2 and pads on two sides only; 7 channels (4 and 3) of 1,200 taps a position,
+// tiles of 48 positions and a last of 3 (not a multiple of 4).
+TEST(OnnxReference, AConvOfRaggedShapesIsThePlainLoopsBitForBit) {
+  EXPECT_EQ(conv_outputs_unlike_the_plain_loop({6, 11, 13, 9, 3, 3, 2, 1, 2, 2, 0, 0, 1}), 0);
+  EXPECT_EQ(conv_outputs_unlike_the_plain_loop({200, 9, 12, 7, 1, 3, 2, 1, 1, 1, 0, 1, 0}), 0);
 }
 
 // An unnamed node is named by its place in the graph, as the compiler names it.
