@@ -435,6 +435,36 @@ TEST(AiCoreVector, AddWithPartialMaskAndStridesMatchesALoop) {
     }
 }
 
+// A destination one block past its first source: each element reads what the element 16 before it
+// wrote, as element by element does, whether the blocks are adjacent (a repeat's 128 elements one
+// run in all three operands, which overlap) or two apart (runs of a block, each reading the run
+// before it); and one in place. The unit takes runs of elements at once only where that gives the
+// same.
+TEST(AiCoreVector, ADestinationOverlappingItsSourceReadsEarlierResultsAsALoopDoes) {
+  const struct {
+    std::uint64_t dst;
+    std::uint32_t blk;
+  } cases[] = {{32, 1}, {32, 2}, {0, 1}};
+  Bench b;
+  for (const auto& k : cases) {
+    fill_f16(b.ub(), 2048, 3, -8, 8);
+    fill_f16(b.ub() + 0x8000, 2048, 4, -8, 8);
+    std::vector<std::uint8_t> want(b.ub(), b.ub() + 0x10000);
+    const VecCfg c{2, k.blk, k.blk, k.blk, 16, 16, 16};
+    for (unsigned r = 0; r < 2; ++r)
+      for (unsigned i = 0; i < 128; ++i) {
+        const std::uint64_t at = r * 16 * 32 + i / 16 * k.blk * 32 + i % 16 * 2;
+        const double v = num::load(&want[at], DType::F16) + num::load(&want[0x8000 + at], DType::F16);
+        num::store(&want[k.dst + at], DType::F16, v);
+      }
+    b.run("li x1, " + std::to_string(k.dst) + "\nli x2, 0\nli x3, 0x8000\nli64 x4, " + std::to_string(c.pack()) +
+          "\nli x10, 128\nsetmaskn x10\nvadd.f16 x1, x2, x3, x4\nend\n");
+    ASSERT_FALSE(b.fault) << b.fault->str();
+    EXPECT_EQ(std::memcmp(b.ub(), want.data(), want.size()), 0)
+        << "destination " << k.dst << ", block stride " << k.blk;
+  }
+}
+
 TEST(AiCoreVector, BitMaskSelectsScatteredElementsOf32BitTypes) {
   Bench b;
   for (int i = 0; i < 64; ++i) num::store(b.ub() + 4 * i, DType::F32, i * 0.5);

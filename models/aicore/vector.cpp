@@ -35,6 +35,11 @@ struct Operand {
   }
 };
 
+// The elements of a repeat an operand holds in consecutive bytes from a multiple of that count: a
+// block's, or the whole repeat's when its blocks are adjacent (a block stride of 1).
+constexpr unsigned kMaxRun = 256;  // a repeat's elements at most (8-bit types)
+unsigned run_length(const Operand& o, unsigned elems) { return o.blk == 1 ? elems : 32 / o.eb; }
+
 bool reduces(VecForm f) { return f == VecForm::ReduceRepeat || f == VecForm::ReduceAll; }
 bool two_sources(VecForm f) { return f == VecForm::Binary || f == VecForm::Cmp || f == VecForm::Sel; }
 
@@ -199,6 +204,34 @@ void VectorUnit::compare(const Job& j) {
   }
 }
 
+// Elements [i, i + n) of repeat r of a float form or a conversion, decoded, computed and stored
+// together, when that gives what element by element gives: every element's mask bit on, and the
+// destination's bytes the sources' own or apart from them (an element then reads no result of an
+// earlier one of the run). `scal`: the Scalar form's operand. Returns false, having done nothing,
+// otherwise.
+bool VectorUnit::element_run(const Job& j, unsigned r, unsigned i, unsigned n, double scal) {
+  for (unsigned k = i; k < i + n; ++k)
+    if (!j.on(k)) return false;
+  std::uint8_t* ub = core_.buffer(kUB);
+  const VecForm f = j.op.form;
+  const std::uint64_t d = j.dst.addr(r, i), s0 = j.src0.addr(r, i), s1 = j.src1.addr(r, i);
+  const auto apart_or_same = [&](std::uint64_t s, unsigned eb) {
+    return (s == d && eb == j.dst.eb) || s + std::uint64_t(n) * eb <= d || d + std::uint64_t(n) * j.dst.eb <= s;
+  };
+  if (!apart_or_same(s0, j.src0.eb) || (f == VecForm::Binary && !apart_or_same(s1, j.src1.eb))) return false;
+  double a[kMaxRun], b[kMaxRun];
+  num::load_n(ub + s0, f == VecForm::Conv ? j.e.in.dt2 : j.t, n, a);
+  if (f == VecForm::Conv) {
+    const Round round = Round(j.e.in.mode & mode::kRoundMask);
+    for (unsigned k = 0; k < n; ++k) num::store(ub + d + k * j.dst.eb, j.t, a[k], round);
+    return true;
+  }
+  if (f == VecForm::Binary) num::load_n(ub + s1, j.t, n, b);
+  for (unsigned k = 0; k < n; ++k) a[k] = j.op.f(a[k], f == VecForm::Binary ? b[k] : scal);
+  num::store_n(ub + d, j.t, a, n);
+  return true;
+}
+
 void VectorUnit::elementwise(const Job& j) {
   std::uint8_t* ub = core_.buffer(kUB);
   const DType t = j.t;
@@ -207,8 +240,19 @@ void VectorUnit::elementwise(const Job& j) {
   const double scal =
       f == VecForm::Scalar || f == VecForm::Dup ? scalar_value(j.e.v[f == VecForm::Dup ? 1 : 2], t) : 0.0;
   const std::int64_t scal_i = to_int(scal);
+  // The float forms and conversions take runs of elements at once where element_run may: each run
+  // contiguous in every operand (a 32 B block, or the whole repeat when the blocks are adjacent).
+  const bool runs =
+      f == VecForm::Conv || (is_float(t) && (f == VecForm::Binary || f == VecForm::Scalar || f == VecForm::Unary));
+  const unsigned run = runs ? std::min({run_length(j.dst, j.elems), run_length(j.src0, j.elems),
+                                        f == VecForm::Binary ? run_length(j.src1, j.elems) : j.elems})
+                            : 1;
   for (unsigned r = 0; r < j.c.repeat; ++r)
     for (unsigned i = 0; i < j.elems; ++i) {
+      if (run > 1 && i % run == 0 && element_run(j, r, i, run, scal)) {
+        i += run - 1;
+        continue;
+      }
       if (!j.on(i)) continue;
       std::uint8_t* d = ub + j.dst.addr(r, i);
       const std::uint8_t* s0 = ub + j.src0.addr(r, i);

@@ -20,6 +20,7 @@ class VectorUnit {
   void reduce(const Job& j);
   void compare(const Job& j);
   void elementwise(const Job& j);
+  bool element_run(const Job& j, unsigned r, unsigned i, unsigned n, double scal);
   CoreServices& core_;
 };
 
