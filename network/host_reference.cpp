@@ -299,7 +299,8 @@ constexpr std::int64_t kConvBlock = 64;  // output channels a unit sums (a multi
 
 // The taps of output positions [first, first + cols) of one group (`x`: its first input plane), in
 // double: patch[q * cols + j] is tap q = (c, i, j) in that order of position first + j, or 0 where
-// the window lies in the padding (ONNX pads with zeros: 0 x a finite weight leaves a sum as it was).
+// the window lies in the padding (ONNX pads with zeros: 0 x a finite weight leaves a sum as it was, but
+// for a -0 sum, which becomes +0).
 void gather_taps(const ConvShape& s, const float* x, std::int64_t first, std::int64_t cols,
                  std::vector<double>& patch) {
   patch.resize(std::size_t(s.cg * s.kh * s.kw * cols));
@@ -377,7 +378,8 @@ void conv(Op& op) {
   const std::int64_t blocks = (per_group + kConvBlock - 1) / kConvBlock;
   // A unit is one image's group's tile of output positions, for a block of the group's output
   // channels: the units are independent (each output its own sum), shared out among the host's
-  // cores with the same values as on one. Each gathers its taps (a 64th of its multiply-adds).
+  // cores with the same values as on one. Each gathers its taps (a 64th of its multiply-adds when
+  // the group has 64 channels or more).
   const std::uint64_t work = std::uint64_t(std::min(kConvBlock, per_group) * taps * std::min(tile, positions));
   each_of(N * g * tiles * blocks, work, [&](std::int64_t u) {
     const std::int64_t block = u % blocks, group = u / (blocks * tiles) % g;

@@ -437,14 +437,14 @@ TEST(AiCoreVector, AddWithPartialMaskAndStridesMatchesALoop) {
 
 // A destination one block past its first source: each element reads what the element 16 before it
 // wrote, as element by element does, whether the blocks are adjacent (a repeat's 128 elements one
-// run in all three operands, which overlap) or two apart (runs of a block, each reading the run
-// before it); and one in place. The unit takes runs of elements at once only where that gives the
-// same.
+// run in all three operands, which overlap) or two apart (destination block b is source block b + 1:
+// runs of a block, each reading what the run before it wrote); and one in place. The unit takes runs
+// of elements at once only where that gives the same.
 TEST(AiCoreVector, ADestinationOverlappingItsSourceReadsEarlierResultsAsALoopDoes) {
   const struct {
     std::uint64_t dst;
     std::uint32_t blk;
-  } cases[] = {{32, 1}, {32, 2}, {0, 1}};
+  } cases[] = {{32, 1}, {64, 2}, {0, 1}};
   Bench b;
   for (const auto& k : cases) {
     fill_f16(b.ub(), 2048, 3, -8, 8);
@@ -463,6 +463,22 @@ TEST(AiCoreVector, ADestinationOverlappingItsSourceReadsEarlierResultsAsALoopDoe
     EXPECT_EQ(std::memcmp(b.ub(), want.data(), want.size()), 0)
         << "destination " << k.dst << ", block stride " << k.blk;
   }
+}
+
+// A widening conversion with block strides other than 1 (f16 source blocks of 16 elements three
+// blocks apart, f32 destination blocks of 8 two apart): each element where the strides put it.
+TEST(AiCoreVector, AWideningConversionWithBlockStridesPlacesEveryElement) {
+  Bench b;
+  fill_f16(b.ub(), 4096, 5, -1000, 1000);
+  std::vector<std::uint8_t> want(b.ub() + 0x10000, b.ub() + 0x18000);
+  const VecCfg c{2, 2, 3, 1, 16, 24, 8};
+  for (unsigned r = 0; r < 2; ++r)
+    for (unsigned i = 0; i < 64; ++i) {
+      const std::uint64_t s = r * 24 * 32 + i / 16 * 3 * 32 + i % 16 * 2, d = r * 16 * 32 + i / 8 * 2 * 32 + i % 8 * 4;
+      num::store(&want[d], DType::F32, num::load(b.ub() + s, DType::F16));
+    }
+  vec(b, "vconv.f32.f16 x1, x2, x4", c.pack());
+  EXPECT_EQ(std::memcmp(b.ub() + 0x10000, want.data(), want.size()), 0);
 }
 
 TEST(AiCoreVector, BitMaskSelectsScatteredElementsOf32BitTypes) {

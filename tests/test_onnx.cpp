@@ -296,7 +296,7 @@ TEST(OnnxReference, ResizeOfOpset18RefusesWhatWouldChangeItsAnswer) {
 // against the plainest loop's sums: bias, then (c, i, j) in order, in double, one rounding, the
 // taps in the padding skipped. Returns how many outputs differ.
 struct ConvGeometry {
-  std::int64_t C, H, W, M, group, kh, kw, stride, dilation, pad_t, pad_l, pad_b, pad_r;
+  std::int64_t N, C, H, W, M, group, kh, kw, stride, dilation, pad_t, pad_l, pad_b, pad_r;
 };
 int conv_outputs_unlike_the_plain_loop(const ConvGeometry& q) {
   Model m;
@@ -324,44 +324,47 @@ int conv_outputs_unlike_the_plain_loop(const ConvGeometry& q) {
     return t;
   };
   const std::int64_t cg = q.C / q.group, per_group = q.M / q.group;
-  v["x"] = fill({1, q.C, q.H, q.W}), v["w"] = fill({q.M, cg, q.kh, q.kw}), v["b"] = fill({q.M});
+  v["x"] = fill({q.N, q.C, q.H, q.W}), v["w"] = fill({q.M, cg, q.kh, q.kw}), v["b"] = fill({q.M});
   run_reference(m, v);
   const std::int64_t OH = (q.H + q.pad_t + q.pad_b - (q.kh - 1) * q.dilation - 1) / q.stride + 1;
   const std::int64_t OW = (q.W + q.pad_l + q.pad_r - (q.kw - 1) * q.dilation - 1) / q.stride + 1;
   const Tensor &x = v.at("x"), &w = v.at("w"), &y = v.at("y");
-  EXPECT_EQ(y.shape, (std::vector<std::int64_t>{1, q.M, OH, OW}));
-  if (y.shape != std::vector<std::int64_t>{1, q.M, OH, OW}) return -1;
+  EXPECT_EQ(y.shape, (std::vector<std::int64_t>{q.N, q.M, OH, OW}));
+  if (y.shape != std::vector<std::int64_t>{q.N, q.M, OH, OW}) return -1;
   int differ = 0;
-  for (std::int64_t o = 0; o < q.M; ++o)
-    for (std::int64_t oh = 0; oh < OH; ++oh)
-      for (std::int64_t ow = 0; ow < OW; ++ow) {
-        double acc = v.at("b").data[std::size_t(o)];
-        for (std::int64_t c = 0; c < cg; ++c)
-          for (std::int64_t i = 0; i < q.kh; ++i)
-            for (std::int64_t j = 0; j < q.kw; ++j) {
-              const std::int64_t h = oh * q.stride - q.pad_t + i * q.dilation;
-              const std::int64_t col = ow * q.stride - q.pad_l + j * q.dilation;
-              if (h >= 0 && h < q.H && col >= 0 && col < q.W)
-                acc += double(x.data[std::size_t(((o / per_group * cg + c) * q.H + h) * q.W + col)]) *
-                       double(w.data[std::size_t(((o * cg + c) * q.kh + i) * q.kw + j)]);
-            }
-        differ += y.data[std::size_t((o * OH + oh) * OW + ow)] != float(acc);
-      }
+  for (std::int64_t n = 0; n < q.N; ++n)
+    for (std::int64_t o = 0; o < q.M; ++o)
+      for (std::int64_t oh = 0; oh < OH; ++oh)
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          double acc = v.at("b").data[std::size_t(o)];
+          for (std::int64_t c = 0; c < cg; ++c)
+            for (std::int64_t i = 0; i < q.kh; ++i)
+              for (std::int64_t j = 0; j < q.kw; ++j) {
+                const std::int64_t h = oh * q.stride - q.pad_t + i * q.dilation;
+                const std::int64_t col = ow * q.stride - q.pad_l + j * q.dilation;
+                if (h >= 0 && h < q.H && col >= 0 && col < q.W)
+                  acc += double(x.data[std::size_t((((n * q.C) + o / per_group * cg + c) * q.H + h) * q.W + col)]) *
+                         double(w.data[std::size_t(((o * cg + c) * q.kh + i) * q.kw + j)]);
+              }
+          differ += y.data[std::size_t(((n * q.M + o) * OH + oh) * OW + ow)] != float(acc);
+        }
   return differ;
 }
 
 // A conv large enough to be shared out among the host's threads (5.9 M multiply-adds) gives, bit
 // for bit, the plainest loop's sums.
 TEST(OnnxReference, AConvSharedAmongThreadsIsThePlainLoopsBitForBit) {
-  EXPECT_EQ(conv_outputs_unlike_the_plain_loop({64, 32, 31, 40, 1, 3, 3, 2, 1, 1, 1, 1, 1}), 0);
+  EXPECT_EQ(conv_outputs_unlike_the_plain_loop({1, 64, 32, 31, 40, 1, 3, 3, 2, 1, 1, 1, 1, 1}), 0);
 }
 
 // The shapes the reference's blocks do not divide: 3 groups of 3 output channels (not 4) with a 3 x 2
 // window dilated by 2 and pads on two sides only; 7 channels (4 and 3) of 1,200 taps a position,
-// tiles of 48 positions and a last of 3 (not a multiple of 4).
+// tiles of 48 positions and a last of 3 (not a multiple of 4); two images of 2 groups of 72 channels
+// (a block of 64 and one of 8) on 7 x 7 positions (4-channel rows of 48 in registers, then 1 alone).
 TEST(OnnxReference, AConvOfRaggedShapesIsThePlainLoopsBitForBit) {
-  EXPECT_EQ(conv_outputs_unlike_the_plain_loop({6, 11, 13, 9, 3, 3, 2, 1, 2, 2, 0, 0, 1}), 0);
-  EXPECT_EQ(conv_outputs_unlike_the_plain_loop({200, 9, 12, 7, 1, 3, 2, 1, 1, 1, 0, 1, 0}), 0);
+  EXPECT_EQ(conv_outputs_unlike_the_plain_loop({1, 6, 11, 13, 9, 3, 3, 2, 1, 2, 2, 0, 0, 1}), 0);
+  EXPECT_EQ(conv_outputs_unlike_the_plain_loop({1, 200, 9, 12, 7, 1, 3, 2, 1, 1, 1, 0, 1, 0}), 0);
+  EXPECT_EQ(conv_outputs_unlike_the_plain_loop({2, 32, 7, 7, 144, 2, 3, 3, 1, 1, 1, 1, 1, 1}), 0);
 }
 
 // An unnamed node is named by its place in the graph, as the compiler names it.
