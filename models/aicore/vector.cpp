@@ -205,13 +205,11 @@ void VectorUnit::compare(const Job& j) {
 }
 
 // Elements [i, i + n) of repeat r of a float form or a conversion, decoded, computed and stored
-// together, when that gives what element by element gives: every element's mask bit on, and the
-// destination's bytes the sources' own or apart from them (an element then reads no result of an
-// earlier one of the run). `scal`: the Scalar form's operand. Returns false, having done nothing,
-// otherwise.
+// together, when that gives what element by element gives: the destination's bytes the sources'
+// own or apart from them (an element then reads no result of an earlier one of the run). The caller
+// has found every mask bit of the run on. `scal`: the Scalar form's operand. Returns false, having
+// done nothing, otherwise.
 bool VectorUnit::element_run(const Job& j, unsigned r, unsigned i, unsigned n, double scal) {
-  for (unsigned k = i; k < i + n; ++k)
-    if (!j.on(k)) return false;
   std::uint8_t* ub = core_.buffer(kUB);
   const VecForm f = j.op.form;
   const std::uint64_t d = j.dst.addr(r, i), s0 = j.src0.addr(r, i), s1 = j.src1.addr(r, i);
@@ -247,9 +245,16 @@ void VectorUnit::elementwise(const Job& j) {
   const unsigned run = runs ? std::min({run_length(j.dst, j.elems), run_length(j.src0, j.elems),
                                         f == VecForm::Binary ? run_length(j.src1, j.elems) : j.elems})
                             : 1;
+  // The runs whose mask bits are all on (the mask is the same for every repeat): bit i / run.
+  std::uint64_t full = 0;
+  for (unsigned i = 0; run > 1 && i < j.elems; i += run) {
+    bool on = true;
+    for (unsigned k = i; k < i + run && on; ++k) on = j.on(k);
+    full |= std::uint64_t(on) << (i / run);
+  }
   for (unsigned r = 0; r < j.c.repeat; ++r)
     for (unsigned i = 0; i < j.elems; ++i) {
-      if (run > 1 && i % run == 0 && element_run(j, r, i, run, scal)) {
+      if (run > 1 && i % run == 0 && (full >> (i / run) & 1) && element_run(j, r, i, run, scal)) {
         i += run - 1;
         continue;
       }
