@@ -384,6 +384,67 @@ TEST(AiCoreCube, Load3dRefusesAChannelCountThatDoesNotDivideAFractalsColumns) {
   EXPECT_NE(b.fault->str().find("4 or more dividing it"), std::string::npos) << b.fault->str();
 }
 
+namespace {
+
+// Runs load3d of a map of `cfg.channels` channels whose every L1 byte differs from its
+// neighbours, and compares every byte written with img2col taken element by element from its
+// definition (docs/isa.md: column k = ((c1 x kh + i) x kw + j) x C0 + c0, row p = ho x Wo + wo).
+void expect_img2col(DType t, const Load3dCfg& cfg, const Fmatrix& f, std::uint32_t padvalue, bool l0b) {
+  Bench b;
+  const unsigned eb = dtype_bytes(t), k0 = 32 / eb, c0 = std::min(cfg.channels, k0);
+  std::uint8_t* l1 = b.core.buffer(kL1);
+  const std::uint64_t map_bytes = std::uint64_t(cfg.channels) * f.h * f.w * eb;
+  for (std::uint64_t a = 0; a < map_bytes; ++a) l1[a] = std::uint8_t(a * 131 + 7);
+  const std::string dt = t == DType::S8 ? "s8" : t == DType::F32 ? "f32" : "f16";
+  b.run("li64 x1, " + std::to_string(f.pack()) + "\nmtspr fmatrix, x1\nli x2, " + std::to_string(padvalue) +
+        "\nmtspr padvalue, x2\nli x3, 0\nli x4, 0\nli64 x5, " + std::to_string(cfg.pack1()) + "\nli64 x6, " +
+        std::to_string(cfg.pack2()) + "\nload3d." + (l0b ? "l0b." : "l0a.") + dt + " x3, x4, x5, x6\nend\n");
+  ASSERT_FALSE(b.fault) << b.fault->str();
+  const int eh = int(cfg.dil_h * (cfg.kh - 1) + 1), ew = int(cfg.dil_w * (cfg.kw - 1) + 1);
+  const int Ho = (int(f.h) + int(f.pad_t + f.pad_b) - eh) / int(cfg.stride_h) + 1;
+  const int Wo = (int(f.w) + int(f.pad_l + f.pad_r) - ew) / int(cfg.stride_w) + 1;
+  const unsigned K = cfg.channels * cfg.kh * cfg.kw, kf = cfg.k_ext / k0;
+  const std::uint8_t* out = b.core.buffer(l0b ? kL0B : kL0A);
+  for (unsigned r = 0; r < cfg.m_ext; ++r)
+    for (unsigned kk = 0; kk < cfg.k_ext; ++kk) {
+      const unsigned k = cfg.k_start + kk, cc = k % c0, tap = k / c0;
+      const int j = int(tap % cfg.kw), i = int(tap / cfg.kw % cfg.kh), c1 = int(tap / cfg.kw / cfg.kh);
+      const int p = int(cfg.m_start + r), oh = p / Wo, ow = p % Wo;
+      const int h = oh * int(cfg.stride_h) - int(f.pad_t) + i * int(cfg.dil_h);
+      const int w = ow * int(cfg.stride_w) - int(f.pad_l) + j * int(cfg.dil_w);
+      for (unsigned byte = 0; byte < eb; ++byte) {
+        std::uint8_t want;
+        if (oh >= Ho || k >= K)
+          want = 0;
+        else if (h < 0 || w < 0 || h >= int(f.h) || w >= int(f.w))
+          want = std::uint8_t(padvalue >> (8 * byte));
+        else
+          want = l1[((std::uint64_t(c1) * f.h + h) * f.w + w) * c0 * eb + cc * eb + byte];
+        const std::uint8_t got = out[((r / 16) * kf + kk / k0) * 512 + (r % 16) * 32 + (kk % k0) * eb + byte];
+        ASSERT_EQ(got, want) << "row " << r << " column " << k << " byte " << byte;
+      }
+    }
+}
+
+}  // namespace
+
+TEST(AiCoreCube, Load3dOfAnInt8MapIsImg2colByteForByte) {
+  // int8 (k0 = 32) of 16 channels: two taps in each fractal column group; rows from the middle
+  // of an output row to past the last position; columns up to K = 144 and the zeros to 160.
+  // Ho = (9 + 3 - 5) / 1 + 1 = 8, Wo = (10 + 2 - 3) / 2 + 1 = 5.
+  expect_img2col(DType::S8, Load3dCfg{3, 3, 1, 2, 2, 1, 16, 32, 128, 7, 48}, Fmatrix{10, 9, 2, 0, 1, 2}, 0xFD, true);
+}
+
+TEST(AiCoreCube, Load3dOfAFloat32MapIsImg2colByteForByte) {
+  // float32 (k0 = 8) of 24 channels, three planes of C0 = 8; a 2 x 3 filter at stride 2.
+  expect_img2col(DType::F32, Load3dCfg{2, 3, 2, 2, 1, 1, 24, 8, 128, 3, 32}, Fmatrix{8, 7, 1, 1, 0, 1}, 0xBEEF, false);
+}
+
+TEST(AiCoreCube, Load3dOfAnEightChannelFp16MapIsImg2colByteForByte) {
+  // fp16 of 8 channels (k0 = 16): two positions in a fractal column group, a dilated 1 x 5 window.
+  expect_img2col(DType::F16, Load3dCfg{1, 5, 3, 1, 1, 2, 8, 16, 32, 0, 64}, Fmatrix{12, 5, 4, 3, 0, 0}, 0xC700, false);
+}
+
 // --- vector values against plain loops --------------------------------------------------------
 
 namespace {

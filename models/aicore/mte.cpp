@@ -212,23 +212,30 @@ void MteUnit::img2col(const Issued& e, std::uint64_t wo, std::uint64_t ho) {
   const std::uint64_t kf = c.k_ext / k0, K = std::uint64_t(c.channels) * c.kh * c.kw;
   const std::uint8_t* fm = core_.buffer(kL1) + e.v[1];
   std::uint8_t* out = core_.buffer(e.in.info().dst) + e.v[0];
-  std::uint8_t pad[4];
-  std::memcpy(pad, &e.padvalue, 4);
-  for (std::uint64_t r = 0; r < c.m_ext; ++r) {
-    const std::uint64_t p = c.m_start + r;
-    const std::int64_t oh = std::int64_t(p / wo), ow = std::int64_t(p % wo);
-    for (std::uint64_t kk = 0; kk < c.k_ext; ++kk) {
-      const std::uint64_t k = c.k_start + kk;
-      const std::uint64_t cc = k % c0, j = (k / c0) % c.kw, i = (k / c0 / c.kw) % c.kh, c1 = k / c0 / c.kw / c.kh;
-      std::uint8_t* d = out + ((r / 16) * kf + kk / k0) * 512 + (r % 16) * 32 + (kk % k0) * eb;
-      const std::int64_t h = oh * c.stride_h - f.pad_t + std::int64_t(i) * c.dil_h;
-      const std::int64_t w = ow * c.stride_w - f.pad_l + std::int64_t(j) * c.dil_w;
-      if (std::uint64_t(oh) >= ho || k >= K)
-        std::memset(d, 0, eb);  // rows past the output, columns past K
+  // A tap is one (c1, i, j): the c0 channels of one position of the map, c0 x eb bytes in a row
+  // both in L1 and in a fractal's row (k_start, K and k0 are multiples of c0, so a tap never
+  // straddles a fractal or K). Each tap's column of rows is one copy per row, and the rows' output
+  // positions step along without a division.
+  const unsigned tap_bytes = c0 * eb;
+  std::uint8_t pad[32];  // padvalue for each of a tap's elements
+  for (unsigned b = 0; b < tap_bytes; b += eb) std::memcpy(pad + b, &e.padvalue, eb);
+  for (std::uint64_t kk = 0; kk < c.k_ext; kk += c0) {
+    const std::uint64_t k = c.k_start + kk, tap = k / c0;
+    const std::uint64_t j = tap % c.kw, i = tap / c.kw % c.kh, c1 = tap / c.kw / c.kh;
+    const std::int64_t h0 = std::int64_t(i) * c.dil_h - f.pad_t, w0 = std::int64_t(j) * c.dil_w - f.pad_l;
+    const std::uint8_t* plane = fm + c1 * f.h * f.w * tap_bytes;
+    std::uint8_t* column = out + (kk / k0) * 512 + (kk % k0) * eb;
+    std::uint64_t oh = c.m_start / wo, ow = c.m_start % wo;
+    for (std::uint64_t r = 0; r < c.m_ext; ++r) {
+      std::uint8_t* d = column + (r / 16) * kf * 512 + (r % 16) * 32;
+      const std::int64_t h = std::int64_t(oh) * c.stride_h + h0, w = std::int64_t(ow) * c.stride_w + w0;
+      if (oh >= ho || k >= K)
+        std::memset(d, 0, tap_bytes);  // rows past the output, columns past K
       else if (h < 0 || w < 0 || h >= f.h || w >= f.w)
-        std::memcpy(d, pad, eb);
+        std::memcpy(d, pad, tap_bytes);
       else
-        std::memcpy(d, fm + ((c1 * f.h + std::uint64_t(h)) * f.w + std::uint64_t(w)) * c0 * eb + cc * eb, eb);
+        std::memcpy(d, plane + (std::uint64_t(h) * f.w + std::uint64_t(w)) * tap_bytes, tap_bytes);
+      if (++ow == wo) ow = 0, ++oh;
     }
   }
 }
