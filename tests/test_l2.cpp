@@ -588,6 +588,31 @@ TEST(L2Slice, ADiscardDropsADirtyLineUnwrittenAndFreesItsWay) {
   EXPECT_NE(sys.failure().find("hn0: a read of line 0x0, which a discard dropped"), std::string::npos) << sys.failure();
 }
 
+TEST(LineSet, HoldsExactlyTheLinesInsertedAndNotErasedInsideAndAtTheEndsOfItsRange) {
+  LineSet s;
+  EXPECT_TRUE(s.empty());
+  EXPECT_FALSE(s.contains(0));
+  EXPECT_FALSE(s.contains(1));
+  for (std::uint64_t line : {20, 10, 30}) s.insert(line);
+  for (std::uint64_t line = 0; line < 40; ++line)
+    EXPECT_EQ(s.contains(line), line == 10 || line == 20 || line == 30) << line;
+  s.erase(30);
+  s.erase(5);  // outside: nothing
+  EXPECT_FALSE(s.contains(30));
+  EXPECT_TRUE(s.contains(10) && s.contains(20));
+  s.erase_if([](std::uint64_t line) { return line < 15; });
+  EXPECT_FALSE(s.contains(10));
+  EXPECT_TRUE(s.contains(20));
+  s.erase(20);
+  EXPECT_TRUE(s.empty());
+  s.insert(100);  // a new range once empty
+  EXPECT_TRUE(s.contains(100));
+  EXPECT_FALSE(s.contains(20));
+  s.insert(0);
+  EXPECT_TRUE(s.contains(0) && s.contains(100));
+  EXPECT_FALSE(s.contains(50));
+}
+
 TEST(L2Slice, AStashOfALineStillBeingFilledAnswersWhenTheFillLands) {
   L2Config c = small();
   Bench b(c);

@@ -180,7 +180,7 @@ Tick L2Slice::discard(const Request& r) {
 
 // The run stops with the error (System::fail: an exception would unwind a process's stack).
 void L2Slice::check_not_discarded(const Request& r) const {
-  if (discarded_.count(r.line_addr))
+  if (discarded_.contains(r.line_addr))
     system_of(*this).fail(std::string(name()) + ": a read of line " + hex(r.line_addr << hash_.line_bits()) +
                           ", which a discard dropped and nothing wrote since: its bytes are stale (a discard task "
                           "placed before a task that reads that memory)");
@@ -278,7 +278,7 @@ std::uint64_t L2Slice::invalidate(const AddressRanges& ranges) {
     return false;
   };
   // Written now: no longer stale (a discard marks a line whether or not it was here).
-  for (auto it = discarded_.begin(); it != discarded_.end();) it = in(*it) ? discarded_.erase(it) : std::next(it);
+  discarded_.erase_if(in);
   if (!filled_) return 0;
   const std::uint64_t before = invalidated_;
   const std::uint32_t sets = cfg_.sets_per_slice();

@@ -13,7 +13,6 @@
 #pragma once
 #include <array>
 #include <queue>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -26,6 +25,7 @@
 #include "common/stats.hpp"
 #include "common/timeline.hpp"
 #include "l2_config.hpp"
+#include "line_set.hpp"
 
 namespace dvp::cache {
 
@@ -105,7 +105,7 @@ class L2Slice : public sc_core::sc_module {
   // Lines a discard dropped and nothing has written since: their bytes are stale. A read of one
   // is an error (a discard placed before a reader), named here, since with firmware the slice
   // keeps tags only and the bytes would still read back right.
-  std::unordered_set<std::uint64_t> discarded_;
+  LineSet discarded_;
   void check_not_discarded(const Request& r) const;
 
  public:
