@@ -526,6 +526,39 @@ TEST(AiCoreVector, ADestinationOverlappingItsSourceReadsEarlierResultsAsALoopDoe
   }
 }
 
+// A mask with holes, its stretches on crossing blocks (bits 3 - 20, 40 - 41, 64 - 99, 101 - 127),
+// on operands whose repeat is one run (block stride 1) or runs of a block (stride 2), with the
+// destination apart from the sources, in place, or one block past the first source: each element
+// on as a loop in element order gives, each element off untouched.
+TEST(AiCoreVector, AMaskWithHolesGivesWhatALoopGivesWhereverTheDestinationLies) {
+  const struct {
+    std::uint64_t dst;
+    std::uint32_t blk;
+  } cases[] = {{0x10000, 1}, {0x10000, 2}, {0, 1}, {32, 1}, {32, 2}};
+  std::uint64_t lo = 0, hi = 0;
+  const auto on = [&](unsigned i) { return (i < 64 ? lo >> i : hi >> (i - 64)) & 1; };
+  for (unsigned i = 0; i < 128; ++i)
+    if ((i >= 3 && i <= 20) || i == 40 || i == 41 || (i >= 64 && i != 100)) (i < 64 ? lo : hi) |= 1ull << (i % 64);
+  Bench b;
+  for (const auto& k : cases) {
+    fill_f16(b.ub(), 4096, 6, -8, 8);
+    fill_f16(b.ub() + 0x8000, 4096, 7, -8, 8);
+    fill_f16(b.ub() + 0x10000, 4096, 8, -8, 8);
+    std::vector<std::uint8_t> want(b.ub(), b.ub() + 0x18000);
+    const VecCfg c{3, k.blk, k.blk, k.blk, 24, 24, 24};
+    for (unsigned r = 0; r < 3; ++r)
+      for (unsigned i = 0; i < 128; ++i) {
+        if (!on(i)) continue;
+        const std::uint64_t at = r * 24 * 32 + i / 16 * k.blk * 32 + i % 16 * 2;
+        const double v = num::load(&want[at], DType::F16) * num::load(&want[0x8000 + at], DType::F16);
+        num::store(&want[k.dst + at], DType::F16, v);
+      }
+    vec(b, "li x1, " + std::to_string(k.dst) + "\nvmul.f16 x1, x2, x3, x4", c.pack(), 0, 0, lo, hi);
+    EXPECT_EQ(std::memcmp(b.ub(), want.data(), want.size()), 0)
+        << "destination " << k.dst << ", block stride " << k.blk;
+  }
+}
+
 // A widening conversion with block strides other than 1 (f16 source blocks of 16 elements three
 // blocks apart, f32 destination blocks of 8 two apart): each element where the strides put it.
 TEST(AiCoreVector, AWideningConversionWithBlockStridesPlacesEveryElement) {

@@ -2,6 +2,7 @@
 #include "vector.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -231,56 +232,73 @@ bool VectorUnit::element_run(const Job& j, unsigned r, unsigned i, unsigned n, d
 }
 
 void VectorUnit::elementwise(const Job& j) {
-  std::uint8_t* ub = core_.buffer(kUB);
-  const DType t = j.t;
   const VecForm f = j.op.form;
-  const Round round = Round(j.e.in.mode & mode::kRoundMask);
   const double scal =
-      f == VecForm::Scalar || f == VecForm::Dup ? scalar_value(j.e.v[f == VecForm::Dup ? 1 : 2], t) : 0.0;
+      f == VecForm::Scalar || f == VecForm::Dup ? scalar_value(j.e.v[f == VecForm::Dup ? 1 : 2], j.t) : 0.0;
   const std::int64_t scal_i = to_int(scal);
   // The float forms and conversions take runs of elements at once where element_run may: each run
   // contiguous in every operand (a 32 B block, or the whole repeat when the blocks are adjacent).
   const bool runs =
-      f == VecForm::Conv || (is_float(t) && (f == VecForm::Binary || f == VecForm::Scalar || f == VecForm::Unary));
+      f == VecForm::Conv || (is_float(j.t) && (f == VecForm::Binary || f == VecForm::Scalar || f == VecForm::Unary));
   const unsigned run = runs ? std::min({run_length(j.dst, j.elems), run_length(j.src0, j.elems),
                                         f == VecForm::Binary ? run_length(j.src1, j.elems) : j.elems})
                             : 1;
-  // The runs whose mask bits are all on (the mask is the same for every repeat): bit i / run.
-  std::uint64_t full = 0;
-  for (unsigned i = 0; run > 1 && i < j.elems; i += run) {
-    bool on = true;
-    for (unsigned k = i; k < i + run && on; ++k) on = j.on(k);
-    full |= std::uint64_t(on) << (i / run);
+  if (run == 1) {
+    for (unsigned r = 0; r < j.c.repeat; ++r)
+      for (unsigned i = 0; i < j.elems; ++i)
+        if (j.on(i)) element(j, r, i, scal, scal_i);
+    return;
+  }
+  // The mask's stretches of elements on, each inside one run (the mask is the same for every
+  // repeat): a partial mask (the last channels of a tensor) still goes by stretches, not elements.
+  struct Stretch {
+    unsigned at, n;
+  };
+  std::array<Stretch, kMaxRun> stretches;
+  unsigned count = 0;
+  for (unsigned i = 0; i < j.elems;) {
+    if (!j.on(i)) {
+      ++i;
+      continue;
+    }
+    unsigned end = i + 1;
+    while (end < j.elems && end % run && j.on(end)) ++end;
+    stretches[count++] = {i, end - i};
+    i = end;
   }
   for (unsigned r = 0; r < j.c.repeat; ++r)
-    for (unsigned i = 0; i < j.elems; ++i) {
-      if (run > 1 && i % run == 0 && (full >> (i / run) & 1) && element_run(j, r, i, run, scal)) {
-        i += run - 1;
-        continue;
-      }
-      if (!j.on(i)) continue;
-      std::uint8_t* d = ub + j.dst.addr(r, i);
-      const std::uint8_t* s0 = ub + j.src0.addr(r, i);
-      switch (f) {
-        case VecForm::Dup: num::store(d, t, scal); continue;
-        case VecForm::Conv: num::store(d, t, num::load(s0, j.e.in.dt2), round); continue;
-        case VecForm::Copy: std::memmove(d, s0, j.dst.eb); continue;
-        case VecForm::Sel: {
-          const bool pick = (ub[j.sel + std::uint64_t(r) * 16 + i / 8] >> (i % 8)) & 1;
-          std::memcpy(d, pick ? s0 : ub + j.src1.addr(r, i), j.dst.eb);
-          continue;
-        }
-        default: break;
-      }
-      const bool binary = f == VecForm::Binary;
-      if (!is_float(t)) {  // integer arithmetic, wrapping
-        const std::int64_t b = binary ? load_int(ub + j.src1.addr(r, i), t) : scal_i;
-        store_wrapped(d, t, j.op.i(load_int(s0, t), b, scal));
-      } else {  // floating point: exact in a double, rounded once to the element type
-        const double b = binary ? num::load(ub + j.src1.addr(r, i), t) : scal;
-        num::store(d, t, j.op.f(num::load(s0, t), b));
-      }
+    for (unsigned k = 0; k < count; ++k) {
+      const Stretch s = stretches[k];
+      if (!element_run(j, r, s.at, s.n, scal))
+        for (unsigned i = s.at; i < s.at + s.n; ++i) element(j, r, i, scal, scal_i);
     }
+}
+
+// Element i of repeat r, on its own (its mask bit on). scal_i: the Scalar form's operand as an integer.
+void VectorUnit::element(const Job& j, unsigned r, unsigned i, double scal, std::int64_t scal_i) {
+  std::uint8_t* ub = core_.buffer(kUB);
+  const DType t = j.t;
+  const VecForm f = j.op.form;
+  std::uint8_t* d = ub + j.dst.addr(r, i);
+  const std::uint8_t* s0 = ub + j.src0.addr(r, i);
+  switch (f) {
+    case VecForm::Dup: return num::store(d, t, scal);
+    case VecForm::Conv: return num::store(d, t, num::load(s0, j.e.in.dt2), Round(j.e.in.mode & mode::kRoundMask));
+    case VecForm::Copy: return void(std::memmove(d, s0, j.dst.eb));
+    case VecForm::Sel: {
+      const bool pick = (ub[j.sel + std::uint64_t(r) * 16 + i / 8] >> (i % 8)) & 1;
+      return void(std::memcpy(d, pick ? s0 : ub + j.src1.addr(r, i), j.dst.eb));
+    }
+    default: break;
+  }
+  const bool binary = f == VecForm::Binary;
+  if (!is_float(t)) {  // integer arithmetic, wrapping
+    const std::int64_t b = binary ? load_int(ub + j.src1.addr(r, i), t) : scal_i;
+    store_wrapped(d, t, j.op.i(load_int(s0, t), b, scal));
+  } else {  // floating point: exact in a double, rounded once to the element type
+    const double b = binary ? num::load(ub + j.src1.addr(r, i), t) : scal;
+    num::store(d, t, j.op.f(num::load(s0, t), b));
+  }
 }
 
 }  // namespace dvp::aicore

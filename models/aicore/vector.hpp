@@ -21,6 +21,7 @@ class VectorUnit {
   void compare(const Job& j);
   void elementwise(const Job& j);
   bool element_run(const Job& j, unsigned r, unsigned i, unsigned n, double scal);
+  void element(const Job& j, unsigned r, unsigned i, double scal, std::int64_t scal_i);
   CoreServices& core_;
 };
 
