@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "tensor_layout.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -66,27 +67,38 @@ bool Nc1hwc0::logical_of(std::uint64_t s, std::uint64_t& i, std::uint64_t& chann
 
 namespace {
 
-// f(i, s) for every logical element i, in order, and the place s at() gives it: at()'s
-// arithmetic with its divisions taken once per channel, not five per element (a network's
-// weights, tens of millions of elements, are laid out so at every load). fractal_z's k0 is 32
-// bytes of the type, a power of two: a shift and a mask.
+// f(i, s) for every logical element i and the place s at() gives it: at()'s arithmetic with its
+// divisions taken once per channel, not five per element (a network's weights, tens of millions
+// of elements, are laid out so at every load). fractal_z's k0 is 32 bytes of the type, a power of
+// two: a shift and a mask. The elements go by blocks of c0 channels, a position of all of them at
+// a time: those are adjacent where they are stored (in fractal_z, one fractal row), so the stored
+// side is written a row at a time, not an element a row (rows16 x k0 elements apart) for every
+// position. f must not depend on the order.
 template <typename F>
 void each_place(const Nc1hwc0& l, F&& f) {
-  if (l.k0 & (l.k0 - 1)) {
+  constexpr std::uint64_t kMaxC0 = 64;
+  if ((l.k0 & (l.k0 - 1)) || l.c0 > kMaxC0) {
     for (std::uint64_t i = 0; i < l.logical(); ++i) f(i, l.at(i));
     return;
   }
   const unsigned sh = l.k0 ? unsigned(__builtin_ctzll(l.k0)) : 0;
   const std::uint64_t hw = l.h * l.w, row = l.row(), rows16 = l.rows16(), mask = l.k0 ? l.k0 - 1 : 0;
-  std::uint64_t i = 0;
+  std::uint64_t first[kMaxC0];  // each channel of the block's place in the row, at (y, x) = (0, 0)
   for (std::uint64_t b = 0; b < l.n; ++b)
-    for (std::uint64_t c = 0; c < l.c; ++c) {
-      const std::uint64_t ch = c + (l.groups > 1 ? b / (l.n / l.groups) % l.ext * l.c : 0);
-      const std::uint64_t first = ch / l.c0 * hw * l.c0 + ch % l.c0;  // in the row, at (y, x) = (0, 0)
-      for (std::uint64_t yx = 0; yx < hw; ++yx, ++i) {
-        const std::uint64_t in_row = first + yx * l.c0;
-        f(i, l.k0 ? (((in_row >> sh) * rows16 + b) << sh) | (in_row & mask) : b * row + in_row);
+    for (std::uint64_t c_lo = 0; c_lo < l.c; c_lo += l.c0) {
+      const std::uint64_t block = std::min(l.c0, l.c - c_lo), i0 = (b * l.c + c_lo) * hw;
+      // A group's channels sit at its place in the extended group; without groups, a block is
+      // one C1 (c_lo a multiple of c0): no division (a 1 x 1 conv's block is all its positions).
+      const std::uint64_t at_group = l.groups > 1 ? b / (l.n / l.groups) % l.ext * l.c : 0;
+      for (std::uint64_t k = 0; k < block; ++k) {
+        const std::uint64_t ch = c_lo + k + at_group;
+        first[k] = at_group ? ch / l.c0 * hw * l.c0 + ch % l.c0 : c_lo * hw + k;
       }
+      for (std::uint64_t yx = 0; yx < hw; ++yx)
+        for (std::uint64_t k = 0; k < block; ++k) {
+          const std::uint64_t in_row = first[k] + yx * l.c0;
+          f(i0 + k * hw + yx, l.k0 ? (((in_row >> sh) * rows16 + b) << sh) | (in_row & mask) : b * row + in_row);
+        }
     }
 }
 
