@@ -71,9 +71,10 @@ namespace {
 // divisions taken once per channel, not five per element (a network's weights, tens of millions
 // of elements, are laid out so at every load). fractal_z's k0 is 32 bytes of the type, a power of
 // two: a shift and a mask. The elements go by blocks of c0 channels, a position of all of them at
-// a time: those are adjacent where they are stored (in fractal_z, one fractal row), so the stored
-// side is written a row at a time, not an element a row (rows16 x k0 elements apart) for every
-// position. f must not depend on the order.
+// a time: those lie together where they are stored (in NC1HWC0, c0 adjacent elements; in
+// fractal_z, runs of k0 in fractal rows: part of a row for int8, a row for fp16, two rows for f32),
+// so the stored side is written by runs, not an element a fractal row (rows16 x k0 elements apart)
+// for every position. f must not depend on the order.
 template <typename F>
 void each_place(const Nc1hwc0& l, F&& f) {
   constexpr std::uint64_t kMaxC0 = 64;

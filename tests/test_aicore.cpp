@@ -395,6 +395,7 @@ void expect_img2col(DType t, const Load3dCfg& cfg, const Fmatrix& f, std::uint32
   std::uint8_t* l1 = b.core.buffer(kL1);
   const std::uint64_t map_bytes = std::uint64_t(cfg.channels) * f.h * f.w * eb;
   for (std::uint64_t a = 0; a < map_bytes; ++a) l1[a] = std::uint8_t(a * 131 + 7);
+  std::memset(b.core.buffer(l0b ? kL0B : kL0A), 0x5A, (cfg.m_ext / 16) * (cfg.k_ext / k0) * 512);  // zeros are written
   const std::string dt = t == DType::S8 ? "s8" : t == DType::F32 ? "f32" : "f16";
   b.run("li64 x1, " + std::to_string(f.pack()) + "\nmtspr fmatrix, x1\nli x2, " + std::to_string(padvalue) +
         "\nmtspr padvalue, x2\nli x3, 0\nli x4, 0\nli64 x5, " + std::to_string(cfg.pack1()) + "\nli64 x6, " +
@@ -528,13 +529,14 @@ TEST(AiCoreVector, ADestinationOverlappingItsSourceReadsEarlierResultsAsALoopDoe
 
 // A mask with holes, its stretches on crossing blocks (bits 3 - 20, 40 - 41, 64 - 99, 101 - 127),
 // on operands whose repeat is one run (block stride 1) or runs of a block (stride 2), with the
-// destination apart from the sources, in place, or one block past the first source: each element
-// on as a loop in element order gives, each element off untouched.
+// destination apart from the sources, in place, or overlapping them (one block past the first
+// source; with stride 2, destination block b is source block b + 1): each element on as a loop in
+// element order gives, each element off untouched.
 TEST(AiCoreVector, AMaskWithHolesGivesWhatALoopGivesWhereverTheDestinationLies) {
   const struct {
     std::uint64_t dst;
     std::uint32_t blk;
-  } cases[] = {{0x10000, 1}, {0x10000, 2}, {0, 1}, {32, 1}, {32, 2}};
+  } cases[] = {{0x10000, 1}, {0x10000, 2}, {0, 1}, {32, 1}, {64, 2}};
   std::uint64_t lo = 0, hi = 0;
   const auto on = [&](unsigned i) { return (i < 64 ? lo >> i : hi >> (i - 64)) & 1; };
   for (unsigned i = 0; i < 128; ++i)
@@ -572,6 +574,25 @@ TEST(AiCoreVector, AWideningConversionWithBlockStridesPlacesEveryElement) {
       num::store(&want[d], DType::F32, num::load(b.ub() + s, DType::F16));
     }
   vec(b, "vconv.f32.f16 x1, x2, x4", c.pack());
+  EXPECT_EQ(std::memcmp(b.ub() + 0x10000, want.data(), want.size()), 0);
+}
+
+// A widening conversion under a mask with holes (f16 -> f32, 64 elements a repeat, each operand's
+// repeat one run): the elements on converted, those off untouched.
+TEST(AiCoreVector, AConversionUnderAMaskWithHolesConvertsTheElementsOnOnly) {
+  Bench b;
+  fill_f16(b.ub(), 4096, 9, -1000, 1000);
+  fill_f16(b.ub() + 0x10000, 4096, 10, -8, 8);
+  std::vector<std::uint8_t> want(b.ub() + 0x10000, b.ub() + 0x18000);
+  std::uint64_t lo = 0;
+  for (unsigned i = 0; i < 64; ++i)
+    if (i <= 6 || (i >= 9 && i <= 30) || i == 33 || i >= 40) lo |= 1ull << i;
+  const VecCfg c{3, 1, 1, 1, 8, 4, 8};
+  for (unsigned r = 0; r < 3; ++r)
+    for (unsigned i = 0; i < 64; ++i)
+      if (lo >> i & 1)
+        num::store(&want[r * 8 * 32 + i * 4], DType::F32, num::load(b.ub() + r * 4 * 32 + i * 2, DType::F16));
+  vec(b, "vconv.f32.f16 x1, x2, x4", c.pack(), 0, 0, lo, 0);
   EXPECT_EQ(std::memcmp(b.ub() + 0x10000, want.data(), want.size()), 0);
 }
 

@@ -223,7 +223,7 @@ void MteUnit::img2col(const Issued& e, std::uint64_t wo, std::uint64_t ho) {
     const std::uint64_t k = c.k_start + kk, tap = k / c0;
     const std::uint64_t j = tap % c.kw, i = tap / c.kw % c.kh, c1 = tap / c.kw / c.kh;
     const std::int64_t h0 = std::int64_t(i) * c.dil_h - f.pad_t, w0 = std::int64_t(j) * c.dil_w - f.pad_l;
-    const std::uint8_t* plane = fm + c1 * f.h * f.w * tap_bytes;
+    const std::uint64_t plane = c1 * f.h * f.w * tap_bytes;  // an offset: past K, c1 is past the map
     std::uint8_t* column = out + (kk / k0) * 512 + (kk % k0) * eb;
     std::uint64_t oh = c.m_start / wo, ow = c.m_start % wo;
     for (std::uint64_t r = 0; r < c.m_ext; ++r) {
@@ -234,7 +234,7 @@ void MteUnit::img2col(const Issued& e, std::uint64_t wo, std::uint64_t ho) {
       else if (h < 0 || w < 0 || h >= f.h || w >= f.w)
         std::memcpy(d, pad, tap_bytes);
       else
-        std::memcpy(d, plane + (std::uint64_t(h) * f.w + std::uint64_t(w)) * tap_bytes, tap_bytes);
+        std::memcpy(d, fm + plane + (std::uint64_t(h) * f.w + std::uint64_t(w)) * tap_bytes, tap_bytes);
       if (++ow == wo) ow = 0, ++oh;
     }
   }
