@@ -250,7 +250,7 @@ void VectorUnit::elementwise(const Job& j) {
     return;
   }
   // The mask's stretches of elements on, each inside one run (the mask is the same for every
-  // repeat): a partial mask (the last channels of a tensor) still goes by stretches, not elements.
+  // repeat): a partial mask (the first 64 of 128 elements, say) still goes by stretches, not elements.
   struct Stretch {
     unsigned at, n;
   };
