@@ -497,34 +497,45 @@ TEST(AiCoreVector, AddWithPartialMaskAndStridesMatchesALoop) {
     }
 }
 
+namespace {
+
+struct Placement {
+  std::uint64_t dst;  // the destination's UB address (sources at 0 and 0x8000)
+  std::uint32_t blk;  // every operand's block stride
+};
+
+// Runs vadd.f16 or vmul.f16 over `repeat` repeats `stride` blocks apart under the mask lo:hi, and
+// compares all of UB up to 0x18000 with a loop in element order over the elements on.
+void expect_f16_binary_as_loop(Bench& b, bool mul, const Placement& k, unsigned repeat, unsigned stride,
+                               std::uint64_t lo, std::uint64_t hi) {
+  fill_f16(b.ub(), 4096, 6, -8, 8);
+  fill_f16(b.ub() + 0x8000, 4096, 7, -8, 8);
+  fill_f16(b.ub() + 0x10000, 4096, 8, -8, 8);
+  std::vector<std::uint8_t> want(b.ub(), b.ub() + 0x18000);
+  for (unsigned r = 0; r < repeat; ++r)
+    for (unsigned i = 0; i < 128; ++i) {
+      if (!((i < 64 ? lo >> i : hi >> (i - 64)) & 1)) continue;
+      const std::uint64_t at = r * stride * 32 + i / 16 * k.blk * 32 + i % 16 * 2;
+      const double x = num::load(&want[at], DType::F16), y = num::load(&want[0x8000 + at], DType::F16);
+      num::store(&want[k.dst + at], DType::F16, mul ? x * y : x + y);
+    }
+  const VecCfg c{repeat, k.blk, k.blk, k.blk, stride, stride, stride};
+  vec(b, "li x1, " + std::to_string(k.dst) + (mul ? "\nvmul" : "\nvadd") + ".f16 x1, x2, x3, x4", c.pack(), 0, 0, lo,
+      hi);
+  EXPECT_EQ(std::memcmp(b.ub(), want.data(), want.size()), 0) << "destination " << k.dst << ", block stride " << k.blk;
+}
+
+}  // namespace
+
 // A destination one block past its first source: each element reads what the element 16 before it
 // wrote, as element by element does, whether the blocks are adjacent (a repeat's 128 elements one
 // run in all three operands, which overlap) or two apart (destination block b is source block b + 1:
 // runs of a block, each reading what the run before it wrote); and one in place. The unit takes runs
 // of elements at once only where that gives the same.
 TEST(AiCoreVector, ADestinationOverlappingItsSourceReadsEarlierResultsAsALoopDoes) {
-  const struct {
-    std::uint64_t dst;
-    std::uint32_t blk;
-  } cases[] = {{32, 1}, {64, 2}, {0, 1}};
   Bench b;
-  for (const auto& k : cases) {
-    fill_f16(b.ub(), 2048, 3, -8, 8);
-    fill_f16(b.ub() + 0x8000, 2048, 4, -8, 8);
-    std::vector<std::uint8_t> want(b.ub(), b.ub() + 0x10000);
-    const VecCfg c{2, k.blk, k.blk, k.blk, 16, 16, 16};
-    for (unsigned r = 0; r < 2; ++r)
-      for (unsigned i = 0; i < 128; ++i) {
-        const std::uint64_t at = r * 16 * 32 + i / 16 * k.blk * 32 + i % 16 * 2;
-        const double v = num::load(&want[at], DType::F16) + num::load(&want[0x8000 + at], DType::F16);
-        num::store(&want[k.dst + at], DType::F16, v);
-      }
-    b.run("li x1, " + std::to_string(k.dst) + "\nli x2, 0\nli x3, 0x8000\nli64 x4, " + std::to_string(c.pack()) +
-          "\nli x10, 128\nsetmaskn x10\nvadd.f16 x1, x2, x3, x4\nend\n");
-    ASSERT_FALSE(b.fault) << b.fault->str();
-    EXPECT_EQ(std::memcmp(b.ub(), want.data(), want.size()), 0)
-        << "destination " << k.dst << ", block stride " << k.blk;
-  }
+  for (const Placement& k : {Placement{32, 1}, Placement{64, 2}, Placement{0, 1}})
+    expect_f16_binary_as_loop(b, false, k, 2, 16, ~0ull, ~0ull);
 }
 
 // A mask with holes, its stretches on crossing blocks (bits 3 - 20, 40 - 41, 64 - 99, 101 - 127),
@@ -533,32 +544,13 @@ TEST(AiCoreVector, ADestinationOverlappingItsSourceReadsEarlierResultsAsALoopDoe
 // source; with stride 2, destination block b is source block b + 1): each element on as a loop in
 // element order gives, each element off untouched.
 TEST(AiCoreVector, AMaskWithHolesGivesWhatALoopGivesWhereverTheDestinationLies) {
-  const struct {
-    std::uint64_t dst;
-    std::uint32_t blk;
-  } cases[] = {{0x10000, 1}, {0x10000, 2}, {0, 1}, {32, 1}, {64, 2}};
   std::uint64_t lo = 0, hi = 0;
-  const auto on = [&](unsigned i) { return (i < 64 ? lo >> i : hi >> (i - 64)) & 1; };
   for (unsigned i = 0; i < 128; ++i)
     if ((i >= 3 && i <= 20) || i == 40 || i == 41 || (i >= 64 && i != 100)) (i < 64 ? lo : hi) |= 1ull << (i % 64);
   Bench b;
-  for (const auto& k : cases) {
-    fill_f16(b.ub(), 4096, 6, -8, 8);
-    fill_f16(b.ub() + 0x8000, 4096, 7, -8, 8);
-    fill_f16(b.ub() + 0x10000, 4096, 8, -8, 8);
-    std::vector<std::uint8_t> want(b.ub(), b.ub() + 0x18000);
-    const VecCfg c{3, k.blk, k.blk, k.blk, 24, 24, 24};
-    for (unsigned r = 0; r < 3; ++r)
-      for (unsigned i = 0; i < 128; ++i) {
-        if (!on(i)) continue;
-        const std::uint64_t at = r * 24 * 32 + i / 16 * k.blk * 32 + i % 16 * 2;
-        const double v = num::load(&want[at], DType::F16) * num::load(&want[0x8000 + at], DType::F16);
-        num::store(&want[k.dst + at], DType::F16, v);
-      }
-    vec(b, "li x1, " + std::to_string(k.dst) + "\nvmul.f16 x1, x2, x3, x4", c.pack(), 0, 0, lo, hi);
-    EXPECT_EQ(std::memcmp(b.ub(), want.data(), want.size()), 0)
-        << "destination " << k.dst << ", block stride " << k.blk;
-  }
+  for (const Placement& k :
+       {Placement{0x10000, 1}, Placement{0x10000, 2}, Placement{0, 1}, Placement{32, 1}, Placement{64, 2}})
+    expect_f16_binary_as_loop(b, true, k, 3, 24, lo, hi);
 }
 
 // A widening conversion with block strides other than 1 (f16 source blocks of 16 elements three
