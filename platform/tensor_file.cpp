@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "aicore/numeric.hpp"
 #include "common/error.hpp"
@@ -294,21 +295,28 @@ void read_tensor_data(const std::string& path, const NpyHeader* h, DType t, std:
   }
   if (!convert) throw Error(path + ": holds " + h->descr + ", not " + aicore::dtype_name(t));
   // Converted in pieces through a double, rounded once to the tensor's type: each piece decoded
-  // and stored with the types chosen once (a network's weights are tens of millions of them).
-  std::vector<std::uint8_t> piece(std::size_t(1) << 20);
-  const std::uint64_t per = piece.size() / h->itemsize;
-  std::vector<double> values(per);
+  // and stored with the types chosen once (a network's weights are tens of millions of them); f32
+  // into f16, a network's weights, directly. The buffers are not zeroed first (a 1 MiB piece and
+  // its doubles were cleared for every file, a bias of 64 elements too).
+  const std::uint64_t per = std::min<std::uint64_t>(count, (std::uint64_t(1) << 20) / h->itemsize);
   const DType from = file_dtype(*h);
+  const bool direct = from == DType::F32 && t == DType::F16;
+  std::unique_ptr<std::uint8_t[]> piece(new std::uint8_t[per * h->itemsize]);
+  std::unique_ptr<double[]> values(direct ? nullptr : new double[per]);
   for (std::uint64_t i = 0; i < count; i += per) {
     const std::uint64_t n = std::min(per, count - i);
-    f.read(reinterpret_cast<char*>(piece.data()), std::streamsize(n * h->itemsize));
+    f.read(reinterpret_cast<char*>(piece.get()), std::streamsize(n * h->itemsize));
     if (std::uint64_t(f.gcount()) != n * h->itemsize) throw Error(path + ": truncated while reading");
-    if (h->big_endian) swap_bytes(piece.data(), n, h->itemsize);
+    if (h->big_endian) swap_bytes(piece.get(), n, h->itemsize);
+    if (direct) {
+      aicore::num::f16_from_f32_n(piece.get(), out + i * eb, n);
+      continue;
+    }
     if (from != DType::None)
-      aicore::num::load_n(piece.data(), from, n, values.data());
+      aicore::num::load_n(piece.get(), from, n, values.get());
     else
-      for (std::uint64_t j = 0; j < n; ++j) values[j] = file_value(piece.data() + j * h->itemsize, *h);
-    aicore::num::store_n(out + i * eb, t, values.data(), n);
+      for (std::uint64_t j = 0; j < n; ++j) values[j] = file_value(piece.get() + j * h->itemsize, *h);
+    aicore::num::store_n(out + i * eb, t, values.get(), n);
   }
 }
 

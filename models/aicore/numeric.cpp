@@ -236,7 +236,29 @@ __attribute__((target("avx,f16c"))) std::uint64_t f16_store_by_four(std::uint8_t
   }
   return i;
 }
+
+// f32 to f16, 8 a step: F16C's nearest-even rounding of an f32 is to_f16's of the same value (an
+// f32 is exact in a double; f16 subnormals and overflow to infinity included; an f32 subnormal,
+// zero or flushed, is a signed zero in f16 either way). NaN keeps its payload there: stored again
+// by to_f16, as the canonical NaN.
+__attribute__((target("avx,f16c"))) std::uint64_t f16_from_f32_by_eight(const std::uint8_t* p, std::uint8_t* out,
+                                                                        std::uint64_t n) {
+  std::uint64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 f = _mm256_loadu_ps(reinterpret_cast<const float*>(p + 4 * i));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * i), _mm256_cvtps_ph(f, 0));
+    if (_mm256_movemask_ps(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)))
+      for (int k = 0; k < 8; ++k) {
+        std::uint32_t b;
+        std::memcpy(&b, p + 4 * (i + k), 4);
+        const std::uint16_t h = to_f16(f32(b));
+        std::memcpy(out + 2 * (i + k), &h, 2);
+      }
+  }
+  return i;
+}
 #else
+std::uint64_t f16_from_f32_by_eight(const std::uint8_t*, std::uint8_t*, std::uint64_t) { return 0; }
 std::uint64_t f16_by_eight(const std::uint8_t*, std::uint64_t, double*) { return 0; }
 std::uint64_t bf16_by_eight(const std::uint8_t*, std::uint64_t, double*) { return 0; }
 std::uint64_t f16_store_by_four(std::uint8_t*, const double*, std::uint64_t) { return 0; }
@@ -309,6 +331,15 @@ void store_n(std::uint8_t* p, DType t, const double* v, std::uint64_t n) {
     case DType::F32: return each([](double x) { return to_f32(x); }, std::uint32_t());
     default:
       for (std::uint64_t i = 0; i < n; ++i) store(p + i * dtype_bytes(t), t, v[i]);
+  }
+}
+
+void f16_from_f32_n(const std::uint8_t* from, std::uint8_t* to, std::uint64_t n) {
+  for (std::uint64_t i = f16c() ? f16_from_f32_by_eight(from, to, n) : 0; i < n; ++i) {
+    std::uint32_t b;
+    std::memcpy(&b, from + 4 * i, 4);
+    const std::uint16_t h = to_f16(f32(b));
+    std::memcpy(to + 2 * i, &h, 2);
   }
 }
 

@@ -99,6 +99,10 @@ void store(std::uint8_t* p, DType t, double v, Round r = Round::Rint);
 // n values stored as consecutive elements of type t at p, rounded to nearest even: the type
 // chosen once (a tensor set up, a reference rounded to its output's type).
 void store_n(std::uint8_t* p, DType t, const double* v, std::uint64_t n);
+// n f32 elements at `from` stored as f16 at `to`: what store_n(to, DType::F16, ...) gives for their
+// values (nearest even; NaN the canonical 0x7e00), without a double between (a network's f32
+// weights loaded into its f16 tensors: tens of millions of elements).
+void f16_from_f32_n(const std::uint8_t* from, std::uint8_t* to, std::uint64_t n);
 // The bits of v as an element of type t (rounded to nearest even): a vector instruction's scalar
 // operand, which the unit reads from a register's low bits.
 std::uint64_t bits(double v, DType t);
