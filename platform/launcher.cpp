@@ -625,6 +625,7 @@ KernelLauncher::KernelLauncher(sc_core::sc_module_name n, const cfg::Node& kerne
     layout(K, k);
   }
   place_arena(kernels);
+  std::vector<std::uint8_t>().swap(load_buffer_);  // every file is in DRAM now
   stats_.json("kernels", "per kernel: blocks, cores, start and end (ns), result of the check, roofline",
               [this] { return results_json(); });
   if (tasks) {
@@ -1332,16 +1333,22 @@ void KernelLauncher::place_arena(const cfg::Node& kernels) {
 }
 
 // A tensor's file, straight into DRAM at its address: a file as large as the memory is read once.
+// Its DRAM pages are made in one call first (a network's weights are tens of megabytes: a fault a
+// page costs about twice as much on this project's VMs), and a laid-out tensor's logical form goes
+// through one buffer kept from tensor to tensor, not a fresh one zeroed and faulted in for each.
 void KernelLauncher::load_file(TensorSpec& s, const cfg::Node& t) {
   if (s.file.empty()) return;
+  const unsigned eb = aicore::dtype_bytes(s.t.dtype);
+  dram_.will_write(s.t.addr, s.t.elems * eb);
   try {
     if (s.nc1hwc0) {  // the logical tensor, then stored
-      std::vector<std::uint8_t> logical(s.nc1hwc0->logical() * aicore::dtype_bytes(s.t.dtype));
-      read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, s.nc1hwc0->logical(), s.convert, logical.data());
-      s.store(logical.data(), dram_.write_at(s.t.addr, s.t.elems * aicore::dtype_bytes(s.t.dtype)));
+      const std::uint64_t logical = s.nc1hwc0->logical();
+      if (load_buffer_.size() < logical * eb) load_buffer_.resize(logical * eb);
+      read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, logical, s.convert, load_buffer_.data());
+      s.store(load_buffer_.data(), dram_.write_at(s.t.addr, s.t.elems * eb));
     } else {
       read_tensor_data(s.file, s.npy ? &*s.npy : nullptr, s.t.dtype, s.t.elems, s.convert,
-                       dram_.write_at(s.t.addr, s.t.elems * aicore::dtype_bytes(s.t.dtype)));
+                       dram_.write_at(s.t.addr, s.t.elems * eb));
     }
   } catch (const Error& e) {
     t.at("file").fail(e.what());

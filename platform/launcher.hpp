@@ -211,7 +211,8 @@ class KernelLauncher : public sc_core::sc_module {
   static void compare_element(Comparison& c, double& worst_excess, std::uint64_t i, double have, double w);
   static constexpr std::uint64_t kPieceBytes = std::uint64_t(1) << 20;
   std::vector<std::uint8_t> piece_;
-  std::vector<double> got_;  // a chunk of the output, decoded
+  std::vector<std::uint8_t> load_buffer_;  // load_file's logical form of a laid-out tensor, while loading
+  std::vector<double> got_;                // a chunk of the output, decoded
   static Result result_of(const Kernel& K);
   nlohmann::json results_json() const;
 
