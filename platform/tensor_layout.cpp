@@ -85,22 +85,36 @@ void each_place(const Nc1hwc0& l, F&& f) {
   const unsigned sh = l.k0 ? unsigned(__builtin_ctzll(l.k0)) : 0;
   const std::uint64_t hw = l.h * l.w, row = l.row(), rows16 = l.rows16(), mask = l.k0 ? l.k0 - 1 : 0;
   std::uint64_t first[kMaxC0];  // each channel of the block's place in the row, at (y, x) = (0, 0)
-  for (std::uint64_t b = 0; b < l.n; ++b)
-    for (std::uint64_t c_lo = 0; c_lo < l.c; c_lo += l.c0) {
-      const std::uint64_t block = std::min(l.c0, l.c - c_lo), i0 = (b * l.c + c_lo) * hw;
-      // A group's channels sit at its place in the extended group; without groups, a block is
-      // one C1 (c_lo a multiple of c0): no division (a 1 x 1 conv's block is all its positions).
-      const std::uint64_t at_group = l.groups > 1 ? b / (l.n / l.groups) % l.ext * l.c : 0;
-      for (std::uint64_t k = 0; k < block; ++k) {
-        const std::uint64_t ch = c_lo + k + at_group;
-        first[k] = at_group ? ch / l.c0 * hw * l.c0 + ch % l.c0 : c_lo * hw + k;
-      }
-      for (std::uint64_t yx = 0; yx < hw; ++yx)
-        for (std::uint64_t k = 0; k < block; ++k) {
-          const std::uint64_t in_row = first[k] + yx * l.c0;
-          f(i0 + k * hw + yx, l.k0 ? (((in_row >> sh) * rows16 + b) << sh) | (in_row & mask) : b * row + in_row);
+  // fractal_z puts rows b and b + 1 side by side (k0 elements apart): a block of channels is laid
+  // out for 16 rows at a time, so the stored side's fractal rows are written whole while in the
+  // host's cache (a row at a time wrote k0 elements every rows16 x k0, across the whole tensor).
+  const std::uint64_t tile = l.k0 ? 16 : 1;
+  // Without groups a block starts a C1 (c0-aligned in the row), so its c0 places are adjacent when a
+  // fractal row holds whole blocks (k0 a multiple of c0: fp16 and int8, not f32's 8 of 16).
+  const bool adjacent = l.groups <= 1 && (!l.k0 || l.k0 % l.c0 == 0);
+  for (std::uint64_t b_lo = 0; b_lo < l.n; b_lo += tile)
+    for (std::uint64_t c_lo = 0; c_lo < l.c; c_lo += l.c0)
+      for (std::uint64_t b = b_lo; b < std::min(l.n, b_lo + tile); ++b) {
+        const std::uint64_t block = std::min(l.c0, l.c - c_lo), i0 = (b * l.c + c_lo) * hw;
+        const auto place = [&](std::uint64_t in_row) {
+          return l.k0 ? (((in_row >> sh) * rows16 + b) << sh) | (in_row & mask) : b * row + in_row;
+        };
+        if (adjacent) {  // one place found for the block, not c0; a block is one C1: no division
+          for (std::uint64_t yx = 0; yx < hw; ++yx) {
+            const std::uint64_t s0 = place(c_lo * hw + yx * l.c0);
+            for (std::uint64_t k = 0; k < block; ++k) f(i0 + k * hw + yx, s0 + k);
+          }
+          continue;
         }
-    }
+        // A group's channels sit at its place in the extended group.
+        const std::uint64_t at_group = l.groups > 1 ? b / (l.n / l.groups) % l.ext * l.c : 0;
+        for (std::uint64_t k = 0; k < block; ++k) {
+          const std::uint64_t ch = c_lo + k + at_group;
+          first[k] = at_group ? ch / l.c0 * hw * l.c0 + ch % l.c0 : c_lo * hw + k;
+        }
+        for (std::uint64_t yx = 0; yx < hw; ++yx)
+          for (std::uint64_t k = 0; k < block; ++k) f(i0 + k * hw + yx, place(first[k] + yx * l.c0));
+      }
 }
 
 // Elements of `eb` bytes between the logical and the stored order, the size a constant of each
@@ -108,12 +122,10 @@ void each_place(const Nc1hwc0& l, F&& f) {
 void move_elements(const Nc1hwc0& l, const std::uint8_t* from, std::uint8_t* to, unsigned eb, bool to_stored) {
   auto each = [&](auto bytes) {
     constexpr unsigned e = decltype(bytes)::value;
-    each_place(l, [&](std::uint64_t i, std::uint64_t s) {
-      if (to_stored)
-        std::memcpy(to + s * e, from + i * e, e);
-      else
-        std::memcpy(to + i * e, from + s * e, e);
-    });
+    if (to_stored)
+      each_place(l, [&](std::uint64_t i, std::uint64_t s) { std::memcpy(to + s * e, from + i * e, e); });
+    else
+      each_place(l, [&](std::uint64_t i, std::uint64_t s) { std::memcpy(to + i * e, from + s * e, e); });
   };
   switch (eb) {
     case 1: return each(std::integral_constant<unsigned, 1>());

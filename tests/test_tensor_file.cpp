@@ -198,7 +198,8 @@ TEST(TensorLayout, LogicalOfInvertsAt) {
 
 // scatter and gather (a row's divisions taken once) put every element where at() says, for
 // every layout: nc1hwc0 (C0 16 and 4, channels no whole group, groups), fractal_z of weights
-// and of a B^T for 1-, 2- and 4-byte elements; the pad places zero; gather is scatter's inverse.
+// (fractal rows of 8, 16 and 32 elements: f32, fp16, int8) and of a B^T; the pad places zero;
+// gather is scatter's inverse.
 TEST(TensorLayout, ScatterAndGatherPutEachElementWhereAtSays) {
   using dvp::platform::Nc1hwc0;
   const std::vector<Nc1hwc0> layouts = {Nc1hwc0::of({2, 21, 3, 5}),
@@ -207,6 +208,8 @@ TEST(TensorLayout, ScatterAndGatherPutEachElementWhereAtSays) {
                                         Nc1hwc0::of({12, 8, 3, 3}, 16, 4),
                                         Nc1hwc0::of({48, 1, 3, 3}, 16, 48),
                                         Nc1hwc0::fractal_z({24, 20, 3, 3}, 16),
+                                        Nc1hwc0::fractal_z({20, 20, 3, 3}, 8),   // f32: k0 8 of c0 16
+                                        Nc1hwc0::fractal_z({18, 40, 3, 3}, 32),  // int8: c0 16 of k0 32
                                         Nc1hwc0::fractal_z({20, 40}, 16),
                                         Nc1hwc0::fractal_z({3, 70}, 32),
                                         Nc1hwc0::fractal_z({5, 9}, 8),
