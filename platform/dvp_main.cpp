@@ -19,6 +19,7 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <csignal>
@@ -602,11 +603,25 @@ int sc_main(int argc, char* argv[]) {
 // or this process's second start), under valgrind, whose tool an exec would leave, nor when started through the dynamic
 // loader (ld-linux ./dvp: /proc/self/exe is the loader). Where the exec fails, the command runs as it is; nothing
 // simulated depends on the host's pages.
+// Whether a scenario file may have a top-level key model: (a line that starts with it), read as text: a
+// compiled network's scenario (tens to hundreds of KB) is not parsed for nothing. A first line of
+// another form (a quoted or complex key, a flow map, a document marker) may be one: parsed.
+static bool may_name_a_model(const std::string& path) {
+  std::ifstream f(path);
+  for (std::string line; std::getline(f, line);) {
+    if (line.empty() || line[0] == '#' || line[0] == ' ' || line[0] == '\t') continue;
+    if (line.rfind("model", 0) == 0 || !(std::isalnum(static_cast<unsigned char>(line[0])) || line[0] == '_'))
+      return true;
+  }
+  return false;
+}
+
 static bool large_model(const std::string& a) {
   std::error_code ec;
   if (is_onnx(a)) return std::filesystem::file_size(a, ec) >= (8u << 20) && !ec;
   const std::string ext = std::filesystem::path(a).extension().string();
-  if ((ext != ".yaml" && ext != ".yml") || !std::filesystem::is_regular_file(a, ec)) return false;
+  if ((ext != ".yaml" && ext != ".yml") || !std::filesystem::is_regular_file(a, ec) || !may_name_a_model(a))
+    return false;
   try {  // a scenario's model.onnx, relative to it; a file that does not parse is the run's to refuse
     const cfg::Node scenario = cfg::load_file(a);
     const cfg::Node* onnx = scenario.find("model");
