@@ -315,37 +315,93 @@ void gather_taps(const ConvShape& s, const float* x, std::int64_t first, std::in
         }
 }
 
-// sums[r * cols + e] += w[r * taps + q] x patch[q * cols + e] for q = 0, 1, ... taps - 1 in that
-// order, for `rows` (at most kConvRows) output channels: each sum takes its terms in the plain
-// loop's order (the products of floats exact in double). Four positions of four channels are held
-// in registers across all the taps (two positions a vector), so a sum is read and written once,
-// not once a tap; the positions past the last four, one at a time.
+// Vectors of doubles made and filled; always inlined (as four_channel_sums is) into callers compiled
+// for the vectors' instructions, so no call passes one: GCC's note that an AVX vector's return
+// differs in ABI without AVX does not apply to them.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+template <typename V>
+__attribute__((always_inline)) inline V load_doubles(const double* at) {
+  V v;
+  std::memcpy(&v, at, sizeof v);
+  return v;
+}
+template <typename V>
+__attribute__((always_inline)) inline V splat(double x) {
+  V v;
+  for (std::size_t i = 0; i < sizeof(V) / sizeof(double); ++i) v[i] = x;
+  return v;
+}
+
+// sums[r * cols + e] += w4[q * 4 + r] x patch[q * cols + e] for q = 0, 1, ... taps - 1 in that
+// order (w4: four channels' weights in double, a tap's four together), for positions [from, e) of the
+// e returned: each sum takes its
+// terms in the plain loop's order (the products of floats exact in double). Two vectors of positions
+// of each channel are held in registers across all the taps, so a sum is read and written once, not
+// once a tap. V is a vector of doubles: SSE2's two (the x86-64 baseline) or AVX's four. Each product
+// is rounded and then added: no fused multiply-add (the build enables none), so the bits are the same
+// on every host. Inlined into each caller, to be compiled for its instructions.
+template <typename V>
+__attribute__((always_inline)) inline std::int64_t four_channel_sums(const double* w4, std::int64_t taps,
+                                                                     const double* patch, std::int64_t cols,
+                                                                     double* sums, std::int64_t from) {
+  constexpr std::int64_t n = sizeof(V) / sizeof(double);
+  std::int64_t e = from;
+  for (; e + 2 * n <= cols; e += 2 * n) {
+    double* s0 = sums + e;
+    double *s1 = s0 + cols, *s2 = s1 + cols, *s3 = s2 + cols;
+    // The accumulators named, not an array: the compiler keeps them in registers.
+    V a0 = load_doubles<V>(s0), b0 = load_doubles<V>(s0 + n), a1 = load_doubles<V>(s1), b1 = load_doubles<V>(s1 + n);
+    V a2 = load_doubles<V>(s2), b2 = load_doubles<V>(s2 + n), a3 = load_doubles<V>(s3), b3 = load_doubles<V>(s3 + n);
+    for (std::int64_t q = 0; q < taps; ++q) {
+      const V lo = load_doubles<V>(patch + q * cols + e), hi = load_doubles<V>(patch + q * cols + e + n);
+      const double* x = w4 + 4 * q;
+      const V x0 = splat<V>(x[0]), x1 = splat<V>(x[1]), x2 = splat<V>(x[2]), x3 = splat<V>(x[3]);
+      a0 += x0 * lo, b0 += x0 * hi, a1 += x1 * lo, b1 += x1 * hi;
+      a2 += x2 * lo, b2 += x2 * hi, a3 += x3 * lo, b3 += x3 * hi;
+    }
+    std::memcpy(s0, &a0, sizeof a0), std::memcpy(s0 + n, &b0, sizeof b0), std::memcpy(s1, &a1, sizeof a1);
+    std::memcpy(s1 + n, &b1, sizeof b1), std::memcpy(s2, &a2, sizeof a2), std::memcpy(s2 + n, &b2, sizeof b2);
+    std::memcpy(s3, &a3, sizeof a3), std::memcpy(s3 + n, &b3, sizeof b3);
+  }
+  return e;
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+typedef double pair __attribute__((vector_size(16)));
+#if defined(__x86_64__)
+typedef double quad __attribute__((vector_size(32)));
+__attribute__((target("avx"))) std::int64_t four_channel_sums_avx(const double* w4, std::int64_t taps,
+                                                                  const double* patch, std::int64_t cols,
+                                                                  double* sums) {
+  return four_channel_sums<quad>(w4, taps, patch, cols, sums, 0);
+}
+bool host_has_avx() {
+  static const bool has = __builtin_cpu_supports("avx");
+  return has;
+}
+#else
+std::int64_t four_channel_sums_avx(const double*, std::int64_t, const double*, std::int64_t, double*) { return 0; }
+constexpr bool host_has_avx() { return false; }
+#endif
+
+// four_channel_sums for `rows` (at most kConvRows) output channels: by AVX's eight positions where the
+// host has it, then SSE2's four; the positions past those (or every one of fewer channels) one at a time.
 void channel_sums(const float* w, std::int64_t rows, std::int64_t taps, const double* patch, std::int64_t cols,
                   double* sums) {
-  typedef double pair __attribute__((vector_size(16)));  // SSE2's two doubles, the x86-64 baseline
   std::int64_t e = 0;
-  const auto load = [](const double* at) {
-    pair v;
-    std::memcpy(&v, at, sizeof v);
-    return v;
-  };
-  const auto wide = [](float x) { return pair{double(x), double(x)}; };
-  if (rows == kConvRows)  // the accumulators named, not an array: the compiler keeps them in registers
-    for (; e + 4 <= cols; e += 4) {
-      double* s0 = sums + e;
-      double *s1 = s0 + cols, *s2 = s1 + cols, *s3 = s2 + cols;
-      pair a0 = load(s0), b0 = load(s0 + 2), a1 = load(s1), b1 = load(s1 + 2);
-      pair a2 = load(s2), b2 = load(s2 + 2), a3 = load(s3), b3 = load(s3 + 2);
-      const float *w0 = w, *w1 = w + taps, *w2 = w1 + taps, *w3 = w2 + taps;
-      for (std::int64_t q = 0; q < taps; ++q) {
-        const pair lo = load(patch + q * cols + e), hi = load(patch + q * cols + e + 2);
-        const pair x0 = wide(w0[q]), x1 = wide(w1[q]), x2 = wide(w2[q]), x3 = wide(w3[q]);
-        a0 += x0 * lo, b0 += x0 * hi, a1 += x1 * lo, b1 += x1 * hi;
-        a2 += x2 * lo, b2 += x2 * hi, a3 += x3 * lo, b3 += x3 * hi;
-      }
-      std::memcpy(s0, &a0, 16), std::memcpy(s0 + 2, &b0, 16), std::memcpy(s1, &a1, 16), std::memcpy(s1 + 2, &b1, 16);
-      std::memcpy(s2, &a2, 16), std::memcpy(s2 + 2, &b2, 16), std::memcpy(s3, &a3, 16), std::memcpy(s3 + 2, &b3, 16);
-    }
+  if (rows == kConvRows) {
+    thread_local std::vector<double> w4;  // each weight converted once, not once per 4 or 8 positions
+    w4.resize(std::size_t(4 * taps));
+    for (std::int64_t q = 0; q < taps; ++q)
+      for (std::int64_t r = 0; r < 4; ++r) w4[std::size_t(4 * q + r)] = double(w[r * taps + q]);
+    e = host_has_avx() ? four_channel_sums_avx(w4.data(), taps, patch, cols, sums) : 0;
+    e = four_channel_sums<pair>(w4.data(), taps, patch, cols, sums, e);
+  }
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t i = e; i < cols; ++i) {
       double acc = sums[r * cols + i];
