@@ -308,10 +308,20 @@ void gather_taps(const ConvShape& s, const float* x, std::int64_t first, std::in
   for (std::int64_t c = 0; c < s.cg; ++c)
     for (std::int64_t i = 0; i < s.kh; ++i)
       for (std::int64_t j = 0; j < s.kw; ++j, out += cols)
-        for (std::int64_t e = 0, oh = first / s.OW, ow = first % s.OW; e < cols; ++e) {
-          const std::int64_t h = oh * s.sh - s.pad_t + i * s.dh, col = ow * s.sw - s.pad_l + j * s.dw;
-          out[e] = h >= 0 && h < s.H && col >= 0 && col < s.W ? double(x[(c * s.H + h) * s.W + col]) : 0.0;
-          if (++ow == s.OW) ow = 0, ++oh;
+        // By output rows: a row's positions read one input row, sw apart, those whose column lies
+        // inside it as a run (no test a position).
+        for (std::int64_t e = 0, oh = first / s.OW, ow = first % s.OW, run = 0; e < cols; e += run, ow = 0, ++oh) {
+          const std::int64_t h = oh * s.sh - s.pad_t + i * s.dh;
+          run = std::min(cols - e, s.OW - ow);
+          const std::int64_t col = ow * s.sw - s.pad_l + j * s.dw;   // the first position's
+          std::int64_t lo = col >= 0 ? 0 : (s.sw - 1 - col) / s.sw;  // the first inside, the first past
+          std::int64_t hi = col >= s.W ? 0 : std::min(run, (s.W - col + s.sw - 1) / s.sw);
+          if (h < 0 || h >= s.H) lo = hi = 0;
+          lo = std::min(lo, run), hi = std::max(lo, std::min(hi, run));
+          const std::int64_t at = (c * s.H + h) * s.W + col;  // an index, not a pointer: it may lie outside
+          std::fill(out + e, out + e + lo, 0.0);
+          for (std::int64_t k = lo; k < hi; ++k) out[e + k] = double(x[at + k * s.sw]);
+          std::fill(out + e + hi, out + e + run, 0.0);
         }
 }
 
