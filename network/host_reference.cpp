@@ -294,8 +294,8 @@ struct ConvShape {
 // A unit's output positions: as many as keep its taps within 512 KiB (the host's L2 holds them while
 // each block of 4 channels reads them again), 16 to 512 (4 rows of sums in at most 16 KiB).
 std::int64_t conv_tile(std::int64_t taps) { return std::clamp<std::int64_t>(65536 / taps / 8 * 8, 16, 512); }
-constexpr std::int64_t kConvRows = 4;    // output channels summed together: a tap's value read once for 4
-constexpr std::int64_t kConvBlock = 64;  // output channels a unit sums (a multiple of kConvRows)
+constexpr std::int64_t kConvRows = 4;     // output channels summed together: a tap's value read once for 4
+constexpr std::int64_t kConvBlock = 256;  // output channels a unit sums (a multiple of kConvRows)
 
 // The taps of output positions [first, first + cols) of one group (`x`: its first input plane), in
 // double: patch[q * cols + j] is tap q = (c, i, j) in that order of position first + j, or 0 where
@@ -444,8 +444,8 @@ void conv(Op& op) {
   const std::int64_t blocks = (per_group + kConvBlock - 1) / kConvBlock;
   // A unit is one image's group's tile of output positions, for a block of the group's output
   // channels: the units are independent (each output its own sum), shared out among the host's
-  // cores with the same values as on one. Each gathers its taps (a 64th of its multiply-adds when
-  // the group has 64 channels or more).
+  // cores with the same values as on one. Each gathers its taps (a 256th of its multiply-adds when
+  // the group has 256 channels or more: gathering them is several times a multiply-add's cost).
   const std::uint64_t work = std::uint64_t(std::min(kConvBlock, per_group) * taps * std::min(tile, positions));
   each_of(N * g * tiles * blocks, work, [&](std::int64_t u) {
     const std::int64_t block = u % blocks, group = u / (blocks * tiles) % g;
