@@ -1186,7 +1186,8 @@ bool Compiler::fold_scale(int i, int bn, Tensor& w) const {
     const double y = x * std::abs(sc[co]);
     if (y > kF16Max || (y < kF16MinNormal && x >= kF16MinNormal)) return false;  // f16 would lose the channel
   }
-  for (std::size_t e = 0; e < sc.size() * per; ++e) w.data[e] = float(double(w.data[e]) * sc[e / per]);
+  for (std::size_t co = 0; co < sc.size(); ++co)  // a channel at a time: no division an element
+    for (std::size_t e = co * per; e < (co + 1) * per; ++e) w.data[e] = float(double(w.data[e]) * sc[co]);
   return true;
 }
 
