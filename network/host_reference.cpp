@@ -1000,10 +1000,13 @@ void batch_norm(Op& op) {
   for (const Tensor* t : {&sc, &b, &mean, &var})
     op.need(std::int64_t(t->elements()) == C, "a scale, bias, mean or variance of other than C values");
   Tensor& y = op.out(0, x.shape);
-  for (std::size_t e = 0; e < y.data.size(); ++e) {
-    const auto c = std::size_t(std::int64_t(e) / inner % C);
-    y.data[e] =
-        float((x.data[e] - double(mean.data[c])) / std::sqrt(double(var.data[c]) + eps) * sc.data[c] + b.data[c]);
+  // A plane (an image's channel) at a time: its channel's root taken once, not an element's channel
+  // found by two divisions and its root again; each element's terms as they were.
+  for (std::int64_t plane = 0; plane < x.shape[0] * C; ++plane) {
+    const auto c = std::size_t(plane % C);
+    const double m = mean.data[c], root = std::sqrt(double(var.data[c]) + eps), s = sc.data[c], add = b.data[c];
+    for (auto e = std::size_t(plane * inner); e < std::size_t((plane + 1) * inner); ++e)
+      y.data[e] = float((x.data[e] - m) / root * s + add);
   }
 }
 
