@@ -117,11 +117,21 @@ struct Kernel {
   double magnitude = 0;
 };
 
+// The largest |x| of n values (NaN passed over): four maxima side by side, then theirs, as a chain
+// of one at a time would be four times as long (a network's weights and activations, tens of
+// millions of values); the largest of a set does not depend on the order it is taken in.
+template <typename T>
+double max_abs(const T* x, std::size_t n) {
+  double m[4] = {0, 0, 0, 0};
+  std::size_t e = 0;
+  for (; e + 4 <= n; e += 4)
+    for (std::size_t k = 0; k < 4; ++k) m[k] = std::max(m[k], std::fabs(double(x[e + k])));
+  for (; e < n; ++e) m[0] = std::max(m[0], std::fabs(double(x[e])));
+  return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
+}
 template <typename V>
 double max_abs(const V& v) {
-  double m = 0;
-  for (auto x : v) m = std::max(m, std::fabs(double(x)));
-  return m;
+  return max_abs(v.data(), v.size());
 }
 
 std::int64_t product(const Dims& d, std::size_t from = 0, std::size_t to = ~std::size_t(0)) {
@@ -1181,8 +1191,7 @@ bool Compiler::fold_scale(int i, int bn, Tensor& w) const {
   const std::size_t per = w.data.size() / std::size_t(w.shape[0]);
   constexpr double kF16Max = 65504.0, kF16MinNormal = 6.103515625e-05;  // 2^-14
   for (std::size_t co = 0; co < sc.size(); ++co) {
-    double x = 0;  // the channel's largest weight
-    for (std::size_t e = co * per; e < (co + 1) * per; ++e) x = std::max(x, std::abs(double(w.data[e])));
+    const double x = max_abs(w.data.data() + co * per, per);  // the channel's largest weight
     const double y = x * std::abs(sc[co]);
     if (y > kF16Max || (y < kF16MinNormal && x >= kF16MinNormal)) return false;  // f16 would lose the channel
   }
