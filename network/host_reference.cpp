@@ -326,9 +326,9 @@ void gather_taps(const ConvShape& s, const float* x, std::int64_t first, std::in
 }
 
 // Vectors of doubles made and filled; always inlined (as four_channel_sums is) into callers compiled
-// for the vectors' instructions, so no call passes one: GCC's note that an AVX vector's return
-// differs in ABI without AVX does not apply to them.
-#if defined(__GNUC__) && !defined(__clang__)
+// for the vectors' instructions, so no call passes one: the compilers' note that an AVX vector's
+// return differs in ABI without AVX does not apply to them.
+#if defined(__GNUC__)  // clang too
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
@@ -345,14 +345,14 @@ __attribute__((always_inline)) inline V splat(double x) {
   return v;
 }
 
-// sums[r * cols + e] += w4[q * 4 + r] x patch[q * cols + e] for q = 0, 1, ... taps - 1 in that
-// order (w4: four channels' weights in double, a tap's four together), for positions [from, e) of the
-// e returned: each sum takes its
-// terms in the plain loop's order (the products of floats exact in double). Two vectors of positions
-// of each channel are held in registers across all the taps, so a sum is read and written once, not
-// once a tap. V is a vector of doubles: SSE2's two (the x86-64 baseline) or AVX's four. Each product
-// is rounded and then added: no fused multiply-add (the build enables none), so the bits are the same
-// on every host. Inlined into each caller, to be compiled for its instructions.
+// sums[r * cols + e] += w4[q * 4 + r] x patch[q * cols + e] for q = 0, 1, ... taps - 1 in that order
+// (w4: four channels' weights in double, a tap's four together), for positions [from, e) of the e
+// returned: each sum takes its terms in the plain loop's order (the products of floats exact in
+// double). Two vectors of positions of each channel are held in registers across all the taps, so a
+// sum is read and written once, not once a tap. V is a vector of doubles: SSE2's two (the x86-64
+// baseline), AVX's four or AVX-512's eight. Each product is rounded and then added: no fused
+// multiply-add (the build enables none), so the bits are the same on every host. Inlined into each
+// caller, to be compiled for its instructions.
 template <typename V>
 __attribute__((always_inline)) inline std::int64_t four_channel_sums(const double* w4, std::int64_t taps,
                                                                      const double* patch, std::int64_t cols,
@@ -378,7 +378,7 @@ __attribute__((always_inline)) inline std::int64_t four_channel_sums(const doubl
   }
   return e;
 }
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__)  // clang too
 #pragma GCC diagnostic pop
 #endif
 
@@ -386,21 +386,37 @@ typedef double pair __attribute__((vector_size(16)));
 #if defined(__x86_64__)
 typedef double quad __attribute__((vector_size(32)));
 __attribute__((target("avx"))) std::int64_t four_channel_sums_avx(const double* w4, std::int64_t taps,
-                                                                  const double* patch, std::int64_t cols,
-                                                                  double* sums) {
-  return four_channel_sums<quad>(w4, taps, patch, cols, sums, 0);
+                                                                  const double* patch, std::int64_t cols, double* sums,
+                                                                  std::int64_t from) {
+  return four_channel_sums<quad>(w4, taps, patch, cols, sums, from);
+}
+typedef double octet __attribute__((vector_size(64)));
+__attribute__((target("avx512f"))) std::int64_t four_channel_sums_avx512(const double* w4, std::int64_t taps,
+                                                                         const double* patch, std::int64_t cols,
+                                                                         double* sums) {
+  return four_channel_sums<octet>(w4, taps, patch, cols, sums, 0);
 }
 bool host_has_avx() {
   static const bool has = __builtin_cpu_supports("avx");
   return has;
 }
+bool host_has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
 #else
-std::int64_t four_channel_sums_avx(const double*, std::int64_t, const double*, std::int64_t, double*) { return 0; }
+std::int64_t four_channel_sums_avx(const double*, std::int64_t, const double*, std::int64_t, double*,
+                                   std::int64_t from) {
+  return from;
+}
+std::int64_t four_channel_sums_avx512(const double*, std::int64_t, const double*, std::int64_t, double*) { return 0; }
 constexpr bool host_has_avx() { return false; }
+constexpr bool host_has_avx512() { return false; }
 #endif
 
-// four_channel_sums for `rows` (at most kConvRows) output channels: by AVX's eight positions where the
-// host has it, then SSE2's four; the positions past those (or every one of fewer channels) one at a time.
+// four_channel_sums for `rows` (at most kConvRows) output channels: by AVX-512's sixteen positions and
+// AVX's eight where the host has them, then SSE2's four; the positions past those (or every one of
+// fewer channels) one at a time.
 void channel_sums(const float* w, std::int64_t rows, std::int64_t taps, const double* patch, std::int64_t cols,
                   double* sums) {
   std::int64_t e = 0;
@@ -409,7 +425,8 @@ void channel_sums(const float* w, std::int64_t rows, std::int64_t taps, const do
     w4.resize(std::size_t(4 * taps));
     for (std::int64_t q = 0; q < taps; ++q)
       for (std::int64_t r = 0; r < 4; ++r) w4[std::size_t(4 * q + r)] = double(w[r * taps + q]);
-    e = host_has_avx() ? four_channel_sums_avx(w4.data(), taps, patch, cols, sums) : 0;
+    if (host_has_avx512()) e = four_channel_sums_avx512(w4.data(), taps, patch, cols, sums);
+    if (host_has_avx()) e = four_channel_sums_avx(w4.data(), taps, patch, cols, sums, e);
     e = four_channel_sums<pair>(w4.data(), taps, patch, cols, sums, e);
   }
   for (std::int64_t r = 0; r < rows; ++r)

@@ -361,14 +361,15 @@ TEST(OnnxReference, AConvSharedAmongThreadsIsThePlainLoopsBitForBit) {
 // window dilated by 2 and pads on two sides only; 7 channels (4 and 3) of 1,200 taps a position,
 // tiles of 48 positions and a last of 3 (not a multiple of 4); two images of 2 groups of 264 channels
 // (a block of 256 and one of 8) on 7 x 7 positions (4-channel rows of 48 in registers, then 1 alone);
-// 2 x 7 positions of a 1 x 1 conv (8 by AVX's vectors where the host has them, 4 by SSE2's, 2 alone);
+// 5 x 6 positions of a 1 x 1 conv (16 by AVX-512's vectors and 8 by AVX's where the host has them, 4
+// by SSE2's, 2 alone);
 // a 7 x 7 window padded by 3 on rows of 511 positions, so that a tile of 512 ends with one position in
 // the padding, fewer than the window's columns there.
 TEST(OnnxReference, AConvOfRaggedShapesIsThePlainLoopsBitForBit) {
   EXPECT_EQ(conv_outputs_unlike_the_plain_loop({1, 6, 11, 13, 9, 3, 3, 2, 1, 2, 2, 0, 0, 1}), 0);
   EXPECT_EQ(conv_outputs_unlike_the_plain_loop({1, 200, 9, 12, 7, 1, 3, 2, 1, 1, 1, 0, 1, 0}), 0);
   EXPECT_EQ(conv_outputs_unlike_the_plain_loop({2, 32, 7, 7, 528, 2, 3, 3, 1, 1, 1, 1, 1, 1}), 0);
-  EXPECT_EQ(conv_outputs_unlike_the_plain_loop({1, 24, 2, 7, 8, 1, 1, 1, 1, 1, 0, 0, 0, 0}), 0);
+  EXPECT_EQ(conv_outputs_unlike_the_plain_loop({1, 24, 5, 6, 8, 1, 1, 1, 1, 1, 0, 0, 0, 0}), 0);
   EXPECT_EQ(conv_outputs_unlike_the_plain_loop({1, 1, 8, 511, 4, 1, 7, 7, 1, 1, 3, 3, 3, 3}), 0);
 }
 
