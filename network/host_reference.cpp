@@ -350,9 +350,9 @@ __attribute__((always_inline)) inline V splat(double x) {
 // returned: each sum takes its terms in the plain loop's order (the products of floats exact in
 // double). Two vectors of positions of each channel are held in registers across all the taps, so a
 // sum is read and written once, not once a tap. V is a vector of doubles: SSE2's two (the x86-64
-// baseline), AVX's four or AVX-512's eight. Each product is rounded and then added: no fused
-// multiply-add (the build enables none), so the bits are the same on every host. Inlined into each
-// caller, to be compiled for its instructions.
+// baseline), AVX's four or AVX-512's eight: each sum's steps are the plain loop's (a product exact,
+// then added), so its bits are the same on every host. Inlined into each caller, to be compiled for
+// its instructions.
 template <typename V>
 __attribute__((always_inline)) inline std::int64_t four_channel_sums(const double* w4, std::int64_t taps,
                                                                      const double* patch, std::int64_t cols,

@@ -591,6 +591,28 @@ int sc_main(int argc, char* argv[]) {
   }
 }
 
+// Whether a scenario file may have a top-level key model:, read as text: a compiled network's
+// scenario (tens to hundreds of KB) is not parsed for nothing. The root's keys start at the column
+// of its first line that holds one: at column 0, a line there that starts with model, or with
+// anything but a plain key (a quoted or complex key, a flow map, a document marker), may be one; a
+// root indented, or begun some other way, is parsed.
+static bool may_name_a_model(const std::string& path) {
+  std::ifstream f(path);
+  bool first = true;
+  for (std::string line; std::getline(f, line);) {
+    const std::size_t at = line.find_first_not_of(" \t\r");
+    if (at == std::string::npos || line[at] == '#') continue;  // blank, or a comment
+    if (at > 0) {
+      if (first) return true;  // an indented root
+      continue;                // a nested line
+    }
+    first = false;
+    if (line.rfind("model", 0) == 0 || !(std::isalnum(static_cast<unsigned char>(line[0])) || line[0] == '_'))
+      return true;
+  }
+  return false;
+}
+
 // An ONNX model's run or compile fills hundreds of MiB of fresh heap once (the file parsed, its
 // weights converted, every activation's reference), and the host's first touch of each 4 KiB page
 // is a page fault: about 100,000 of them for ResNet-50, a quarter of its wall time here. glibc's
@@ -603,19 +625,6 @@ int sc_main(int argc, char* argv[]) {
 // or this process's second start), under valgrind, whose tool an exec would leave, nor when started through the dynamic
 // loader (ld-linux ./dvp: /proc/self/exe is the loader). Where the exec fails, the command runs as it is; nothing
 // simulated depends on the host's pages.
-// Whether a scenario file may have a top-level key model: (a line that starts with it), read as text: a
-// compiled network's scenario (tens to hundreds of KB) is not parsed for nothing. A first line of
-// another form (a quoted or complex key, a flow map, a document marker) may be one: parsed.
-static bool may_name_a_model(const std::string& path) {
-  std::ifstream f(path);
-  for (std::string line; std::getline(f, line);) {
-    if (line.empty() || line[0] == '#' || line[0] == ' ' || line[0] == '\t') continue;
-    if (line.rfind("model", 0) == 0 || !(std::isalnum(static_cast<unsigned char>(line[0])) || line[0] == '_'))
-      return true;
-  }
-  return false;
-}
-
 static bool large_model(const std::string& a) {
   std::error_code ec;
   if (is_onnx(a)) return std::filesystem::file_size(a, ec) >= (8u << 20) && !ec;

@@ -98,11 +98,13 @@ expect(rc == 0 and starts == TWICE, f"its compile too ({starts} starts, exit {rc
 # Options before the command, and a scenario whose model: names the large model (relative to it).
 rc, starts, _, _ = run(["--preset", "ascend910", "run", big, "--timing-only"], "preset-first")
 expect(rc == 0 and starts == TWICE, f"with an option before the command too ({starts} starts, exit {rc})")
-# (dvp reads a scenario's lines first: one written as a flow map has no line that starts with model.)
-for name, onnx in (("big", "big.onnx"), ("small", "small.onnx"), ("big-flow", "big.onnx")):
+# (dvp reads a scenario's lines first: one written as a flow map, or with its root indented, has no
+# line that starts with model.)
+for name, onnx in (("big", "big.onnx"), ("small", "small.onnx"), ("big-flow", "big.onnx"), ("big-indented", "big.onnx")):
     keys = [f"name: {name}", "platform: {preset: ascend310}", f"model: {{onnx: {onnx}}}", "run: {timing_only: true}"]
-    with open(os.path.join(OUT, f"scenario-{name}.yaml"), "w") as f:
-        f.write("{" + ", ".join(keys) + "}\n" if name.endswith("flow") else "\n".join(keys) + "\n")
+    text = {"big-flow": "{" + ", ".join(keys) + "}\n", "big-indented": "".join(f"  {k}\r\n" for k in keys)}
+    with open(os.path.join(OUT, f"scenario-{name}.yaml"), "w", newline="") as f:
+        f.write(text.get(name, "\n".join(keys) + "\n"))
     rc, starts, _, _ = run(["run", os.path.join(OUT, f"scenario-{name}.yaml")], f"scenario-{name}")
     want = TWICE if onnx == "big.onnx" else 1
     expect(rc == 0 and starts == want, f"a scenario whose model: is the {name} model starts {want} times "

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
+#include <random>
 
 #include "aicore/numeric.hpp"
 #include "common/error.hpp"
@@ -88,6 +90,26 @@ TEST(TensorFile, ConvertsOtherNumbersOnlyWhenAskedRoundingOnce) {
   EXPECT_EQ(read_as("s8_5.npy", DType::U8, true), (std::vector<double>{0, 0, 0, 1, 127}));  // saturated
   EXPECT_EQ(read_as("u8_scalar.npy", DType::F16, true), std::vector<double>{200});
   EXPECT_EQ(read_as("bf16bits_2x3.npy", DType::F32, true)[0], 48928.0);  // u2 is a number: 0xBF20, bf16 -0.625
+}
+
+// f32 into f16 as a network's weights come: a file of more than one read piece (1 MiB, 262,144 f32),
+// its count no multiple of the 8 a step converts, random patterns and values at f16's ties, NaN and
+// infinities; each element is to_f16's rounding of its value, wherever it lies in its piece.
+TEST(TensorFile, F32IntoF16OverSeveralPiecesIsEachValuesRounding) {
+  std::mt19937 rng(3);
+  std::vector<float> v(300001);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::uint32_t bits = i % 3 ? rng() : (rng() & 0xffffe000u) | 0x1000u;  // random, or a tie
+    std::memcpy(&v[i], &bits, 4);
+  }
+  v[7] = std::numeric_limits<float>::quiet_NaN(), v[262143] = INFINITY, v[262144] = -INFINITY, v.back() = 65520.0f;
+  const std::string path = (fs::temp_directory_path() / "dvp-tensor-file-f32-big.npy").string();
+  write_tensor_file(path, DType::F32, {v.size()}, reinterpret_cast<const std::uint8_t*>(v.data()), v.size());
+  const NpyHeader h = read_npy_header(path);
+  std::vector<std::uint16_t> got(v.size());
+  read_tensor_data(path, &h, DType::F16, v.size(), true, reinterpret_cast<std::uint8_t*>(got.data()));
+  fs::remove(path);
+  for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(got[i], aicore::num::to_f16(double(v[i]))) << "element " << i;
 }
 
 TEST(TensorFile, WritesWhatNumPyWritesByteForByte) {
