@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/host_cpu.hpp"
 #include "kernels/library/resize.hpp"
 
 namespace dvp::network {
@@ -396,22 +397,12 @@ __attribute__((target("avx512f"))) std::int64_t four_channel_sums_avx512(const d
                                                                          double* sums) {
   return four_channel_sums<octet>(w4, taps, patch, cols, sums, 0);
 }
-bool host_has_avx() {
-  static const bool has = __builtin_cpu_supports("avx");
-  return has;
-}
-bool host_has_avx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
 #else
 std::int64_t four_channel_sums_avx(const double*, std::int64_t, const double*, std::int64_t, double*,
                                    std::int64_t from) {
   return from;
 }
 std::int64_t four_channel_sums_avx512(const double*, std::int64_t, const double*, std::int64_t, double*) { return 0; }
-constexpr bool host_has_avx() { return false; }
-constexpr bool host_has_avx512() { return false; }
 #endif
 
 // four_channel_sums for `rows` (at most kConvRows) output channels: by AVX-512's sixteen positions and
@@ -425,8 +416,8 @@ void channel_sums(const float* w, std::int64_t rows, std::int64_t taps, const do
     w4.resize(std::size_t(4 * taps));
     for (std::int64_t q = 0; q < taps; ++q)
       for (std::int64_t r = 0; r < 4; ++r) w4[std::size_t(4 * q + r)] = double(w[r * taps + q]);
-    if (host_has_avx512()) e = four_channel_sums_avx512(w4.data(), taps, patch, cols, sums);
-    if (host_has_avx()) e = four_channel_sums_avx(w4.data(), taps, patch, cols, sums, e);
+    if (host_cpu::avx512f()) e = four_channel_sums_avx512(w4.data(), taps, patch, cols, sums);
+    if (host_cpu::avx()) e = four_channel_sums_avx(w4.data(), taps, patch, cols, sums, e);
     e = four_channel_sums<pair>(w4.data(), taps, patch, cols, sums, e);
   }
   for (std::int64_t r = 0; r < rows; ++r)

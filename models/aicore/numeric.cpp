@@ -6,9 +6,10 @@
 #include <limits>
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
+
+#include "common/host_cpu.hpp"
 
 namespace dvp::aicore::num {
 
@@ -161,11 +162,6 @@ void decode_again(const std::uint8_t* p, double* out, int lanes) {  // lanes: 2 
 }
 
 #if defined(__x86_64__)
-bool host_has_f16c() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
-}
-
 __attribute__((target("avx,f16c"))) std::uint64_t f16_by_eight(const std::uint8_t* p, std::uint64_t n, double* out) {
   const __m128i exp_all = _mm_set1_epi16(0x7c00);
   std::uint64_t i = 0;
@@ -264,14 +260,7 @@ std::uint64_t bf16_by_eight(const std::uint8_t*, std::uint64_t, double*) { retur
 std::uint64_t f16_store_by_four(std::uint8_t*, const double*, std::uint64_t) { return 0; }
 #endif
 
-#if defined(__x86_64__)
-bool f16c() {
-  static const bool has = host_has_f16c();
-  return has;
-}
-#else
-constexpr bool f16c() { return false; }
-#endif
+using host_cpu::f16c;
 }  // namespace
 
 void load_n(const std::uint8_t* p, DType t, std::uint64_t n, double* out) {
