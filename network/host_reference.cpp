@@ -394,15 +394,18 @@ __attribute__((target("avx"))) std::int64_t four_channel_sums_avx(const double* 
 typedef double octet __attribute__((vector_size(64)));
 __attribute__((target("avx512f"))) std::int64_t four_channel_sums_avx512(const double* w4, std::int64_t taps,
                                                                          const double* patch, std::int64_t cols,
-                                                                         double* sums) {
-  return four_channel_sums<octet>(w4, taps, patch, cols, sums, 0);
+                                                                         double* sums, std::int64_t from) {
+  return four_channel_sums<octet>(w4, taps, patch, cols, sums, from);
 }
 #else
 std::int64_t four_channel_sums_avx(const double*, std::int64_t, const double*, std::int64_t, double*,
                                    std::int64_t from) {
   return from;
 }
-std::int64_t four_channel_sums_avx512(const double*, std::int64_t, const double*, std::int64_t, double*) { return 0; }
+std::int64_t four_channel_sums_avx512(const double*, std::int64_t, const double*, std::int64_t, double*,
+                                      std::int64_t from) {
+  return from;
+}
 #endif
 
 // four_channel_sums for `rows` (at most kConvRows) output channels: by AVX-512's sixteen positions and
@@ -416,7 +419,7 @@ void channel_sums(const float* w, std::int64_t rows, std::int64_t taps, const do
     w4.resize(std::size_t(4 * taps));
     for (std::int64_t q = 0; q < taps; ++q)
       for (std::int64_t r = 0; r < 4; ++r) w4[std::size_t(4 * q + r)] = double(w[r * taps + q]);
-    if (host_cpu::avx512f()) e = four_channel_sums_avx512(w4.data(), taps, patch, cols, sums);
+    if (host_cpu::avx512f()) e = four_channel_sums_avx512(w4.data(), taps, patch, cols, sums, e);
     if (host_cpu::avx()) e = four_channel_sums_avx(w4.data(), taps, patch, cols, sums, e);
     e = four_channel_sums<pair>(w4.data(), taps, patch, cols, sums, e);
   }
